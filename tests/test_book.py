@@ -1,0 +1,64 @@
+"""Every notebook runs in the smoke profile through papermill, and the book builds strictly, offline."""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from finelogic.book.runner import NOTEBOOKS, run_notebooks
+
+REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def built_book(tmp_path_factory) -> Path:
+    """A copy of the book sources, its notebooks executed (smoke), built into _build/html."""
+    root = tmp_path_factory.mktemp("book")
+    for name in ("_config.yml", "_toc.yml"):
+        shutil.copy(REPO / name, root / name)
+    shutil.copytree(REPO / "book", root / "book", ignore=shutil.ignore_patterns("generated", "_build"))
+    run_notebooks("smoke", output_dir=root / "book" / "generated", force=True)
+    jupyter_book = Path(sys.executable).parent / "jupyter-book"
+    result = subprocess.run([str(jupyter_book), "build", str(root), "-W", "-n", "--keep-going"],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    return root
+
+
+def test_every_notebook_family_exists_with_profile_and_seed_parameters():
+    for name in NOTEBOOKS:
+        nb = nbformat.read(REPO / "notebooks" / f"{name}.ipynb", as_version=4)
+        tagged = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+        assert len(tagged) == 1, name
+        assert re.search(r'^profile = "tiny"', tagged[0].source, re.M), name
+        assert re.search(r"^seed = 0", tagged[0].source, re.M), name
+
+
+def test_book_has_a_page_per_family_with_a_table_a_figure_and_a_provenance_caption(built_book):
+    html_dir = built_book / "_build" / "html"
+    assert (html_dir / "index.html").exists()
+    for name in NOTEBOOKS:
+        page = (html_dir / "book" / "generated" / f"{name}.html").read_text()
+        assert "<table" in page and page.count("<tr") > 3, name
+        assert "<img" in page, name
+        assert "Made by notebook" in page and "profile <code" in page, name
+
+
+def test_executed_notebooks_record_the_smoke_profile(built_book):
+    for name in NOTEBOOKS:
+        nb = nbformat.read(built_book / "book" / "generated" / f"{name}.ipynb", as_version=4)
+        injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
+        assert 'profile = "smoke"' in injected[0].source, name
+
+
+def test_landing_and_reproduce_pages_are_built(built_book):
+    html_dir = built_book / "_build" / "html" / "book"
+    assert "What this book regenerates" in (html_dir / "index.html").read_text()
+    assert "How to reproduce" in (html_dir / "reproduce.html").read_text()
+    assert "finelogic run --profile" in re.sub(r"<[^>]+>", "", (html_dir / "reproduce.html").read_text())

@@ -1,0 +1,60 @@
+"""The papermill runner: parameters reach notebooks, failures name notebook and cell, unchanged runs skip."""
+from __future__ import annotations
+
+import nbformat
+import pytest
+
+from finelogic.book.runner import NotebookFailed, run_notebooks
+from finelogic.profiles import PROFILE_NAMES, get_profile
+
+
+def _notebook(path, body: str) -> None:
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell('profile = "tiny"\nseed = 0')
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell(body)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+
+
+def test_unknown_profile_is_rejected_with_the_valid_names():
+    with pytest.raises(ValueError, match="smoke, tiny, paper"):
+        get_profile("huge")
+    assert PROFILE_NAMES == ("smoke", "tiny", "paper")
+
+
+@pytest.mark.slow
+def test_failing_notebook_is_named_with_its_cell_and_error(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    _notebook(src / "bad.ipynb", "x = 1 / 0")
+    with pytest.raises(NotebookFailed) as info:
+        run_notebooks("smoke", ["bad"], source_dir=src, output_dir=tmp_path / "out")
+    message = str(info.value)
+    assert "notebook bad" in message
+    assert "cell 2 ('x = 1 / 0')" in message  # cell 1 is the injected parameters cell
+    assert "ZeroDivisionError" in message
+
+
+@pytest.mark.slow
+def test_parameters_reach_the_notebook_and_unchanged_runs_are_skipped(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    _notebook(src / "echo.ipynb", "print(f'{profile}-{seed}')")
+    first = run_notebooks("smoke", ["echo"], seed=7, source_dir=src, output_dir=out)
+    executed = nbformat.read(out / "echo.ipynb", as_version=4)
+    assert executed.cells[-1].outputs[0]["text"].strip() == "smoke-7"
+    assert [r.skipped for r in first] == [False]
+
+    again = run_notebooks("smoke", ["echo"], seed=7, source_dir=src, output_dir=out)
+    assert [r.skipped for r in again] == [True]
+    other_seed = run_notebooks("smoke", ["echo"], seed=8, source_dir=src, output_dir=out)
+    assert [r.skipped for r in other_seed] == [False]
+    forced = run_notebooks("smoke", ["echo"], seed=8, source_dir=src, output_dir=out, force=True)
+    assert [r.skipped for r in forced] == [False]
+    assert (out / "timings.json").exists()
+
+
+def test_missing_notebook_is_named(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nope"):
+        run_notebooks("smoke", ["nope"], source_dir=tmp_path, output_dir=tmp_path / "out")
