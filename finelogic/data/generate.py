@@ -1,0 +1,50 @@
+"""One entry point for the offline generators: ``generate("prontoqa", n=100, seed=0)``.
+
+Each name maps to a plain function imported only when asked for (the FLD generator lives in
+``finelogic.data.generators.fld``; its keyword arguments are its own).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from finelogic.data.problem import Problem
+
+GENERATORS = ("fld", "prontoqa", "logicmark", "fld_paper_test", "fld_paper_train")
+
+
+def generate(name: str, n: int | None = None, seed: int = 0, **kwargs: Any) -> list[Problem]:
+    """Generate problems deterministically from ``seed``.
+
+    Args:
+        name: ``prontoqa`` (n defaults to 500, the size of the real set), ``logicmark`` (n = the card's
+            ``limit``, default 1000; other ``Config`` fields as kwargs), ``fld`` (n required),
+            ``fld_paper_test`` (the paper's 1,100-item test design) and ``fld_paper_train`` (9,500):
+            these two take no n (``scale=`` shrinks them).
+        n: number of problems; None = the generator's default.
+        seed: the random seed.
+        **kwargs: passed to the generator (e.g. ``hops=(1, 2)`` for prontoqa, ``max_vars=10`` for
+            logicmark).
+    """
+    if name == "prontoqa":
+        from finelogic.data.generators.prontoqa import generate_prontoqa
+
+        return generate_prontoqa(500 if n is None else n, seed=seed, **kwargs)
+    if name == "logicmark":
+        from finelogic.data.generators.logicmark import Config, generate_logicmark
+
+        sized = {"limit": n} if n is not None else {}
+        return generate_logicmark(Config(seed=seed, **sized, **kwargs))
+    if name == "fld":
+        if n is None:
+            raise ValueError("generate('fld') needs n; the paper's fixed designs are "
+                             "'fld_paper_test' and 'fld_paper_train'")
+        from finelogic.data.generators.fld import generate_fld
+
+        return generate_fld(n, seed=seed, **kwargs)
+    if name in ("fld_paper_test", "fld_paper_train"):
+        if n is not None:
+            raise ValueError(f"{name} has the paper's fixed size; pass scale=... instead of n")
+        from finelogic.data.generators import fld
+
+        return (fld.fld_paper_test if name == "fld_paper_test" else fld.fld_paper_train)(seed=seed, **kwargs)
+    raise ValueError(f"unknown generator {name!r}; expected one of {GENERATORS}")

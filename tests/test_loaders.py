@@ -1,0 +1,407 @@
+"""Loaders: the published formats become Problem records; bad files fail with file + line/item + field."""
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from finelogic.data import DISPROVED, PROVED, UNKNOWN
+from finelogic.data.generators.logicmark import to_record
+from finelogic.data.loaders import (
+    DataNotFoundError,
+    DatasetFormatError,
+    LoadedDataset,
+    load_dataset,
+    split_sentences,
+)
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+CARD_RECORD = {
+    "id": "symbolic_00042",
+    "domain": "Symbolic",
+    "context": "If:\na = b\nb != c\na = d\n\nThen",
+    "options": ["a != c", "d = c", "b = d", "a = c"],
+    "answer_index": 0,
+    "answer": "a != c",
+    "hop_depth": 2,
+}
+
+
+@pytest.fixture
+def data_root() -> Path:
+    if not (SHARED_DATA / "folio").is_dir():
+        pytest.skip(f"real data files not present in {SHARED_DATA}")
+    return SHARED_DATA
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch):
+    """Tests never reach the hub, and never see a user's FINELOGIC_DATA_DIR."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.delenv("FINELOGIC_DATA_DIR", raising=False)
+
+
+def write_jsonl(path: Path, records: list) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+# ---------------------------------------------------------------- real files (acceptance numbers)
+
+
+def test_folio_v0_validation_has_204_items_labelled_72_true_63_false_69_uncertain(data_root):
+    problems = load_dataset("folio", data_root)
+    assert len(problems) == 204
+    assert Counter(p.label for p in problems) == {PROVED: 72, DISPROVED: 63, UNKNOWN: 69}
+    first = problems[0]
+    assert first.id == "folio-validation_0"
+    assert len(first.facts) == 6 and first.facts[5].id == "fact6"
+    assert first.hypothesis == "Bonnie performs in school talent shows often."
+    assert first.label == UNKNOWN
+    assert first.meta["fol"]["conclusion"] == "Engaged(bonnie)"  # FOLIO's FOL, not FLD notation
+    assert first.formulas == {}
+    assert first.meta["source"].endswith("folio-validation.jsonl line 1")
+
+
+def test_logic_lm_folio_copy_has_the_same_204_labels_and_drops_the_question_prefix(data_root):
+    problems = load_dataset("folio", data_root / "folio" / "Logic-LLM_data_FOLIO" / "dev.json")
+    assert len(problems) == 204
+    assert Counter(p.label for p in problems) == {PROVED: 72, DISPROVED: 63, UNKNOWN: 69}
+    assert problems[0].id == "FOLIO_dev_0"
+    assert problems[0].hypothesis == "Bonnie performs in school talent shows often."
+    assert len(problems[0].facts) == 6
+
+
+def test_multi_logieval_default_is_the_papers_390_items_of_depth_4_and_5(data_root):
+    problems = load_dataset("multi_logieval", data_root)
+    assert len(problems) == 390
+    assert Counter(p.depth for p in problems) == {4: 280, 5: 110}
+    assert Counter(p.meta["logic"] for p in problems) == {"fol": 165, "pl": 165, "nm": 60}
+    assert Counter(p.label for p in problems) == {PROVED: 300, DISPROVED: 90}
+    assert len({p.id for p in problems}) == 390
+
+
+def test_multi_logieval_cp1252_file_is_decoded_and_recorded(data_root):
+    problems = load_dataset("multi_logieval", data_root, depths=(5,), logic_types=("pl",))
+    cp1252 = [p for p in problems if p.meta["encoding"] == "cp1252"]
+    assert len(problems) == 45 and len(cp1252) == 15
+    assert {p.meta["rule"] for p in cp1252} == {"BD_C_DS_MP_MP"}
+    assert any("°" in f.text for p in cp1252 for f in p.facts)  # byte 0xb0 in cp1252
+
+
+def test_multi_logieval_nm_capitalised_yes_no_map_to_proved_disproved(data_root):
+    problems = load_dataset("multi_logieval", data_root, depths=(4,), logic_types=("nm",))
+    assert len(problems) == 40
+    last = problems[-1]
+    assert last.id == "d4_nm_d4_2_20" and last.depth == 4
+    assert {p.label for p in problems} == {PROVED, DISPROVED}
+
+
+def test_multi_logieval_missing_depth_folder_is_an_error_not_an_empty_list(data_root):
+    with pytest.raises(DataNotFoundError, match=r"d3_Data"):
+        load_dataset("multi_logieval", data_root, depths=(3,))
+
+
+def test_prontoqa_dev_has_500_items_258_true_242_false_all_five_hops(data_root):
+    problems = load_dataset("prontoqa", data_root)
+    assert len(problems) == 500
+    assert Counter(p.label for p in problems) == {PROVED: 258, DISPROVED: 242}
+    assert {p.depth for p in problems} == {5}
+    first = problems[0]
+    assert first.hypothesis == "Max is sour."
+    assert first.label == DISPROVED
+    assert first.facts[17].text == "Max is a yumpus."
+    assert first.proof == (
+        "fact18 & fact4 -> int1: Max is a dumpus.; int1 & fact6 -> int2: Max is a wumpus.; "
+        "int2 & fact8 -> int3: Max is an impus.; int3 & fact10 -> int4: Max is a tumpus.; "
+        "int4 & fact12 -> ¬hypothesis;"
+    )
+    assert len(first.meta["explanation"]) == 11
+    assert all(p.proof is not None for p in problems)
+
+
+def test_fld_v02_record_loads_with_renamed_ids_and_formulas(data_root):
+    (problem,) = load_dataset("fld", data_root)
+    assert problem.label == PROVED and problem.depth == 6
+    assert [f.id for f in problem.facts] == [f"fact{i}" for i in range(1, 7)]
+    assert problem.meta["original_ids"] == [f"sent{i}" for i in range(1, 7)]
+    assert problem.formulas["fact2"] == "(x): ¬({B}x & {D}x) -> ¬{D}x"
+    assert problem.formulas["hypothesis"] == "(¬{C}{c} & {D}{c})"
+    assert problem.formulas["int2"] == "#F#"
+    assert problem.formulas["assump1"] == "(¬{AA}{a} & ¬{AB}{a})"
+    assert problem.proof.startswith("void -> assump1: Let's assume")
+    assert "fact1 & assump1 -> int1:" in problem.proof and "sent" not in problem.proof
+    assert problem.proof.endswith("int5 & fact3 -> hypothesis;")
+
+
+def test_data_dir_env_var_is_the_default_location(data_root, monkeypatch):
+    monkeypatch.setenv("FINELOGIC_DATA_DIR", str(data_root))
+    assert len(load_dataset("prontoqa")) == 500
+
+
+# ---------------------------------------------------------------- formats from hand-made fixtures
+
+
+def test_fld_renames_sent_ids_by_position_consistently_in_the_proof(tmp_path):
+    record = {"hypothesis": "C.", "context": "sent2: B holds. sent1: A holds.",
+              "context_formula": "sent2: {B}{a} sent1: {A}{a}", "proofs": ["sent1 & sent2 -> hypothesis;"],
+              "world_assump_label": "PROVED", "depth": 1}
+    (problem,) = load_dataset("fld", write_jsonl(tmp_path / "test.jsonl", [record]))
+    assert [(f.id, f.text) for f in problem.facts] == [("fact1", "B holds."), ("fact2", "A holds.")]
+    assert problem.proof == "fact2 & fact1 -> hypothesis;"
+    assert problem.formulas == {"fact1": "{B}{a}", "fact2": "{A}{a}"}
+
+
+def test_fldx2_fields_facts_steps_and_proof_label(tmp_path):
+    record = {"hypothesis": "the cat is not red.", "hypothesis_formula": "¬{A}{a}",
+              "facts": "fact1: the cat is blue. fact2: if the cat is blue it is not red.",
+              "facts_formula": "fact1: {B}{a} fact2: {B}{a} -> ¬{A}{a}",
+              "steps": ["fact1 & fact2 -> hypothesis;"], "proof_label": "__DISPROVED__", "depth": None}
+    (problem,) = load_dataset("fld", write_jsonl(tmp_path / "x2.jsonl", [record]))
+    assert problem.label == DISPROVED and problem.depth is None
+    assert problem.proof == "fact1 & fact2 -> hypothesis;"
+    assert problem.formulas["fact2"] == "{B}{a} -> ¬{A}{a}" and problem.formulas["hypothesis"] == "¬{A}{a}"
+    assert problem.meta["format"] == "FLDx2"
+
+
+def test_folio_v2_newline_premises_and_train_unknown_label(tmp_path):
+    records = [
+        {"story_id": 7, "example_id": 21, "premises": "All birds fly.\nTweety is a bird.",
+         "premises-FOL": "∀x (Bird(x) → Fly(x))\nBird(tweety)", "conclusion": "Tweety flies.",
+         "conclusion-FOL": "Fly(tweety)", "label": "True"},
+        {"id": 3, "premises": ["P."], "premises-FOL": ["p"], "conclusion": "Q.", "conclusion-FOL": "q",
+         "label": "Unknown"},
+    ]
+    v2, train = load_dataset("folio", write_jsonl(tmp_path / "folio_v2_validation.jsonl", records))
+    assert v2.id == "21" and v2.meta["story_id"] == 7 and v2.meta["format"] == "v2"
+    assert [f.text for f in v2.facts] == ["All birds fly.", "Tweety is a bird."]
+    assert v2.label == PROVED and v2.meta["fol"]["premises"] == ["∀x (Bird(x) → Fly(x))", "Bird(tweety)"]
+    assert train.label == UNKNOWN and train.meta["format"] == "v0.0"
+
+
+def test_logicmark_card_example_round_trips_through_the_loader(tmp_path):
+    path = tmp_path / "logicmark.json"
+    path.write_text(json.dumps([CARD_RECORD]), encoding="utf-8")
+    (problem,) = load_dataset("logicmark", path)
+    assert [f.text for f in problem.facts] == ["a = b", "b != c", "a = d"]
+    assert problem.options == ("a != c", "d = c", "b = d", "a = c")
+    assert problem.answer_index == 0 and problem.depth == 2 and problem.label is None
+    assert to_record(problem) == CARD_RECORD
+    (again,) = load_dataset("logicmark", write_jsonl(tmp_path / "logicmark.jsonl", [CARD_RECORD]))
+    assert to_record(again) == CARD_RECORD
+
+
+def test_split_sentences_breaks_after_a_full_stop_before_a_capital():
+    assert split_sentences("Max is a cat. Cats are red.  Is he? Yes. e.g. not here") == [
+        "Max is a cat.", "Cats are red.", "Is he?", "Yes. e.g. not here"]
+
+
+PAPER_EVAL = [
+    {"input": "Fact1: the cat is red.\nFact2: if the cat is red it sleeps.\nHypothesis: the cat sleeps.",
+     "proof_label": "__PROVED__",
+     "original_data": {"facts": "fact1: the cat is red. fact2: if the cat is red it sleeps.",
+                       "hypothesis": "the cat sleeps.", "proof_label": "PROVED",
+                       "steps": ["fact1 & fact2 -> hypothesis;"], "depth": 1}},
+    {"input": "Fact1: All birds fly.\nFact2: Tweety is a bird.\nHypothesis: Tweety flies.",
+     "proof_label": "__UNKNOWN__", "Premise": "All birds fly. Tweety is a bird.",
+     "Conclusion": "Tweety flies.", "Label": "Uncertain"},
+    {"input": "Fact1: If it rains, the road is wet.\nFact2: It rains.\nQuestion: Is the road wet?",
+     "proof_label": "__NO__", "context": "If it rains, the road is wet. It rains.",
+     "question": "Is the road wet?", "answer": "no"},
+    {"input": "Fact1: Max is a wumpus.\nFact2: Wumpuses are red.\nHypothesis: Max is red.",
+     "proof_label": "__YES__", "context": "Max is a wumpus. Wumpuses are red.",
+     "question": "Is the following statement true or false? Max is red.", "options": ["A) True", "B) False"],
+     "answer": "A", "explanation": ["Max is a wumpus.", "Wumpuses are red.", "Max is red."]},
+]
+
+
+def test_paper_eval_infers_each_items_dataset_from_its_fields(tmp_path):
+    path = tmp_path / "merged.json"
+    path.write_text(json.dumps(PAPER_EVAL), encoding="utf-8")
+    fld, folio, mle, pronto = load_dataset("paper_eval", path)
+    assert [p.dataset for p in (fld, folio, mle, pronto)] == ["fld", "folio", "multi_logieval", "prontoqa"]
+    assert [p.label for p in (fld, folio, mle, pronto)] == [PROVED, UNKNOWN, DISPROVED, PROVED]
+    assert [f.text for f in fld.facts] == ["the cat is red.", "if the cat is red it sleeps."]
+    assert fld.hypothesis == "the cat sleeps." and fld.depth == 1
+    assert fld.proof == "fact1 & fact2 -> hypothesis;"
+    assert mle.hypothesis == "Is the road wet?"
+    assert pronto.depth == 1 and pronto.proof == "fact1 & fact2 -> hypothesis;"
+
+
+# ---------------------------------------------------------------- errors name file, line/item and field
+
+
+def test_missing_field_names_file_line_and_field(tmp_path):
+    good = {"premises": ["P."], "conclusion": "Q.", "label": "True"}
+    path = write_jsonl(tmp_path / "folio-validation.jsonl", [good] * 16 + [{"premises": ["P."], "label": "True"}])
+    with pytest.raises(DatasetFormatError, match=r"folio-validation\.jsonl line 17: missing field 'conclusion'"):
+        load_dataset("folio", path)
+
+
+def test_truncated_json_names_file_and_position(tmp_path):
+    path = tmp_path / "dev.json"
+    path.write_text(json.dumps([CARD_RECORD, CARD_RECORD], indent=1)[:-40], encoding="utf-8")
+    with pytest.raises(DatasetFormatError, match=r"dev\.json line \d+ column \d+: invalid JSON.*truncated"):
+        load_dataset("logicmark", path)
+
+
+def test_truncated_last_jsonl_line_names_the_line(tmp_path):
+    path = tmp_path / "lm.jsonl"
+    path.write_text(json.dumps(CARD_RECORD) + "\n" + json.dumps(CARD_RECORD)[:30] + "\n", encoding="utf-8")
+    with pytest.raises(DatasetFormatError, match=r"lm\.jsonl line 2: invalid JSON"):
+        load_dataset("logicmark", path)
+
+
+def test_bytes_that_are_neither_utf8_nor_cp1252_name_the_file(tmp_path):
+    folder = tmp_path / "data" / "d4_Data" / "fol"
+    folder.mkdir(parents=True)
+    bad = folder / "BD_C_DS_MP.json"
+    bad.write_bytes(b'{"logic": "fol", "rule": "BD", "depth": "d4", "samples": [{"context": "\x81\x8d"}]}')
+    for logic in ("pl", "nm"):
+        (tmp_path / "data" / "d4_Data" / logic).mkdir()
+    with pytest.raises(DatasetFormatError, match=r"BD_C_DS_MP\.json: undecodable bytes.*0x81.*cp1252"):
+        load_dataset("multi_logieval", tmp_path, depths=(4,), logic_types=("fol",))
+
+
+def test_cp1252_fallback_is_recorded_per_item(tmp_path):
+    path = tmp_path / "d4.json"
+    path.write_bytes(b'{"logic": "pl", "rule": "MP", "depth": "d4", "samples": [{"id": 1, '
+                     b'"context": "It is 30\xb0 outside. If hot, swim.", "question": "Swim?", "answer": "Yes"}]}')
+    (problem,) = load_dataset("multi_logieval", path)
+    assert problem.meta["encoding"] == "cp1252"
+    assert problem.facts[0].text == "It is 30° outside." and problem.label == PROVED and problem.depth == 4
+
+
+def test_empty_file_is_named(tmp_path):
+    path = tmp_path / "dev.json"
+    path.write_text("  \n", encoding="utf-8")
+    with pytest.raises(DatasetFormatError, match=r"dev\.json: empty file"):
+        load_dataset("prontoqa", path)
+
+
+def test_item_errors_name_the_item_index_and_id(tmp_path):
+    path = tmp_path / "lm.json"
+    path.write_text(json.dumps([CARD_RECORD, {**CARD_RECORD, "id": "x7", "answer": "a = c"}]), encoding="utf-8")
+    with pytest.raises(DatasetFormatError, match=r"lm\.json item 1 \(id 'x7'\): field 'answer'"):
+        load_dataset("logicmark", path)
+
+
+def test_unknown_label_names_the_field_and_value(tmp_path):
+    path = write_jsonl(tmp_path / "f.jsonl", [{"premises": ["P."], "conclusion": "Q.", "label": "Maybe"}])
+    with pytest.raises(DatasetFormatError, match=r"f\.jsonl line 1: field 'label': unknown label 'Maybe'"):
+        load_dataset("folio", path)
+
+
+def test_non_strict_skips_bad_items_and_reports_every_one(tmp_path, caplog):
+    records = [{"premises": ["P."], "conclusion": "Q.", "label": "True"},
+               {"premises": ["P."], "label": "True"},
+               {"premises": ["P."], "conclusion": "Q.", "label": "Maybe"}]
+    path = write_jsonl(tmp_path / "f.jsonl", records)
+    with caplog.at_level(logging.WARNING, logger="finelogic.data.loaders"):
+        problems = load_dataset("folio", path, strict=False)
+    assert isinstance(problems, LoadedDataset) and len(problems) == 1
+    assert [(loc.split("/")[-1], reason.split(" (")[0]) for loc, reason in problems.skipped] == [
+        ("f.jsonl line 2", "missing field 'conclusion'"),
+        ("f.jsonl line 3", "field 'label': unknown label 'Maybe'"),
+    ]
+    assert "skipped 2 bad item(s)" in caplog.text
+
+
+def test_non_strict_reports_an_unreadable_file_as_skipped(tmp_path):
+    path = tmp_path / "dev.json"
+    path.write_text("", encoding="utf-8")
+    problems = load_dataset("prontoqa", path, strict=False)
+    assert problems == [] and problems.skipped == [(str(path), "empty file")]
+
+
+def test_no_local_files_and_offline_says_where_to_put_them(tmp_path, monkeypatch):
+    monkeypatch.setenv("FINELOGIC_DATA_DIR", str(tmp_path))
+    with pytest.raises(DataNotFoundError) as error:
+        load_dataset("folio")
+    message = str(error.value)
+    assert "folio/folio-validation.jsonl" in message and "FINELOGIC_DATA_DIR" in message
+    assert "HF_HUB_OFFLINE" in message
+    assert isinstance(error.value, FileNotFoundError)
+
+
+def test_unset_data_dir_and_no_hub_copy_raises_for_prontoqa():
+    with pytest.raises(DataNotFoundError, match=r"prontoqa/dev\.json.*FINELOGIC_DATA_DIR"):
+        load_dataset("prontoqa")
+
+
+def test_unknown_dataset_name_is_rejected():
+    with pytest.raises(ValueError, match="unknown dataset 'gsm8k'"):
+        load_dataset("gsm8k")
+
+
+# ---------------------------------------------------------------- Table 1
+
+
+def test_table1_summary_of_the_real_sets(data_root):
+    from finelogic.data.stats import dataset_summary
+
+    table = dataset_summary({name: load_dataset(name, data_root)
+                             for name in ("folio", "multi_logieval", "prontoqa")}).set_index("dataset")
+    assert table["samples"].to_dict() == {"folio": 204, "multi_logieval": 390, "prontoqa": 500}
+    assert table["label_types"].to_dict() == {"folio": "{T, F, Unknown}", "multi_logieval": "{T, F}",
+                                              "prontoqa": "{T, F}"}
+    assert table.loc["folio", ["PROVED", "DISPROVED", "UNKNOWN"]].tolist() == [72, 63, 69]
+    assert table.loc["multi_logieval", "depths"] == "4: 280, 5: 110"
+    assert table.loc["folio", "depths"] == "None: 204"
+
+
+def test_table1_summary_counts_labels_options_and_depths():
+    from finelogic.data import generate
+    from finelogic.data.stats import dataset_summary
+
+    table = dataset_summary({"prontoqa": generate("prontoqa", n=10, seed=3),
+                             "logicmark": generate("logicmark", n=10, seed=0)})
+    pronto, mark = table.to_dict("records")
+    assert pronto == {"dataset": "prontoqa", "samples": 10, "label_types": "{T, F}", "PROVED": 5,
+                      "DISPROVED": 5, "UNKNOWN": 0, "multiple_choice": 0, "min_depth": 1, "max_depth": 5,
+                      "depths": "1: 2, 2: 2, 3: 2, 4: 2, 5: 2"}
+    assert mark["label_types"] == "{4 options}" and mark["multiple_choice"] == 10 and mark["PROVED"] == 0
+    assert mark["depths"] == "1: 1, 2: 4, 3: 3, 4: 1, 5: 1"  # 10 x (.1, .4, .25, .15, .1), largest remainder
+
+
+def test_record_converters_are_usable_alone_and_raise_format_errors():
+    from finelogic.data.loaders import fld_problem, logicmark_problem
+
+    with pytest.raises(DatasetFormatError, match="missing field 'hypothesis'"):
+        fld_problem({"context": "sent1: a."}, problem_id="x")
+    with pytest.raises(DatasetFormatError, match=r"field 'context': expected 'If:"):
+        logicmark_problem({**CARD_RECORD, "context": "a = b\nThen"})
+    assert logicmark_problem(CARD_RECORD).depth == 2
+
+
+def test_hub_is_used_only_when_online_and_rows_go_through_the_same_converter(monkeypatch, tmp_path):
+    import sys
+    import types
+
+    calls = []
+
+    def fake_load_dataset(repo, split):
+        calls.append((repo, split))
+        return [CARD_RECORD]
+
+    monkeypatch.setitem(sys.modules, "datasets", types.SimpleNamespace(load_dataset=fake_load_dataset))
+    monkeypatch.setenv("FINELOGIC_DATA_DIR", str(tmp_path))  # empty: nothing local
+    with pytest.raises(DataNotFoundError):
+        load_dataset("logicmark")  # offline (autouse fixture): the hub is not tried
+    assert calls == []
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "0")
+    (problem,) = load_dataset("logicmark")
+    assert calls == [("AxiomicLabs/LogicMark", "train")]
+    assert to_record(problem) == CARD_RECORD
+    assert problem.meta["source"] == "hf:AxiomicLabs/LogicMark[train] item 0 (id 'symbolic_00042')"
+
+
+def test_a_root_without_the_datasets_folder_is_not_searched_for_stray_files(data_root):
+    with pytest.raises(DataNotFoundError, match=r"no logicmark files in .*logicmark/\*\.json"):
+        load_dataset("logicmark", data_root)
