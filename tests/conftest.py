@@ -31,3 +31,38 @@ def shared_data() -> Path:
 def _results_in_tmp(tmp_path_factory, monkeypatch):
     """Results written during tests go to a temporary folder, never into the checkout."""
     monkeypatch.setenv("FINELOGIC_RESULTS", str(tmp_path_factory.getbasetemp() / "results"))
+
+
+# A fake key planted while the book is executed and built: no page or notebook may contain it.
+FAKE_API_KEY = "sk-finelogic-test-PLANTED-0123456789abcdef"
+
+
+@pytest.fixture(scope="session")
+def built_book(tmp_path_factory) -> Path:
+    """A copy of the book sources, every notebook executed in the smoke profile, built into _build/html
+    (strict: warnings are errors), with a fake API key in the environment the whole time."""
+    import shutil
+    import subprocess
+    import sys
+
+    from finelogic.book.runner import run_notebooks
+
+    root = tmp_path_factory.mktemp("book")
+    for name in ("_config.yml", "_toc.yml"):
+        shutil.copy(REPO / name, root / name)
+    shutil.copytree(REPO / "book", root / "book", ignore=shutil.ignore_patterns("generated", "_build"))
+    previous = {k: os.environ.get(k) for k in ("OPENAI_API_KEY", "DEEPSEEK_API_KEY")}
+    os.environ.update({k: FAKE_API_KEY for k in previous})
+    try:
+        run_notebooks("smoke", output_dir=root / "book" / "generated", force=True)
+        jupyter_book = Path(sys.executable).parent / "jupyter-book"
+        result = subprocess.run([str(jupyter_book), "build", str(root), "-W", "-n", "--keep-going"],
+                                capture_output=True, text=True, timeout=900)
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    return root

@@ -2,33 +2,15 @@
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from finelogic.book.runner import NOTEBOOKS, run_notebooks
+from finelogic.book.runner import NOTEBOOKS
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def built_book(tmp_path_factory) -> Path:
-    """A copy of the book sources, its notebooks executed (smoke), built into _build/html."""
-    root = tmp_path_factory.mktemp("book")
-    for name in ("_config.yml", "_toc.yml"):
-        shutil.copy(REPO / name, root / name)
-    shutil.copytree(REPO / "book", root / "book", ignore=shutil.ignore_patterns("generated", "_build"))
-    run_notebooks("smoke", output_dir=root / "book" / "generated", force=True)
-    jupyter_book = Path(sys.executable).parent / "jupyter-book"
-    result = subprocess.run([str(jupyter_book), "build", str(root), "-W", "-n", "--keep-going"],
-                            capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-    return root
 
 
 def test_every_notebook_family_exists_with_profile_and_seed_parameters():
@@ -62,3 +44,10 @@ def test_landing_and_reproduce_pages_are_built(built_book):
     assert "What this book regenerates" in (html_dir / "index.html").read_text()
     assert "How to reproduce" in (html_dir / "reproduce.html").read_text()
     assert "finelogic run --profile" in re.sub(r"<[^>]+>", "", (html_dir / "reproduce.html").read_text())
+
+
+def test_no_secret_from_the_environment_reaches_any_page_or_notebook(built_book):
+    from conftest import FAKE_API_KEY
+
+    leaked = [p for p in built_book.rglob("*") if p.is_file() and FAKE_API_KEY.encode() in p.read_bytes()]
+    assert leaked == []
