@@ -1,0 +1,261 @@
+"""Overall benchmark accuracy (Section 3.1, Table 2) and FLD accuracy by proof depth (Table 5, Figure 3).
+
+:func:`evaluate_accuracy` asks a backend to solve each problem under one prompt setting and returns one
+record per problem; :func:`summarize` turns records into accuracies with Wilson 95% intervals, by
+dataset, by FLD depth bucket, or by any other record column.
+
+Each record holds the answer under both extraction policies (:mod:`finelogic.eval.extraction`) read from
+the same response: ``prediction``/``correct`` follow the ``policy`` argument (``principled`` by default),
+``prediction_compat``/``correct_compat`` always follow the released code (``paper_code_compat``), and
+``no_answer`` marks responses with no principled marker at all (wrong under ``principled``; the released
+code reads them as UNKNOWN).
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from finelogic.config import results_dir
+from finelogic.data.problem import UNKNOWN, Problem
+from finelogic.eval.extraction import POLICIES, extract_answer
+from finelogic.eval.stats import wilson_interval
+from finelogic.models.base import Backend, GenerationConfig
+from finelogic.prompts import PromptSetting, build_conversation, get_setting, labels_for
+
+log = logging.getLogger(__name__)
+
+#: The paper's FLD depth buckets (Table 5), then the UNKNOWN items as their own bucket.
+DEPTH_BUCKETS = ("0-3", "4-7", "8-11", "12-15", "16-19", "UNKNOWN")
+
+#: One record per problem, in this column order (CSV and JSONL alike).
+RECORD_COLUMNS = (
+    "id", "dataset", "depth", "depth_bucket", "gold", "prediction", "correct", "no_answer",
+    "prediction_compat", "correct_compat", "response", "prompt_tokens", "completion_tokens",
+    "prompt_chars", "completion_chars", "seconds", "setting", "model", "policy",
+)
+
+SUMMARY_COLUMNS = ("n", "correct", "accuracy", "ci_low", "ci_high", "no_answer")
+
+
+def depth_bucket(depth: int | None, label: str | None, dataset: str = "fld") -> str | None:
+    """The Table 5 bucket of an FLD item: ``0-3``, ``4-7``, ``8-11``, ``12-15``, ``16-19`` by proof depth
+    (deeper items continue the pattern: ``20-23``), ``UNKNOWN`` for UNKNOWN items whatever their depth,
+    None for other datasets and for labelled items without a depth."""
+    if dataset != "fld":
+        return None
+    if label == UNKNOWN:
+        return "UNKNOWN"
+    if depth is None:
+        return None
+    if depth < 0:
+        raise ValueError(f"depth must be >= 0, got {depth}")
+    low = depth // 4 * 4
+    return f"{low}-{low + 3}"
+
+
+def model_name_of(backend: Any) -> str:
+    """A backend's model name: its ``model_name``/``name`` attribute, a ``model`` string (OpenAI-style),
+    the loaded model's ``config.name_or_path`` (transformers), else the backend's class name."""
+    for attribute in ("model_name", "name"):
+        value = getattr(backend, attribute, None)
+        if isinstance(value, str) and value:
+            return value
+    model = getattr(backend, "model", None)
+    if isinstance(model, str) and model:
+        return model
+    name = getattr(getattr(model, "config", None), "name_or_path", None)
+    return str(name) if name else type(backend).__name__
+
+
+def evaluate_accuracy(
+    problems: Sequence[Problem],
+    backend: Backend,
+    setting: PromptSetting | str,
+    *,
+    config: GenerationConfig | None = None,
+    policy: str = "principled",
+    profile: str | None = "tiny",
+    run_name: str | None = None,
+    few_shot_examples: Sequence[Problem] | None = None,
+    model_name: str | None = None,
+    batch_size: int = 64,
+    progress: bool | None = None,
+) -> pd.DataFrame:
+    """Solve every problem with ``backend`` under one prompt setting; one record per problem, in order.
+
+    The conversations go to ``backend.generate`` in chunks of ``batch_size`` (the backend batches or
+    parallelises within a chunk; its cache, if any, makes a rerun free; nothing is cached here).
+
+    Args:
+        problems: labelled FLD / FOLIO / Multi-LogiEval / ProntoQA problems (gold = ``Problem.label``).
+        backend: anything with ``generate(conversations, config) -> list[str]``.
+        setting: ``DIRECT``, ``COT``, ``FEW_SHOT`` from :mod:`finelogic.prompts`, or one of their names.
+        config: decoding parameters; default ``GenerationConfig()`` (greedy; the paper sampled at
+            temperature 0.7, top-p 0.9 with up to 3072 new tokens).
+        policy: which extraction policy fills ``prediction``/``correct`` (``principled`` or
+            ``paper_code_compat``); the compat columns are always filled too.
+        profile: results go to ``results_dir(profile)/accuracy/<run_name>.{jsonl,csv}``; None writes
+            nothing.
+        run_name: file stem; default ``<model>-<setting>`` with characters other than letters, digits,
+            ``.``, ``_``, ``-`` replaced by ``_``.
+        few_shot_examples: worked examples for the Few-shot setting (see
+            :func:`finelogic.prompts.build_conversation`).
+        model_name: recorded in the ``model`` column; default :func:`model_name_of` the backend.
+        batch_size: conversations per ``generate`` call.
+        progress: show a tqdm bar (None: only for more than one chunk).
+
+    Returns:
+        A DataFrame with :data:`RECORD_COLUMNS`: ``depth_bucket`` (:func:`depth_bucket`, FLD only);
+        ``prompt_tokens``/``completion_tokens`` from the backend's ``tokenizer`` when it has one (else
+        None), ``prompt_chars``/``completion_chars`` always (characters of all message contents / of
+        the response); ``seconds`` is the item's share of its chunk's wall time (the only column that
+        differs between two identical runs).
+
+    Files: records are appended to ``<run_name>.jsonl.partial`` as each chunk completes (so a long
+    run shows its progress and what it had done before a crash), which is renamed to
+    ``<run_name>.jsonl`` at the end; the CSV is written to a temporary file and renamed. Readers never
+    see a half-written ``.jsonl`` or ``.csv``.
+    """
+    if policy not in POLICIES:
+        raise ValueError(f"unknown answer policy {policy!r}; choose one of {', '.join(POLICIES)}")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    unlabelled = [p.id for p in problems if p.label is None]
+    if unlabelled:
+        raise ValueError(f"accuracy needs labelled problems; no label on {unlabelled[:5]}")
+    setting = get_setting(setting)
+    config = config if config is not None else GenerationConfig()
+    model = model_name or model_name_of(backend)
+    tokenizer = getattr(backend, "tokenizer", None)
+    conversations = [build_conversation(p, setting, few_shot_examples=few_shot_examples) for p in problems]
+
+    jsonl_path = None
+    if profile is not None:
+        out_dir = results_dir(profile) / "accuracy"
+        out_dir.mkdir(parents=True, exist_ok=True)
+        jsonl_path = out_dir / f"{run_name or _slug(f'{model}-{setting.name}')}.jsonl"
+
+    records: list[dict[str, Any]] = []
+    chunks = [range(i, min(i + batch_size, len(problems))) for i in range(0, len(problems), batch_size)]
+    bar = tqdm(total=len(problems), desc=f"accuracy {setting.name}",
+               disable=not progress if progress is not None else len(chunks) < 2)
+    partial = jsonl_path.with_name(jsonl_path.name + ".partial") if jsonl_path else None
+    with (partial.open("w", encoding="utf-8") if partial else contextlib.nullcontext()) as jsonl:
+        for chunk in chunks:
+            started = time.perf_counter()
+            responses = backend.generate([conversations[i] for i in chunk], config)
+            seconds = (time.perf_counter() - started) / len(chunk)
+            if len(responses) != len(chunk):
+                raise RuntimeError(f"backend returned {len(responses)} completions for {len(chunk)} conversations")
+            for i, response in zip(chunk, responses):
+                record = _record(problems[i], conversations[i], response, tokenizer, policy,
+                                 seconds=seconds, setting=setting.name, model=model)
+                records.append(record)
+                if jsonl is not None:
+                    jsonl.write(json.dumps(record, ensure_ascii=False) + "\n")
+            if jsonl is not None:
+                jsonl.flush()
+            bar.update(len(chunk))
+    bar.close()
+
+    frame = pd.DataFrame(records, columns=list(RECORD_COLUMNS))
+    frame = frame.astype({c: "Int64" for c in ("depth", "prompt_tokens", "completion_tokens")})  # ints with gaps
+    if jsonl_path is not None:
+        os.replace(partial, jsonl_path)
+        _write_csv(frame, jsonl_path.with_suffix(".csv"))
+        log.info("accuracy records written to %s (and .csv)", jsonl_path)
+    if records:
+        log.info("%s / %s: %d of %d correct (%s)", model, setting.name, int(frame["correct"].sum()),
+                 len(frame), policy)
+    return frame
+
+
+def summarize(records: pd.DataFrame | Iterable[Mapping[str, Any]], by: str | Sequence[str] = ("dataset",),
+              *, correct_column: str = "correct", confidence: float = 0.95) -> pd.DataFrame:
+    """Accuracy per group of records, with a Wilson score interval (:func:`~finelogic.eval.stats.wilson_interval`).
+
+    Args:
+        records: what :func:`evaluate_accuracy` returned (or the same rows read back from its files).
+        by: record columns to group by, e.g. ``("dataset",)`` for Table 2 or ``("dataset",
+            "depth_bucket")`` for Table 5. Records whose group value is missing (the ``depth_bucket``
+            of non-FLD items) are left out.
+        correct_column: ``correct`` (the run's policy) or ``correct_compat`` (the released code's).
+        confidence: of the interval.
+
+    Returns:
+        One row per group: the ``by`` columns, then ``n``, ``correct`` (count), ``accuracy`` (%),
+        ``ci_low``/``ci_high`` (%), ``no_answer`` (count). Groups appear in order of first appearance,
+        except depth buckets, which follow :data:`DEPTH_BUCKETS`.
+    """
+    frame = records if isinstance(records, pd.DataFrame) else pd.DataFrame(list(records))
+    keys = [by] if isinstance(by, str) else list(by)
+    rows = []
+    if len(frame):
+        for key, group in frame.groupby(keys, sort=False, dropna=True):
+            key = key if isinstance(key, tuple) else (key,)
+            n, correct = len(group), int(group[correct_column].astype(bool).sum())
+            low, high = wilson_interval(correct, n, confidence)
+            rows.append({**dict(zip(keys, key)), "n": n, "correct": correct, "accuracy": 100 * correct / n,
+                         "ci_low": 100 * low, "ci_high": 100 * high,
+                         "no_answer": int(group["no_answer"].astype(bool).sum())})
+    summary = pd.DataFrame(rows, columns=keys + list(SUMMARY_COLUMNS))
+    order = {k: {v: i for i, v in enumerate(pd.unique(frame[k]))} for k in keys} if len(frame) else {}
+    rank = [tuple(_bucket_rank(r[k]) if k == "depth_bucket" else order[k][r[k]] for k in keys)
+            for r in rows]
+    return summary.iloc[sorted(range(len(rows)), key=rank.__getitem__)].reset_index(drop=True)
+
+
+# --------------------------------------------------------------------------------------------------
+
+
+def _record(problem: Problem, conversation: list[dict[str, str]], response: str, tokenizer: Any,
+            policy: str, *, seconds: float, setting: str, model: str) -> dict[str, Any]:
+    labels = labels_for(problem.dataset)
+    principled = extract_answer(response, "principled", labels)
+    compat = extract_answer(response, "paper_code_compat", labels)
+    prediction = principled if policy == "principled" else compat
+    prompt_tokens, completion_tokens = _token_counts(tokenizer, conversation, response)
+    return {
+        "id": problem.id, "dataset": problem.dataset, "depth": problem.depth,
+        "depth_bucket": depth_bucket(problem.depth, problem.label, problem.dataset),
+        "gold": problem.label, "prediction": prediction, "correct": prediction == problem.label,
+        "no_answer": principled is None, "prediction_compat": compat, "correct_compat": compat == problem.label,
+        "response": response, "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+        "prompt_chars": sum(len(m["content"]) for m in conversation), "completion_chars": len(response),
+        "seconds": round(seconds, 6), "setting": setting, "model": model, "policy": policy,
+    }
+
+
+def _token_counts(tokenizer: Any, conversation: list[dict[str, str]], response: str) -> tuple[int | None, int | None]:
+    """(prompt tokens with the chat template and generation prompt, completion tokens), None where unknown."""
+    if tokenizer is None:
+        return None, None
+    prompt = None
+    if getattr(tokenizer, "chat_template", None):
+        ids = tokenizer.apply_chat_template(conversation, add_generation_prompt=True, tokenize=True)
+        prompt = len(ids["input_ids"] if isinstance(ids, Mapping) else ids)
+    return prompt, len(tokenizer(response, add_special_tokens=False)["input_ids"])
+
+
+def _bucket_rank(bucket: str) -> float:
+    return float("inf") if bucket == "UNKNOWN" else float(bucket.split("-")[0])
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")
+
+
+def _write_csv(frame: pd.DataFrame, path: Path) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    frame.to_csv(tmp, index=False)
+    os.replace(tmp, path)
+

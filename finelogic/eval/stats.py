@@ -1,0 +1,33 @@
+"""Confidence intervals for the proportions the book reports (accuracies, all-valid rates, ...)."""
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+
+
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion ``successes / n``, as fractions in [0, 1].
+
+    Unlike the normal-approximation (Wald) interval it stays inside [0, 1] and does not collapse to a
+    point at 0/n or n/n: 8/10 gives (0.490, 0.943), 0/5 gives (0, 0.434), 5/5 gives (0.566, 1).
+    ``n == 0`` gives (nan, nan).
+
+        centre = (p + z²/2n) / (1 + z²/n),  half-width = z·sqrt(p(1-p)/n + z²/4n²) / (1 + z²/n)
+
+    with ``p = successes / n`` and ``z`` the two-sided normal quantile of ``confidence`` (1.96 for 95%).
+    """
+    if not 0 <= successes <= n:
+        raise ValueError(f"need 0 <= successes <= n, got {successes} of {n}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    if n == 0:
+        return math.nan, math.nan
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    p = successes / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half_width = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    # At 0/n and n/n the outer bound is exactly 0 or 1; set it so rather than leave a rounding residue.
+    low = 0.0 if successes == 0 else centre - half_width
+    high = 1.0 if successes == n else centre + half_width
+    return low, high

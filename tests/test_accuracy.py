@@ -1,0 +1,220 @@
+"""Overall benchmark accuracy (Section 3.1): records per problem, FLD depth buckets, Wilson intervals,
+summaries, result files. A fake backend answers from a table, so no model is loaded."""
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+from finelogic.config import results_dir
+from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Fact, Problem
+from finelogic.eval.accuracy import RECORD_COLUMNS, depth_bucket, evaluate_accuracy, summarize
+from finelogic.eval.stats import wilson_interval
+from finelogic.models.base import BackendStats, GenerationConfig
+from finelogic.prompts import COT, DIRECT, FEW_SHOT
+
+
+def _problem(pid: str, dataset: str, label: str, depth: int | None, hypothesis: str) -> Problem:
+    return Problem(id=pid, dataset=dataset, facts=(Fact("fact1", "the cat is red."),), hypothesis=hypothesis,
+                   label=label, depth=depth, proof="fact1 -> hypothesis;" if label == PROVED else None)
+
+
+# Problem, the response the fake model gives, and by hand: principled / compat prediction.
+ITEMS = [
+    (_problem("fld-a", "fld", PROVED, 2, "h1."), "fact1 -> hypothesis;\n__PROVED__", PROVED, PROVED),
+    (_problem("fld-b", "fld", DISPROVED, 9, "h2."), "__PROVED__", PROVED, PROVED),
+    (_problem("fld-c", "fld", UNKNOWN, None, "h3."), "", None, UNKNOWN),
+    (_problem("pronto-a", "prontoqa", PROVED, 5, "h4."), "The answer is YES", PROVED, PROVED),
+    (_problem("folio-a", "folio", UNKNOWN, None, "h5."), "first __PROVED__, finally __UNKNOWN__", UNKNOWN, PROVED),
+]
+PROBLEMS = [p for p, *_ in ITEMS]
+RESPONSES = {p.hypothesis: r for p, r, *_ in ITEMS}
+
+
+class FakeBackend:
+    """Answers each conversation from RESPONSES by its hypothesis line; counts calls and conversations."""
+
+    def __init__(self, tokenizer=None):
+        self.stats = BackendStats()
+        self.model_name = "fake-model"
+        self.tokenizer = tokenizer
+        self.batches: list[int] = []
+        self.configs: list[GenerationConfig] = []
+
+    def generate(self, conversations, config=GenerationConfig()):
+        self.stats.add(calls=1)
+        self.batches.append(len(conversations))
+        self.configs.append(config)
+        return [RESPONSES[c[-1]["content"].split("Hypothesis: ")[1].split("\n")[0]] for c in conversations]
+
+
+class OneTokenPerMessage:
+    """A stand-in tokenizer: each chat message is one token, plus one for the generation prompt; text
+    splits on whitespace."""
+
+    chat_template = "one token per message"
+
+    def apply_chat_template(self, conversation, add_generation_prompt, tokenize):
+        return list(range(len(conversation) + add_generation_prompt))
+
+    def __call__(self, text, add_special_tokens):
+        return {"input_ids": text.split()}
+
+
+def _listed(column: pd.Series) -> list:
+    """A column as a list, missing values as None (pandas 3 stores a missing string as NaN)."""
+    return [None if pd.isna(x) else x for x in column]
+
+
+@pytest.fixture(autouse=True)
+def _own_results(tmp_path, monkeypatch):
+    monkeypatch.setenv("FINELOGIC_RESULTS", str(tmp_path / "results"))
+
+
+# ------------------------------------------------------------------------------------------------ buckets
+
+
+@pytest.mark.parametrize("depth, label, bucket", [
+    (0, PROVED, "0-3"), (3, DISPROVED, "0-3"), (4, PROVED, "4-7"), (11, PROVED, "8-11"),
+    (12, DISPROVED, "12-15"), (19, PROVED, "16-19"), (None, UNKNOWN, "UNKNOWN"), (7, UNKNOWN, "UNKNOWN"),
+])
+def test_depth_bucket_follows_table_5(depth, label, bucket):
+    assert depth_bucket(depth, label) == bucket
+
+
+def test_depth_bucket_is_none_outside_fld():
+    assert depth_bucket(5, PROVED, "prontoqa") is None
+    assert depth_bucket(None, UNKNOWN, "folio") is None
+
+
+# ------------------------------------------------------------------------------------------------ Wilson
+
+
+def test_wilson_interval_of_8_of_10_is_49_to_94_percent():
+    low, high = wilson_interval(8, 10)
+    assert (round(100 * low, 1), round(100 * high, 1)) == (49.0, 94.3)
+
+
+def test_wilson_interval_edges_stay_inside_zero_and_one():
+    assert wilson_interval(0, 5)[0] == 0.0 and round(100 * wilson_interval(0, 5)[1], 1) == 43.4
+    assert round(100 * wilson_interval(5, 5)[0], 1) == 56.6 and wilson_interval(5, 5)[1] == 1.0
+    assert all(math.isnan(x) for x in wilson_interval(0, 0))
+    with pytest.raises(ValueError):
+        wilson_interval(6, 5)
+
+
+def test_wilson_interval_widens_with_confidence():
+    low95, high95 = wilson_interval(8, 10, 0.95)
+    low99, high99 = wilson_interval(8, 10, 0.99)
+    assert low99 < low95 and high99 > high95
+
+
+# ------------------------------------------------------------------------------------------------ evaluation
+
+
+def test_one_record_per_problem_in_order_with_hand_computed_answers():
+    backend = FakeBackend()
+    records = evaluate_accuracy(PROBLEMS, backend, COT, profile="smoke", run_name="order", batch_size=2)
+    assert list(records.columns) == list(RECORD_COLUMNS)
+    assert list(records["id"]) == ["fld-a", "fld-b", "fld-c", "pronto-a", "folio-a"]
+    assert list(records["gold"]) == [PROVED, DISPROVED, UNKNOWN, PROVED, UNKNOWN]
+    assert _listed(records["prediction"]) == [PROVED, PROVED, None, PROVED, UNKNOWN]
+    assert list(records["correct"]) == [True, False, False, True, True]
+    assert list(records["no_answer"]) == [False, False, True, False, False]
+    assert _listed(records["depth_bucket"]) == ["0-3", "8-11", "UNKNOWN", None, None]
+    assert list(records["response"]) == [r for _, r, *_ in ITEMS]
+    assert set(records["setting"]) == {"CoT"} and set(records["model"]) == {"fake-model"}
+    assert backend.batches == [2, 2, 1]  # chunks of batch_size, one generate call each
+
+
+def test_compat_columns_count_an_empty_answer_on_an_unknown_item_as_correct():
+    records = evaluate_accuracy(PROBLEMS, FakeBackend(), DIRECT, profile=None).set_index("id")
+    assert pd.isna(records.loc["fld-c", "prediction"]) and not records.loc["fld-c", "correct"]
+    assert records.loc["fld-c", "prediction_compat"] == UNKNOWN and records.loc["fld-c", "correct_compat"]
+    # ... and the released code's first-marker order gets the FOLIO item wrong that the last marker gets right.
+    assert records.loc["folio-a", "prediction_compat"] == PROVED and not records.loc["folio-a", "correct_compat"]
+    assert list(records["correct_compat"]) == [True, False, True, True, False]
+
+
+def test_compat_policy_fills_the_main_columns_with_the_released_codes_answers():
+    records = evaluate_accuracy(PROBLEMS, FakeBackend(), DIRECT, policy="paper_code_compat", profile=None)
+    assert list(records["prediction"]) == [c for *_, c in ITEMS]
+    assert list(records["no_answer"]) == [False, False, True, False, False]  # still: no marker in the text
+    assert set(records["policy"]) == {"paper_code_compat"}
+
+
+def test_csv_and_jsonl_are_written_under_results_accuracy(tmp_path):
+    evaluate_accuracy(PROBLEMS, FakeBackend(), COT, profile="smoke", run_name="files", batch_size=2)
+    folder = results_dir("smoke") / "accuracy"
+    assert str(folder).startswith(str(tmp_path))
+    assert sorted(p.name for p in folder.iterdir()) == ["files.csv", "files.jsonl"]  # no .partial/.tmp left
+    lines = [json.loads(line) for line in (folder / "files.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [r["id"] for r in lines] == [p.id for p in PROBLEMS]
+    assert lines[2]["prediction"] is None and lines[2]["correct_compat"] is True
+    table = pd.read_csv(folder / "files.csv")
+    assert list(table.columns) == list(RECORD_COLUMNS) and list(table["correct"]) == [True, False, False, True, True]
+
+
+def test_default_run_name_is_model_and_setting():
+    evaluate_accuracy(PROBLEMS[:1], FakeBackend(), FEW_SHOT, profile="smoke", few_shot_examples=PROBLEMS[:1])
+    assert (results_dir("smoke") / "accuracy" / "fake-model-Few-shot.jsonl").is_file()
+
+
+def test_nothing_is_cached_here_every_run_asks_the_backend_again():
+    backend = FakeBackend()
+    config = GenerationConfig(max_new_tokens=64)
+    for _ in range(2):
+        evaluate_accuracy(PROBLEMS, backend, DIRECT, config=config, profile=None)
+    assert backend.stats.calls == 2 and backend.batches == [5, 5]
+    assert backend.configs == [config, config]
+
+
+def test_token_counts_come_from_the_backends_tokenizer_else_none():
+    with_tokenizer = evaluate_accuracy(PROBLEMS, FakeBackend(OneTokenPerMessage()), DIRECT, profile=None)
+    assert list(with_tokenizer["prompt_tokens"]) == [3] * 5  # system + user + generation prompt
+    assert list(with_tokenizer["completion_tokens"]) == [4, 1, 0, 4, 4]
+    without = evaluate_accuracy(PROBLEMS, FakeBackend(), DIRECT, profile=None)
+    assert without["prompt_tokens"].isna().all() and without["completion_tokens"].isna().all()
+    assert list(without["completion_chars"]) == [31, 10, 0, 17, 37]
+
+
+def test_unlabelled_problems_are_refused_before_any_generation():
+    choice = Problem(id="lm-1", dataset="logicmark", facts=(), hypothesis="a = b", options=("x", "y"),
+                     answer_index=0)
+    backend = FakeBackend()
+    with pytest.raises(ValueError, match="lm-1"):
+        evaluate_accuracy([choice], backend, DIRECT, profile=None)
+    assert backend.stats.calls == 0
+
+
+# ------------------------------------------------------------------------------------------------ summaries
+
+
+def test_summary_by_dataset_counts_accuracy_interval_and_no_answers():
+    records = evaluate_accuracy(PROBLEMS, FakeBackend(), DIRECT, profile=None)
+    summary = summarize(records).set_index("dataset")
+    assert list(summary.index) == ["fld", "prontoqa", "folio"]  # order of first appearance
+    assert summary.loc["fld", ["n", "correct", "no_answer"]].tolist() == [3, 1, 1]
+    assert summary.loc["fld", "accuracy"] == pytest.approx(100 / 3)
+    # Wilson 1/3 by hand: centre (1/3 + 0.6402) / 2.2805 = 0.4269, half-width 0.3654.
+    assert summary.loc["fld", "ci_low"] == pytest.approx(6.15, abs=0.01)
+    assert summary.loc["fld", "ci_high"] == pytest.approx(79.23, abs=0.01)
+    assert summary.loc["prontoqa", ["n", "correct", "accuracy"]].tolist() == [1, 1, 100.0]
+    compat = summarize(records, correct_column="correct_compat").set_index("dataset")
+    assert compat["correct"].tolist() == [2, 1, 0]
+
+
+def test_summary_by_depth_bucket_orders_buckets_and_leaves_out_other_datasets():
+    records = pd.DataFrame({
+        "dataset": ["fld", "fld", "fld", "fld", "folio"],
+        "depth_bucket": ["UNKNOWN", "8-11", "0-3", "8-11", None],
+        "correct": [True, False, True, True, True],
+        "no_answer": [False, True, False, False, False],
+    })
+    summary = summarize(records, by=("dataset", "depth_bucket"))
+    assert summary["depth_bucket"].tolist() == ["0-3", "8-11", "UNKNOWN"]
+    assert summary["n"].tolist() == [1, 2, 1] and summary["correct"].tolist() == [1, 1, 1]
+    assert summary["accuracy"].tolist() == [100.0, 50.0, 100.0]
+    assert summary["no_answer"].tolist() == [0, 1, 0]
