@@ -1,0 +1,656 @@
+"""FLD-style deduction problems with gold proofs, generated offline and deterministically from a seed.
+
+Our own generator after the description of FLD (Morishita et al.) in ``reference/datasets.md`` and the
+paper's Appendix A.1 (test: depths 0–19 × 25 PROVED + 25 DISPROVED, plus 100 UNKNOWN; train: depths
+0–15 × 250 + 250, plus 1,500 UNKNOWN).
+
+**Proof trees are built backwards** from the goal with the deduction rules of :mod:`finelogic.logic.rules`
+(modus ponens, and-introduction/elimination, or-introduction/elimination, universal instantiation,
+existential introduction/elimination; no rule that needs an assumption). Every new atom gets a fresh
+predicate, so the tree has no accidental shortcuts. The goal is the hypothesis for PROVED and its
+negation (:func:`finelogic.logic.negate`) for DISPROVED, whose proof ends ``... -> ¬hypothesis`` as FLD's do.
+
+**Depth** (FLD's ``depth``, the paper's "steps" buckets 0–19) is the height of the proof tree: the number
+of rule applications on the longest path from a fact to the hypothesis. The FLD v0.2 record in
+``shared/data/fld`` has 6 such applications on its longest path and ``depth`` 6 (its ``void -> assump1``
+line opens an assumption and applies no rule). Depth 0: the hypothesis (or, for DISPROVED, its negation)
+is itself a fact and the proof is the one restatement step ``fact3 -> hypothesis;`` (rule
+``reiteration``). A proof can have more steps than its depth (side branches); ``meta["num_steps"]``
+counts them.
+
+**UNKNOWN**: a PROVED- or DISPROVED-style tree (half each) of the requested depth is built, then one of
+its leaves is removed; the facts then entail neither the hypothesis nor its negation. ``depth`` is None
+(as in FLD) and ``meta["proof_depth"]`` records the depth the proof would have had.
+
+**Distractors** are ordinary facts that share the problem's vocabulary (they mention predicates or
+constants of the proof) but are not needed: implications from a fresh premise to a proof literal, proof
+predicates applied to another constant, implications from a proof literal to something fresh, the
+negated-premise variant of a proof implication, universal rules into proof predicates. The exact check,
+with z3, before a set of distractors is kept (otherwise it is resampled, and in the end dropped):
+
+1. all facts together are consistent, so the label cannot flip;
+2. every leaf of the gold proof is necessary: the facts without that leaf (distractors included) do not
+   entail the goal. So no route through the distractors bypasses any part of the gold proof. Both run on
+   one z3 solver with the facts behind guard literals (:class:`finelogic.logic.Theory`), one check per
+   leaf. Not checked: a shorter route that still uses every gold leaf (it would need links between the
+   fresh predicates of different proof steps, which no distractor kind writes).
+
+**Verification** before any problem is returned (:func:`verify_fld_problem`): the label is re-decided
+by z3 from the fact formulas (PROVED: facts ⊨ hypothesis, ⊭ its negation; DISPROVED: the reverse;
+UNKNOWN: neither), every gold step is z3-valid and an instance of exactly one rule, and every English
+sentence (facts, hypothesis, ``intN`` texts) parses back to its formula. A failure raises
+:class:`GeneratorError`: a generator bug never leaves as a bad item.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import random
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+from tqdm.auto import tqdm
+
+from finelogic.data.generators.nl import (
+    ADJECTIVES,
+    EVENTS,
+    NOUNS,
+    Vocabulary,
+    parse_sentence,
+    render_sentence,
+)
+from finelogic.data.problem import DISPROVED, LABELS, PROVED, UNKNOWN, Fact, Problem
+from finelogic.logic import (
+    And,
+    Atom,
+    Const,
+    Exists,
+    ForAll,
+    Formula,
+    Implies,
+    Not,
+    Or,
+    Var,
+    Theory,
+    constants,
+    entails,
+    entails_each,
+    format_formula,
+    matches_rule,
+    negate,
+    parse_formula,
+    subformulas,
+    substitute,
+)
+
+log = logging.getLogger(__name__)
+
+GENERATOR = "finelogic.fld"
+X = Var("x")
+MAX_ATTEMPTS = 200
+DISTRACTOR_ATTEMPTS = 4
+PAPER_SHAPES = {
+    # kind: (depths, PROVED per depth, DISPROVED per depth, UNKNOWN in total) -- Appendix A.1
+    "test": (range(0, 20), 25, 25, 100),
+    "train": (range(0, 16), 250, 250, 1500),
+}
+
+
+class GeneratorError(RuntimeError):
+    """The generator produced something that fails its own verification (a bug, never a bad sample)."""
+
+
+class _Rejected(Exception):
+    """This random draw does not work out (vocabulary exhausted, distractor check): draw again."""
+
+
+@dataclass(frozen=True)
+class ProofNode:
+    """A node of a gold proof tree: ``formula`` derived by ``rule`` from ``children`` (a leaf: rule None)."""
+
+    formula: Formula
+    rule: str | None = None
+    children: tuple["ProofNode", ...] = ()
+
+    @property
+    def height(self) -> int:
+        """Rule applications on the longest path down to a leaf (a leaf: 0). FLD's ``depth``."""
+        return 0 if self.rule is None else 1 + max(c.height for c in self.children)
+
+    def nodes(self) -> Iterable["ProofNode"]:
+        """Post-order: children before their parent (the order a proof is written in)."""
+        for child in self.children:
+            yield from child.nodes()
+        yield self
+
+    def leaves(self) -> list[Formula]:
+        return [n.formula for n in self.nodes() if n.rule is None]
+
+
+@dataclass(frozen=True)
+class ProofStep:
+    """One line of an FLD proof: ``fact3 & int1 -> int2: <text>`` (text None for the hypothesis step)."""
+
+    premises: tuple[str, ...]
+    conclusion: str
+    text: str | None = None
+
+    def format(self) -> str:
+        head = f"{' & '.join(self.premises)} -> {self.conclusion}"
+        return f"{head}: {self.text}" if self.text is not None else head
+
+
+def parse_proof_steps(proof: str) -> list[ProofStep]:
+    """Split an FLD proof string (``a & b -> int1: text; int1 -> hypothesis;``) into its steps."""
+    steps = []
+    for chunk in proof.split(";"):
+        chunk = chunk.strip()
+        if not chunk:
+            continue
+        if "->" not in chunk:
+            raise ValueError(f"proof step without '->': {chunk!r} in {proof!r}")
+        head, _, rest = chunk.partition("->")
+        conclusion, sep, text = rest.partition(":")
+        premises = tuple(p.strip() for p in head.split("&"))
+        steps.append(ProofStep(premises, conclusion.strip(), text.strip() if sep else None))
+    return steps
+
+
+def _symbol(i: int, upper: bool) -> str:
+    """FLD-style symbol names: A..Z, then AA, AB, ... (lower case for constants)."""
+    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    name = letters[i] if i < 26 else letters[(i - 26) // 26 % 26] + letters[(i - 26) % 26]
+    return name if upper else name.lower()
+
+
+def _is_literal(f: Formula) -> bool:
+    return isinstance(f, Atom) or (isinstance(f, Not) and isinstance(f.body, Atom))
+
+
+def _atoms(f: Formula) -> list[Atom]:
+    return [g for g in subformulas(f) if isinstance(g, Atom)]
+
+
+# ----------------------------------------------------------------------------------------------------
+# Backward construction of one proof tree
+
+
+class _TreeBuilder:
+    """Fresh symbols and the backward proof search for one problem."""
+
+    def __init__(self, rng: random.Random, propositional: bool, n_constants: int) -> None:
+        self.rng = rng
+        self.propositional = propositional
+        self.constants = [Const(_symbol(i, upper=False)) for i in range(n_constants)]
+        self.n_predicates = 0
+
+    # -- fresh formulas --
+    def atom(self, term: Const | Var | None = None) -> Atom:
+        name = _symbol(self.n_predicates, upper=True)
+        self.n_predicates += 1
+        if self.propositional:
+            return Atom(name)
+        return Atom(name, term if term is not None else self.rng.choice(self.constants))
+
+    def ground(self, atom: Atom) -> Atom:
+        """``atom`` itself, or its predicate applied to the first constant when its term is a variable."""
+        return Atom(atom.predicate, self.constants[0]) if isinstance(atom.term, Var) else atom
+
+    def literal(self, term: Const | Var | None = None) -> Formula:
+        atom = self.atom(term)
+        return Not(atom) if self.rng.random() < 0.4 else atom
+
+    def subject_of(self, goal: Formula) -> Const | None:
+        """A constant of ``goal`` (kept with probability 0.7 so that universal rules can apply)."""
+        found = sorted(constants(goal), key=lambda c: c.name)
+        if self.propositional or not found or self.rng.random() > 0.7:
+            return None
+        return self.rng.choice(found)
+
+    def antecedent(self, goal: Formula) -> Formula:
+        term = self.subject_of(goal)
+        if self.rng.random() < 0.25:
+            return And(self.literal(term), self.literal(term))
+        return self.literal(term)
+
+    def hypothesis_goal(self) -> Formula:
+        """The formula the gold proof derives: literal, conjunction, disjunction, ¬(conjunction), ∃."""
+        r = self.rng.random()
+        if r < 0.5:
+            return self.literal()
+        term = None if self.propositional else self.rng.choice(self.constants)
+        if r < 0.7:
+            return And(self.literal(term), self.literal(term))
+        if r < 0.8:
+            return Or(self.literal(term), self.literal(term))
+        if r < 0.9 or self.propositional:
+            return Not(And(self.literal(term), self.literal(term)))
+        return Exists(X, self.literal(X))
+
+    # -- proof search --
+    def side_depth(self, depth: int) -> int:
+        """Depth of a premise off the deepest path: mostly a fact, sometimes a short sub-proof."""
+        return self.rng.randint(0, min(depth - 1, 3)) if self.rng.random() < 0.3 else 0
+
+    def implication(self, impl: Formula, max_depth: int) -> ProofNode:
+        """A fact ``A -> B``, or (depth 1) its instance of a universal fact ``(x): A[x] -> B[x]``."""
+        cs = constants(impl)
+        quantified = any(isinstance(g, (ForAll, Exists)) for g in subformulas(impl))
+        if max_depth >= 1 and not quantified and len(cs) == 1 and self.rng.random() < 0.35:
+            (c,) = cs
+            return ProofNode(impl, "universal_instantiation", (ProofNode(ForAll(X, substitute(impl, c, X))),))
+        return ProofNode(impl)
+
+    def prove(self, goal: Formula, depth: int, forbid: frozenset[str] = frozenset()) -> ProofNode:
+        """A proof tree of ``goal`` of height exactly ``depth``; ``forbid`` names strategies that would
+        re-derive the formula the caller is about to extract from ``goal`` (a detour, not a proof)."""
+        if depth == 0:
+            return ProofNode(goal)
+        options = ["modus_ponens"] * 3
+        if _is_literal(goal):
+            options += ["and_elim", "or_elim"]
+            if not self.propositional:
+                options += ["exists_elim"]
+                if depth == 1:
+                    options += ["universal_instantiation"]
+        elif isinstance(goal, And) and "and_intro" not in forbid:
+            options += ["and_intro"] * 3
+        elif isinstance(goal, Or) and "or_intro" not in forbid:
+            options += ["or_intro"] * 3
+        elif isinstance(goal, Exists):
+            options += ["existential_intro"] * 3
+        strategy = self.rng.choice(options)
+        return getattr(self, "_" + strategy)(goal, depth)
+
+    def _modus_ponens(self, goal: Formula, depth: int) -> ProofNode:
+        a = self.antecedent(goal)
+        return ProofNode(goal, "modus_ponens", (self.prove(a, depth - 1), self.implication(Implies(a, goal), depth - 1)))
+
+    def _and_elim(self, goal: Formula, depth: int) -> ProofNode:
+        other = self.literal(self.subject_of(goal))
+        left = self.rng.random() < 0.5
+        conj = And(goal, other) if left else And(other, goal)
+        child = self.prove(conj, depth - 1, forbid=frozenset({"and_intro"}))
+        return ProofNode(goal, "and_elim_left" if left else "and_elim_right", (child,))
+
+    def _or_elim(self, goal: Formula, depth: int) -> ProofNode:
+        a, b = self.literal(self.subject_of(goal)), self.literal(self.subject_of(goal))
+        disj = self.prove(Or(a, b), depth - 1, forbid=frozenset({"or_intro"}))
+        ia = self.implication(Implies(a, goal), self.side_depth(depth))
+        ib = self.implication(Implies(b, goal), self.side_depth(depth))
+        return ProofNode(goal, "or_elim", (disj, ia, ib))
+
+    def _exists_elim(self, goal: Formula, depth: int) -> ProofNode:
+        body = self.literal(X)
+        witness = self.prove(Exists(X, body), depth - 1)
+        return ProofNode(goal, "existential_elim", (witness, ProofNode(ForAll(X, Implies(body, goal)))))
+
+    def _universal_instantiation(self, goal: Formula, depth: int) -> ProofNode:
+        (c,) = constants(goal)
+        return ProofNode(goal, "universal_instantiation", (ProofNode(ForAll(X, substitute(goal, c, X))),))
+
+    def _and_intro(self, goal: And, depth: int) -> ProofNode:
+        deep_left = self.rng.random() < 0.5
+        left = self.prove(goal.left, depth - 1 if deep_left else self.side_depth(depth))
+        right = self.prove(goal.right, self.side_depth(depth) if deep_left else depth - 1)
+        return ProofNode(goal, "and_intro", (left, right))
+
+    def _or_intro(self, goal: Or, depth: int) -> ProofNode:
+        if self.rng.random() < 0.5:
+            return ProofNode(goal, "or_intro_left", (self.prove(goal.left, depth - 1),))
+        return ProofNode(goal, "or_intro_right", (self.prove(goal.right, depth - 1),))
+
+    def _existential_intro(self, goal: Exists, depth: int) -> ProofNode:
+        instance = substitute(goal.body, goal.var, self.rng.choice(self.constants))
+        return ProofNode(goal, "existential_intro", (self.prove(instance, depth - 1),))
+
+    # -- distractors --
+    def distractors(self, tree: ProofNode, k: int) -> list[Formula]:
+        """``k`` facts in the proof's vocabulary that the proof does not need (see the module docstring)."""
+        atoms = sorted({self.ground(a) for n in tree.nodes() for a in _atoms(n.formula)}, key=format_formula)
+        implications = [n.formula for n in tree.nodes() if isinstance(n.formula, Implies) and n.rule is None]
+        out: list[Formula] = []
+        kinds = ["fresh_premise", "fresh_conclusion"] + (["negated_premise"] if implications else [])
+        if not self.propositional:
+            kinds += ["other_constant", "universal"]
+        for _ in range(k):
+            atom = self.rng.choice(atoms)
+            proof_literal = Not(atom) if self.rng.random() < 0.5 else atom
+            kind = self.rng.choice(kinds)
+            if kind == "fresh_premise":  # fresh premise -> proof literal
+                out.append(Implies(self.literal(atom.term), proof_literal))
+            elif kind == "fresh_conclusion":  # proof literal -> fresh conclusion
+                out.append(Implies(proof_literal, self.literal(atom.term)))
+            elif kind == "negated_premise":  # negated-premise variant of a proof implication
+                impl = self.rng.choice(implications)
+                out.append(Implies(negate(impl.left), self.literal(self.subject_of(impl))))
+            elif kind == "other_constant":  # proof predicate, another constant
+                others = [c for c in self.constants if c != atom.term] or [Const(_symbol(len(self.constants), False))]
+                other = Atom(atom.predicate, self.rng.choice(others))
+                out.append(Not(other) if self.rng.random() < 0.5 else other)
+            else:  # universal rule into a proof predicate
+                out.append(ForAll(X, Implies(self.literal(X), Atom(atom.predicate, X))))
+        return out
+
+
+# ----------------------------------------------------------------------------------------------------
+# One problem
+
+
+def _distinct_in_order(formulas: Iterable[Formula]) -> list[Formula]:
+    seen: dict[Formula, None] = {}
+    for f in formulas:
+        seen.setdefault(f, None)
+    return list(seen)
+
+
+def _distractor_check(facts: Sequence[Formula], leaves: Sequence[Formula], goal: Formula) -> bool:
+    """Checks 1 and 2 of the module docstring: the facts are consistent and no gold leaf can be dropped
+    with the goal still entailed."""
+    with Theory(facts) as theory:
+        return theory.consistent() and all(not theory.entails(goal, without=[leaf]) for leaf in leaves)
+
+
+def _vocabulary(rng: random.Random, builder: _TreeBuilder, facts: Sequence[Formula], hypothesis: Formula) -> Vocabulary:
+    atoms = sorted({a for f in [*facts, hypothesis] for a in subformulas(f) if isinstance(a, Atom)}, key=format_formula)
+    preds = sorted({a.predicate for a in atoms})
+    consts = sorted({a.term.name for a in atoms if isinstance(a.term, Const)})
+    pool = EVENTS if builder.propositional else ADJECTIVES
+    if len(preds) > len(pool) or len(consts) > len(NOUNS):
+        raise _Rejected(f"{len(preds)} predicates but only {len(pool)} words")
+    words = rng.sample(pool, len(preds))
+    nouns = rng.sample(NOUNS, len(consts))
+    table = dict(zip(preds, words if not builder.propositional else ["the " + w for w in words]))
+    return Vocabulary(
+        predicates={} if builder.propositional else table,
+        propositions=table if builder.propositional else {},
+        constants={c: "the " + n for c, n in zip(consts, nouns)},
+    )
+
+
+def _attempt(rng: random.Random, depth: int, label: str, distractors: tuple[int, int], problem_id: str, seed_meta: object) -> Problem:
+    builder = _TreeBuilder(rng, propositional=rng.random() < 0.25, n_constants=rng.randint(1, 3))
+    style = label if label != UNKNOWN else rng.choice((PROVED, DISPROVED))
+    goal = builder.hypothesis_goal()
+    hypothesis = goal if style == PROVED else negate(goal)
+    tree = builder.prove(goal, depth)
+    if tree.height != depth:
+        raise GeneratorError(f"built a tree of height {tree.height} for depth {depth}")
+    nodes = [n.formula for n in tree.nodes()]
+    if len(set(nodes)) != len(nodes):
+        raise _Rejected("a formula occurs twice in the proof tree")
+    leaves = _distinct_in_order(tree.leaves())
+
+    chosen: list[Formula] = []
+    for _ in range(DISTRACTOR_ATTEMPTS):
+        candidates = [d for d in builder.distractors(tree, rng.randint(*distractors)) if d not in nodes]
+        candidates = _distinct_in_order(candidates)
+        facts = leaves + candidates
+        if _distractor_check(facts, leaves, goal):
+            chosen = candidates
+            break
+    else:
+        log.debug("%s: distractors dropped after %d draws", problem_id, DISTRACTOR_ATTEMPTS)
+        if not _distractor_check(leaves, leaves, goal):
+            raise GeneratorError(f"{problem_id}: a leaf of the gold proof is not necessary even without distractors")
+
+    removed: Formula | None = None
+    kept_leaves = leaves
+    if label == UNKNOWN:
+        removed = rng.choice(leaves)
+        kept_leaves = [f for f in leaves if f != removed]
+    facts = kept_leaves + chosen
+    if not facts:
+        raise _Rejected("an UNKNOWN item with no facts left")
+    order = list(range(len(facts)))
+    rng.shuffle(order)
+    fact_formulas = [facts[i] for i in order]
+    fact_ids = {f: f"fact{i + 1}" for i, f in enumerate(fact_formulas)}
+    vocab = _vocabulary(rng, builder, [*fact_formulas, *nodes, *leaves], hypothesis)
+
+    formulas = {fact_ids[f]: format_formula(f) for f in fact_formulas}
+    formulas["hypothesis"] = format_formula(hypothesis)
+    meta: dict = {
+        "generated": True,
+        "generator": GENERATOR,
+        "seed": seed_meta,
+        "vocabulary": vocab.to_dict(),
+        "distractors": sorted((fact_ids[f] for f in chosen), key=lambda s: int(s[4:])),
+        "propositional": builder.propositional,
+    }
+    proof = None
+    if label == UNKNOWN:
+        meta["proof_depth"] = depth
+        meta["removed_fact"] = format_formula(removed)
+        meta["removed_fact_text"] = render_sentence(removed, vocab)
+        meta["proof_formal"] = None
+    else:
+        steps_nl, steps_formal, int_formulas = _linearize(tree, fact_ids, "hypothesis" if style == PROVED else "¬hypothesis", vocab)
+        formulas.update(int_formulas)
+        proof = "; ".join(s.format() for s in steps_nl) + ";"
+        meta["proof_formal"] = "; ".join(s.format() for s in steps_formal) + ";"
+        meta["num_steps"] = len(steps_nl)
+    problem = Problem(
+        id=problem_id,
+        dataset="fld",
+        facts=tuple(Fact(fact_ids[f], render_sentence(f, vocab)) for f in fact_formulas),
+        hypothesis=render_sentence(hypothesis, vocab),
+        label=label,
+        depth=None if label == UNKNOWN else depth,
+        proof=proof,
+        formulas=formulas,
+        meta=meta,
+    )
+    verify_fld_problem(problem)
+    return problem
+
+
+def _linearize(tree: ProofNode, fact_ids: Mapping[Formula, str], final: str, vocab: Vocabulary) -> tuple[list[ProofStep], list[ProofStep], dict[str, str]]:
+    """The tree as FLD proof lines (English and formal) plus the ``intN`` formulas."""
+    if tree.rule is None:  # depth 0: restate the fact
+        step = ProofStep((fact_ids[tree.formula],), final)
+        return [step], [step], {}
+    ids: dict[int, str] = {}
+    steps_nl, steps_formal, ints = [], [], {}
+    internal = [n for n in tree.nodes() if n.rule is not None]
+    for k, node in enumerate(internal):
+        premises = tuple(fact_ids[c.formula] if c.rule is None else ids[id(c)] for c in node.children)
+        if node is tree:
+            steps_nl.append(ProofStep(premises, final))
+            steps_formal.append(ProofStep(premises, final))
+            continue
+        name = f"int{k + 1}"
+        ids[id(node)] = name
+        ints[name] = format_formula(node.formula)
+        steps_nl.append(ProofStep(premises, name, render_sentence(node.formula, vocab)))
+        steps_formal.append(ProofStep(premises, name, ints[name]))
+    return steps_nl, steps_formal, ints
+
+
+def verify_fld_problem(problem: Problem) -> None:
+    """Re-check a generated FLD problem from its own fields (module docstring, "Verification").
+
+    Raises:
+        GeneratorError: naming the problem and what failed.
+    """
+    def fail(what: str) -> GeneratorError:
+        return GeneratorError(f"{problem.id}: {what}")
+
+    try:
+        _verify(problem)
+    except (KeyError, ValueError) as error:  # unknown ids, unparseable formulas or sentences
+        raise GeneratorError(f"{problem.id}: {type(error).__name__}: {error}") from error
+
+
+def _verify(problem: Problem) -> None:
+    def fail(what: str) -> GeneratorError:
+        return GeneratorError(f"{problem.id}: {what}")
+
+    vocab = Vocabulary.from_dict(problem.meta["vocabulary"])
+    formula = {k: parse_formula(v) for k, v in problem.formulas.items()}
+    hypothesis = formula["hypothesis"]
+    formula["¬hypothesis"] = negate(hypothesis)
+    with Theory([formula[f.id] for f in problem.facts]) as theory:
+        proves, disproves = theory.entails(hypothesis), theory.entails(negate(hypothesis))
+    decided = {(True, False): PROVED, (False, True): DISPROVED, (False, False): UNKNOWN}.get((proves, disproves))
+    if decided != problem.label:
+        raise fail(f"labelled {problem.label} but z3 says proves={proves}, disproves={disproves}")
+    texts = [(f.text, formula[f.id]) for f in problem.facts] + [(problem.hypothesis, hypothesis)]
+    if problem.proof is not None:
+        steps = parse_proof_steps(problem.proof)
+        pairs = [([formula[p] for p in step.premises], formula[step.conclusion]) for step in steps]
+        for step, (premises, conclusion) in zip(steps, pairs):
+            rules = matches_rule(premises, conclusion)
+            if len(rules) != 1:
+                raise fail(f"step {step.format()!r} matches rules {rules}, not exactly one")
+            if step.text is not None:
+                texts.append((step.text, conclusion))
+        if not entails_each(pairs):  # one z3 call for all steps; find the culprit only on failure
+            bad = next(s for s, (p, c) in zip(steps, pairs) if not entails(p, c))
+            raise fail(f"step {bad.format()!r} is not valid")
+        if steps[-1].conclusion != ("hypothesis" if problem.label == PROVED else "¬hypothesis"):
+            raise fail("the proof does not end at the (negated) hypothesis")
+        if proof_depth(problem.proof, problem.formulas) != problem.depth:
+            raise fail(f"the proof has depth {proof_depth(problem.proof, problem.formulas)}, not {problem.depth}")
+    for text, expected in texts:
+        if parse_sentence(text, vocab) != expected:
+            raise fail(f"sentence {text!r} does not parse back to {format_formula(expected)}")
+
+
+def proof_depth(proof: str, formulas: Mapping[str, str]) -> int:
+    """FLD's ``depth`` of a proof string: rule applications on the longest path from a fact to the end.
+
+    Premises never concluded by an earlier step (``fact3``, ``sent2``) count 0; so do assumptions opened
+    by ``void -> assump1`` and their discharged references ``[assump1]``; a step restating a fact (its one
+    premise has the conclusion's formula, as in a depth-0 proof) adds nothing. ``formulas`` maps ids
+    (``fact3``, ``int1``, ``hypothesis``) to FLD formulas; ``¬hypothesis`` is derived from ``hypothesis``.
+    """
+    parsed = {k: parse_formula(v) for k, v in formulas.items()}
+    if "hypothesis" in parsed:
+        parsed["¬hypothesis"] = negate(parsed["hypothesis"])
+    height: dict[str, int] = {}
+    for step in parse_proof_steps(proof):
+        premises = [p.strip("[]") for p in step.premises]
+        if premises == ["void"]:
+            height[step.conclusion] = 0
+            continue
+        below = max(height.get(p, 0) for p in premises)
+        concl = parsed.get(step.conclusion)
+        restated = len(premises) == 1 and concl is not None and parsed.get(premises[0]) == concl
+        height[step.conclusion] = below + (0 if restated else 1)
+    return height[step.conclusion]
+
+
+def generate_fld_problem(
+    rng_or_seed: random.Random | int | str,
+    depth: int,
+    label: str,
+    *,
+    distractors: tuple[int, int] = (2, 8),
+    problem_id: str | None = None,
+) -> Problem:
+    """One verified FLD-style problem with a gold proof of exactly ``depth`` (see the module docstring).
+
+    Args:
+        rng_or_seed: a ``random.Random`` (advanced in place) or a seed for a fresh one.
+        depth: proof-tree height, 0 or more.
+        label: PROVED, DISPROVED or UNKNOWN.
+        distractors: inclusive range of distractor facts to draw (fewer remain if the check rejects them).
+        problem_id: defaults to ``fld-<seed>-d<depth>-<label>``.
+    """
+    if label not in LABELS:
+        raise ValueError(f"label must be one of {LABELS}, got {label!r}")
+    if depth < 0:
+        raise ValueError(f"depth must be >= 0, got {depth}")
+    rng = rng_or_seed if isinstance(rng_or_seed, random.Random) else random.Random(rng_or_seed)
+    seed_meta = None if isinstance(rng_or_seed, random.Random) else rng_or_seed
+    problem_id = problem_id or ("fld" if seed_meta is None else f"fld-{seed_meta}") + f"-d{depth}-{label}"
+    for _ in range(MAX_ATTEMPTS):
+        try:
+            return _attempt(rng, depth, label, distractors, problem_id, seed_meta)
+        except _Rejected as why:
+            log.debug("%s: redrawing (%s)", problem_id, why)
+    raise GeneratorError(f"{problem_id}: no valid draw in {MAX_ATTEMPTS} attempts")
+
+
+# ----------------------------------------------------------------------------------------------------
+# Many problems
+
+
+def even_plan(n: int, depths: Iterable[int], labels: Sequence[str]) -> dict[tuple[int, str], int]:
+    """``n`` spread over depths × labels as evenly as possible; the first cells (depth-major) get the rest."""
+    cells = [(d, lab) for d in depths for lab in labels]
+    if not cells:
+        raise ValueError("no (depth, label) cells to fill")
+    base, rest = divmod(n, len(cells))
+    return {cell: base + (i < rest) for i, cell in enumerate(cells)}
+
+
+def generate_from_plan(plan: Mapping[tuple[int, str], int], seed: int, *, progress: bool | None = None, **kwargs) -> list[Problem]:
+    """Problems for every ``(depth, label): count`` of ``plan``, in plan order.
+
+    Item ``k`` of cell ``(d, label)`` draws from ``random.Random("<seed>/<d>/<label>/<k>")``, so a cell's
+    items do not depend on the rest of the plan. UNKNOWN cells' ``d`` is the depth their proof would have.
+    """
+    total = sum(plan.values())
+    bar = tqdm(total=total, desc="FLD problems", disable=progress is False or (progress is None and total < 200))
+    out = []
+    for (depth, label), count in plan.items():
+        for k in range(count):
+            item_seed = f"{seed}/{depth}/{label}/{k}"
+            problem = generate_fld_problem(item_seed, depth, label, problem_id=f"fld-{seed}-d{depth}-{label}-{k}", **kwargs)
+            out.append(_with_seed(problem, seed, item_seed))
+            bar.update()
+    bar.close()
+    return out
+
+
+def _with_seed(problem: Problem, seed: int, item_seed: str) -> Problem:
+    return dataclasses.replace(problem, meta={**problem.meta, "seed": seed, "item_seed": item_seed})
+
+
+def generate_fld(
+    n: int,
+    seed: int,
+    depths: Iterable[int] = range(0, 20),
+    labels: Sequence[str] = (PROVED, DISPROVED, UNKNOWN),
+    *,
+    progress: bool | None = None,
+    **kwargs,
+) -> list[Problem]:
+    """``n`` verified FLD-style problems spread evenly over ``depths`` × ``labels`` (see :func:`even_plan`).
+
+    ``kwargs`` go to :func:`generate_fld_problem` (e.g. ``distractors=(0, 4)``). Same seed, same bytes.
+    """
+    return generate_from_plan(even_plan(n, depths, labels), seed, progress=progress, **kwargs)
+
+
+def fld_paper_plan(kind: str, scale: float = 1.0) -> dict[tuple[int, str], int]:
+    """The paper's FLD sample shape (Appendix A.1) as ``{(depth, label): count}``.
+
+    ``kind`` "test": depths 0–19 × (25 PROVED + 25 DISPROVED) + 100 UNKNOWN = 1,100; "train": depths
+    0–15 × (250 + 250) + 1,500 UNKNOWN = 9,500. UNKNOWN items are spread evenly over the depths (the
+    first depths take the remainder: 1,500 = 12 × 94 + 4 × 93). ``scale`` multiplies every cell, rounding
+    half up, with at least 1 per cell.
+    """
+    if kind not in PAPER_SHAPES:
+        raise ValueError(f"kind must be one of {sorted(PAPER_SHAPES)}, got {kind!r}")
+    if scale <= 0:
+        raise ValueError(f"scale must be positive, got {scale}")
+    depths, n_proved, n_disproved, n_unknown = PAPER_SHAPES[kind]
+    unknown = even_plan(n_unknown, depths, (UNKNOWN,))
+    plan = {}
+    for d in depths:
+        for label, count in ((PROVED, n_proved), (DISPROVED, n_disproved), (UNKNOWN, unknown[d, UNKNOWN])):
+            plan[d, label] = max(1, int(count * scale + 0.5))
+    return plan
+
+
+def fld_paper_test(seed: int, scale: float = 1.0, **kwargs) -> list[Problem]:
+    """The paper's FLD test shape (1,100 problems at scale 1); see :func:`fld_paper_plan`."""
+    return generate_from_plan(fld_paper_plan("test", scale), seed, **kwargs)
+
+
+def fld_paper_train(seed: int, scale: float = 1.0, **kwargs) -> list[Problem]:
+    """The paper's FLD training shape (9,500 problems at scale 1); see :func:`fld_paper_plan`."""
+    return generate_from_plan(fld_paper_plan("train", scale), seed, **kwargs)

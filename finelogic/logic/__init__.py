@@ -1,0 +1,52 @@
+"""Formal logic core: FLD-notation formulas, their parser, z3 entailment, and the deduction rules.
+
+>>> from finelogic.logic import parse_formula, entails
+>>> entails([parse_formula("{A}{a}"), parse_formula("(x): {A}x -> {B}x")], parse_formula("{B}{a}"))
+True
+"""
+from finelogic.logic.formula import (
+    FALSUM,
+    And,
+    Atom,
+    Const,
+    Exists,
+    Falsum,
+    ForAll,
+    Formula,
+    Implies,
+    Not,
+    Or,
+    Term,
+    Var,
+    constants,
+    format_formula,
+    free_vars,
+    negate,
+    predicates,
+    subformulas,
+    substitute,
+)
+from finelogic.logic.parser import FormulaSyntaxError, parse_formula
+from finelogic.logic.prover import ProverError, Theory, consistent, entails, entails_each, to_z3
+from finelogic.logic.rules import (
+    RULE_NAMES,
+    RULES,
+    Discharged,
+    MetaFormula,
+    MetaTerm,
+    Rule,
+    Substituted,
+    instantiate_rule,
+    is_atomic_step,
+    match,
+    matches_rule,
+    premise_formulas,
+)
+
+__all__ = [
+    "FALSUM", "And", "Atom", "Const", "Exists", "Falsum", "ForAll", "Formula", "Implies", "Not", "Or",
+    "Term", "Var", "constants", "format_formula", "free_vars", "negate", "predicates", "subformulas",
+    "substitute", "FormulaSyntaxError", "parse_formula", "ProverError", "Theory", "consistent", "entails", "entails_each", "to_z3",
+    "RULE_NAMES", "RULES", "Discharged", "MetaFormula", "MetaTerm", "Rule", "Substituted",
+    "instantiate_rule", "is_atomic_step", "match", "matches_rule", "premise_formulas",
+]

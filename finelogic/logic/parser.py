@@ -1,0 +1,183 @@
+"""Parse FLD formal notation into :mod:`finelogic.logic.formula` objects.
+
+Grammar (whitespace between tokens is ignored)::
+
+    formula     := QUANT formula | implication          QUANT is "(x):" or "(Ex):"; its body extends right
+    implication := junction [ "->" formula ]             right-associative
+    junction    := unary { ("&" | "v") unary }           one operator per level: mixing & and v needs ()
+    unary       := "¬" unary | QUANT formula | primary
+    primary     := "(" formula ")" | "#F#" | atom
+    atom        := "{" PRED "}" [ "{" const "}" | VAR ]  PRED starts upper-case, const lower-case
+
+Variables are ``x``, ``y``, ``z`` optionally followed by digits (FLD uses ``x``); the bare letter ``v`` is
+always the disjunction. A chain ``A & B & C`` groups to the left, ``((A & B) & C)``.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from finelogic.logic.formula import (
+    FALSUM,
+    And,
+    Atom,
+    Const,
+    Exists,
+    ForAll,
+    Formula,
+    Implies,
+    Not,
+    Or,
+    Var,
+)
+
+
+class FormulaSyntaxError(ValueError):
+    """A formula text that is not FLD notation; ``text`` and ``position`` (0-based) say where."""
+
+    def __init__(self, message: str, text: str, position: int) -> None:
+        self.message = message
+        self.text = text
+        self.position = position
+        super().__init__(f"{message} at position {position} in {text!r}\n  {text}\n  {' ' * position}^")
+
+
+_TOKEN = re.compile(
+    r"""
+    (?P<quant>\(\s*(?P<exists>E?)(?P<qvar>[xyz][0-9]*)\s*\)\s*:)
+  | (?P<falsum>\#F\#)
+  | (?P<arrow>->)
+  | (?P<not>¬)
+  | (?P<and>&)
+  | (?P<or>v(?![A-Za-z0-9_]))
+  | (?P<lpar>\()
+  | (?P<rpar>\))
+  | (?P<pred>\{(?P<pname>[A-Z][A-Za-z0-9_]*)\})
+  | (?P<const>\{(?P<cname>[a-z][a-z0-9_]*)\})
+  | (?P<var>[xyz][0-9]*(?![A-Za-z_]))
+    """,
+    re.VERBOSE,
+)
+
+
+_KINDS = ("quant", "falsum", "arrow", "not", "and", "or", "lpar", "rpar", "pred", "const", "var")
+
+
+def _tokenize(text: str) -> list[tuple[str, str, int]]:
+    """(kind, value, position) triples, ending with ("end", "", len(text))."""
+    tokens: list[tuple[str, str, int]] = []
+    pos = 0
+    while True:
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if pos == len(text):
+            tokens.append(("end", "", pos))
+            return tokens
+        m = _TOKEN.match(text, pos)
+        if m is None:
+            raise FormulaSyntaxError(f"unexpected character {text[pos]!r}", text, pos)
+        # The outer group that matched is the token kind (inner groups only capture names).
+        kind = next(name for name in _KINDS if m.group(name) is not None)
+        if kind == "quant":
+            value = ("E" if m.group("exists") else "") + m.group("qvar")
+        elif kind == "pred":
+            value = m.group("pname")
+        elif kind == "const":
+            value = m.group("cname")
+        else:
+            value = m.group(0)
+        tokens.append((kind, value, pos))
+        pos = m.end()
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.tokens = _tokenize(text)
+        self.i = 0
+
+    @property
+    def kind(self) -> str:
+        return self.tokens[self.i][0]
+
+    def take(self) -> tuple[str, str, int]:
+        token = self.tokens[self.i]
+        self.i += 1
+        return token
+
+    def fail(self, message: str) -> FormulaSyntaxError:
+        _, value, pos = self.tokens[self.i]
+        found = "end of text" if self.kind == "end" else repr(value)
+        return FormulaSyntaxError(f"{message}, found {found}", self.text, pos)
+
+    def formula(self) -> Formula:
+        if self.kind == "quant":
+            return self.quantified()
+        left = self.junction()
+        if self.kind == "arrow":
+            self.take()
+            return Implies(left, self.formula())
+        return left
+
+    def quantified(self) -> Formula:
+        _, value, _ = self.take()
+        body = self.formula()
+        if value.startswith("E"):
+            return Exists(Var(value[1:]), body)
+        return ForAll(Var(value), body)
+
+    def junction(self) -> Formula:
+        left = self.unary()
+        op = None
+        while self.kind in ("and", "or"):
+            if op is not None and self.kind != op:
+                raise self.fail("mixing '&' and 'v' needs parentheses")
+            op = self.kind
+            self.take()
+            right = self.unary()
+            left = And(left, right) if op == "and" else Or(left, right)
+        return left
+
+    def unary(self) -> Formula:
+        if self.kind == "not":
+            self.take()
+            return Not(self.unary())
+        if self.kind == "quant":
+            return self.quantified()
+        return self.primary()
+
+    def primary(self) -> Formula:
+        if self.kind == "lpar":
+            self.take()
+            inner = self.formula()
+            if self.kind != "rpar":
+                raise self.fail("expected ')'")
+            self.take()
+            return inner
+        if self.kind == "falsum":
+            self.take()
+            return FALSUM
+        if self.kind == "pred":
+            _, name, _ = self.take()
+            if self.kind == "const":
+                return Atom(name, Const(self.take()[1]))
+            if self.kind == "var":
+                return Atom(name, Var(self.take()[1]))
+            return Atom(name)
+        raise self.fail("expected a formula ('{A}...', '¬', '(', '#F#' or a quantifier)")
+
+
+@lru_cache(maxsize=65536)
+def parse_formula(text: str) -> Formula:
+    """Parse one formula in FLD notation, e.g. ``(x): ¬({B}x & {D}x) -> ¬{D}x``.
+
+    Results are cached (formulas are immutable): the generator and the judge parse the same strings often.
+
+    Raises:
+        FormulaSyntaxError: naming the text and the 0-based position of the offending token.
+    """
+    parser = _Parser(text)
+    result = parser.formula()
+    if parser.kind != "end":
+        raise parser.fail("expected end of formula")
+    return result

@@ -1,0 +1,223 @@
+"""Decide entailment between FLD formulas with z3 (``reference/methods.md``: symbolic checking).
+
+A step is valid when its premises entail its conclusion, i.e. ``premises ∧ ¬conclusion`` is
+unsatisfiable (the official FLD generator checks its proofs the same way).
+
+Translation: one uninterpreted sort ``Entity``; a constant ``{a}`` is an ``Entity`` constant, a predicate
+``{A}`` of arity 1 an ``Entity -> Bool`` function, a proposition ``{A}`` a Boolean; quantifiers become z3
+quantifiers. A variable that is free in a formula (FLD never writes one) is read as an arbitrary but fixed
+individual, i.e. an ``Entity`` constant of its own. FLD formulas have quantifiers only in prefix position
+over predicates of arity ≤ 1, so every query is in the decidable EPR fragment and z3 answers quickly;
+``unknown`` (a timeout) raises rather than guessing.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Collection, Iterable, Sequence
+
+import z3
+
+from finelogic.logic.formula import (
+    And,
+    Atom,
+    Const,
+    Exists,
+    Falsum,
+    ForAll,
+    Formula,
+    Implies,
+    Not,
+    Or,
+)
+
+ENTITY = z3.DeclareSort("Entity")
+TIMEOUT_MS = 20_000
+
+
+class ProverError(RuntimeError):
+    """z3 could not decide a query (timeout or resource limit)."""
+
+
+@lru_cache(maxsize=None)
+def _predicate(name: str) -> z3.FuncDeclRef:
+    return z3.Function(f"P_{name}", ENTITY, z3.BoolSort())
+
+
+@lru_cache(maxsize=None)
+def _proposition(name: str) -> z3.BoolRef:
+    return z3.Bool(f"p_{name}")
+
+
+@lru_cache(maxsize=None)
+def _constant(name: str) -> z3.ExprRef:
+    return z3.Const(f"c_{name}", ENTITY)
+
+
+@lru_cache(maxsize=None)
+def _variable(name: str) -> z3.ExprRef:
+    return z3.Const(f"v_{name}", ENTITY)
+
+
+def to_z3(formula: Formula) -> z3.BoolRef:
+    """The z3 Boolean expression for ``formula`` over the uninterpreted sort :data:`ENTITY`."""
+    return _to_z3(formula)
+
+
+@lru_cache(maxsize=65536)
+def _to_z3(f: Formula) -> z3.BoolRef:
+    if isinstance(f, Atom):
+        if f.term is None:
+            return _proposition(f.predicate)
+        term = _constant(f.term.name) if isinstance(f.term, Const) else _variable(f.term.name)
+        return _predicate(f.predicate)(term)
+    if isinstance(f, Falsum):
+        return z3.BoolVal(False)
+    if isinstance(f, Not):
+        return z3.Not(_to_z3(f.body))
+    if isinstance(f, And):
+        return z3.And(_to_z3(f.left), _to_z3(f.right))
+    if isinstance(f, Or):
+        return z3.Or(_to_z3(f.left), _to_z3(f.right))
+    if isinstance(f, Implies):
+        return z3.Implies(_to_z3(f.left), _to_z3(f.right))
+    if isinstance(f, ForAll):
+        return z3.ForAll([_variable(f.var.name)], _to_z3(f.body))
+    if isinstance(f, Exists):
+        return z3.Exists([_variable(f.var.name)], _to_z3(f.body))
+    raise TypeError(f"not a formula: {f!r}")
+
+
+@lru_cache(maxsize=1)
+def _solver() -> z3.Solver:
+    # One incremental solver reused with push/pop: ~10x faster than a fresh Solver per query (measured
+    # 0.2 ms vs 1.7 ms for a small FLD query). Not thread-safe, like z3's default context.
+    solver = z3.Solver()
+    solver.set("timeout", TIMEOUT_MS)
+    return solver
+
+
+def _satisfiable(formulas: frozenset[Formula]) -> bool:
+    solver = _solver()
+    solver.push()
+    try:
+        solver.add(*[_to_z3(f) for f in formulas])
+        result = solver.check()
+        if result == z3.unknown:
+            raise ProverError(f"z3 returned unknown ({solver.reason_unknown()}) on {len(formulas)} formulas")
+        return result == z3.sat
+    finally:
+        solver.pop()
+
+
+@lru_cache(maxsize=65536)
+def _entails(premises: frozenset[Formula], conclusion: Formula) -> bool:
+    return not _satisfiable(premises | {Not(conclusion)})
+
+
+@lru_cache(maxsize=65536)
+def _consistent(formulas: frozenset[Formula]) -> bool:
+    return _satisfiable(formulas)
+
+
+def entails(premises: Iterable[Formula], conclusion: Formula) -> bool:
+    """True when every model of ``premises`` satisfies ``conclusion`` (premises ∧ ¬conclusion unsat).
+
+    Results are cached on (set of premises, conclusion): the generator and the symbolic judge ask the
+    same questions repeatedly.
+    """
+    return _entails(frozenset(premises), conclusion)
+
+
+def consistent(formulas: Iterable[Formula]) -> bool:
+    """True when ``formulas`` have a common model (the empty set is consistent)."""
+    return _consistent(frozenset(formulas))
+
+
+def entails_each(steps: Iterable[tuple[Iterable[Formula], Formula]]) -> bool:
+    """True when every ``(premises, conclusion)`` pair is valid, decided by one z3 call.
+
+    Validity of each pair is unsatisfiability of ``∧premises ∧ ¬conclusion``; all are valid exactly when
+    the disjunction of these is unsatisfiable. One query instead of one per step (a proof of depth 19
+    has 20–40 steps).
+    """
+    disjuncts = [z3.And(*[_to_z3(p) for p in premises], z3.Not(_to_z3(c))) for premises, c in steps]
+    if not disjuncts:
+        return True
+    solver = _solver()
+    solver.push()
+    try:
+        solver.add(z3.Or(*disjuncts))
+        result = solver.check()
+        if result == z3.unknown:
+            raise ProverError(f"z3 returned unknown ({solver.reason_unknown()}) on {len(disjuncts)} steps")
+        return result == z3.unsat
+    finally:
+        solver.pop()
+
+
+class Theory:
+    """A fixed list of facts loaded into z3 once and queried about its subsets; use it in a ``with`` block.
+
+    Each fact is asserted behind a guard literal, in a pushed scope of the shared solver; a query switches
+    the wanted facts on as assumptions. Asking "do the facts without fact k still entail G?" for every k
+    then costs one cheap incremental check each instead of a solver run each (the FLD generator's
+    distractor check), and the shared, already-initialised solver saves z3's start-up cost (measured:
+    ~3 ms vs ~10 ms for two label queries on a depth-10 problem). Other queries (``entails``) may run
+    while the block is open: a fact whose guard is not assumed constrains nothing.
+
+        with Theory(facts) as theory:
+            theory.entails(goal, without=[facts[0]])
+    """
+
+    _serial = 0
+
+    def __init__(self, facts: Sequence[Formula]) -> None:
+        self.facts = tuple(facts)
+        self._open = False
+        self._negations: dict[Formula, z3.BoolRef] = {}
+        Theory._serial += 1
+        self._name = f"theory{Theory._serial}"
+        self._guards = [z3.Bool(f"{self._name}_fact{i}") for i in range(len(self.facts))]
+
+    def __enter__(self) -> "Theory":
+        solver = _solver()
+        solver.push()
+        self._open = True
+        solver.add(*[z3.Implies(g, _to_z3(f)) for g, f in zip(self._guards, self.facts)])
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._open = False
+        self._negations.clear()
+        _solver().pop()
+
+    def _check(self, without: Collection[Formula], extra: list[z3.BoolRef]) -> bool:
+        if not self._open:
+            raise RuntimeError("query a Theory inside its with-block: `with Theory(facts) as t: ...`")
+        unknown = [f for f in without if f not in self.facts]
+        if unknown:
+            raise ValueError(f"not facts of this theory: {unknown}")
+        on = [g for g, f in zip(self._guards, self.facts) if f not in without]
+        solver = _solver()
+        result = solver.check(*on, *extra)
+        if result == z3.unknown:
+            raise ProverError(f"z3 returned unknown ({solver.reason_unknown()})")
+        return result == z3.sat
+
+    def entails(self, conclusion: Formula, without: Collection[Formula] = ()) -> bool:
+        """Do the facts, except those in ``without``, entail ``conclusion``?"""
+        if conclusion not in self._negations and self._open:
+            guard = z3.Bool(f"{self._name}_negation{len(self._negations)}")
+            _solver().add(z3.Implies(guard, z3.Not(_to_z3(conclusion))))
+            self._negations[conclusion] = guard
+        return not self._check(without, [self._negations.get(conclusion)])
+
+    def consistent(self, without: Collection[Formula] = ()) -> bool:
+        """Do the facts, except those in ``without``, have a model?"""
+        return self._check(without, [])
+
+
+def clear_cache() -> None:
+    """Forget cached z3 results (e.g. to time the prover itself)."""
+    _entails.cache_clear()
+    _consistent.cache_clear()
