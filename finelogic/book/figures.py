@@ -66,3 +66,54 @@ def grouped_bars(table: pd.DataFrame, *, title: str, ylabel: str = "accuracy (%)
 
 def _label(label) -> str:
     return " / ".join(str(part) for part in label if str(part)) if isinstance(label, tuple) else str(label)
+
+
+def proof_tree(problem, *, width: float = 8.0, wrap: int = 26):
+    """Draw a problem's gold proof as a tree: facts at the bottom, the hypothesis at the top.
+
+    Nodes are the ids the proof cites (``fact3``, ``int1``, ``hypothesis``) with their sentences; an edge
+    runs from each premise to the conclusion of its step. Level = rule applications below the node.
+    """
+    import textwrap
+
+    import networkx as nx
+
+    from finelogic.data.generators.fld import parse_proof_steps
+
+    if not problem.proof:
+        raise ValueError(f"problem {problem.id!r} has no gold proof to draw")
+    steps = parse_proof_steps(problem.proof)
+    graph = nx.DiGraph()
+    texts = {f.id: f.text for f in problem.facts}
+    texts["hypothesis"] = problem.hypothesis
+    for step in steps:
+        for premise in step.premises:
+            graph.add_edge(premise, step.conclusion)
+        if step.text:
+            texts[step.conclusion] = step.text
+    level = {}
+    for node in nx.topological_sort(graph):
+        parents = list(graph.predecessors(node))
+        level[node] = 1 + max(level[p] for p in parents) if parents else 0
+    by_level: dict[int, list[str]] = {}
+    for node in graph.nodes:
+        by_level.setdefault(level[node], []).append(node)
+    positions = {}
+    for y, nodes in by_level.items():
+        for i, node in enumerate(sorted(nodes, key=lambda n: (n.rstrip("0123456789"), len(n), n))):
+            positions[node] = ((i + 1) / (len(nodes) + 1), y)
+    height = max(level.values(), default=0) + 1
+    fig, ax = plt.subplots(figsize=(width, 1.0 + 1.1 * height))
+    nx.draw_networkx_edges(graph, positions, ax=ax, arrows=True, arrowstyle="-|>", arrowsize=12,
+                           edge_color="#888888", node_size=2600)
+    for node, (x, y) in positions.items():
+        colour = "#d8ecff" if node.startswith("fact") else "#ffe9c7" if node == "hypothesis" else "#e6f5d8"
+        label = node + "\n" + textwrap.fill(texts.get(node, ""), wrap)
+        ax.text(x, y, label, ha="center", va="center", fontsize=8,
+                bbox={"boxstyle": "round,pad=0.35", "facecolor": colour, "edgecolor": "#555555"})
+    ax.set_ylim(-0.6, height - 0.4)
+    ax.set_xlim(0, 1)
+    ax.axis("off")
+    ax.set_title(f"Gold proof of {problem.id} ({problem.label}, depth {problem.depth})", fontsize=9)
+    fig.tight_layout()
+    return fig

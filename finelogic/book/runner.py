@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -141,6 +142,8 @@ def run_notebooks(
         raise FileNotFoundError(f"no such notebook(s) in {source_dir}: {', '.join(unknown)}")
 
     params = {"profile": profile, "seed": seed, **(parameters or {})}
+    # Progress bars inside executed notebooks are noise on the rendered page (the kernel inherits this).
+    os.environ.setdefault("TQDM_DISABLE", "1")
     records = []
     bar = tqdm(names, desc=f"notebooks ({profile})", unit="nb")
     for name in bar:

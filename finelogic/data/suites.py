@@ -1,0 +1,99 @@
+"""The paper's four test sets, as a profile asks for them: real files where present, generated
+stand-ins where the paper itself generated (FLD) or where a faithful generator exists (ProntoQA).
+
+FOLIO and Multi-LogiEval have no generator here: without their files they are reported as not present,
+never faked. Used by the datasets (Table 1) and accuracy (Table 2) notebooks.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from finelogic.config import data_dir as default_data_dir
+from finelogic.data.generate import generate
+from finelogic.data.loaders import DataNotFoundError, load_dataset
+from finelogic.data.problem import Problem
+
+log = logging.getLogger(__name__)
+
+# The paper's names for the four test sets (Table 1 / Table 2 columns) and our dataset keys.
+PAPER_NAMES = {"fld": "FLD", "folio": "FOLIO", "multi_logieval": "Multi-LogiEval", "prontoqa": "ProntoQA"}
+
+
+@dataclass(frozen=True)
+class EvalSet:
+    """One test set as used by a run.
+
+    Attributes:
+        name: dataset key (``fld``, ``folio``, ``multi_logieval``, ``prontoqa``).
+        problems: the items (empty when not present).
+        source: where they came from, for captions: a file path, ``generated (...)`` or ``not present``.
+        generated: True for generated stand-ins.
+    """
+
+    name: str
+    problems: tuple[Problem, ...]
+    source: str
+    generated: bool
+
+    @property
+    def paper_name(self) -> str:
+        return PAPER_NAMES[self.name]
+
+    @property
+    def present(self) -> bool:
+        return bool(self.problems)
+
+
+def _real(name: str, base: Path | None, limit: int | None, seed: int) -> EvalSet | None:
+    if base is None:
+        return None
+    try:
+        problems = load_dataset(name, path=base)
+    except DataNotFoundError:
+        return None
+    problems = _subsample(list(problems), limit, seed)
+    return EvalSet(name, tuple(problems), f"real files under {base}", generated=False)
+
+
+def _subsample(problems: list[Problem], limit: int | None, seed: int) -> list[Problem]:
+    """A deterministic, order-preserving sample of ``limit`` items (all when limit is None)."""
+    import random
+
+    if limit is None or limit >= len(problems):
+        return problems
+    keep = set(random.Random(seed).sample(range(len(problems)), limit))
+    return [p for i, p in enumerate(problems) if i in keep]
+
+
+def evaluation_sets(settings: Mapping[str, Any], seed: int = 0, data_dir: str | Path | None = None) -> list[EvalSet]:
+    """The four test sets for one profile section.
+
+    Args:
+        settings: the profile's section, with keys ``fld`` (keyword arguments for
+            :func:`finelogic.data.generate`, e.g. ``{"name": "fld_paper_test", "scale": 0.1}``),
+            ``prontoqa_generated`` (kwargs for the ProntoQA stand-in) and ``limit`` (max items per real
+            dataset, None = all).
+        seed: seeds generation and subsampling.
+        data_dir: real files in the published layout; default ``$FINELOGIC_DATA_DIR``.
+    """
+    base = Path(data_dir) if data_dir else default_data_dir()
+    limit = settings.get("limit")
+    fld_kwargs = dict(settings["fld"])
+    fld_name = fld_kwargs.pop("name")
+    fld = generate(fld_name, seed=seed, **fld_kwargs)
+    sets = [EvalSet("fld", tuple(fld), f"generated ({fld_name}, finelogic FLD-style generator)", generated=True)]
+    for name in ("folio", "multi_logieval"):
+        sets.append(_real(name, base, limit, seed) or EvalSet(name, (), "not present", generated=False))
+    prontoqa = _real("prontoqa", base, limit, seed)
+    if prontoqa is None:
+        kwargs = dict(settings["prontoqa_generated"])
+        problems = generate("prontoqa", seed=seed, **kwargs)
+        prontoqa = EvalSet("prontoqa", tuple(problems), "generated stand-in (finelogic ProntoQA-style generator)",
+                           generated=True)
+    sets.append(prontoqa)
+    for s in sets:
+        log.info("%s: %d items from %s", s.paper_name, len(s.problems), s.source)
+    return sets
