@@ -1,0 +1,120 @@
+"""What every backend offers: the same three verbs, one generation config, one set of counters.
+
+A *backend* turns requests into model outputs. ``HFBackend`` runs a transformers model in this
+process; ``OpenAIBackend`` talks to any OpenAI-compatible server. Both have
+
+* ``generate(conversations, config) -> list[str]``: chat messages in, completions out;
+* ``loglikelihood(requests) -> list[tuple[float, int, bool]]``: (context, continuation) pairs in,
+  (sum of the continuation's token log-probs in nats, number of continuation tokens, whether
+  greedy decoding would have produced the continuation) out;
+* ``hidden_states(text, boundaries, ...)``: representations for probing (in-process models only).
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol, Sequence, runtime_checkable
+
+Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
+Conversation = list[Message]
+LoglikelihoodResult = tuple[float, int, bool]
+
+
+@dataclass(frozen=True)
+class GenerationConfig:
+    """How to decode.
+
+    Attributes:
+        max_new_tokens: upper bound on generated tokens per completion.
+        temperature: 0 means greedy decoding (the default); the paper sampled at 0.7.
+        top_p: nucleus sampling mass (used only when ``temperature > 0``; the paper used 0.9).
+        seed: seeds sampling; with ``temperature > 0`` and no seed, results are not reproducible
+            and the OpenAI backend does not cache them.
+        stop: strings that end a completion; the returned text stops before the first of them.
+    """
+
+    max_new_tokens: int = 256
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int | None = 0
+    stop: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if isinstance(self.stop, str):
+            object.__setattr__(self, "stop", (self.stop,))
+        else:
+            object.__setattr__(self, "stop", tuple(self.stop))
+        if self.max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
+        if self.temperature < 0:
+            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self) | {"stop": list(self.stop)}
+
+
+@dataclass
+class BackendStats:
+    """Work a backend did, so tests and notebooks can see what a cache saved.
+
+    Attributes:
+        calls: model invocations: forward/generate calls in process, HTTP requests for a server
+            (every attempt, retries included).
+        prompt_tokens: tokens fed to the model (server: as reported in ``usage`` when present).
+        generated_tokens: tokens the model generated.
+        cache_hits: requests answered from the on-disk cache without a model call.
+        retries: attempts that failed and were retried.
+    """
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    generated_tokens: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, **counts: int) -> None:
+        """Thread-safe increment, e.g. ``stats.add(calls=1, prompt_tokens=12)``."""
+        with self._lock:
+            for name, value in counts.items():
+                setattr(self, name, getattr(self, name) + value)
+
+    def reset(self) -> None:
+        with self._lock:
+            self.calls = self.prompt_tokens = self.generated_tokens = self.cache_hits = self.retries = 0
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """The protocol both backends implement (see the module docstring for the verbs' contracts)."""
+
+    stats: BackendStats
+
+    def generate(self, conversations: Sequence[Conversation],
+                 config: GenerationConfig = GenerationConfig()) -> list[str]: ...
+
+    def loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[LoglikelihoodResult]: ...
+
+    def hidden_states(self, text: str, boundaries: Sequence[int], **kwargs: Any) -> Any: ...
+
+
+def truncate_at_stop(text: str, stop: Sequence[str]) -> str:
+    """``text`` up to (not including) the earliest occurrence of any stop string."""
+    cut = min((i for s in stop if s and (i := text.find(s)) >= 0), default=len(text))
+    return text[:cut]
+
+
+def split_whitespace(context: str, continuation: str) -> tuple[str, str]:
+    """lm-eval's tokenisation boundary: trailing whitespace of the context moves onto the continuation.
+
+    ``("Q: a ", "b")`` becomes ``("Q: a", " b")``, so the continuation's first token is " b" as
+    in natural text rather than a lone space token at the end of the context.
+    """
+    stripped = context.rstrip()
+    return stripped, context[len(stripped):] + continuation

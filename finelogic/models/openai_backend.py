@@ -1,0 +1,354 @@
+"""Backend for any OpenAI-compatible server (OpenAI, DeepSeek, vLLM, llama-cpp-python's server).
+
+Caching, concurrency and retries live here and nowhere else:
+
+* every finished request is appended to a JSONL cache (``finelogic.models.cache``) at once, so a
+  killed run restarts without re-sending anything it already has;
+* at most ``max_concurrency`` requests are in flight (a thread pool);
+* HTTP 429 waits (``Retry-After`` when given) and retries with exponential backoff; 5xx, time-outs,
+  dropped connections and unreadable responses retry; any other 4xx fails at once, naming the
+  request; ``max_attempts`` caps the attempts per request.
+
+The API key is read from the environment only; it is never part of a cache key, a cache line, a
+log record or an exception message.
+"""
+from __future__ import annotations
+
+import email.utils
+import logging
+import os
+import random
+import re
+import threading
+import time
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from typing import Any, Callable, Sequence
+
+from tqdm.auto import tqdm
+
+from finelogic.config import cache_dir
+from finelogic.models.base import (BackendStats, Conversation, GenerationConfig, LoglikelihoodResult,
+                                   split_whitespace, truncate_at_stop)
+from finelogic.models.cache import ResponseCache, request_key
+
+log = logging.getLogger(__name__)
+
+# Text for the echo self-check: a run of unrelated words, repeated. From the third copy on, a
+# language model predicts almost every token by copying, so a correctly aligned echo shows each
+# token as the top alternative *at its own position*, not one position earlier or later.
+ALIGNMENT_PROBE = "; ".join(["kettle orbit violin maple zebra copper"] * 6) + ";"
+
+
+class RequestFailed(RuntimeError):
+    """A request failed for good (a non-retryable error, or every attempt used up)."""
+
+
+class LogprobAlignmentError(RuntimeError):
+    """The server's echoed prompt log-probs do not line up with the prompt tokens."""
+
+
+class OpenAIBackend:
+    """A model behind an OpenAI-compatible HTTP API.
+
+    Args:
+        model: the server's model name.
+        base_url: e.g. ``http://127.0.0.1:8000/v1`` (None: api.openai.com).
+        api_key_env: name of the environment variable holding the key (servers that need none
+            get a placeholder).
+        cache_path: JSONL response cache; None = ``cache_dir()/responses/<model>.jsonl``,
+            False = no cache.
+        max_concurrency: requests in flight at once.
+        timeout: seconds per attempt.
+        max_attempts: attempts per request, the first one included.
+        backoff_base, backoff_max: the n-th retry waits about ``backoff_base * 2**(n-1)`` seconds
+            (jittered, at most ``backoff_max``); a 429's ``Retry-After`` wins when given.
+        check_alignment: verify once, on a predictable text, that the server's echoed log-probs
+            are aligned with the prompt tokens before any log-likelihood scoring.
+        extra_body: server-specific parameters sent with every request and part of every cache
+            key, e.g. ``{"repeat_penalty": 1.0}`` for llama-cpp-python, whose default of 1.1
+            makes "greedy" decoding differ from plain argmax decoding.
+    """
+
+    def __init__(self, model: str, base_url: str | None = None, *, api_key_env: str = "OPENAI_API_KEY",
+                 cache_path: str | os.PathLike | None | bool = None, max_concurrency: int = 8,
+                 timeout: float = 60.0, max_attempts: int = 6, backoff_base: float = 1.0,
+                 backoff_max: float = 60.0, check_alignment: bool = True,
+                 extra_body: dict[str, Any] | None = None) -> None:
+        import openai
+
+        self.model = model
+        self.max_concurrency = max_concurrency
+        self.max_attempts = max_attempts
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.check_alignment = check_alignment
+        self.extra_body = dict(extra_body or {})
+        self._secret = os.environ.get(api_key_env) or None
+        self._client = openai.OpenAI(api_key=self._secret or "no-key", base_url=base_url, max_retries=0,
+                                     timeout=timeout)
+        self.base_url = str(self._client.base_url)
+        if cache_path is None:
+            cache_path = cache_dir() / "responses" / f"{re.sub(r'[^A-Za-z0-9._-]+', '_', model)}.jsonl"
+        self.cache = ResponseCache(cache_path) if cache_path is not False else None
+        self.stats = BackendStats()
+        self._aligned: bool | None = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"OpenAIBackend({self.model!r}, base_url={self.base_url!r})"
+
+    # ------------------------------------------------------------------ generate
+    def generate(self, conversations: Sequence[Conversation],
+                 config: GenerationConfig = GenerationConfig()) -> list[str]:
+        """Chat completions, one per conversation, in input order (see ``HFBackend.generate``).
+
+        Sampled requests (``temperature > 0``) are cached only when ``config.seed`` is set: the
+        seed is part of the cache key, so different seeds never share an answer.
+        """
+        params: dict[str, Any] = {"max_tokens": config.max_new_tokens, "temperature": config.temperature}
+        if not config.greedy:
+            params["top_p"] = config.top_p
+        if config.seed is not None:
+            params["seed"] = config.seed
+        if config.stop:
+            params["stop"] = list(config.stop)
+        requests = [{"endpoint": "chat", "messages": [dict(m) for m in conv], **params} for conv in conversations]
+        cacheable = config.greedy or config.seed is not None
+        if not cacheable:
+            log.info("sampling without a seed: %d chat answers are not cached", len(requests))
+        responses = self._run(requests, self._chat, cacheable=cacheable, desc="chat")
+        return [truncate_at_stop(r["text"] or "", config.stop) for r in responses]
+
+    def _chat(self, request: dict[str, Any]) -> dict[str, Any]:
+        response = self._client.chat.completions.create(model=self.model, **self._params(request))
+        choice = response.choices[0]
+        self._count_usage(response)
+        return {"text": choice.message.content, "finish_reason": choice.finish_reason}
+
+    # ------------------------------------------------------------- loglikelihood
+    def loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[LoglikelihoodResult]:
+        """Score continuations through the completions endpoint with ``echo=True``.
+
+        The prompt is context+continuation (lm-eval's whitespace rule applied); the server echoes
+        one log-prob per prompt token; continuation tokens are those whose text starts at or after
+        the end of the context (a token straddling the boundary counts as continuation).
+
+        Raises:
+            LogprobAlignmentError: the server's echo failed the alignment self-check.
+            RequestFailed: a response lacks one log-prob per prompt token, or a request failed.
+        """
+        pairs = [split_whitespace(c, x) for c, x in requests]
+        for context, continuation in pairs:
+            if not context or not continuation:
+                raise ValueError(f"both context and continuation must be non-empty: {(context[:40], continuation[:40])}")
+        self.ensure_aligned()
+        echoes = self._run([self._echo_request(c + x) for c, x in pairs], self._echo, cacheable=True,
+                           desc="loglikelihood")
+        return [_continuation_score(echo, len(c + x), len(c), c + x) for echo, (c, x) in zip(echoes, pairs)]
+
+    def _echo_request(self, prompt: str) -> dict[str, Any]:
+        return {"endpoint": "completions", "prompt": prompt, "echo": True, "logprobs": 1, "max_tokens": 1,
+                "temperature": 0.0}
+
+    def _echo(self, request: dict[str, Any]) -> dict[str, Any]:
+        response = self._client.completions.create(model=self.model, **self._params(request))
+        self._count_usage(response)
+        logprobs = response.choices[0].logprobs
+        if logprobs is None or not logprobs.tokens:
+            raise RequestFailed(f"{self!r}: the completions endpoint returned no echoed log-probs; "
+                                "this server cannot score log-likelihoods")
+        echo = {"tokens": list(logprobs.tokens), "token_logprobs": list(logprobs.token_logprobs),
+                "text_offset": list(logprobs.text_offset),
+                "top_logprobs": [dict(t) if t else {} for t in (logprobs.top_logprobs or [])]}
+        _prompt_tokens(echo, len(request["prompt"]))  # a malformed echo fails here, before it is cached
+        return echo
+
+    def ensure_aligned(self) -> None:
+        """Run the echo self-check once per backend (its request is cached like any other).
+
+        Raises:
+            LogprobAlignmentError: when the echoed log-probs sit at the wrong positions; scoring
+                on such a server would be silently wrong, so it is refused.
+        """
+        if not self.check_alignment or self._aligned:
+            return
+        with self._lock:
+            if self._aligned:
+                return
+            echo, = self._run([self._echo_request(ALIGNMENT_PROBE)], self._echo, cacheable=True, desc="self-check")
+            problem = alignment_problem(echo, ALIGNMENT_PROBE)
+            if problem:
+                raise LogprobAlignmentError(
+                    f"{self!r} echoes prompt log-probs that do not line up with the prompt tokens ({problem}). "
+                    "Log-likelihood scores from it would be wrong, so finelogic refuses to compute them. "
+                    "Use a server whose echo is correct (e.g. vLLM) or HFBackend.")
+            self._aligned = True
+
+    # ------------------------------------------------------------- hidden states
+    def hidden_states(self, text: str, boundaries: Sequence[int], **kwargs: Any) -> Any:
+        """Not available: OpenAI-compatible servers do not return hidden states. Use HFBackend."""
+        raise NotImplementedError(f"{self!r}: servers do not expose hidden states; use HFBackend")
+
+    # ------------------------------------------------- cache, concurrency, retries
+    def _params(self, request: dict[str, Any]) -> dict[str, Any]:
+        params = {k: v for k, v in request.items() if k not in ("endpoint", "extra_body")}
+        return params | ({"extra_body": request["extra_body"]} if request.get("extra_body") else {})
+
+    def _run(self, requests: list[dict[str, Any]], send: Callable[[dict[str, Any]], dict[str, Any]], *,
+             cacheable: bool, desc: str) -> list[dict[str, Any]]:
+        """Answer each request from the cache or the server, in input order."""
+        if self.extra_body:
+            requests = [r | {"extra_body": self.extra_body} for r in requests]
+        keyed = [request_key({"base_url": self.base_url, "model": self.model, **r}) for r in requests]
+        results: list[dict[str, Any] | None] = [None] * len(requests)
+        todo: dict[str, list[int]] = {}  # identical requests share one call
+        for i, key in enumerate(keyed):
+            cached = self.cache.get(key) if (self.cache is not None and cacheable) else None
+            if cached is not None:
+                results[i] = cached
+                self.stats.add(cache_hits=1)
+            else:
+                todo.setdefault(key, []).append(i)
+        if todo:
+            self._send_all(requests, todo, send, cacheable, desc, results)
+        return results  # type: ignore[return-value]
+
+    def _send_all(self, requests: list[dict[str, Any]], todo: dict[str, list[int]], send: Callable, cacheable: bool,
+                  desc: str, results: list[dict[str, Any] | None]) -> None:
+        def one(key: str, index: int) -> None:
+            response = self._with_retries(index, requests[index], send)
+            if self.cache is not None and cacheable:
+                self.cache.put(key, requests[index], response)
+            for i in todo[key]:
+                results[i] = response
+
+        with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool, \
+                tqdm(total=len(todo), desc=f"{self.model} {desc}", disable=len(todo) < 8) as bar:
+            futures = [pool.submit(one, key, indices[0]) for key, indices in todo.items()]
+            for future in futures:
+                future.add_done_callback(lambda _: bar.update(1))
+            done, pending = wait(futures, return_when=FIRST_EXCEPTION)
+            failed = [f for f in done if f.exception() is not None]
+            if failed:
+                for future in pending:
+                    future.cancel()
+                raise failed[0].exception()  # finished answers are already on disk
+
+    def _with_retries(self, index: int, request: dict[str, Any], send: Callable) -> dict[str, Any]:
+        """The one place that retries: classifies each failure as retryable or fatal."""
+        import openai
+
+        what = f"request {index} ({_preview(request)})"
+        last = ""
+        for attempt in range(1, self.max_attempts + 1):
+            self.stats.add(calls=1)
+            delay = self._backoff(attempt)
+            try:
+                return send(request)
+            except openai.APIStatusError as error:
+                status = error.status_code
+                last = f"HTTP {status}: {self._redact(str(error.message))}"
+                if status == 429:
+                    delay = _retry_after(error.response.headers, self.backoff_max) or delay
+                elif status < 500 and status != 408:
+                    raise RequestFailed(f"{self!r}: {what} failed: {last}") from None
+            except (openai.APITimeoutError, openai.APIConnectionError) as error:
+                last = f"{type(error).__name__}: {self._redact(str(error))}"
+            except (openai.APIResponseValidationError, ValueError, KeyError, TypeError, AttributeError) as error:
+                last = f"unreadable response ({type(error).__name__}: {self._redact(str(error))[:200]})"
+            if attempt < self.max_attempts:
+                log.warning("%s: attempt %d/%d failed (%s); retrying in %.2f s",
+                            what, attempt, self.max_attempts, last, delay)
+                self.stats.add(retries=1)
+                time.sleep(delay)
+        raise RequestFailed(f"{self!r}: {what} failed after {self.max_attempts} attempts; last error: {last}")
+
+    def _backoff(self, attempt: int) -> float:
+        return min(self.backoff_max, self.backoff_base * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
+
+    def _redact(self, text: str) -> str:
+        if self._secret:
+            text = text.replace(self._secret, "***")
+        return re.sub(r"(?i)(bearer\s+)\S+", r"\1***", text)
+
+    def _count_usage(self, response: Any) -> None:
+        usage = getattr(response, "usage", None)
+        if usage is not None:
+            self.stats.add(prompt_tokens=usage.prompt_tokens or 0, generated_tokens=usage.completion_tokens or 0)
+
+
+def _preview(request: dict[str, Any]) -> str:
+    text = request.get("prompt") or (request.get("messages") or [{}])[-1].get("content", "")
+    return f"{text[:40]!r}{'...' if len(text) > 40 else ''}"
+
+
+def _retry_after(headers: Any, limit: float) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` / ``Retry-After`` (seconds or an HTTP date)."""
+    if (ms := headers.get("retry-after-ms")) is not None:
+        try:
+            return min(limit, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return min(limit, max(0.0, float(value)))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value) if value else None
+        return None if parsed is None else min(limit, max(0.0, parsed.timestamp() - time.time()))
+
+
+def _prompt_tokens(echo: dict[str, Any], prompt_length: int) -> range:
+    """Indices of the echoed tokens that belong to the prompt; checks one log-prob per token."""
+    tokens, logprobs, offsets = echo["tokens"], echo["token_logprobs"], echo["text_offset"]
+    if not len(tokens) == len(logprobs) == len(offsets):
+        raise RequestFailed(f"echo returned {len(logprobs)} log-probs and {len(offsets)} offsets for "
+                            f"{len(tokens)} tokens: not one log-prob per prompt token")
+    n = sum(1 for o in offsets if o < prompt_length)
+    if n < 2 or any(lp is None for lp in logprobs[1:n]):
+        raise RequestFailed(f"echo returned no log-prob for some of the {n} prompt tokens: {logprobs[:n][:8]}...")
+    return range(n)
+
+
+def _continuation_score(echo: dict[str, Any], prompt_length: int, context_length: int,
+                        prompt: str) -> LoglikelihoodResult:
+    tokens = _prompt_tokens(echo, prompt_length)
+    echoed = "".join(echo["tokens"][i] for i in tokens)
+    if echoed != prompt:
+        raise RequestFailed(f"echoed tokens do not spell the prompt: {echoed[:60]!r} vs {prompt[:60]!r}")
+    offsets, logprobs, tops = echo["text_offset"], echo["token_logprobs"], echo["top_logprobs"]
+    # A token counts as continuation once it ends past the context (it carries continuation text).
+    chosen = [i for i in tokens if offsets[i] + len(echo["tokens"][i]) > context_length]
+    if not chosen or chosen[0] == 0:
+        raise RequestFailed("the continuation has no scored token")
+    greedy = all(tops and tops[i] and logprobs[i] >= max(tops[i].values()) - 1e-4 for i in chosen)
+    return float(sum(logprobs[i] for i in chosen)), len(chosen), bool(greedy)
+
+
+def alignment_problem(echo: dict[str, Any], prompt: str) -> str | None:
+    """Why an echo of ``ALIGNMENT_PROBE``-like text is misaligned, or None when it looks right.
+
+    In the second half of the repeated text almost every token is predictable. With a correct
+    echo, position i's top alternative is token i itself and its log-prob is near 0, and the
+    reported log-prob of token i equals its entry in position i's top alternatives.
+    """
+    tokens = list(_prompt_tokens(echo, len(prompt)))
+    words, logprobs, tops = echo["tokens"], echo["token_logprobs"], echo["top_logprobs"]
+    if len(tops) < len(tokens):
+        return "no top_logprobs per prompt token"
+    half = tokens[len(tokens) // 2:-1]
+    best = [max(tops[i], key=tops[i].get) if tops[i] else None for i in half]
+    own = sum(b == words[i] for b, i in zip(best, half)) / len(half)
+    following = sum(b == words[i + 1] for b, i in zip(best, half)) / len(half)
+    preceding = sum(b == words[i - 1] for b, i in zip(best, half)) / len(half)
+    mean = sum(logprobs[i] for i in half) / len(half)
+    mismatched = sum(1 for i in half if words[i] in tops[i] and abs(tops[i][words[i]] - logprobs[i]) > 1e-3)
+    if own < 0.5 or own <= 2 * max(following, preceding):
+        return (f"on a repeated text the top alternative at position i is token i in {own:.0%} of positions, "
+                f"token i+1 in {following:.0%}, token i-1 in {preceding:.0%}")
+    if mismatched > len(half) // 10:
+        return f"the log-prob of token i differs from its top-alternatives entry at {mismatched} of {len(half)} positions"
+    if mean < -2.5:
+        return f"repeated tokens get a mean log-prob of {mean:.2f} (a correct echo gives near 0)"
+    return None

@@ -1,0 +1,198 @@
+"""HFBackend on the embedded SmolLM2: the three verbs, and the fast paths equal the naive ones."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from finelogic.models import GenerationConfig
+from model_fixtures import hf_backend, model_cache  # noqa: F401  (fixtures)
+
+FRANCE = [{"role": "user", "content": "What is the capital of France?"}]
+COLOUR = [{"role": "user", "content": "Name a colour."}]
+SKY = [{"role": "system", "content": "You answer in one word."},
+       {"role": "user", "content": "Is the sky blue? Answer yes or no."}]
+GREEDY = GenerationConfig(max_new_tokens=12)
+
+
+def test_greedy_chat_answer_uses_the_chat_template(hf_backend):
+    assert hf_backend.generate([FRANCE], GREEDY) == ["The capital of France is Paris."]
+
+
+def test_batched_generation_equals_one_by_one_in_input_order(hf_backend):
+    batched = hf_backend.generate([FRANCE, COLOUR, SKY], GREEDY)
+    singles = [hf_backend.generate([c], GREEDY)[0] for c in (FRANCE, COLOUR, SKY)]
+    assert batched == singles
+    assert batched[0] == "The capital of France is Paris." and batched[2] == "No."
+
+
+def test_stop_string_cuts_the_text_and_ends_generation_early(hf_backend):
+    hf_backend.stats.reset()
+    assert hf_backend.generate([FRANCE], GenerationConfig(max_new_tokens=12, stop=(" of",))) == ["The capital"]
+    assert hf_backend.stats.generated_tokens == 3  # "The", " capital", " of": then it stopped
+
+
+def test_seeded_sampling_is_reproducible(hf_backend):
+    config = GenerationConfig(max_new_tokens=8, temperature=0.7, top_p=0.9, seed=3)
+    first = hf_backend.generate([FRANCE, FRANCE], config)
+    assert first == hf_backend.generate([FRANCE, FRANCE], config)
+    assert first[0] != "The capital of France is"  # it did sample
+
+
+def test_loglikelihood_moves_context_whitespace_onto_the_continuation(hf_backend):
+    moved, plain, london = hf_backend.loglikelihood([("The capital of France is ", "Paris"),
+                                                     ("The capital of France is", " Paris"),
+                                                     ("The capital of France is", " London")])
+    assert moved == plain
+    assert plain[1:] == (1, True) and plain[0] == pytest.approx(-0.2581, abs=1e-3)
+    assert london[1:] == (1, False) and london[0] == pytest.approx(-4.3843, abs=1e-3)
+
+
+def test_empty_context_is_scored_after_the_bos_token(hf_backend):
+    (logprob, n, _), = hf_backend.loglikelihood([("", "The")])
+    assert n == 1 and logprob == pytest.approx(-8.2157, abs=1e-3)
+
+
+def naive_loglikelihood(backend, context: str, continuation: str) -> tuple[float, int, bool]:
+    """Reference: one full forward pass per request, written without the backend's helpers."""
+    tok, model = backend.tokenizer, backend.model
+    stripped = context.rstrip()
+    continuation = context[len(stripped):] + continuation
+    whole = tok(stripped + continuation, add_special_tokens=False).input_ids
+    n_ctx = len(tok(stripped, add_special_tokens=False).input_ids)
+    with torch.inference_mode():
+        logprobs = torch.log_softmax(model(torch.tensor([whole])).logits[0, :-1], -1)
+    targets = whole[n_ctx:]
+    rows = logprobs[n_ctx - 1:]
+    picked = [rows[i, t].item() for i, t in enumerate(targets)]
+    return sum(picked), len(targets), all(rows[i].argmax().item() == t for i, t in enumerate(targets))
+
+
+def test_shared_context_kv_reuse_equals_one_pass_per_choice(hf_backend):
+    context = ("Facts: the cat is red. If something is red then it is big. If something is big then it "
+               "is kind. The dog is blue. Question: is the cat kind? Answer:")
+    choices = [" yes", " no, the cat is not kind", " unknown", " the dog is blue and big"]
+    requests = [(context, c) for c in choices] + [("2, 4, 6, 8,", " 10")]
+    hf_backend.stats.reset()
+    fast = hf_backend.loglikelihood(requests)
+    assert hf_backend.stats.calls == 3  # context once + 4 continuations in one batch + the single request
+    slow = [naive_loglikelihood(hf_backend, c, x) for c, x in requests]
+    assert [r[1:] for r in fast] == [r[1:] for r in slow]
+    assert [r[1] for r in fast] == [1, 7, 1, 6, 3]  # digits are single tokens: " ", "1", "0"
+    assert max(abs(a[0] - b[0]) for a, b in zip(fast, slow)) < 1e-4
+    hf_backend.share_context = False
+    try:
+        unshared = hf_backend.loglikelihood(requests)
+    finally:
+        hf_backend.share_context = True
+    assert max(abs(a[0] - b[0]) for a, b in zip(unshared, slow)) < 1e-4
+
+
+PROOF = ("Facts: fact1: A is B. fact2: B is C. fact3: C is D.\nProof: fact1 & fact2 -> int1: A is C. "
+         "int1 & fact3 -> int2: A is D. int2 -> hypothesis.")
+GENERATION_PROMPT = "<|im_end|>\n<|im_start|>assistant\n"
+
+
+def step_boundaries(text: str) -> list[int]:
+    """Character offsets just after each proof step's final period."""
+    start = text.index("Proof:")
+    return [i + 1 for i, ch in enumerate(text) if ch == "." and i > start]
+
+
+def naive_state(backend, text: str, layer: int = -1) -> np.ndarray:
+    ids = backend.tokenizer(text, add_special_tokens=False).input_ids
+    with torch.inference_mode():
+        out = backend.model(torch.tensor([ids]), output_hidden_states=True)
+    return out.hidden_states[layer][0, -1].numpy()
+
+
+def test_one_pass_hidden_states_equal_one_pass_per_prefix(hf_backend):
+    bounds = step_boundaries(PROOF)
+    assert len(bounds) == 3
+    hf_backend.stats.reset()
+    states = hf_backend.hidden_states(PROOF, bounds)
+    assert hf_backend.stats.calls == 1
+    assert states.shape == (3, 576) and states.dtype == np.float32
+    reference = np.stack([naive_state(hf_backend, PROOF[:b]) for b in bounds])
+    assert np.abs(states - reference).max() < 1e-4
+    middle = hf_backend.hidden_states(PROOF, bounds, layer=15)
+    assert np.abs(middle[1] - naive_state(hf_backend, PROOF[:bounds[1]], layer=15)).max() < 1e-4
+
+
+def test_suffix_after_each_boundary_reuses_the_prefix_cache(hf_backend):
+    bounds = step_boundaries(PROOF)
+    hf_backend.stats.reset()
+    states = hf_backend.hidden_states(PROOF, bounds, suffixes=GENERATION_PROMPT)
+    assert hf_backend.stats.calls == 1 + 1  # the text once, then the 3 suffixes in one batch (batch_size 4)
+    reference = np.stack([naive_state(hf_backend, PROOF[:b] + GENERATION_PROMPT) for b in bounds])
+    assert states.shape == (3, 576) and np.abs(states - reference).max() < 1e-4
+    naive = hf_backend.hidden_states(PROOF, bounds, suffixes=GENERATION_PROMPT, reuse_prefix=False)
+    assert np.abs(states - naive).max() < 1e-4
+
+
+def test_candidate_suffixes_per_boundary(hf_backend):
+    bounds = step_boundaries(PROOF)[:2]
+    candidates = [[" fact4: E is F.", " int2: A is D."], [" int2 -> hypothesis."]]
+    states = hf_backend.hidden_states(PROOF, bounds, suffixes=candidates, normalize=True)
+    assert [s.shape for s in states] == [(2, 576), (1, 576)]
+    assert np.allclose(np.linalg.norm(states[0], axis=1), 1.0, atol=1e-5)
+    expected = naive_state(hf_backend, PROOF[:bounds[0]] + " int2: A is D.")
+    assert np.abs(states[0][1] - expected / np.linalg.norm(expected)).max() < 1e-5
+
+
+def test_last_layer_is_read_after_the_final_norm(hf_backend):
+    """lm_head applied to the returned last-layer state reproduces the logits: it is lm_head's input."""
+    text = "The capital of France is"
+    state = hf_backend.hidden_states(text, [len(text)])[0]
+    ids = hf_backend.tokenizer(text, add_special_tokens=False).input_ids
+    with torch.inference_mode():
+        logits = hf_backend.model(torch.tensor([ids])).logits[0, -1]
+        from_state = hf_backend.model.lm_head(torch.from_numpy(state))
+    assert torch.allclose(from_state, logits, atol=1e-4)
+
+
+def test_token_boundaries_and_bad_boundaries(hf_backend):
+    text = "one two three four"
+    by_token = hf_backend.hidden_states(text, [1, 3], unit="token")
+    by_char = hf_backend.hidden_states(text, [3, 13])  # "one" | " two three"
+    assert np.abs(by_token - by_char).max() < 1e-5
+    with pytest.raises(ValueError, match="strictly increasing"):
+        hf_backend.hidden_states(text, [5, 5])
+    with pytest.raises(ValueError, match="beyond"):
+        hf_backend.hidden_states(text, [100])
+
+
+def echo_from_hf(backend, text: str, *, shifted: bool) -> dict:
+    """What a server would echo for ``text``, built from HF's log-probs: correctly aligned, or
+    shifted the way llama-cpp-python 0.3.36 does it (row i of the log-probs read at token i)."""
+    ids = backend.tokenizer(text, add_special_tokens=False).input_ids
+    with torch.inference_mode():
+        logprobs = torch.log_softmax(backend.model(torch.tensor([ids])).logits[0], -1)
+    pieces = [backend.tokenizer.decode(ids[:i + 1])[len(backend.tokenizer.decode(ids[:i])):] for i in range(len(ids))]
+    offsets = [len(backend.tokenizer.decode(ids[:i])) for i in range(len(ids))]
+    token_logprobs, tops = [None], [None]
+    for i in range(1, len(ids)):
+        row = logprobs[i] if shifted else logprobs[i - 1]
+        best = row.argmax().item()
+        token_logprobs.append(row[ids[i]].item())
+        tops.append({backend.tokenizer.decode([best]): row[best].item(), pieces[i]: row[ids[i]].item()})
+    return {"tokens": pieces, "token_logprobs": token_logprobs, "text_offset": offsets, "top_logprobs": tops}
+
+
+def test_echo_self_check_accepts_a_true_alignment_and_rejects_the_llama_cpp_shift(hf_backend):
+    from finelogic.models.openai_backend import ALIGNMENT_PROBE, alignment_problem
+
+    assert alignment_problem(echo_from_hf(hf_backend, ALIGNMENT_PROBE, shifted=False), ALIGNMENT_PROBE) is None
+    problem = alignment_problem(echo_from_hf(hf_backend, ALIGNMENT_PROBE, shifted=True), ALIGNMENT_PROBE)
+    assert problem is not None and "token i+1" in problem
+
+
+def test_a_local_path_and_a_random_control_load_through_the_same_constructor(hf_backend, model_cache):
+    from finelogic.models import HFBackend, random_init_like
+
+    request = [("The capital of France is", " Paris")]
+    from_path = HFBackend(str(model_cache / "models" / "smollm2-135m-instruct-f32"))
+    assert from_path.loglikelihood(request) == hf_backend.loglikelihood(request)
+    control = HFBackend(random_init_like(hf_backend.model, seed=0), tokenizer=hf_backend.tokenizer)
+    (logprob, n, _), = control.loglikelihood(request)
+    assert n == 1 and logprob == pytest.approx(-np.log(49152), abs=1.5)  # near uniform, where trained: -0.26

@@ -1,0 +1,236 @@
+"""OpenAIBackend against a scripted local server: cache, retries, failures, secrets, resumability."""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from finelogic.models import GenerationConfig
+from finelogic.models.cache import ResponseCache
+from finelogic.models.openai_backend import LogprobAlignmentError, OpenAIBackend, RequestFailed
+from model_fixtures import REPO, fake_server  # noqa: F401  (fixture)
+
+
+def chat(text: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": "Be brief."}, {"role": "user", "content": text}]
+
+
+@pytest.fixture
+def backend(fake_server, tmp_path):
+    """A backend with tiny time-outs and backoff, so fault tests take milliseconds."""
+    return OpenAIBackend("fake-model", base_url=fake_server.url, cache_path=tmp_path / "cache.jsonl",
+                         max_concurrency=4, timeout=0.3, max_attempts=5, backoff_base=0.01, backoff_max=0.5)
+
+
+def cache_lines(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_generate_keeps_input_order_and_a_warm_cache_makes_no_calls(backend, fake_server, tmp_path):
+    prompts = [f"question {i}" for i in range(6)]
+    assert backend.generate([chat(p) for p in prompts]) == [f"answer to {p}" for p in prompts]
+    assert backend.stats.calls == 6 and sum(fake_server.counts.values()) == 6
+    again = OpenAIBackend("fake-model", base_url=fake_server.url, cache_path=tmp_path / "cache.jsonl")
+    assert again.generate([chat(p) for p in prompts]) == [f"answer to {p}" for p in prompts]
+    assert again.stats.calls == 0 and again.stats.cache_hits == 6
+    assert sum(fake_server.counts.values()) == 6
+    assert len(cache_lines(tmp_path / "cache.jsonl")) == 6
+
+
+def test_identical_requests_in_one_call_are_sent_once(backend, fake_server):
+    assert backend.generate([chat("same")] * 3) == ["answer to same"] * 3
+    assert fake_server.counts["same"] == 1
+
+
+def test_cache_key_covers_sampling_parameters_and_seed(backend, fake_server):
+    for config in (GenerationConfig(), GenerationConfig(temperature=0.7, seed=1),
+                   GenerationConfig(temperature=0.7, seed=2), GenerationConfig(max_new_tokens=5)):
+        backend.generate([chat("q")], config)
+        backend.generate([chat("q")], config)
+    assert fake_server.counts["q"] == 4  # four distinct configs, each asked once
+    unseeded = GenerationConfig(temperature=0.7, seed=None)
+    backend.generate([chat("q")], unseeded)
+    backend.generate([chat("q")], unseeded)
+    assert fake_server.counts["q"] == 6  # sampling without a seed is never cached
+
+
+def test_extra_body_reaches_the_server_and_is_part_of_the_cache_key(fake_server, tmp_path):
+    for penalty in (1.0, 1.0, 1.1):
+        backend = OpenAIBackend("fake-model", base_url=fake_server.url, cache_path=tmp_path / "c.jsonl",
+                                extra_body={"repeat_penalty": penalty})
+        backend.generate([chat("q")])
+    assert [body["repeat_penalty"] for body in fake_server.bodies] == [1.0, 1.1]
+    assert fake_server.bodies[0]["temperature"] == 0.0 and fake_server.bodies[0]["seed"] == 0
+
+
+def test_stop_strings_cut_the_answer(backend):
+    assert backend.generate([chat("alpha beta")], GenerationConfig(stop=(" beta",))) == ["answer to alpha"]
+
+
+def test_429_waits_for_retry_after_then_succeeds(backend, fake_server):
+    fake_server.script["busy"] = ["429", "ok"]
+    fake_server.retry_after = "0.4"
+    start = time.perf_counter()
+    assert backend.generate([chat("busy")]) == ["answer to busy"]
+    assert time.perf_counter() - start >= 0.4  # the server's Retry-After, not the 0.01 s backoff
+    assert fake_server.counts["busy"] == 2 and backend.stats.retries == 1
+
+
+def test_5xx_timeouts_dropped_connections_and_broken_json_are_retried(backend, fake_server):
+    fake_server.script["flaky"] = ["500", "slow", "drop", "malformed", "ok"]
+    fake_server.slow_seconds = 1.0  # beyond the backend's 0.3 s time-out
+    assert backend.generate([chat("flaky"), chat("fine")]) == ["answer to flaky", "answer to fine"]
+    assert fake_server.counts["flaky"] == 5 and fake_server.counts["fine"] == 1
+    assert backend.stats.retries == 4
+
+
+def test_attempts_are_capped_and_nothing_is_cached_for_a_failure(backend, fake_server, tmp_path):
+    fake_server.script["doomed"] = ["500"] * 10
+    with pytest.raises(RequestFailed, match=r"request 0 \('doomed'\) failed after 5 attempts.*HTTP 500"):
+        backend.generate([chat("doomed")])
+    assert fake_server.counts["doomed"] == 5
+    assert not (tmp_path / "cache.jsonl").exists() or cache_lines(tmp_path / "cache.jsonl") == []
+
+
+def test_other_4xx_fail_at_once_naming_the_request_and_keep_finished_answers(fake_server, tmp_path):
+    backend = OpenAIBackend("fake-model", base_url=fake_server.url, cache_path=tmp_path / "c.jsonl",
+                            max_concurrency=1, backoff_base=0.01)
+    fake_server.script["second prompt, which the server rejects"] = ["400"]
+    prompts = ["first prompt", "second prompt, which the server rejects", "third prompt"]
+    with pytest.raises(RequestFailed, match=r"request 1 \('second prompt, which the server rejects'\) failed: HTTP 400"):
+        backend.generate([chat(p) for p in prompts])
+    assert fake_server.counts["second prompt, which the server rejects"] == 1  # no retry for a 400
+    assert backend.generate([chat(p) for p in prompts]) == [f"answer to {p}" for p in prompts]
+    assert fake_server.counts["first prompt"] == 1  # the answer from before the failure was kept
+    assert fake_server.counts["third prompt"] == 1  # asked once, whether before or after the failure
+    assert sorted(line["request"]["messages"][-1]["content"] for line in cache_lines(tmp_path / "c.jsonl")) == sorted(prompts)
+
+
+def test_api_key_never_reaches_cache_logs_or_errors(fake_server, tmp_path, monkeypatch, caplog):
+    secret = "sk-test-0123456789abcdefSECRET"
+    monkeypatch.setenv("FINELOGIC_TEST_KEY", secret)
+    caplog.set_level(logging.DEBUG)
+    backend = OpenAIBackend("fake-model", base_url=fake_server.url, api_key_env="FINELOGIC_TEST_KEY",
+                            cache_path=tmp_path / "c.jsonl", max_attempts=2, backoff_base=0.01)
+    fake_server.script.update({"flaky": ["500", "ok"], "unauthorised": ["401"], "bad": ["400"]})
+    backend.generate([chat("flaky"), chat("fine")])
+    backend.loglikelihood([("kettle orbit; kettle", " orbit;")])
+    errors = []
+    for prompt in ("unauthorised", "bad"):
+        with pytest.raises(RequestFailed) as caught:
+            backend.generate([chat(prompt)])
+        errors.append(str(caught.value))
+    assert fake_server.authorizations[0] == f"Bearer {secret}"  # the key was really sent ...
+    assert "invalid key Bearer ***" in errors[0]  # ... and the server quoted it back
+    assert secret not in (tmp_path / "c.jsonl").read_text()
+    assert secret not in caplog.text and secret not in "\n".join(errors)
+    assert "FINELOGIC_TEST_KEY" not in (tmp_path / "c.jsonl").read_text()
+
+
+def test_torn_last_line_is_skipped_and_the_next_record_starts_a_new_line(tmp_path, caplog):
+    path = tmp_path / "cache.jsonl"
+    good = [json.dumps({"key": k, "request": {}, "response": {"text": k}}) for k in ("a", "b")]
+    path.write_text("\n".join(good) + '\n{"key": "c", "request": {}, "resp')
+    with caplog.at_level(logging.WARNING):
+        cache = ResponseCache(path)
+    assert len(cache) == 2 and cache.get("b") == {"text": "b"} and "c" not in cache
+    assert "torn" in caplog.text
+    cache.put("d", {}, {"text": "d"})
+    cache.put("d", {}, {"text": "d"})  # already cached: not written twice
+    lines = path.read_text().split("\n")
+    assert lines[2] == '{"key": "c", "request": {}, "resp' and json.loads(lines[3])["key"] == "d"
+    assert lines[4:] == [""]
+    assert {k: ResponseCache(path).get(k) for k in "abcd"} == {"a": {"text": "a"}, "b": {"text": "b"}, "c": None,
+                                                               "d": {"text": "d"}}
+
+
+def test_loglikelihood_reads_the_continuation_from_echoed_logprobs(backend, fake_server):
+    results = backend.loglikelihood([("kettle orbit; kettle", " orbit;"),  # seen pair: predictable
+                                     ("kettle orbit; kettle ", "lamp"),  # unseen: whitespace moves over
+                                     ("kettle orbit; kettle", " orbit; lamp")])
+    assert results == [(-0.05, 1, True), (-4.0, 1, False), (-4.05, 2, False)]
+    assert fake_server.counts["kettle orbit; kettle lamp"] == 1
+    again = OpenAIBackend("fake-model", base_url=fake_server.url, cache_path=backend.cache.path)
+    assert again.loglikelihood([("kettle orbit; kettle", " orbit;")]) == [(-0.05, 1, True)]
+    assert again.stats.calls == 0  # the self-check and the request both come from the cache
+
+
+def test_a_server_with_shifted_echo_logprobs_is_refused(backend, fake_server):
+    fake_server.shifted = True
+    with pytest.raises(LogprobAlignmentError, match="refuses"):
+        backend.loglikelihood([("kettle orbit; kettle", " orbit;")])
+    assert fake_server.counts["kettle orbit; kettle orbit;"] == 0  # nothing was scored
+
+
+def test_echo_without_one_logprob_per_token_fails_loudly(fake_server, tmp_path):
+    fake_server.short_logprobs = True
+    backend = OpenAIBackend("fake-model", base_url=fake_server.url, cache_path=tmp_path / "c.jsonl",
+                            check_alignment=False, max_attempts=1)
+    with pytest.raises(RequestFailed, match="one log-prob per prompt token"):
+        backend.loglikelihood([("kettle orbit; kettle", " orbit;")])
+    assert fake_server.counts["kettle orbit; kettle orbit;"] == 1  # not retried: it would fail again
+    assert not (tmp_path / "c.jsonl").exists()  # and nothing wrong was cached
+
+
+def test_hidden_states_are_not_offered_by_servers(backend):
+    with pytest.raises(NotImplementedError, match="HFBackend"):
+        backend.hidden_states("text", [2])
+
+
+RUNNER = """
+import sys
+from finelogic.models.openai_backend import OpenAIBackend
+backend = OpenAIBackend("fake-model", base_url=sys.argv[1], cache_path=sys.argv[2], max_concurrency=2,
+                        timeout=5, backoff_base=0.01)
+answers = backend.generate([[{"role": "user", "content": f"item {i}"}] for i in range(30)])
+assert answers == [f"answer to item {i}" for i in range(30)]
+print("done", backend.stats.calls)
+"""
+
+
+def test_a_run_killed_midway_resumes_without_repeating_or_duplicating(fake_server, tmp_path):
+    script, cache = tmp_path / "run.py", tmp_path / "cache.jsonl"
+    script.write_text(RUNNER)
+    fake_server.delay = 0.05
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    process = subprocess.Popen([sys.executable, str(script), fake_server.url, str(cache)], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while (not cache.exists() or cache.read_text().count("\n") < 8) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert process.returncode == -signal.SIGKILL
+    finished = {json.loads(line)["request"]["messages"][0]["content"]
+                for line in cache.read_text().splitlines() if line.endswith("}")}
+    assert 8 <= len(finished) < 30
+    rerun = subprocess.run([sys.executable, str(script), fake_server.url, str(cache)], env=env,
+                           capture_output=True, text=True, timeout=60)
+    assert rerun.returncode == 0, rerun.stderr
+    assert rerun.stdout.split() == ["done", str(30 - len(finished))]  # only the unfinished items were sent
+    keys = [line["key"] for line in cache_lines(cache)]
+    assert len(keys) == len(set(keys)) == 30
+    assert all(fake_server.counts[item] == 1 for item in finished)
+    assert sum(fake_server.counts.values()) <= 30 + 2  # at most the 2 in flight at the kill were asked twice
+
+
+def test_generation_config_is_frozen_normalises_stop_and_rejects_bad_values():
+    from dataclasses import FrozenInstanceError
+
+    from finelogic.models import split_whitespace, truncate_at_stop
+
+    config = GenerationConfig(stop=["\n\n", "Q:"])
+    assert config.stop == ("\n\n", "Q:") and GenerationConfig(stop="Q:").stop == ("Q:",)
+    with pytest.raises(FrozenInstanceError):
+        config.temperature = 1.0  # type: ignore[misc]
+    for bad in (dict(max_new_tokens=0), dict(temperature=-0.1), dict(top_p=0.0)):
+        with pytest.raises(ValueError):
+            GenerationConfig(**bad)
+    assert truncate_at_stop("a Q: b\n\nc", config.stop) == "a "
+    assert split_whitespace("Answer: \n", "yes") == ("Answer:", " \nyes")
