@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import nbformat
-from tqdm.auto import tqdm
+from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
 from finelogic.config import repo_root
 from finelogic.profiles import get_profile

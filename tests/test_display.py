@@ -1,0 +1,43 @@
+"""Model outputs reach pages as text: markup in a response is escaped, never executed."""
+from finelogic.book.display import model_output
+
+
+def test_script_and_tags_in_a_response_are_shown_as_text():
+    shown = model_output('<script>alert("x")</script><b>bold</b> & more', title="<i>t</i>")._repr_html_()
+    assert "<script>" not in shown and "<b>" not in shown and "<i>" not in shown
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&lt;b&gt;bold&lt;/b&gt; &amp; more" in shown
+    assert "&lt;i&gt;t&lt;/i&gt;" in shown
+
+
+def test_an_empty_response_is_labelled_rather_than_blank():
+    assert "(empty response)" in model_output("")._repr_html_()
+
+
+def test_a_built_page_shows_a_hostile_response_as_text(tmp_path):
+    """End to end: executed notebook -> jupyter-book page, with the same configuration as the book."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import nbformat
+    import pytest
+
+    pytest.importorskip("myst_nb")
+    repo = Path(__file__).resolve().parents[1]
+    shutil.copy(repo / "_config.yml", tmp_path / "_config.yml")
+    (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: page\n")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# Escaping"),
+                nbformat.v4.new_code_cell("from finelogic.book.display import model_output\n"
+                                          "model_output('<script>window.PWNED=1</script><img src=x onerror=alert(1)>')")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    import papermill
+
+    papermill.execute_notebook(nb, str(tmp_path / "page.ipynb"), kernel_name="python3", progress_bar=False)
+    result = subprocess.run([str(Path(sys.executable).parent / "jupyter-book"), "build", str(tmp_path), "-W", "-n",
+                             "--keep-going"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:]
+    page = (tmp_path / "_build" / "html" / "page.html").read_text()
+    assert "window.PWNED" in page and "<script>window.PWNED" not in page and "<img src=x" not in page
+    assert "&lt;script&gt;window.PWNED=1&lt;/script&gt;" in page

@@ -1,0 +1,37 @@
+"""An accuracy run end to end with the embedded model: records written, a warm rerun makes no model calls."""
+from __future__ import annotations
+
+import pytest
+
+from finelogic.eval.runs import accuracy_run
+from finelogic.models.spec import EMBEDDED_NAME, parse_model
+
+pytestmark = pytest.mark.slow
+
+
+def test_warm_rerun_of_the_smoke_accuracy_run_makes_no_model_calls(tmp_path, monkeypatch):
+    monkeypatch.setenv("FINELOGIC_RESULTS", str(tmp_path / "results"))
+    first = accuracy_run("smoke", seed=11, data_dir=tmp_path / "no-data")
+    assert first.model_calls > 0
+    # smoke: 6 FLD + 2 generated ProntoQA items (FOLIO / Multi-LogiEval not present), 2 settings
+    assert len(first.records) == 2 * (6 + 2)
+    assert set(first.records["setting"]) == {"Direct", "CoT"}
+    assert (tmp_path / "results" / "smoke" / "accuracy" / "records.csv").exists()
+
+    again = accuracy_run("smoke", seed=11, data_dir=tmp_path / "no-data")
+    assert again.model_calls == 0
+    assert again.records["response"].tolist() == first.records["response"].tolist()
+
+
+def test_model_specs_parse_from_strings_and_dicts():
+    assert parse_model("embedded").name == EMBEDDED_NAME and parse_model("embedded").path is None
+    hf = parse_model("hf:Qwen/Qwen2.5-7B-Instruct")
+    assert (hf.name, hf.kind, hf.path) == ("Qwen2.5-7B-Instruct", "hf", "Qwen/Qwen2.5-7B-Instruct")
+    server = parse_model("openai:my-model@http://127.0.0.1:8000/v1")
+    assert (server.kind, server.model, server.base_url) == ("openai", "my-model", "http://127.0.0.1:8000/v1")
+    named = parse_model({"name": "GPT-4o", "kind": "openai", "model": "gpt-4o"})
+    assert named.model_id == "openai::gpt-4o" and named.api_key_env == "OPENAI_API_KEY"
+    with pytest.raises(ValueError, match="expected 'embedded'"):
+        parse_model("llama")
+    with pytest.raises(ValueError, match="needs 'model'"):
+        parse_model({"kind": "openai"})
