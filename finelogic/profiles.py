@@ -32,20 +32,35 @@ _PROFILES = {
         "Seconds per notebook: a handful of items, used by the test suite.",
         {"datasets": {"fld": {"name": "fld", "n": 6}, "prontoqa_generated": {"n": 6, "hops": (5,)},
                       "limit": 20},
+         "logicmark": {"items": 5, "batch_size": 8, "random_control": False},
          "accuracy": {"fld": {"name": "fld", "n": 6, "depths": (0, 5, 17)},
                       "prontoqa_generated": {"n": 2, "hops": (5,)}, "limit": 2,
                       "models": ("embedded",), "settings": ("Direct", "CoT"),
-                      "generation": {"max_new_tokens": 16}, "batch_size": 8}},
+                      "generation": {"max_new_tokens": 16}, "batch_size": 8},
+         # Probing (Table 4): 6 short problems; features are cached, so a rerun skips the model.
+         "probing": {"n_train": 4, "n_test": 2, "depths": (3, 4), "distractors": (4, 6), "nsd_points": 1,
+                     "readouts": ("plain",), "layer": -1, "models": ("embedded", "random-init")},
+         "soundness": {"judge": "symbolic", "quality": {"n": 6, "depths": (1, 2, 3)},
+                       "llm_judge": None, "run_accuracy_if_missing": False}},
     ),
     "tiny": Profile(
         "tiny",
         "Minutes for the whole book on a 2-core CPU with the embedded SmolLM2-135M-Instruct.",
         {"datasets": {"fld": {"name": "fld_paper_test", "scale": 0.1},
                       "prontoqa_generated": {"n": 100, "hops": (5,)}, "limit": None},
-         "accuracy": {"fld": {"name": "fld_paper_test", "scale": 0.04},
-                      "prontoqa_generated": {"n": 30, "hops": (5,)}, "limit": 30,
+         "logicmark": {"items": 60, "batch_size": 8, "random_control": True},
+         # Prompt processing dominates on a CPU (FOLIO / Multi-LogiEval prompts run to ~400 tokens):
+         # about 55 items x 2 settings keeps this family near 4 minutes on 2 cores.
+         "accuracy": {"fld": {"name": "fld", "n": 25},
+                      "prontoqa_generated": {"n": 10, "hops": (5,)}, "limit": 10,
                       "models": ("embedded",), "settings": ("Direct", "CoT"),
-                      "generation": {"max_new_tokens": 96}, "batch_size": 32}},
+                      "generation": {"max_new_tokens": 96}, "batch_size": 32},
+         # Probing: depths 5-7 give gold proofs of 5-9 steps (10-19 is paper scale); ~650 tokens per
+         # problem and model with the KV cache reused (suffixes included): ~31k tokens for both models.
+         "probing": {"n_train": 16, "n_test": 8, "depths": (5, 6, 7), "distractors": (4, 6), "nsd_points": 1,
+                     "readouts": ("chat",), "layer": -1, "models": ("embedded", "random-init")},
+         "soundness": {"judge": "symbolic", "quality": {"n": 40, "depths": tuple(range(0, 10))},
+                       "llm_judge": "embedded", "llm_quality_steps": 16}},
     ),
     "paper": Profile(
         "paper",
@@ -54,6 +69,10 @@ _PROFILES = {
                       "prontoqa_generated": {"n": 500, "hops": (5,)}, "limit": None},
          # The paper's models and sampling (temperature 0.7, top-p 0.9, 3,072 new tokens). The HF models
          # want a GPU (or point them at a vLLM server with "openai:<model>@http://host:8000/v1").
+         # LogicMark: the card's 5,000 items and some of its models (hub names; need the network).
+         "logicmark": {"items": 5000, "batch_size": 32, "random_control": True,
+                       "extra_models": ("HuggingFaceTB/SmolLM2-135M", "HuggingFaceTB/SmolLM2-1.7B",
+                                        "gpt2", "EleutherAI/pythia-70m")},
          "accuracy": {"fld": {"name": "fld_paper_test", "scale": 1.0},
                       "prontoqa_generated": {"n": 500, "hops": (5,)}, "limit": None,
                       "models": ({"name": "Llama-3.1-8B-Instruct", "kind": "hf",
@@ -65,7 +84,18 @@ _PROFILES = {
                                   "base_url": "https://api.deepseek.com", "api_key_env": "DEEPSEEK_API_KEY"}),
                       "settings": ("Direct", "CoT", "Few-shot"),
                       "generation": {"max_new_tokens": 3072, "temperature": 0.7, "top_p": 0.9},
-                      "batch_size": 16}},
+                      "batch_size": 16},
+         # Probing as in Appendix B: FLD proofs of depth 10-19, 450 train / 100 test problems, 6 NSD points;
+         # the paper probed Llama-3.1-8B-Instruct and Qwen-2.5-7B-Instruct (and their SFT variants).
+         "probing": {"n_train": 450, "n_test": 100, "depths": tuple(range(10, 20)), "distractors": (4, 8),
+                     "nsd_points": 6, "readouts": ("chat",), "layer": -1,
+                     "models": ({"name": "Llama-3.1-8B-Instruct", "path": "meta-llama/Llama-3.1-8B-Instruct"},
+                                {"name": "Qwen-2.5-7B-Instruct", "path": "Qwen/Qwen2.5-7B-Instruct"},
+                                "embedded", "random-init")},
+         # The paper's judge: GPT-4.1-mini at temperature 0 (Section 3.2); symbolic first where it decides.
+         "soundness": {"judge": "hybrid", "quality": {"n": 100, "depths": tuple(range(0, 20))},
+                       "llm_judge": {"name": "GPT-4.1-mini", "kind": "openai", "model": "gpt-4.1-mini"},
+                       "llm_quality_steps": None}},
     ),
 }
 

@@ -1,0 +1,64 @@
+"""A proof's steps coloured by their verdicts (paper §3.2, a teaching view for the soundness page).
+
+Model text is HTML-escaped (``html.escape``): a response can contain anything.
+"""
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+
+#: verdict class -> (label, background colour)
+STYLES = {
+    "sound": ("valid, atomic, relevant", "#dff3d8"),
+    "invalid": ("invalid", "#f8d4d4"),
+    "non-atomic": ("valid, not atomic", "#fde6c4"),
+    "irrelevant": ("not relevant", "#dde6f3"),
+    "undecided": ("judge undecided", "#e6e6e6"),
+    "skipped": ("not counted", "#f4f4f4"),
+}
+
+
+def verdict_class(valid, atomic, relevant) -> str:
+    """The one colour a step gets: its first fault in the order undecided, invalid, non-atomic, irrelevant."""
+    if relevant is None or pd.isna(relevant):
+        return "skipped"
+    if valid is None or pd.isna(valid):
+        return "undecided"
+    if not valid:
+        return "invalid"
+    if not atomic:
+        return "non-atomic"
+    return "sound" if relevant else "irrelevant"
+
+
+def _faults(valid, atomic, relevant) -> str:
+    if verdict_class(valid, atomic, relevant) in ("skipped", "undecided"):
+        return STYLES[verdict_class(valid, atomic, relevant)][0]
+    parts = ["valid" if valid else "invalid"]
+    if valid:
+        parts.append("atomic" if atomic else "not atomic")
+    parts.append("relevant" if relevant else "not relevant")
+    return ", ".join(parts)
+
+
+def step_view_html(steps: pd.DataFrame, *, title: str = "", relevance_column: str = "relevant") -> str:
+    """An HTML table of one response's judged steps (rows of :func:`finelogic.eval.soundness.judge_responses`
+    for one sample), each row coloured by :func:`verdict_class`, with the judge's reason."""
+    rows = []
+    for row in steps[steps["step"] >= 0].itertuples():
+        relevant = getattr(row, relevance_column)
+        kind = verdict_class(row.valid, row.atomic, relevant)
+        rows.append(
+            f'<tr style="background:{STYLES[kind][1]}"><td>{int(row.step) + 1}</td>'
+            f'<td><code style="white-space:pre-wrap">{html.escape(str(row.raw))}</code></td>'
+            f"<td>{html.escape(_faults(row.valid, row.atomic, relevant))}</td>"
+            f"<td>{html.escape(str(row.reason or ''))}</td></tr>"
+        )
+    if not rows:
+        rows.append('<tr><td colspan="4">no steps: the response is empty</td></tr>')
+    legend = " ".join(f'<span style="background:{c};padding:0 .4em">{html.escape(label)}</span>'
+                      for label, c in STYLES.values())
+    heading = f"<p><strong>{html.escape(title)}</strong></p>" if title else ""
+    return (f'{heading}<table class="step-view"><thead><tr><th>#</th><th>step</th><th>verdict</th>'
+            f'<th>reason</th></tr></thead><tbody>{"".join(rows)}</tbody></table><p>{legend}</p>')

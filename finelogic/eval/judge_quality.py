@@ -1,0 +1,192 @@
+"""How good is a judge? A labelled step set built from gold proofs, and each judge's scores on it.
+
+The paper checked GPT-4.1-mini on 200 hand-annotated steps (98% accuracy on validity and atomicity,
+§3.2). Here the annotation is made from FLD-style gold proofs (:func:`labelled_steps`):
+
+- ``gold``: every step of a gold proof (valid, atomic);
+- ``merged``: two consecutive gold steps where the second cites the first, written as one step (valid,
+  not atomic: two rule applications);
+- ``swapped_premise``: a gold step with one fact premise replaced by a distractor fact (usually invalid);
+- ``negated_conclusion``: a gold step concluding the negation of its conclusion (invalid).
+
+Every label is *verified* on the formal formulas (``problem.formulas``: z3 for validity, the rule
+matcher for atomicity) rather than assumed from how the step was made: a swap that happens to stay valid
+is labelled valid. The judge under test reads only the step's English sentences, so the symbolic judge
+is scored on the whole text round trip, not on the formulas the labels came from.
+
+Each labelled step is the last step of a response (the gold steps before it, then the altered step), so
+it is exactly what :func:`finelogic.eval.steps.parse_steps` gives a judge from a model's proof.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import pandas as pd
+
+from finelogic.data.generators.fld import ProofStep, parse_proof_steps
+from finelogic.data.generators.nl import render_sentence
+from finelogic.data.problem import Problem
+from finelogic.eval.judges import Judge
+from finelogic.eval.steps import HYPOTHESIS, NEGATED_HYPOTHESIS, Step, parse_steps, template_vocabulary
+from finelogic.logic import entails, is_atomic_step, negate, parse_formula
+
+KINDS = ("gold", "merged", "swapped_premise", "negated_conclusion")
+
+
+@dataclass(frozen=True)
+class LabelledStep:
+    """One step with its true labels. ``response`` is the proof text the step ends (for display)."""
+
+    problem: Problem
+    step: Step
+    kind: str
+    valid: bool
+    atomic: bool
+    response: str
+
+
+def _formulas(problem: Problem) -> dict:
+    out = {k: parse_formula(v) for k, v in problem.formulas.items()}
+    out[NEGATED_HYPOTHESIS] = negate(out[HYPOTHESIS])
+    return out
+
+
+def _labels(premises: Sequence[str], conclusion, formulas: dict) -> tuple[bool, bool]:
+    """(valid, atomic) of a step on the formal formulas; atomic only when valid."""
+    given = [formulas[p] for p in premises]
+    valid = entails(given, conclusion)
+    return valid, valid and is_atomic_step(given, conclusion)
+
+
+def _labelled(problem: Problem, before: Sequence[ProofStep], step: ProofStep, conclusion, kind: str,
+              formulas: dict) -> LabelledStep:
+    response = "; ".join(s.format() for s in [*before, step]) + ";"
+    parsed = parse_steps(response, problem)[-1]
+    valid, atomic = _labels(step.premises, conclusion, formulas)
+    return LabelledStep(problem, parsed, kind, valid, atomic, response)
+
+
+def _negated_step(step: ProofStep, formulas: dict, vocabulary) -> tuple[ProofStep, object]:
+    if step.conclusion in (HYPOTHESIS, NEGATED_HYPOTHESIS):
+        flipped = NEGATED_HYPOTHESIS if step.conclusion == HYPOTHESIS else HYPOTHESIS
+        return ProofStep(step.premises, flipped), formulas[flipped]
+    negated = negate(formulas[step.conclusion])
+    return ProofStep(step.premises, step.conclusion, render_sentence(negated, vocabulary)), negated
+
+
+def problem_labelled_steps(problem: Problem, rng: random.Random) -> list[LabelledStep]:
+    """Every gold step, every mergeable consecutive pair, one premise swap per step that has a fact
+    premise (when the problem has distractors), one negated conclusion per step."""
+    vocabulary = template_vocabulary(problem)
+    if problem.proof is None or vocabulary is None:
+        return []
+    formulas = _formulas(problem)
+    gold = parse_proof_steps(problem.proof)
+    distractors = list(problem.meta.get("distractors", ()))
+    out = []
+    for i, step in enumerate(gold):
+        before = gold[:i]
+        out.append(_labelled(problem, before, step, formulas[step.conclusion], "gold", formulas))
+        if i > 0 and gold[i - 1].conclusion in step.premises:
+            first = gold[i - 1]
+            premises = tuple(dict.fromkeys(
+                [*first.premises, *(p for p in step.premises if p != first.conclusion)]))
+            merged = ProofStep(premises, step.conclusion, step.text)
+            out.append(_labelled(problem, gold[:i - 1], merged, formulas[step.conclusion], "merged", formulas))
+        facts = [k for k, p in enumerate(step.premises) if p.startswith("fact")]
+        if facts and distractors:
+            k = rng.choice(facts)
+            swapped = list(step.premises)
+            swapped[k] = rng.choice(distractors)
+            altered = ProofStep(tuple(swapped), step.conclusion, step.text)
+            out.append(_labelled(problem, before, altered, formulas[step.conclusion], "swapped_premise", formulas))
+        negated, conclusion = _negated_step(step, formulas, vocabulary)
+        out.append(_labelled(problem, before, negated, conclusion, "negated_conclusion", formulas))
+    return out
+
+
+def labelled_steps(problems: Iterable[Problem], seed: int = 0) -> list[LabelledStep]:
+    """The judge-quality set from the gold proofs of ``problems`` (see the module docstring)."""
+    rng = random.Random(seed)
+    return [item for p in problems for item in problem_labelled_steps(p, rng)]
+
+
+def _scores(truth: Sequence[bool], predicted: Sequence[bool | None]) -> dict[str, float | int]:
+    """Accuracy (undecided = wrong), precision and recall of the True class, detection of the False class."""
+    tp = sum(t and p is True for t, p in zip(truth, predicted))
+    fp = sum(not t and p is True for t, p in zip(truth, predicted))
+    tn = sum(not t and p is False for t, p in zip(truth, predicted))
+    positives, negatives = sum(truth), len(truth) - sum(truth)
+    nan = float("nan")
+    return {
+        "n": len(truth),
+        "undecided": sum(p is None for p in predicted),
+        "accuracy": (tp + tn) / len(truth) if truth else nan,
+        "precision": tp / (tp + fp) if tp + fp else nan,
+        "recall": tp / positives if positives else nan,
+        "detection": tn / negatives if negatives else nan,
+    }
+
+
+def judge_quality(judges: dict[str, Judge], items: Sequence[LabelledStep]) -> pd.DataFrame:
+    """One row per judge × criterion (``valid``, ``atomic``): n, undecided, accuracy, precision and
+    recall (of the True class), detection (share of invalid / non-atomic steps the judge flags)."""
+    tables = [score_verdicts(name, items, judge.judge_all([(i.step, i.problem) for i in items]))
+              for name, judge in judges.items()]
+    return pd.concat(tables, ignore_index=True)
+
+
+def score_verdicts(name: str, items: Sequence[LabelledStep], verdicts: Sequence) -> pd.DataFrame:
+    """:func:`judge_quality`'s rows for verdicts already computed (one per item, in order)."""
+    rows = []
+    for criterion in ("valid", "atomic"):
+        truth = [getattr(item, criterion) for item in items]
+        predicted = [getattr(v, criterion) for v in verdicts]
+        rows.append({"judge": name, "criterion": criterion, **_scores(truth, predicted)})
+    return pd.DataFrame(rows)
+
+
+def label_counts(items: Sequence[LabelledStep]) -> pd.DataFrame:
+    """How many steps of each kind, and how many of them are valid / atomic (verified labels)."""
+    frame = pd.DataFrame([{"kind": i.kind, "valid": i.valid, "atomic": i.atomic} for i in items])
+    if frame.empty:
+        return pd.DataFrame(columns=["kind", "n", "valid", "atomic"])
+    table = frame.groupby("kind", sort=False).agg(n=("valid", "size"), valid=("valid", "sum"),
+                                                  atomic=("atomic", "sum"))
+    return table.reindex([k for k in KINDS if k in table.index]).reset_index()
+
+
+def flawed_proof(problem: Problem) -> str:
+    """A teaching response: the gold proof with one step merged into the next (valid, not atomic), a
+    redundant restatement of a distractor fact (valid, atomic, irrelevant) and one premise swapped for a
+    distractor (invalid). Needs a gold proof of at least three steps and a distractor fact."""
+    gold = parse_proof_steps(problem.proof or "")
+    distractors = list(problem.meta.get("distractors", ()))
+    merge_at = next((i for i in range(1, len(gold)) if gold[i - 1].conclusion in gold[i].premises), None)
+    if len(gold) < 3 or not distractors or merge_at is None:
+        raise ValueError(f"{problem.id}: needs a gold proof of 3+ steps with a mergeable pair and a distractor")
+    steps = list(gold)
+    first, second = steps[merge_at - 1], steps[merge_at]
+    premises = tuple(dict.fromkeys([*first.premises, *(p for p in second.premises if p != first.conclusion)]))
+    steps[merge_at - 1:merge_at + 1] = [ProofStep(premises, second.conclusion, second.text)]
+    swap_at = next((i for i, s in enumerate(steps) if i != merge_at - 1
+                    and any(p.startswith("fact") for p in s.premises)), None)
+    if swap_at is not None:
+        s = steps[swap_at]
+        k = next(k for k, p in enumerate(s.premises) if p.startswith("fact"))
+        steps[swap_at] = ProofStep(s.premises[:k] + (distractors[0],) + s.premises[k + 1:], s.conclusion, s.text)
+    redundant = ProofStep((distractors[-1],), f"int{len(gold) + 1}", problem.fact(distractors[-1]).text)
+    steps.insert(1, redundant)
+    return "; ".join(s.format() for s in steps) + "; __" + (problem.label or "UNKNOWN") + "__"
+
+
+def teaching_example(problems: Sequence[Problem]) -> tuple[Problem, str]:
+    """The problem with the longest gold proof that :func:`flawed_proof` can alter, and that response."""
+    for problem in sorted(problems, key=lambda p: -len(parse_proof_steps(p.proof or ""))):
+        try:
+            return problem, flawed_proof(problem)
+        except ValueError:
+            continue
+    raise ValueError("no problem with a gold proof of 3+ steps, a mergeable pair and a distractor")

@@ -1,0 +1,291 @@
+"""Judging one proof step: valid? atomic? (paper §3.2, Table 3; prompts in the paper's Figures 13–14).
+
+Every judge has the same verbs: ``judge(step, problem) -> Verdict`` and ``judge_many(steps, problem)``
+(one response's steps) and ``judge_all(pairs)`` (many ``(step, problem)`` pairs, batched). A step carries
+its premise texts (:func:`finelogic.eval.steps.parse_steps`), so the problem is all the context a judge
+needs.
+
+- :class:`LLMJudge`: the paper's judge. Its two prompts verbatim (validity; atomicity, asked only when
+  valid, so atomic ⊆ valid), greedy decoding, a reply read as True when it starts with true/yes/1 and
+  False when it starts with false/no/0; anything else is undecided (None, with the reply in the reason),
+  where the released code retried and finally counted False. The paper used GPT-4.1-mini (98% accuracy on
+  200 annotated steps); a 135M model in that role is *not* a reliable judge.
+- :class:`SymbolicJudge`: no model. The step's sentences are parsed back into formulas with the
+  generator's inverse parser; validity = z3 entailment, atomicity = one application of one deduction rule
+  (:func:`finelogic.logic.is_atomic_step`). Exact where it decides; where it cannot (unparseable text,
+  unknown premise id, no template vocabulary) it says so (``valid=None``) and never guesses.
+- :class:`HybridJudge`: symbolic where it decides, the LLM for the rest; ``decided_by`` says which.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+from typing import Protocol, Sequence
+
+from finelogic.data.generators.nl import SentenceParseError, parse_sentence
+from finelogic.data.problem import Problem
+from finelogic.eval.steps import HYPOTHESIS, NEGATED_HYPOTHESIS, Step, problem_reference, template_vocabulary
+from finelogic.logic import (
+    Discharged,
+    FormulaSyntaxError,
+    ProverError,
+    entails,
+    matches_rule,
+    negate,
+    parse_formula,
+    premise_formulas,
+)
+from finelogic.models.base import Backend, GenerationConfig
+
+log = logging.getLogger(__name__)
+
+#: The paper's validity prompt (Figure 13), verbatim; one user message.
+VALIDITY_PROMPT = ("Premises:\n{premises}\nConclusion:\n{conclusion}\n"
+                   "Do the premises entail the conclusion? Answer true or false only.")
+#: The paper's atomicity prompt (Figure 14), verbatim; asked only when the step is valid.
+ATOMICITY_PROMPT = ("Premises:\n{premises}\nConclusion:\n{conclusion}\n"
+                    "Is this inference atomic? Answer true or false only.")
+
+SYMBOLIC, LLM = "symbolic", "llm"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A judge's answer about one step.
+
+    Attributes:
+        valid: the premises entail the conclusion; None when the judge could not decide.
+        atomic: one minimal inference; False whenever ``valid`` is False, None whenever it is None.
+        reason: why, in words (the matched rule, the parse error, the judge's raw reply).
+        decided_by: ``symbolic`` or ``llm``; empty when undecided.
+    """
+
+    valid: bool | None
+    atomic: bool | None
+    reason: str = ""
+    decided_by: str = ""
+
+    @property
+    def decided(self) -> bool:
+        return self.valid is not None
+
+
+def undecided(reason: str) -> Verdict:
+    return Verdict(None, None, reason)
+
+
+class Judge(Protocol):
+    def judge(self, step: Step, problem: Problem) -> Verdict: ...
+
+    def judge_many(self, steps: Sequence[Step], problem: Problem) -> list[Verdict]: ...
+
+    def judge_all(self, pairs: Sequence[tuple[Step, Problem]]) -> list[Verdict]: ...
+
+
+def not_judged(step: Step) -> Verdict | None:
+    """The verdict for a step no judge looks at (unparsed, opening an assumption); None for the rest."""
+    if not step.parsed:
+        return undecided(f"not in FLD step notation ({step.note})")
+    if step.opens_assumption:
+        return undecided("opens an assumption: no inference to judge (skipped)")
+    return None
+
+
+# ----------------------------------------------------------------------------------------------------
+# The paper's LLM judge
+
+
+def step_lines(step: Step, problem: Problem) -> tuple[str, str] | None:
+    """The ``premises`` and ``conclusion`` placeholders of the judge prompts (``fact3: <text>`` lines), or
+    None when a premise id or the conclusion has no text."""
+    if any(t is None for t in step.premise_texts):
+        return None
+    premises = "\n".join(f"{pid}: {text}" for pid, text in zip(step.premise_ids, step.premise_texts))
+    conclusion = conclusion_sentence(step, problem)
+    if conclusion is None:
+        return None
+    return premises, f"{step.conclusion_id}: {conclusion}"
+
+
+def conclusion_sentence(step: Step, problem: Problem) -> str | None:
+    """The sentence a step concludes: the problem's (negated) hypothesis for those ids, else its text."""
+    if step.concludes_hypothesis:
+        return problem_reference(problem)[step.conclusion_id]
+    return step.conclusion_text
+
+
+def parse_reply(reply: str) -> bool | None:
+    """True for a reply starting with true/yes/1, False for false/no/0 (after spaces, quotes, ``*``)."""
+    text = reply.strip().lstrip("*\"'`_ ").lower()
+    if text.startswith(("true", "yes", "1")):
+        return True
+    if text.startswith(("false", "no", "0")):
+        return False
+    return None
+
+
+class LLMJudge:
+    """The paper's judge over any backend (``OpenAIBackend`` for GPT-4.1-mini, ``HFBackend`` locally).
+
+    Args:
+        backend: anything with ``generate(conversations, config)``; caching is the backend's business.
+        max_new_tokens: room for the one-word reply.
+    """
+
+    def __init__(self, backend: Backend, *, max_new_tokens: int = 5) -> None:
+        self.backend = backend
+        self.config = GenerationConfig(temperature=0, max_new_tokens=max_new_tokens)
+
+    def judge(self, step: Step, problem: Problem) -> Verdict:
+        return self.judge_all([(step, problem)])[0]
+
+    def judge_many(self, steps: Sequence[Step], problem: Problem) -> list[Verdict]:
+        return self.judge_all([(s, problem) for s in steps])
+
+    def judge_all(self, pairs: Sequence[tuple[Step, Problem]]) -> list[Verdict]:
+        """All validity prompts in one ``generate`` call, then the atomicity prompts of the valid steps."""
+        verdicts: list[Verdict | None] = [None] * len(pairs)
+        asked: list[tuple[int, str, str]] = []
+        for i, (step, problem) in enumerate(pairs):
+            skip = not_judged(step)
+            lines = None if skip else step_lines(step, problem)
+            if skip is not None:
+                verdicts[i] = skip
+            elif lines is None:
+                verdicts[i] = undecided("a premise or the conclusion has no text to show the judge")
+            else:
+                asked.append((i, *lines))
+        replies = self._ask([VALIDITY_PROMPT.format(premises=p, conclusion=c) for _, p, c in asked])
+        valid_ones = []
+        for (i, premises, conclusion), reply in zip(asked, replies):
+            valid = parse_reply(reply)
+            if valid is None:
+                verdicts[i] = undecided(f"validity reply not true/false: {reply.strip()[:60]!r}")
+            elif not valid:
+                verdicts[i] = Verdict(False, False, f"judge replied {reply.strip()[:20]!r}", LLM)
+            else:
+                valid_ones.append((i, premises, conclusion, reply))
+        replies = self._ask([ATOMICITY_PROMPT.format(premises=p, conclusion=c) for _, p, c, _ in valid_ones])
+        for (i, _, _, first), reply in zip(valid_ones, replies):
+            atomic = parse_reply(reply)
+            reason = f"validity {first.strip()[:20]!r}, atomicity {reply.strip()[:20]!r}"
+            if atomic is None:
+                verdicts[i] = Verdict(True, None, "atomicity reply not true/false: " + reason, LLM)
+            else:
+                verdicts[i] = Verdict(True, atomic, reason, LLM)
+        return verdicts  # type: ignore[return-value]
+
+    def _ask(self, prompts: list[str]) -> list[str]:
+        if not prompts:
+            return []
+        return self.backend.generate([[{"role": "user", "content": p}] for p in prompts], self.config)
+
+
+# ----------------------------------------------------------------------------------------------------
+# The symbolic judge
+
+
+class SymbolicJudge:
+    """Exact validity (z3) and atomicity (one deduction rule) for problems in the template grammar.
+
+    Premises: facts from ``problem.formulas``; ``intN``/``assumpN`` from their sentences in the response,
+    parsed with :func:`finelogic.data.generators.nl.parse_sentence` and the problem's vocabulary; a
+    discharged ``[assump1]`` becomes :class:`finelogic.logic.Discharged`. Conclusion: the hypothesis
+    formula for ``hypothesis``, its :func:`~finelogic.logic.negate` for ``¬hypothesis``, else the parsed
+    sentence. Deterministic; z3 results are cached by the prover.
+    """
+
+    def judge(self, step: Step, problem: Problem) -> Verdict:
+        skip = not_judged(step)
+        if skip is not None:
+            return skip
+        vocabulary = template_vocabulary(problem)
+        if vocabulary is None or HYPOTHESIS not in problem.formulas:
+            return undecided("the problem has no formulas in the template grammar (no symbolic check)")
+        try:
+            premises = [self._premise(pid, text, problem, vocabulary, discharged=p.startswith("["))
+                        for p, pid, text in zip(step.premises, step.premise_ids, step.premise_texts)]
+            conclusion = self._conclusion(step, problem, vocabulary)
+        except _Undecidable as why:
+            return undecided(str(why))
+        try:
+            valid = entails(premise_formulas(premises), conclusion)
+        except ProverError as error:
+            return undecided(f"z3 could not decide: {error}")
+        if not valid:
+            return Verdict(False, False, "not entailed: premises ∧ ¬conclusion is satisfiable (z3)", SYMBOLIC)
+        rules = matches_rule(premises, conclusion)
+        if rules:
+            return Verdict(True, True, f"entailed (z3); one rule: {rules[0]}", SYMBOLIC)
+        return Verdict(True, False, "entailed (z3), but no single deduction rule derives it", SYMBOLIC)
+
+    def judge_many(self, steps: Sequence[Step], problem: Problem) -> list[Verdict]:
+        return [self.judge(s, problem) for s in steps]
+
+    def judge_all(self, pairs: Sequence[tuple[Step, Problem]]) -> list[Verdict]:
+        return [self.judge(s, p) for s, p in pairs]
+
+    @staticmethod
+    def _premise(pid: str, text: str | None, problem: Problem, vocabulary, *, discharged: bool):
+        if pid.startswith("fact"):
+            if pid not in problem.formulas:
+                raise _Undecidable(f"unknown premise id {pid!r}")
+            formula = _formula(problem.formulas[pid], pid)
+        elif text is None:
+            raise _Undecidable(f"premise {pid!r} is not defined before this step")
+        else:
+            formula = _sentence(text, vocabulary, pid)
+        return Discharged(formula) if discharged else formula
+
+    @staticmethod
+    def _conclusion(step: Step, problem: Problem, vocabulary):
+        if step.conclusion_id in (HYPOTHESIS, NEGATED_HYPOTHESIS):
+            hypothesis = _formula(problem.formulas[HYPOTHESIS], HYPOTHESIS)
+            return hypothesis if step.conclusion_id == HYPOTHESIS else negate(hypothesis)
+        if step.conclusion_text is None:
+            raise _Undecidable(f"{step.conclusion_id} has no text")
+        return _sentence(step.conclusion_text, vocabulary, step.conclusion_id)
+
+
+class _Undecidable(Exception):
+    """The symbolic judge cannot read this step; the message says why."""
+
+
+def _formula(text: str, what: str):
+    try:
+        return parse_formula(text)
+    except FormulaSyntaxError as error:
+        raise _Undecidable(f"{what}: formula does not parse ({error})") from error
+
+
+def _sentence(text: str, vocabulary, what: str):
+    try:
+        return parse_sentence(text, vocabulary)
+    except SentenceParseError as error:
+        raise _Undecidable(f"{what}: sentence outside the template grammar ({error})") from error
+
+
+# ----------------------------------------------------------------------------------------------------
+# Symbolic first, the LLM for the rest
+
+
+class HybridJudge:
+    """:class:`SymbolicJudge` where it decides; the LLM judge (batched) for the steps it cannot read."""
+
+    def __init__(self, symbolic: SymbolicJudge, llm: LLMJudge) -> None:
+        self.symbolic = symbolic
+        self.llm = llm
+
+    def judge(self, step: Step, problem: Problem) -> Verdict:
+        return self.judge_all([(step, problem)])[0]
+
+    def judge_many(self, steps: Sequence[Step], problem: Problem) -> list[Verdict]:
+        return self.judge_all([(s, problem) for s in steps])
+
+    def judge_all(self, pairs: Sequence[tuple[Step, Problem]]) -> list[Verdict]:
+        verdicts = self.symbolic.judge_all(pairs)
+        todo = [i for i, v in enumerate(verdicts) if not v.decided and not_judged(pairs[i][0]) is None]
+        for i, verdict in zip(todo, self.llm.judge_all([pairs[i] for i in todo])):
+            why = f"symbolic: {verdicts[i].reason}; llm: {verdict.reason}"
+            verdicts[i] = replace(verdict, reason=why)
+        return verdicts

@@ -1,0 +1,78 @@
+"""Relevance of proof steps (paper §3.2: "whether its conclusion is used in later steps").
+
+Two policies, both returning one value per step: True (relevant), False (not relevant) or None (the step
+is not counted by this policy, for any metric).
+
+``principled`` (the default): the step that concludes the hypothesis (or ``¬hypothesis``) is relevant by
+definition, and relevance propagates backwards: a step is relevant when a later *relevant* step cites its
+conclusion (a redefined id is the latest definition before the citing step). Steps opening an assumption
+(``void -> assump1``) are not counted. A response that never reaches the hypothesis has no relevant step.
+An unparsed step has no conclusion anyone could cite: not relevant.
+
+``paper_code_compat``: the rule of the authors' released code (``reference/official_code.md``), read as a
+fact about its behaviour: a step is relevant when its conclusion id is a premise of *any* later counted
+step. Its quirks, kept on purpose:
+
+* a ``-> hypothesis`` (or ``¬hypothesis``) step written without ``: text`` does not match the code's step
+  pattern and is dropped (None: not counted at all), so the ints only it used look irrelevant;
+* a hypothesis step that does parse is never relevant ("hypothesis" is never a premise id), and neither
+  is the last counted step, since nothing follows it;
+* a step without a conclusion id (an unparsed step) counts as relevant;
+* a step whose conclusion text is ``⊥`` counts as relevant.
+
+So under ``paper_code_compat`` even a perfect gold proof is never all-relevant; the book says which
+policy each table uses.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from finelogic.eval.steps import Step
+
+POLICIES = ("principled", "paper_code_compat")
+
+
+def relevance(steps: Sequence[Step], policy: str = "principled") -> tuple[bool | None, ...]:
+    """Per step: relevant (True/False) or not counted (None), under ``policy`` (module docstring)."""
+    if policy == "principled":
+        return principled_relevance(steps)
+    if policy == "paper_code_compat":
+        return paper_code_compat_relevance(steps)
+    raise ValueError(f"unknown relevance policy {policy!r}; choose one of {', '.join(POLICIES)}")
+
+
+def principled_relevance(steps: Sequence[Step]) -> tuple[bool | None, ...]:
+    """Backwards from the (negated) hypothesis; assumption openings None."""
+    out: list[bool | None] = [None] * len(steps)
+    needed: set[str] = set()
+    for i in range(len(steps) - 1, -1, -1):
+        step = steps[i]
+        if step.opens_assumption:
+            needed.discard(step.conclusion_id)  # the opening satisfies later citations, uncounted
+            continue
+        relevant = step.parsed and (step.concludes_hypothesis or step.conclusion_id in needed)
+        out[i] = bool(relevant)
+        if relevant:
+            needed.discard(step.conclusion_id)  # an earlier step with the same id is shadowed
+            needed.update(step.premise_ids)
+    return tuple(out)
+
+
+def _dropped_by_released_code(step: Step) -> bool:
+    return step.concludes_hypothesis and step.conclusion_text is None
+
+
+def paper_code_compat_relevance(steps: Sequence[Step]) -> tuple[bool | None, ...]:
+    """The released code's rule and quirks (module docstring)."""
+    counted = [i for i, s in enumerate(steps) if not s.opens_assumption and not _dropped_by_released_code(s)]
+    out: list[bool | None] = [None] * len(steps)
+    for position, i in enumerate(counted):
+        step = steps[i]
+        later: set[str] = set()
+        for j in counted[position + 1:]:
+            later.update(steps[j].premise_ids)
+        if step.conclusion_id is None or (step.conclusion_text or "").strip() == "⊥":
+            out[i] = True
+        else:
+            out[i] = step.conclusion_id in later
+    return tuple(out)

@@ -1,0 +1,231 @@
+"""Stepwise soundness (paper §3.2): step parsing, relevance under both policies, Table 3 aggregation."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from finelogic.data.problem import Fact, Problem
+from finelogic.eval.judges import SymbolicJudge
+from finelogic.eval.relevance import relevance
+from finelogic.eval.soundness import judge_responses, sample_soundness, soundness_table
+from finelogic.eval.steps import Step, parse_steps, response_reference, split_steps
+
+
+def dog_problem() -> Problem:
+    """red(dog); red -> big; big -> calm; a distractor about the cat. Hypothesis: the dog is calm."""
+    return Problem(
+        id="dog", dataset="fld", label="PROVED", depth=2,
+        facts=(Fact("fact1", "the dog is red."), Fact("fact2", "if the dog is red then the dog is big."),
+               Fact("fact3", "if the dog is big then the dog is calm."), Fact("fact4", "the cat is red.")),
+        hypothesis="the dog is calm.",
+        proof="fact1 & fact2 -> int1: the dog is big.; int1 & fact3 -> hypothesis;",
+        formulas={"fact1": "{A}{a}", "fact2": "{A}{a} -> {B}{a}", "fact3": "{B}{a} -> {C}{a}",
+                  "fact4": "{A}{b}", "hypothesis": "{C}{a}"},
+        meta={"vocabulary": {"predicates": {"A": "red", "B": "big", "C": "calm"}, "propositions": {},
+                             "constants": {"a": "the dog", "b": "the cat"}}},
+    )
+
+
+def shape(steps: list[Step]) -> list[tuple]:
+    return [(s.premises, s.conclusion_id, s.conclusion_text) if s.parsed else ("unparsed",) for s in steps]
+
+
+# ---- parsing -------------------------------------------------------------------------------------------
+
+GOLD = "fact1 & fact2 -> int1: the dog is big.; int1 & fact3 -> hypothesis;"
+
+
+@pytest.mark.parametrize("response, expected", [
+    pytest.param(GOLD, [(("fact1", "fact2"), "int1", "the dog is big."), (("int1", "fact3"), "hypothesis", None)],
+                 id="fld-gold"),
+    pytest.param("fact1&fact2->int1:the dog is big.;int1&fact3->hypothesis",
+                 [(("fact1", "fact2"), "int1", "the dog is big."), (("int1", "fact3"), "hypothesis", None)],
+                 id="no-spaces-no-final-semicolon"),
+    pytest.param("  Fact1  &  fact 2 ->  INT 1 :  the dog is big. ;\n int1 & fact3 -> hypothesis ;  __PROVED__",
+                 [(("fact1", "fact2"), "int1", "the dog is big."), (("int1", "fact3"), "hypothesis", None)],
+                 id="extra-spaces-case-marker"),
+    pytest.param("fact1 & fact2 -> int1: the dog is big.\nint1 & fact3 -> hypothesis\n\n__PROVED__",
+                 [(("fact1", "fact2"), "int1", "the dog is big."), (("int1", "fact3"), "hypothesis", None)],
+                 id="newlines-instead-of-semicolons"),
+    pytest.param("fact4 -> ¬hypothesis; __DISPROVED__", [(("fact4",), "¬hypothesis", None)], id="negated-hypothesis"),
+    pytest.param("fact4 -> not hypothesis: the dog is not calm.", [(("fact4",), "¬hypothesis", "the dog is not calm.")],
+                 id="not-hypothesis-with-text"),
+    pytest.param("void -> assump1: the dog is big.; [assump1] & fact3 -> int1: the dog is calm.;",
+                 [(("void",), "assump1", "the dog is big."), (("[assump1]", "fact3"), "int1", "the dog is calm.")],
+                 id="assumption"),
+    pytest.param("Step 1: fact1 & fact2 -> int1: the dog is big.\nThis is modus ponens.\n"
+                 "Step 2: int1 & fact3 -> hypothesis\n__PROVED__",
+                 [(("fact1", "fact2"), "int1", "the dog is big."), (("int1", "fact3"), "hypothesis", None)],
+                 id="step-blocks-with-commentary"),
+    pytest.param("**Step 1:** The dog is red, so it is big.\n**Step 2:** int1 & fact3 → hypothesis",
+                 [("unparsed",), (("int1", "fact3"), "hypothesis", None)], id="step-blocks-prose-and-arrow"),
+    pytest.param("The dog is red, hence big, hence calm. __PROVED__", [("unparsed",)], id="free-text"),
+    pytest.param("", [], id="empty"),
+    pytest.param("__UNKNOWN__", [], id="marker-only"),
+    pytest.param("Let me see.\n1. fact1 & fact2 -> int1: the dog is big.\n2. int1 and fact3 -> hypothesis\nSo it is proved.",
+                 [(("fact1", "fact2"), "int1", "the dog is big."), (("int1", "fact3"), "hypothesis", None)],
+                 id="numbered-list-and-prose-around"),
+    pytest.param("the dog is red & fact2 -> int1: the dog is big.", [("unparsed",)], id="sentence-as-premise"),
+    pytest.param("fact1 & fact2 -> the dog is big.", [("unparsed",)], id="no-conclusion-id"),
+    pytest.param("fact1 & fact2 -> int1. the dog is big", [(("fact1", "fact2"), "int1", "the dog is big")],
+                 id="period-for-colon"),
+    pytest.param("fact1 & fact2 -> int1: the dog is big. int1 & fact3 -> hypothesis", [("unparsed",)],
+                 id="two-steps-run-together"),
+])
+def test_parse_steps_reads_every_notation(response, expected):
+    assert shape(parse_steps(response, dog_problem())) == expected
+
+
+def test_unparsed_steps_say_why():
+    (step,) = split_steps("fact1 & fact2 -> the dog is big.")
+    assert not step.parsed and step.note == "conclusion is not an id: 'the dog is big.'"
+
+
+def test_premise_texts_come_from_facts_and_earlier_definitions():
+    steps = parse_steps("int1 & fact3 -> int2: the dog is calm.; fact1 & fact2 -> int1: the dog is big.; "
+                        "int1 & fact3 -> hypothesis;", dog_problem())
+    assert steps[0].premise_texts == (None, "if the dog is big then the dog is calm.")  # int1 not yet defined
+    assert steps[2].premise_texts == ("the dog is big.", "if the dog is big then the dog is calm.")
+
+
+def test_response_reference_maps_ids_to_sentences():
+    problem = dog_problem()
+    reference = response_reference(parse_steps(GOLD, problem), problem)
+    assert reference["int1"] == "the dog is big."
+    assert reference["fact4"] == "the cat is red."
+    assert reference["hypothesis"] == "the dog is calm."
+    assert reference["¬hypothesis"] == "the dog is not calm."  # rendered from the negated formula
+
+
+def test_step_format_is_canonical_fld():
+    (step,) = parse_steps("Fact1&FACT 2->int 1 :the dog is big.", dog_problem())
+    assert step.format() == "fact1 & fact2 -> int1: the dog is big."
+
+
+# ---- relevance -------------------------------------------------------------------------------------------
+
+def rel(response: str, policy: str) -> tuple:
+    return relevance(parse_steps(response, dog_problem()), policy)
+
+
+def test_relevance_propagates_back_from_hypothesis():
+    assert rel(GOLD, "principled") == (True, True)
+
+
+def test_released_code_drops_colonless_hypothesis_step_and_its_ints_look_irrelevant():
+    assert rel(GOLD, "paper_code_compat") == (False, None)
+
+
+def test_released_code_never_counts_a_parsed_final_step_relevant():
+    response = "fact1 & fact2 -> int1: the dog is big.; int1 & fact3 -> hypothesis: the dog is calm.;"
+    assert rel(response, "principled") == (True, True)
+    assert rel(response, "paper_code_compat") == (True, False)
+
+
+def test_a_redundant_step_is_irrelevant_under_both_policies():
+    response = ("fact1 & fact2 -> int1: the dog is big.; fact4 -> int2: the cat is red.; "
+                "int1 & fact3 -> hypothesis: the dog is calm.;")
+    assert rel(response, "principled") == (True, False, True)
+    assert rel(response, "paper_code_compat") == (True, False, False)
+
+
+def test_a_cited_step_off_the_path_to_the_hypothesis_is_relevant_only_under_compat():
+    # int2 is cited by int3, but int3 leads nowhere: the chain int2 -> int3 is a dead end.
+    response = ("fact1 & fact2 -> int1: the dog is big.; fact4 -> int2: the cat is red.; "
+                "int2 -> int3: the cat is red.; int1 & fact3 -> hypothesis: the dog is calm.;")
+    assert rel(response, "principled") == (True, False, False, True)
+    assert rel(response, "paper_code_compat") == (True, True, False, False)
+
+
+def test_no_step_reaches_the_hypothesis_so_none_is_relevant():
+    assert rel("fact1 & fact2 -> int1: the dog is big.", "principled") == (False,)
+
+
+def test_assumption_openings_are_not_counted():
+    response = "void -> assump1: the dog is big.; [assump1] & fact3 -> int1: the dog is calm.; int1 -> hypothesis;"
+    assert rel(response, "principled") == (None, True, True)
+    assert rel(response, "paper_code_compat") == (None, False, None)
+
+
+def test_a_redefined_id_makes_the_shadowed_definition_irrelevant():
+    response = ("fact4 -> int1: the cat is red.; fact1 & fact2 -> int1: the dog is big.; "
+                "int1 & fact3 -> hypothesis;")
+    assert rel(response, "principled") == (False, True, True)
+
+
+def test_compat_counts_unparsed_steps_relevant():
+    assert rel("The dog is calm.", "paper_code_compat") == (True,)
+    assert rel("The dog is calm.", "principled") == (False,)
+
+
+def test_unknown_policy_is_an_error():
+    with pytest.raises(ValueError, match="paper_code_compat"):
+        rel(GOLD, "lenient")
+
+
+# ---- aggregation ----------------------------------------------------------------------------------------
+
+RESPONSES = [
+    GOLD,  # all valid, atomic, relevant (principled)
+    "fact1 & fact2 & fact3 -> hypothesis: the dog is calm.",  # valid, not atomic (two rules merged)
+    "fact4 & fact2 -> int1: the dog is big.; int1 & fact3 -> hypothesis;",  # step 1 invalid
+    "fact1 & fact2 -> int1: the dog is big.; fact4 -> int2: the cat is red.; int1 & fact3 -> hypothesis;",  # redundant
+    "I think the dog is calm. __PROVED__",  # free text: judge undecided
+    "",  # no steps
+]
+
+
+@pytest.fixture(scope="module")
+def judged() -> pd.DataFrame:
+    problem = dog_problem()
+    records = pd.DataFrame({"id": ["dog"] * len(RESPONSES), "response": RESPONSES, "model": "m",
+                            "setting": "Few-shot", "depth_bucket": ["0-3"] * 3 + ["4-7"] * 3})
+    return judge_responses(records, {"dog": problem}, SymbolicJudge())
+
+
+def test_sample_status_and_metrics(judged):
+    samples = sample_soundness(judged).set_index("sample")
+    assert samples["status"].tolist() == ["scored"] * 4 + ["undecided", "no_steps"]
+    assert samples.loc[:3, "all_valid"].tolist() == [True, True, False, True]
+    assert samples.loc[:3, "all_atomic"].tolist() == [True, False, False, True]
+    assert samples.loc[:3, "all_relevant"].tolist() == [True, True, True, False]
+
+
+def test_soundness_table_counts_exclusions_and_gives_wilson_intervals(judged):
+    row = soundness_table(judged).iloc[0]
+    assert (row.samples, row.scored, row.no_steps, row.undecided) == (6, 4, 1, 1)
+    assert row.all_valid == 0.75 and row.all_atomic == 0.5 and row.all_relevant == 0.75
+    assert (round(row.all_valid_low, 3), round(row.all_valid_high, 3)) == (0.301, 0.954)
+    # step level: 2 + 1 + 2 + 3 counted steps judged, plus the free-text one undecided
+    assert (row.steps, row.undecided_steps) == (9, 1)
+    assert row.valid_rate == 7 / 8 and row.atomic_rate == 6 / 8 and row.relevant_rate == 7 / 8
+
+
+def test_compat_policy_drops_the_colonless_hypothesis_steps(judged):
+    row = soundness_table(judged, policy="paper_code_compat").iloc[0]
+    # GOLD, the invalid one and the redundant one each lose their final step; every remaining final step
+    # is "not relevant", so no sample is all-relevant.
+    assert row.steps == 1 + 1 + 1 + 2 + 1
+    assert row.all_relevant == 0.0
+    assert row.all_valid == 0.75  # the invalid step of sample 2 is still counted
+
+
+def test_soundness_table_by_depth_bucket(judged):
+    table = soundness_table(judged, by=("model", "depth_bucket")).set_index("depth_bucket")
+    assert table.loc["0-3", "scored"] == 3 and table.loc["0-3", "all_atomic"] == pytest.approx(1 / 3)
+    assert table.loc["4-7", ["scored", "undecided", "no_steps"]].tolist() == [1, 1, 1]
+    assert table.loc["4-7", "all_relevant"] == 0.0
+
+
+def test_empty_group_gives_nan_not_a_crash(judged):
+    only_excluded = judged[judged["sample"] >= 4]
+    row = soundness_table(only_excluded).iloc[0]
+    assert row.scored == 0 and math.isnan(row.all_valid)
+
+
+def test_no_responses_give_an_empty_table():
+    steps = judge_responses(pd.DataFrame(columns=["id", "response"]), {}, SymbolicJudge())
+    table = soundness_table(steps)
+    assert table.empty and {"model", "all_valid", "scored"} <= set(table.columns)
