@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
+from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 from transformers import StoppingCriteria
 
 from finelogic.models.base import (BackendStats, Conversation, GenerationConfig, LoglikelihoodResult,

@@ -24,7 +24,7 @@ import time
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from typing import Any, Callable, Sequence
 
-from tqdm.auto import tqdm
+from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
 from finelogic.config import cache_dir
 from finelogic.models.base import (BackendStats, Conversation, GenerationConfig, LoglikelihoodResult,
