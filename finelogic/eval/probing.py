@@ -1,0 +1,441 @@
+"""Representation-level probing (paper §3.3, Appendix B; Table 4): features, linear probes, metrics.
+
+Pipeline: :mod:`finelogic.eval.probing_data` builds the rows → :func:`extract_features` reads the model's
+hidden state at each row's last token (cached by :func:`cached_features`) → :func:`fit_probe` trains the
+paper's probe on the training problems → :func:`predict_table` scores the test problems → the metrics:
+
+* :func:`correctness_spanning_steps` (CSS, in steps): mean over test problems of ``n - i*``, ``i*`` the
+  earliest step from which every prediction is correct (span 0 when the last prediction is wrong);
+* :func:`redundant_fact_identification` / :func:`next_step_derivability` (RFI / NSD, in %): the share of
+  test problems whose rows are *all* classified correctly;
+* :func:`row_accuracy` for every task (the paper's units are easy to misread; report both) and
+  :func:`accuracy_by_steps_remaining` for CSS.
+
+Baselines beside every probe: the majority class of the training rows (:func:`majority_table`) and the same
+probe on the randomly initialised model of the same architecture (a ``model`` of its own in
+:func:`probing_run`).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
+
+from finelogic.config import cache_dir
+from finelogic.eval.probing_data import TASKS, ProbeRow
+
+log = logging.getLogger(__name__)
+
+PREDICTION_COLUMNS = ("task", "problem_id", "step", "n_steps", "label", "prediction", "correct")
+
+
+# ------------------------------------------------------------------------------------------- features
+
+
+def extract_features(backend: Any, rows: Sequence[ProbeRow], *, layer: int = -1, normalize: bool = True,
+                     reuse_prefix: bool = True, progress: bool | None = None) -> np.ndarray:
+    """The hidden state at the last token of every row's text, shape ``(len(rows), hidden_size)``, float32.
+
+    Args:
+        backend: anything with :meth:`~finelogic.models.hf.HFBackend.hidden_states`.
+        rows: probing rows, any tasks and problems.
+        layer: 0 = embeddings, -1 = last layer (after the final norm for Llama-style models: the paper's).
+        normalize: L2-normalise every vector (the paper's vLLM embedding read-out does).
+        reuse_prefix: True: one forward pass per problem over its longest shared prefix, the states at
+            every row's prefix end read from it, and every suffix run on a copy of the prefix's KV cache.
+            False: the naive reference, one full pass per row over its exact text.
+    """
+    features: list[np.ndarray | None] = [None] * len(rows)
+    if not reuse_prefix:
+        for index, row in enumerate(tqdm(rows, desc="features (naive)", disable=_quiet(progress, len(rows)))):
+            features[index] = backend.hidden_states(row.text, [len(row.text)], layer=layer, normalize=normalize)[0]
+        return np.stack(features)  # type: ignore[arg-type]
+    groups: dict[tuple[str, bool], list[int]] = {}
+    for index, row in enumerate(rows):  # rows without a suffix are read at their prefix's end
+        groups.setdefault((row.problem_id, row.suffix == ""), []).append(index)
+    for (_, bare), members in tqdm(groups.items(), desc="features", disable=_quiet(progress, len(groups))):
+        prefixes = sorted({rows[i].prefix for i in members}, key=len)
+        text = prefixes[-1]
+        if not all(text.startswith(p) for p in prefixes):
+            raise ValueError(f"rows of {rows[members[0]].problem_id!r} do not share one prefix")
+        boundaries = [len(p) for p in prefixes]
+        if bare:
+            states = backend.hidden_states(text, boundaries, layer=layer, normalize=normalize)
+            at = {p: states[b] for b, p in enumerate(prefixes)}
+            for i in members:
+                features[i] = at[rows[i].prefix]
+            continue
+        options = [sorted({rows[i].suffix for i in members if rows[i].prefix == p}) for p in prefixes]
+        states = backend.hidden_states(text, boundaries, layer=layer, normalize=normalize, suffixes=options)
+        at = {(p, s): states[b][c] for b, p in enumerate(prefixes) for c, s in enumerate(options[b])}
+        for i in members:
+            features[i] = at[rows[i].prefix, rows[i].suffix]
+    return np.stack(features)  # type: ignore[arg-type]
+
+
+def _quiet(progress: bool | None, n: int) -> bool:
+    return progress is False or (progress is None and n < 8)
+
+
+def rows_hash(rows: Sequence[ProbeRow], **settings: Any) -> str:
+    """First 16 hex digits of sha256 over the rows' texts (in order) and the read-out ``settings``."""
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
+    for row in rows:
+        digest.update(json.dumps([row.prefix, row.suffix]).encode())
+    return digest.hexdigest()[:16]
+
+
+def feature_path(model_id: str, task: str, split: str, rows: Sequence[ProbeRow], *, layer: int,
+                 normalize: bool) -> Path:
+    """``cache_dir()/probing/<model-id>/<task>-<split>-<hash of rows>.npz``."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", model_id)
+    return cache_dir() / "probing" / safe / f"{task}-{split}-{rows_hash(rows, layer=layer, normalize=normalize)}.npz"
+
+
+def cached_features(backend: Any, rows: Sequence[ProbeRow], model_id: str, *, layer: int = -1,
+                    normalize: bool = True, progress: bool | None = None) -> dict[tuple[str, str], np.ndarray]:
+    """Features of ``rows`` per ``(task, split)``, read from / written to :func:`feature_path` files.
+
+    Whatever is missing is extracted in one :func:`extract_features` call, so the tasks of one problem
+    share its forward pass. ``backend`` may be a zero-argument callable returning the backend: it is
+    called only when something is missing (a fully cached run never loads the model).
+    """
+    parts: dict[tuple[str, str], list[ProbeRow]] = {}
+    for row in rows:
+        parts.setdefault((row.task, row.split), []).append(row)
+    out: dict[tuple[str, str], np.ndarray] = {}
+    missing = []
+    for key, part in parts.items():
+        path = feature_path(model_id, *key, part, layer=layer, normalize=normalize)
+        if path.is_file():
+            with np.load(path) as stored:
+                out[key] = stored["features"]
+        else:
+            missing.append(key)
+    if missing:
+        todo = [row for key in missing for row in parts[key]]
+        start = time.perf_counter()
+        model = backend() if callable(backend) and not hasattr(backend, "hidden_states") else backend
+        features = extract_features(model, todo, layer=layer, normalize=normalize, progress=progress)
+        log.info("%s: %d rows extracted in %.1f s", model_id, len(todo), time.perf_counter() - start)
+        offset = 0
+        for key in missing:
+            n = len(parts[key])
+            out[key] = features[offset:offset + n]
+            offset += n
+            path = feature_path(model_id, *key, parts[key], layer=layer, normalize=normalize)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            np.savez(path, features=out[key], labels=np.array([r.label for r in parts[key]]))
+    return out
+
+
+# ------------------------------------------------------------------------------------------- probe
+
+
+def fit_probe(features: np.ndarray, labels: Sequence[int], groups: Sequence[str], *, seed: int = 0,
+              folds: int = 5) -> Any:
+    """The paper's probe, fit on training rows.
+
+    ``make_pipeline(StandardScaler(), LogisticRegressionCV(cv=..., max_iter=1000, scoring="accuracy"))``;
+    the inverse regularisation strength is chosen by cross-validation over problems
+    (``StratifiedGroupKFold``, shuffled with ``seed``): rows of one problem never sit on both sides of a
+    fold. ``folds`` shrinks to the number of training problems of the rarer class when that is smaller.
+    """
+    from sklearn.linear_model import LogisticRegressionCV
+    from sklearn.model_selection import StratifiedGroupKFold
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    labels = np.asarray(labels)
+    groups = np.asarray(groups)
+    if len(set(labels.tolist())) < 2:
+        raise ValueError("the training rows hold one class only; a probe needs both")
+    per_class = min(len(set(groups[labels == c])) for c in set(labels.tolist()))
+    k = max(2, min(folds, per_class, len(set(groups))))
+    splits = list(StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=seed).split(features, labels, groups))
+    probe = make_pipeline(StandardScaler(),
+                          LogisticRegressionCV(cv=splits, max_iter=1000, scoring="accuracy", random_state=seed))
+    with warnings.catch_warnings():  # sklearn 1.9 announces API changes that do not change this model
+        warnings.filterwarnings("ignore", category=FutureWarning, module="sklearn")
+        return probe.fit(features, labels)
+
+
+def predict_table(rows: Sequence[ProbeRow], predictions: Sequence[int]) -> pd.DataFrame:
+    """Tidy predictions: ``task, problem_id, step, n_steps, label, prediction, correct`` per row."""
+    table = pd.DataFrame({"task": [r.task for r in rows], "problem_id": [r.problem_id for r in rows],
+                          "step": [r.step for r in rows], "n_steps": [r.n_steps for r in rows],
+                          "label": [r.label for r in rows], "prediction": np.asarray(predictions, dtype=int)})
+    table["correct"] = table["label"] == table["prediction"]
+    return table
+
+
+def majority_table(train: Sequence[ProbeRow], test: Sequence[ProbeRow]) -> pd.DataFrame:
+    """The majority-class baseline: every test row gets the training rows' commoner label (ties: 1)."""
+    majority = int(2 * sum(r.label for r in train) >= len(train))
+    return predict_table(test, [majority] * len(test))
+
+
+# ------------------------------------------------------------------------------------------- metrics
+
+
+def correctness_span(correct: Sequence[bool]) -> int:
+    """``n - i*`` for one problem's predictions at steps ``1..n`` (in order), Appendix B.3.
+
+    ``i*`` is the earliest step from which every prediction (``i*`` and all later) is correct; the span
+    is 0 when the last prediction is wrong. All correct: ``i* = 1``, span ``n - 1``. (Appendix B.3's
+    wording, "right at ``i``, wrong at ``i - 1``", read literally would also count an early switch that
+    later flips back; the stable-from-``i*`` reading of ``reference/official_code.md`` is used.)
+    """
+    n = len(correct)
+    if n == 0:
+        raise ValueError("a problem needs at least one prediction")
+    if not correct[-1]:
+        return 0
+    first = n
+    while first > 1 and correct[first - 2]:
+        first -= 1
+    return n - first
+
+
+def correctness_spans(table: pd.DataFrame) -> pd.Series:
+    """Span per problem (index ``problem_id``) from a table with ``problem_id, step, n_steps, correct``.
+
+    Every problem must have one row per step ``1..n_steps``.
+    """
+    spans = {}
+    for problem_id, rows in table.groupby("problem_id", sort=False):
+        rows = rows.sort_values("step")
+        n = int(rows["n_steps"].iloc[0])
+        if rows["step"].tolist() != list(range(1, n + 1)):
+            raise ValueError(f"problem {problem_id!r}: steps {rows['step'].tolist()} are not 1..{n}")
+        spans[problem_id] = correctness_span(rows["correct"].astype(bool).tolist())
+    return pd.Series(spans, name="span", dtype=int)
+
+
+def correctness_spanning_steps(table: pd.DataFrame) -> float:
+    """CSS (Table 4, in steps): the mean of :func:`correctness_spans` over the problems in ``table``."""
+    return float(correctness_spans(table).mean())
+
+
+def all_rows_correct(table: pd.DataFrame) -> float:
+    """Percentage of problems in ``table`` (``problem_id, correct``) whose rows are all correct."""
+    per_problem = table.groupby("problem_id", sort=False)["correct"].all()
+    return float(100 * per_problem.mean())
+
+
+def redundant_fact_identification(table: pd.DataFrame) -> float:
+    """RFI (Table 4, %): test problems whose 6 rows (3 necessary, 3 redundant facts) are all correct."""
+    return all_rows_correct(table)
+
+
+def next_step_derivability(table: pd.DataFrame) -> float:
+    """NSD (Table 4, %): test problems whose rows (3 derivable + 3 not-yet-derivable steps at each
+    point) are all correct."""
+    return all_rows_correct(table)
+
+
+def row_accuracy(table: pd.DataFrame) -> float:
+    """Percentage of rows classified correctly."""
+    return float(100 * table["correct"].mean())
+
+
+TASK_METRIC = {"css": correctness_spanning_steps, "rfi": redundant_fact_identification,
+               "nsd": next_step_derivability}
+METRIC_UNIT = {"css": "steps", "rfi": "% of problems", "nsd": "% of problems"}
+
+
+def accuracy_by_steps_remaining(table: pd.DataFrame) -> pd.DataFrame:
+    """CSS rows' accuracy (%) by steps remaining ``n_steps - step`` (0 = the full proof), with ``n`` rows."""
+    remaining = table["n_steps"] - table["step"]
+    grouped = table.assign(steps_remaining=remaining).groupby("steps_remaining")["correct"]
+    return pd.DataFrame({"accuracy": 100 * grouped.mean(), "n": grouped.size()}).reset_index()
+
+
+def summarize(predictions: pd.DataFrame) -> pd.DataFrame:
+    """Long summary: per ``model, readout, probe, task``, the task metric, row accuracy and counts."""
+    keys = [c for c in ("model", "readout", "probe") if c in predictions.columns]
+    records = []
+    for key, group in predictions.groupby([*keys, "task"], sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        task = key[-1]
+        records.append({**dict(zip([*keys, "task"], key)), "metric": TASK_METRIC[task](group),
+                        "unit": METRIC_UNIT[task], "row_accuracy": row_accuracy(group),
+                        "problems": group["problem_id"].nunique(), "rows": len(group)})
+    return pd.DataFrame(records)
+
+
+# ------------------------------------------------------------------------------------------- a run
+
+
+@dataclass(frozen=True)
+class ProbingModel:
+    """A model to probe: ``load()`` returns an HFBackend, ``tokenizer()`` its tokenizer (for the chat
+    read-out, without loading the weights); ``id`` names its feature cache folder."""
+
+    name: str
+    id: str
+    load: Any
+    tokenizer: Any
+
+
+def default_models(names: Sequence[Any] = ("embedded", "random-init"), *, seed: int = 0,
+                   sft_checkpoints: Sequence[str] = ()) -> list[ProbingModel]:
+    """Models to probe, from a profile's list.
+
+    Entries: ``"embedded"`` (SmolLM2-135M-Instruct), ``"random-init"`` (the same architecture with
+    random weights seeded with ``seed``: the control), or ``{"name": ..., "path": ...}`` (a hub name or
+    local folder for transformers; ``device_map="auto"``). ``sft_checkpoints``: local fine-tuned
+    checkpoints, each named by its folder.
+    """
+    from finelogic.models.embedded import CACHE_NAME
+
+    entries = list(names) + [{"name": Path(p).expanduser().name, "path": str(Path(p).expanduser())}
+                             for p in sft_checkpoints]
+    models = []
+    for entry in entries:
+        if entry == "embedded":
+            models.append(ProbingModel("SmolLM2-135M-Instruct", CACHE_NAME, _embedded_backend, _embedded_tokenizer))
+        elif entry == "random-init":
+            models.append(ProbingModel("SmolLM2-135M (random init)", f"{CACHE_NAME}-random-init-{seed}",
+                                       lambda: _random_backend(seed), _embedded_tokenizer))
+        elif isinstance(entry, Mapping) and "path" in entry:
+            path = str(entry["path"])
+            models.append(ProbingModel(str(entry.get("name", path)), f"hf-{rows_hash([], path=path)}-{Path(path).name}",
+                                       lambda path=path: _hf_backend(path), lambda path=path: _hf_tokenizer(path)))
+        else:
+            raise ValueError(f"unknown probing model {entry!r}; use 'embedded', 'random-init' or "
+                             "{'name': ..., 'path': ...}")
+    return models
+
+
+def _embedded_tokenizer() -> Any:
+    from finelogic.models.embedded import default_cache_path, load_default
+
+    if not (default_cache_path() / "config.json").is_file():
+        load_default()  # converts the GGUF once
+    return _hf_tokenizer(str(default_cache_path()))
+
+
+def _hf_tokenizer(path: str) -> Any:
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(path)
+
+
+def _embedded_backend() -> Any:
+    from finelogic.models.hf import HFBackend
+
+    return HFBackend(batch_size=8)
+
+
+def _random_backend(seed: int) -> Any:
+    from finelogic.models.embedded import load_default, random_init_like
+    from finelogic.models.hf import HFBackend
+
+    tokenizer, model = load_default()
+    return HFBackend(random_init_like(model, seed), tokenizer, batch_size=8)
+
+
+def _hf_backend(path: str) -> Any:
+    from finelogic.models.hf import HFBackend
+
+    return HFBackend(path, batch_size=8, device_map="auto")
+
+
+@dataclass(frozen=True)
+class ProbingRun:
+    """Everything a Table-4 page shows: the problems, the rows, every prediction, and timings."""
+
+    splits: Mapping[str, list[Any]]                   # split -> problems
+    rows: Mapping[tuple[str, str], list[ProbeRow]]    # (model, readout) -> rows of all tasks and splits
+    predictions: pd.DataFrame                         # model, readout, probe, + PREDICTION_COLUMNS
+    seconds: Mapping[str, float]                      # model -> seconds for features + probes
+
+
+def probing_run(settings: Mapping[str, Any], seed: int, *, models: Sequence[ProbingModel] | None = None,
+                sft_checkpoints: Sequence[str] = (), progress: bool | None = None) -> ProbingRun:
+    """Build the probing sets of a profile's ``probing`` section, extract features, fit and score probes.
+
+    ``settings`` keys: ``n_train``, ``n_test``, ``depths``, ``distractors``, ``nsd_points``, ``readouts``
+    (``chat`` and/or ``plain``), ``layer``, ``models`` (entries for :func:`default_models`).
+    Returns predictions of the probe (``probe="linear probe"``) and of the majority baseline
+    (``probe="majority class"``) for every model, read-out and task.
+    """
+    from finelogic.eval.probing_data import Readout, build_rows, probing_problems, split_problems
+
+    n_train, n_test = int(settings["n_train"]), int(settings["n_test"])
+    problems = probing_problems(n_train + n_test, seed, settings["depths"],
+                                distractors=tuple(settings.get("distractors", (4, 8))), progress=progress)
+    splits = split_problems(problems, n_train)
+    if models is None:
+        models = default_models(settings.get("models", ("embedded", "random-init")), seed=seed,
+                                sft_checkpoints=sft_checkpoints)
+    layer = int(settings.get("layer", -1))
+    points = int(settings.get("nsd_points", 6))
+    all_rows, tables, seconds = {}, [], {}
+    for model in models:
+        start = time.perf_counter()
+        backend = _Lazy(model.load)
+        for readout_name in settings.get("readouts", ("chat",)):
+            readout = Readout(readout_name, model.tokenizer() if readout_name == "chat" else None)
+            rows = [r for task in TASKS for r in build_rows(splits, task, readout, seed, nsd_points=points)]
+            all_rows[model.name, readout_name] = rows
+            features = cached_features(backend, rows, model.id, layer=layer, progress=progress)
+            for task in TASKS:
+                train = [r for r in rows if r.task == task and r.split == "train"]
+                test = [r for r in rows if r.task == task and r.split == "test"]
+                probe = fit_probe(features[task, "train"], [r.label for r in train], [r.problem_id for r in train],
+                                  seed=seed)
+                for name, table in (("linear probe", predict_table(test, probe.predict(features[task, "test"]))),
+                                    ("majority class", majority_table(train, test))):
+                    tables.append(table.assign(model=model.name, readout=readout_name, probe=name))
+        backend.release()
+        seconds[model.name] = time.perf_counter() - start
+    predictions = pd.concat(tables, ignore_index=True)[["model", "readout", "probe", *PREDICTION_COLUMNS]]
+    return ProbingRun(splits, all_rows, predictions, seconds)
+
+
+class _Lazy:
+    """Loads a backend on first call (only when some features are not cached yet)."""
+
+    def __init__(self, load: Any) -> None:
+        self._load, self._backend = load, None
+
+    def __call__(self) -> Any:
+        if self._backend is None:
+            self._backend = self._load()
+        return self._backend
+
+    def release(self) -> None:
+        self._backend = None
+
+
+def table4(predictions: pd.DataFrame, readout: str = "chat") -> pd.DataFrame:
+    """Our Table 4: CSS (steps), RFI and NSD (%) per model's linear probe, and one majority-class row
+    (the same for every model: it sees labels only). Index ``(model, probe)``, in order of appearance."""
+    chosen = predictions[predictions["readout"] == readout]
+    majority = chosen[chosen["probe"] == "majority class"]
+    majority = majority[majority["model"] == majority["model"].iloc[0]].assign(model="(labels only)")
+    summary = summarize(pd.concat([chosen[chosen["probe"] == "linear probe"], majority]))
+    table = summary.pivot_table(index=["model", "probe"], columns="task", values="metric", sort=False)
+    return table[["css", "rfi", "nsd"]].rename(columns=str.upper).rename_axis(columns=None).round(1)
+
+
+def write_results(run: ProbingRun, directory: Path) -> list[Path]:
+    """``probing_predictions.csv`` (every test row) and ``probing_summary.csv`` (per model, read-out,
+    probe and task) into ``directory``; same run, same bytes."""
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = [directory / "probing_predictions.csv", directory / "probing_summary.csv"]
+    run.predictions.to_csv(paths[0], index=False)
+    summarize(run.predictions).round(4).to_csv(paths[1], index=False)
+    return paths

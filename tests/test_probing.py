@@ -1,0 +1,327 @@
+"""Probing (paper §3.3, Appendix B): datasets, derivability, metrics, the probe, and feature extraction."""
+from __future__ import annotations
+
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from finelogic.data.generators.fld import parse_proof_steps
+from finelogic.eval.probing import (accuracy_by_steps_remaining, all_rows_correct, correctness_span,
+                                    correctness_spanning_steps, correctness_spans, fit_probe, majority_table,
+                                    next_step_derivability, predict_table, redundant_fact_identification,
+                                    row_accuracy, rows_hash, summarize)
+from finelogic.eval.probing_data import (ProbeRow, ProofLogic, Readout, build_rows, derivable_now, fact_roles,
+                                         not_yet_derivable, nsd_candidates, probing_problems, split_problems)
+from finelogic.logic import entails, parse_formula
+from model_fixtures import hf_backend, model_cache  # noqa: F401  (fixtures)
+
+PLAIN = Readout("plain")
+
+
+@pytest.fixture(scope="module")
+def problems():
+    """Four problems at depth 5 (6-8 proof steps), enough for every task."""
+    return probing_problems(4, seed=3, depths=(5,))
+
+
+@pytest.fixture(scope="module")
+def splits(problems):
+    return split_problems(problems, 3)
+
+
+# ------------------------------------------------------------------------------------------- datasets
+
+
+def test_problems_are_proved_or_disproved_with_enough_facts_of_each_role(problems):
+    assert [p.label for p in problems] == ["PROVED", "DISPROVED", "PROVED", "DISPROVED"]
+    for problem in problems:
+        assert problem.label in ("PROVED", "DISPROVED")
+        necessary, redundant = fact_roles(problem)
+        assert len(necessary) >= 3 and len(redundant) >= 3
+        assert not set(necessary) & set(redundant)
+
+
+def test_split_is_by_problem(splits):
+    assert [len(splits["train"]), len(splits["test"])] == [3, 1]
+    rows = build_rows(splits, "css", PLAIN, seed=0)
+    train_ids = {r.problem_id for r in rows if r.split == "train"}
+    test_ids = {r.problem_id for r in rows if r.split == "test"}
+    assert train_ids and test_ids and not train_ids & test_ids
+
+
+def test_css_has_one_row_per_proof_prefix_labelled_with_the_answer(splits):
+    rows = build_rows(splits, "css", PLAIN, seed=0)
+    for problem in splits["train"] + splits["test"]:
+        mine = [r for r in rows if r.problem_id == problem.id]
+        n = len(parse_proof_steps(problem.proof))
+        assert len(mine) == n == mine[0].n_steps
+        assert [r.step for r in mine] == list(range(1, n + 1))
+        assert {r.label for r in mine} == {1 if problem.label == "PROVED" else 0}
+        # the last prefix is the whole gold proof, each earlier one ends at a step's semicolon
+        assert mine[-1].text.endswith(problem.proof)
+        assert all(r.text.endswith(";") and r.suffix == "" for r in mine)
+        assert mine[0].text.count("->") == 1 and mine[2].text.count("->") == 3
+
+
+def test_css_text_in_hand_written_form(problems):
+    problem = problems[0]
+    first = build_rows({"test": [problem]}, "css", PLAIN, seed=0)[0]
+    step1 = problem.proof.split(";")[0]
+    assert first.text == f"Facts: {problem.facts_text}\nHypothesis: {problem.hypothesis}\n{step1};"
+
+
+def test_rfi_necessary_facts_are_cited_by_the_gold_proof_and_redundant_ones_are_not(splits):
+    rows = build_rows(splits, "rfi", PLAIN, seed=0)
+    for problem in splits["train"] + splits["test"]:
+        mine = [r for r in rows if r.problem_id == problem.id]
+        assert [r.label for r in mine] == [1, 1, 1, 0, 0, 0]
+        cited = {p for s in parse_proof_steps(problem.proof) for p in s.premises}
+        for row in mine:
+            fact_id = row.candidate.split(":")[0]
+            assert row.candidate == f"{fact_id}: {problem.fact(fact_id).text}"
+            assert (fact_id in cited) == bool(row.label)
+            assert (fact_id in problem.meta["distractors"]) == (not row.label)
+            assert row.step == 0 and row.prefix.endswith(f"Hypothesis: {problem.hypothesis}\n")
+        assert len({r.candidate for r in mine}) == 6
+
+
+def test_rfi_redundant_facts_are_really_not_needed(problems):
+    """Dropping a redundant fact keeps the goal entailed; dropping a necessary one loses it (z3)."""
+    problem = problems[0]
+    proof = ProofLogic.of(problem)
+    goal = proof.formulas["hypothesis" if problem.label == "PROVED" else "¬hypothesis"]
+    facts = {f.id: proof.formulas[f.id] for f in problem.facts}
+    necessary, redundant = fact_roles(problem)
+    assert not entails([f for i, f in facts.items() if i != necessary[0]], goal)
+    assert entails([f for i, f in facts.items() if i not in redundant], goal)
+
+
+def test_nsd_derivable_steps_follow_in_one_rule_and_the_others_do_not_yet(splits):
+    rows = build_rows(splits, "nsd", PLAIN, seed=0, nsd_points=2)
+    assert rows
+    by_problem = {p.id: p for p in splits["train"] + splits["test"]}
+    for row in rows:
+        proof = ProofLogic.of(by_problem[row.problem_id])
+        available = proof.available(row.step)
+        step = parse_proof_steps(row.candidate)[0]
+        premises = [available.get(p) for p in step.premises]
+        derived = [proof.formulas[s.conclusion] for s in proof.steps[:row.step]]
+        assert row.prefix.endswith(proof.text_through(row.step))
+        assert row.suffix == f" {row.candidate};"
+        conclusion = _conclusion(proof, step)
+        if row.label:
+            assert None not in premises and entails(premises, conclusion)
+            assert conclusion not in available.values()
+        else:  # some premise is still missing, and what is on the page does not give the conclusion
+            assert None in premises
+            assert not entails([p for p in premises if p is not None] + derived, conclusion)
+        assert step.conclusion in (f"int{row.step + 1}", "hypothesis", "¬hypothesis")
+    for (problem_id, k), group in pd.DataFrame([r.__dict__ for r in rows]).groupby(["problem_id", "step"]):
+        assert sorted(group["label"]) == [0, 0, 0, 1, 1, 1]
+        assert 1 <= k < group["n_steps"].iloc[0]
+
+
+def _conclusion(proof, step):
+    """A candidate's conclusion formula: the (negated) hypothesis, or its English sentence parsed back."""
+    from finelogic.data.generators.nl import parse_sentence
+
+    if step.conclusion in ("hypothesis", "¬hypothesis"):
+        return proof.formulas[step.conclusion]
+    return parse_sentence(step.text, proof.problem.meta["vocabulary"])
+
+
+def test_derivability_on_a_hand_made_chain():
+    a, b, c = parse_formula("{A}{a}"), parse_formula("{B}{a}"), parse_formula("{C}{a}")
+    ab, bc = parse_formula("{A}{a} -> {B}{a}"), parse_formula("{B}{a} -> {C}{a}")
+    page = [a, ab, bc]  # the facts; nothing derived yet
+    assert derivable_now([a, ab], b, page)             # modus ponens from the page
+    assert not derivable_now([b, bc], c, page)         # needs B first
+    assert not_yet_derivable([b, bc], c, page, derived=[])
+    assert not derivable_now([a, ab], b, page + [b])   # already on the page: not a next step
+    assert not not_yet_derivable([b, bc], c, page + [b], derived=[b])
+    # entailed by the facts, yet two inferences away: derivable_now is about one rule
+    assert entails(page, c) and not derivable_now([a, ab, bc], c, page)
+
+
+def test_nsd_candidates_mix_gold_steps_and_one_rule_inferences(problems):
+    proof = ProofLogic.of(problems[0])
+    yes, no = nsd_candidates(proof, 1)
+    # post-order: the next gold step's premises are always on the page already
+    assert "gold step 2" in {c.source for c in yes}
+    assert {c.source for c in yes} - {"gold step 2"} <= {"modus_ponens", "universal_instantiation", "and_elim_left",
+                                                         "and_elim_right", "existential_intro"} | {
+        f"gold step {i}" for i in range(3, proof.n_steps + 1)}
+    assert all(c.source.startswith("gold step") for c in no)
+    assert all(int(c.source.split()[-1]) > 1 for c in no)
+
+
+def test_rows_are_deterministic_and_the_cache_key_covers_the_layer(splits):
+    one = build_rows(splits, "nsd", PLAIN, seed=5, nsd_points=2)
+    two = build_rows(splits, "nsd", PLAIN, seed=5, nsd_points=2)
+    assert one == two
+    assert rows_hash(one, layer=-1) == rows_hash(two, layer=-1) != rows_hash(one, layer=-2)
+
+
+# ------------------------------------------------------------------------------------------- metrics
+
+
+def _css_table(rows):
+    """Hand-made predictions: (problem, [correct at step 1..n])."""
+    records = [{"problem_id": p, "step": i + 1, "n_steps": len(marks), "correct": bool(m)}
+               for p, marks in rows for i, m in enumerate(marks)]
+    return pd.DataFrame(records)
+
+
+@pytest.mark.parametrize("marks, span", [
+    ([1, 1, 1, 1, 1], 4),          # right from step 1: n - 1
+    ([0, 0, 1, 1, 1], 2),          # settles at step 3: 5 - 3
+    ([1, 0, 1, 1, 1], 2),          # an early lucky guess does not count
+    ([1, 1, 1, 1, 0], 0),          # last wrong: 0
+    ([0, 0, 0, 0, 1], 0),          # only the last right: 5 - 5
+    ([1], 0),
+])
+def test_correctness_span_by_hand(marks, span):
+    assert correctness_span([bool(m) for m in marks]) == span
+
+
+def test_correctness_spanning_steps_is_the_mean_over_problems():
+    table = _css_table([("p1", [0, 0, 1, 1, 1]), ("p2", [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]), ("p3", [1, 1, 0])])
+    assert correctness_spans(table).to_dict() == {"p1": 2, "p2": 9, "p3": 0}
+    assert correctness_spanning_steps(table) == pytest.approx(11 / 3)
+    shuffled = table.sample(frac=1.0, random_state=0)  # row order does not matter
+    assert correctness_spanning_steps(shuffled) == pytest.approx(11 / 3)
+
+
+def test_correctness_spans_reject_missing_steps():
+    table = _css_table([("p1", [1, 1, 1])]).iloc[[0, 2]]
+    with pytest.raises(ValueError, match="not 1..3"):
+        correctness_spans(table)
+
+
+def test_rfi_and_nsd_count_problems_with_every_row_right():
+    table = pd.DataFrame({"problem_id": ["a"] * 6 + ["b"] * 6 + ["c"] * 6 + ["d"] * 6,
+                          "correct": [True] * 6 + [True] * 5 + [False] + [True] * 6 + [False] * 6})
+    assert redundant_fact_identification(table) == 50.0
+    assert next_step_derivability(table) == all_rows_correct(table) == 50.0
+    assert row_accuracy(table) == pytest.approx(100 * 17 / 24)
+
+
+def test_accuracy_by_steps_remaining():
+    table = _css_table([("p1", [0, 1, 1]), ("p2", [0, 0, 1, 1])])
+    out = accuracy_by_steps_remaining(table).set_index("steps_remaining")
+    assert out.loc[0, "accuracy"] == 100.0 and out.loc[0, "n"] == 2
+    assert out.loc[1, "accuracy"] == 100.0
+    assert out.loc[2, "accuracy"] == 0.0          # p1 step 1 and p2 step 2 wrong
+    assert out.loc[3, "n"] == 1
+
+
+def _row(pid, label, task="rfi", split="train", step=0, n=5):
+    return ProbeRow(task, pid, split, step, n, label, "", "p", "s")
+
+
+def test_majority_baseline_predicts_the_commoner_training_label():
+    train = [_row("a", 1), _row("a", 1), _row("b", 0)]
+    test = [_row("c", 0, split="test"), _row("c", 1, split="test")]
+    table = majority_table(train, test)
+    assert table["prediction"].tolist() == [1, 1] and table["correct"].tolist() == [False, True]
+
+
+def test_summary_reports_task_metric_and_row_accuracy():
+    css = predict_table([_row("p", 1, "css", "test", i, 3) for i in (1, 2, 3)], [0, 1, 1])
+    rfi = predict_table([_row("q", lab, "rfi", "test") for lab in (1, 1, 1, 0, 0, 0)], [1, 1, 1, 0, 0, 1])
+    summary = summarize(pd.concat([css, rfi]).assign(model="m", readout="chat", probe="linear probe"))
+    by_task = summary.set_index("task")
+    assert by_task.loc["css", "metric"] == 1.0                         # settles at step 2 of 3
+    assert by_task.loc["css", "row_accuracy"] == pytest.approx(200 / 3)
+    assert by_task.loc["rfi", "metric"] == 0.0                          # one of six wrong
+    assert by_task.loc["rfi", "row_accuracy"] == pytest.approx(500 / 6)
+
+
+def test_table4_has_one_row_per_probe_and_one_majority_row(tmp_path):
+    from finelogic.eval.probing import ProbingRun, table4, write_results
+
+    css = [_row("p", 1, "css", "test", i, 3) for i in (1, 2, 3)]
+    rfi = [_row("q", lab, "rfi", "test") for lab in (1, 1, 1, 0, 0, 0)]
+    nsd = [_row("q", lab, "nsd", "test", 2) for lab in (1, 1, 1, 0, 0, 0)]
+    tables = []
+    for model in ("m1", "m2"):
+        tables.append(predict_table(css + rfi + nsd, [1, 1, 1] + [1] * 6 + [1, 1, 1, 0, 0, 0])
+                      .assign(model=model, readout="chat", probe="linear probe"))
+        tables.append(predict_table(css + rfi + nsd, [1] * 15).assign(model=model, readout="chat",
+                                                                       probe="majority class"))
+    predictions = pd.concat(tables, ignore_index=True)
+    table = table4(predictions)
+    assert table.index.tolist() == [("m1", "linear probe"), ("m2", "linear probe"), ("(labels only)", "majority class")]
+    assert table.loc[("m1", "linear probe")].tolist() == [2.0, 0.0, 100.0]
+    assert table.loc[("(labels only)", "majority class")].tolist() == [2.0, 0.0, 0.0]
+    paths = write_results(ProbingRun({}, {}, predictions, {}), tmp_path)
+    assert [p.name for p in paths] == ["probing_predictions.csv", "probing_summary.csv"]
+    assert len(pd.read_csv(paths[1])) == 12       # 2 models x 2 probes x 3 tasks
+
+
+def test_probe_learns_a_linear_signal_and_keeps_problems_together():
+    rng = np.random.default_rng(0)
+    labels = np.repeat([0, 1] * 10, 3)            # 20 problems, 3 rows each
+    groups = np.repeat([f"p{i}" for i in range(20)], 3)
+    features = rng.normal(size=(60, 8))
+    features[:, 0] += 3 * labels                  # one informative direction
+    probe = fit_probe(features, labels, groups, seed=0)
+    cv = probe[-1].cv
+    assert len(cv) == 5
+    for train, test in cv:                        # group-aware folds
+        assert not set(groups[train]) & set(groups[test])
+    test_features = rng.normal(size=(20, 8))
+    test_labels = np.array([0, 1] * 10)
+    test_features[:, 0] += 3 * test_labels
+    assert (probe.predict(test_features) == test_labels).mean() >= 0.9
+
+
+def test_probe_refuses_one_class():
+    with pytest.raises(ValueError, match="one class"):
+        fit_probe(np.zeros((4, 2)), [1, 1, 1, 1], ["a", "a", "b", "b"])
+
+
+# ------------------------------------------------------------------------------------------- features
+
+
+def test_chat_read_out_equals_the_chat_template(problems, embedded_tokenizer):
+    readout = Readout("chat", embedded_tokenizer)
+    from finelogic.eval.probing_data import chat_text
+
+    problem = problems[0]
+    rows = build_rows({"test": [problem]}, "nsd", readout, seed=0, nsd_points=1)
+    head, tail = readout.frame(problem)
+    assert tail == "<|im_end|>\n<|im_start|>assistant\n"
+    for row in rows + build_rows({"test": [problem]}, "css", readout, seed=0)[:2]:
+        content = row.text[len(head):-len(tail)]
+        assert row.text == chat_text(embedded_tokenizer, problem, content)
+    # the same candidates whatever the read-out
+    plain = build_rows({"test": [problem]}, "nsd", PLAIN, seed=0, nsd_points=1)
+    assert [(r.step, r.label, r.candidate) for r in plain] == [(r.step, r.label, r.candidate) for r in rows]
+
+
+@pytest.fixture(scope="module")
+def embedded_tokenizer():
+    from finelogic.eval.probing import _embedded_tokenizer
+
+    return _embedded_tokenizer()
+
+
+def test_kv_reuse_features_equal_one_pass_per_row(hf_backend):
+    """Real SmolLM2, few rows: a shared prefix + appended suffixes vs each row's text encoded alone."""
+    from finelogic.eval.probing import extract_features
+
+    problem = probing_problems(1, seed=0, depths=(2,), distractors=(3, 3), min_nsd_points=0)[0]
+    splits = {"test": [problem]}
+    rows = build_rows(splits, "css", PLAIN, seed=0)[:2] + build_rows(splits, "rfi", PLAIN, seed=0)[2:4]
+    assert {r.label for r in rows[2:]} == {0, 1}
+    hf_backend.stats.calls = 0
+    shared = extract_features(hf_backend, rows, layer=-1, normalize=True)
+    calls_shared = hf_backend.stats.calls
+    naive = extract_features(hf_backend, rows, layer=-1, normalize=True, reuse_prefix=False)
+    assert shared.shape == (4, 576)
+    assert np.abs(shared - naive).max() < 1e-4
+    assert np.allclose(np.linalg.norm(shared, axis=1), 1.0, atol=1e-5)
+    # one pass for the two CSS prefixes, one for the RFI prefix, one for its two suffixes
+    assert calls_shared == 3
