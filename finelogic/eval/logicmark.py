@@ -1,0 +1,423 @@
+"""LogicMark: log-likelihood multiple choice by hop depth (the LogicMark card's evaluation).
+
+The card (``seeds/logicmark_card.txt``) scores each problem without prompting tricks: the context is the
+record's ``If:\\n<premises>\\n\\nThen``, every option is a continuation, and the prediction is the option
+with the best "average log-likelihood over ending tokens". The reference tool for this kind of scoring is
+EleutherAI's lm-evaluation-harness (``reference/methods.md``):
+
+* one request per option: ``(context, " " + option)``; the backend moves trailing whitespace of the
+  context onto the continuation and scores the continuation's tokens (``Backend.loglikelihood``);
+* ``none`` = lm-eval's ``acc``: argmax of the log-likelihood sums;
+* ``char`` = lm-eval's ``acc_norm``: argmax of sum / ``len(option)`` in characters (without the space);
+* ``token_mean`` = the card's: argmax of sum / number of continuation tokens.
+
+Ties go to the first option (``numpy.argmax``, as lm-eval does); records flag them (``tie_<norm>``).
+
+:func:`score` returns one record per problem; :func:`accuracy_by` and :func:`card_layout` turn records
+into accuracies with 95% intervals, per hop bucket and as the card's ``avg`` (the hop-share-weighted
+mean, :data:`finelogic.paper.LOGICMARK_HOP_SHARE`), beside the plain mean over items.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import random
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from tqdm import tqdm
+
+from finelogic.data.generators.logicmark import Premises, Statement
+from finelogic.data.problem import Problem
+from finelogic.eval.accuracy import model_name_of, summarize
+from finelogic.paper import LOGICMARK_HOP_SHARE
+
+log = logging.getLogger(__name__)
+
+#: ``token_mean`` (the card's), ``char`` (lm-eval's ``acc_norm``), ``none`` (lm-eval's ``acc``).
+NORMALIZATIONS = ("token_mean", "char", "none")
+#: The card's hop buckets, in its column order.
+HOPS = (1, 2, 3, 4, 5)
+#: Columns of :func:`accuracy_by` (accuracy and interval in %).
+SUMMARY_COLUMNS = ("n", "correct", "accuracy", "ci_low", "ci_high")
+
+
+# --------------------------------------------------------------------------------------------------
+# Requests and normalisation
+# --------------------------------------------------------------------------------------------------
+
+
+def context_of(problem: Problem) -> str:
+    """The card's context ``If:\\n<premise>\\n...\\n\\nThen`` (as ``to_record`` and the loader rebuild it)."""
+    return "If:\n" + "\n".join(f.text for f in problem.facts) + "\n\n" + problem.hypothesis
+
+
+def requests_for(problem: Problem) -> list[tuple[str, str]]:
+    """One ``(context, " " + option)`` request per option, in option order (lm-eval's target delimiter)."""
+    if not problem.options or problem.answer_index is None:
+        raise ValueError(f"Problem {problem.id!r} is not multiple-choice (no options / answer_index)")
+    context = context_of(problem)
+    return [(context, " " + option) for option in problem.options]
+
+
+def normalized(logprob_sum: float, n_tokens: int, option: str, normalization: str) -> float:
+    """One option's score: ``sum / n_tokens`` (token_mean), ``sum / len(option)`` (char) or ``sum`` (none)."""
+    if normalization == "token_mean":
+        return logprob_sum / n_tokens
+    if normalization == "char":
+        return logprob_sum / len(option)
+    check_normalization(normalization)
+    return logprob_sum
+
+
+def check_normalization(normalization: str) -> None:
+    """Raise ValueError naming the valid choices unless ``normalization`` is one of :data:`NORMALIZATIONS`."""
+    if normalization not in NORMALIZATIONS:
+        raise ValueError(f"unknown normalization {normalization!r}; choose one of {', '.join(NORMALIZATIONS)}")
+
+
+def first_argmax(scores: Sequence[float]) -> int:
+    """Index of the best score; ties go to the first (``numpy.argmax``, as lm-eval)."""
+    return int(np.argmax(np.asarray(scores, dtype=float)))
+
+
+def answer_type(option: str) -> str | None:
+    """``!=`` or ``=``: the operator of a LogicMark statement such as ``"a != c"``; None for an option
+    with neither (not a LogicMark statement)."""
+    return "!=" if "!=" in option else "=" if "=" in option else None
+
+
+# --------------------------------------------------------------------------------------------------
+# Scoring
+# --------------------------------------------------------------------------------------------------
+
+
+def score(problems: Sequence[Problem], backend: Any, normalization: str = "token_mean", *,
+          model: str | None = None, chunk_size: int | None = None) -> pd.DataFrame:
+    """Score LogicMark problems by log-likelihood multiple choice; one record per problem, in order.
+
+    Args:
+        problems: multiple-choice LogicMark problems (generated, or ``load_dataset("logicmark", ...)``).
+        backend: anything with ``loglikelihood(requests) -> [(sum, n_tokens, is_greedy)]``. All requests
+            go in one call (or one per chunk) so an in-process backend can encode each context once and
+            score its options from the shared KV cache.
+        normalization: which normalisation fills ``prediction``/``correct`` (all three are recorded).
+        model: the ``model`` column; default :func:`finelogic.eval.accuracy.model_name_of` the backend.
+        chunk_size: problems per ``loglikelihood`` call (None: all in one call); a tqdm bar runs over
+            chunks when there is more than one.
+
+    Returns:
+        Columns ``id, model, hop, style, answer_type, answer_index``; per option ``k``: ``option_k``,
+        ``loglik_k`` (sum of the continuation's token log-probs, nats), ``tokens_k``,
+        ``score_token_mean_k``, ``score_char_k``, ``score_none_k``; per normalisation ``norm``:
+        ``pred_<norm>``, ``correct_<norm>``, ``tie_<norm>`` (the best score was shared, first taken);
+        then ``normalization``, ``prediction``, ``correct``. ``style`` is the generator's graph style
+        (None for loaded items), ``answer_type`` the correct option's operator.
+    """
+    check_normalization(normalization)  # before any model work
+    if chunk_size is not None and chunk_size < 1:
+        raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+    per_problem = [requests_for(p) for p in problems]
+    size = chunk_size or max(len(problems), 1)
+    chunks = [range(i, min(i + size, len(problems))) for i in range(0, len(problems), size)]
+    results: list[Sequence[tuple[float, int, bool]]] = []
+    for chunk in tqdm(chunks, desc="LogicMark", unit="chunk", disable=len(chunks) < 2):
+        flat = [request for i in chunk for request in per_problem[i]]
+        scored = backend.loglikelihood(flat)
+        if len(scored) != len(flat):
+            raise RuntimeError(f"backend returned {len(scored)} scores for {len(flat)} requests")
+        start = 0
+        for i in chunk:
+            results.append(scored[start:start + len(per_problem[i])])
+            start += len(per_problem[i])
+    name = model or model_name_of(backend)
+    records = [_record(p, r, name, normalization) for p, r in zip(problems, results)]
+    frame = pd.DataFrame(records)
+    if records:
+        log.info("%s: %d of %d LogicMark items correct (%s)", name, int(frame["correct"].sum()), len(frame),
+                 normalization)
+    return frame
+
+
+def _record(problem: Problem, scored: Sequence[tuple[float, int, bool]], model: str,
+            normalization: str) -> dict[str, Any]:
+    options = problem.options or ()
+    record: dict[str, Any] = {
+        "id": problem.id, "model": model, "hop": problem.depth, "style": problem.meta.get("style"),
+        "answer_type": answer_type(options[problem.answer_index]), "answer_index": problem.answer_index,
+    }
+    scores: dict[str, list[float]] = {norm: [] for norm in NORMALIZATIONS}
+    for k, (option, (logprob_sum, n_tokens, _)) in enumerate(zip(options, scored)):
+        record |= {f"option_{k}": option, f"loglik_{k}": float(logprob_sum), f"tokens_{k}": int(n_tokens)}
+        for norm in NORMALIZATIONS:
+            value = normalized(float(logprob_sum), int(n_tokens), option, norm)
+            record[f"score_{norm}_{k}"] = value
+            scores[norm].append(value)
+    for norm in NORMALIZATIONS:
+        prediction = first_argmax(scores[norm])
+        record |= {f"pred_{norm}": prediction, f"correct_{norm}": prediction == problem.answer_index,
+                   f"tie_{norm}": scores[norm].count(max(scores[norm])) > 1}
+    record |= {"normalization": normalization, "prediction": record[f"pred_{normalization}"],
+               "correct": record[f"correct_{normalization}"]}
+    return record
+
+
+# --------------------------------------------------------------------------------------------------
+# Results
+# --------------------------------------------------------------------------------------------------
+
+
+def accuracy_by(records: pd.DataFrame, by: str | Sequence[str] = "hop",
+                normalization: str = "token_mean") -> pd.DataFrame:
+    """Accuracy (%) per group with Wilson 95% intervals (:func:`finelogic.eval.accuracy.summarize`).
+
+    Args:
+        records: what :func:`score` returned (one model, or several with ``by=("model", "hop")``).
+        by: record columns to group by: ``hop``, ``style``, ``answer_type``, ``model``...
+        normalization: whose ``correct_<normalization>`` column counts.
+
+    Returns:
+        The ``by`` columns, then :data:`SUMMARY_COLUMNS`; groups sorted by their values, groups whose
+        value is missing (``style`` of loaded items) left out.
+    """
+    check_normalization(normalization)
+    keys = [by] if isinstance(by, str) else list(by)
+    # Log-likelihood scoring always picks an option: no item is ever unanswered.
+    frame = records.assign(no_answer=False).sort_values(keys, kind="stable")
+    summary = summarize(frame, keys, correct_column=f"correct_{normalization}")
+    return summary[keys + list(SUMMARY_COLUMNS)]
+
+
+def card_average(by_hop: pd.DataFrame, shares: Mapping[str, float] = LOGICMARK_HOP_SHARE,
+                 z: float = 1.959963984540054) -> tuple[float, float, float]:
+    """The card's ``avg``: per-hop accuracies weighted by the card's hop shares (10/40/25/15/10 %).
+
+    The card's avg equals this weighted mean for all its rows (e.g. Qwen2.5-3B: 0.10·48.80 + 0.40·54.90
+    + 0.25·46.00 + 0.15·42.40 + 0.10·39.40 = 48.64); its 5,000 items follow those shares, so on its
+    data it is also the plain mean over items. On items with other hop proportions the two differ.
+
+    Args:
+        by_hop: :func:`accuracy_by` with ``by="hop"`` (columns ``hop``, ``n``, ``accuracy``).
+        shares: ``"1-hop" -> share``; every bucket named must be present.
+        z: normal quantile of the interval (95%).
+
+    Returns:
+        ``(avg, low, high)`` in %. The interval is the stratified normal approximation,
+        ``avg ± z·sqrt(Σ w_h² p_h (1 - p_h) / n_h)``, clipped to [0, 100] (it is too narrow for tiny
+        buckets at 0 or 100%). NaNs when a bucket has no items.
+    """
+    rows = {f"{int(r.hop)}-hop": r for r in by_hop.itertuples()}
+    if any(name not in rows or rows[name].n == 0 for name in shares):
+        return math.nan, math.nan, math.nan
+    avg = sum(w * rows[name].accuracy for name, w in shares.items())
+    variance = sum(w * w * (p := rows[name].accuracy / 100) * (1 - p) / rows[name].n for name, w in shares.items())
+    half = 100 * z * math.sqrt(variance)
+    return avg, max(0.0, avg - half), min(100.0, avg + half)
+
+
+def card_layout(records: pd.DataFrame, normalization: str = "token_mean", *, setting: str = "") -> pd.DataFrame:
+    """Records of one or more models in the card's layout, long like :func:`finelogic.paper.reported`.
+
+    Returns:
+        Columns ``model, setting, metric, value, ci_low, ci_high, n``; metrics ``1-hop`` ... ``5-hop``
+        (Wilson 95%; NaN with ``n`` 0 for a bucket without items), ``avg`` (the card's hop-share-weighted
+        mean, :func:`card_average`) and ``item_mean`` (the plain mean over all items, Wilson 95%), values
+        in %. One block per model in order of first appearance.
+    """
+    rows = []
+    for model, group in records.groupby("model", sort=False):
+        by_hop = accuracy_by(group[group["hop"].isin(HOPS)], "hop", normalization)
+        present = {int(r.hop): r for r in by_hop.itertuples()}
+        for hop in HOPS:
+            r = present.get(hop)
+            rows.append((model, setting, f"{hop}-hop", *((r.accuracy, r.ci_low, r.ci_high, r.n) if r else
+                                                         (math.nan, math.nan, math.nan, 0))))
+        avg, low, high = card_average(by_hop)
+        rows.append((model, setting, "avg", avg, low, high, int(by_hop["n"].sum())))
+        overall = accuracy_by(group.assign(all="all"), "all", normalization).iloc[0]
+        rows.append((model, setting, "item_mean", overall.accuracy, overall.ci_low, overall.ci_high,
+                     int(overall.n)))
+    return pd.DataFrame(rows, columns=["model", "setting", "metric", "value", "ci_low", "ci_high", "n"])
+
+
+def summaries(records: pd.DataFrame, normalization: str = "token_mean") -> dict[str, pd.DataFrame]:
+    """The notebook's result tables, each long with a ``model`` column and accuracies in %.
+
+    ``by_hop``: :func:`card_layout`; ``by_style`` / ``by_answer_type``: :func:`accuracy_by` per model;
+    ``by_normalization``: every model's accuracy over all items under each of :data:`NORMALIZATIONS`.
+    """
+    rows = [accuracy_by(records.assign(normalization_=norm), ["model", "normalization_"], norm)
+            for norm in NORMALIZATIONS]
+    by_norm = pd.concat(rows).rename(columns={"normalization_": "normalization"})
+    order = {model: i for i, model in enumerate(pd.unique(records["model"]))}  # models in run order
+    return {
+        "by_hop": card_layout(records, normalization),
+        "by_style": accuracy_by(records, ["model", "style"], normalization),
+        "by_answer_type": accuracy_by(records, ["model", "answer_type"], normalization),
+        "by_normalization": by_norm.sort_values("model", kind="stable", key=lambda m: m.map(order))
+                                   .reset_index(drop=True),
+    }
+
+
+def write_results(records: pd.DataFrame, tables: Mapping[str, pd.DataFrame], directory: Path) -> list[Path]:
+    """``items.csv`` (every record) and one CSV per summary table in ``directory``; the same inputs give
+    byte-identical files. Returns the paths written."""
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, frame in {"items": records, **tables}.items():
+        path = directory / f"{name}.csv"
+        frame.to_csv(path, index=False, float_format="%.6g")
+        paths.append(path)
+    return paths
+
+
+def with_ci(table: pd.DataFrame, columns: str = "metric", value: str = "value") -> pd.DataFrame:
+    """A long table with ``model``, ``columns``, ``value``, ``ci_low``, ``ci_high`` (e.g. :func:`card_layout`;
+    for :func:`accuracy_by` tables pass ``columns="style", value="accuracy"``) as a wide table of strings
+    ``"48.6 [44.0, 53.1]"``: one row per model, columns in order of first appearance."""
+    cells = [f"{v:.1f} [{lo:.1f}, {hi:.1f}]" if not math.isnan(v) else "n/a"
+             for v, lo, hi in zip(table[value], table["ci_low"], table["ci_high"])]
+    wide = table.assign(cell=cells).pivot_table(index="model", columns=columns, values="cell", aggfunc="first",
+                                                sort=False)
+    wide = wide.reindex(columns=list(dict.fromkeys(table[columns])))
+    wide.columns.name = None
+    return wide
+
+
+# --------------------------------------------------------------------------------------------------
+# Items and models for a run
+# --------------------------------------------------------------------------------------------------
+
+
+def logicmark_items(n: int, seed: int, path: str | Path | None = None) -> list[Problem]:
+    """The items a run scores: ``n`` problems from our generator (the card's configuration and hop
+    shares, ``seed``), or, with ``path``, the LogicMark records there (``load_dataset``): all of them
+    when there are at most ``n``, else ``n`` drawn with ``seed``, kept in file order."""
+    if path is None or str(path) == "":
+        from finelogic.data.generators.logicmark import Config, generate_logicmark
+
+        return generate_logicmark(Config(limit=n, seed=seed))
+    from finelogic.data.loaders import load_dataset
+
+    problems = list(load_dataset("logicmark", path))
+    if len(problems) <= n:
+        return problems
+    keep = sorted(random.Random(seed).sample(range(len(problems)), n))
+    return [problems[i] for i in keep]
+
+
+EMBEDDED = "SmolLM2-135M-Instruct (embedded)"
+RANDOM_CONTROL = "SmolLM2-135M architecture, random init (control)"
+
+
+def model_factories(*, extra_models: Sequence[str] = (), sft_checkpoints: Sequence[str] = (),
+                    random_control: bool = True, seed: int = 0, batch_size: int = 8,
+                    device: str = "cpu") -> dict[str, Callable[[], Any]]:
+    """Row label -> a function that loads that row's backend (called one at a time by :func:`score_models`).
+
+    Rows: the embedded SmolLM2-135M-Instruct; with ``random_control`` the same architecture with random
+    weights (``random_init_like``, ``seed``: what the scorer finds in an untrained network); every
+    ``extra_models`` entry (hub name or local path, e.g. one of the card's models); every
+    ``sft_checkpoints`` entry, labelled ``SFT: <path>`` (the hook for the supervision family's
+    fine-tuned checkpoints: none ship with this repository, so there are no SFT rows by default).
+    """
+    from finelogic.models import HFBackend, random_init_like
+
+    def embedded() -> Any:
+        return HFBackend(batch_size=batch_size, device=device)
+
+    def control() -> Any:
+        reference = HFBackend(batch_size=batch_size, device=device)
+        return HFBackend(random_init_like(reference.model, seed=seed), reference.tokenizer, batch_size=batch_size,
+                         device=device)
+
+    def hub(name: str) -> Callable[[], Any]:
+        return lambda: HFBackend(name, batch_size=batch_size, device=device)
+
+    factories: dict[str, Callable[[], Any]] = {EMBEDDED: embedded}
+    if random_control:
+        factories[RANDOM_CONTROL] = control
+    factories |= {name: hub(name) for name in extra_models}
+    factories |= {f"SFT: {name}": hub(name) for name in sft_checkpoints}
+    return factories
+
+
+def score_models(problems: Sequence[Problem], factories: Mapping[str, Callable[[], Any]],
+                 normalization: str = "token_mean") -> pd.DataFrame:
+    """:func:`score` every model in turn (loaded, scored, released), records concatenated, ``model`` = label."""
+    frames = []
+    for label, load in factories.items():
+        log.info("LogicMark: scoring %d items with %s", len(problems), label)
+        backend = load()
+        frames.append(score(problems, backend, normalization, model=label))
+        del backend
+    return pd.concat(frames, ignore_index=True)
+
+
+# --------------------------------------------------------------------------------------------------
+# Explaining one problem
+# --------------------------------------------------------------------------------------------------
+
+
+def derivation(problem: Problem) -> list[str]:
+    """The premises, as written, that derive the correct option in the fewest hops, in chaining order.
+
+    ``x = y``: the equalities along a shortest path from x to y; ``x != y``: a shortest path from x to
+    u, the inequality ``u != v``, a shortest path from v to y. ``len(derivation(p))`` is the hop depth
+    (``finelogic.data.generators.logicmark``'s definition). Raises ValueError when the option does not
+    follow from the premises.
+    """
+    written = {Statement.parse(f.text): f.text for f in problem.facts}
+    premises = Premises(written)
+    goal = Statement.parse(problem.options[problem.answer_index])  # type: ignore[index]
+    if goal.op == "=":
+        path = _equality_path(premises, goal.left, goal.right)
+        if path is None:
+            raise ValueError(f"{goal} does not follow from the premises of {problem.id!r}")
+        return [written[s] for s in path]
+    best: list[Statement] | None = None
+    for u, v in premises.inequalities:
+        for a, b in ((u, v), (v, u)):
+            left, right = _equality_path(premises, goal.left, a), _equality_path(premises, b, goal.right)
+            if left is not None and right is not None:
+                chain = [*left, Statement(a, "!=", b), *right]
+                best = chain if best is None or len(chain) < len(best) else best
+    if best is None:
+        raise ValueError(f"{goal} does not follow from the premises of {problem.id!r}")
+    return [written[s] for s in best]
+
+
+def _equality_path(premises: Premises, x: str, y: str) -> list[Statement] | None:
+    """The equality premises along a shortest x -> y path (breadth first); [] when x == y."""
+    if x == y:
+        return []
+    if x not in premises.neighbours:
+        return None
+    previous: dict[str, str] = {x: x}
+    queue = deque([x])
+    while queue:
+        v = queue.popleft()
+        for w in sorted(premises.neighbours[v]):
+            if w not in previous:
+                previous[w] = v
+                queue.append(w)
+    if y not in previous:
+        return None
+    path = []
+    while y != x:
+        path.append(Statement(previous[y], "=", y))
+        y = previous[y]
+    return path[::-1]
+
+
+def parse_model_list(value: str | Sequence[str] | None) -> list[str]:
+    """A notebook parameter naming models: a list, or one string with comma-separated names/paths
+    (``finelogic run -p extra_models=gpt2,/data/ckpt`` passes strings)."""
+    if value is None:
+        return []
+    items = value.split(",") if isinstance(value, str) else list(value)
+    return [str(item).strip() for item in items if str(item).strip()]
