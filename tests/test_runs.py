@@ -11,6 +11,13 @@ pytestmark = pytest.mark.slow
 
 def test_warm_rerun_of_the_smoke_accuracy_run_makes_no_model_calls(tmp_path, monkeypatch):
     monkeypatch.setenv("FINELOGIC_RESULTS", str(tmp_path / "results"))
+    # A fresh response cache (so the first run must call the model), sharing the converted model.
+    from finelogic.config import cache_dir
+
+    (tmp_path / "cache").mkdir()
+    (cache_dir() / "models").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "cache" / "models").symlink_to(cache_dir() / "models")
+    monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path / "cache"))
     first = accuracy_run("smoke", seed=11, data_dir=tmp_path / "no-data")
     assert first.model_calls > 0
     # smoke: 6 FLD + 2 generated ProntoQA items (FOLIO / Multi-LogiEval not present), 2 settings
