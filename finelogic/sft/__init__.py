@@ -1,0 +1,5 @@
+"""Supervised fine-tuning data (paper Section 4): the four supervision styles and the training sets."""
+from finelogic.sft.datasets import read_jsonl, training_set, write_jsonl
+from finelogic.sft.styles import STYLES, build, check
+
+__all__ = ["STYLES", "build", "check", "read_jsonl", "training_set", "write_jsonl"]

@@ -1,0 +1,166 @@
+"""SFT training sets shaped like the paper's (Section 4), as chat-format examples and JSONL files.
+
+The paper trains on FLD problems, 500 per proof depth 0–15 plus 1,500 UNKNOWN (9,500), and 3,200
+ProntoQA 3-hop problems. :func:`training_set` builds that shape from our generators, scaled by the run
+profile, and writes each problem in one supervision style (:func:`finelogic.sft.styles.build`):
+
+- FLD: ``fld_n`` problems of which ``fld_unknown`` are UNKNOWN; the others are spread evenly over
+  ``fld_depths`` × (PROVED, DISPROVED), the UNKNOWN ones evenly over ``fld_depths`` (the depth their
+  proof would have had), earlier cells taking the remainder (:func:`finelogic.data.generators.fld.even_plan`).
+  At paper size this is exactly the paper's 250 + 250 per depth and 1,500 UNKNOWN.
+- ProntoQA: ``prontoqa_n`` problems of ``prontoqa_hops`` hops, half PROVED and half DISPROVED.
+
+Sizes come from ``get_profile(profile).section("sft")``; keys it does not set fall back to
+:data:`DEFAULT_SIZES` for that profile. The training problems are drawn from seeds of their own
+(``sft/<seed>/...``), never the evaluation sets' seeds, so a training item is not an evaluation item
+regenerated; ids start ``sft-``.
+
+An example is ``{"id", "style", "messages", "meta"}``: the system and user turns are exactly the ones the
+accuracy evaluation sends in the **CoT** setting (:func:`finelogic.prompts.build_conversation`; CoT
+because every style answers with reasoning before the marker), the assistant turn is the style's text.
+``meta`` holds ``dataset``, ``label`` and ``depth`` for the trainer's and the notebook's summaries.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import random
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
+
+from finelogic.data.generators.fld import even_plan, generate_fld_problem
+from finelogic.data.generators.prontoqa import generate_prontoqa
+from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Problem
+from finelogic.profiles import get_profile
+from finelogic.prompts import COT, build_conversation
+from finelogic.sft.styles import STYLES, StyleError, build, check
+
+log = logging.getLogger(__name__)
+
+#: The prompt setting whose system and user turns the examples use.
+SETTING = COT
+
+#: Sizes used when the profile's ``sft`` section does not set them (paper: Section 4's numbers).
+DEFAULT_SIZES: Mapping[str, Mapping[str, Any]] = {
+    "smoke": {"fld_n": 6, "fld_unknown": 1, "fld_depths": tuple(range(0, 16)), "prontoqa_n": 2, "prontoqa_hops": 3},
+    "tiny": {"fld_n": 160, "fld_unknown": 32, "fld_depths": tuple(range(0, 16)), "prontoqa_n": 40,
+             "prontoqa_hops": 3},
+    "paper": {"fld_n": 9500, "fld_unknown": 1500, "fld_depths": tuple(range(0, 16)), "prontoqa_n": 3200,
+              "prontoqa_hops": 3},
+}
+SIZE_KEYS = ("fld_n", "fld_unknown", "fld_depths", "prontoqa_n", "prontoqa_hops")
+
+
+def sizes(profile: str) -> dict[str, Any]:
+    """The data sizes of ``profile``: its ``sft`` section over :data:`DEFAULT_SIZES` (see the module docstring)."""
+    section = get_profile(profile).section("sft")
+    merged = {**DEFAULT_SIZES.get(profile, {}), **{k: section[k] for k in SIZE_KEYS if k in section}}
+    missing = [k for k in SIZE_KEYS if k not in merged]
+    if missing:
+        raise ValueError(f"profile {profile!r}: the 'sft' section needs {', '.join(missing)}")
+    if not 0 <= merged["fld_unknown"] <= merged["fld_n"]:
+        raise ValueError(f"profile {profile!r}: fld_unknown must be between 0 and fld_n ({merged['fld_n']}), "
+                         f"got {merged['fld_unknown']}")
+    return merged
+
+
+def fld_plan(n: int, n_unknown: int, depths: Iterable[int]) -> dict[tuple[int, str], int]:
+    """``{(depth, label): count}`` for ``n`` FLD problems, ``n_unknown`` of them UNKNOWN; empty cells left out."""
+    depths = tuple(depths)
+    plan = {**even_plan(n - n_unknown, depths, (PROVED, DISPROVED)), **even_plan(n_unknown, depths, (UNKNOWN,))}
+    return {cell: count for cell, count in plan.items() if count}
+
+
+def training_problems(profile: str, seed: int = 0, *, progress: bool | None = None) -> list[Problem]:
+    """The problems of a training set, FLD then ProntoQA, deterministic in ``seed``.
+
+    FLD item ``k`` of cell ``(d, label)`` is drawn from the seed ``sft/<seed>/<d>/<label>/<k>``;
+    ProntoQA problems from ``generate_prontoqa`` with the seed ``sft/<seed>``, renamed ``sft-prontoqa-...``.
+    """
+    size = sizes(profile)
+    plan = fld_plan(size["fld_n"], size["fld_unknown"], size["fld_depths"])
+    bar = tqdm(total=size["fld_n"], desc="SFT FLD problems",
+               disable=progress is False or (progress is None and size["fld_n"] < 200))
+    problems = []
+    for (depth, label), count in plan.items():
+        for k in range(count):
+            problems.append(generate_fld_problem(f"sft/{seed}/{depth}/{label}/{k}", depth, label,
+                                                 problem_id=f"sft-fld-{seed}-d{depth}-{label}-{k}"))
+            bar.update()
+    bar.close()
+    pronto = generate_prontoqa(size["prontoqa_n"], seed=f"sft/{seed}", hops=(size["prontoqa_hops"],))
+    problems += [dataclasses.replace(p, id=f"sft-prontoqa-{seed}-{i:05d}") for i, p in enumerate(pronto)]
+    return problems
+
+
+def example(style: str, problem: Problem) -> dict[str, Any]:
+    """One chat-format training example: the CoT evaluation prompt, then ``build(style, problem)``."""
+    messages = build_conversation(problem, SETTING)
+    messages.append({"role": "assistant", "content": build(style, problem)})
+    return {"id": problem.id, "style": style, "messages": messages,
+            "meta": {"dataset": problem.dataset, "label": problem.label, "depth": problem.depth}}
+
+
+def training_set(style: str, profile: str, seed: int = 0, *, verify: bool = True,
+                 progress: bool | None = None) -> list[dict[str, Any]]:
+    """The training examples of one supervision style at the size of ``profile``.
+
+    Args:
+        style: one of :data:`finelogic.sft.styles.STYLES`.
+        profile: ``smoke`` (8 examples), ``tiny`` (200), ``paper`` (12,700: Section 4's 9,500 FLD and
+            3,200 ProntoQA); sizes as in :func:`sizes`.
+        seed: the training data seed; same seed, same examples, same order.
+        verify: judge every built text with :func:`finelogic.sft.styles.check` and raise on any line
+            that is not valid and atomic (z3; about a millisecond per step once warm).
+        progress: tqdm bars (None: only for 200 items or more).
+
+    Returns:
+        Examples (see the module docstring) in a seeded shuffled order, so FLD depths and ProntoQA mix.
+    """
+    if style not in STYLES:
+        raise StyleError(f"unknown supervision style {style!r}; choose one of {', '.join(STYLES)}")
+    problems = training_problems(profile, seed, progress=progress)
+    random.Random(f"sft/{seed}/order").shuffle(problems)
+    out = []
+    show = progress is not False and (progress is True or len(problems) >= 200)
+    for problem in tqdm(problems, desc=f"SFT {style} examples", disable=not show):
+        item = example(style, problem)
+        if verify:
+            bad = [v.reason for v in check(style, problem, item["messages"][-1]["content"])
+                   if not (v.valid and v.atomic)]
+            if bad:
+                raise StyleError(f"problem {problem.id!r}, style {style!r}: the built text fails its check: "
+                                 + "; ".join(bad[:3]))
+        out.append(item)
+    log.info("SFT %s: %d examples for profile %s, seed %s", style, len(out), profile, seed)
+    return out
+
+
+def write_jsonl(examples: Iterable[Mapping[str, Any]], path: str | os.PathLike) -> Path:
+    """Write one JSON object per line (UTF-8) atomically: a temporary file beside ``path``, then a rename.
+
+    A crash never leaves a half-written file at ``path``. Returns the path.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            for item in examples:
+                f.write(json.dumps(item, ensure_ascii=False) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def read_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """The examples :func:`write_jsonl` wrote."""
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
