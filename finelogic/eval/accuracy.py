@@ -142,7 +142,7 @@ def evaluate_accuracy(
     if profile is not None:
         out_dir = results_dir(profile) / "accuracy"
         out_dir.mkdir(parents=True, exist_ok=True)
-        jsonl_path = out_dir / f"{run_name or _slug(f'{model}-{setting.name}')}.jsonl"
+        jsonl_path = out_dir / f"{run_name or run_slug(f'{model}-{setting.name}')}.jsonl"
 
     records: list[dict[str, Any]] = []
     chunks = [range(i, min(i + batch_size, len(problems))) for i in range(0, len(problems), batch_size)]
@@ -157,7 +157,7 @@ def evaluate_accuracy(
             if len(responses) != len(chunk):
                 raise RuntimeError(f"backend returned {len(responses)} completions for {len(chunk)} conversations")
             for i, response in zip(chunk, responses):
-                record = _record(problems[i], conversations[i], response, tokenizer, policy,
+                record = accuracy_record(problems[i], conversations[i], response, tokenizer, policy,
                                  seconds=seconds, setting=setting.name, model=model)
                 records.append(record)
                 if jsonl is not None:
@@ -171,7 +171,7 @@ def evaluate_accuracy(
     frame = frame.astype({c: "Int64" for c in ("depth", "prompt_tokens", "completion_tokens")})  # ints with gaps
     if jsonl_path is not None:
         os.replace(partial, jsonl_path)
-        _write_csv(frame, jsonl_path.with_suffix(".csv"))
+        write_csv_atomic(frame, jsonl_path.with_suffix(".csv"))
         log.info("accuracy records written to %s (and .csv)", jsonl_path)
     if records:
         log.info("%s / %s: %d of %d correct (%s)", model, setting.name, int(frame["correct"].sum()),
@@ -217,13 +217,14 @@ def summarize(records: pd.DataFrame | Iterable[Mapping[str, Any]], by: str | Seq
 # --------------------------------------------------------------------------------------------------
 
 
-def _record(problem: Problem, conversation: list[dict[str, str]], response: str, tokenizer: Any,
-            policy: str, *, seconds: float, setting: str, model: str) -> dict[str, Any]:
+def accuracy_record(problem: Problem, conversation: list[dict[str, str]], response: str, tokenizer: Any,
+                    policy: str, *, seconds: float, setting: str, model: str) -> dict[str, Any]:
+    """One row of :data:`RECORD_COLUMNS`: the response read under both extraction policies."""
     labels = labels_for(problem.dataset)
     principled = extract_answer(response, "principled", labels)
     compat = extract_answer(response, "paper_code_compat", labels)
     prediction = principled if policy == "principled" else compat
-    prompt_tokens, completion_tokens = _token_counts(tokenizer, conversation, response)
+    prompt_tokens, completion_tokens = token_counts(tokenizer, conversation, response)
     return {
         "id": problem.id, "dataset": problem.dataset, "depth": problem.depth,
         "depth_bucket": depth_bucket(problem.depth, problem.label, problem.dataset),
@@ -235,7 +236,7 @@ def _record(problem: Problem, conversation: list[dict[str, str]], response: str,
     }
 
 
-def _token_counts(tokenizer: Any, conversation: list[dict[str, str]], response: str) -> tuple[int | None, int | None]:
+def token_counts(tokenizer: Any, conversation: list[dict[str, str]], response: str) -> tuple[int | None, int | None]:
     """(prompt tokens with the chat template and generation prompt, completion tokens), None where unknown."""
     if tokenizer is None:
         return None, None
@@ -250,11 +251,13 @@ def _bucket_rank(bucket: str) -> float:
     return float("inf") if bucket == "UNKNOWN" else float(bucket.split("-")[0])
 
 
-def _slug(text: str) -> str:
+def run_slug(text: str) -> str:
+    """A file stem: characters other than letters, digits, ``.``, ``_``, ``-`` become ``_``."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")
 
 
-def _write_csv(frame: pd.DataFrame, path: Path) -> None:
+def write_csv_atomic(frame: pd.DataFrame, path: Path) -> None:
+    """Write ``frame`` to a temporary file and rename it, so readers never see half a CSV."""
     tmp = path.with_name(path.name + ".tmp")
     frame.to_csv(tmp, index=False)
     os.replace(tmp, path)

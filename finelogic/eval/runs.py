@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from finelogic.baselines import BASELINE_SETTINGS, run_baseline
 from finelogic.config import results_dir
 from finelogic.data.suites import EvalSet, evaluation_sets
 from finelogic.eval.accuracy import evaluate_accuracy
@@ -48,7 +49,10 @@ def accuracy_run(profile: str, seed: int = 0, *, data_dir: str | Path | None = N
         seed: seeds data generation and subsampling (decoding is greedy unless the profile samples).
         data_dir: real benchmark files; default ``$FINELOGIC_DATA_DIR``.
         models: model specs (:func:`finelogic.models.spec.parse_model`) overriding the profile's.
-        settings: prompt settings (``Direct``, ``CoT``, ``Few-shot``) overriding the profile's.
+        settings: prompt settings (``Direct``, ``CoT``, ``Few-shot``) or inference-time baselines
+            (``Sel-Inf``, ``Logic-LM``, ``SymbCoT``: :mod:`finelogic.baselines`, options from the
+            section's optional ``baselines`` mapping, e.g. ``{"Sel-Inf": {"rounds": 4}}``), overriding
+            the profile's.
 
     Writes ``results_dir(profile)/accuracy/records.csv`` with every record (and one file pair per
     model × setting, see :func:`evaluate_accuracy`).
@@ -66,6 +70,11 @@ def accuracy_run(profile: str, seed: int = 0, *, data_dir: str | Path | None = N
         before = inner.stats.calls
         for setting in setting_names:
             log.info("accuracy: %s, %s, %d items", spec.name, setting, len(problems))
+            if setting in BASELINE_SETTINGS:
+                frames.append(run_baseline(setting, problems, backend, config=config, profile=profile,
+                                           run_name=f"{spec.name}-{setting}", model_name=spec.name,
+                                           **section.get("baselines", {}).get(setting, {})))
+                continue
             frames.append(evaluate_accuracy(problems, backend, setting, config=config, profile=profile,
                                             run_name=f"{spec.name}-{setting}", model_name=spec.name,
                                             batch_size=section["batch_size"] * 4))

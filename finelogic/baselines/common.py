@@ -1,0 +1,315 @@
+"""What every inference-time baseline shares: batched rounds of prompts, per-item traces, records, files.
+
+A baseline (Selection-Inference, Logic-LM, SymbCoT; paper §5.1, Appendix A.2) talks to the model in
+*rounds*: each round sends one prompt to every problem still active, in **one** ``backend.generate``
+call, never one call per problem (the backend batches or parallelises inside the call, and its response
+cache makes a rerun free). :class:`BaselineSession` does that bookkeeping: it sends a round, keeps every
+reply in the item's trace, adds up characters (and tokens, when the backend has a tokenizer) and splits
+the round's wall time between its items.
+
+At the end :meth:`BaselineSession.finish` turns each item into an accuracy record with exactly the
+columns of :data:`finelogic.eval.accuracy.RECORD_COLUMNS` (``setting`` = the name the paper's tables print:
+``Sel-Inf``, ``Logic-LM``, ``SymbCoT``), so :func:`finelogic.eval.accuracy.summarize` and the Table 2 /
+Table 5 code read baseline rows like any other. Files, when a profile is given:
+
+- ``results_dir(profile)/baselines/<run_name>.traces.jsonl``: one JSON object per problem with every
+  round's reply and the baseline's intermediate results (selections, translations, solver results,
+  refinement errors, the fallback flag);
+- ``results_dir(profile)/accuracy/<run_name>.jsonl`` and ``.csv``: the records, as
+  :func:`~finelogic.eval.accuracy.evaluate_accuracy` writes them.
+
+Each is written to a ``.partial`` / ``.tmp`` file first and renamed, so a reader never sees half a file.
+
+Demonstrations come from our FLD generator (:func:`demonstrations`), never from typed-in text.
+
+**Arguments every baseline takes** (``selection_inference``, ``logic_lm``, ``symbcot``):
+``problems`` (labelled FLD / FOLIO / Multi-LogiEval / ProntoQA problems), ``backend`` (anything with
+``generate(conversations, config) -> list[str]``, cached or not), ``config`` (decoding; default
+``GenerationConfig()``), ``policy`` (answer extraction for ``prediction``/``correct``: ``principled`` or
+``paper_code_compat``), ``profile`` (where files go; None writes nothing), ``run_name`` (file stem;
+default ``<model>-<setting>``), ``model_name`` (the ``model`` column; default the backend's name).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+
+from finelogic.config import results_dir
+from finelogic.data.problem import UNKNOWN, Problem
+from finelogic.eval.accuracy import (RECORD_COLUMNS, accuracy_record, model_name_of, run_slug, token_counts,
+                                     write_csv_atomic)
+from finelogic.eval.extraction import POLICIES
+from finelogic.logic import format_formula, matches_rule, negate, parse_formula
+from finelogic.models.base import Backend, Conversation, GenerationConfig
+from finelogic.prompts import MARKERS, default_few_shot_examples, labels_for
+
+log = logging.getLogger(__name__)
+
+#: The baselines' setting names as the paper's Table 2 prints them.
+SEL_INF, LOGIC_LM, SYMBCOT = "Sel-Inf", "Logic-LM", "SymbCoT"
+BASELINE_SETTINGS = (SEL_INF, LOGIC_LM, SYMBCOT)
+
+HYPOTHESIS, NEGATED_HYPOTHESIS = "hypothesis", "¬hypothesis"
+
+
+def run_name_for(model: str, setting: str) -> str:
+    """The file stem of a run: ``<model>-<setting>`` made file-safe (as evaluate_accuracy names its files)."""
+    return run_slug(f"{model}-{setting}")
+
+
+def traces_path(profile: str, run_name: str) -> Path:
+    """``results_dir(profile)/baselines/<run_name>.traces.jsonl``."""
+    return results_dir(profile) / "baselines" / f"{run_name}.traces.jsonl"
+
+
+def read_traces(profile: str, run_name: str) -> list[dict[str, Any]]:
+    """The saved traces of one baseline run, one dict per problem, in problem order."""
+    path = traces_path(profile, run_name)
+    if not path.exists():
+        raise FileNotFoundError(f"no baseline traces at {path}; run the baseline with profile={profile!r} first")
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def check_problems(problems: Sequence[Problem]) -> None:
+    """Refuse unlabelled problems and datasets without an accuracy prompt, naming the items at fault."""
+    unlabelled = [p.id for p in problems if p.label is None]
+    if unlabelled:
+        raise ValueError(f"baselines need labelled problems; no label on {unlabelled[:5]}")
+    for p in problems:
+        try:
+            labels_for(p.dataset)
+        except ValueError as error:
+            raise ValueError(f"problem {p.id!r}: {error}") from None
+
+
+def capped(config: GenerationConfig, max_new_tokens: int | None) -> GenerationConfig:
+    """``config`` with ``max_new_tokens`` lowered to ``max_new_tokens`` (None: unchanged)."""
+    if max_new_tokens is None or max_new_tokens >= config.max_new_tokens:
+        return config
+    return replace(config, max_new_tokens=max_new_tokens)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Demonstrations from our generator
+
+
+def demonstrations(problem: Problem, *, with_unknown: bool = True) -> tuple[Problem, ...]:
+    """Worked examples for prompts about ``problem``: :func:`finelogic.prompts.default_few_shot_examples`
+    (our FLD generator, depth 2), the UNKNOWN one only when ``problem``'s dataset has that label (and
+    ``with_unknown``)."""
+    labels = labels_for(problem.dataset)
+    examples = default_few_shot_examples(UNKNOWN in labels)
+    return tuple(e for e in examples if e.label in labels and (with_unknown or e.label != UNKNOWN))
+
+
+def with_examples(shots: Sequence[str], lead: str) -> str:
+    """``Example 1:\n<shot>`` blocks separated by blank lines, then ``lead`` on a line of its own (the
+    problem-specific part of the prompt follows it)."""
+    return "".join(f"Example {k}:\n{s}\n\n" for k, s in enumerate(shots, 1)) + lead + "\n"
+
+
+@dataclass(frozen=True)
+class DerivationStep:
+    """One gold proof step with its formal content: ``premises -> conclusion`` by ``rule``.
+
+    Attributes:
+        premises: ids (``fact3``, ``int1``).
+        conclusion: ``intN``, ``hypothesis`` or ``¬hypothesis``.
+        text: the English sentence of an ``intN`` (None for the hypothesis steps).
+        formula: the conclusion in FLD notation (None when the problem has no formula for it).
+        rule: the deduction rule the step applies (:data:`finelogic.logic.RULE_NAMES`), None when unknown.
+    """
+
+    premises: tuple[str, ...]
+    conclusion: str
+    text: str | None
+    formula: str | None
+    rule: str | None
+
+    def fld(self, formal: bool = False) -> str:
+        """The step in FLD proof notation (``fact3 & fact1 -> int1: <text>``; a hypothesis step has no text);
+        ``formal`` writes the conclusion's formula instead, the hypothesis steps' included."""
+        head = f"{' & '.join(self.premises)} -> {self.conclusion}"
+        body = self.formula if formal else self.text
+        return f"{head}: {body}" if body is not None else head
+
+
+def formula_table(problem: Problem) -> dict[str, str]:
+    """id -> formula text of the problem's facts, ``intN``, ``hypothesis`` and ``¬hypothesis`` (when known)."""
+    table = dict(problem.formulas)
+    if HYPOTHESIS in table:
+        table[NEGATED_HYPOTHESIS] = format_formula(negate(parse_formula(table[HYPOTHESIS])))
+    return table
+
+
+def gold_derivation(problem: Problem) -> list[DerivationStep]:
+    """The problem's gold proof as :class:`DerivationStep` s, formulas and rule names filled in where the
+    problem has formulas (generated FLD and ProntoQA items do). Empty for a problem without a proof."""
+    from finelogic.data.generators.fld import parse_proof_steps
+
+    if not problem.proof:
+        return []
+    table = formula_table(problem)
+    steps = []
+    for step in parse_proof_steps(problem.proof):
+        premises = tuple(p.strip() for p in step.premises)
+        ids = (*premises, step.conclusion)
+        rule = None
+        if all(i in table for i in ids):
+            rules = matches_rule([parse_formula(table[p]) for p in premises], parse_formula(table[step.conclusion]))
+            rule = rules[0] if rules else None
+        steps.append(DerivationStep(premises, step.conclusion, step.text, table.get(step.conclusion), rule))
+    return steps
+
+
+def rule_words(rule: str | None) -> str:
+    """``modus_ponens`` -> ``modus ponens``; ``one inference rule`` when unknown."""
+    return rule.replace("_", " ") if rule else "one inference rule"
+
+
+def symbol_legend(problem: Problem) -> str | None:
+    """``Symbols: {A} = woolly, {a} = the badger`` from the problem's vocabulary (FLD-style nested or
+    ProntoQA-style flat); None when the problem has none (real FOLIO / Multi-LogiEval items)."""
+    raw = problem.meta.get("vocabulary")
+    if not isinstance(raw, dict) or not raw:
+        return None
+    pairs: list[tuple[str, str]] = []
+    if set(raw) <= {"predicates", "propositions", "constants"}:
+        for group in ("predicates", "propositions", "constants"):
+            pairs += [("{" + k + "}", str(v)) for k, v in sorted(raw.get(group, {}).items())]
+    else:
+        pairs = sorted((str(k), str(v)) for k, v in raw.items())
+    return "Symbols: " + ", ".join(f"{k} = {v}" for k, v in pairs) if pairs else None
+
+
+# ----------------------------------------------------------------------------------------------------
+# Rounds, traces, records
+
+
+@dataclass
+class ItemTrace:
+    """What happened to one problem: every reply (``calls``), baseline-specific results (``data``), sizes."""
+
+    problem: Problem
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)
+    prompt_chars: int = 0
+    completion_chars: int = 0
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    seconds: float = 0.0
+
+    def to_json(self, setting: str, model: str) -> dict[str, Any]:
+        return {"id": self.problem.id, "dataset": self.problem.dataset, "gold": self.problem.label,
+                "setting": setting, "model": model, **self.data, "calls": self.calls}
+
+
+class BaselineSession:
+    """One baseline run over ``problems``: batched rounds, traces, and the records at the end.
+
+    Args:
+        setting: the printed name (``Sel-Inf``, ``Logic-LM``, ``SymbCoT``).
+        problems: labelled problems (checked by :func:`check_problems`).
+        backend: anything with ``generate(conversations, config) -> list[str]``.
+        model_name: the ``model`` column; default :func:`~finelogic.eval.accuracy.model_name_of` the backend.
+        policy: answer extraction policy for ``prediction``/``correct`` (both are always recorded).
+    """
+
+    def __init__(self, setting: str, problems: Sequence[Problem], backend: Backend, *,
+                 model_name: str | None = None, policy: str = "principled") -> None:
+        if policy not in POLICIES:
+            raise ValueError(f"unknown answer policy {policy!r}; choose one of {', '.join(POLICIES)}")
+        check_problems(problems)
+        self.setting = setting
+        self.backend = backend
+        self.model = model_name or model_name_of(backend)
+        self.policy = policy
+        self.items = [ItemTrace(p) for p in problems]
+        self.tokenizer = getattr(backend, "tokenizer", None)
+        self.rounds = 0
+
+    def ask(self, stage: str, requests: Sequence[tuple[int, Conversation]], config: GenerationConfig) -> list[str]:
+        """Send one round: ``(item index, conversation)`` pairs in one ``generate`` call; the replies.
+
+        Each reply is appended to its item's ``calls`` as ``{"stage", "response"}`` (the prompts are
+        rebuilt from the problem by the baseline's ``*_conversation`` functions). Nothing is sent for an
+        empty round.
+        """
+        if not requests:
+            return []
+        started = time.perf_counter()
+        replies = self.backend.generate([c for _, c in requests], config)
+        if len(replies) != len(requests):
+            raise RuntimeError(f"{self.setting} {stage}: backend returned {len(replies)} completions "
+                               f"for {len(requests)} conversations")
+        self.rounds += 1
+        share = (time.perf_counter() - started) / len(requests)
+        for (i, conversation), reply in zip(requests, replies):
+            item = self.items[i]
+            item.calls.append({"stage": stage, "response": reply})
+            item.prompt_chars += sum(len(m["content"]) for m in conversation)
+            item.completion_chars += len(reply)
+            item.seconds += share
+            prompt_tokens, completion_tokens = token_counts(self.tokenizer, list(conversation), reply)
+            if prompt_tokens is not None:
+                item.prompt_tokens = (item.prompt_tokens or 0) + prompt_tokens
+            if completion_tokens is not None:
+                item.completion_tokens = (item.completion_tokens or 0) + completion_tokens
+        return list(replies)
+
+    def finish(self, answers: Sequence[str], responses: Sequence[str] | None = None, *,
+               profile: str | None, run_name: str | None = None) -> pd.DataFrame:
+        """The records (and files, see the module docstring).
+
+        Args:
+            answers: per item, the text the answer is read from (both extraction policies).
+            responses: per item, the ``response`` column (default: ``answers``), e.g. a proof with the
+                marker read from ``answers`` so that the step parser sees the proof only.
+            profile: where files go; None writes nothing.
+            run_name: file stem; default :func:`run_name_for` ``(model, setting)``.
+        """
+        responses = answers if responses is None else responses
+        records = []
+        for item, answer, response in zip(self.items, answers, responses, strict=True):
+            record = accuracy_record(item.problem, [], answer, None, self.policy, seconds=item.seconds,
+                             setting=self.setting, model=self.model)
+            record.update(response=response, prompt_tokens=item.prompt_tokens,
+                          completion_tokens=item.completion_tokens, prompt_chars=item.prompt_chars,
+                          completion_chars=item.completion_chars)
+            records.append(record)
+        frame = pd.DataFrame(records, columns=list(RECORD_COLUMNS))
+        frame = frame.astype({c: "Int64" for c in ("depth", "prompt_tokens", "completion_tokens")})
+        if profile is not None:
+            name = run_name or run_name_for(self.model, self.setting)
+            traces = [item.to_json(self.setting, self.model) for item in self.items]
+            write_jsonl(traces_path(profile, name), traces)
+            accuracy = results_dir(profile) / "accuracy" / f"{name}.jsonl"
+            write_jsonl(accuracy, records)
+            write_csv_atomic(frame, accuracy.with_suffix(".csv"))
+            log.info("%s traces written to %s", self.setting, traces_path(profile, name))
+        if records:
+            log.info("%s / %s: %d of %d correct, %d rounds", self.model, self.setting, int(frame["correct"].sum()),
+                     len(frame), self.rounds)
+        return frame
+
+
+def write_jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    """Write ``rows`` as JSON lines to ``path.partial``, then rename it to ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    with partial.open("w", encoding="utf-8") as out:
+        for row in rows:
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    os.replace(partial, path)
+
+
+def marker_for(label: str | None) -> str:
+    """The paper's marker for a label (``__PROVED__``), empty for None."""
+    return MARKERS[label] if label is not None else ""

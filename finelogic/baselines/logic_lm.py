@@ -1,0 +1,279 @@
+"""Logic-LM (Pan et al., 2023; paper §5.1 and Appendix A.2): the model translates, a solver reasons.
+
+Three stages, as the paper describes the method:
+
+1. **Problem formulation.** The model translates every fact and the hypothesis into a formula of *our*
+   FLD notation (:mod:`finelogic.logic`), one line ``factN: <formula>`` each and a last line
+   ``hypothesis: <formula>``, after worked translations of our generator's problems
+   (:func:`translation_conversation`).
+2. **Symbolic reasoning.** Our z3 prover decides (:func:`solve`): the translated facts entail the
+   hypothesis -> PROVED, its negation -> DISPROVED, neither -> UNKNOWN.
+3. **Result interpretation.** The solver's label becomes the answer marker.
+
+**Self-refinement.** A translation that does not parse (:class:`~finelogic.logic.FormulaSyntaxError`, with
+the position), misses the hypothesis line, names a fact the problem does not have, or that the solver
+cannot use (contradictory facts, a z3 timeout) goes back to the model with the error message, up to
+``refinements`` times (:data:`REFINE_PROMPT`). After that the item **falls back to direct prompting**
+(the ``Direct`` setting's conversation, :func:`finelogic.prompts.build_conversation`), as Logic-LM
+falls back to a backup answer when the symbolic program will not execute. Each item's trace records
+every translation, the errors, ``refinements`` (rounds used) and ``fallback``.
+
+Rounds are batched: one ``generate`` call for all translations, one per refinement round for the items
+still failing, one for all fallbacks: at most ``refinements + 2`` calls whatever the number of problems.
+
+On the two-label datasets (ProntoQA, Multi-LogiEval) a solver UNKNOWN is written as ``__UNKNOWN__``,
+which their prompts do not offer, so it counts as no answer (wrong): the translation lost something the
+problem needs.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import pandas as pd
+import z3
+
+from finelogic.baselines.common import (
+    LOGIC_LM,
+    BaselineSession,
+    demonstrations,
+    marker_for,
+    symbol_legend,
+    with_examples,
+)
+from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Problem
+from finelogic.logic import (
+    Formula,
+    FormulaSyntaxError,
+    ProverError,
+    consistent,
+    entails,
+    format_formula,
+    negate,
+    parse_formula,
+)
+from finelogic.models.base import Backend, Conversation, GenerationConfig
+from finelogic.prompts import DIRECT, build_conversation, problem_text
+
+#: The translator's instructions: our notation, then the answer format.
+TRANSLATION_SYSTEM = (
+    "Translate a logic problem into formulas. Notation: {A}{a} says that predicate A holds of constant a; "
+    "{A}x is predicate A of the variable x; {A} alone is a proposition; ¬ is not, & is and, v is or, -> is "
+    "implies; (x): means for every x and (Ex): means there is an x. Predicates are capital letters in braces, "
+    "constants small letters in braces; put parentheses around a conjunction or disjunction. First list the "
+    "symbols you use, then write one line 'factN: <formula>' for each fact and a last line "
+    "'hypothesis: <formula>'."
+)
+#: What a refinement round adds after the failed translation.
+REFINE_PROMPT = ("This translation has an error:\n{error}\n"
+                 "Write the whole translation again, with the error corrected, in the same format.")
+
+_LINE = re.compile(r"^[\s>*#-]*`?\s*(fact\s*\d+|hypothesis)\s*`?\s*[:=]\s*(.*?)\s*$", re.I)
+_SOLVER_WORDS = {
+    PROVED: "the translated facts entail the hypothesis",
+    DISPROVED: "the translated facts entail the negation of the hypothesis",
+    UNKNOWN: "the translated facts entail neither the hypothesis nor its negation",
+}
+
+
+# ----------------------------------------------------------------------------------------------------
+# Prompts
+
+
+def gold_translation(problem: Problem) -> str:
+    """A problem's correct translation in the answer format: the symbol legend, ``factN: <formula>`` lines,
+    ``hypothesis: <formula>`` (from the generator's ``formulas``)."""
+    missing = [i for i in [f.id for f in problem.facts] + ["hypothesis"] if i not in problem.formulas]
+    if missing:
+        raise ValueError(f"problem {problem.id!r} has no formulas for {missing}: it cannot be a translation example")
+    legend = symbol_legend(problem)
+    lines = [legend] if legend else []
+    lines += [f"{f.id}: {problem.formulas[f.id]}" for f in problem.facts]
+    lines.append(f"hypothesis: {problem.formulas['hypothesis']}")
+    return "\n".join(lines)
+
+
+def translation_conversation(problem: Problem) -> Conversation:
+    """The translation prompt: :data:`TRANSLATION_SYSTEM`, then worked translations of our generator's
+    examples (:func:`~finelogic.baselines.common.demonstrations`) and the problem, ending ``Translation:``."""
+    shots = [f"{problem_text(e)}\nTranslation:\n{gold_translation(e)}" for e in demonstrations(problem)]
+    user = with_examples(shots, "Now translate this problem.") + f"{problem_text(problem)}\nTranslation:"
+    return [{"role": "system", "content": TRANSLATION_SYSTEM}, {"role": "user", "content": user}]
+
+
+def refinement_conversation(base: Conversation, translation: str, error: str) -> Conversation:
+    """``base`` (the translation prompt), the failed translation as the assistant turn, the error message."""
+    return [*base, {"role": "assistant", "content": translation},
+            {"role": "user", "content": REFINE_PROMPT.format(error=error)}]
+
+
+# ----------------------------------------------------------------------------------------------------
+# Reading a translation and solving it
+
+
+@dataclass(frozen=True)
+class Translation:
+    """What a translation reply says: fact id -> formula, the hypothesis formula, and what is wrong with it.
+
+    Attributes:
+        facts: the translated facts that parsed, in the order written.
+        hypothesis: the hypothesis formula; None when missing or unparseable.
+        errors: one message per problem found (empty: usable).
+    """
+
+    facts: dict[str, Formula] = field(default_factory=dict)
+    hypothesis: Formula | None = None
+    errors: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def formulas(self) -> dict[str, str]:
+        """id -> canonical formula text (facts, then ``hypothesis``)."""
+        out = {k: format_formula(v) for k, v in self.facts.items()}
+        if self.hypothesis is not None:
+            out["hypothesis"] = format_formula(self.hypothesis)
+        return out
+
+
+def parse_translation(text: str, problem: Problem) -> Translation:
+    """Read ``factN: <formula>`` / ``hypothesis: <formula>`` lines (other lines, e.g. the symbol legend,
+    are ignored; backticks, bullets and a final ``.`` or ``;`` are tolerated).
+
+    Errors (all of them, one message each): a formula that does not parse (the parser's message with the
+    position), a fact id the problem does not have, an id written twice, no fact line, no hypothesis line.
+    Untranslated facts are allowed (the solver then works without them).
+    """
+    known = {f.id for f in problem.facts}
+    facts: dict[str, Formula] = {}
+    hypothesis = None
+    seen: set[str] = set()
+    errors: list[str] = []
+    for line in (text or "").splitlines():
+        m = _LINE.match(line)
+        if m is None:
+            continue
+        key = re.sub(r"\s+", "", m.group(1).lower())
+        body = m.group(2).strip().strip("`").strip().rstrip(".;").strip()
+        if key in seen:
+            errors.append(f"{key} is translated twice; write each fact once")
+            continue
+        seen.add(key)
+        if key != "hypothesis" and key not in known:
+            errors.append(f"{key} is not a fact of this problem (its facts are {_id_range(problem)})")
+            continue
+        try:
+            formula = parse_formula(body)
+        except FormulaSyntaxError as error:
+            errors.append(f"{key}: {error.message} at position {error.position} in {body!r}")
+            continue
+        if key == "hypothesis":
+            hypothesis = formula
+        else:
+            facts[key] = formula
+    if not seen - {"hypothesis"}:
+        errors.append("no fact is translated: write one line 'factN: <formula>' per fact")
+    if "hypothesis" not in seen:
+        errors.append("the hypothesis is not translated: end with a line 'hypothesis: <formula>'")
+    return Translation(facts, hypothesis, tuple(errors))
+
+
+def solve(translation: Translation) -> tuple[str | None, str | None]:
+    """(label, error) from our z3 prover: PROVED when the translated facts entail the hypothesis,
+    DISPROVED when they entail its negation, UNKNOWN when neither. The error (label None) says why no
+    label: the translation's own errors, contradictory facts (they would entail everything), or z3 giving up.
+    """
+    if not translation.ok or translation.hypothesis is None:
+        return None, "\n".join(translation.errors) or "the hypothesis is not translated"
+    facts = list(translation.facts.values())
+    try:
+        if not consistent(facts):
+            return None, ("the translated facts contradict each other (no situation makes them all true), "
+                          "so at least one formula does not say what its sentence says")
+        proves = entails(facts, translation.hypothesis)
+        disproves = entails(facts, negate(translation.hypothesis))
+    except (ProverError, z3.Z3Exception) as error:
+        return None, f"the solver could not decide: {error}"
+    return (PROVED if proves else DISPROVED if disproves else UNKNOWN), None
+
+
+def _id_range(problem: Problem) -> str:
+    ids = [f.id for f in problem.facts]
+    return f"{ids[0]} to {ids[-1]}" if len(ids) > 1 else (ids[0] if ids else "none")
+
+
+# ----------------------------------------------------------------------------------------------------
+# The baseline
+
+
+def logic_lm(
+    problems: Sequence[Problem],
+    backend: Backend,
+    config: GenerationConfig | None = None,
+    *,
+    refinements: int = 2,
+    policy: str = "principled",
+    profile: str | None = "tiny",
+    run_name: str | None = None,
+    model_name: str | None = None,
+) -> pd.DataFrame:
+    """Logic-LM over ``problems`` (see the module docstring); one accuracy record per problem, in order.
+
+    ``problems``, ``backend``, ``policy``, ``profile``, ``run_name``, ``model_name``: as for every
+    baseline (:mod:`finelogic.baselines.common`; default run name ``<model>-Logic-LM``).
+
+    Args:
+        config: decoding for every round; default ``GenerationConfig()``. Translations of long problems
+            need room: about 25 tokens per fact.
+        refinements: self-refinement rounds after a failed translation (0: fall back at once).
+
+    Returns:
+        Records with :data:`~finelogic.eval.accuracy.RECORD_COLUMNS`, ``setting`` ``Logic-LM``. The
+        ``response`` of a solved item is the canonical translation, the solver's verdict and its marker;
+        of a fallback item, the direct answer. Traces hold per item ``translations`` (each attempt),
+        ``errors`` (each failed attempt's message), ``formulas`` (the translation used), ``solver``
+        (PROVED / DISPROVED / UNKNOWN or None), ``refinements`` (rounds used) and ``fallback``.
+    """
+    if refinements < 0:
+        raise ValueError(f"refinements must be >= 0, got {refinements}")
+    config = config if config is not None else GenerationConfig()
+    session = BaselineSession(LOGIC_LM, problems, backend, model_name=model_name, policy=policy)
+    bases = [translation_conversation(p) for p in problems]
+    for item in session.items:
+        item.data.update(translations=[], errors=[], formulas=None, solver=None, refinements=0, fallback=False)
+
+    pending = list(range(len(problems)))
+    requests = [(i, bases[i]) for i in pending]
+    for round_ in range(refinements + 1):
+        stage = "translate" if round_ == 0 else f"refine-{round_}"
+        replies = session.ask(stage, requests, config)
+        failed = []
+        for (i, _), reply in zip(requests, replies):
+            data = session.items[i].data
+            data["translations"].append(reply)
+            data["refinements"] = round_
+            translation = parse_translation(reply, problems[i])
+            label, error = solve(translation)
+            if error is None:
+                data.update(formulas=translation.formulas(), solver=label)
+            else:
+                data["errors"].append(error)
+                failed.append((i, reply, error))
+        pending = [i for i, _, _ in failed]
+        if round_ < refinements:
+            requests = [(i, refinement_conversation(bases[i], reply, error)) for i, reply, error in failed]
+
+    direct = session.ask("fallback-direct", [(i, build_conversation(problems[i], DIRECT)) for i in pending], config)
+    fallbacks = dict(zip(pending, direct))
+    answers = []
+    for i, item in enumerate(session.items):
+        if i in fallbacks:
+            item.data["fallback"] = True
+            answers.append(fallbacks[i])
+        else:
+            label = item.data["solver"]
+            rendered = "\n".join(f"{k}: {v}" for k, v in item.data["formulas"].items())
+            answers.append(f"Translation:\n{rendered}\nSolver: {_SOLVER_WORDS[label]}.\n{marker_for(label)}")
+    return session.finish(answers, profile=profile, run_name=run_name)

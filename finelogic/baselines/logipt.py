@@ -1,0 +1,123 @@
+"""LogiPT-style training data (Feng et al., 2023; paper §5.1 and Appendix A.2): solver traces as targets.
+
+LogiPT fine-tunes a model to *emulate a logical solver*: instead of handing a formalisation to Pyke, the
+model itself writes the solver's reasoning. :func:`logipt_data` builds such examples from our problems,
+with no model involved: the user turn is the problem as every setting shows it
+(:func:`finelogic.prompts.problem_text`, the paper's system prompt), the assistant turn a deterministic
+solver trace (:func:`solver_trace`):
+
+.. code-block:: text
+
+    Symbols: {A} = woolly, {B} = ancient, {a} = the badger
+    Facts in symbols:
+    fact1: ({D}{a} & {E}{a}) -> ({C}{b} & ¬{B}{a})
+    ...
+    Query: hypothesis = ({A}{a} & ¬{B}{a})
+    Step 1: fact3 & fact1 -> int1: both the goose is stony and the badger is not ancient.
+    Solver: int1 = ({C}{b} & ¬{B}{a}) by modus ponens
+    ...
+    Step 3: fact5 & int2 -> hypothesis
+    Solver: hypothesis = ({A}{a} & ¬{B}{a}) by and intro
+    Result: the facts entail the hypothesis.
+    __PROVED__
+
+The derivation is the gold proof (our generator's, checked by z3 when it was made), each step with its
+formula and deduction rule; the label is re-decided by our z3 prover from the fact formulas and must agree
+with the problem's. UNKNOWN items end with the prover's finding (the facts entail neither) instead of
+steps. Every step line is FLD notation under a ``Step N:`` header, so the step parser of
+:mod:`finelogic.eval.steps` reads a model trained on these traces like any other FLD answer (it takes the
+first ``->`` line of each block, so the symbolic lines and the fact block above the first step are not
+steps). The last line is the label's marker, the only marker in the trace.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from finelogic.baselines.common import HYPOTHESIS, formula_table, gold_derivation, rule_words, symbol_legend
+from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Problem
+from finelogic.logic import entails, negate, parse_formula
+from finelogic.prompts import MARKERS, problem_text, system_prompt
+
+STYLE = "LogiPT"
+
+_RESULT = {
+    PROVED: "the facts entail the hypothesis.",
+    DISPROVED: "the facts entail the negation of the hypothesis.",
+    UNKNOWN: "no derivation reaches the hypothesis or its negation; the solver finds that the facts entail neither.",
+}
+
+
+class LogiPTDataError(ValueError):
+    """A problem cannot become a LogiPT example (no formulas, no gold proof, or a label z3 disagrees with)."""
+
+
+def solver_trace(problem: Problem) -> str:
+    """The assistant turn of a LogiPT example for ``problem`` (see the module docstring).
+
+    Raises:
+        LogiPTDataError: naming the problem, when a fact or the hypothesis has no formula, a PROVED or
+            DISPROVED item has no gold proof, or z3's verdict on the fact formulas is not the label.
+    """
+    table = formula_table(problem)
+    missing = [i for i in [f.id for f in problem.facts] + [HYPOTHESIS] if i not in table]
+    if missing:
+        raise LogiPTDataError(f"problem {problem.id!r}: no formula for {missing}; a solver trace needs them all")
+    decided = _prover_label(problem, table)
+    if decided != problem.label:
+        raise LogiPTDataError(f"problem {problem.id!r} is labelled {problem.label} but z3 decides {decided}")
+    lines = [legend] if (legend := symbol_legend(problem)) else []
+    lines.append("Facts in symbols:")
+    lines += [f"{f.id}: {table[f.id]}" for f in problem.facts]
+    lines.append(f"Query: hypothesis = {table[HYPOTHESIS]}")
+    if problem.label != UNKNOWN:
+        steps = gold_derivation(problem)
+        if not steps:
+            raise LogiPTDataError(f"problem {problem.id!r} ({problem.label}) has no gold proof to trace")
+        for k, step in enumerate(steps, 1):
+            lines.append(f"Step {k}: {step.fld()}")
+            formula = step.formula if step.formula is not None else "?"
+            lines.append(f"Solver: {step.conclusion} = {formula} by {rule_words(step.rule)}")
+    lines.append(f"Result: {_RESULT[problem.label]}")
+    lines.append(MARKERS[problem.label])
+    return "\n".join(lines)
+
+
+def _prover_label(problem: Problem, table: dict[str, str]) -> str:
+    facts = [parse_formula(table[f.id]) for f in problem.facts]
+    hypothesis = parse_formula(table[HYPOTHESIS])
+    if entails(facts, hypothesis):
+        return PROVED
+    if entails(facts, negate(hypothesis)):
+        return DISPROVED
+    return UNKNOWN
+
+
+def logipt_data(problems: Sequence[Problem], *, skip_unusable: bool = False) -> list[dict[str, Any]]:
+    """LogiPT-style supervised examples, one per problem, in order; deterministic, no model involved.
+
+    Args:
+        problems: labelled problems with formulas for every fact and the hypothesis and, unless UNKNOWN,
+            a gold proof (our FLD and ProntoQA generators' items have both).
+        skip_unusable: leave out problems that cannot become an example instead of raising.
+
+    Returns:
+        ``{"id", "style": "LogiPT", "messages": [system, user, assistant]}`` dicts: the paper's system
+        prompt for the dataset, the problem as the accuracy prompts show it, the :func:`solver_trace`.
+
+    Raises:
+        LogiPTDataError: naming the first problem that cannot become an example (unless ``skip_unusable``).
+    """
+    out = []
+    for problem in problems:
+        try:
+            trace = solver_trace(problem)
+        except LogiPTDataError:
+            if skip_unusable:
+                continue
+            raise
+        out.append({"id": problem.id, "style": STYLE, "messages": [
+            {"role": "system", "content": system_prompt(problem.dataset)},
+            {"role": "user", "content": problem_text(problem)},
+            {"role": "assistant", "content": trace},
+        ]})
+    return out

@@ -1,0 +1,260 @@
+"""Selection-Inference (Creswell et al., 2022; paper §5.1 and Appendix A.2): select, infer, repeat, answer.
+
+Each round has two prompts, each sent to every active problem in one batched ``generate`` call:
+
+- **selection** (:func:`selection_conversation`): the facts, the statements derived so far (``int1``,
+  ``int2``, ...) and the hypothesis; the model answers with the ids to combine next (``fact3 & int1``).
+  Ids the problem does not have are dropped; a reply with no usable id ends the item.
+- **inference** (:func:`inference_conversation`): only the selected statements and the hypothesis; the
+  model states the one new statement they give. That statement becomes ``int<k>``; the reply
+  ``hypothesis`` or ``¬hypothesis`` (the selected statements give the hypothesis or its negation), or a
+  statement that spells out the (negated) hypothesis, ends the item early, as does a statement it
+  already has (no progress).
+
+After at most ``rounds`` rounds an **answer** prompt (the paper's system prompt, so the same markers as
+the other settings; :func:`answer_conversation`) shows the problem and the derived steps and asks for the
+verdict. Demonstrations for all three prompts are cut from the gold proofs of our generator's examples.
+
+The derivation is written as an FLD-style proof (``fact1 & fact3 -> int1: ...; int1 & fact2 ->
+hypothesis;``), so :func:`finelogic.eval.steps.parse_steps` and the soundness judges read it like any
+FLD answer: the record's ``response`` is that proof followed by the marker read (principled policy) from
+the answer reply; ``prediction``/``prediction_compat`` are read from the answer reply itself, which the
+trace keeps with every selection and inference reply.
+"""
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+import pandas as pd
+
+from finelogic.baselines.common import (
+    HYPOTHESIS,
+    NEGATED_HYPOTHESIS,
+    SEL_INF,
+    BaselineSession,
+    capped,
+    demonstrations,
+    gold_derivation,
+    marker_for,
+    with_examples,
+)
+from finelogic.data.problem import UNKNOWN, Problem
+from finelogic.eval.extraction import extract_answer
+from finelogic.eval.steps import negated_hypothesis_text
+from finelogic.models.base import Backend, Conversation, GenerationConfig
+from finelogic.prompts import MARKERS, UNKNOWN_EXPLANATION, labels_for, problem_text, system_prompt
+
+SELECTION_SYSTEM = (
+    "You are the selection step of a step-by-step prover. You see facts, the statements derived so far and a "
+    "hypothesis. Choose the few statements (usually two) that combine into the next useful conclusion towards "
+    "proving or disproving the hypothesis. Answer with their ids only, joined by ' & '."
+)
+INFERENCE_SYSTEM = (
+    "You are the inference step of a step-by-step prover. From the selected statements alone, state the one new "
+    "statement that follows from them in a single inference, as one sentence. If that statement is the "
+    "hypothesis, answer 'hypothesis'; if it is the negation of the hypothesis, answer '¬hypothesis'."
+)
+
+LEAD = "Now your turn."
+_ID = re.compile(r"\b(fact|int)\s*(\d+)\b", re.I)
+_CONCLUDES = re.compile(r"^(?P<neg>¬|~|!|not\s+|negation of\s+(?:the\s+)?)?\s*(?:the\s+)?hypothesis\b", re.I)
+_LABEL_PREFIX = re.compile(r"^\s*(?:inference\s*:\s*)?(?:int\s*\d+\s*[:.]\s*)?", re.I)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Prompts
+
+
+def _state(problem: Problem, derived: Sequence[tuple[str, str]]) -> str:
+    lines = "\n".join(f"{i}: {t}" for i, t in derived) if derived else "none yet"
+    return f"Facts:\n{problem.facts_text}\nDerived so far:\n{lines}\nHypothesis: {problem.hypothesis}"
+
+
+def _selected(texts: Sequence[tuple[str, str]], hypothesis: str) -> str:
+    return "Selected statements:\n" + "\n".join(f"{i}: {t}" for i, t in texts) + f"\nHypothesis: {hypothesis}"
+
+
+def _reference(example: Problem) -> dict[str, str]:
+    return {f.id: f.text for f in example.facts}
+
+
+def selection_conversation(problem: Problem, derived: Sequence[tuple[str, str]]) -> Conversation:
+    """The selection prompt for ``problem`` with ``derived`` ``(intN, text)`` statements so far.
+
+    Demonstrations: the first step of our PROVED example (nothing derived yet) and the last step of the
+    DISPROVED one (its earlier steps shown as derived), with the gold selection."""
+    shots = []
+    for example in demonstrations(problem, with_unknown=False):
+        steps = gold_derivation(example)
+        k = 0 if example.label == "PROVED" else len(steps) - 1
+        before = [(s.conclusion, s.text) for s in steps[:k] if s.text is not None]
+        shots.append(f"{_state(example, before)}\nSelection: {' & '.join(steps[k].premises)}")
+    user = with_examples(shots, LEAD) + f"{_state(problem, derived)}\nSelection:"
+    return [{"role": "system", "content": SELECTION_SYSTEM}, {"role": "user", "content": user}]
+
+
+def inference_conversation(problem: Problem, selected: Sequence[tuple[str, str]]) -> Conversation:
+    """The inference prompt: the ``(id, text)`` statements selected and the hypothesis.
+
+    Demonstrations: the PROVED example's first step (a new statement) and last step (``hypothesis``),
+    the DISPROVED example's last step (``¬hypothesis``)."""
+    shots = []
+    for example in demonstrations(problem, with_unknown=False):
+        steps = gold_derivation(example)
+        reference = _reference(example) | {s.conclusion: s.text for s in steps if s.text is not None}
+        picks = [steps[0], steps[-1]] if example.label == "PROVED" else [steps[-1]]
+        for step in picks:
+            answer = step.text if step.text is not None else step.conclusion
+            texts = [(p, reference[p]) for p in step.premises]
+            shots.append(f"{_selected(texts, example.hypothesis)}\nInference: {answer}")
+    user = with_examples(shots, LEAD) + f"{_selected(selected, problem.hypothesis)}\nInference:"
+    return [{"role": "system", "content": INFERENCE_SYSTEM}, {"role": "user", "content": user}]
+
+
+def answer_conversation(problem: Problem, proof: str) -> Conversation:
+    """The answer prompt: the paper's system prompt (its markers), the problem and the derived steps.
+
+    Demonstrations: our examples with their gold proofs as the steps (UNKNOWN: none) and their marker."""
+    shots = []
+    for example in demonstrations(problem):
+        if example.label == UNKNOWN:
+            steps, answer = "none", f"{UNKNOWN_EXPLANATION} {MARKERS[UNKNOWN]}"
+        else:
+            steps, answer = example.proof, MARKERS[example.label]
+        shots.append(f"{problem_text(example)}\nDerived steps:\n{steps}\nAnswer: {answer}")
+    user = with_examples(shots, LEAD) + f"{problem_text(problem)}\nDerived steps:\n{proof or 'none'}\nAnswer:"
+    return [{"role": "system", "content": system_prompt(problem.dataset)}, {"role": "user", "content": user}]
+
+
+# ----------------------------------------------------------------------------------------------------
+# Reading replies
+
+
+def parse_selection(reply: str, known: Sequence[str]) -> list[str]:
+    """The ids of ``known`` that ``reply`` names (``fact 3`` and ``Fact3`` read as ``fact3``), in order,
+    each once; others are dropped."""
+    out = []
+    for m in _ID.finditer(reply or ""):
+        pid = f"{m.group(1).lower()}{int(m.group(2))}"
+        if pid in known and pid not in out:
+            out.append(pid)
+    return out
+
+
+def parse_inference(reply: str) -> tuple[str | None, str | None]:
+    """(conclusion id, statement) from an inference reply's first non-empty line.
+
+    ``hypothesis`` / ``¬hypothesis`` (also ``not hypothesis``, ``the negation of the hypothesis``) give
+    that id and no statement; anything else is a new statement (id None) with a leading ``Inference:`` or
+    ``intN:`` removed and made safe for a proof line: no ``;``, no arrows, no answer markers. An empty
+    reply gives (None, None).
+    """
+    line = next((ln.strip() for ln in (reply or "").splitlines() if ln.strip()), "")
+    line = _LABEL_PREFIX.sub("", line).strip().strip("*`\"'").strip()
+    m = _CONCLUDES.match(line)
+    if m:
+        return (NEGATED_HYPOTHESIS if m.group("neg") else HYPOTHESIS), None
+    text = re.sub(r"__\w+__", "", line)
+    text = re.sub(r"\s*(?:->|→)\s*", " implies ", text).replace(";", ",").strip()
+    return (None, text) if text else (None, None)
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().strip().rstrip(".").split())
+
+
+# ----------------------------------------------------------------------------------------------------
+# The baseline
+
+
+def selection_inference(
+    problems: Sequence[Problem],
+    backend: Backend,
+    config: GenerationConfig | None = None,
+    *,
+    rounds: int = 6,
+    step_max_new_tokens: int | None = 64,
+    policy: str = "principled",
+    profile: str | None = "tiny",
+    run_name: str | None = None,
+    model_name: str | None = None,
+) -> pd.DataFrame:
+    """Selection-Inference over ``problems`` (see the module docstring); one record per problem, in order.
+
+    ``problems``, ``backend``, ``policy``, ``profile``, ``run_name``, ``model_name``: as for every
+    baseline (:mod:`finelogic.baselines.common`; default run name ``<model>-Sel-Inf``).
+
+    Args:
+        config: decoding; default ``GenerationConfig()``. The answer prompt uses it as is.
+        rounds: at most this many selection + inference rounds (2 ``generate`` calls each, over all
+            items still active); then one answer call. FLD proofs run to 19 steps, so a small bound
+            cuts deep proofs short (Appendix A.2 reports low Sel-Inf accuracy, saying the hypothesis
+            triggered few new inferences).
+        step_max_new_tokens: cap on the selection and inference replies (one line each); None: ``config``'s.
+
+    Returns:
+        Records with :data:`~finelogic.eval.accuracy.RECORD_COLUMNS`, ``setting`` ``Sel-Inf``, whose
+        ``response`` is the FLD-style proof plus the answer's marker. Traces hold per item ``proof``,
+        ``selections`` (ids per round), ``stopped`` (why the rounds ended) and every reply.
+    """
+    if rounds < 0:
+        raise ValueError(f"rounds must be >= 0, got {rounds}")
+    config = config if config is not None else GenerationConfig()
+    step_config = capped(config, step_max_new_tokens)
+    session = BaselineSession(SEL_INF, problems, backend, model_name=model_name, policy=policy)
+    derived: list[list[tuple[str, str]]] = [[] for _ in problems]
+    steps: list[list[str]] = [[] for _ in problems]
+    for item in session.items:
+        item.data.update(selections=[], stopped="round limit")
+    # A statement that spells out the (negated) hypothesis concludes it.
+    goal_texts = [{_norm(p.hypothesis): HYPOTHESIS, _norm(negated_hypothesis_text(p)): NEGATED_HYPOTHESIS}
+                  for p in problems]
+    active = list(range(len(problems)))
+
+    for round_ in range(1, rounds + 1):
+        if not active:
+            break
+        replies = session.ask(f"select-{round_}",
+                              [(i, selection_conversation(problems[i], derived[i])) for i in active], step_config)
+        chosen: dict[int, list[tuple[str, str]]] = {}
+        for i, reply in zip(active, replies):
+            reference = {f.id: f.text for f in problems[i].facts} | dict(derived[i])
+            ids = parse_selection(reply, list(reference))
+            session.items[i].data["selections"].append(ids)
+            if ids:
+                chosen[i] = [(pid, reference[pid]) for pid in ids]
+            else:
+                session.items[i].data["stopped"] = "no usable selection"
+        order = [i for i in active if i in chosen]
+        replies = session.ask(f"infer-{round_}",
+                              [(i, inference_conversation(problems[i], chosen[i])) for i in order], step_config)
+        still = []
+        for i, reply in zip(order, replies):
+            conclusion, text = parse_inference(reply)
+            premises = " & ".join(pid for pid, _ in chosen[i])
+            known_texts = {_norm(f.text) for f in problems[i].facts} | {_norm(t) for _, t in derived[i]}
+            if conclusion is None and text is not None:
+                conclusion = goal_texts[i].get(_norm(text))
+            if conclusion is not None:
+                steps[i].append(f"{premises} -> {conclusion}")
+                session.items[i].data["stopped"] = f"{conclusion} reached"
+            elif text is None:
+                session.items[i].data["stopped"] = "empty inference"
+            elif _norm(text) in known_texts:
+                session.items[i].data["stopped"] = "no new statement"
+            else:
+                name = f"int{len(derived[i]) + 1}"
+                derived[i].append((name, text))
+                steps[i].append(f"{premises} -> {name}: {text}")
+                still.append(i)
+        active = still
+
+    proofs = ["; ".join(s) + ";" if s else "" for s in steps]
+    replies = session.ask("answer", [(i, answer_conversation(p, proofs[i])) for i, p in enumerate(problems)], config)
+    responses = []
+    for item, proof, reply in zip(session.items, proofs, replies):
+        item.data["proof"] = proof
+        label = extract_answer(reply, "principled", labels_for(item.problem.dataset))
+        responses.append("\n".join(x for x in (proof, marker_for(label)) if x))
+    return session.finish(replies, responses, profile=profile, run_name=run_name)

@@ -1,0 +1,143 @@
+"""SymbCoT (Xu et al., 2024; paper §5.1 and Appendix A.2): translate, plan, solve in symbols, verify.
+
+Three prompts per problem, each a batched round over all problems (3 ``generate`` calls in all):
+
+1. **translate**: the same translation prompt as Logic-LM
+   (:func:`finelogic.baselines.logic_lm.translation_conversation`): facts and hypothesis in our FLD
+   notation. The reply is parsed for the trace (``formulas``, ``translation_errors``) but, unlike
+   Logic-LM, nothing is refined and no solver runs: in SymbCoT the *model* reasons over the symbols.
+2. **plan and solve** (:func:`plan_solve_conversation`): the problem with the model's own translation;
+   the model writes a plan (which facts, in which order, by which inference rule), then carries it out
+   step by step in symbols (``fact3 & fact1 -> int1: <formula>``) and gives a marker. Planner and solver
+   share one prompt because the solver follows the plan it has just written: "plan-then-solve" in one
+   context, as the method describes it; a separate call would only repeat the plan back.
+3. **verify** (:func:`verification_conversation`): translation and solution are shown again; the model
+   checks each formula against its sentence and each step against one inference rule, corrects what is
+   wrong and gives the verified answer. A separate prompt, so that the check is not written by the same
+   continuation that made the mistakes.
+
+Demonstrations come from our generator's examples: their formulas, gold proofs in formal notation with
+the deduction rule of each step (:func:`finelogic.baselines.common.gold_derivation`). The record's
+``response`` is the solution, then ``Verification:`` and the verifier's reply, so the last marker (the
+verifier's, or the solver's when the verifier gives none) is the answer.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import pandas as pd
+
+from finelogic.baselines.common import (
+    SYMBCOT,
+    BaselineSession,
+    demonstrations,
+    gold_derivation,
+    rule_words,
+    with_examples,
+)
+from finelogic.baselines.logic_lm import gold_translation, parse_translation, translation_conversation
+from finelogic.data.problem import UNKNOWN, Problem
+from finelogic.models.base import Backend, Conversation, GenerationConfig
+from finelogic.prompts import MARKERS, UNKNOWN_EXPLANATION, problem_text, system_prompt
+
+PLAN_SOLVE_INSTRUCTIONS = (
+    "Work in symbols. First write a plan: which facts to combine, in which order, and by which inference rule, "
+    "to reach the hypothesis or its negation. Then carry out the plan step by step in the formal notation, one "
+    "step per line as 'premises -> conclusion: formula', and end with the marker."
+)
+VERIFY_INSTRUCTIONS = (
+    "You are checking a solution. Check that every formula of the translation says what its sentence says and "
+    "that every step follows from its premises by one inference rule. Correct what is wrong, then give the "
+    "verified answer with the marker."
+)
+
+
+def demo_solution(example: Problem) -> str:
+    """A worked plan and symbolic solution for one of our examples, ending with its marker."""
+    if example.label == UNKNOWN:
+        return ("Plan:\n1. Look for a chain of inferences from the facts to the hypothesis or to its negation.\n"
+                f"Solution:\n{UNKNOWN_EXPLANATION}\n{MARKERS[UNKNOWN]}")
+    steps = gold_derivation(example)
+    plan = [f"{k}. Combine {' and '.join(s.premises)} by {rule_words(s.rule)} to get {_goal_words(s.conclusion)}."
+            for k, s in enumerate(steps, 1)]
+    solution = [s.fld(formal=True) for s in steps]
+    return "Plan:\n" + "\n".join(plan) + "\nSolution:\n" + "\n".join(solution) + f"\n{MARKERS[example.label]}"
+
+
+def _goal_words(conclusion: str) -> str:
+    return {"hypothesis": "the hypothesis", "¬hypothesis": "the negation of the hypothesis"}.get(conclusion, conclusion)
+
+
+def demo_verification(example: Problem) -> str:
+    """A worked verification for one of our examples: translation checked, each step's rule named."""
+    lines = ["Translation check: every formula says what its sentence says."]
+    steps = gold_derivation(example)
+    if steps:
+        lines.append("Step check:")
+        lines += [f"{k}. {' & '.join(s.premises)} -> {s.conclusion}: follows by {rule_words(s.rule)}."
+                  for k, s in enumerate(steps, 1)]
+    else:
+        lines.append("Step check: no step reaches the hypothesis or its negation.")
+    lines.append(f"Verified answer: {MARKERS[example.label]}")
+    return "\n".join(lines)
+
+
+def plan_solve_conversation(problem: Problem, translation: str) -> Conversation:
+    """The plan-and-solve prompt: the paper's system prompt plus :data:`PLAN_SOLVE_INSTRUCTIONS`, worked
+    examples, then the problem with the model's ``translation``."""
+    shots = [f"{problem_text(e)}\nTranslation:\n{gold_translation(e)}\nPlan and solution:\n{demo_solution(e)}"
+             for e in demonstrations(problem)]
+    user = (with_examples(shots, "Now this problem.") + f"{problem_text(problem)}\nTranslation:\n{translation.strip()}\n"
+            "Plan and solution:")
+    return [{"role": "system", "content": f"{system_prompt(problem.dataset)} {PLAN_SOLVE_INSTRUCTIONS}"},
+            {"role": "user", "content": user}]
+
+
+def verification_conversation(problem: Problem, translation: str, solution: str) -> Conversation:
+    """The verification prompt: the paper's system prompt plus :data:`VERIFY_INSTRUCTIONS`, worked
+    examples, then the problem, the model's translation and its solution."""
+    shots = [f"{problem_text(e)}\nTranslation:\n{gold_translation(e)}\nSolution:\n{demo_solution(e)}\n"
+             f"Verification:\n{demo_verification(e)}" for e in demonstrations(problem)]
+    user = (with_examples(shots, "Now this problem.") + f"{problem_text(problem)}\nTranslation:\n{translation.strip()}\n"
+            f"Solution:\n{solution.strip()}\nVerification:")
+    return [{"role": "system", "content": f"{system_prompt(problem.dataset)} {VERIFY_INSTRUCTIONS}"},
+            {"role": "user", "content": user}]
+
+
+def symbcot(
+    problems: Sequence[Problem],
+    backend: Backend,
+    config: GenerationConfig | None = None,
+    *,
+    policy: str = "principled",
+    profile: str | None = "tiny",
+    run_name: str | None = None,
+    model_name: str | None = None,
+) -> pd.DataFrame:
+    """SymbCoT over ``problems`` (see the module docstring); one accuracy record per problem, in order.
+
+    ``problems``, ``backend``, ``policy``, ``profile``, ``run_name``, ``model_name``: as for every
+    baseline (:mod:`finelogic.baselines.common`; default run name ``<model>-SymbCoT``).
+
+    Args:
+        config: decoding for all three prompts; default ``GenerationConfig()``.
+
+    Returns:
+        Records with :data:`~finelogic.eval.accuracy.RECORD_COLUMNS`, ``setting`` ``SymbCoT``. Traces
+        hold per item the three replies, ``formulas`` (the translation's formulas that parse) and
+        ``translation_errors``.
+    """
+    config = config if config is not None else GenerationConfig()
+    session = BaselineSession(SYMBCOT, problems, backend, model_name=model_name, policy=policy)
+    everyone = range(len(problems))
+    translations = session.ask("translate", [(i, translation_conversation(problems[i])) for i in everyone], config)
+    for item, text in zip(session.items, translations):
+        parsed = parse_translation(text, item.problem)
+        item.data.update(formulas=parsed.formulas(), translation_errors=list(parsed.errors))
+    solutions = session.ask("plan-solve", [(i, plan_solve_conversation(problems[i], translations[i]))
+                                           for i in everyone], config)
+    verdicts = session.ask("verify", [(i, verification_conversation(problems[i], translations[i], solutions[i]))
+                                      for i in everyone], config)
+    answers = [f"{solution.strip()}\n\nVerification:\n{verdict.strip()}"
+               for solution, verdict in zip(solutions, verdicts)]
+    return session.finish(answers, profile=profile, run_name=run_name)
