@@ -1,0 +1,362 @@
+"""Supervised fine-tuning on one supervision style (the paper's Section 4), LoRA by default.
+
+The paper fully fine-tuned Llama-3.1-8B-Instruct with LLaMA-Factory (lr 1e-6, 3 epochs, cosine schedule,
+global batch 32, cutoff 2,500 tokens, bf16). Here one small loop does both: LoRA adapters (peft) on a CPU
+for the ``tiny`` profile, full fine-tuning with the paper's hyper-parameters in the ``paper`` profile.
+
+What is trained: chat-format examples ``{"messages": [system, user, assistant]}``. The prompt is the
+chat template up to and including the assistant header (exactly what generation sees); the target is the
+assistant's text followed by the end-of-turn token. The loss covers the target tokens only.
+
+Where the result goes: ``cache_dir()/sft/<run>-<hash>/`` where the hash covers the base model, the
+training data and the configuration, so a changed dataset or setting trains a new model and an unchanged
+one is loaded, not retrained. The directory holds a plain transformers checkpoint (LoRA weights merged),
+its tokenizer, ``train_log.json`` (loss per step, tokens, seconds) and the training data as JSONL. It is
+written to a temporary directory and renamed at the end, so an interrupted run leaves nothing half-made;
+open it with ``finelogic.models.spec.open_backend(trained.spec)`` like any other model.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+import random
+import shutil
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import torch
+from tqdm.auto import tqdm
+
+from finelogic.config import cache_dir
+from finelogic.models.spec import ModelSpec, parse_model
+
+log = logging.getLogger(__name__)
+
+IGNORE_INDEX = -100
+LOG_NAME = "train_log.json"
+# The attention and MLP projections of Llama-style models (SmolLM2, Llama, Qwen all name them so).
+LLAMA_PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """How to fine-tune.
+
+    Attributes:
+        method: ``"lora"`` (adapters on ``target_modules``, merged into the weights when saved) or
+            ``"full"`` (every parameter; the paper's choice).
+        learning_rate: peak learning rate (AdamW, no weight decay on LoRA weights).
+        epochs: passes over the data; ``max_steps`` caps the optimizer steps when set.
+        max_steps: stop after this many optimizer steps (None: ``epochs`` decides).
+        batch_size: examples per optimizer step (gradients accumulated over micro-batches).
+        micro_batch_size: examples per forward/backward pass (memory, not maths).
+        cutoff_len: examples are cut to this many tokens (prompt + target); the paper used 2,500.
+        scheduler: ``"cosine"`` (with ``warmup_ratio`` linear warm-up) or ``"constant"``.
+        lora_r, lora_alpha, lora_dropout, target_modules: the LoRA adapters.
+        seed: seeds example order, dropout and LoRA initialisation.
+        dtype: ``"float32"`` (CPU) or ``"bfloat16"`` (GPUs, as the paper).
+    """
+
+    method: str = "lora"
+    learning_rate: float = 1e-3
+    epochs: float = 1.0
+    max_steps: int | None = None
+    batch_size: int = 8
+    micro_batch_size: int = 4
+    cutoff_len: int = 1024
+    scheduler: str = "cosine"
+    warmup_ratio: float = 0.05
+    lora_r: int = 16
+    lora_alpha: int = 32
+    lora_dropout: float = 0.0
+    target_modules: tuple[str, ...] = LLAMA_PROJECTIONS
+    seed: int = 0
+    dtype: str = "float32"
+
+    def __post_init__(self) -> None:
+        if self.method not in ("lora", "full"):
+            raise ValueError(f"TrainConfig.method must be 'lora' or 'full', got {self.method!r}")
+        if self.scheduler not in ("cosine", "constant"):
+            raise ValueError(f"TrainConfig.scheduler must be 'cosine' or 'constant', got {self.scheduler!r}")
+        if self.batch_size < 1 or self.micro_batch_size < 1:
+            raise ValueError("TrainConfig.batch_size and micro_batch_size must be >= 1")
+        if self.dtype not in ("float32", "bfloat16", "float16"):
+            raise ValueError(f"TrainConfig.dtype must be float32, bfloat16 or float16, got {self.dtype!r}")
+
+
+# The paper's recipe (Section 4 / the released LLaMA-Factory config): full fine-tune, bf16.
+PAPER_CONFIG = TrainConfig(method="full", learning_rate=1e-6, epochs=3, batch_size=32, micro_batch_size=4,
+                           cutoff_len=2500, scheduler="cosine", warmup_ratio=0.0, dtype="bfloat16")
+
+
+@dataclass(frozen=True)
+class TrainedModel:
+    """A fine-tuned checkpoint on disk and how it was made.
+
+    Attributes:
+        name: the row label in tables (``SFT-<style>``).
+        path: the checkpoint directory (transformers format).
+        losses: training loss per optimizer step (mean over the step's target tokens).
+        tokens: tokens processed (prompt + target) over all steps.
+        target_tokens: tokens the loss was computed on.
+        seconds: training wall time (of the run that made it; loading a cached one does not change it).
+        config: the :class:`TrainConfig` used, as a dict.
+        examples: number of training examples.
+        cached: True when this call loaded an existing checkpoint instead of training.
+    """
+
+    name: str
+    path: Path
+    losses: tuple[float, ...]
+    tokens: int
+    target_tokens: int
+    seconds: float
+    config: Mapping[str, Any]
+    examples: int
+    cached: bool = False
+
+    @property
+    def spec(self) -> ModelSpec:
+        """The model as a table row: ``open_backend(trained.spec)`` evaluates it like any model."""
+        return ModelSpec(self.name, "hf", path=str(self.path))
+
+    @property
+    def tokens_per_second(self) -> float:
+        return self.tokens / self.seconds if self.seconds else float("nan")
+
+    def loss_drop(self, window: int = 5) -> tuple[float, float]:
+        """Mean loss of the first and of the last ``window`` steps."""
+        head, tail = self.losses[:window], self.losses[-window:]
+        return sum(head) / len(head), sum(tail) / len(tail)
+
+
+@dataclass
+class _Encoded:
+    input_ids: list[int]
+    labels: list[int]
+    id: str = field(default="")
+
+
+def encode_example(tokenizer: Any, example: Mapping[str, Any], cutoff_len: int) -> _Encoded:
+    """Token ids and labels of one chat example; the loss covers the assistant turn only.
+
+    The prompt is ``apply_chat_template(messages[:-1], add_generation_prompt=True)``, the target the
+    last message's text plus the tokenizer's end-of-turn token, so training sees exactly the token
+    sequence that generation produces. Cut to ``cutoff_len`` tokens from the right.
+
+    Raises:
+        ValueError: the example has no messages or its last message is not the assistant's (names the id).
+    """
+    messages = example.get("messages")
+    ident = str(example.get("id", "?"))
+    if not messages or messages[-1].get("role") != "assistant":
+        raise ValueError(f"training example {ident!r}: 'messages' must end with the assistant turn")
+    prompt = list(tokenizer.apply_chat_template(list(messages[:-1]), add_generation_prompt=True, tokenize=True))
+    target = tokenizer(messages[-1]["content"] + tokenizer.eos_token, add_special_tokens=False)["input_ids"]
+    ids = (prompt + list(target))[:cutoff_len]
+    labels = ([IGNORE_INDEX] * len(prompt) + list(target))[:cutoff_len]
+    return _Encoded(ids, labels, ident)
+
+
+def fingerprint(base: ModelSpec, examples: Sequence[Mapping[str, Any]], config: TrainConfig) -> str:
+    """12 hex digits identifying (base model, training data, configuration)."""
+    digest = hashlib.sha256()
+    digest.update(base.model_id.encode())
+    digest.update(json.dumps(_config_dict(config), sort_keys=True).encode())
+    for example in examples:
+        digest.update(json.dumps(example.get("messages"), sort_keys=True, ensure_ascii=False).encode())
+    return digest.hexdigest()[:12]
+
+
+def train(examples: Sequence[Mapping[str, Any]], *, name: str, base_model: Any = "embedded",
+          config: TrainConfig = TrainConfig(), output_root: str | Path | None = None,
+          progress: bool | None = None, force: bool = False) -> TrainedModel:
+    """Fine-tune ``base_model`` on chat ``examples``; load the checkpoint instead when it exists.
+
+    Args:
+        examples: ``{"id", "messages": [..., {"role": "assistant", "content": ...}]}`` dicts, e.g.
+            :func:`finelogic.sft.datasets.training_set` or :func:`finelogic.baselines.logipt_data`.
+        name: the row label (``SFT-NL``, ``LogiPT``, ...); also names the checkpoint directory.
+        base_model: a model spec (:func:`finelogic.models.spec.parse_model`): ``"embedded"`` or
+            ``"hf:<name or path>"``.
+        config: hyper-parameters (:class:`TrainConfig`; :data:`PAPER_CONFIG` is the paper's).
+        output_root: where checkpoints go; default ``cache_dir()/sft``.
+        progress: tqdm bar with the running loss (None: on).
+        force: retrain even when a checkpoint with the same fingerprint exists.
+
+    Returns:
+        The :class:`TrainedModel` (``.spec`` opens it as an ordinary HF backend).
+    """
+    if not examples:
+        raise ValueError(f"{name}: no training examples")
+    base = parse_model(base_model)
+    if base.kind != "hf":
+        raise ValueError(f"{name}: can only fine-tune in-process models (kind 'hf'), not {base.kind!r} ({base.name})")
+    root = Path(output_root) if output_root is not None else cache_dir() / "sft"
+    slug = "".join(c if c.isalnum() or c in "._-" else "_" for c in f"{base.name}-{name}")
+    target = root / f"{slug}-{fingerprint(base, examples, config)}"
+    if (target / LOG_NAME).is_file() and not force:
+        return _load_record(target, name, cached=True)
+
+    tokenizer, model = _load_base(base, config)
+    encoded = [encode_example(tokenizer, ex, config.cutoff_len) for ex in examples]
+    empty = [e.id for e in encoded if all(label == IGNORE_INDEX for label in e.labels)]
+    if empty:
+        raise ValueError(f"{name}: cutoff_len={config.cutoff_len} leaves no target tokens in {empty[:5]}")
+    model = _prepare(model, config)
+    losses, tokens, target_tokens, seconds = _fit(model, tokenizer, encoded, config, name,
+                                                  progress=True if progress is None else progress)
+
+    root.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{slug}-", dir=root))
+    try:
+        if config.method == "lora":
+            model = model.merge_and_unload()
+        model.save_pretrained(staging, safe_serialization=True)
+        tokenizer.save_pretrained(staging)
+        with (staging / "train.jsonl").open("w", encoding="utf-8") as handle:
+            for example in examples:
+                handle.write(json.dumps(dict(example), ensure_ascii=False) + "\n")
+        record = {"name": name, "base_model": base.model_id, "config": _config_dict(config),
+                  "examples": len(examples), "losses": losses, "tokens": tokens,
+                  "target_tokens": target_tokens, "seconds": seconds, "torch_threads": torch.get_num_threads()}
+        (staging / LOG_NAME).write_text(json.dumps(record, indent=1), encoding="utf-8")
+        if target.exists():  # a forced retrain replaces the old checkpoint
+            shutil.rmtree(target)
+        os.replace(staging, target)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    log.info("%s: trained %d steps in %.0f s (%.0f tokens/s), loss %.3f -> %.3f; saved to %s", name,
+             len(losses), seconds, tokens / seconds if seconds else float("nan"), losses[0], losses[-1], target)
+    return _load_record(target, name, cached=False)
+
+
+def _config_dict(config: TrainConfig) -> dict[str, Any]:
+    out = asdict(config)
+    out["target_modules"] = list(config.target_modules)
+    return out
+
+
+def _load_record(path: Path, name: str, *, cached: bool) -> TrainedModel:
+    record = json.loads((path / LOG_NAME).read_text(encoding="utf-8"))
+    return TrainedModel(name=name, path=path, losses=tuple(record["losses"]), tokens=record["tokens"],
+                        target_tokens=record["target_tokens"], seconds=record["seconds"],
+                        config=record["config"], examples=record["examples"], cached=cached)
+
+
+def _load_base(base: ModelSpec, config: TrainConfig) -> tuple[Any, Any]:
+    dtype = getattr(torch, config.dtype)
+    if base.path is None:
+        from finelogic.models.embedded import load_default
+
+        tokenizer, model = load_default(dtype=dtype)
+    else:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(base.path)
+        model = AutoModelForCausalLM.from_pretrained(base.path, dtype=dtype, device_map=base.device_map)
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer, model
+
+
+def _prepare(model: Any, config: TrainConfig) -> Any:
+    torch.manual_seed(config.seed)
+    if config.method == "full":
+        model.train()
+        return model
+    from peft import LoraConfig, get_peft_model
+
+    names = {n.rsplit(".", 1)[-1] for n, _ in model.named_modules()}
+    missing = [m for m in config.target_modules if m not in names]
+    if missing:
+        raise ValueError(f"LoRA target modules {missing} are not in {type(model).__name__}; "
+                         "set TrainConfig.target_modules to its projection names")
+    lora = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=config.lora_dropout,
+                      target_modules=list(config.target_modules), task_type="CAUSAL_LM")
+    model = get_peft_model(model, lora)
+    model.train()
+    return model
+
+
+def _fit(model: Any, tokenizer: Any, encoded: list[_Encoded], config: TrainConfig, name: str,
+         *, progress: bool) -> tuple[list[float], int, int, float]:
+    from transformers import get_constant_schedule_with_warmup, get_cosine_schedule_with_warmup
+
+    rng = random.Random(config.seed)
+    steps_per_epoch = math.ceil(len(encoded) / config.batch_size)
+    total = config.max_steps or max(1, math.ceil(config.epochs * steps_per_epoch))
+    params = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(params, lr=config.learning_rate, weight_decay=0.0)
+    warmup = int(config.warmup_ratio * total)
+    schedule = (get_cosine_schedule_with_warmup(optimizer, warmup, total) if config.scheduler == "cosine"
+                else get_constant_schedule_with_warmup(optimizer, warmup))
+    device = model.get_input_embeddings().weight.device
+    pad = tokenizer.pad_token_id
+
+    order: list[int] = []
+    losses: list[float] = []
+    tokens = target_tokens = 0
+    started = time.perf_counter()
+    bar = tqdm(total=total, desc=f"train {name}", disable=not progress)
+    for _ in range(total):
+        batch = []
+        for _ in range(config.batch_size):
+            if not order:  # a fresh shuffled pass over the data
+                order = list(range(len(encoded)))
+                rng.shuffle(order)
+            batch.append(encoded[order.pop()])
+        n_target = sum(sum(label != IGNORE_INDEX for label in e.labels[1:]) for e in batch)
+        step_loss = 0.0
+        for start in range(0, len(batch), config.micro_batch_size):
+            micro = batch[start:start + config.micro_batch_size]
+            input_ids, labels, mask = _pad(micro, pad, device)
+            logits = model(input_ids=input_ids, attention_mask=mask).logits[:, :-1].float()
+            loss_sum = torch.nn.functional.cross_entropy(
+                logits.reshape(-1, logits.shape[-1]), labels[:, 1:].reshape(-1),
+                ignore_index=IGNORE_INDEX, reduction="sum")
+            (loss_sum / n_target).backward()  # token-weighted mean over the whole step
+            step_loss += loss_sum.item()
+            tokens += int(mask.sum())
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        optimizer.step()
+        schedule.step()
+        optimizer.zero_grad(set_to_none=True)
+        target_tokens += n_target
+        losses.append(step_loss / n_target)
+        bar.set_postfix(loss=f"{losses[-1]:.3f}")
+        bar.update(1)
+    bar.close()
+    model.eval()
+    return losses, tokens, target_tokens, time.perf_counter() - started
+
+
+def _pad(batch: list[_Encoded], pad_id: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Right-padded ids, labels (padding ignored) and attention mask."""
+    width = max(len(e.input_ids) for e in batch)
+    ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
+    labels = torch.full((len(batch), width), IGNORE_INDEX, dtype=torch.long)
+    mask = torch.zeros((len(batch), width), dtype=torch.long)
+    for row, e in enumerate(batch):
+        ids[row, :len(e.input_ids)] = torch.tensor(e.input_ids)
+        labels[row, :len(e.labels)] = torch.tensor(e.labels)
+        mask[row, :len(e.input_ids)] = 1
+    return ids.to(device), labels.to(device), mask.to(device)
+
+
+def with_overrides(config: TrainConfig, overrides: Mapping[str, Any] | None) -> TrainConfig:
+    """``config`` with the fields a profile or notebook sets (lists become tuples)."""
+    if not overrides:
+        return config
+    unknown = sorted(set(overrides) - set(TrainConfig.__dataclass_fields__))
+    if unknown:
+        raise ValueError(f"unknown TrainConfig fields {unknown}; known: {sorted(TrainConfig.__dataclass_fields__)}")
+    fields = {k: tuple(v) if isinstance(v, list) else v for k, v in overrides.items()}
+    return replace(config, **fields)

@@ -1,0 +1,106 @@
+"""The fine-tuning loop: what the loss covers, that it learns, where checkpoints go, and what a crash leaves."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from finelogic.sft import train as sft_train
+from finelogic.sft.train import IGNORE_INDEX, TrainConfig, encode_example, fingerprint, train, with_overrides
+from finelogic.models.spec import parse_model
+from model_fixtures import model_cache  # noqa: F401  (fixture)
+
+pytestmark = pytest.mark.slow
+
+EXAMPLES = [
+    {"id": f"ex{i}", "messages": [
+        {"role": "system", "content": "Answer with the label."},
+        {"role": "user", "content": f"Facts: fact1: the cat {i} is red.\nHypothesis: the cat {i} is red."},
+        {"role": "assistant", "content": "fact1 -> hypothesis;\n__PROVED__"}]}
+    for i in range(4)
+]
+# Small and fast on two CPU cores: 2 examples per step, rank-4 adapters, high learning rate.
+QUICK = TrainConfig(method="lora", learning_rate=3e-3, max_steps=8, batch_size=2, micro_batch_size=2,
+                    cutoff_len=128, lora_r=4, lora_alpha=8, scheduler="constant", warmup_ratio=0.0)
+
+
+@pytest.fixture(scope="module")
+def tokenizer(model_cache):
+    from finelogic.models.embedded import load_default
+
+    torch.set_num_threads(1)
+    return load_default()[0]
+
+
+def test_loss_covers_the_assistant_turn_and_its_end_token_only(tokenizer):
+    encoded = encode_example(tokenizer, EXAMPLES[0], cutoff_len=512)
+    prompt = tokenizer.apply_chat_template(EXAMPLES[0]["messages"][:-1], add_generation_prompt=True, tokenize=True)
+    assert encoded.labels[:len(prompt)] == [IGNORE_INDEX] * len(prompt)
+    target = encoded.labels[len(prompt):]
+    assert tokenizer.decode(target) == "fact1 -> hypothesis;\n__PROVED__<|im_end|>"
+    assert encoded.input_ids[len(prompt):] == target
+
+
+def test_cutoff_cuts_from_the_right_and_an_empty_target_is_an_error(tokenizer):
+    encoded = encode_example(tokenizer, EXAMPLES[0], cutoff_len=10)
+    assert len(encoded.input_ids) == len(encoded.labels) == 10
+    with pytest.raises(ValueError, match=r"cutoff_len=10 leaves no target tokens in \['ex0'"):
+        train(EXAMPLES[:1], name="SFT-cut", config=TrainConfig(cutoff_len=10), progress=False)
+
+
+def test_an_example_without_an_assistant_turn_is_named(tokenizer):
+    bad = {"id": "broken-7", "messages": [{"role": "user", "content": "hi"}]}
+    with pytest.raises(ValueError, match="broken-7"):
+        encode_example(tokenizer, bad, cutoff_len=64)
+
+
+def test_fingerprint_changes_with_data_config_and_base():
+    base = parse_model("embedded")
+    one = fingerprint(base, EXAMPLES, QUICK)
+    assert one == fingerprint(base, [dict(e) for e in EXAMPLES], QUICK)
+    assert one != fingerprint(base, EXAMPLES[:3], QUICK)
+    assert one != fingerprint(base, EXAMPLES, with_overrides(QUICK, {"learning_rate": 1e-4}))
+    assert one != fingerprint(parse_model("hf:/somewhere/else"), EXAMPLES, QUICK)
+
+
+def test_unknown_config_fields_and_bad_methods_are_rejected():
+    with pytest.raises(ValueError, match="unknown TrainConfig fields"):
+        with_overrides(QUICK, {"learning_rte": 1})
+    with pytest.raises(ValueError, match="'lora' or 'full'"):
+        TrainConfig(method="qlora")
+
+
+def test_lora_training_lowers_the_loss_saves_a_loadable_model_and_is_reused(tmp_path, model_cache):
+    trained = train(EXAMPLES, name="SFT-test", config=QUICK, output_root=tmp_path, progress=False)
+    first, last = trained.loss_drop(window=2)
+    assert last < 0.5 * first, trained.losses  # eight steps on four near-identical examples
+    assert trained.examples == 4 and len(trained.losses) == 8 and not trained.cached
+    assert trained.tokens > trained.target_tokens > 0
+    assert (trained.path / "config.json").is_file() and (trained.path / "train.jsonl").is_file()
+    log = json.loads((trained.path / "train_log.json").read_text())
+    assert log["config"]["lora_r"] == 4 and log["losses"] == list(trained.losses)
+    assert [p.name for p in tmp_path.iterdir()] == [trained.path.name]  # no staging left behind
+
+    from finelogic.models.hf import HFBackend
+
+    backend = HFBackend(str(trained.path))  # an ordinary transformers checkpoint: merged, no peft needed
+    assert not any("lora" in name for name, _ in backend.model.named_parameters())
+    from finelogic.models.base import GenerationConfig
+
+    reply = backend.generate([EXAMPLES[0]["messages"][:-1]], GenerationConfig(max_new_tokens=12))[0]
+    assert "PROVED" in reply  # it learned the one answer it was shown
+
+    again = train(EXAMPLES, name="SFT-test", config=QUICK, output_root=tmp_path, progress=False)
+    assert again.cached and again.path == trained.path and again.losses == trained.losses
+
+
+def test_a_crash_while_saving_leaves_no_checkpoint(tmp_path, model_cache, monkeypatch):
+    def explode(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(sft_train, "_fit", lambda model, *a, **k: ([1.0], 10, 5, 0.1))
+    monkeypatch.setattr("transformers.PreTrainedModel.save_pretrained", explode)
+    with pytest.raises(OSError, match="disk full"):
+        train(EXAMPLES, name="SFT-crash", config=QUICK, output_root=tmp_path, progress=False)
+    assert list(tmp_path.iterdir()) == []
