@@ -337,3 +337,19 @@ def test_smoke_training_set_shape_and_jsonl_round_trip(tmp_path):
     assert [p.name for p in path.parent.iterdir()] == ["smoke.jsonl"]  # no temporary file left behind
     assert training_set("Symb-Struct", "smoke", seed=0) == examples
     assert [e["id"] for e in training_set("NL", "smoke", seed=0)] == [e["id"] for e in examples]
+
+
+@pytest.mark.parametrize("style", ["Symb-Struct", "Symb-Filter", "Symb-Direct"])
+def test_the_soundness_parser_and_symbolic_judge_read_symbolic_style_responses(style):
+    """An SFT model that writes its style is judged like any response (Table 3's SFT rows)."""
+    from finelogic.eval.judges import SymbolicJudge
+    from finelogic.eval.steps import parse_steps
+
+    problem = sheep_problem()
+    steps = parse_steps(build(style, problem), problem)
+    assert [s.conclusion_id for s in steps] == ["int1", "¬hypothesis"]
+    verdicts = SymbolicJudge().judge_many(steps, problem)
+    assert [(v.valid, v.atomic) for v in verdicts] == [(True, True), (True, True)]
+    wrong = parse_steps(build(style, problem).replace("int1: ({B}{a} v ¬{C}{a})", "int1: ({B}{a} & ¬{C}{a})"),
+                        problem)
+    assert SymbolicJudge().judge_many(wrong, problem)[0].valid is False

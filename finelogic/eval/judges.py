@@ -259,6 +259,9 @@ def _formula(text: str, what: str):
 
 
 def _sentence(text: str, vocabulary, what: str):
+    """A statement written as an English sentence, or as a formula (``{A}{a}``, the symbolic styles)."""
+    if "{" in text:
+        return _formula(text, what)
     try:
         return parse_sentence(text, vocabulary)
     except SentenceParseError as error:

@@ -36,6 +36,8 @@ VOID = "void"
 
 _MARKER = re.compile(r"__[A-Za-z]+__")
 _STEP_HEADER = re.compile(r"^[ \t>*#-]*step\s*(\d+)\s*\**\s*[:.)]\**", re.I | re.M)
+# ``fact1: {A}{a} -> {B}{a}``: a fact translated into a formula (symbolic styles), not a step.
+_TRANSLATION = re.compile(r"^\s*(?:fact\s*\d+|hypothesis)\s*:", re.I)
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+\s*[.)])\s+")
 _PREMISE = re.compile(r"\[\s*(assump)\s*(\d+)\s*\]|\b(fact|int|assump)\s*(\d+)\b|\b(void)\b", re.I)
 _PREMISE_JOINERS = re.compile(r"&|\band\b|,|\+|∧|\s", re.I)
@@ -113,7 +115,7 @@ def _parse_fld_step(index: int, text: str) -> Step:
     head, arrow, tail = body.partition("->")
     if not arrow:
         return Step(index, raw, parsed=False, note="no '->' in the step")
-    if "->" in tail:
+    if "->" in tail and not _formula_after_colon(tail):
         return Step(index, raw, parsed=False, note="two arrows: steps not separated by ';' or a new line")
     premises = _parse_premises(head)
     if premises is None:
@@ -133,6 +135,12 @@ def _parse_fld_step(index: int, text: str) -> Step:
     return Step(index, raw, premises, conclusion_id=conclusion, conclusion_text=written)
 
 
+def _formula_after_colon(tail: str) -> bool:
+    """``int1: {A}{a} -> {B}{a}``: the second arrow belongs to a formula (symbolic styles), not a new step."""
+    name, colon, written = tail.partition(":")
+    return bool(colon) and "->" not in name and "{" in written
+
+
 def split_steps(response: str) -> list[Step]:
     """The steps of ``response`` (see the module docstring), premise texts not yet resolved."""
     text = _MARKER.sub("\n", response or "")
@@ -149,7 +157,7 @@ def split_steps(response: str) -> list[Step]:
                 steps.append(_parse_fld_step(k, line))
         return steps
     if "->" in text or "→" in text:
-        pieces = [p for p in re.split(r"[;\n]", text) if "->" in p or "→" in p]
+        pieces = [p for p in re.split(r"[;\n]", text) if ("->" in p or "→" in p) and not _TRANSLATION.match(p)]
         return [_parse_fld_step(k, p) for k, p in enumerate(pieces)]
     text = text.strip()
     return [Step(0, text, parsed=False, note="free text: no FLD step notation")] if text else []
