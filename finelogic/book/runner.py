@@ -32,6 +32,11 @@ NOTEBOOKS = (
     "05_probing",
     "06_supervision",
     "07_logicmark",
+    # Teaching chapters (a course unit), run after the result families.
+    "t1_deduction",
+    "t2_step_soundness",
+    "t3_probing",
+    "t4_loglikelihood",
 )
 RUN_KEY = "finelogic_run_key"
 _PAPERMILL_TAGS = {"injected-parameters", "papermill-error-cell-tag"}

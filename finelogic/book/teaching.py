@@ -1,0 +1,310 @@
+"""Small, deterministic worked examples for the teaching chapters (book part "Teaching: a course unit").
+
+Each helper builds on the package's own pieces, so what a student sees is what the paper pages compute:
+
+* t1 (deduction): :func:`fld_example`, :func:`facts_table`, :func:`proof_steps_table`, :func:`decide_label`,
+  :func:`removal_table` -- the FLD generator, the z3 prover and the rule matcher.
+* t2 (step soundness): :func:`soundness_example`, :func:`judge_response`, :func:`first_step_of`,
+  :func:`gold_step_for`, :func:`merged_gold_steps` -- ``parse_steps``, :class:`SymbolicJudge`, relevance.
+* t3 (probing): :func:`toy_features`, :func:`toy_probe_table` -- synthetic features with a known answer,
+  probed with the paper's probe (:func:`finelogic.eval.probing.fit_probe`).
+* t4 (log-likelihood multiple choice): :class:`PremiseBigramScorer`, a tiny deterministic stand-in for a
+  language model, and :func:`option_table` -- scored by :func:`finelogic.eval.logicmark.score`.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from finelogic.data.generators.fld import ProofStep, parse_proof_steps
+from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Problem
+from finelogic.logic import Theory, matches_rule, negate, parse_formula
+
+# ---------------------------------------------------------------------------------------------------
+# t1: what a multi-step deduction is
+
+
+def fld_example(seed: int = 0, depth: int = 3, *, n: int = 6, min_distractors: int = 2) -> Problem:
+    """The first PROVED FLD-style problem (of ``n`` generated with ``seed`` at ``depth``) that has at
+    least ``min_distractors`` distractor facts; the first problem when none has."""
+    from finelogic.data import generate
+
+    problems = generate("fld", n=n, seed=seed, depths=[depth], labels=[PROVED])
+    return next((p for p in problems if len(p.meta.get("distractors", ())) >= min_distractors), problems[0])
+
+
+def decide_label(problem: Problem, without: Sequence[str] = ()) -> str:
+    """PROVED / DISPROVED / UNKNOWN as z3 decides it from the fact formulas, leaving out the fact ids in
+    ``without`` (FLD's labels: the facts entail the hypothesis / its negation / neither)."""
+    facts = [parse_formula(problem.formulas[f.id]) for f in problem.facts if f.id not in set(without)]
+    hypothesis = parse_formula(problem.formulas["hypothesis"])
+    with Theory(facts) as theory:
+        proves, disproves = theory.entails(hypothesis), theory.entails(negate(hypothesis))
+    if proves and disproves:
+        raise ValueError(f"{problem.id}: the facts are inconsistent")
+    return PROVED if proves else DISPROVED if disproves else UNKNOWN
+
+
+def _role(problem: Problem, fact_id: str) -> str:
+    cited = {p for s in parse_proof_steps(problem.proof or "") for p in s.premises}
+    return "used by the gold proof" if fact_id in cited else "distractor"
+
+
+def facts_table(problem: Problem) -> pd.DataFrame:
+    """One row per fact: its sentence and its formula in FLD notation (index: the fact id)."""
+    return pd.DataFrame([{"fact": f.id, "sentence": f.text, "formula": problem.formulas.get(f.id, "")}
+                         for f in problem.facts]).set_index("fact")
+
+
+def proof_steps_table(problem: Problem) -> pd.DataFrame:
+    """The gold proof, one row per step: premises, conclusion id, its sentence, its formula and the one
+    deduction rule the step applies (:func:`finelogic.logic.matches_rule` on the formulas)."""
+    formulas = {k: parse_formula(v) for k, v in problem.formulas.items()}
+    formulas["¬hypothesis"] = negate(formulas["hypothesis"])
+    sentences = {"hypothesis": problem.hypothesis}
+    rows = []
+    for k, step in enumerate(parse_proof_steps(problem.proof or ""), start=1):
+        rules = matches_rule([formulas[p] for p in step.premises], formulas[step.conclusion])
+        rows.append({"step": k, "premises": " & ".join(step.premises), "conclusion": step.conclusion,
+                     "sentence": step.text or sentences.get(step.conclusion, "(the negated hypothesis)"),
+                     "formula": problem.formulas.get(step.conclusion, "¬(" + problem.formulas["hypothesis"] + ")"),
+                     "rule": ", ".join(rules)})
+    return pd.DataFrame(rows).set_index("step")
+
+
+def removal_table(problem: Problem) -> pd.DataFrame:
+    """Per fact: its role and the label z3 decides when that one fact is removed (index: the fact id)."""
+    return pd.DataFrame([{"fact": f.id, "role": _role(problem, f.id), "label without it": decide_label(problem, [f.id])}
+                         for f in problem.facts]).set_index("fact")
+
+
+# ---------------------------------------------------------------------------------------------------
+# t2: what makes a step valid, relevant, atomic
+
+
+def soundness_example(seed: int = 0, depth: int = 5, *, n: int = 4) -> tuple[Problem, str]:
+    """A problem with a long gold proof and a teaching response made from it
+    (:func:`finelogic.eval.judge_quality.flawed_proof`: one merged step, one restated distractor, one
+    swapped premise; the untouched gold steps stay valid, atomic and relevant)."""
+    from finelogic.data import generate
+    from finelogic.eval.judge_quality import teaching_example
+
+    return teaching_example(generate("fld", n=n, seed=seed, depths=[depth], labels=[PROVED]))
+
+
+def judge_response(problem: Problem, response: str) -> pd.DataFrame:
+    """One response split into steps and judged live by :class:`~finelogic.eval.judges.SymbolicJudge`
+    (rows as :func:`finelogic.eval.soundness.judge_responses`, plus ``verdict``: the step view's class)."""
+    from finelogic.book.step_view import verdict_class
+    from finelogic.eval.judges import SymbolicJudge
+    from finelogic.eval.soundness import judge_responses
+
+    steps = judge_responses(pd.DataFrame({"id": [problem.id], "response": [response]}), {problem.id: problem},
+                            SymbolicJudge())
+    steps["verdict"] = [verdict_class(v, a, r) for v, a, r in zip(steps["valid"], steps["atomic"], steps["relevant"])]
+    return steps
+
+
+def verdict_table(steps: pd.DataFrame) -> pd.DataFrame:
+    """The judged steps as a compact table: step number (1-based), the step, valid / atomic / relevant."""
+    view = steps[steps["step"] >= 0]
+    return pd.DataFrame({"step": view["step"].astype(int) + 1, "as written": view["raw"],
+                         "valid": view["valid"], "atomic": view["atomic"], "relevant": view["relevant"],
+                         "verdict": view["verdict"]}).set_index("step")
+
+
+def first_step_of(steps: pd.DataFrame, verdict: str) -> pd.Series:
+    """The first judged step whose ``verdict`` column is ``verdict`` (``sound``, ``non-atomic``, ...)."""
+    found = steps[steps["verdict"] == verdict]
+    if found.empty:
+        raise ValueError(f"no step judged {verdict!r}")
+    return found.iloc[0]
+
+
+def gold_step_for(problem: Problem, conclusion_id: str) -> ProofStep:
+    """The gold proof's step that concludes ``conclusion_id``."""
+    for step in parse_proof_steps(problem.proof or ""):
+        if step.conclusion == conclusion_id:
+            return step
+    raise KeyError(f"{problem.id}: the gold proof has no step concluding {conclusion_id!r}")
+
+
+def merged_gold_steps(problem: Problem, premises: Sequence[str], conclusion_id: str) -> list[ProofStep]:
+    """The gold steps a merged step ``premises -> conclusion_id`` skipped over: the gold steps that
+    conclude an intermediate id the merged step does not cite, then the gold step concluding its
+    conclusion, in proof order."""
+    gold = parse_proof_steps(problem.proof or "")
+    last = gold_step_for(problem, conclusion_id)
+    skipped = {p for p in last.premises if p not in set(premises)}
+    return [s for s in gold if s.conclusion in skipped] + [last]
+
+
+def proof_text(steps: Sequence[ProofStep]) -> str:
+    """Steps written as an FLD proof string (``a & b -> int1: text; ...;``)."""
+    return "; ".join(s.format() for s in steps) + ";"
+
+
+# ---------------------------------------------------------------------------------------------------
+# t3: what a linear probe can and cannot show
+
+#: Toy tasks: name -> (what the label is, a function of the binary input words).
+TOY_TASKS = {
+    "word present": ("word 1 occurs in the input", lambda x: x[:, 0]),
+    "words differ": ("exactly one of words 1 and 2 occurs (XOR)", lambda x: x[:, 0] ^ x[:, 1]),
+    "rare event": ("words 1, 2 and 3 all occur", lambda x: x[:, 0] & x[:, 1] & x[:, 2]),
+}
+#: Toy "models": name -> whether its features contain the XOR of words 1 and 2 as a computed feature.
+TOY_MODELS = {"trained (toy)": True, "random-init (toy)": False}
+
+
+def toy_features(n: int, seed: int = 0, *, words: int = 6, dim: int = 16, noise: float = 0.3
+                 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Synthetic inputs and the hidden states of two toy "models" (no language model involved).
+
+    Inputs are ``n`` rows of ``words`` random bits (each word present with probability 1/2). Both toy
+    models map the words linearly into ``dim`` dimensions with their own random matrix and add Gaussian
+    noise of scale ``noise``; the *trained* one also writes the XOR of words 1 and 2 into its state (as
+    if training had taught it to compute that), the *random-init* one does not.
+
+    Returns:
+        ``(words, features)``: an ``(n, words)`` int array and ``{model name: (n, dim) float array}``.
+    """
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 2, size=(n, words))
+    features = {}
+    for k, (name, computes_xor) in enumerate(TOY_MODELS.items()):
+        inputs = np.column_stack([x, x[:, 0] ^ x[:, 1]]) if computes_xor else x
+        mixing = np.random.default_rng([seed, k]).normal(size=(inputs.shape[1], dim))
+        features[name] = inputs @ mixing + noise * rng.normal(size=(n, dim))
+    return x, features
+
+
+def toy_probe_table(seed: int = 0, *, n_train: int = 300, n_test: int = 300) -> pd.DataFrame:
+    """Test accuracy (%) of the paper's linear probe on every toy model x task, beside the majority class.
+
+    Rows: tasks of :data:`TOY_TASKS`; columns: one per toy model, then ``majority class`` (the training
+    rows' commoner label, scored on the test rows) and ``positives (%)`` (test rows with label 1).
+    """
+    from finelogic.eval.probing import fit_probe
+
+    x, features = toy_features(n_train + n_test, seed)
+    groups = [f"row{i}" for i in range(n_train)]  # every toy row is its own "problem" for the CV folds
+    rows = []
+    for task, (_, label_of) in TOY_TASKS.items():
+        y = label_of(x).astype(int)
+        row = {"task": task}
+        for name, h in features.items():
+            probe = fit_probe(h[:n_train], y[:n_train], groups, seed=seed)
+            row[name] = 100 * float(np.mean(probe.predict(h[n_train:]) == y[n_train:]))
+        majority = int(2 * y[:n_train].sum() >= n_train)
+        row["majority class"] = 100 * float(np.mean(y[n_train:] == majority))
+        row["positives (%)"] = 100 * float(np.mean(y[n_train:]))
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("task")
+
+
+# ---------------------------------------------------------------------------------------------------
+# t4: how log-likelihood multiple choice works
+
+
+class PremiseBigramScorer:
+    """A tiny deterministic stand-in for a language model, with the backend verb ``loglikelihood``.
+
+    Each character of a continuation is one token. Its log-probability comes from character-pair
+    (bigram) counts of the *context itself*, add-one smoothed over the printable ASCII characters: the
+    scorer prefers continuations whose character pairs occur in the premises. It has no knowledge and
+    does no reasoning; it exists so that the mechanics of scoring can be shown in a second, offline.
+    """
+
+    name = "premise-bigram scorer (toy, not a language model)"
+    alphabet = 95  # printable ASCII characters, incl. the space
+
+    def loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[tuple[float, int, bool]]:
+        """``(context, continuation)`` pairs -> ``(sum of log-probs in nats, tokens, greedy)`` per pair."""
+        out = []
+        for context, continuation in requests:
+            pairs = Counter(zip(context, context[1:]))
+            starts = Counter(context[:-1])
+            total, greedy, previous = 0.0, True, context[-1] if context else ""
+            for char in continuation:
+                total += math.log((pairs[previous, char] + 1) / (starts[previous] + self.alphabet))
+                best = max((c for (p, c) in pairs if p == previous), key=lambda c: pairs[previous, c], default=None)
+                greedy = greedy and best == char
+                previous = char
+            out.append((total, len(continuation), greedy))
+        return out
+
+
+def make_scorer(name: str = "toy"):
+    """The page's scorer: ``toy`` (:class:`PremiseBigramScorer`, a second, offline) or ``embedded`` (the
+    embedded SmolLM2-135M-Instruct through :class:`~finelogic.models.HFBackend`)."""
+    if name == "toy":
+        return PremiseBigramScorer()
+    if name == "embedded":
+        from finelogic.models import HFBackend
+
+        return HFBackend()
+    raise ValueError(f"unknown scorer {name!r}; choose 'toy' or 'embedded'")
+
+
+def option_table(record: pd.Series | dict) -> pd.DataFrame:
+    """One scored LogicMark record (a row of :func:`finelogic.eval.logicmark.score`) as a table: per
+    option its log-likelihood sum, token count, characters and the three normalised scores, with the
+    option each normalisation picks marked."""
+    from finelogic.eval.logicmark import NORMALIZATIONS
+
+    record = dict(record)
+    rows = []
+    k = 0
+    while f"option_{k}" in record:
+        row = {"option": record[f"option_{k}"], "correct": k == record["answer_index"],
+               "log-likelihood (sum, nats)": record[f"loglik_{k}"], "tokens": record[f"tokens_{k}"],
+               "characters": len(record[f"option_{k}"])}
+        for norm in NORMALIZATIONS:
+            row[f"score: {norm}"] = record[f"score_{norm}_{k}"]
+        row["picked by"] = ", ".join(n for n in NORMALIZATIONS if record[f"pred_{n}"] == k)
+        rows.append(row)
+        k += 1
+    return pd.DataFrame(rows).set_index("option")
+
+
+def normalization_figure(table: pd.DataFrame, *, title: str = ""):
+    """Three panels (one per normalisation) of the options' scores from :func:`option_table`; the correct
+    option's bar is dark, the picked one outlined."""
+    import matplotlib.pyplot as plt
+
+    from finelogic.eval.logicmark import NORMALIZATIONS
+
+    fig, axes = plt.subplots(1, len(NORMALIZATIONS), figsize=(10, 3.0))
+    for ax, norm in zip(axes, NORMALIZATIONS):
+        values = table[f"score: {norm}"].to_numpy(dtype=float)
+        colours = ["#2a6f2a" if c else "#9cb6d8" for c in table["correct"]]
+        bars = ax.bar(range(len(values)), values, color=colours)
+        best = int(np.argmax(values))
+        bars[best].set_edgecolor("black")
+        bars[best].set_linewidth(2)
+        ax.set_xticks(range(len(values)), list(table.index), fontsize=8)
+        ax.set_title(norm, fontsize=9)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].set_ylabel("score (higher is better)")
+    if title:
+        fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def prediction_shares(records: pd.DataFrame) -> pd.DataFrame:
+    """Per normalisation: accuracy (%) over ``records`` and the share (%) of predictions that are ``=``
+    statements (the shorter kind of LogicMark option)."""
+    from finelogic.eval.logicmark import NORMALIZATIONS
+
+    rows = []
+    for norm in NORMALIZATIONS:
+        picked = [r[f"option_{int(r[f'pred_{norm}'])}"] for r in records.to_dict("records")]
+        rows.append({"normalization": norm, "accuracy (%)": 100 * float(records[f"correct_{norm}"].mean()),
+                     "predicts '=' (%)": 100 * float(np.mean(["!=" not in o for o in picked]))})
+    return pd.DataFrame(rows).set_index("normalization")

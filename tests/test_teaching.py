@@ -1,0 +1,132 @@
+"""The teaching chapters' helpers (finelogic.book.teaching): each worked example says what it claims."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from finelogic.book import teaching
+from finelogic.data.problem import Fact, Problem
+
+
+def tiny_problem(hypothesis: str = "{B}{a}", proof: str | None = "fact1 & fact2 -> hypothesis;") -> Problem:
+    """fact1: A(a); fact2: A(a) -> B(a); fact3 (a distractor): C(a) -> D(a)."""
+    formulas = {"fact1": "{A}{a}", "fact2": "{A}{a} -> {B}{a}", "fact3": "{C}{a} -> {D}{a}",
+                "hypothesis": hypothesis}
+    facts = (Fact("fact1", "the cat is red."), Fact("fact2", "if the cat is red then the cat is big."),
+             Fact("fact3", "if the cat is old then the cat is shy."))
+    return Problem("tiny", "fld", facts, "the cat is big.", label="PROVED", depth=1, proof=proof,
+                   formulas=formulas, meta={"distractors": ["fact3"]})
+
+
+def test_decide_label_reads_the_facts_with_z3():
+    assert teaching.decide_label(tiny_problem()) == "PROVED"
+    assert teaching.decide_label(tiny_problem("¬{B}{a}")) == "DISPROVED"
+    assert teaching.decide_label(tiny_problem("{D}{a}")) == "UNKNOWN"
+
+
+def test_removing_a_used_fact_makes_the_label_unknown_and_a_distractor_changes_nothing():
+    table = teaching.removal_table(tiny_problem())
+    assert table.loc["fact1", "label without it"] == "UNKNOWN"
+    assert table.loc["fact2", "label without it"] == "UNKNOWN"
+    assert table.loc["fact3", "label without it"] == "PROVED"
+    assert table.loc["fact3", "role"] == "distractor"
+    assert table.loc["fact1", "role"] == "used by the gold proof"
+
+
+def test_generated_example_has_distractors_and_every_proof_leaf_is_necessary():
+    problem = teaching.fld_example(0)
+    assert problem.label == "PROVED" and len(problem.meta["distractors"]) >= 2
+    assert teaching.decide_label(problem, without=problem.meta["distractors"]) == "PROVED"
+    removal = teaching.removal_table(problem)
+    assert set(removal.loc[removal["role"] == "distractor", "label without it"]) == {"PROVED"}
+    assert set(removal.loc[removal["role"] != "distractor", "label without it"]) == {"UNKNOWN"}
+
+
+def test_proof_steps_table_names_one_rule_per_step():
+    steps = teaching.proof_steps_table(tiny_problem())
+    assert steps.loc[1, "rule"] == "modus_ponens"
+    assert steps.loc[1, "conclusion"] == "hypothesis"
+    assert steps.loc[1, "sentence"] == "the cat is big."
+    generated = teaching.proof_steps_table(teaching.fld_example(0))
+    assert (generated["rule"] != "").all() and not generated["rule"].str.contains(",").any()
+
+
+def test_merged_gold_steps_recovers_the_two_steps_a_merge_skipped():
+    problem = tiny_problem(proof="fact1 -> int1: the cat is red.; int1 & fact2 -> int2: the cat is big.; "
+                                 "int2 -> hypothesis;")
+    split = teaching.merged_gold_steps(problem, ["fact1", "fact2"], "int2")
+    assert [s.format() for s in split] == ["fact1 -> int1: the cat is red.", "int1 & fact2 -> int2: the cat is big."]
+    assert teaching.gold_step_for(problem, "hypothesis").premises == ("int2",)
+    with pytest.raises(KeyError):
+        teaching.gold_step_for(problem, "int9")
+
+
+def test_soundness_example_shows_each_kind_of_step_once_judged_live():
+    problem, response = teaching.soundness_example(0)
+    steps = teaching.judge_response(problem, response)
+    kinds = set(steps["verdict"])
+    assert {"sound", "non-atomic", "invalid", "irrelevant"} <= kinds
+    assert bool(teaching.first_step_of(steps, "invalid")["valid"]) is False
+    table = teaching.verdict_table(steps)
+    assert list(table.index) == list(range(1, len(steps) + 1))
+    with pytest.raises(ValueError):
+        teaching.first_step_of(steps, "undecided")
+
+
+def test_toy_probe_decodes_the_computed_feature_only_from_the_trained_toy_model():
+    table = teaching.toy_probe_table(0)
+    assert table.loc["words differ", "trained (toy)"] > 90
+    assert table.loc["words differ", "random-init (toy)"] < 65  # XOR is not linear in the input words
+    assert table.loc["word present", "random-init (toy)"] > 90  # surface features survive random mixing
+    assert table.loc["rare event", "majority class"] > 75  # one row in eight is positive
+
+
+def test_toy_features_are_deterministic_and_shaped():
+    words, features = teaching.toy_features(10, seed=3, words=6, dim=16)
+    again, features_again = teaching.toy_features(10, seed=3, words=6, dim=16)
+    assert words.shape == (10, 6) and (words == again).all()
+    assert set(features) == set(teaching.TOY_MODELS)
+    assert all(f.shape == (10, 16) and (f == features_again[k]).all() for k, f in features.items())
+
+
+def test_premise_bigram_scorer_log_probabilities_by_hand():
+    # context "abab": pairs ab x2, ba x1; pair starts a x2, b x1; last character "b".
+    scorer = teaching.PremiseBigramScorer()
+    (one, two, unseen) = scorer.loglikelihood([("abab", "a"), ("abab", "ab"), ("abab", "z")])
+    assert one == (pytest.approx(math.log(2 / 96)), 1, True)
+    assert two == (pytest.approx(math.log(2 / 96) + math.log(3 / 97)), 2, True)
+    assert unseen == (pytest.approx(math.log(1 / 96)), 1, False)
+
+
+def test_option_table_marks_what_each_normalisation_picks():
+    from finelogic.data import generate
+    from finelogic.eval.logicmark import NORMALIZATIONS, score
+
+    items = generate("logicmark", n=3, seed=0)
+    records = score(items, teaching.make_scorer("toy"))
+    table = teaching.option_table(records.iloc[0])
+    assert list(table.index) == list(items[0].options)
+    assert table["correct"].sum() == 1
+    picked = [name for cell in table["picked by"] for name in cell.split(", ") if name]
+    assert sorted(picked) == sorted(NORMALIZATIONS)  # each normalisation picks exactly one option
+    assert (table["tokens"] == [len(o) + 1 for o in items[0].options]).all()  # one token per character + space
+
+
+def test_prediction_shares_count_equalities_per_normalisation():
+    records = pd.DataFrame({
+        "option_0": ["a = b", "c != d"], "option_1": ["a != b", "c = d"],
+        "pred_token_mean": [1, 0], "pred_char": [1, 1], "pred_none": [0, 1],
+        "correct_token_mean": [True, True], "correct_char": [True, False], "correct_none": [False, False],
+    })
+    shares = teaching.prediction_shares(records)
+    assert shares.loc["none", "predicts '=' (%)"] == 100.0
+    assert shares.loc["token_mean", "predicts '=' (%)"] == 0.0
+    assert shares.loc["char", "predicts '=' (%)"] == 50.0
+    assert shares.loc["char", "accuracy (%)"] == 50.0
+
+
+def test_make_scorer_names_the_choices():
+    with pytest.raises(ValueError, match="toy"):
+        teaching.make_scorer("gpt")
