@@ -58,6 +58,11 @@ def _real(name: str, base: Path | None, limit: int | None, seed: int) -> EvalSet
     return EvalSet(name, tuple(problems), f"real files under {base}", generated=False)
 
 
+def _limit(limit: int | Mapping[str, int | None] | None, name: str) -> int | None:
+    """``limit`` for one dataset: one number for all, or a mapping by dataset name (missing = all)."""
+    return limit.get(name) if isinstance(limit, Mapping) else limit
+
+
 def _subsample(problems: list[Problem], limit: int | None, seed: int) -> list[Problem]:
     """A deterministic, order-preserving sample of ``limit`` items (all when limit is None)."""
     import random
@@ -75,7 +80,7 @@ def evaluation_sets(settings: Mapping[str, Any], seed: int = 0, data_dir: str | 
         settings: the profile's section, with keys ``fld`` (keyword arguments for
             :func:`finelogic.data.generate`, e.g. ``{"name": "fld_paper_test", "scale": 0.1}``),
             ``prontoqa_generated`` (kwargs for the ProntoQA stand-in) and ``limit`` (max items per real
-            dataset, None = all).
+            dataset, None = all; or a mapping such as ``{"folio": 4, "prontoqa": 2}``).
         seed: seeds generation and subsampling.
         data_dir: real files in the published layout; default ``$FINELOGIC_DATA_DIR``.
     """
@@ -86,8 +91,8 @@ def evaluation_sets(settings: Mapping[str, Any], seed: int = 0, data_dir: str | 
     fld = generate(fld_name, seed=seed, **fld_kwargs)
     sets = [EvalSet("fld", tuple(fld), f"generated ({fld_name}, finelogic FLD-style generator)", generated=True)]
     for name in ("folio", "multi_logieval"):
-        sets.append(_real(name, base, limit, seed) or EvalSet(name, (), "not present", generated=False))
-    prontoqa = _real("prontoqa", base, limit, seed)
+        sets.append(_real(name, base, _limit(limit, name), seed) or EvalSet(name, (), "not present", generated=False))
+    prontoqa = _real("prontoqa", base, _limit(limit, "prontoqa"), seed)
     if prontoqa is None:
         kwargs = dict(settings["prontoqa_generated"])
         problems = generate("prontoqa", seed=seed, **kwargs)

@@ -6,14 +6,15 @@ second call is answered from the backends' response caches, so the depth page co
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
 from finelogic.baselines import BASELINE_SETTINGS, run_baseline
 from finelogic.config import results_dir
+from finelogic.data.problem import Problem
 from finelogic.data.suites import EvalSet, evaluation_sets
 from finelogic.eval.accuracy import evaluate_accuracy
 from finelogic.models.base import GenerationConfig
@@ -51,8 +52,10 @@ def accuracy_run(profile: str, seed: int = 0, *, data_dir: str | Path | None = N
         models: model specs (:func:`finelogic.models.spec.parse_model`) overriding the profile's.
         settings: prompt settings (``Direct``, ``CoT``, ``Few-shot``) or inference-time baselines
             (``Sel-Inf``, ``Logic-LM``, ``SymbCoT``: :mod:`finelogic.baselines`, options from the
-            section's optional ``baselines`` mapping, e.g. ``{"Sel-Inf": {"rounds": 4}}``), overriding
-            the profile's.
+            section's optional ``baselines`` mapping, e.g. ``{"Sel-Inf": {"rounds": 4, "items": {"fld": 4}}}``
+            where ``items`` runs the baseline on the first n items of each named set only), overriding
+            the profile's. ``generation_by_setting`` in the section overrides decoding per setting
+            (e.g. ``{"Direct": {"max_new_tokens": 32}}``).
 
     Writes ``results_dir(profile)/accuracy/records.csv`` with every record (and one file pair per
     model × setting, see :func:`evaluate_accuracy`).
@@ -69,13 +72,16 @@ def accuracy_run(profile: str, seed: int = 0, *, data_dir: str | Path | None = N
         inner = getattr(backend, "backend", backend)
         before = inner.stats.calls
         for setting in setting_names:
-            log.info("accuracy: %s, %s, %d items", spec.name, setting, len(problems))
+            decoding = replace(config, **section.get("generation_by_setting", {}).get(setting, {}))
             if setting in BASELINE_SETTINGS:
-                frames.append(run_baseline(setting, problems, backend, config=config, profile=profile,
-                                           run_name=f"{spec.name}-{setting}", model_name=spec.name,
-                                           **section.get("baselines", {}).get(setting, {})))
+                options = dict(section.get("baselines", {}).get(setting, {}))
+                items = _first_per_dataset(sets, options.pop("items", None))
+                log.info("accuracy: %s, %s, %d items", spec.name, setting, len(items))
+                frames.append(run_baseline(setting, items, backend, config=decoding, profile=profile,
+                                           run_name=f"{spec.name}-{setting}", model_name=spec.name, **options))
                 continue
-            frames.append(evaluate_accuracy(problems, backend, setting, config=config, profile=profile,
+            log.info("accuracy: %s, %s, %d items", spec.name, setting, len(problems))
+            frames.append(evaluate_accuracy(problems, backend, setting, config=decoding, profile=profile,
                                             run_name=f"{spec.name}-{setting}", model_name=spec.name,
                                             batch_size=section["batch_size"] * 4))
         calls += inner.stats.calls - before
@@ -84,3 +90,10 @@ def accuracy_run(profile: str, seed: int = 0, *, data_dir: str | Path | None = N
     out.parent.mkdir(parents=True, exist_ok=True)
     records.to_csv(out, index=False)
     return AccuracyRun(records, sets, specs, setting_names, config, calls)
+
+
+def _first_per_dataset(sets: Sequence[EvalSet], items: Mapping[str, int] | None) -> list[Problem]:
+    """The first ``items[name]`` problems of each set (sets not named: none); all when ``items`` is None."""
+    if items is None:
+        return [p for s in sets for p in s.problems]
+    return [p for s in sets for p in s.problems[:items.get(s.name, 0)]]
