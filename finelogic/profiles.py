@@ -41,7 +41,14 @@ _PROFILES = {
          "probing": {"n_train": 4, "n_test": 2, "depths": (3, 4), "distractors": (4, 6), "nsd_points": 1,
                      "readouts": ("plain",), "layer": -1, "models": ("embedded", "random-init")},
          "soundness": {"judge": "symbolic", "quality": {"n": 6, "depths": (1, 2, 3)},
-                       "llm_judge": None, "run_accuracy_if_missing": False}},
+                       "llm_judge": None, "run_accuracy_if_missing": False},
+         # SFT: two optimizer steps per style on a handful of shallow problems; two test items.
+         "sft": {"fld_n": 4, "fld_unknown": 1, "fld_depths": (0, 1), "prontoqa_n": 2, "prontoqa_hops": 3,
+                 "train": {"max_steps": 2, "batch_size": 2, "micro_batch_size": 2, "cutoff_len": 256,
+                           "lora_r": 4, "lora_alpha": 8, "lora_layers": 2},
+                 "eval": {"fld": {"name": "fld", "n": 2, "depths": (1,)}, "prontoqa_generated": {"n": 0},
+                          "limit": {"folio": 0, "multi_logieval": 0, "prontoqa": 0},
+                          "generation": {"max_new_tokens": 16}, "batch_size": 4}}},
     ),
     "tiny": Profile(
         "tiny",
@@ -51,16 +58,33 @@ _PROFILES = {
          "logicmark": {"items": 60, "batch_size": 8, "random_control": True},
          # Prompt processing dominates on a CPU (FOLIO / Multi-LogiEval prompts run to ~400 tokens):
          # about 55 items x 2 settings keeps this family near 4 minutes on 2 cores.
-         "accuracy": {"fld": {"name": "fld", "n": 25},
-                      "prontoqa_generated": {"n": 10, "hops": (5,)}, "limit": 10,
-                      "models": ("embedded",), "settings": ("Direct", "CoT"),
-                      "generation": {"max_new_tokens": 96}, "batch_size": 32},
+         "accuracy": {"fld": {"name": "fld", "n": 18},
+                      "prontoqa_generated": {"n": 8, "hops": (5,)}, "limit": 8,
+                      "models": ("embedded",), "settings": ("Direct", "CoT", "Sel-Inf", "Logic-LM", "SymbCoT"),
+                      "generation": {"max_new_tokens": 96}, "batch_size": 32,
+                      # Direct asks for the label only; 32 tokens leave room for it and save a third.
+                      "generation_by_setting": {"Direct": {"max_new_tokens": 32},
+                                                "Logic-LM": {"max_new_tokens": 160},
+                                                "SymbCoT": {"max_new_tokens": 160}},
+                      # The baselines send several long prompts per item: two FLD items each here.
+                      "baselines": {"Sel-Inf": {"rounds": 2, "items": {"fld": 2}},
+                                    "Logic-LM": {"refinements": 1, "items": {"fld": 2}},
+                                    "SymbCoT": {"items": {"fld": 2}}}},
          # Probing: depths 5-7 give gold proofs of 5-9 steps (10-19 is paper scale); ~650 tokens per
          # problem and model with the KV cache reused (suffixes included): ~31k tokens for both models.
          "probing": {"n_train": 16, "n_test": 8, "depths": (5, 6, 7), "distractors": (4, 6), "nsd_points": 1,
                      "readouts": ("chat",), "layer": -1, "models": ("embedded", "random-init")},
          "soundness": {"judge": "symbolic", "quality": {"n": 40, "depths": tuple(range(0, 10))},
-                       "llm_judge": "embedded", "llm_quality_steps": 16}},
+                       "llm_judge": "embedded", "llm_quality_steps": 16},
+         # SFT on a CPU: LoRA on the top 8 of 30 blocks, 4 steps of 2 shallow examples per style (about a
+         # minute each); evaluated on 4 shallow FLD items and 2 ProntoQA items with room for the styles'
+         # long answers. Enough to see the loss fall and the machinery work, not to learn to reason.
+         "sft": {"fld_n": 16, "fld_unknown": 2, "fld_depths": (0, 1), "prontoqa_n": 4, "prontoqa_hops": 3,
+                 "train": {"max_steps": 4, "batch_size": 2, "micro_batch_size": 2, "cutoff_len": 512,
+                           "learning_rate": 1e-3, "lora_r": 16, "lora_alpha": 32, "lora_layers": 8},
+                 "eval": {"fld": {"name": "fld", "n": 4, "depths": (0, 1, 2)}, "prontoqa_generated": {"n": 2, "hops": (3,)},
+                          "limit": {"folio": 0, "multi_logieval": 0, "prontoqa": 2},
+                          "generation": {"max_new_tokens": 192}, "batch_size": 8}}},
     ),
     "paper": Profile(
         "paper",
@@ -82,7 +106,7 @@ _PROFILES = {
                                  {"name": "GPT-4o", "kind": "openai", "model": "gpt-4o"},
                                  {"name": "DeepSeek-R1", "kind": "openai", "model": "deepseek-reasoner",
                                   "base_url": "https://api.deepseek.com", "api_key_env": "DEEPSEEK_API_KEY"}),
-                      "settings": ("Direct", "CoT", "Few-shot"),
+                      "settings": ("Direct", "CoT", "Few-shot", "Logic-LM", "SymbCoT", "Sel-Inf"),
                       "generation": {"max_new_tokens": 3072, "temperature": 0.7, "top_p": 0.9},
                       "batch_size": 16},
          # Probing as in Appendix B: FLD proofs of depth 10-19, 450 train / 100 test problems, 6 NSD points;
@@ -95,7 +119,18 @@ _PROFILES = {
          # The paper's judge: GPT-4.1-mini at temperature 0 (Section 3.2); symbolic first where it decides.
          "soundness": {"judge": "hybrid", "quality": {"n": 100, "depths": tuple(range(0, 20))},
                        "llm_judge": {"name": "GPT-4.1-mini", "kind": "openai", "model": "gpt-4.1-mini"},
-                       "llm_quality_steps": None}},
+                       "llm_quality_steps": None},
+         # Section 4: full fine-tuning of the base model with the paper's recipe on the paper-size sets;
+         # evaluated on the accuracy section's test sets (needs a GPU).
+         "sft": {"fld_n": 9500, "fld_unknown": 1500, "fld_depths": tuple(range(0, 16)), "prontoqa_n": 3200,
+                 "prontoqa_hops": 3,
+                 "base_model": {"name": "Llama-3.1-8B-Instruct", "kind": "hf",
+                                "path": "meta-llama/Llama-3.1-8B-Instruct", "device_map": "auto"},
+                 "train": {"paper": True},
+                 "eval": {"fld": {"name": "fld_paper_test", "scale": 1.0},
+                          "prontoqa_generated": {"n": 500, "hops": (5,)}, "limit": None,
+                          "generation": {"max_new_tokens": 3072, "temperature": 0.7, "top_p": 0.9},
+                          "batch_size": 16}}},
     ),
 }
 

@@ -43,3 +43,11 @@ def test_a_built_page_shows_a_hostile_response_as_text(tmp_path):
     page = (tmp_path / "_build" / "html" / "page.html").read_text()
     assert "window.PWNED" in page and "<script>window.PWNED" not in page and "<img src=x" not in page
     assert "&lt;script&gt;window.PWNED=1&lt;/script&gt;" in page
+
+
+def test_side_by_side_escapes_every_column():
+    from finelogic.book.display import side_by_side
+
+    page = side_by_side({"NL": "<b>bold</b>", "Symb-Direct": "{A}{a} -> {B}{a}"}).data
+    assert "&lt;b&gt;bold&lt;/b&gt;" in page and "<b>bold" not in page
+    assert "{A}{a} -&gt; {B}{a}" in page and page.count("<pre") == 2

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import html
+from typing import Mapping
 
 from IPython.display import HTML
 
@@ -11,3 +12,12 @@ def model_output(text: str, *, title: str | None = None) -> HTML:
     heading = f"<div><strong>{html.escape(title)}</strong></div>" if title else ""
     body = html.escape(text if text else "(empty response)")
     return HTML(f'{heading}<pre style="white-space: pre-wrap; max-height: 24em; overflow-y: auto">{body}</pre>')
+
+
+def side_by_side(texts: Mapping[str, str]) -> HTML:
+    """Several texts in columns (e.g. one problem under four supervision styles), each escaped."""
+    columns = "".join(
+        f'<div style="flex: 1 1 0; min-width: 14em"><div><strong>{html.escape(title)}</strong></div>'
+        f'<pre style="white-space: pre-wrap; font-size: 0.8em">{html.escape(text or "(empty)")}</pre></div>'
+        for title, text in texts.items())
+    return HTML(f'<div style="display: flex; gap: 0.8em; flex-wrap: wrap">{columns}</div>')

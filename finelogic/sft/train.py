@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import torch
-from tqdm.auto import tqdm
+from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
 from finelogic.config import cache_dir
 from finelogic.models.spec import ModelSpec, parse_model
@@ -59,6 +59,8 @@ class TrainConfig:
         cutoff_len: examples are cut to this many tokens (prompt + target); the paper used 2,500.
         scheduler: ``"cosine"`` (with ``warmup_ratio`` linear warm-up) or ``"constant"``.
         lora_r, lora_alpha, lora_dropout, target_modules: the LoRA adapters.
+        lora_layers: adapt only the top ``lora_layers`` transformer blocks (None: all). Gradients then
+            stop at the lowest adapted block, which makes a CPU step several times cheaper.
         seed: seeds example order, dropout and LoRA initialisation.
         dtype: ``"float32"`` (CPU) or ``"bfloat16"`` (GPUs, as the paper).
     """
@@ -76,6 +78,7 @@ class TrainConfig:
     lora_alpha: int = 32
     lora_dropout: float = 0.0
     target_modules: tuple[str, ...] = LLAMA_PROJECTIONS
+    lora_layers: int | None = None
     seed: int = 0
     dtype: str = "float32"
 
@@ -141,6 +144,11 @@ class _Encoded:
     input_ids: list[int]
     labels: list[int]
     id: str = field(default="")
+
+    @property
+    def prompt_length(self) -> int:
+        """Tokens before the first target token."""
+        return next((i for i, label in enumerate(self.labels) if label != IGNORE_INDEX), len(self.labels))
 
 
 def encode_example(tokenizer: Any, example: Mapping[str, Any], cutoff_len: int) -> _Encoded:
@@ -279,8 +287,13 @@ def _prepare(model: Any, config: TrainConfig) -> Any:
     if missing:
         raise ValueError(f"LoRA target modules {missing} are not in {type(model).__name__}; "
                          "set TrainConfig.target_modules to its projection names")
+    layers = None
+    if config.lora_layers is not None:
+        n_layers = model.config.num_hidden_layers
+        layers = list(range(max(0, n_layers - config.lora_layers), n_layers))
     lora = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=config.lora_dropout,
-                      target_modules=list(config.target_modules), task_type="CAUSAL_LM")
+                      target_modules=list(config.target_modules), layers_to_transform=layers,
+                      task_type="CAUSAL_LM")
     model = get_peft_model(model, lora)
     model.train()
     return model
@@ -318,9 +331,11 @@ def _fit(model: Any, tokenizer: Any, encoded: list[_Encoded], config: TrainConfi
         for start in range(0, len(batch), config.micro_batch_size):
             micro = batch[start:start + config.micro_batch_size]
             input_ids, labels, mask = _pad(micro, pad, device)
-            logits = model(input_ids=input_ids, attention_mask=mask).logits[:, :-1].float()
+            # Vocabulary logits only where a target token is predicted: from the shortest prompt's end on.
+            keep = input_ids.shape[1] - min(e.prompt_length for e in micro) + 1
+            logits = model(input_ids=input_ids, attention_mask=mask, logits_to_keep=keep).logits[:, :-1].float()
             loss_sum = torch.nn.functional.cross_entropy(
-                logits.reshape(-1, logits.shape[-1]), labels[:, 1:].reshape(-1),
+                logits.reshape(-1, logits.shape[-1]), labels[:, -keep + 1:].reshape(-1),
                 ignore_index=IGNORE_INDEX, reduction="sum")
             (loss_sum / n_target).backward()  # token-weighted mean over the whole step
             step_loss += loss_sum.item()

@@ -1,0 +1,31 @@
+"""The supervision run in the smoke profile: four styles trained, checked and evaluated beside the base model."""
+from __future__ import annotations
+
+import pytest
+
+from model_fixtures import model_cache  # noqa: F401  (fixture)
+
+pytestmark = pytest.mark.slow
+
+
+def test_smoke_supervision_run_trains_every_style_and_evaluates_it_beside_the_base(model_cache, tmp_path, monkeypatch):
+    import torch
+
+    from finelogic.sft.runs import supervision_run
+
+    torch.set_num_threads(1)
+    monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path / "cache"))  # fresh checkpoints, same converted model
+    (tmp_path / "cache" / "models").mkdir(parents=True)
+    (tmp_path / "cache" / "models" / "smollm2-135m-instruct-f32").symlink_to(
+        model_cache / "models" / "smollm2-135m-instruct-f32")
+    run = supervision_run("smoke", 0)
+    assert list(run.training["setting"]) == ["SFT-NL", "SFT-Symb-Struct", "SFT-Symb-Filter", "SFT-Symb-Direct"]
+    assert (run.training["steps"] == 2).all() and (run.training["examples"] == 6).all()
+    assert (run.checks["failing"] == 0).all() and (run.checks["lines"] > run.checks["examples"]).all()
+    # Base (CoT) and four SFT rows, each on the same two FLD items; the model column is the base model.
+    assert run.records.groupby("setting").size().to_dict() == {
+        "CoT": 2, "SFT-NL": 2, "SFT-Symb-Direct": 2, "SFT-Symb-Filter": 2, "SFT-Symb-Struct": 2}
+    assert set(run.records["model"]) == {"SmolLM2-135M-Instruct"}
+    assert len({t.path for t in run.trained}) == 4
+    again = supervision_run("smoke", 0)
+    assert all(t.cached for t in again.trained)  # checkpoints reused, not retrained
