@@ -44,6 +44,7 @@ _PROFILES = {
                        "llm_judge": None, "run_accuracy_if_missing": False},
          # SFT: two optimizer steps per style on a handful of shallow problems; two test items.
          "sft": {"fld_n": 4, "fld_unknown": 1, "fld_depths": (0, 1), "prontoqa_n": 2, "prontoqa_hops": 3,
+                 "logipt": True,
                  "train": {"max_steps": 2, "batch_size": 2, "micro_batch_size": 2, "cutoff_len": 256,
                            "lora_r": 4, "lora_alpha": 8, "lora_layers": 2},
                  "eval": {"fld": {"name": "fld", "n": 2, "depths": (1,)}, "prontoqa_generated": {"n": 0},
@@ -56,35 +57,37 @@ _PROFILES = {
         {"datasets": {"fld": {"name": "fld_paper_test", "scale": 0.1},
                       "prontoqa_generated": {"n": 100, "hops": (5,)}, "limit": None},
          "logicmark": {"items": 60, "batch_size": 8, "random_control": True},
-         # Prompt processing dominates on a CPU (FOLIO / Multi-LogiEval prompts run to ~400 tokens):
-         # about 55 items x 2 settings keeps this family near 4 minutes on 2 cores.
-         "accuracy": {"fld": {"name": "fld", "n": 18},
-                      "prontoqa_generated": {"n": 8, "hops": (5,)}, "limit": 8,
+         # On 2 cores a decoding step costs ~0.3-0.4 s at any batch size up to 32, and prompts ~6.5 ms per
+         # token: 32 items (one batch) x (Direct, CoT) plus one item per baseline is about 4 minutes.
+         "accuracy": {"fld": {"name": "fld", "n": 14},
+                      "prontoqa_generated": {"n": 6, "hops": (5,)}, "limit": 6,
                       "models": ("embedded",), "settings": ("Direct", "CoT", "Sel-Inf", "Logic-LM", "SymbCoT"),
                       "generation": {"max_new_tokens": 96}, "batch_size": 32,
                       # Direct asks for the label only; 32 tokens leave room for it and save a third.
                       "generation_by_setting": {"Direct": {"max_new_tokens": 32},
-                                                "Logic-LM": {"max_new_tokens": 160},
-                                                "SymbCoT": {"max_new_tokens": 160}},
-                      # The baselines send several long prompts per item: two FLD items each here.
-                      "baselines": {"Sel-Inf": {"rounds": 2, "items": {"fld": 2}},
-                                    "Logic-LM": {"refinements": 1, "items": {"fld": 2}},
-                                    "SymbCoT": {"items": {"fld": 2}}}},
-         # Probing: depths 5-7 give gold proofs of 5-9 steps (10-19 is paper scale); ~650 tokens per
-         # problem and model with the KV cache reused (suffixes included): ~31k tokens for both models.
-         "probing": {"n_train": 16, "n_test": 8, "depths": (5, 6, 7), "distractors": (4, 6), "nsd_points": 1,
+                                                "Logic-LM": {"max_new_tokens": 128},
+                                                "SymbCoT": {"max_new_tokens": 128}},
+                      # The baselines send several long prompts per item (~1,000 tokens with their
+                      # demonstrations): one FLD item each here shows the machinery, not a score.
+                      "baselines": {"Sel-Inf": {"rounds": 1, "items": {"fld": 1}},
+                                    "Logic-LM": {"refinements": 0, "items": {"fld": 1}},
+                                    "SymbCoT": {"items": {"fld": 1}}}},
+         # Probing: depths 4-6 give gold proofs of 4-8 steps (10-19 is paper scale); ~550 tokens per
+         # problem and model with the KV cache reused (suffixes included): ~20k tokens for both models.
+         "probing": {"n_train": 12, "n_test": 6, "depths": (4, 5, 6), "distractors": (4, 6), "nsd_points": 1,
                      "readouts": ("chat",), "layer": -1, "models": ("embedded", "random-init")},
          "soundness": {"judge": "symbolic", "quality": {"n": 40, "depths": tuple(range(0, 10))},
                        "llm_judge": "embedded", "llm_quality_steps": 16},
-         # SFT on a CPU: LoRA on the top 8 of 30 blocks, 4 steps of 2 shallow examples per style (about a
-         # minute each); evaluated on 4 shallow FLD items and 2 ProntoQA items with room for the styles'
-         # long answers. Enough to see the loss fall and the machinery work, not to learn to reason.
+         # SFT on a CPU: LoRA on the top 8 of 30 blocks, 4 steps of 2 shallow examples per style (~20 s
+         # each at ~120 tokens/s); evaluated on 4 shallow FLD items and 2 ProntoQA items with 128 new
+         # tokens (~45 s per model: decoding steps dominate). Symb-Struct's texts run longer than that.
+         # Enough to see the loss fall and the machinery work, not to learn to reason.
          "sft": {"fld_n": 16, "fld_unknown": 2, "fld_depths": (0, 1), "prontoqa_n": 4, "prontoqa_hops": 3,
                  "train": {"max_steps": 4, "batch_size": 2, "micro_batch_size": 2, "cutoff_len": 512,
                            "learning_rate": 1e-3, "lora_r": 16, "lora_alpha": 32, "lora_layers": 8},
                  "eval": {"fld": {"name": "fld", "n": 4, "depths": (0, 1, 2)}, "prontoqa_generated": {"n": 2, "hops": (3,)},
                           "limit": {"folio": 0, "multi_logieval": 0, "prontoqa": 2},
-                          "generation": {"max_new_tokens": 192}, "batch_size": 8}}},
+                          "generation": {"max_new_tokens": 128}, "batch_size": 8}}},
     ),
     "paper": Profile(
         "paper",
@@ -123,7 +126,7 @@ _PROFILES = {
          # Section 4: full fine-tuning of the base model with the paper's recipe on the paper-size sets;
          # evaluated on the accuracy section's test sets (needs a GPU).
          "sft": {"fld_n": 9500, "fld_unknown": 1500, "fld_depths": tuple(range(0, 16)), "prontoqa_n": 3200,
-                 "prontoqa_hops": 3,
+                 "prontoqa_hops": 3, "logipt": True,
                  "base_model": {"name": "Llama-3.1-8B-Instruct", "kind": "hf",
                                 "path": "meta-llama/Llama-3.1-8B-Instruct", "device_map": "auto"},
                  "train": {"paper": True},

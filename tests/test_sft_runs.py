@@ -19,13 +19,18 @@ def test_smoke_supervision_run_trains_every_style_and_evaluates_it_beside_the_ba
     (tmp_path / "cache" / "models" / "smollm2-135m-instruct-f32").symlink_to(
         model_cache / "models" / "smollm2-135m-instruct-f32")
     run = supervision_run("smoke", 0)
-    assert list(run.training["setting"]) == ["SFT-NL", "SFT-Symb-Struct", "SFT-Symb-Filter", "SFT-Symb-Direct"]
+    assert list(run.training["setting"]) == ["SFT-NL", "SFT-Symb-Struct", "SFT-Symb-Filter", "SFT-Symb-Direct",
+                                             "LogiPT"]
     assert (run.training["steps"] == 2).all() and (run.training["examples"] == 6).all()
+    assert list(run.checks["style"]) == ["NL", "Symb-Struct", "Symb-Filter", "Symb-Direct"]
     assert (run.checks["failing"] == 0).all() and (run.checks["lines"] > run.checks["examples"]).all()
-    # Base (CoT) and four SFT rows, each on the same two FLD items; the model column is the base model.
+    assert run.examples["LogiPT"][0]["messages"][-1]["content"].rstrip().endswith("__")
+    # Base rows under both prompts, four SFT rows and LogiPT, each on the same two FLD items; the model
+    # column is the base model, as in the paper's tables.
     assert run.records.groupby("setting").size().to_dict() == {
-        "CoT": 2, "SFT-NL": 2, "SFT-Symb-Direct": 2, "SFT-Symb-Filter": 2, "SFT-Symb-Struct": 2}
+        "CoT": 2, "Direct": 2, "LogiPT": 2, "SFT-NL": 2, "SFT-Symb-Direct": 2, "SFT-Symb-Filter": 2,
+        "SFT-Symb-Struct": 2}
     assert set(run.records["model"]) == {"SmolLM2-135M-Instruct"}
-    assert len({t.path for t in run.trained}) == 4
+    assert len({t.path for t in run.trained}) == 5
     again = supervision_run("smoke", 0)
     assert all(t.cached for t in again.trained)  # checkpoints reused, not retrained

@@ -12,6 +12,8 @@ Profile section ``sft``:
 - data sizes (``fld_n``, ``fld_unknown``, ``fld_depths``, ``prontoqa_n``, ``prontoqa_hops``; see
   :mod:`finelogic.sft.datasets`);
 - ``styles``: which styles to train (default all four);
+- ``logipt``: also train a ``LogiPT`` row on solver traces of the same problems
+  (:func:`finelogic.baselines.logipt_data`; its prompt is the Direct one, so it is evaluated under Direct);
 - ``base_model``: a model spec (default ``"embedded"``);
 - ``train``: :class:`finelogic.sft.train.TrainConfig` fields (``"paper": True`` starts from the paper's
   recipe, :data:`finelogic.sft.train.PAPER_CONFIG`);
@@ -37,6 +39,7 @@ from finelogic.eval.accuracy import evaluate_accuracy
 from finelogic.models.base import GenerationConfig
 from finelogic.models.spec import ModelSpec, open_backend, parse_model
 from finelogic.profiles import get_profile
+from finelogic.prompts import DIRECT
 from finelogic.data.problem import Problem
 from finelogic.sft.datasets import SETTING, training_problems, training_set
 from finelogic.sft.styles import STYLES, check
@@ -87,13 +90,23 @@ def supervision_run(profile: str, seed: int = 0, *, styles: Sequence[str] | None
         raise ValueError(f"unknown supervision styles {unknown}; choose from {', '.join(STYLES)}")
     base = parse_model(base_model or section.get("base_model", "embedded"))
     config = train_config(profile)
+    problems_by_id = {p.id: p for p in training_problems(profile, seed)}
     examples, trained = {}, []
     for style in styles:
         examples[style] = training_set(style, profile, seed)
         trained.append(train(examples[style], name=f"SFT-{style}", base_model=base,
                              config=with_overrides(config, {"seed": seed})))
-    checks = style_checks(examples, {p.id: p for p in training_problems(profile, seed)})
-    training = pd.DataFrame([_training_row(t, style) for t, style in zip(trained, styles)])
+    checks = style_checks(examples, problems_by_id)
+    rows = list(styles)
+    if section.get("logipt", False):
+        from finelogic.baselines import logipt_data
+
+        order = [problems_by_id[e["id"]] for e in examples[styles[0]]] if styles else list(problems_by_id.values())
+        examples["LogiPT"] = logipt_data(order, skip_unusable=True)
+        trained.append(train(examples["LogiPT"], name="LogiPT", base_model=base,
+                             config=with_overrides(config, {"seed": seed})))
+        rows.append("LogiPT")
+    training = pd.DataFrame([_training_row(t, style) for t, style in zip(trained, rows)])
     losses = pd.DataFrame([{"setting": t.name, "step": i + 1, "loss": loss}
                            for t in trained for i, loss in enumerate(t.losses)])
 
@@ -104,8 +117,12 @@ def supervision_run(profile: str, seed: int = 0, *, styles: Sequence[str] | None
     frames = []
     if problems:
         batch = evaluation.get("batch_size", 16)
-        for spec, setting in [(base, SETTING.name), *((t.spec, t.name) for t in trained)]:
-            records = evaluate_accuracy(problems, open_backend(spec, batch_size=batch), SETTING,
+        runs = [(base, SETTING.name), *((t.spec, t.name) for t in trained)]
+        if any(t.name == "LogiPT" for t in trained):
+            runs.insert(1, (base, DIRECT.name))  # LogiPT's own prompt, for the base model too
+        for spec, setting in runs:
+            prompt = DIRECT if setting in (DIRECT.name, "LogiPT") else SETTING
+            records = evaluate_accuracy(problems, open_backend(spec, batch_size=batch), prompt,
                                         config=generation, profile=profile, run_name=f"sft-{base.name}-{setting}",
                                         model_name=base.name, batch_size=batch * 4)
             frames.append(records.assign(setting=setting))
@@ -122,6 +139,8 @@ def style_checks(examples: dict[str, list[dict[str, Any]]], problems: dict[str, 
     """Per style: examples, lines judged by :func:`finelogic.sft.styles.check`, lines not valid and atomic."""
     rows = []
     for style, items in examples.items():
+        if style not in STYLES:  # LogiPT's solver traces are not a supervision style
+            continue
         verdicts = [v for e in items for v in check(style, problems[e["id"]], e["messages"][-1]["content"])]
         rows.append({"style": style, "examples": len(items), "lines": len(verdicts),
                      "failing": sum(not (v.valid and v.atomic) for v in verdicts)})
