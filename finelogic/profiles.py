@@ -58,11 +58,12 @@ _PROFILES = {
                       "prontoqa_generated": {"n": 100, "hops": (5,)}, "limit": None},
          "logicmark": {"items": 60, "batch_size": 8, "random_control": True},
          # On 2 cores a decoding step costs ~0.3-0.4 s at any batch size up to 32, and prompts ~6.5 ms per
-         # token: 32 items (one batch) x (Direct, CoT) plus one item per baseline is about 4 minutes.
-         "accuracy": {"fld": {"name": "fld", "n": 14},
+         # token: 33 items x (Direct, CoT) plus one item per baseline is about 4-5 minutes. FLD: one
+         # PROVED, one DISPROVED and one UNKNOWN item at depths 1, 5, 9, 13, 17 (every Table 5 bucket).
+         "accuracy": {"fld": {"name": "fld", "n": 15, "depths": (1, 5, 9, 13, 17)},
                       "prontoqa_generated": {"n": 6, "hops": (5,)}, "limit": 6,
                       "models": ("embedded",), "settings": ("Direct", "CoT", "Sel-Inf", "Logic-LM", "SymbCoT"),
-                      "generation": {"max_new_tokens": 96}, "batch_size": 32,
+                      "generation": {"max_new_tokens": 96}, "batch_size": 17,  # 33 items: two length-sorted batches
                       # Direct asks for the label only; 32 tokens leave room for it and save a third.
                       "generation_by_setting": {"Direct": {"max_new_tokens": 32},
                                                 "Logic-LM": {"max_new_tokens": 128},

@@ -311,17 +311,18 @@ def test_paper_sizes_are_the_papers_training_shape():
     paper = sizes("paper")
     assert paper["fld_n"] + paper["prontoqa_n"] == 9500 + 3200
     assert fld_plan(paper["fld_n"], paper["fld_unknown"], paper["fld_depths"]) == fld_paper_plan("train")
-    tiny = sizes("tiny")
-    assert tiny["fld_n"] + tiny["prontoqa_n"] == 200 and tiny["prontoqa_hops"] == 3
+    tiny = sizes("tiny")  # a CPU-sized set of shallow problems: 14 FLD + 2 UNKNOWN at depths 0-1, 4 ProntoQA
+    assert (tiny["fld_n"], tiny["fld_unknown"], tuple(tiny["fld_depths"]), tiny["prontoqa_n"]) == (16, 2, (0, 1), 4)
+    assert tiny["prontoqa_hops"] == 3
 
 
 def test_smoke_training_set_shape_and_jsonl_round_trip(tmp_path):
-    examples = training_set("Symb-Struct", "smoke", seed=0)
-    assert len(examples) == 8
-    assert sorted(e["meta"]["dataset"] for e in examples) == ["fld"] * 6 + ["prontoqa"] * 2
+    examples = training_set("Symb-Struct", "smoke", seed=0)  # smoke: 4 FLD (1 UNKNOWN) + 2 ProntoQA
+    assert len(examples) == 6
+    assert sorted(e["meta"]["dataset"] for e in examples) == ["fld"] * 4 + ["prontoqa"] * 2
     assert sum(e["meta"]["label"] == "UNKNOWN" for e in examples) == 1
     assert all(e["id"].startswith("sft-") for e in examples)
-    assert len({e["id"] for e in examples}) == 8
+    assert len({e["id"] for e in examples}) == 6
     for e in examples:
         assert e["style"] == "Symb-Struct"
         assert [m["role"] for m in e["messages"]] == ["system", "user", "assistant"]

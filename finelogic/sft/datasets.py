@@ -45,7 +45,7 @@ log = logging.getLogger(__name__)
 #: The prompt setting whose system and user turns the examples use.
 SETTING = COT
 
-#: Sizes used when the profile's ``sft`` section does not set them (paper: Section 4's numbers).
+#: Sizes used when the profile's ``sft`` section does not set them (finelogic.profiles sets all three).
 DEFAULT_SIZES: Mapping[str, Mapping[str, Any]] = {
     "smoke": {"fld_n": 6, "fld_unknown": 1, "fld_depths": tuple(range(0, 16)), "prontoqa_n": 2, "prontoqa_hops": 3},
     "tiny": {"fld_n": 160, "fld_unknown": 32, "fld_depths": tuple(range(0, 16)), "prontoqa_n": 40,
@@ -112,7 +112,7 @@ def training_set(style: str, profile: str, seed: int = 0, *, verify: bool = True
 
     Args:
         style: one of :data:`finelogic.sft.styles.STYLES`.
-        profile: ``smoke`` (8 examples), ``tiny`` (200), ``paper`` (12,700: Section 4's 9,500 FLD and
+        profile: ``smoke`` (6 examples), ``tiny`` (20), ``paper`` (12,700: Section 4's 9,500 FLD and
             3,200 ProntoQA); sizes as in :func:`sizes`.
         seed: the training data seed; same seed, same examples, same order.
         verify: judge every built text with :func:`finelogic.sft.styles.check` and raise on any line
