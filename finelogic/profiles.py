@@ -80,15 +80,15 @@ _PROFILES = {
          "soundness": {"judge": "symbolic", "quality": {"n": 40, "depths": tuple(range(0, 10))},
                        "llm_judge": "embedded", "llm_quality_steps": 16},
          # SFT on a CPU: LoRA on the top 8 of 30 blocks, 4 steps of 2 shallow examples per style (~20 s
-         # each at ~120 tokens/s); evaluated on 4 shallow FLD items and 2 ProntoQA items with 128 new
-         # tokens (~45 s per model: decoding steps dominate). Symb-Struct's texts run longer than that.
+         # each at ~120 tokens/s); evaluated on 4 shallow FLD items and 2 ProntoQA items with 96 new
+         # tokens (~35 s per model: decoding steps dominate); the symbolic styles' texts run longer.
          # Enough to see the loss fall and the machinery work, not to learn to reason.
          "sft": {"fld_n": 16, "fld_unknown": 2, "fld_depths": (0, 1), "prontoqa_n": 4, "prontoqa_hops": 3,
                  "train": {"max_steps": 4, "batch_size": 2, "micro_batch_size": 2, "cutoff_len": 512,
                            "learning_rate": 1e-3, "lora_r": 16, "lora_alpha": 32, "lora_layers": 8},
                  "eval": {"fld": {"name": "fld", "n": 4, "depths": (0, 1, 2)}, "prontoqa_generated": {"n": 2, "hops": (3,)},
                           "limit": {"folio": 0, "multi_logieval": 0, "prontoqa": 2},
-                          "generation": {"max_new_tokens": 128}, "batch_size": 8}}},
+                          "generation": {"max_new_tokens": 96}, "batch_size": 8}}},
     ),
     "paper": Profile(
         "paper",
