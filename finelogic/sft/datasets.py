@@ -29,7 +29,7 @@ import os
 import random
 import tempfile
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
@@ -107,7 +107,7 @@ def example(style: str, problem: Problem) -> dict[str, Any]:
 
 
 def training_set(style: str, profile: str, seed: int = 0, *, verify: bool = True,
-                 progress: bool | None = None) -> list[dict[str, Any]]:
+                 progress: bool | None = None, problems: Sequence[Problem] | None = None) -> list[dict[str, Any]]:
     """The training examples of one supervision style at the size of ``profile``.
 
     Args:
@@ -118,13 +118,15 @@ def training_set(style: str, profile: str, seed: int = 0, *, verify: bool = True
         verify: judge every built text with :func:`finelogic.sft.styles.check` and raise on any line
             that is not valid and atomic (z3; about a millisecond per step once warm).
         progress: tqdm bars (None: only for 200 items or more).
+        problems: the problems of :func:`training_problems` for this profile and seed when the caller
+            already has them (several styles of one run share them); None generates them.
 
     Returns:
         Examples (see the module docstring) in a seeded shuffled order, so FLD depths and ProntoQA mix.
     """
     if style not in STYLES:
         raise StyleError(f"unknown supervision style {style!r}; choose one of {', '.join(STYLES)}")
-    problems = training_problems(profile, seed, progress=progress)
+    problems = list(problems) if problems is not None else training_problems(profile, seed, progress=progress)
     random.Random(f"sft/{seed}/order").shuffle(problems)
     out = []
     show = progress is not False and (progress is True or len(problems) >= 200)

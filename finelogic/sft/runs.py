@@ -42,7 +42,7 @@ from finelogic.profiles import get_profile
 from finelogic.prompts import DIRECT
 from finelogic.data.problem import Problem
 from finelogic.sft.datasets import SETTING, training_problems, training_set
-from finelogic.sft.styles import STYLES, check
+from finelogic.sft.styles import STYLES, StyleError, check
 from finelogic.sft.train import PAPER_CONFIG, TrainConfig, TrainedModel, train, with_overrides
 
 log = logging.getLogger(__name__)
@@ -89,22 +89,23 @@ def supervision_run(profile: str, seed: int = 0, *, styles: Sequence[str] | None
     if unknown:
         raise ValueError(f"unknown supervision styles {unknown}; choose from {', '.join(STYLES)}")
     base = parse_model(base_model or section.get("base_model", "embedded"))
-    config = train_config(profile)
-    problems_by_id = {p.id: p for p in training_problems(profile, seed)}
-    examples, trained = {}, []
-    for style in styles:
-        examples[style] = training_set(style, profile, seed)
-        trained.append(train(examples[style], name=f"SFT-{style}", base_model=base,
-                             config=with_overrides(config, {"seed": seed})))
+    config = with_overrides(train_config(profile), {"seed": seed})
+    problems = training_problems(profile, seed)  # generated once, written in every style
+    problems_by_id = {p.id: p for p in problems}
+    # Each text is judged once, here; a failing line stops the run before any training.
+    examples = {style: training_set(style, profile, seed, verify=False, problems=problems) for style in styles}
     checks = style_checks(examples, problems_by_id)
+    failing = checks[checks["failing"] > 0]
+    if not failing.empty:
+        raise StyleError(f"built training texts fail their check: {failing.to_dict('records')}")
+    trained = [train(examples[style], name=f"SFT-{style}", base_model=base, config=config) for style in styles]
     rows = list(styles)
     if section.get("logipt", False):
         from finelogic.baselines import logipt_data
 
-        order = [problems_by_id[e["id"]] for e in examples[styles[0]]] if styles else list(problems_by_id.values())
+        order = [problems_by_id[e["id"]] for e in examples[styles[0]]] if styles else problems
         examples["LogiPT"] = logipt_data(order, skip_unusable=True)
-        trained.append(train(examples["LogiPT"], name="LogiPT", base_model=base,
-                             config=with_overrides(config, {"seed": seed})))
+        trained.append(train(examples["LogiPT"], name="LogiPT", base_model=base, config=config))
         rows.append("LogiPT")
     training = pd.DataFrame([_training_row(t, style) for t, style in zip(trained, rows)])
     losses = pd.DataFrame([{"setting": t.name, "step": i + 1, "loss": loss}
@@ -113,16 +114,19 @@ def supervision_run(profile: str, seed: int = 0, *, styles: Sequence[str] | None
     evaluation = dict(section.get("eval", {}))
     sets = tuple(evaluation_sets(evaluation, seed=seed, data_dir=data_dir)) if evaluate else ()
     generation = GenerationConfig(seed=seed, **evaluation.get("generation", {}))
-    problems = [p for s in sets for p in s.problems]
+    test_items = [p for s in sets for p in s.problems]
     frames = []
-    if problems:
+    if test_items:
         batch = evaluation.get("batch_size", 16)
         runs = [(base, SETTING.name), *((t.spec, t.name) for t in trained)]
         if any(t.name == "LogiPT" for t in trained):
             runs.insert(1, (base, DIRECT.name))  # LogiPT's own prompt, for the base model too
+        loaded: tuple[ModelSpec, Any] | None = None  # the base model's two runs are adjacent: load it once
         for spec, setting in runs:
             prompt = DIRECT if setting in (DIRECT.name, "LogiPT") else SETTING
-            records = evaluate_accuracy(problems, open_backend(spec, batch_size=batch), prompt,
+            if loaded is None or loaded[0] != spec:
+                loaded = (spec, open_backend(spec, batch_size=batch))
+            records = evaluate_accuracy(test_items, loaded[1], prompt,
                                         config=generation, profile=profile, run_name=f"sft-{base.name}-{setting}",
                                         model_name=base.name, batch_size=batch * 4)
             frames.append(records.assign(setting=setting))
