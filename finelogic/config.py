@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 
@@ -29,3 +30,13 @@ def results_dir(profile: str) -> Path:
     path = base / profile
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def safe_name(text: str) -> str:
+    """A file-name stem made from any text (a model name, a run name): characters other than letters,
+    digits, ``.``, ``_``, ``-`` become ``_``, and no leading dot, so ``meta-llama/Llama-3.1-8B`` gives
+    ``meta-llama_Llama-3.1-8B`` and ``../x`` can never leave its folder. The one slug function."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", str(text)).strip("_").lstrip("._")
+    if not name:
+        raise ValueError(f"{text!r} has no characters usable in a file name")
+    return name

@@ -3,7 +3,8 @@
 A *backend* turns requests into model outputs. ``HFBackend`` runs a transformers model in this
 process; ``OpenAIBackend`` talks to any OpenAI-compatible server. Both have
 
-* ``generate(conversations, config) -> list[str]``: chat messages in, completions out;
+* ``generate(conversations, config) -> list[str]``: chat messages in, completions out (each a
+  :class:`Completion`, a ``str`` that carries its ``finish_reason``);
 * ``loglikelihood(requests) -> list[tuple[float, int, bool]]``: (context, continuation) pairs in,
   (sum of the continuation's token log-probs in nats, number of continuation tokens, whether
   greedy decoding would have produced the continuation) out;
@@ -18,6 +19,22 @@ from typing import Any, Protocol, Sequence, runtime_checkable
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
 Conversation = list[Message]
 LoglikelihoodResult = tuple[float, int, bool]
+
+
+class Completion(str):
+    """A generated text that also says why generation ended.
+
+    It *is* the text (a ``str``), so code that only reads answers needs nothing else.
+    ``finish_reason``: ``"stop"`` (end of turn or a stop string), ``"length"`` (the token cap cut it
+    off), a server's own reason, or None where unknown.
+    """
+
+    finish_reason: str | None
+
+    def __new__(cls, text: str, finish_reason: str | None = None) -> "Completion":
+        completion = super().__new__(cls, text)
+        completion.finish_reason = finish_reason
+        return completion
 
 
 @dataclass(frozen=True)

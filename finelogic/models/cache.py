@@ -1,21 +1,41 @@
-"""An append-only JSONL cache of model responses, keyed by a hash of the request.
+"""The one cache of model calls: every verb of every backend, keyed by model identity + request.
 
-Why JSONL: it is data (``json`` only, never pickle), a crash can at worst tear the last line,
-and appending one line per finished request makes a killed run resumable: a restart finds every
-finished answer on disk and sends no request for it.
+:func:`finelogic.models.spec.open_model` wraps every backend it opens in a :class:`CachedBackend`, so a
+rerun with nothing changed makes no model call, whichever verb a notebook uses:
 
-Each line is ``{"key": sha256, "request": {...}, "response": {...}}``. The request is stored for
-auditing; it never contains credentials (the API key is not part of a request).
+* ``generate`` and ``loglikelihood`` answers are lines of an append-only JSONL file
+  (:class:`ResponseCache`): data (``json`` only, never pickle), one line per finished request, so a
+  killed run restarts without recomputing anything it had finished;
+* ``hidden_states`` arrays are ``.npz`` files (``allow_pickle=False``) named by the request's key, in a
+  folder beside the JSONL file, each written to a temporary file and renamed.
+
+Keys are the sha256 of the canonical JSON of everything that determines the answer: the model's
+identity (:attr:`finelogic.models.spec.ModelSpec.model_id`: the model, never the transport, so a
+restarted server on a new port still hits), the verb, and the request. Credentials are never part of a
+request or a key.
+
+Several processes may share one cache file: appends hold an exclusive ``flock`` on it, and each process
+reads what the others appended before it sends a request, so a request answered by one process is not
+sent again by another and no line is written twice (two processes that miss the same key at the same
+moment may both compute it; only the first answer is stored). A torn last line (a crash mid-write) is
+skipped with a warning naming the file, and the next append starts on a fresh line.
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
+import inspect
 import json
 import logging
 import os
+import tempfile
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from finelogic.models.base import BackendStats, Completion, Conversation, GenerationConfig, LoglikelihoodResult
 
 log = logging.getLogger(__name__)
 
@@ -29,9 +49,8 @@ def request_key(request: dict[str, Any]) -> str:
 class ResponseCache:
     """Responses by request key, loaded from and appended to one JSONL file.
 
-    One process writes a file at a time (threads of that process may share it). Unreadable lines
-    (a torn last line after a crash) are skipped with a warning; the next append starts on a new
-    line so the torn bytes never merge with a good record.
+    Each line is ``{"key": sha256, "request": {...}, "response": ...}``; the request is stored for
+    auditing. Safe for threads of one process and for several processes (see the module docstring).
     """
 
     def __init__(self, path: str | os.PathLike) -> None:
@@ -39,23 +58,34 @@ class ResponseCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._entries: dict[str, Any] = {}
         self._lock = threading.Lock()
-        self._needs_newline = False
-        if self.path.exists():
-            self._load()
+        self._offset = 0  # bytes of the file read so far
+        self.refresh()
 
-    def _load(self) -> None:
-        raw = self.path.read_bytes()
-        self._needs_newline = bool(raw) and not raw.endswith(b"\n")
-        lines = raw.split(b"\n")
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                self._entries.setdefault(record["key"], record["response"])
-            except (ValueError, KeyError, TypeError):
-                where = "its last line (torn by a crash?)" if number >= len(lines) - 1 else f"line {number}"
-                log.warning("response cache %s: skipping unreadable %s", self.path, where)
+    def refresh(self) -> None:
+        """Read what was appended to the file since the last read (by this or another process)."""
+        with self._lock:
+            self._read_new()
+
+    def _read_new(self) -> None:
+        try:
+            with self.path.open("rb") as handle:
+                handle.seek(self._offset)
+                raw = handle.read()
+        except FileNotFoundError:
+            return
+        # Only whole lines are consumed: a torn tail stays unread until a later append closes it off.
+        end = raw.rfind(b"\n") + 1
+        position = self._offset
+        for line in raw[:end].split(b"\n")[:-1]:
+            if line.strip():
+                try:
+                    record = json.loads(line)
+                    self._entries.setdefault(record["key"], record["response"])
+                except (ValueError, KeyError, TypeError):
+                    log.warning("response cache %s: skipping an unreadable line at byte %d (torn by a crash?)",
+                                self.path, position)
+            position += len(line) + 1
+        self._offset += end
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -67,17 +97,175 @@ class ResponseCache:
         return self._entries.get(key)
 
     def put(self, key: str, request: dict[str, Any], response: Any) -> None:
-        """Store a response unless the key is already cached (never writes duplicates)."""
+        """Store a response unless the key is cached already, here or by another process."""
         line = json.dumps({"key": key, "request": request, "response": response}, ensure_ascii=False) + "\n"
         with self._lock:
-            if key in self._entries:
-                return
-            data = ("\n" if self._needs_newline else "") + line
-            # One write() on an O_APPEND descriptor: a kill leaves whole lines or one torn last line.
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
             try:
-                os.write(fd, data.encode("utf-8"))
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                self._read_new()
+                if key in self._entries:
+                    return
+                size = os.fstat(fd).st_size
+                torn = size > self._offset  # bytes after the last newline: a torn line from a crash
+                if torn:
+                    log.warning("response cache %s: a torn last line (%d bytes) is closed off before appending",
+                                self.path, size - self._offset)
+                # One write() on an O_APPEND descriptor under the lock: whole lines, never interleaved.
+                os.write(fd, (("\n" if torn else "") + line).encode("utf-8"))
+                self._offset = os.fstat(fd).st_size
+                self._entries[key] = response
             finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
                 os.close(fd)
-            self._needs_newline = False
-            self._entries[key] = response
+
+
+class CachedBackend:
+    """Any backend behind the cache: same verbs, answered from disk where the request was seen before.
+
+    Args:
+        backend: the backend, or a zero-argument callable that opens it (then the model is loaded only
+            when some request is not cached: a fully cached run never loads weights).
+        path: the JSONL file; arrays of ``hidden_states`` go to the folder ``<path stem>.arrays/``.
+        model_id: the model's identity in every key: two different models must never share one.
+        chunk_size: misses sent to the backend per call; answers are stored after each chunk, or as each
+            one finishes when the backend's ``generate`` takes an ``on_result`` callback.
+
+    Sampled generations (``temperature > 0``) are cached only when ``config.seed`` is set (the seed is part
+    of the key); unseeded sampling always calls the model. ``stats.cache_hits`` counts answers served from
+    disk; ``stats.calls`` mirrors the wrapped backend's model calls made through this wrapper.
+    """
+
+    def __init__(self, backend: Any, path: str | os.PathLike, model_id: str, *, chunk_size: int = 32) -> None:
+        self._backend = None if _is_loader(backend) else backend
+        self._load = backend if self._backend is None else None
+        self.cache = ResponseCache(path)
+        self.arrays = self.cache.path.with_name(self.cache.path.stem + ".arrays")
+        self.model_id = model_id
+        self.chunk_size = chunk_size
+        self.stats = BackendStats()
+
+    @property
+    def backend(self) -> Any:
+        """The wrapped backend (opened on first use when a loader was given)."""
+        if self._backend is None:
+            log.info("opening %s (not everything it is asked is cached)", self.model_id)
+            self._backend = self._load()
+        return self._backend
+
+    @property
+    def loaded(self) -> bool:
+        return self._backend is not None
+
+    def __getattr__(self, name: str) -> Any:
+        # tokenizer, model, batch_size, ...: whatever the wrapped backend offers.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.backend, name)
+
+    def __repr__(self) -> str:
+        return f"CachedBackend({self.model_id!r}, {str(self.cache.path)!r})"
+
+    # ------------------------------------------------------------------ verbs
+    def generate(self, conversations: Sequence[Conversation],
+                 config: GenerationConfig = GenerationConfig()) -> list[Completion]:
+        """As the wrapped backend's ``generate``, answering cached conversations from disk."""
+        cacheable = config.greedy or config.seed is not None
+        requests = [{"kind": "generate", "model": self.model_id, "messages": [dict(m) for m in c],
+                     "config": config.as_dict()} for c in conversations]
+
+        def run(todo: list[int], store: Callable[[int, Any], None]) -> list[Any]:
+            chosen = [conversations[i] for i in todo]
+            if _takes_on_result(self.backend.generate):
+                texts = self.backend.generate(chosen, config, on_result=lambda j, text: store(todo[j], _text_record(text)))
+            else:
+                texts = self.backend.generate(chosen, config)
+            return [_text_record(t) for t in texts]
+
+        answers = self._answer(requests, cacheable, run)
+        return [Completion(a["text"], a.get("finish_reason")) for a in answers]
+
+    def loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[LoglikelihoodResult]:
+        """As the wrapped backend's ``loglikelihood``, answering cached pairs from disk."""
+        keyed = [{"kind": "loglikelihood", "model": self.model_id, "context": c, "continuation": x}
+                 for c, x in requests]
+        answers = self._answer(keyed, True, lambda todo, _: self.backend.loglikelihood([requests[i] for i in todo]))
+        return [(float(a[0]), int(a[1]), bool(a[2])) for a in answers]
+
+    def hidden_states(self, text: str, boundaries: Sequence[int], **kwargs: Any) -> Any:
+        """As the wrapped backend's ``hidden_states``; the arrays are stored as ``.npz`` files."""
+        request = {"kind": "hidden_states", "model": self.model_id, "text": text,
+                   "boundaries": [int(b) for b in boundaries], "options": _jsonable(kwargs)}
+        path = self.arrays / f"{request_key(request)}.npz"
+        if path.is_file():
+            self.stats.add(cache_hits=1)
+            with np.load(path, allow_pickle=False) as stored:
+                arrays = [stored[f"a{i}"] for i in range(int(stored["count"]))]
+                return arrays if bool(stored["nested"]) else arrays[0]
+        before = self.backend.stats.calls
+        result = self.backend.hidden_states(text, boundaries, **kwargs)
+        self.stats.add(calls=self.backend.stats.calls - before)
+        nested = isinstance(result, list)
+        arrays = result if nested else [result]
+        self.arrays.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=self.arrays, suffix=".tmp", delete=False) as handle:
+            np.savez(handle, count=len(arrays), nested=nested, **{f"a{i}": a for i, a in enumerate(arrays)})
+        os.replace(handle.name, path)
+        return result
+
+    # ------------------------------------------------------------------ shared
+    def _answer(self, requests: list[dict], cacheable: bool, run: Callable) -> list[Any]:
+        keys = [request_key(r) for r in requests]
+        if cacheable:
+            self.cache.refresh()  # answers another process wrote since we last looked
+        answers: list[Any] = [self.cache.get(k) if cacheable else None for k in keys]
+        missing = [i for i, a in enumerate(answers) if a is None]
+        self.stats.add(cache_hits=len(requests) - len(missing))
+        # Duplicate requests inside one call are computed once.
+        first_index: dict[str, int] = {}
+        for i in missing:
+            first_index.setdefault(keys[i], i)
+        unique = list(first_index.values())
+
+        def store(i: int, answer: Any) -> None:
+            if cacheable:
+                self.cache.put(keys[i], requests[i], answer)
+
+        for start in range(0, len(unique), self.chunk_size):
+            todo = unique[start:start + self.chunk_size]
+            before = self.backend.stats.calls
+            results = run(todo, store)
+            self.stats.add(calls=self.backend.stats.calls - before)
+            if len(results) != len(todo):
+                raise RuntimeError(f"{self.backend!r} returned {len(results)} answers for {len(todo)} requests")
+            for i, answer in zip(todo, results):
+                answer = list(answer) if isinstance(answer, tuple) else answer
+                store(i, answer)
+                answers[i] = answer
+        for i in missing:
+            if answers[i] is None:
+                answers[i] = answers[first_index[keys[i]]]
+        return answers
+
+
+def _is_loader(backend: Any) -> bool:
+    return callable(backend) and not hasattr(backend, "generate") and not hasattr(backend, "loglikelihood")
+
+
+def _takes_on_result(method: Any) -> bool:
+    try:
+        return "on_result" in inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _text_record(text: Any) -> dict[str, Any]:
+    return {"text": str(text), "finish_reason": getattr(text, "finish_reason", None)}
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in sorted(value.items())}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value

@@ -16,14 +16,14 @@ The slow reference paths (one full pass per request / per prefix) stay available
 from __future__ import annotations
 
 import os
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
 from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 from transformers import StoppingCriteria
 
-from finelogic.models.base import (BackendStats, Conversation, GenerationConfig, LoglikelihoodResult,
+from finelogic.models.base import (BackendStats, Completion, Conversation, GenerationConfig, LoglikelihoodResult,
                                    split_whitespace, truncate_at_stop)
 
 
@@ -81,14 +81,16 @@ class HFBackend:
 
     # ------------------------------------------------------------------ generate
     @torch.inference_mode()
-    def generate(self, conversations: Sequence[Conversation],
-                 config: GenerationConfig = GenerationConfig()) -> list[str]:
+    def generate(self, conversations: Sequence[Conversation], config: GenerationConfig = GenerationConfig(),
+                 *, on_result: Callable[[int, Completion], None] | None = None) -> list[Completion]:
         """Complete each conversation as the assistant's next turn.
 
         Args:
             conversations: lists of ``{"role", "content"}`` messages; the chat template and the
                 generation prompt are applied here.
             config: decoding parameters; sampling (``temperature > 0``) is seeded per batch.
+            on_result: called with (index, completion) as each batch finishes (the cache stores
+                answers this way, so a crash loses at most the batch in flight).
 
         Returns:
             One completion per conversation, in input order, without special tokens, cut before
@@ -96,12 +98,14 @@ class HFBackend:
         """
         prompts = [self._chat_ids(c) for c in conversations]
         order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
-        results: list[str] = [""] * len(prompts)
+        results: list[Completion] = [Completion("")] * len(prompts)
         batches = [order[i:i + self.batch_size] for i in range(0, len(order), self.batch_size)]
         for batch in tqdm(batches, desc="generate", disable=len(batches) < 2):
             texts = self._generate_batch([prompts[i] for i in batch], config)
             for i, text in zip(batch, texts):
                 results[i] = text
+                if on_result is not None:
+                    on_result(i, text)
         return results
 
     def _chat_ids(self, conversation: Conversation) -> list[int]:
@@ -128,10 +132,15 @@ class HFBackend:
                 torch.manual_seed(config.seed)
             output = self.model.generate(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
         new = output[:, input_ids.shape[1]:]
-        n_new = sum(_length_until(row, self.tokenizer.eos_token_id) for row in new.tolist())
-        self.stats.add(calls=1, prompt_tokens=sum(map(len, prompts)), generated_tokens=n_new)
+        lengths = [_length_until(row, self.tokenizer.eos_token_id) for row in new.tolist()]
+        self.stats.add(calls=1, prompt_tokens=sum(map(len, prompts)), generated_tokens=sum(lengths))
         texts = self.tokenizer.batch_decode(new, skip_special_tokens=True)
-        return [truncate_at_stop(t, config.stop) for t in texts]
+        completions = []
+        for text, length in zip(texts, lengths):
+            cut = truncate_at_stop(text, config.stop)
+            ended = length < config.max_new_tokens or len(cut) < len(text)
+            completions.append(Completion(cut, "stop" if ended else "length"))
+        return completions
 
     # ------------------------------------------------------------- loglikelihood
     @torch.inference_mode()

@@ -1,20 +1,22 @@
 """Backend for any OpenAI-compatible server (OpenAI, DeepSeek, vLLM, llama-cpp-python's server).
 
-Caching, concurrency and retries live here and nowhere else:
+Concurrency and retries live here and nowhere else (caching is the one cache layer's job,
+:class:`finelogic.models.cache.CachedBackend`, which stores each answer as it arrives through
+``generate``'s ``on_result`` callback, so a killed run restarts without re-sending what it had):
 
-* every finished request is appended to a JSONL cache (``finelogic.models.cache``) at once, so a
-  killed run restarts without re-sending anything it already has;
+* identical requests in one call are sent once;
 * at most ``max_concurrency`` requests are in flight (a thread pool);
 * HTTP 429 waits (``Retry-After`` when given) and retries with exponential backoff; 5xx, time-outs,
   dropped connections and unreadable responses retry; any other 4xx fails at once, naming the
   request; ``max_attempts`` caps the attempts per request.
 
-The API key is read from the environment only; it is never part of a cache key, a cache line, a
-log record or an exception message.
+The API key is read from the environment only; it is never part of a request, a log record or an
+exception message.
 """
 from __future__ import annotations
 
 import email.utils
+import json
 import logging
 import os
 import random
@@ -26,10 +28,8 @@ from typing import Any, Callable, Sequence
 
 from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
-from finelogic.config import cache_dir
-from finelogic.models.base import (BackendStats, Conversation, GenerationConfig, LoglikelihoodResult,
+from finelogic.models.base import (BackendStats, Completion, Conversation, GenerationConfig, LoglikelihoodResult,
                                    split_whitespace, truncate_at_stop)
-from finelogic.models.cache import ResponseCache, request_key
 
 log = logging.getLogger(__name__)
 
@@ -55,8 +55,6 @@ class OpenAIBackend:
         base_url: e.g. ``http://127.0.0.1:8000/v1`` (None: api.openai.com).
         api_key_env: name of the environment variable holding the key (servers that need none
             get a placeholder).
-        cache_path: JSONL response cache; None = ``cache_dir()/responses/<model>.jsonl``,
-            False = no cache.
         max_concurrency: requests in flight at once.
         timeout: seconds per attempt.
         max_attempts: attempts per request, the first one included.
@@ -65,12 +63,13 @@ class OpenAIBackend:
         check_alignment: verify once, on a predictable text, that the server's echoed log-probs
             are aligned with the prompt tokens before any log-likelihood scoring.
         extra_body: server-specific parameters sent with every request and part of every cache
-            key, e.g. ``{"repeat_penalty": 1.0}`` for llama-cpp-python, whose default of 1.1
+            key (:func:`finelogic.models.spec.open_model` puts it in the model's identity), e.g.
+            ``{"repeat_penalty": 1.0}`` for llama-cpp-python, whose default of 1.1
             makes "greedy" decoding differ from plain argmax decoding.
     """
 
     def __init__(self, model: str, base_url: str | None = None, *, api_key_env: str = "OPENAI_API_KEY",
-                 cache_path: str | os.PathLike | None | bool = None, max_concurrency: int = 8,
+                 max_concurrency: int = 8,
                  timeout: float = 60.0, max_attempts: int = 6, backoff_base: float = 1.0,
                  backoff_max: float = 60.0, check_alignment: bool = True,
                  extra_body: dict[str, Any] | None = None) -> None:
@@ -87,9 +86,6 @@ class OpenAIBackend:
         self._client = openai.OpenAI(api_key=self._secret or "no-key", base_url=base_url, max_retries=0,
                                      timeout=timeout)
         self.base_url = str(self._client.base_url)
-        if cache_path is None:
-            cache_path = cache_dir() / "responses" / f"{re.sub(r'[^A-Za-z0-9._-]+', '_', model)}.jsonl"
-        self.cache = ResponseCache(cache_path) if cache_path is not False else None
         self.stats = BackendStats()
         self._aligned: bool | None = None
         self._lock = threading.Lock()
@@ -98,12 +94,11 @@ class OpenAIBackend:
         return f"OpenAIBackend({self.model!r}, base_url={self.base_url!r})"
 
     # ------------------------------------------------------------------ generate
-    def generate(self, conversations: Sequence[Conversation],
-                 config: GenerationConfig = GenerationConfig()) -> list[str]:
+    def generate(self, conversations: Sequence[Conversation], config: GenerationConfig = GenerationConfig(),
+                 *, on_result: Callable[[int, Completion], None] | None = None) -> list[Completion]:
         """Chat completions, one per conversation, in input order (see ``HFBackend.generate``).
 
-        Sampled requests (``temperature > 0``) are cached only when ``config.seed`` is set: the
-        seed is part of the cache key, so different seeds never share an answer.
+        ``on_result(index, completion)`` is called as each request finishes (from a worker thread).
         """
         params: dict[str, Any] = {"max_tokens": config.max_new_tokens, "temperature": config.temperature}
         if not config.greedy:
@@ -113,11 +108,12 @@ class OpenAIBackend:
         if config.stop:
             params["stop"] = list(config.stop)
         requests = [{"endpoint": "chat", "messages": [dict(m) for m in conv], **params} for conv in conversations]
-        cacheable = config.greedy or config.seed is not None
-        if not cacheable:
-            log.info("sampling without a seed: %d chat answers are not cached", len(requests))
-        responses = self._run(requests, self._chat, cacheable=cacheable, desc="chat")
-        return [truncate_at_stop(r["text"] or "", config.stop) for r in responses]
+
+        def completion(response: dict[str, Any]) -> Completion:
+            return Completion(truncate_at_stop(response["text"] or "", config.stop), response["finish_reason"])
+
+        report = None if on_result is None else (lambda i, response: on_result(i, completion(response)))
+        return [completion(r) for r in self._run(requests, self._chat, desc="chat", on_result=report)]
 
     def _chat(self, request: dict[str, Any]) -> dict[str, Any]:
         response = self._client.chat.completions.create(model=self.model, **self._params(request))
@@ -142,8 +138,7 @@ class OpenAIBackend:
             if not context or not continuation:
                 raise ValueError(f"both context and continuation must be non-empty: {(context[:40], continuation[:40])}")
         self.ensure_aligned()
-        echoes = self._run([self._echo_request(c + x) for c, x in pairs], self._echo, cacheable=True,
-                           desc="loglikelihood")
+        echoes = self._run([self._echo_request(c + x) for c, x in pairs], self._echo, desc="loglikelihood")
         return [_continuation_score(echo, len(c + x), len(c), c + x) for echo, (c, x) in zip(echoes, pairs)]
 
     def _echo_request(self, prompt: str) -> dict[str, Any]:
@@ -164,7 +159,7 @@ class OpenAIBackend:
         return echo
 
     def ensure_aligned(self) -> None:
-        """Run the echo self-check once per backend (its request is cached like any other).
+        """Run the echo self-check once per backend (one request, before the first scoring call).
 
         Raises:
             LogprobAlignmentError: when the echoed log-probs sit at the wrong positions; scoring
@@ -175,7 +170,7 @@ class OpenAIBackend:
         with self._lock:
             if self._aligned:
                 return
-            echo, = self._run([self._echo_request(ALIGNMENT_PROBE)], self._echo, cacheable=True, desc="self-check")
+            echo, = self._run([self._echo_request(ALIGNMENT_PROBE)], self._echo, desc="self-check")
             problem = alignment_problem(echo, ALIGNMENT_PROBE)
             if problem:
                 raise LogprobAlignmentError(
@@ -189,38 +184,32 @@ class OpenAIBackend:
         """Not available: OpenAI-compatible servers do not return hidden states. Use HFBackend."""
         raise NotImplementedError(f"{self!r}: servers do not expose hidden states; use HFBackend")
 
-    # ------------------------------------------------- cache, concurrency, retries
+    # ------------------------------------------------------- concurrency, retries
     def _params(self, request: dict[str, Any]) -> dict[str, Any]:
         params = {k: v for k, v in request.items() if k not in ("endpoint", "extra_body")}
         return params | ({"extra_body": request["extra_body"]} if request.get("extra_body") else {})
 
     def _run(self, requests: list[dict[str, Any]], send: Callable[[dict[str, Any]], dict[str, Any]], *,
-             cacheable: bool, desc: str) -> list[dict[str, Any]]:
-        """Answer each request from the cache or the server, in input order."""
+             desc: str, on_result: Callable[[int, dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+        """Send each distinct request once, ``max_concurrency`` at a time; answers in input order."""
         if self.extra_body:
             requests = [r | {"extra_body": self.extra_body} for r in requests]
-        keyed = [request_key({"base_url": self.base_url, "model": self.model, **r}) for r in requests]
         results: list[dict[str, Any] | None] = [None] * len(requests)
         todo: dict[str, list[int]] = {}  # identical requests share one call
-        for i, key in enumerate(keyed):
-            cached = self.cache.get(key) if (self.cache is not None and cacheable) else None
-            if cached is not None:
-                results[i] = cached
-                self.stats.add(cache_hits=1)
-            else:
-                todo.setdefault(key, []).append(i)
+        for i, request in enumerate(requests):
+            todo.setdefault(json.dumps(request, sort_keys=True), []).append(i)
         if todo:
-            self._send_all(requests, todo, send, cacheable, desc, results)
+            self._send_all(requests, todo, send, desc, results, on_result)
         return results  # type: ignore[return-value]
 
-    def _send_all(self, requests: list[dict[str, Any]], todo: dict[str, list[int]], send: Callable, cacheable: bool,
-                  desc: str, results: list[dict[str, Any] | None]) -> None:
+    def _send_all(self, requests: list[dict[str, Any]], todo: dict[str, list[int]], send: Callable, desc: str,
+                  results: list[dict[str, Any] | None], on_result: Callable | None) -> None:
         def one(key: str, index: int) -> None:
             response = self._with_retries(index, requests[index], send)
-            if self.cache is not None and cacheable:
-                self.cache.put(key, requests[index], response)
             for i in todo[key]:
                 results[i] = response
+                if on_result is not None:
+                    on_result(i, response)
 
         with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool, \
                 tqdm(total=len(todo), desc=f"{self.model} {desc}", disable=len(todo) < 8) as bar:
@@ -232,7 +221,7 @@ class OpenAIBackend:
             if failed:
                 for future in pending:
                     future.cancel()
-                raise failed[0].exception()  # finished answers are already on disk
+                raise failed[0].exception()  # finished answers already went to on_result
 
     def _with_retries(self, index: int, request: dict[str, Any], send: Callable) -> dict[str, Any]:
         """The one place that retries: classifies each failure as retryable or fatal."""

@@ -1,26 +1,36 @@
-"""Naming a model in a notebook parameter, and opening the backend for it.
+"""Naming a model in one string, and opening it: the one way the package opens a model.
 
-A model is a plain string or dict, so notebooks and the ``finelogic run -p`` command can pass it:
+A model is a plain string (or dict), so notebooks, profiles and ``finelogic run -p`` can pass it:
 
 - ``"embedded"``: the embedded SmolLM2-135M-Instruct, in process;
 - ``"hf:<name or path>"``: any transformers causal LM, in process (GPU with ``device_map="auto"``);
 - ``"openai:<model>"`` or ``"openai:<model>@<base_url>"``: any OpenAI-compatible server (OpenAI,
   DeepSeek, a vLLM or llama.cpp server); the API key is read from ``$OPENAI_API_KEY``, or from the
-  variable a dict spec names in ``api_key_env``.
+  variable a dict spec names in ``api_key_env``;
+- ``"random-init:<seed>"``: the embedded model's architecture with random weights drawn with
+  ``seed`` (the control of the probing and LogicMark tables);
+- ``"ckpt:<dir>"``: a local fine-tuned checkpoint (what :mod:`finelogic.sft.train` writes).
 
 A dict gives the same fields explicitly plus a display ``name``:
 ``{"name": "GPT-4o", "kind": "openai", "model": "gpt-4o"}``.
+
+:func:`open_model` returns every model behind the one cache (:class:`finelogic.models.cache.CachedBackend`,
+all verbs), keyed by :attr:`ModelSpec.model_id`, which names the model and never the transport: a vLLM
+server restarted on another port still finds its answers.
 """
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Mapping
 
-from finelogic.config import cache_dir
+from finelogic.config import cache_dir, safe_name
 
 EMBEDDED_NAME = "SmolLM2-135M-Instruct"
 EMBEDDED_ID = "embedded:SmolLM2-135M-Instruct.Q4_1->float32"
+KINDS = ("embedded", "hf", "openai", "random-init", "ckpt")
 
 
 @dataclass(frozen=True)
@@ -29,12 +39,15 @@ class ModelSpec:
 
     Attributes:
         name: the row label in tables.
-        kind: ``"hf"`` (in process) or ``"openai"`` (a server).
-        path: hub name or local path for ``hf``; None = the embedded model.
-        model: the server's model name for ``openai``.
+        kind: one of :data:`KINDS`.
+        path: hub name or local path (``hf``), checkpoint folder (``ckpt``).
+        model: the server's model name (``openai``).
         base_url: the server (None = OpenAI's).
         api_key_env: the environment variable holding the API key (never the key itself).
-        device_map: ``"auto"`` on GPUs for ``hf``.
+        device_map: ``"auto"`` on GPUs for in-process models.
+        seed: the weights' seed (``random-init``).
+        options: extra keyword arguments for the backend (e.g. ``{"extra_body": {...}}`` for a server,
+            ``{"max_concurrency": 4}``); options that change answers belong in ``model_id`` and are put there.
     """
 
     name: str
@@ -44,13 +57,24 @@ class ModelSpec:
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     device_map: str | None = None
+    seed: int = 0
+    options: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def model_id(self) -> str:
-        """What identifies this model's answers in caches."""
+        """What identifies this model's answers in the cache: the model, never the transport."""
+        if self.kind == "embedded":
+            return EMBEDDED_ID
+        if self.kind == "given":  # a backend handed in by the caller (see finelogic.runs.base.open_models)
+            return f"given:{self.name}"
+        if self.kind == "random-init":
+            return f"random-init:{self.seed}:{EMBEDDED_ID}"
         if self.kind == "hf":
-            return self.path or EMBEDDED_ID
-        return f"{self.base_url or 'openai'}::{self.model}"
+            return f"hf:{self.path}"
+        if self.kind == "ckpt":
+            return f"ckpt:{Path(self.path).expanduser().resolve()}:{_folder_digest(Path(self.path).expanduser())}"
+        extra = self.options.get("extra_body")
+        return f"openai:{self.model}" + (f":{json.dumps(extra, sort_keys=True)}" if extra else "")
 
 
 def parse_model(spec: str | Mapping[str, Any] | ModelSpec) -> ModelSpec:
@@ -60,48 +84,90 @@ def parse_model(spec: str | Mapping[str, Any] | ModelSpec) -> ModelSpec:
     if isinstance(spec, Mapping):
         fields = dict(spec)
         kind = fields.get("kind")
-        if kind not in ("hf", "openai"):
-            raise ValueError(f"model spec {spec!r}: 'kind' must be 'hf' or 'openai'")
+        if kind not in KINDS:
+            raise ValueError(f"model spec {spec!r}: 'kind' must be one of {', '.join(KINDS)}")
         if kind == "openai" and not fields.get("model"):
             raise ValueError(f"model spec {spec!r}: an openai model needs 'model'")
-        fields.setdefault("name", fields.get("model") or _short(fields.get("path")) or EMBEDDED_NAME)
+        if kind in ("hf", "ckpt") and not fields.get("path"):
+            raise ValueError(f"model spec {spec!r}: a {kind} model needs 'path'")
+        fields.setdefault("name", _default_name(kind, fields))
         return ModelSpec(**fields)
     text = str(spec).strip()
     if text == "embedded":
-        return ModelSpec(EMBEDDED_NAME, "hf")
+        return ModelSpec(EMBEDDED_NAME, "embedded")
     kind, sep, rest = text.partition(":")
-    if not sep or not rest or kind not in ("hf", "openai"):
-        raise ValueError(f"model spec {text!r}: expected 'embedded', 'hf:<name or path>' or "
-                         "'openai:<model>[@<base_url>]'")
-    if kind == "hf":
-        return ModelSpec(_short(rest), "hf", path=rest)
+    if text == "random-init" or (kind == "random-init" and rest.isdigit()):
+        seed = int(rest or 0)
+        return ModelSpec(_default_name("random-init", {"seed": seed}), "random-init", seed=seed)
+    if not sep or not rest or kind not in ("hf", "openai", "ckpt"):
+        raise ValueError(f"model spec {text!r}: expected 'embedded', 'hf:<name or path>', "
+                         "'openai:<model>[@<base_url>]', 'random-init:<seed>' or 'ckpt:<dir>'")
+    if kind in ("hf", "ckpt"):
+        return ModelSpec(_short(rest), kind, path=rest)
     model, _, base_url = rest.partition("@")
     return ModelSpec(model, "openai", model=model, base_url=base_url or None)
+
+
+def open_model(spec: str | Mapping[str, Any] | ModelSpec, *, batch_size: int = 16, cache: bool = True) -> Any:
+    """The backend for ``spec``, behind the one cache (see the module docstring).
+
+    In-process weights are loaded only when a request is not cached (a fully cached rerun never loads a
+    model). ``cache=False`` returns the bare backend, loaded now (benchmarks use it).
+    """
+    spec = parse_model(spec)
+
+    def load() -> Any:
+        return _backend(spec, batch_size)
+
+    if not cache:
+        return load()
+    from finelogic.models.cache import CachedBackend
+
+    path = cache_dir() / "responses" / f"{safe_name(spec.model_id)[:120]}-{_digest(spec.model_id)}.jsonl"
+    return CachedBackend(load, path, spec.model_id)
+
+
+def random_init_backend(seed: int = 0, *, batch_size: int = 16) -> Any:
+    """The embedded model's architecture with random weights (seeded), as an ``HFBackend``: the control."""
+    from finelogic.models.embedded import load_default, random_init_like
+    from finelogic.models.hf import HFBackend
+
+    tokenizer, model = load_default()
+    return HFBackend(random_init_like(model, seed), tokenizer, batch_size=batch_size)
+
+
+def _backend(spec: ModelSpec, batch_size: int) -> Any:
+    if spec.kind == "openai":
+        from finelogic.models.openai_backend import OpenAIBackend
+
+        return OpenAIBackend(spec.model, spec.base_url, api_key_env=spec.api_key_env, **dict(spec.options))
+    if spec.kind == "random-init":
+        return random_init_backend(spec.seed, batch_size=batch_size)
+    from finelogic.models.hf import HFBackend
+
+    path = None if spec.kind == "embedded" else str(Path(spec.path).expanduser()) if spec.kind == "ckpt" else spec.path
+    return HFBackend(path, batch_size=batch_size, device_map=spec.device_map, **dict(spec.options))
+
+
+def _default_name(kind: str, fields: Mapping[str, Any]) -> str:
+    if kind == "embedded":
+        return EMBEDDED_NAME
+    if kind == "random-init":
+        return f"SmolLM2-135M (random init, seed {fields.get('seed', 0)})"
+    return fields.get("model") or _short(fields.get("path")) or kind
 
 
 def _short(path: str | None) -> str | None:
     return path.rstrip("/").split("/")[-1] if path else None
 
 
-def open_backend(spec: str | Mapping[str, Any] | ModelSpec, *, cache: bool = True, batch_size: int = 16,
-                 **backend_kwargs: Any):
-    """The backend for ``spec``; in-process models are wrapped in an on-disk response cache under
-    ``cache_dir()/responses/`` (the OpenAI backend keeps its own cache there)."""
-    spec = parse_model(spec)
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", spec.model_id)
-    if spec.kind == "openai":
-        from finelogic.models.openai_backend import OpenAIBackend
-
-        cache_path = cache_dir() / "responses" / f"openai-{safe}.jsonl" if cache else False
-        return OpenAIBackend(spec.model, spec.base_url, api_key_env=spec.api_key_env, cache_path=cache_path,
-                             **backend_kwargs)
-    from finelogic.models.hf import HFBackend
-
-    backend = HFBackend(spec.path, batch_size=batch_size, device_map=spec.device_map, **backend_kwargs)
-    if not cache:
-        return backend
-    from finelogic.models.cached import CachedBackend
-
-    return CachedBackend(backend, cache_dir() / "responses" / f"hf-{safe}.jsonl", spec.model_id)
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
+def _folder_digest(folder: Path) -> str:
+    """A checkpoint's identity: names, sizes and modification times of its files (a retrained one differs)."""
+    if not folder.is_dir():
+        raise FileNotFoundError(f"checkpoint folder {folder} does not exist")
+    entries = sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in folder.iterdir() if p.is_file())
+    return _digest(json.dumps(entries))

@@ -1,0 +1,35 @@
+"""Writing result files so that a reader never sees half of one: a temporary file, then a rename."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` (UTF-8) to a temporary file beside ``path`` and rename it into place.
+
+    Two processes writing the same file each rename a complete file of their own: the last one wins,
+    and no reader ever sees a mix or a torn end.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.",
+                                     suffix=".tmp", delete=False) as handle:
+        handle.write(text)
+    os.replace(handle.name, path)
+    return path
+
+
+def write_csv_atomic(frame: pd.DataFrame, path: str | os.PathLike) -> Path:
+    """``frame`` as CSV without its index, written atomically."""
+    return write_text_atomic(path, frame.to_csv(index=False))
+
+
+def write_json_atomic(value: Any, path: str | os.PathLike) -> Path:
+    """``value`` as indented, key-sorted JSON, written atomically."""
+    return write_text_atomic(path, json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n")

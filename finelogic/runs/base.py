@@ -1,0 +1,214 @@
+"""What every notebook family's run shares: the profile resolved once, models opened once, provenance,
+and writing / reading the run's tables.
+
+A family module (``finelogic.runs.accuracy``, ...) exports ``run(profile, *, seed=0, backends=None,
+**overrides)``. It calls :func:`resolve` once, :func:`open_models` once, the pure functions of
+``finelogic.eval`` / ``finelogic.baselines``, and returns a frozen dataclass derived from :class:`Run`:
+its DataFrame fields are the run's tables, ``provenance`` says how they were made. ``run.write()``
+puts every table in ``results/<profile>/<family>/<field>.csv`` plus ``run.json``; ``Family.read(dir)``
+gives the same object back (tables and provenance) without any model.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import subprocess
+import time
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence, TypeVar
+
+import pandas as pd
+
+import finelogic
+from finelogic.config import repo_root, results_dir
+from finelogic.files import write_csv_atomic, write_json_atomic
+from finelogic.models.spec import ModelSpec, open_model, parse_model
+from finelogic.profiles import get_profile
+
+R = TypeVar("R", bound="Run")
+
+
+@functools.lru_cache(maxsize=1)
+def git_commit() -> str:
+    """Short commit of the checkout, ``+dirty`` when tracked files changed; ``unknown`` outside git."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], cwd=repo_root(), capture_output=True,
+                              text=True, check=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=repo_root(),
+                               capture_output=True, text=True, check=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return head + ("+dirty" if dirty else "")
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """How a run's tables were made (the book's captions are written from this).
+
+    Attributes:
+        family: ``accuracy``, ``depth``, ``soundness``, ...
+        profile, seed: as passed to ``run``.
+        settings: the profile section after overrides, exactly what the run used.
+        models: display names of the models, in table order; ``model_ids`` their cache identities.
+        n: items evaluated (the family says what an item is).
+        data: dataset -> where its items came from (a path, ``generated (...)``, ``not present``).
+        model_calls, cache_hits: model invocations made by this run, and answers read from the cache.
+        seconds: wall time of the run.
+        version, commit: the package version and the checkout's commit.
+    """
+
+    family: str
+    profile: str
+    seed: int
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    models: tuple[str, ...] = ()
+    model_ids: tuple[str, ...] = ()
+    n: int = 0
+    data: Mapping[str, str] = field(default_factory=dict)
+    model_calls: int = 0
+    cache_hits: int = 0
+    seconds: float = 0.0
+    version: str = finelogic.__version__
+    commit: str = field(default_factory=git_commit)
+
+    def as_dict(self) -> dict[str, Any]:
+        return json.loads(json.dumps(dataclasses.asdict(self), default=_jsonable))
+
+    @classmethod
+    def from_dict(cls, value: Mapping[str, Any]) -> "Provenance":
+        known = {f.name for f in fields(cls)}
+        kwargs = {k: v for k, v in value.items() if k in known}
+        for name in ("models", "model_ids"):
+            kwargs[name] = tuple(kwargs.get(name, ()))
+        return cls(**kwargs)
+
+
+@dataclass(frozen=True)
+class Run:
+    """Base of every family's run: DataFrame fields are its tables; other fields need defaults (they are
+    not written, so :meth:`read` leaves them at their defaults)."""
+
+    provenance: Provenance
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The run's tables by field name, in field order."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if isinstance(getattr(self, f.name), pd.DataFrame)}
+
+    def write(self, directory: str | Path | None = None) -> list[Path]:
+        """Every table as ``<name>.csv`` and the provenance (with column types) as ``run.json``, each written
+        atomically; default folder ``results/<profile>/<family>``. Returns the paths written."""
+        directory = Path(directory) if directory is not None else results_dir(self.provenance.profile) / self.provenance.family
+        paths = [write_csv_atomic(frame, directory / f"{name}.csv") for name, frame in self.tables().items()]
+        dtypes = {name: {c: str(t) for c, t in frame.dtypes.items()} for name, frame in self.tables().items()}
+        paths.append(write_json_atomic({"provenance": self.provenance.as_dict(), "dtypes": dtypes}, directory / "run.json"))
+        return paths
+
+    @classmethod
+    def read(cls: type[R], directory: str | Path) -> R:
+        """The run written to ``directory`` by :meth:`write`: its tables (column types restored) and
+        provenance; fields that are not tables keep their defaults."""
+        directory = Path(directory)
+        meta_path = directory / "run.json"
+        if not meta_path.is_file():
+            raise FileNotFoundError(f"no run in {directory} (no run.json); run the notebook family first")
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        kwargs: dict[str, Any] = {"provenance": Provenance.from_dict(meta["provenance"])}
+        for name, dtypes in meta["dtypes"].items():
+            frame = pd.read_csv(directory / f"{name}.csv", keep_default_na=False, na_values=[""])
+            kwargs[name] = _restore(frame, dtypes)
+        return cls(**kwargs)
+
+
+def resolve(profile: str, family: str, overrides: Mapping[str, Any], *, optional: Iterable[str] = ()) -> dict[str, Any]:
+    """The profile's ``family`` section with ``overrides`` applied (None values keep the profile's).
+
+    Raises:
+        ValueError: an override names no setting of the section (nor of ``optional``); the message
+            lists the valid names.
+    """
+    section = dict(get_profile(profile).section(family))
+    valid = set(section) | set(optional)
+    unknown = sorted(k for k in overrides if k not in valid)
+    if unknown:
+        raise ValueError(f"{family} run: unknown setting(s) {', '.join(unknown)}; "
+                         f"the {profile!r} profile's {family} settings are {', '.join(sorted(valid))}")
+    section.update({k: v for k, v in overrides.items() if v is not None})
+    return section
+
+
+def open_models(entries: Sequence[Any], backends: Mapping[str, Any] | None = None, *,
+                batch_size: int = 16) -> list[tuple[ModelSpec, Any]]:
+    """``(spec, backend)`` per model entry, in order: a handed-in backend where ``backends`` has one for the
+    entry as written (or for its display name), else :func:`finelogic.models.spec.open_model`.
+
+    Handed-in backends are used as they are (not wrapped in the cache): a test hands in a scripted
+    backend and counts its calls; a user hands in a backend configured their own way.
+    """
+    backends = dict(backends or {})
+    opened = []
+    for entry in entries:
+        key = entry if isinstance(entry, str) else (entry.get("name") if isinstance(entry, Mapping) else None)
+        if key is not None and key in backends:
+            spec = _spec_or_name(entry, key)
+            opened.append((spec, backends.pop(key)))
+            continue
+        spec = parse_model(entry)
+        if spec.name in backends:
+            opened.append((spec, backends.pop(spec.name)))
+        else:
+            opened.append((spec, open_model(spec, batch_size=batch_size)))
+    if backends:
+        raise ValueError(f"backends given for {', '.join(map(repr, backends))}, which the run does not use; "
+                         f"its models are {', '.join(map(repr, entries))}")
+    return opened
+
+
+def call_counts(backends: Iterable[Any]) -> tuple[int, int]:
+    """(model calls, cache hits) summed over backends that keep :class:`~finelogic.models.base.BackendStats`."""
+    calls = hits = 0
+    for backend in backends:
+        stats = getattr(backend, "stats", None)
+        calls += getattr(stats, "calls", 0)
+        hits += getattr(stats, "cache_hits", 0)
+    return calls, hits
+
+
+class Stopwatch:
+    """Seconds since creation (``float(watch)``), for ``Provenance.seconds``."""
+
+    def __init__(self) -> None:
+        self.start = time.perf_counter()
+
+    def __float__(self) -> float:
+        return round(time.perf_counter() - self.start, 3)
+
+
+def _spec_or_name(entry: Any, key: str) -> ModelSpec:
+    try:
+        return parse_model(entry)
+    except ValueError:  # a test's own name for a scripted backend
+        return ModelSpec(key, "given")
+
+
+def _restore(frame: pd.DataFrame, dtypes: Mapping[str, str]) -> pd.DataFrame:
+    for column, dtype in dtypes.items():
+        if column not in frame or str(frame[column].dtype) == dtype:
+            continue
+        try:
+            if dtype == "bool":
+                frame[column] = frame[column].map({True: True, False: False, "True": True, "False": False})
+            elif dtype == "object":
+                frame[column] = frame[column].astype(object).where(frame[column].notna(), None)
+            else:
+                frame[column] = frame[column].astype(dtype)
+        except (TypeError, ValueError):
+            pass  # keep what read_csv made of it
+    return frame
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, (set, frozenset, tuple, range)):
+        return list(value)
+    return str(value)
