@@ -1,0 +1,54 @@
+"""The datasets page's table and figures (paper Table 1), made from a :class:`finelogic.runs.datasets.DatasetsRun`."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from finelogic import paper
+
+LABEL_COLUMNS = ["PROVED", "DISPROVED", "UNKNOWN"]
+
+
+def table1(run) -> pd.DataFrame:
+    """The paper's Table 1 (samples, label types) beside what this run loaded, one row per dataset."""
+    reported = paper.reported("table1").set_index("model")["value"].astype(int)
+    label_types = paper.table1_label_types()
+    summary = run.summary.set_index("dataset")
+    rows = []
+    for s in run.sets.itertuples():
+        present = bool(s.present)
+        rows.append({
+            "dataset": s.paper_name,
+            "samples (paper)": reported[s.paper_name],
+            "label types (paper)": "{" + ", ".join(label_types[s.paper_name]) + "}",
+            "samples (this run)": int(s.samples) if present else "not present",
+            "labels (this run)": summary.loc[s.paper_name, "label_types"] if present else "",
+            "source (this run)": s.source,
+        })
+    return pd.DataFrame(rows).set_index("dataset")
+
+
+def n_loaded(run) -> int:
+    return int(run.sets["samples"].sum())
+
+
+def n_present(run) -> int:
+    return int(run.sets["present"].astype(bool).sum())
+
+
+def label_counts(run) -> pd.DataFrame:
+    """Gold labels per present dataset."""
+    return run.summary.set_index("dataset")[LABEL_COLUMNS]
+
+
+def depth_histograms(run):
+    """One bar chart of items per depth (hops) for each dataset that has depths."""
+    names = list(dict.fromkeys(run.depths["dataset"]))
+    fig, axes = plt.subplots(1, len(names), figsize=(11, 3.2), squeeze=False)
+    for ax, name in zip(axes[0], names):
+        counts = run.depths[run.depths["dataset"] == name].set_index("depth")["items"]
+        counts.plot.bar(ax=ax, color="#4c72b0")
+        ax.set_title(f"{name}: depth / hops", fontsize=9)
+        ax.set_xlabel("")
+    fig.tight_layout()
+    return fig

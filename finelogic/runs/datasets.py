@@ -1,0 +1,73 @@
+"""The datasets notebook's run (paper Section 3, Table 1): the four test sets loaded as every page loads
+them, counted.
+
+Profile section ``datasets``: the keys of :func:`finelogic.data.suites.evaluation_sets` (``fld``,
+``prontoqa_generated``, ``limit``). No model is used.
+
+``run.write()`` puts ``sets.csv`` (one row per test set: where it came from, how many items),
+``summary.csv`` (:func:`finelogic.data.stats.dataset_summary` of the present sets: labels, depths) and
+``depths.csv`` (items per dataset and depth) in ``results/<profile>/datasets/``.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import pandas as pd
+
+from finelogic.data.generate import generate
+from finelogic.data.problem import PROVED, Problem
+from finelogic.data.stats import dataset_summary
+from finelogic.data.suites import EvalSet, evaluation_sets
+from finelogic.runs.base import Provenance, Run, Stopwatch, resolve
+
+FAMILY = "datasets"
+SET_COLUMNS = ("dataset", "paper_name", "samples", "source", "generated", "present")
+
+
+@dataclass(frozen=True)
+class DatasetsRun(Run):
+    """What was loaded.
+
+    Tables: ``sets`` (:data:`SET_COLUMNS`, one row per test set in Table 1's order), ``summary`` (one
+    row per present set, by its paper name: label types, label counts, depths), ``depths`` (``dataset``
+    (paper name), ``depth``, ``items``; items without a depth are left out). ``eval_sets`` and
+    ``example`` (a generated FLD problem of depth 3 with its gold proof) only in a live run.
+    """
+
+    sets: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(SET_COLUMNS)))
+    summary: pd.DataFrame = field(default_factory=pd.DataFrame)
+    depths: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["dataset", "depth", "items"]))
+    eval_sets: tuple[EvalSet, ...] = field(default=(), repr=False, compare=False)
+    example: Problem | None = None
+
+
+def run(profile: str, *, seed: int = 0, data_dir: str | Path | None = None,
+        backends: Mapping[str, Any] | None = None, **overrides: Any) -> DatasetsRun:
+    """Load the profile's four test sets and count them (see the module docstring).
+
+    Args:
+        profile: reads the ``datasets`` section.
+        seed: seeds generation and subsampling.
+        data_dir: real benchmark files; default ``$FINELOGIC_DATA_DIR``.
+        backends: accepted for the common signature; no model is used, so it must be empty.
+        overrides: settings of the ``datasets`` section; None keeps the profile's.
+    """
+    if backends:
+        raise ValueError("the datasets run uses no model; do not hand it backends")
+    watch = Stopwatch()
+    settings = resolve(profile, FAMILY, overrides)
+    sets = tuple(evaluation_sets(settings, seed=seed, data_dir=data_dir))
+    table = pd.DataFrame([(s.name, s.paper_name, len(s.problems), s.source, s.generated, s.present) for s in sets],
+                         columns=list(SET_COLUMNS))
+    summary = dataset_summary({s.paper_name: list(s.problems) for s in sets if s.present})
+    depths = pd.DataFrame([(s.paper_name, depth, count) for s in sets
+                           for depth, count in sorted(Counter(p.depth for p in s.problems if p.depth is not None).items())],
+                          columns=["dataset", "depth", "items"])
+    example = next(p for p in generate("fld", n=6, seed=seed, depths=[3], labels=[PROVED]) if p.proof)
+    provenance = Provenance(family=FAMILY, profile=profile, seed=seed, settings=settings,
+                            n=sum(len(s.problems) for s in sets), data={s.name: s.source for s in sets},
+                            seconds=float(watch))
+    return DatasetsRun(provenance, sets=table, summary=summary, depths=depths, eval_sets=sets, example=example)

@@ -1,0 +1,169 @@
+"""The stepwise-soundness notebook's run (paper §3.2, Table 3), as a profile's ``soundness`` section says.
+
+Inputs are the FLD responses of the accuracy run (``results/<profile>/accuracy``; when it is absent the
+accuracy run is made now, unless the profile says not to, see ``run_accuracy_if_missing``). The FLD
+problems are regenerated with the accuracy section's settings and seed, so record ids pair with problems.
+Gold proofs are judged the same way as a sanity row: they must be all-valid and all-atomic. The judges
+themselves are scored on a labelled step set made from fresh gold proofs
+(:mod:`finelogic.eval.judge_quality`), and a teaching example (a gold proof with three flaws) is judged.
+
+Profile section ``soundness`` (read once, here):
+
+- ``judge``: ``symbolic`` (default; exact, no model) or ``hybrid`` (symbolic, the LLM judge for the rest);
+- ``llm_judge``: the LLM judge's model spec (:func:`finelogic.models.spec.parse_model`), e.g.
+  ``"embedded"`` or ``{"kind": "openai", "model": "gpt-4.1-mini"}``;
+- ``quality``: ``{"n": ..., "depths": ...}`` FLD problems whose gold proofs make the judge-quality set;
+- ``llm_quality_steps``: how many of those steps the LLM judge is scored on (None: all);
+- ``run_accuracy_if_missing``: run the accuracy notebook's evaluation when its records are absent
+  (default True; the ``smoke`` profile says False so that its page runs in seconds and then shows the
+  gold-proof rows only, never made-up model rows).
+"""
+from __future__ import annotations
+
+import logging
+import random
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import pandas as pd
+
+from finelogic.config import results_dir
+from finelogic.data.generators.fld import generate_fld
+from finelogic.data.problem import DISPROVED, PROVED, Problem
+from finelogic.data.suites import evaluation_sets
+from finelogic.eval.accuracy import depth_bucket
+from finelogic.eval.judge_quality import LabelledStep, judge_quality, label_counts, labelled_steps, teaching_example
+from finelogic.eval.judges import HybridJudge, Judge, LLMJudge, SymbolicJudge
+from finelogic.eval.soundness import judge_responses
+from finelogic.runs import accuracy
+from finelogic.runs.base import Provenance, Run, Stopwatch, call_counts, open_models, resolve
+
+log = logging.getLogger(__name__)
+
+FAMILY = "soundness"
+GOLD_MODEL = "gold proofs (sanity check)"
+#: Settings with a default here, so a profile's ``soundness`` section may leave them out.
+OPTIONAL = ("judge", "llm_judge", "quality", "llm_quality_steps", "run_accuracy_if_missing")
+DEFAULT_QUALITY = {"n": 20, "depths": range(0, 8)}
+
+
+@dataclass(frozen=True)
+class SoundnessRun(Run):
+    """Judged steps of the model responses and of the gold proofs, and how good the judges are.
+
+    Tables: ``steps`` and ``gold_steps`` (:func:`finelogic.eval.soundness.judge_responses` rows),
+    ``quality`` (:func:`finelogic.eval.judge_quality.judge_quality` rows per judge and criterion),
+    ``labels`` (the judge-quality set by kind, :func:`~finelogic.eval.judge_quality.label_counts`),
+    ``example`` (the judged steps of the teaching example). ``source`` and ``judge`` are kept in the
+    provenance; the problems, the labelled steps and the example's problem only in a live run.
+    """
+
+    steps: pd.DataFrame = field(default_factory=pd.DataFrame)
+    gold_steps: pd.DataFrame = field(default_factory=pd.DataFrame)
+    quality: pd.DataFrame = field(default_factory=pd.DataFrame)
+    labels: pd.DataFrame = field(default_factory=pd.DataFrame)
+    example: pd.DataFrame = field(default_factory=pd.DataFrame)
+    problems: Mapping[str, Problem] = field(default_factory=dict)
+    items: tuple[LabelledStep, ...] = ()
+    example_problem: Problem | None = None
+
+    @property
+    def source(self) -> str:
+        """Where the responses came from, caption-ready."""
+        return self.provenance.data.get("responses", "")
+
+    @property
+    def judge(self) -> str:
+        """``symbolic`` or ``hybrid``."""
+        return self.provenance.settings.get("judge", "symbolic")
+
+
+def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = None,
+        **overrides: Any) -> SoundnessRun:
+    """Judge every FLD response of the profile's accuracy run and the gold proofs; score the judges.
+
+    Args:
+        profile: reads the ``soundness`` section (and the ``accuracy`` section's FLD settings).
+        seed: the accuracy run's seed (pairs records with problems) and the judge-quality set's.
+        backends: a ready backend for the LLM judge, by its entry (e.g. ``{"embedded": scripted}``).
+        overrides: settings of the ``soundness`` section; None keeps the profile's.
+    """
+    watch = Stopwatch()
+    settings = resolve(profile, FAMILY, overrides, optional=OPTIONAL)
+    settings.setdefault("judge", "symbolic")
+    if settings["judge"] not in ("symbolic", "hybrid"):
+        raise ValueError(f"soundness judge must be 'symbolic' or 'hybrid', got {settings['judge']!r}")
+    limit = settings.get("llm_quality_steps")
+    wants_llm = settings["judge"] == "hybrid" or (settings.get("llm_judge") and limit != 0)
+    if backends and not wants_llm:
+        raise ValueError(f"backends given for {', '.join(map(repr, backends))}, but this soundness run uses no LLM judge")
+    opened = open_models([settings["llm_judge"]], backends) if wants_llm else []
+    llm = LLMJudge(opened[0][1]) if opened else None
+
+    records, problems, source = fld_responses(profile, seed, settings.get("run_accuracy_if_missing", True))
+    judge: Judge = HybridJudge(SymbolicJudge(), llm) if settings["judge"] == "hybrid" else SymbolicJudge()
+    steps = judge_responses(records, problems, judge)
+    gold = judge_responses(gold_records(problems), problems, SymbolicJudge())
+
+    items = quality_set(settings.get("quality", DEFAULT_QUALITY), seed)
+    judges = {f"LLM ({opened[0][0].name})": llm} if llm is not None and settings.get("llm_judge") and limit != 0 else {}
+    quality = quality_table(items, judges, limit, seed)
+    quality_problems = {i.problem.id: i.problem for i in items}
+    example_problem, flawed = teaching_example(list(quality_problems.values()))
+    example = judge_responses(pd.DataFrame({"id": [example_problem.id], "response": [flawed]}),
+                              {example_problem.id: example_problem}, SymbolicJudge())
+
+    calls, hits = call_counts(b for _, b in opened)
+    provenance = Provenance(
+        family=FAMILY, profile=profile, seed=seed, settings=settings,
+        models=tuple(s.name for s, _ in opened), model_ids=tuple(s.model_id for s, _ in opened),
+        n=len(records), data={"responses": source}, model_calls=calls, cache_hits=hits, seconds=float(watch))
+    return SoundnessRun(provenance, steps=steps, gold_steps=gold, quality=quality, labels=label_counts(items),
+                        example=example, problems=problems, items=tuple(items), example_problem=example_problem)
+
+
+def fld_responses(profile: str, seed: int = 0,
+                  run_if_missing: bool = True) -> tuple[pd.DataFrame, dict[str, Problem], str]:
+    """The accuracy run's FLD records (:meth:`finelogic.runs.accuracy.AccuracyRun.read` of
+    ``results/<profile>/accuracy``; made now when absent and ``run_if_missing``), the FLD problems by id,
+    and a caption-ready source line."""
+    directory = results_dir(profile) / "accuracy"
+    if (directory / "run.json").is_file():
+        records, source = accuracy.AccuracyRun.read(directory).records, "`records.csv` of the accuracy run"
+    elif run_if_missing:
+        records, source = accuracy.run(profile, seed=seed).records, "the accuracy run (run now: no records.csv)"
+    else:
+        records, source = pd.DataFrame(columns=["id", "dataset", "response"]), "no accuracy run (no records.csv)"
+    fld = next(s for s in evaluation_sets(resolve(profile, "accuracy", {}), seed=seed) if s.name == "fld")
+    problems = {p.id: p for p in fld.problems}
+    records = records[(records["dataset"] == "fld") & records["id"].isin(problems)].reset_index(drop=True)
+    return records, problems, source
+
+
+def gold_records(problems: Mapping[str, Problem]) -> pd.DataFrame:
+    """One record per problem with a gold proof, the proof as its ``response``."""
+    rows = [{"id": p.id, "model": GOLD_MODEL, "setting": "gold", "response": p.proof,
+             "depth_bucket": depth_bucket(p.depth, p.label)}
+            for p in problems.values() if p.proof is not None and p.label in (PROVED, DISPROVED)]
+    return pd.DataFrame(rows, columns=["id", "model", "setting", "response", "depth_bucket"])
+
+
+def quality_set(quality: Mapping[str, Any], seed: int = 0) -> list[LabelledStep]:
+    """The labelled judge-quality steps from the gold proofs of ``quality["n"]`` fresh FLD problems at
+    ``quality["depths"]``."""
+    problems = generate_fld(quality["n"], seed=seed, depths=quality["depths"], labels=(PROVED, DISPROVED),
+                            progress=False)
+    return labelled_steps(problems, seed=seed)
+
+
+def quality_table(items: list[LabelledStep], llm_judges: Mapping[str, Judge], limit: int | None,
+                  seed: int = 0) -> pd.DataFrame:
+    """Judge-quality scores of the symbolic judge on all items and of each LLM judge on a sample of them
+    (the first ``limit`` of a seeded shuffle; None: all); the ``n`` column says how many."""
+    tables = [judge_quality({"symbolic": SymbolicJudge()}, items)]
+    if llm_judges:
+        sample = list(items)
+        random.Random(seed).shuffle(sample)
+        sample = sample if limit is None else sample[:limit]
+        tables.append(judge_quality(dict(llm_judges), sample))
+    return pd.concat(tables, ignore_index=True)
