@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 from finelogic.models.base import BackendStats, GenerationConfig
-from finelogic.models.cached import CachedBackend
+from finelogic.models.cache import CachedBackend
 
 
 class CountingBackend:
@@ -74,3 +76,54 @@ def test_loglikelihood_is_cached_and_attributes_pass_through(tmp_path):
     assert cached.loglikelihood([("ctx", " abc")]) == [(-4.0, 4, False)]
     assert cached.backend.stats.calls == 1
     assert cached.tokenizer == "the-tokenizer"
+
+
+class StatesBackend:
+    """Hidden 'states': one row per boundary, the boundary repeated over 3 dims; counts its calls."""
+
+    def __init__(self):
+        self.stats = BackendStats()
+
+    def hidden_states(self, text, boundaries, *, layer=-1, suffixes=None):
+        self.stats.add(calls=1)
+        rows = np.array([[b, b + layer, len(text)] for b in boundaries], dtype=np.float32)
+        return [rows[i:i + 1] for i in range(len(boundaries))] if suffixes is not None else rows
+
+
+def test_hidden_states_are_cached_as_arrays_per_request(tmp_path):
+    first = CachedBackend(StatesBackend(), tmp_path / "c.jsonl", "m")
+    plain = first.hidden_states("abcdef", [2, 4], layer=-1)
+    nested = first.hidden_states("abcdef", [2, 4], layer=-1, suffixes=["x", "y"])
+    assert plain.tolist() == [[2, 1, 6], [4, 3, 6]] and [a.tolist() for a in nested] == [[[2, 1, 6]], [[4, 3, 6]]]
+    again = CachedBackend(StatesBackend(), tmp_path / "c.jsonl", "m")  # a new process: only the files are shared
+    assert again.hidden_states("abcdef", [2, 4], layer=-1).tolist() == plain.tolist()
+    assert [a.tolist() for a in again.hidden_states("abcdef", [2, 4], layer=-1, suffixes=["x", "y"])] == \
+        [a.tolist() for a in nested]
+    assert again.backend.stats.calls == 0 and again.stats.cache_hits == 2
+    again.hidden_states("abcdef", [2, 4], layer=0)  # another layer is another request
+    assert again.backend.stats.calls == 1 and len(list((tmp_path / "c.arrays").glob("*.npz"))) == 3
+
+
+def test_a_loader_is_called_only_when_something_is_not_cached(tmp_path):
+    opened = []
+
+    def load():
+        opened.append(1)
+        return CountingBackend()
+
+    CachedBackend(load, tmp_path / "c.jsonl", "m").generate([_conv("abc")])
+    warm = CachedBackend(load, tmp_path / "c.jsonl", "m")
+    assert warm.generate([_conv("abc")]) == ["cba"] and not warm.loaded and opened == [1]
+    assert warm.generate([_conv("new")]) == ["wen"] and warm.loaded and opened == [1, 1]
+
+
+def test_completions_keep_their_finish_reason_through_the_cache(tmp_path):
+    from finelogic.models.base import Completion
+
+    class Cut(CountingBackend):
+        def generate(self, conversations, config=GenerationConfig()):
+            return [Completion(text, "length") for text in super().generate(conversations, config)]
+
+    CachedBackend(Cut(), tmp_path / "c.jsonl", "m").generate([_conv("abc")])
+    answer, = CachedBackend(Cut(), tmp_path / "c.jsonl", "m").generate([_conv("abc")])
+    assert answer == "cba" and answer.finish_reason == "length"

@@ -48,7 +48,7 @@ def llama_server(model_cache):
 
 @pytest.fixture
 def remote(llama_server, tmp_path):
-    return OpenAIBackend(llama_server.model, base_url=llama_server.base_url, cache_path=tmp_path / "cache.jsonl",
+    return OpenAIBackend(llama_server.model, base_url=llama_server.base_url,
                          max_concurrency=1, timeout=120, extra_body={"repeat_penalty": 1.0})
 
 

@@ -1,4 +1,5 @@
-"""OpenAIBackend against a scripted local server: cache, retries, failures, secrets, resumability."""
+"""OpenAIBackend against a scripted local server, behind the one cache (CachedBackend): warm reruns,
+retries, failures, secrets, resumability, and cache keys that name the model rather than the server."""
 from __future__ import annotations
 
 import json
@@ -12,20 +13,26 @@ import time
 import pytest
 
 from finelogic.models import GenerationConfig
-from finelogic.models.cache import ResponseCache
+from finelogic.models.cache import CachedBackend, ResponseCache
 from finelogic.models.openai_backend import LogprobAlignmentError, OpenAIBackend, RequestFailed
-from model_fixtures import REPO, fake_server  # noqa: F401  (fixture)
+from finelogic.models.spec import open_model, parse_model
+from model_fixtures import REPO, FakeOpenAI, fake_server  # noqa: F401  (fixture)
 
 
 def chat(text: str) -> list[dict[str, str]]:
     return [{"role": "system", "content": "Be brief."}, {"role": "user", "content": text}]
 
 
+def cached(server, path, model_id="openai:fake-model", **options) -> CachedBackend:
+    """The server's backend behind the cache file ``path`` (as open_model builds it, with our own path)."""
+    return CachedBackend(OpenAIBackend("fake-model", base_url=server.url, **options), path, model_id)
+
+
 @pytest.fixture
 def backend(fake_server, tmp_path):
     """A backend with tiny time-outs and backoff, so fault tests take milliseconds."""
-    return OpenAIBackend("fake-model", base_url=fake_server.url, cache_path=tmp_path / "cache.jsonl",
-                         max_concurrency=4, timeout=0.3, max_attempts=5, backoff_base=0.01, backoff_max=0.5)
+    return cached(fake_server, tmp_path / "cache.jsonl", max_concurrency=4, timeout=0.3, max_attempts=5,
+                  backoff_base=0.01, backoff_max=0.5)
 
 
 def cache_lines(path) -> list[dict]:
@@ -36,7 +43,7 @@ def test_generate_keeps_input_order_and_a_warm_cache_makes_no_calls(backend, fak
     prompts = [f"question {i}" for i in range(6)]
     assert backend.generate([chat(p) for p in prompts]) == [f"answer to {p}" for p in prompts]
     assert backend.stats.calls == 6 and sum(fake_server.counts.values()) == 6
-    again = OpenAIBackend("fake-model", base_url=fake_server.url, cache_path=tmp_path / "cache.jsonl")
+    again = cached(fake_server, tmp_path / "cache.jsonl")
     assert again.generate([chat(p) for p in prompts]) == [f"answer to {p}" for p in prompts]
     assert again.stats.calls == 0 and again.stats.cache_hits == 6
     assert sum(fake_server.counts.values()) == 6
@@ -60,10 +67,11 @@ def test_cache_key_covers_sampling_parameters_and_seed(backend, fake_server):
     assert fake_server.counts["q"] == 6  # sampling without a seed is never cached
 
 
-def test_extra_body_reaches_the_server_and_is_part_of_the_cache_key(fake_server, tmp_path):
+def test_extra_body_reaches_the_server_and_is_part_of_the_cache_key(fake_server, tmp_path, monkeypatch):
+    monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path))
     for penalty in (1.0, 1.0, 1.1):
-        backend = OpenAIBackend("fake-model", base_url=fake_server.url, cache_path=tmp_path / "c.jsonl",
-                                extra_body={"repeat_penalty": penalty})
+        backend = open_model({"kind": "openai", "model": "fake-model", "base_url": fake_server.url,
+                              "options": {"extra_body": {"repeat_penalty": penalty}}})
         backend.generate([chat("q")])
     assert [body["repeat_penalty"] for body in fake_server.bodies] == [1.0, 1.1]
     assert fake_server.bodies[0]["temperature"] == 0.0 and fake_server.bodies[0]["seed"] == 0
@@ -99,8 +107,7 @@ def test_attempts_are_capped_and_nothing_is_cached_for_a_failure(backend, fake_s
 
 
 def test_other_4xx_fail_at_once_naming_the_request_and_keep_finished_answers(fake_server, tmp_path):
-    backend = OpenAIBackend("fake-model", base_url=fake_server.url, cache_path=tmp_path / "c.jsonl",
-                            max_concurrency=1, backoff_base=0.01)
+    backend = cached(fake_server, tmp_path / "c.jsonl", max_concurrency=1, backoff_base=0.01)
     fake_server.script["second prompt, which the server rejects"] = ["400"]
     prompts = ["first prompt", "second prompt, which the server rejects", "third prompt"]
     with pytest.raises(RequestFailed, match=r"request 1 \('second prompt, which the server rejects'\) failed: HTTP 400"):
@@ -116,8 +123,8 @@ def test_api_key_never_reaches_cache_logs_or_errors(fake_server, tmp_path, monke
     secret = "sk-test-0123456789abcdefSECRET"
     monkeypatch.setenv("FINELOGIC_TEST_KEY", secret)
     caplog.set_level(logging.DEBUG)
-    backend = OpenAIBackend("fake-model", base_url=fake_server.url, api_key_env="FINELOGIC_TEST_KEY",
-                            cache_path=tmp_path / "c.jsonl", max_attempts=2, backoff_base=0.01)
+    backend = cached(fake_server, tmp_path / "c.jsonl", api_key_env="FINELOGIC_TEST_KEY", max_attempts=2,
+                     backoff_base=0.01)
     fake_server.script.update({"flaky": ["500", "ok"], "unauthorised": ["401"], "bad": ["400"]})
     backend.generate([chat("flaky"), chat("fine")])
     backend.loglikelihood([("kettle orbit; kettle", " orbit;")])
@@ -156,9 +163,9 @@ def test_loglikelihood_reads_the_continuation_from_echoed_logprobs(backend, fake
                                      ("kettle orbit; kettle", " orbit; lamp")])
     assert results == [(-0.05, 1, True), (-4.0, 1, False), (-4.05, 2, False)]
     assert fake_server.counts["kettle orbit; kettle lamp"] == 1
-    again = OpenAIBackend("fake-model", base_url=fake_server.url, cache_path=backend.cache.path)
+    again = cached(fake_server, backend.cache.path)
     assert again.loglikelihood([("kettle orbit; kettle", " orbit;")]) == [(-0.05, 1, True)]
-    assert again.stats.calls == 0  # the self-check and the request both come from the cache
+    assert again.stats.calls == 0  # answered from the cache: no self-check, no request
 
 
 def test_a_server_with_shifted_echo_logprobs_is_refused(backend, fake_server):
@@ -170,8 +177,7 @@ def test_a_server_with_shifted_echo_logprobs_is_refused(backend, fake_server):
 
 def test_echo_without_one_logprob_per_token_fails_loudly(fake_server, tmp_path):
     fake_server.short_logprobs = True
-    backend = OpenAIBackend("fake-model", base_url=fake_server.url, cache_path=tmp_path / "c.jsonl",
-                            check_alignment=False, max_attempts=1)
+    backend = cached(fake_server, tmp_path / "c.jsonl", check_alignment=False, max_attempts=1)
     with pytest.raises(RequestFailed, match="one log-prob per prompt token"):
         backend.loglikelihood([("kettle orbit; kettle", " orbit;")])
     assert fake_server.counts["kettle orbit; kettle orbit;"] == 1  # not retried: it would fail again
@@ -185,9 +191,10 @@ def test_hidden_states_are_not_offered_by_servers(backend):
 
 RUNNER = """
 import sys
+from finelogic.models.cache import CachedBackend
 from finelogic.models.openai_backend import OpenAIBackend
-backend = OpenAIBackend("fake-model", base_url=sys.argv[1], cache_path=sys.argv[2], max_concurrency=2,
-                        timeout=5, backoff_base=0.01)
+backend = CachedBackend(OpenAIBackend("fake-model", base_url=sys.argv[1], max_concurrency=2, timeout=5,
+                                      backoff_base=0.01), sys.argv[2], "openai:fake-model")
 answers = backend.generate([[{"role": "user", "content": f"item {i}"}] for i in range(30)])
 assert answers == [f"answer to item {i}" for i in range(30)]
 print("done", backend.stats.calls)
@@ -234,3 +241,49 @@ def test_generation_config_is_frozen_normalises_stop_and_rejects_bad_values():
             GenerationConfig(**bad)
     assert truncate_at_stop("a Q: b\n\nc", config.stop) == "a "
     assert split_whitespace("Answer: \n", "yes") == ("Answer:", " \nyes")
+
+
+def test_a_restarted_server_on_another_port_is_answered_from_the_cache(tmp_path, monkeypatch):
+    """The cache key names the model, not the transport: same model, new port, no request."""
+    monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path))
+    first, second = FakeOpenAI().start(), FakeOpenAI().start()
+    try:
+        assert first.url != second.url
+        open_model(f"openai:fake-model@{first.url}").generate([chat("q")])
+        again = open_model(f"openai:fake-model@{second.url}")
+        assert again.generate([chat("q")]) == ["answer to q"]
+        assert sum(second.counts.values()) == 0 and again.stats.cache_hits == 1
+        assert parse_model(f"openai:fake-model@{first.url}").model_id == "openai:fake-model"
+    finally:
+        first.stop()
+        second.stop()
+
+
+TWIN = """
+import sys
+from finelogic.models.cache import CachedBackend
+from finelogic.models.openai_backend import OpenAIBackend
+backend = CachedBackend(OpenAIBackend("fake-model", base_url=sys.argv[1], max_concurrency=2, timeout=5,
+                                      backoff_base=0.01), sys.argv[2], "openai:fake-model", chunk_size=4)
+answers = backend.generate([[{"role": "user", "content": f"item {i}"}] for i in range(30)])
+assert answers == [f"answer to item {i}" for i in range(30)]
+print(backend.stats.calls)
+"""
+
+
+def test_two_processes_sharing_a_cache_write_no_duplicate_or_torn_line(fake_server, tmp_path):
+    script, cache = tmp_path / "twin.py", tmp_path / "cache.jsonl"
+    script.write_text(TWIN)
+    fake_server.delay = 0.02
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    processes = [subprocess.Popen([sys.executable, str(script), fake_server.url, str(cache)], env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outputs = [p.communicate(timeout=120) for p in processes]
+    assert [p.returncode for p in processes] == [0, 0], [err for _, err in outputs]
+    lines = cache.read_text().split("\n")
+    assert lines[-1] == "" and all(json.loads(line) for line in lines[:-1])  # whole lines only
+    keys = [json.loads(line)["key"] for line in lines[:-1]]
+    assert len(keys) == len(set(keys)) == 30  # no duplicate line
+    # The processes take turns chunk by chunk and read each other's answers: every item was asked once.
+    assert sum(fake_server.counts.values()) == 30 and sum(int(out) for out, _ in outputs) == 30
+    assert all(count == 1 for count in fake_server.counts.values())

@@ -14,14 +14,16 @@ identity (:attr:`finelogic.models.spec.ModelSpec.model_id`: the model, never the
 restarted server on a new port still hits), the verb, and the request. Credentials are never part of a
 request or a key.
 
-Several processes may share one cache file: appends hold an exclusive ``flock`` on it, and each process
-reads what the others appended before it sends a request, so a request answered by one process is not
-sent again by another and no line is written twice (two processes that miss the same key at the same
-moment may both compute it; only the first answer is stored). A torn last line (a crash mid-write) is
+Several processes may share one cache file. Misses are computed in chunks, each under an exclusive
+``flock`` on ``<file>.lock``: a process takes the lock, reads what others appended meanwhile, computes only
+what is still missing, stores it and lets go. So two processes on the same run never send a request the
+other has answered (they take turns, chunk by chunk), and appends (one ``write`` each, under a lock on the
+file itself) never interleave or duplicate a line. A torn last line (a crash mid-write) is
 skipped with a warning naming the file, and the next append starts on a fresh line.
 """
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import inspect
@@ -31,7 +33,7 @@ import os
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -59,6 +61,7 @@ class ResponseCache:
         self._entries: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._offset = 0  # bytes of the file read so far
+        self._torn_at: int | None = None  # where a torn last line was reported
         self.refresh()
 
     def refresh(self) -> None:
@@ -85,6 +88,10 @@ class ResponseCache:
                     log.warning("response cache %s: skipping an unreadable line at byte %d (torn by a crash?)",
                                 self.path, position)
             position += len(line) + 1
+        if raw[end:].strip() and self._torn_at != position:
+            self._torn_at = position
+            log.warning("response cache %s: skipping a torn last line at byte %d (%d bytes; a crash mid-write?)",
+                        self.path, position, len(raw) - end)
         self._offset += end
 
     def __len__(self) -> int:
@@ -95,6 +102,19 @@ class ResponseCache:
 
     def get(self, key: str) -> Any | None:
         return self._entries.get(key)
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Hold the cache's lock file: one process at a time computes answers for this cache, so a request
+        another process is answering is waited for, then read, never sent twice."""
+        lock = self.path.with_name(self.path.name + ".lock")
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
 
     def put(self, key: str, request: dict[str, Any], response: Any) -> None:
         """Store a response unless the key is cached already, here or by another process."""
@@ -133,7 +153,8 @@ class CachedBackend:
 
     Sampled generations (``temperature > 0``) are cached only when ``config.seed`` is set (the seed is part
     of the key); unseeded sampling always calls the model. ``stats.cache_hits`` counts answers served from
-    disk; ``stats.calls`` mirrors the wrapped backend's model calls made through this wrapper.
+    disk; ``calls``, ``prompt_tokens``, ``generated_tokens`` and ``retries`` mirror what the wrapped backend
+counted for the work sent through this wrapper.
     """
 
     def __init__(self, backend: Any, path: str | os.PathLike, model_id: str, *, chunk_size: int = 32) -> None:
@@ -202,9 +223,9 @@ class CachedBackend:
             with np.load(path, allow_pickle=False) as stored:
                 arrays = [stored[f"a{i}"] for i in range(int(stored["count"]))]
                 return arrays if bool(stored["nested"]) else arrays[0]
-        before = self.backend.stats.calls
+        before = _counts(self.backend)
         result = self.backend.hidden_states(text, boundaries, **kwargs)
-        self.stats.add(calls=self.backend.stats.calls - before)
+        self._mirror(before)
         nested = isinstance(result, list)
         arrays = result if nested else [result]
         self.arrays.mkdir(parents=True, exist_ok=True)
@@ -214,6 +235,11 @@ class CachedBackend:
         return result
 
     # ------------------------------------------------------------------ shared
+    def _mirror(self, before: dict[str, int]) -> None:
+        """Add what the wrapped backend counted since ``before`` to this wrapper's stats."""
+        after = _counts(self.backend)
+        self.stats.add(**{name: after[name] - before[name] for name in after})
+
     def _answer(self, requests: list[dict], cacheable: bool, run: Callable) -> list[Any]:
         keys = [request_key(r) for r in requests]
         if cacheable:
@@ -232,20 +258,37 @@ class CachedBackend:
                 self.cache.put(keys[i], requests[i], answer)
 
         for start in range(0, len(unique), self.chunk_size):
-            todo = unique[start:start + self.chunk_size]
-            before = self.backend.stats.calls
-            results = run(todo, store)
-            self.stats.add(calls=self.backend.stats.calls - before)
-            if len(results) != len(todo):
-                raise RuntimeError(f"{self.backend!r} returned {len(results)} answers for {len(todo)} requests")
-            for i, answer in zip(todo, results):
-                answer = list(answer) if isinstance(answer, tuple) else answer
-                store(i, answer)
-                answers[i] = answer
+            chunk = unique[start:start + self.chunk_size]
+            with self.cache.exclusive() if cacheable else contextlib.nullcontext():
+                if cacheable:  # another process may have answered these while we waited for the lock
+                    self.cache.refresh()
+                    for i in chunk:
+                        answers[i] = self.cache.get(keys[i])
+                    self.stats.add(cache_hits=sum(answers[i] is not None for i in chunk))
+                todo = [i for i in chunk if answers[i] is None]
+                if not todo:
+                    continue
+                before = _counts(self.backend)
+                results = run(todo, store)
+                self._mirror(before)
+                if len(results) != len(todo):
+                    raise RuntimeError(f"{self.backend!r} returned {len(results)} answers for {len(todo)} requests")
+                for i, answer in zip(todo, results):
+                    answer = list(answer) if isinstance(answer, tuple) else answer
+                    store(i, answer)
+                    answers[i] = answer
         for i in missing:
             if answers[i] is None:
                 answers[i] = answers[first_index[keys[i]]]
         return answers
+
+
+_MIRRORED = ("calls", "prompt_tokens", "generated_tokens", "retries")
+
+
+def _counts(backend: Any) -> dict[str, int]:
+    stats = getattr(backend, "stats", None)
+    return {name: int(getattr(stats, name, 0)) for name in _MIRRORED}
 
 
 def _is_loader(backend: Any) -> bool:

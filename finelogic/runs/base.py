@@ -194,7 +194,7 @@ def _spec_or_name(entry: Any, key: str) -> ModelSpec:
 
 def _restore(frame: pd.DataFrame, dtypes: Mapping[str, str]) -> pd.DataFrame:
     for column, dtype in dtypes.items():
-        if column not in frame or str(frame[column].dtype) == dtype:
+        if column not in frame or (str(frame[column].dtype) == dtype and dtype != "object"):
             continue
         try:
             if dtype == "bool":
