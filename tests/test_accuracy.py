@@ -1,14 +1,13 @@
 """Overall benchmark accuracy (Section 3.1): records per problem, FLD depth buckets, Wilson intervals,
-summaries, result files. A fake backend answers from a table, so no model is loaded."""
+summaries; the accuracy and depth runs with a handed-in backend, and what they write. A fake backend
+answers from a table, so no model is loaded."""
 from __future__ import annotations
 
-import json
 import math
 
 import pandas as pd
 import pytest
 
-from finelogic.config import results_dir
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Fact, Problem
 from finelogic.eval.accuracy import RECORD_COLUMNS, depth_bucket, evaluate_accuracy, summarize
 from finelogic.eval.stats import wilson_interval
@@ -116,7 +115,7 @@ def test_wilson_interval_widens_with_confidence():
 
 def test_one_record_per_problem_in_order_with_hand_computed_answers():
     backend = FakeBackend()
-    records = evaluate_accuracy(PROBLEMS, backend, COT, profile="smoke", run_name="order", batch_size=2)
+    records = evaluate_accuracy(PROBLEMS, backend, COT, batch_size=2)
     assert list(records.columns) == list(RECORD_COLUMNS)
     assert list(records["id"]) == ["fld-a", "fld-b", "fld-c", "pronto-a", "folio-a"]
     assert list(records["gold"]) == [PROVED, DISPROVED, UNKNOWN, PROVED, UNKNOWN]
@@ -130,7 +129,7 @@ def test_one_record_per_problem_in_order_with_hand_computed_answers():
 
 
 def test_compat_columns_count_an_empty_answer_on_an_unknown_item_as_correct():
-    records = evaluate_accuracy(PROBLEMS, FakeBackend(), DIRECT, profile=None).set_index("id")
+    records = evaluate_accuracy(PROBLEMS, FakeBackend(), DIRECT).set_index("id")
     assert pd.isna(records.loc["fld-c", "prediction"]) and not records.loc["fld-c", "correct"]
     assert records.loc["fld-c", "prediction_compat"] == UNKNOWN and records.loc["fld-c", "correct_compat"]
     # ... and the released code's first-marker order gets the FOLIO item wrong that the last marker gets right.
@@ -138,44 +137,44 @@ def test_compat_columns_count_an_empty_answer_on_an_unknown_item_as_correct():
     assert list(records["correct_compat"]) == [True, False, True, True, False]
 
 
-def test_compat_policy_fills_the_main_columns_with_the_released_codes_answers():
-    records = evaluate_accuracy(PROBLEMS, FakeBackend(), DIRECT, policy="paper_code_compat", profile=None)
-    assert list(records["prediction"]) == [c for *_, c in ITEMS]
-    assert list(records["no_answer"]) == [False, False, True, False, False]  # still: no marker in the text
-    assert set(records["policy"]) == {"paper_code_compat"}
+def test_main_columns_follow_the_principled_policy_and_the_compat_columns_the_released_code():
+    records = evaluate_accuracy(PROBLEMS, FakeBackend(), DIRECT)
+    assert _listed(records["prediction"]) == [p for *_, p, _ in ITEMS]
+    assert list(records["prediction_compat"]) == [c for *_, c in ITEMS]
+    assert list(records["no_answer"]) == [False, False, True, False, False]  # no marker in the text
+    assert set(records["policy"]) == {"principled"}
 
 
-def test_csv_and_jsonl_are_written_under_results_accuracy(tmp_path):
-    evaluate_accuracy(PROBLEMS, FakeBackend(), COT, profile="smoke", run_name="files", batch_size=2)
-    folder = results_dir("smoke") / "accuracy"
-    assert str(folder).startswith(str(tmp_path))
-    assert sorted(p.name for p in folder.iterdir()) == ["files.csv", "files.jsonl"]  # no .partial/.tmp left
-    lines = [json.loads(line) for line in (folder / "files.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert [r["id"] for r in lines] == [p.id for p in PROBLEMS]
-    assert lines[2]["prediction"] is None and lines[2]["correct_compat"] is True
-    table = pd.read_csv(folder / "files.csv")
-    assert list(table.columns) == list(RECORD_COLUMNS) and list(table["correct"]) == [True, False, False, True, True]
+def test_evaluation_writes_no_file_and_takes_the_model_name_it_is_given(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    records = evaluate_accuracy(PROBLEMS, FakeBackend(), COT, model="my-model", batch_size=2)
+    assert set(records["model"]) == {"my-model"}
+    assert list(tmp_path.rglob("*")) == []  # nothing under the results folder (FINELOGIC_RESULTS) nor here
 
 
-def test_default_run_name_is_model_and_setting():
-    evaluate_accuracy(PROBLEMS[:1], FakeBackend(), FEW_SHOT, profile="smoke", few_shot_examples=PROBLEMS[:1])
-    assert (results_dir("smoke") / "accuracy" / "fake-model-Few-shot.jsonl").is_file()
+def test_few_shot_examples_reach_the_prompt():
+    backend = FakeBackend()
+    seen = []
+    backend.generate = lambda conversations, config: seen.extend(conversations) or ["__PROVED__"] * len(conversations)
+    evaluate_accuracy(PROBLEMS[1:2], backend, FEW_SHOT, few_shot_examples=PROBLEMS[:1])
+    prompt = "".join(m["content"] for m in seen[0])
+    assert "Hypothesis: h1.\n" in prompt and "fact1 -> hypothesis;" in prompt and "Hypothesis: h2." in prompt
 
 
 def test_nothing_is_cached_here_every_run_asks_the_backend_again():
     backend = FakeBackend()
     config = GenerationConfig(max_new_tokens=64)
     for _ in range(2):
-        evaluate_accuracy(PROBLEMS, backend, DIRECT, config=config, profile=None)
+        evaluate_accuracy(PROBLEMS, backend, DIRECT, config=config)
     assert backend.stats.calls == 2 and backend.batches == [5, 5]
     assert backend.configs == [config, config]
 
 
 def test_token_counts_come_from_the_backends_tokenizer_else_none():
-    with_tokenizer = evaluate_accuracy(PROBLEMS, FakeBackend(OneTokenPerMessage()), DIRECT, profile=None)
+    with_tokenizer = evaluate_accuracy(PROBLEMS, FakeBackend(OneTokenPerMessage()), DIRECT)
     assert list(with_tokenizer["prompt_tokens"]) == [3] * 5  # system + user + generation prompt
     assert list(with_tokenizer["completion_tokens"]) == [4, 1, 0, 4, 4]
-    without = evaluate_accuracy(PROBLEMS, FakeBackend(), DIRECT, profile=None)
+    without = evaluate_accuracy(PROBLEMS, FakeBackend(), DIRECT)
     assert without["prompt_tokens"].isna().all() and without["completion_tokens"].isna().all()
     assert list(without["completion_chars"]) == [31, 10, 0, 17, 37]
 
@@ -185,7 +184,7 @@ def test_unlabelled_problems_are_refused_before_any_generation():
                      answer_index=0)
     backend = FakeBackend()
     with pytest.raises(ValueError, match="lm-1"):
-        evaluate_accuracy([choice], backend, DIRECT, profile=None)
+        evaluate_accuracy([choice], backend, DIRECT)
     assert backend.stats.calls == 0
 
 
@@ -193,7 +192,7 @@ def test_unlabelled_problems_are_refused_before_any_generation():
 
 
 def test_summary_by_dataset_counts_accuracy_interval_and_no_answers():
-    records = evaluate_accuracy(PROBLEMS, FakeBackend(), DIRECT, profile=None)
+    records = evaluate_accuracy(PROBLEMS, FakeBackend(), DIRECT)
     summary = summarize(records).set_index("dataset")
     assert list(summary.index) == ["fld", "prontoqa", "folio"]  # order of first appearance
     assert summary.loc["fld", ["n", "correct", "no_answer"]].tolist() == [3, 1, 1]

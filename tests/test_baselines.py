@@ -16,8 +16,6 @@ from finelogic.baselines import (
     logic_lm,
     logipt_data,
     parse_translation,
-    read_traces,
-    run_baseline,
     selection_inference,
     solve,
     solver_trace,
@@ -37,8 +35,10 @@ from finelogic.eval.judges import SymbolicJudge
 from finelogic.eval.soundness import judge_responses, soundness_table
 from finelogic.eval.steps import parse_steps
 from finelogic.models.base import BackendStats, GenerationConfig
-from finelogic.models.cached import CachedBackend
+from finelogic.models.cache import CachedBackend
 from finelogic.prompts import MARKERS, labels_for
+from finelogic.runs import accuracy
+from finelogic.runs.accuracy import BASELINES
 
 # Smoke-size problems: FLD-style of each label (depths 1-2) and two ProntoQA-style ones.
 FLD = [generate_fld_problem(f"baselines/{label}/{d}", d, label, distractors=(1, 2),
@@ -128,11 +128,11 @@ def _well_formed(records: pd.DataFrame, setting: str, problems=PROBLEMS) -> None
 # ------------------------------------------------------------------------------------------ Selection-Inference
 
 
-def test_selection_inference_follows_the_script_to_the_right_labels_and_saves_traces():
-    records = selection_inference(PROBLEMS, ScriptedModel(), CONFIG, rounds=4, profile="smoke")
+def test_selection_inference_follows_the_script_to_the_right_labels_and_keeps_traces():
+    result = selection_inference(PROBLEMS, ScriptedModel(), CONFIG, rounds=4)
+    records, traces = result.records, result.traces
     _well_formed(records, "Sel-Inf")
     assert records["correct"].all()
-    traces = read_traces("smoke", "scripted-Sel-Inf")
     assert [t["id"] for t in traces] == [p.id for p in PROBLEMS]
     proved = traces[1]  # fld-proved-2: its gold proof, rebuilt by selection and inference
     assert proved["proof"] == FLD[1].proof
@@ -142,7 +142,7 @@ def test_selection_inference_follows_the_script_to_the_right_labels_and_saves_tr
 
 
 def test_selection_inference_responses_are_fld_proofs_the_symbolic_judge_finds_sound():
-    records = selection_inference(FLD, ScriptedModel(), CONFIG, rounds=4, profile=None)
+    records = selection_inference(FLD, ScriptedModel(), CONFIG, rounds=4).records
     fld_proved = FLD[1]
     steps = parse_steps(records.loc[1, "response"], fld_proved)
     assert [s.format() for s in steps] == [s.fld() for s in gold_derivation(fld_proved)]
@@ -156,8 +156,8 @@ def test_selection_inference_responses_are_fld_proofs_the_symbolic_judge_finds_s
 
 def test_selection_inference_sends_two_calls_per_round_and_one_answer_call_whatever_the_number_of_problems():
     few, many = ScriptedModel(), ScriptedModel()
-    selection_inference(PROBLEMS[:2], few, CONFIG, rounds=5, profile=None)
-    selection_inference(PROBLEMS, many, CONFIG, rounds=5, profile=None)
+    selection_inference(PROBLEMS[:2], few, CONFIG, rounds=5)
+    selection_inference(PROBLEMS, many, CONFIG, rounds=5)
     # Gold proofs here have 0-2 steps. Round 1 ends the one-step proofs (hypothesis reached) and the UNKNOWN
     # items (the script restates a fact: no new statement); round 2 ends the rest; then one answer call.
     assert many.batches == [8, 8, 4, 4, 8] and few.batches == [2, 2, 1, 1, 2]
@@ -166,8 +166,7 @@ def test_selection_inference_sends_two_calls_per_round_and_one_answer_call_whate
 
 def test_selection_inference_stops_at_the_round_limit_and_still_answers():
     model = ScriptedModel()
-    selection_inference(FLD[1:2], model, CONFIG, rounds=1, profile="smoke")
-    trace = read_traces("smoke", "scripted-Sel-Inf")[0]
+    trace = selection_inference(FLD[1:2], model, CONFIG, rounds=1).traces[0]
     assert trace["stopped"] == "round limit" and trace["proof"] == FLD[1].proof.split(" int1 ->")[0]
     assert [c["stage"] for c in trace["calls"]] == ["select-1", "infer-1", "answer"]
 
@@ -181,7 +180,7 @@ def test_selection_caps_step_replies_and_answers_with_the_full_config():
             return super().generate(conversations, config)
 
     selection_inference(FLD[:2], Recording(FLD), GenerationConfig(max_new_tokens=200), rounds=3,
-                        step_max_new_tokens=40, profile=None)
+                        step_max_new_tokens=40)
     assert seen[:-1] == [40] * (len(seen) - 1) and seen[-1] == 200
 
 
@@ -229,11 +228,11 @@ def test_bad_translations_get_an_error_message_and_no_label(text, message):
 
 def test_logic_lm_with_correct_translations_gets_every_label_right_without_fallback():
     model = ScriptedModel()
-    records = logic_lm(PROBLEMS, model, CONFIG, profile="smoke")
+    result = logic_lm(PROBLEMS, model, CONFIG)
+    records, traces = result.records, result.traces
     _well_formed(records, "Logic-LM")
     assert list(records["prediction"]) == [p.label for p in PROBLEMS]
     assert model.stats.calls == 1  # every translation in one call; nothing to refine, nothing to fall back
-    traces = read_traces("smoke", "scripted-Logic-LM")
     assert [t["solver"] for t in traces] == [p.label for p in PROBLEMS]
     assert not any(t["fallback"] for t in traces) and {t["refinements"] for t in traces} == {0}
     assert traces[0]["formulas"]["hypothesis"] == FLD[0].formulas["hypothesis"]
@@ -244,8 +243,8 @@ def test_malformed_translations_are_refined_with_the_error_then_fall_back_to_dir
     broken, fixed = FLD[0], FLD[2]
     model = ScriptedModel(translations={broken.id: ["fact1: {A}{a} &&\nhypothesis: {A}{a}"],
                                         fixed.id: ["fact1: ({A}{a}\nhypothesis: {A}{a}", gold_translation(fixed)]})
-    records = logic_lm([broken, fixed, FLD[4]], model, CONFIG, refinements=2, profile="smoke")
-    traces = {t["id"]: t for t in read_traces("smoke", "scripted-Logic-LM")}
+    result = logic_lm([broken, fixed, FLD[4]], model, CONFIG, refinements=2)
+    records, traces = result.records, {t["id"]: t for t in result.traces}
     assert model.batches == [3, 2, 1, 1]  # translate all, refine both failures, refine the broken one, fall back
     refine_prompts = [c[-1]["content"] for c in model.prompts if len(c) == 4]
     assert len(refine_prompts) == 3 and all("This translation has an error:" in p for p in refine_prompts)
@@ -262,8 +261,7 @@ def test_malformed_translations_are_refined_with_the_error_then_fall_back_to_dir
 
 def test_logic_lm_with_no_refinements_falls_back_at_once():
     model = ScriptedModel(translations={FLD[0].id: ["nonsense"]})
-    logic_lm(FLD[:1], model, CONFIG, refinements=0, profile="smoke")
-    trace = read_traces("smoke", "scripted-Logic-LM")[0]
+    trace = logic_lm(FLD[:1], model, CONFIG, refinements=0).traces[0]
     assert model.batches == [1, 1] and trace["fallback"] and trace["refinements"] == 0
 
 
@@ -272,11 +270,11 @@ def test_logic_lm_with_no_refinements_falls_back_at_once():
 
 def test_symbcot_sends_three_batched_prompts_and_reads_the_verifiers_marker():
     model = ScriptedModel()
-    records = symbcot(PROBLEMS, model, CONFIG, profile="smoke")
+    result = symbcot(PROBLEMS, model, CONFIG)
+    records, trace = result.records, result.traces[0]
     _well_formed(records, "SymbCoT")
     assert model.batches == [len(PROBLEMS)] * 3
     assert records["correct"].all()
-    trace = read_traces("smoke", "scripted-SymbCoT")[0]
     assert [c["stage"] for c in trace["calls"]] == ["translate", "plan-solve", "verify"]
     assert trace["translation_errors"] == [] and trace["formulas"]["hypothesis"] == FLD[0].formulas["hypothesis"]
     assert "\n\nVerification:\n" in records.loc[0, "response"]
@@ -289,48 +287,48 @@ def test_symbcot_sends_three_batched_prompts_and_reads_the_verifiers_marker():
 def test_a_warm_rerun_through_the_response_cache_makes_no_model_calls(setting, tmp_path):
     model = ScriptedModel()
     cached = CachedBackend(model, tmp_path / f"{setting}.jsonl", "scripted")
-    first = run_baseline(setting, PROBLEMS, cached, config=CONFIG, profile=None, model_name="scripted")
+    first = BASELINES[setting](PROBLEMS, cached, CONFIG, model="scripted")
     calls = model.stats.calls
     assert calls > 0
-    again = run_baseline(setting, PROBLEMS, cached, config=CONFIG, profile=None, model_name="scripted")
+    again = BASELINES[setting](PROBLEMS, cached, CONFIG, model="scripted")
     assert model.stats.calls == calls
-    assert again["response"].tolist() == first["response"].tolist()
+    assert again.records["response"].tolist() == first.records["response"].tolist()
+    assert again.traces == first.traces
 
 
-def test_unknown_baselines_and_unlabelled_problems_are_refused_by_name():
-    with pytest.raises(ValueError, match="unknown baseline 'ToT'"):
-        run_baseline("ToT", PROBLEMS, ScriptedModel(), profile=None)
+def test_unknown_settings_and_unlabelled_problems_are_refused_by_name():
+    with pytest.raises(ValueError, match="unknown setting\\(s\\) 'ToT'"):
+        accuracy.run("smoke", backends={"embedded": ScriptedModel()}, settings=["ToT"])
     choice = Problem(id="lm-1", dataset="logicmark", facts=(), hypothesis="a = b", options=("x", "y"), answer_index=0)
     model = ScriptedModel()
     with pytest.raises(ValueError, match="lm-1"):
-        logic_lm([choice], model, profile=None)
+        logic_lm([choice], model)
     assert model.stats.calls == 0
 
 
-def test_records_and_traces_files_are_complete_and_summaries_read_them():
-    from finelogic.config import results_dir
-
-    records = symbcot(PROBLEMS, ScriptedModel(), CONFIG, profile="smoke", run_name="files")
-    accuracy = results_dir("smoke") / "accuracy"
-    assert sorted(p.name for p in accuracy.iterdir()) == ["files.csv", "files.jsonl"]
-    assert sorted(p.name for p in (results_dir("smoke") / "baselines").iterdir()) == ["files.traces.jsonl"]
-    assert list(pd.read_csv(accuracy / "files.csv").columns) == list(RECORD_COLUMNS)
+def test_baselines_write_no_file_and_their_records_read_like_any_other(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    records = symbcot(PROBLEMS, ScriptedModel(), CONFIG, model="scripted").records
+    assert list(tmp_path.rglob("*")) == []  # no results folder, no traces file
+    assert list(records.columns) == list(RECORD_COLUMNS)
     summary = summarize(records).set_index("dataset")
     assert summary.loc["fld", ["n", "correct"]].tolist() == [6, 6]
 
 
-def test_accuracy_run_accepts_the_baselines_setting_names(tmp_path, monkeypatch):
-    import finelogic.eval.runs as runs
-
+def test_accuracy_run_accepts_the_baselines_setting_names(tmp_path):
     model = ScriptedModel()
-    monkeypatch.setattr(runs, "open_backend", lambda spec, batch_size: model)
-    run = runs.accuracy_run("smoke", seed=11, data_dir=tmp_path / "no-data", settings=["Sel-Inf", "Logic-LM", "SymbCoT"])
-    n = run.n_items
+    run = accuracy.run("smoke", seed=11, backends={"embedded": model}, data_dir=tmp_path / "no-data",
+                       settings=["Sel-Inf", "Logic-LM", "SymbCoT"])
+    n = run.provenance.n
     assert n == 6 + 2 and len(run.records) == 3 * n
     assert run.records["setting"].tolist() == ["Sel-Inf"] * n + ["Logic-LM"] * n + ["SymbCoT"] * n
     assert list(run.records.columns) == list(RECORD_COLUMNS)
-    assert run.model_calls == model.stats.calls > 0
-    assert len(read_traces("smoke", "SmolLM2-135M-Instruct-Sel-Inf")) == n
+    assert set(run.records["model"]) == {"SmolLM2-135M-Instruct"}  # the profile's model, as the tables print it
+    assert run.provenance.model_calls == model.stats.calls > 0
+    assert run.traces["setting"].tolist() == run.records["setting"].tolist()
+    sel_inf = run.trace_list("Sel-Inf")
+    assert [t["id"] for t in sel_inf] == run.records["id"].tolist()[:n]
+    assert {t["model"] for t in sel_inf} == {"SmolLM2-135M-Instruct"} and "proof" in sel_inf[0]
 
 
 # ------------------------------------------------------------------------------------------ LogiPT data

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from finelogic.eval.runs import accuracy_run
 from finelogic.models.spec import EMBEDDED_NAME, parse_model
+from finelogic.runs import accuracy
 
 pytestmark = pytest.mark.slow
 
@@ -18,15 +18,16 @@ def test_warm_rerun_of_the_smoke_accuracy_run_makes_no_model_calls(tmp_path, mon
     (cache_dir() / "models").mkdir(parents=True, exist_ok=True)
     (tmp_path / "cache" / "models").symlink_to(cache_dir() / "models")
     monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path / "cache"))
-    first = accuracy_run("smoke", seed=11, data_dir=tmp_path / "no-data")
-    assert first.model_calls > 0
+    first = accuracy.run("smoke", seed=11, data_dir=tmp_path / "no-data")
+    assert first.provenance.model_calls > 0
     # smoke: 6 FLD + 2 generated ProntoQA items (FOLIO / Multi-LogiEval not present), 2 settings
     assert len(first.records) == 2 * (6 + 2)
     assert set(first.records["setting"]) == {"Direct", "CoT"}
+    first.write()
     assert (tmp_path / "results" / "smoke" / "accuracy" / "records.csv").exists()
 
-    again = accuracy_run("smoke", seed=11, data_dir=tmp_path / "no-data")
-    assert again.model_calls == 0
+    again = accuracy.run("smoke", seed=11, data_dir=tmp_path / "no-data")
+    assert again.provenance.model_calls == 0 and again.provenance.cache_hits > 0
     assert again.records["response"].tolist() == first.records["response"].tolist()
 
 

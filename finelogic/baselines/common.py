@@ -10,42 +10,36 @@ the round's wall time between its items.
 At the end :meth:`BaselineSession.finish` turns each item into an accuracy record with exactly the
 columns of :data:`finelogic.eval.accuracy.RECORD_COLUMNS` (``setting`` = the name the paper's tables print:
 ``Sel-Inf``, ``Logic-LM``, ``SymbCoT``), so :func:`finelogic.eval.accuracy.summarize` and the Table 2 /
-Table 5 code read baseline rows like any other. Files, when a profile is given:
-
-- ``results_dir(profile)/baselines/<run_name>.traces.jsonl``: one JSON object per problem with every
-  round's reply and the baseline's intermediate results (selections, translations, solver results,
-  refinement errors, the fallback flag);
-- ``results_dir(profile)/accuracy/<run_name>.jsonl`` and ``.csv``: the records, as
-  :func:`~finelogic.eval.accuracy.evaluate_accuracy` writes them.
-
-Each is written to a ``.partial`` / ``.tmp`` file first and renamed, so a reader never sees half a file.
+Table 5 code read baseline rows like any other, and keeps each item's trace: every round's reply and the
+baseline's intermediate results (selections, translations, solver results, refinement errors, the
+fallback flag). Both come back as a :class:`BaselineResult`; nothing is written here
+(:mod:`finelogic.runs.accuracy` writes an accuracy run's records and traces).
 
 Demonstrations come from our FLD generator (:func:`demonstrations`), never from typed-in text.
 
-**Arguments every baseline takes** (``selection_inference``, ``logic_lm``, ``symbcot``):
-``problems`` (labelled FLD / FOLIO / Multi-LogiEval / ProntoQA problems), ``backend`` (anything with
-``generate(conversations, config) -> list[str]``, cached or not), ``config`` (decoding; default
-``GenerationConfig()``), ``policy`` (answer extraction for ``prediction``/``correct``: ``principled`` or
-``paper_code_compat``), ``profile`` (where files go; None writes nothing), ``run_name`` (file stem;
-default ``<model>-<setting>``), ``model_name`` (the ``model`` column; default the backend's name).
+**Arguments every baseline takes** (``selection_inference``, ``logic_lm``, ``symbcot``), then its own
+options:
+
+- ``problems``: labelled FLD / FOLIO / Multi-LogiEval / ProntoQA problems;
+- ``backend``: anything with ``generate(conversations, config) -> list[str]``, cached or not;
+- ``config``: decoding; default ``GenerationConfig()``;
+- ``model``: the ``model`` column of the records and traces; default
+  :func:`~finelogic.eval.accuracy.model_name_of` the backend.
+
+``prediction``/``correct`` follow the principled answer policy, ``prediction_compat``/``correct_compat``
+the released code's (both read from the same text).
 """
 from __future__ import annotations
 
-import json
 import logging
-import os
 import time
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any, Sequence
 
 import pandas as pd
 
-from finelogic.config import results_dir
 from finelogic.data.problem import UNKNOWN, Problem
-from finelogic.eval.accuracy import (RECORD_COLUMNS, accuracy_record, model_name_of, run_slug, token_counts,
-                                     write_csv_atomic)
-from finelogic.eval.extraction import POLICIES
+from finelogic.eval.accuracy import accuracy_record, model_name_of, records_frame, token_counts
 from finelogic.logic import format_formula, matches_rule, negate, parse_formula
 from finelogic.models.base import Backend, Conversation, GenerationConfig
 from finelogic.prompts import MARKERS, default_few_shot_examples, labels_for
@@ -57,24 +51,6 @@ SEL_INF, LOGIC_LM, SYMBCOT = "Sel-Inf", "Logic-LM", "SymbCoT"
 BASELINE_SETTINGS = (SEL_INF, LOGIC_LM, SYMBCOT)
 
 HYPOTHESIS, NEGATED_HYPOTHESIS = "hypothesis", "¬hypothesis"
-
-
-def run_name_for(model: str, setting: str) -> str:
-    """The file stem of a run: ``<model>-<setting>`` made file-safe (as evaluate_accuracy names its files)."""
-    return run_slug(f"{model}-{setting}")
-
-
-def traces_path(profile: str, run_name: str) -> Path:
-    """``results_dir(profile)/baselines/<run_name>.traces.jsonl``."""
-    return results_dir(profile) / "baselines" / f"{run_name}.traces.jsonl"
-
-
-def read_traces(profile: str, run_name: str) -> list[dict[str, Any]]:
-    """The saved traces of one baseline run, one dict per problem, in problem order."""
-    path = traces_path(profile, run_name)
-    if not path.exists():
-        raise FileNotFoundError(f"no baseline traces at {path}; run the baseline with profile={profile!r} first")
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def check_problems(problems: Sequence[Problem]) -> None:
@@ -211,6 +187,17 @@ class ItemTrace:
                 "setting": setting, "model": model, **self.data, "calls": self.calls}
 
 
+@dataclass(frozen=True)
+class BaselineResult:
+    """What a baseline returns: ``records`` (one accuracy record per problem, in order, with
+    :data:`~finelogic.eval.accuracy.RECORD_COLUMNS`) and ``traces`` (one JSON-able dict per problem, in the
+    same order: ``id``, ``dataset``, ``gold``, ``setting``, ``model``, the baseline's own results, and
+    ``calls``, every reply as ``{"stage", "response"}``)."""
+
+    records: pd.DataFrame
+    traces: tuple[dict[str, Any], ...]
+
+
 class BaselineSession:
     """One baseline run over ``problems``: batched rounds, traces, and the records at the end.
 
@@ -218,19 +205,15 @@ class BaselineSession:
         setting: the printed name (``Sel-Inf``, ``Logic-LM``, ``SymbCoT``).
         problems: labelled problems (checked by :func:`check_problems`).
         backend: anything with ``generate(conversations, config) -> list[str]``.
-        model_name: the ``model`` column; default :func:`~finelogic.eval.accuracy.model_name_of` the backend.
-        policy: answer extraction policy for ``prediction``/``correct`` (both are always recorded).
+        model: the ``model`` column; default :func:`~finelogic.eval.accuracy.model_name_of` the backend.
     """
 
     def __init__(self, setting: str, problems: Sequence[Problem], backend: Backend, *,
-                 model_name: str | None = None, policy: str = "principled") -> None:
-        if policy not in POLICIES:
-            raise ValueError(f"unknown answer policy {policy!r}; choose one of {', '.join(POLICIES)}")
+                 model: str | None = None) -> None:
         check_problems(problems)
         self.setting = setting
         self.backend = backend
-        self.model = model_name or model_name_of(backend)
-        self.policy = policy
+        self.model = model or model_name_of(backend)
         self.items = [ItemTrace(p) for p in problems]
         self.tokenizer = getattr(backend, "tokenizer", None)
         self.rounds = 0
@@ -264,50 +247,28 @@ class BaselineSession:
                 item.completion_tokens = (item.completion_tokens or 0) + completion_tokens
         return list(replies)
 
-    def finish(self, answers: Sequence[str], responses: Sequence[str] | None = None, *,
-               profile: str | None, run_name: str | None = None) -> pd.DataFrame:
-        """The records (and files, see the module docstring).
+    def finish(self, answers: Sequence[str], responses: Sequence[str] | None = None) -> BaselineResult:
+        """The records and traces.
 
         Args:
             answers: per item, the text the answer is read from (both extraction policies).
             responses: per item, the ``response`` column (default: ``answers``), e.g. a proof with the
                 marker read from ``answers`` so that the step parser sees the proof only.
-            profile: where files go; None writes nothing.
-            run_name: file stem; default :func:`run_name_for` ``(model, setting)``.
         """
         responses = answers if responses is None else responses
         records = []
         for item, answer, response in zip(self.items, answers, responses, strict=True):
-            record = accuracy_record(item.problem, [], answer, None, self.policy, seconds=item.seconds,
-                             setting=self.setting, model=self.model)
+            record = accuracy_record(item.problem, [], answer, None, seconds=item.seconds,
+                                     setting=self.setting, model=self.model)
             record.update(response=response, prompt_tokens=item.prompt_tokens,
                           completion_tokens=item.completion_tokens, prompt_chars=item.prompt_chars,
                           completion_chars=item.completion_chars)
             records.append(record)
-        frame = pd.DataFrame(records, columns=list(RECORD_COLUMNS))
-        frame = frame.astype({c: "Int64" for c in ("depth", "prompt_tokens", "completion_tokens")})
-        if profile is not None:
-            name = run_name or run_name_for(self.model, self.setting)
-            traces = [item.to_json(self.setting, self.model) for item in self.items]
-            write_jsonl(traces_path(profile, name), traces)
-            accuracy = results_dir(profile) / "accuracy" / f"{name}.jsonl"
-            write_jsonl(accuracy, records)
-            write_csv_atomic(frame, accuracy.with_suffix(".csv"))
-            log.info("%s traces written to %s", self.setting, traces_path(profile, name))
+        frame = records_frame(records)
         if records:
             log.info("%s / %s: %d of %d correct, %d rounds", self.model, self.setting, int(frame["correct"].sum()),
                      len(frame), self.rounds)
-        return frame
-
-
-def write_jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> None:
-    """Write ``rows`` as JSON lines to ``path.partial``, then rename it to ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    with partial.open("w", encoding="utf-8") as out:
-        for row in rows:
-            out.write(json.dumps(row, ensure_ascii=False) + "\n")
-    os.replace(partial, path)
+        return BaselineResult(frame, tuple(item.to_json(self.setting, self.model) for item in self.items))
 
 
 def marker_for(label: str | None) -> str:

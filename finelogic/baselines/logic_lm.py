@@ -31,11 +31,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
-import pandas as pd
 import z3
 
 from finelogic.baselines.common import (
     LOGIC_LM,
+    BaselineResult,
     BaselineSession,
     demonstrations,
     marker_for,
@@ -213,16 +213,13 @@ def logic_lm(
     backend: Backend,
     config: GenerationConfig | None = None,
     *,
+    model: str | None = None,
     refinements: int = 2,
-    policy: str = "principled",
-    profile: str | None = "tiny",
-    run_name: str | None = None,
-    model_name: str | None = None,
-) -> pd.DataFrame:
+) -> BaselineResult:
     """Logic-LM over ``problems`` (see the module docstring); one accuracy record per problem, in order.
 
-    ``problems``, ``backend``, ``policy``, ``profile``, ``run_name``, ``model_name``: as for every
-    baseline (:mod:`finelogic.baselines.common`; default run name ``<model>-Logic-LM``).
+    ``problems``, ``backend``, ``config``, ``model``: as for every baseline
+    (:mod:`finelogic.baselines.common`).
 
     Args:
         config: decoding for every round; default ``GenerationConfig()``. Translations of long problems
@@ -230,7 +227,8 @@ def logic_lm(
         refinements: self-refinement rounds after a failed translation (0: fall back at once).
 
     Returns:
-        Records with :data:`~finelogic.eval.accuracy.RECORD_COLUMNS`, ``setting`` ``Logic-LM``. The
+        A :class:`~finelogic.baselines.common.BaselineResult`: records with
+        :data:`~finelogic.eval.accuracy.RECORD_COLUMNS`, ``setting`` ``Logic-LM``. The
         ``response`` of a solved item is the canonical translation, the solver's verdict and its marker;
         of a fallback item, the direct answer. Traces hold per item ``translations`` (each attempt),
         ``errors`` (each failed attempt's message), ``formulas`` (the translation used), ``solver``
@@ -239,7 +237,7 @@ def logic_lm(
     if refinements < 0:
         raise ValueError(f"refinements must be >= 0, got {refinements}")
     config = config if config is not None else GenerationConfig()
-    session = BaselineSession(LOGIC_LM, problems, backend, model_name=model_name, policy=policy)
+    session = BaselineSession(LOGIC_LM, problems, backend, model=model)
     bases = [translation_conversation(p) for p in problems]
     for item in session.items:
         item.data.update(translations=[], errors=[], formulas=None, solver=None, refinements=0, fallback=False)
@@ -276,4 +274,4 @@ def logic_lm(
             label = item.data["solver"]
             rendered = "\n".join(f"{k}: {v}" for k, v in item.data["formulas"].items())
             answers.append(f"Translation:\n{rendered}\nSolver: {_SOLVER_WORDS[label]}.\n{marker_for(label)}")
-    return session.finish(answers, profile=profile, run_name=run_name)
+    return session.finish(answers)

@@ -26,12 +26,11 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-import pandas as pd
-
 from finelogic.baselines.common import (
     HYPOTHESIS,
     NEGATED_HYPOTHESIS,
     SEL_INF,
+    BaselineResult,
     BaselineSession,
     capped,
     demonstrations,
@@ -173,17 +172,14 @@ def selection_inference(
     backend: Backend,
     config: GenerationConfig | None = None,
     *,
+    model: str | None = None,
     rounds: int = 6,
     step_max_new_tokens: int | None = 64,
-    policy: str = "principled",
-    profile: str | None = "tiny",
-    run_name: str | None = None,
-    model_name: str | None = None,
-) -> pd.DataFrame:
+) -> BaselineResult:
     """Selection-Inference over ``problems`` (see the module docstring); one record per problem, in order.
 
-    ``problems``, ``backend``, ``policy``, ``profile``, ``run_name``, ``model_name``: as for every
-    baseline (:mod:`finelogic.baselines.common`; default run name ``<model>-Sel-Inf``).
+    ``problems``, ``backend``, ``config``, ``model``: as for every baseline
+    (:mod:`finelogic.baselines.common`).
 
     Args:
         config: decoding; default ``GenerationConfig()``. The answer prompt uses it as is.
@@ -194,7 +190,8 @@ def selection_inference(
         step_max_new_tokens: cap on the selection and inference replies (one line each); None: ``config``'s.
 
     Returns:
-        Records with :data:`~finelogic.eval.accuracy.RECORD_COLUMNS`, ``setting`` ``Sel-Inf``, whose
+        A :class:`~finelogic.baselines.common.BaselineResult`: records with
+        :data:`~finelogic.eval.accuracy.RECORD_COLUMNS`, ``setting`` ``Sel-Inf``, whose
         ``response`` is the FLD-style proof plus the answer's marker. Traces hold per item ``proof``,
         ``selections`` (ids per round), ``stopped`` (why the rounds ended) and every reply.
     """
@@ -202,7 +199,7 @@ def selection_inference(
         raise ValueError(f"rounds must be >= 0, got {rounds}")
     config = config if config is not None else GenerationConfig()
     step_config = capped(config, step_max_new_tokens)
-    session = BaselineSession(SEL_INF, problems, backend, model_name=model_name, policy=policy)
+    session = BaselineSession(SEL_INF, problems, backend, model=model)
     derived: list[list[tuple[str, str]]] = [[] for _ in problems]
     steps: list[list[str]] = [[] for _ in problems]
     for item in session.items:
@@ -257,4 +254,4 @@ def selection_inference(
         item.data["proof"] = proof
         label = extract_answer(reply, "principled", labels_for(item.problem.dataset))
         responses.append("\n".join(x for x in (proof, marker_for(label)) if x))
-    return session.finish(replies, responses, profile=profile, run_name=run_name)
+    return session.finish(replies, responses)

@@ -25,10 +25,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import pandas as pd
-
 from finelogic.baselines.common import (
     SYMBCOT,
+    BaselineResult,
     BaselineSession,
     demonstrations,
     gold_derivation,
@@ -109,26 +108,23 @@ def symbcot(
     backend: Backend,
     config: GenerationConfig | None = None,
     *,
-    policy: str = "principled",
-    profile: str | None = "tiny",
-    run_name: str | None = None,
-    model_name: str | None = None,
-) -> pd.DataFrame:
+    model: str | None = None,
+) -> BaselineResult:
     """SymbCoT over ``problems`` (see the module docstring); one accuracy record per problem, in order.
 
-    ``problems``, ``backend``, ``policy``, ``profile``, ``run_name``, ``model_name``: as for every
-    baseline (:mod:`finelogic.baselines.common`; default run name ``<model>-SymbCoT``).
+    ``problems``, ``backend``, ``config``, ``model``: as for every baseline
+    (:mod:`finelogic.baselines.common`).
 
     Args:
         config: decoding for all three prompts; default ``GenerationConfig()``.
 
     Returns:
-        Records with :data:`~finelogic.eval.accuracy.RECORD_COLUMNS`, ``setting`` ``SymbCoT``. Traces
-        hold per item the three replies, ``formulas`` (the translation's formulas that parse) and
+        A :class:`~finelogic.baselines.common.BaselineResult`: records with
+        :data:`~finelogic.eval.accuracy.RECORD_COLUMNS`, ``setting`` ``SymbCoT``. Traces hold per item the three replies, ``formulas`` (the translation's formulas that parse) and
         ``translation_errors``.
     """
     config = config if config is not None else GenerationConfig()
-    session = BaselineSession(SYMBCOT, problems, backend, model_name=model_name, policy=policy)
+    session = BaselineSession(SYMBCOT, problems, backend, model=model)
     everyone = range(len(problems))
     translations = session.ask("translate", [(i, translation_conversation(problems[i])) for i in everyone], config)
     for item, text in zip(session.items, translations):
@@ -140,4 +136,4 @@ def symbcot(
                                       for i in everyone], config)
     answers = [f"{solution.strip()}\n\nVerification:\n{verdict.strip()}"
                for solution, verdict in zip(solutions, verdicts)]
-    return session.finish(answers, profile=profile, run_name=run_name)
+    return session.finish(answers)

@@ -4,7 +4,6 @@ records and a backend, returning tidy records.
 - :mod:`finelogic.eval.extraction`: reading the final answer (``principled`` and ``paper_code_compat``).
 - :mod:`finelogic.eval.accuracy`: overall benchmark accuracy (Section 3.1, Table 2) and FLD accuracy
   by proof-depth bucket (Table 5, Figure 3).
-- :mod:`finelogic.eval.runs`: one accuracy run end to end for a profile (test sets, models, settings).
 - :mod:`finelogic.eval.steps`, :mod:`~finelogic.eval.relevance`, :mod:`~finelogic.eval.judges`,
   :mod:`~finelogic.eval.soundness`: stepwise soundness (Section 3.2, Table 3): splitting a response into
   steps, which steps are relevant, judging validity and atomicity, and the sample-level metrics;

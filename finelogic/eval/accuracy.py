@@ -5,28 +5,25 @@ record per problem; :func:`summarize` turns records into accuracies with Wilson 
 dataset, by FLD depth bucket, or by any other record column.
 
 Each record holds the answer under both extraction policies (:mod:`finelogic.eval.extraction`) read from
-the same response: ``prediction``/``correct`` follow the ``policy`` argument (``principled`` by default),
-``prediction_compat``/``correct_compat`` always follow the released code (``paper_code_compat``), and
-``no_answer`` marks responses with no principled marker at all (wrong under ``principled``; the released
-code reads them as UNKNOWN).
+the same response: ``prediction``/``correct`` follow the ``principled`` policy (the ``policy`` column says
+so), ``prediction_compat``/``correct_compat`` the released code (``paper_code_compat``), and ``no_answer``
+marks responses with no principled marker at all (wrong under ``principled``; the released code reads
+them as UNKNOWN).
+
+Nothing here reads a profile or writes a file: :mod:`finelogic.runs.accuracy` runs the profile's models
+and settings and writes the records; the backends' one cache makes an interrupted run resumable.
 """
 from __future__ import annotations
 
-import contextlib
-import json
 import logging
-import os
-import re
 import time
-from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
-from finelogic.config import results_dir
 from finelogic.data.problem import UNKNOWN, Problem
-from finelogic.eval.extraction import POLICIES, extract_answer
+from finelogic.eval.extraction import extract_answer
 from finelogic.eval.stats import wilson_interval
 from finelogic.models.base import Backend, GenerationConfig
 from finelogic.prompts import PromptSetting, build_conversation, get_setting, labels_for
@@ -36,7 +33,10 @@ log = logging.getLogger(__name__)
 #: The paper's FLD depth buckets (Table 5), then the UNKNOWN items as their own bucket.
 DEPTH_BUCKETS = ("0-3", "4-7", "8-11", "12-15", "16-19", "UNKNOWN")
 
-#: One record per problem, in this column order (CSV and JSONL alike).
+#: The extraction policy of ``prediction``/``correct`` (the compat columns hold the other one).
+POLICY = "principled"
+
+#: One record per problem, in this column order.
 RECORD_COLUMNS = (
     "id", "dataset", "depth", "depth_bucket", "gold", "prediction", "correct", "no_answer",
     "prediction_compat", "correct_compat", "response", "prompt_tokens", "completion_tokens",
@@ -81,12 +81,9 @@ def evaluate_accuracy(
     backend: Backend,
     setting: PromptSetting | str,
     *,
+    model: str | None = None,
     config: GenerationConfig | None = None,
-    policy: str = "principled",
-    profile: str | None = "tiny",
-    run_name: str | None = None,
     few_shot_examples: Sequence[Problem] | None = None,
-    model_name: str | None = None,
     batch_size: int = 64,
     progress: bool | None = None,
 ) -> pd.DataFrame:
@@ -99,17 +96,11 @@ def evaluate_accuracy(
         problems: labelled FLD / FOLIO / Multi-LogiEval / ProntoQA problems (gold = ``Problem.label``).
         backend: anything with ``generate(conversations, config) -> list[str]``.
         setting: ``DIRECT``, ``COT``, ``FEW_SHOT`` from :mod:`finelogic.prompts`, or one of their names.
+        model: recorded in the ``model`` column; default :func:`model_name_of` the backend.
         config: decoding parameters; default ``GenerationConfig()`` (greedy; the paper sampled at
             temperature 0.7, top-p 0.9 with up to 3072 new tokens).
-        policy: which extraction policy fills ``prediction``/``correct`` (``principled`` or
-            ``paper_code_compat``); the compat columns are always filled too.
-        profile: results go to ``results_dir(profile)/accuracy/<run_name>.{jsonl,csv}``; None writes
-            nothing.
-        run_name: file stem; default ``<model>-<setting>`` with characters other than letters, digits,
-            ``.``, ``_``, ``-`` replaced by ``_``.
         few_shot_examples: worked examples for the Few-shot setting (see
             :func:`finelogic.prompts.build_conversation`).
-        model_name: recorded in the ``model`` column; default :func:`model_name_of` the backend.
         batch_size: conversations per ``generate`` call.
         progress: show a tqdm bar (None: only for more than one chunk).
 
@@ -119,14 +110,7 @@ def evaluate_accuracy(
         None), ``prompt_chars``/``completion_chars`` always (characters of all message contents / of
         the response); ``seconds`` is the item's share of its chunk's wall time (the only column that
         differs between two identical runs).
-
-    Files: records are appended to ``<run_name>.jsonl.partial`` as each chunk completes (so a long
-    run shows its progress and what it had done before a crash), which is renamed to
-    ``<run_name>.jsonl`` at the end; the CSV is written to a temporary file and renamed. Readers never
-    see a half-written ``.jsonl`` or ``.csv``.
     """
-    if policy not in POLICIES:
-        raise ValueError(f"unknown answer policy {policy!r}; choose one of {', '.join(POLICIES)}")
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     unlabelled = [p.id for p in problems if p.label is None]
@@ -134,49 +118,36 @@ def evaluate_accuracy(
         raise ValueError(f"accuracy needs labelled problems; no label on {unlabelled[:5]}")
     setting = get_setting(setting)
     config = config if config is not None else GenerationConfig()
-    model = model_name or model_name_of(backend)
+    model = model or model_name_of(backend)
     tokenizer = getattr(backend, "tokenizer", None)
     conversations = [build_conversation(p, setting, few_shot_examples=few_shot_examples) for p in problems]
-
-    jsonl_path = None
-    if profile is not None:
-        out_dir = results_dir(profile) / "accuracy"
-        out_dir.mkdir(parents=True, exist_ok=True)
-        jsonl_path = out_dir / f"{run_name or run_slug(f'{model}-{setting.name}')}.jsonl"
 
     records: list[dict[str, Any]] = []
     chunks = [range(i, min(i + batch_size, len(problems))) for i in range(0, len(problems), batch_size)]
     bar = tqdm(total=len(problems), desc=f"accuracy {setting.name}",
                disable=not progress if progress is not None else len(chunks) < 2)
-    partial = jsonl_path.with_name(jsonl_path.name + ".partial") if jsonl_path else None
-    with (partial.open("w", encoding="utf-8") if partial else contextlib.nullcontext()) as jsonl:
-        for chunk in chunks:
-            started = time.perf_counter()
-            responses = backend.generate([conversations[i] for i in chunk], config)
-            seconds = (time.perf_counter() - started) / len(chunk)
-            if len(responses) != len(chunk):
-                raise RuntimeError(f"backend returned {len(responses)} completions for {len(chunk)} conversations")
-            for i, response in zip(chunk, responses):
-                record = accuracy_record(problems[i], conversations[i], response, tokenizer, policy,
-                                 seconds=seconds, setting=setting.name, model=model)
-                records.append(record)
-                if jsonl is not None:
-                    jsonl.write(json.dumps(record, ensure_ascii=False) + "\n")
-            if jsonl is not None:
-                jsonl.flush()
-            bar.update(len(chunk))
+    for chunk in chunks:
+        started = time.perf_counter()
+        responses = backend.generate([conversations[i] for i in chunk], config)
+        seconds = (time.perf_counter() - started) / len(chunk)
+        if len(responses) != len(chunk):
+            raise RuntimeError(f"backend returned {len(responses)} completions for {len(chunk)} conversations")
+        records += [accuracy_record(problems[i], conversations[i], response, tokenizer, seconds=seconds,
+                                    setting=setting.name, model=model) for i, response in zip(chunk, responses)]
+        bar.update(len(chunk))
     bar.close()
 
-    frame = pd.DataFrame(records, columns=list(RECORD_COLUMNS))
-    frame = frame.astype({c: "Int64" for c in ("depth", "prompt_tokens", "completion_tokens")})  # ints with gaps
-    if jsonl_path is not None:
-        os.replace(partial, jsonl_path)
-        write_csv_atomic(frame, jsonl_path.with_suffix(".csv"))
-        log.info("accuracy records written to %s (and .csv)", jsonl_path)
+    frame = records_frame(records)
     if records:
         log.info("%s / %s: %d of %d correct (%s)", model, setting.name, int(frame["correct"].sum()),
-                 len(frame), policy)
+                 len(frame), POLICY)
     return frame
+
+
+def records_frame(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """Accuracy records as a DataFrame: :data:`RECORD_COLUMNS` in order, the counts as nullable ints."""
+    frame = pd.DataFrame(list(records), columns=list(RECORD_COLUMNS))
+    return frame.astype({c: "Int64" for c in ("depth", "prompt_tokens", "completion_tokens")})  # ints with gaps
 
 
 def summarize(records: pd.DataFrame | Iterable[Mapping[str, Any]], by: str | Sequence[str] = ("dataset",),
@@ -184,11 +155,11 @@ def summarize(records: pd.DataFrame | Iterable[Mapping[str, Any]], by: str | Seq
     """Accuracy per group of records, with a Wilson score interval (:func:`~finelogic.eval.stats.wilson_interval`).
 
     Args:
-        records: what :func:`evaluate_accuracy` returned (or the same rows read back from its files).
+        records: what :func:`evaluate_accuracy` returned (or an accuracy run's ``records``).
         by: record columns to group by, e.g. ``("dataset",)`` for Table 2 or ``("dataset",
             "depth_bucket")`` for Table 5. Records whose group value is missing (the ``depth_bucket``
             of non-FLD items) are left out.
-        correct_column: ``correct`` (the run's policy) or ``correct_compat`` (the released code's).
+        correct_column: ``correct`` (the principled policy) or ``correct_compat`` (the released code's).
         confidence: of the interval.
 
     Returns:
@@ -217,22 +188,21 @@ def summarize(records: pd.DataFrame | Iterable[Mapping[str, Any]], by: str | Seq
 # --------------------------------------------------------------------------------------------------
 
 
-def accuracy_record(problem: Problem, conversation: list[dict[str, str]], response: str, tokenizer: Any,
-                    policy: str, *, seconds: float, setting: str, model: str) -> dict[str, Any]:
+def accuracy_record(problem: Problem, conversation: list[dict[str, str]], response: str, tokenizer: Any, *,
+                    seconds: float, setting: str, model: str) -> dict[str, Any]:
     """One row of :data:`RECORD_COLUMNS`: the response read under both extraction policies."""
     labels = labels_for(problem.dataset)
-    principled = extract_answer(response, "principled", labels)
+    prediction = extract_answer(response, POLICY, labels)
     compat = extract_answer(response, "paper_code_compat", labels)
-    prediction = principled if policy == "principled" else compat
     prompt_tokens, completion_tokens = token_counts(tokenizer, conversation, response)
     return {
         "id": problem.id, "dataset": problem.dataset, "depth": problem.depth,
         "depth_bucket": depth_bucket(problem.depth, problem.label, problem.dataset),
         "gold": problem.label, "prediction": prediction, "correct": prediction == problem.label,
-        "no_answer": principled is None, "prediction_compat": compat, "correct_compat": compat == problem.label,
+        "no_answer": prediction is None, "prediction_compat": compat, "correct_compat": compat == problem.label,
         "response": response, "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
         "prompt_chars": sum(len(m["content"]) for m in conversation), "completion_chars": len(response),
-        "seconds": round(seconds, 6), "setting": setting, "model": model, "policy": policy,
+        "seconds": round(seconds, 6), "setting": setting, "model": model, "policy": POLICY,
     }
 
 
@@ -249,16 +219,4 @@ def token_counts(tokenizer: Any, conversation: list[dict[str, str]], response: s
 
 def _bucket_rank(bucket: str) -> float:
     return float("inf") if bucket == "UNKNOWN" else float(bucket.split("-")[0])
-
-
-def run_slug(text: str) -> str:
-    """A file stem: characters other than letters, digits, ``.``, ``_``, ``-`` become ``_``."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")
-
-
-def write_csv_atomic(frame: pd.DataFrame, path: Path) -> None:
-    """Write ``frame`` to a temporary file and rename it, so readers never see half a CSV."""
-    tmp = path.with_name(path.name + ".tmp")
-    frame.to_csv(tmp, index=False)
-    os.replace(tmp, path)
 

@@ -1,0 +1,162 @@
+"""Overall benchmark accuracy (paper Section 3.1 and 5.2.1, Table 2): every model × setting on the four
+test sets, prompt settings and inference-time baselines alike.
+
+:func:`run` resolves the profile's ``accuracy`` section once, builds the test sets
+(:func:`finelogic.data.suites.evaluation_sets`), opens the models once, and runs each setting: a prompt
+setting (``Direct``, ``CoT``, ``Few-shot``) through :func:`finelogic.eval.accuracy.evaluate_accuracy`, a
+baseline (``Sel-Inf``, ``Logic-LM``, ``SymbCoT``) through its function in :mod:`finelogic.baselines`.
+The :class:`AccuracyRun` it returns holds the records; ``run.write()`` puts them in
+``results/<profile>/accuracy/`` (``records.csv``, ``sets.csv``, ``traces.csv``, ``run.json``).
+
+The depth page (Table 5) and the soundness page (Table 3) read the same records
+(:meth:`AccuracyRun.read`); run again, it is answered from the model cache.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import pandas as pd
+
+from finelogic.baselines import LOGIC_LM, SEL_INF, SYMBCOT, logic_lm, selection_inference, symbcot
+from finelogic.data.problem import Problem
+from finelogic.data.suites import EvalSet, evaluation_sets
+from finelogic.eval.accuracy import evaluate_accuracy
+from finelogic.models.base import GenerationConfig
+from finelogic.prompts import SETTINGS
+from finelogic.runs.base import Provenance, Run, Stopwatch, call_counts, open_models, resolve
+
+log = logging.getLogger(__name__)
+
+#: Printed setting name -> baseline function (the other settings are prompt settings).
+BASELINES: Mapping[str, Callable[..., Any]] = {SEL_INF: selection_inference, LOGIC_LM: logic_lm, SYMBCOT: symbcot}
+
+#: Optional keys of the ``accuracy`` section (the others are required in every profile).
+OPTIONAL = ("generation_by_setting", "baselines")
+
+SET_COLUMNS = ("dataset", "paper_name", "n", "source", "generated", "present")
+TRACE_COLUMNS = ("id", "dataset", "setting", "model", "trace")
+
+
+class SectionOfRun:
+    """What a run made from the ``accuracy`` section says about its settings (its provenance has them)."""
+
+    provenance: Provenance
+
+    @property
+    def setting_names(self) -> tuple[str, ...]:
+        return tuple(self.provenance.settings["settings"])
+
+    @property
+    def decoding(self) -> GenerationConfig:
+        """The section's decoding (``generation_by_setting`` may change it per setting)."""
+        return GenerationConfig(seed=self.provenance.seed, **self.provenance.settings["generation"])
+
+
+@dataclass(frozen=True)
+class AccuracyRun(SectionOfRun, Run):
+    """What an accuracy run made.
+
+    Attributes:
+        records: one row per model × setting × item, with
+            :data:`~finelogic.eval.accuracy.RECORD_COLUMNS`, models and settings in the profile's order.
+        sets: one row per test set: ``dataset``, ``paper_name``, ``n`` (items), ``source`` (a path,
+            ``generated (...)`` or ``not present``), ``generated``, ``present``.
+        traces: one row per baseline item: ``id``, ``dataset``, ``setting``, ``model``, ``trace`` (the
+            baseline's trace as JSON text, see :class:`finelogic.baselines.BaselineResult`).
+        eval_sets: the test sets themselves (only on a run just made: :meth:`read` leaves it empty).
+    """
+
+    records: pd.DataFrame = field(default_factory=pd.DataFrame)
+    sets: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(SET_COLUMNS)))
+    traces: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(TRACE_COLUMNS)))
+    eval_sets: tuple[EvalSet, ...] = field(default=(), repr=False, compare=False)
+
+    def trace_list(self, setting: str | None = None, model: str | None = None) -> list[dict[str, Any]]:
+        """The baseline traces as dicts, in record order; only ``setting`` / ``model`` when given."""
+        rows = self.traces
+        if setting is not None:
+            rows = rows[rows["setting"] == setting]
+        if model is not None:
+            rows = rows[rows["model"] == model]
+        return [json.loads(text) for text in rows["trace"]]
+
+    @classmethod
+    def read(cls, directory: str | Path) -> "AccuracyRun":
+        run = super().read(directory)
+        # A CSV cannot tell an empty response from a missing one; a response is never missing.
+        return replace(run, records=run.records.assign(response=run.records["response"].fillna("")))
+
+
+def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = None,
+        data_dir: str | Path | None = None, **overrides: Any) -> AccuracyRun:
+    """Evaluate every model × setting of the profile's ``accuracy`` section on its four test sets.
+
+    Args:
+        profile: ``smoke``, ``tiny`` or ``paper``; its ``accuracy`` section gives test-set sizes, models,
+            settings, decoding and batch size.
+        seed: seeds data generation, subsampling and decoding (greedy unless the profile samples).
+        backends: ready backends by model entry or display name (a test's scripted model); the other
+            models are opened with :func:`finelogic.models.spec.open_model`.
+        data_dir: real benchmark files; default ``$FINELOGIC_DATA_DIR``.
+        overrides: section keys to replace (None keeps the profile's), e.g. ``models=["embedded"]`` or
+            ``settings=["CoT", "Logic-LM"]``. Settings are prompt settings (``Direct``, ``CoT``,
+            ``Few-shot``) or baselines (``Sel-Inf``, ``Logic-LM``, ``SymbCoT``: options from the
+            section's optional ``baselines`` mapping, e.g. ``{"Sel-Inf": {"rounds": 4, "items": {"fld": 4}}}``
+            where ``items`` runs the baseline on the first n items of each named set only);
+            ``generation_by_setting`` overrides decoding per setting (``{"Direct": {"max_new_tokens": 32}}``).
+    """
+    watch = Stopwatch()
+    section = resolve(profile, "accuracy", overrides, optional=OPTIONAL)
+    unknown = [s for s in section["settings"] if s not in SETTINGS and s not in BASELINES]
+    if unknown:
+        raise ValueError(f"unknown setting(s) {', '.join(map(repr, unknown))}; choose prompt settings "
+                         f"({', '.join(SETTINGS)}) or baselines ({', '.join(BASELINES)})")
+    sets = tuple(evaluation_sets(section, seed=seed, data_dir=data_dir))
+    opened = open_models(section["models"], backends, batch_size=section["batch_size"])
+    config = GenerationConfig(seed=seed, **section["generation"])
+    problems = [p for s in sets for p in s.problems]
+    calls_before, hits_before = call_counts(b for _, b in opened)
+    frames, traces = [], []
+    for spec, backend in opened:
+        for setting in section["settings"]:
+            decoding = replace(config, **section.get("generation_by_setting", {}).get(setting, {}))
+            if setting in BASELINES:
+                options = dict(section.get("baselines", {}).get(setting, {}))
+                items = _first_per_dataset(sets, options.pop("items", None))
+                log.info("accuracy: %s, %s, %d items", spec.name, setting, len(items))
+                result = BASELINES[setting](items, backend, decoding, model=spec.name, **options)
+                frames.append(result.records)
+                traces += [_trace_row(t) for t in result.traces]
+                continue
+            log.info("accuracy: %s, %s, %d items", spec.name, setting, len(problems))
+            frames.append(evaluate_accuracy(problems, backend, setting, model=spec.name, config=decoding,
+                                            batch_size=section["batch_size"] * 4))
+    calls, hits = call_counts(b for _, b in opened)
+    provenance = Provenance(
+        family="accuracy", profile=profile, seed=seed, settings=section,
+        models=tuple(spec.name for spec, _ in opened), model_ids=tuple(spec.model_id for spec, _ in opened),
+        n=len(problems), data={s.name: s.source for s in sets},
+        model_calls=calls - calls_before, cache_hits=hits - hits_before, seconds=float(watch))
+    return AccuracyRun(provenance, records=pd.concat(frames, ignore_index=True), sets=sets_table(sets),
+                       traces=pd.DataFrame(traces, columns=list(TRACE_COLUMNS)), eval_sets=sets)
+
+
+def sets_table(sets: Sequence[EvalSet]) -> pd.DataFrame:
+    """One row per test set, with :data:`SET_COLUMNS`."""
+    rows = [(s.name, s.paper_name, len(s.problems), s.source, s.generated, s.present) for s in sets]
+    return pd.DataFrame(rows, columns=list(SET_COLUMNS))
+
+
+def _trace_row(trace: Mapping[str, Any]) -> tuple[Any, ...]:
+    return (trace["id"], trace["dataset"], trace["setting"], trace["model"], json.dumps(trace, ensure_ascii=False))
+
+
+def _first_per_dataset(sets: Sequence[EvalSet], items: Mapping[str, int] | None) -> list[Problem]:
+    """The first ``items[name]`` problems of each set (sets not named: none); all when ``items`` is None."""
+    if items is None:
+        return [p for s in sets for p in s.problems]
+    return [p for s in sets for p in s.problems[:items.get(s.name, 0)]]
