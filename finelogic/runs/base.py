@@ -200,7 +200,8 @@ def _restore(frame: pd.DataFrame, dtypes: Mapping[str, str]) -> pd.DataFrame:
             if dtype == "bool":
                 frame[column] = frame[column].map({True: True, False: False, "True": True, "False": False})
             elif dtype == "object":
-                frame[column] = frame[column].astype(object).where(frame[column].notna(), None)
+                frame[column] = pd.Series([None if pd.isna(v) else v for v in frame[column]], index=frame.index,
+                                          dtype=object)
             else:
                 frame[column] = frame[column].astype(dtype)
         except (TypeError, ValueError):
