@@ -217,3 +217,140 @@ def test_summary_by_depth_bucket_orders_buckets_and_leaves_out_other_datasets():
     assert summary["n"].tolist() == [1, 2, 1] and summary["correct"].tolist() == [1, 1, 1]
     assert summary["accuracy"].tolist() == [100.0, 50.0, 100.0]
     assert summary["no_answer"].tolist() == [0, 1, 0]
+
+
+# ------------------------------------------------------------------------------------------------ runs
+
+
+class Says:
+    """A backend that answers every conversation with ``replies`` in turn (cycling); counts calls and sizes."""
+
+    def __init__(self, *replies):
+        self.stats = BackendStats()
+        self.replies = replies
+        self.batches: list[int] = []
+
+    def generate(self, conversations, config=GenerationConfig()):
+        self.stats.add(calls=1)
+        self.batches.append(len(conversations))
+        return [self.replies[i % len(self.replies)] for i in range(len(conversations))]
+
+
+def _smoke_run(backend, **overrides):
+    from finelogic.runs import accuracy
+
+    return accuracy.run("smoke", seed=11, backends={"embedded": backend}, data_dir="/nonexistent", **overrides)
+
+
+def test_accuracy_run_evaluates_each_setting_on_every_test_item_with_the_handed_in_backend():
+    backend = Says("__PROVED__")
+    run = _smoke_run(backend)
+    records = run.records
+    # smoke: 6 FLD + 2 generated ProntoQA items (FOLIO / Multi-LogiEval not present), Direct and CoT
+    assert list(records.columns) == list(RECORD_COLUMNS) and len(records) == 2 * (6 + 2)
+    assert records["setting"].tolist() == ["Direct"] * 8 + ["CoT"] * 8
+    assert set(records["model"]) == {"SmolLM2-135M-Instruct"} and set(records["policy"]) == {"principled"}
+    assert records["correct"].tolist() == (records["gold"] == PROVED).tolist()
+    assert backend.batches == [8, 8]  # 4 x the section's batch size (8) per generate call
+    assert (run.provenance.model_calls, run.provenance.n, run.provenance.models) == (2, 8, ("SmolLM2-135M-Instruct",))
+    assert run.sets[["dataset", "n", "generated", "present"]].values.tolist() == [
+        ["fld", 6, True, True], ["folio", 0, False, False], ["multi_logieval", 0, False, False],
+        ["prontoqa", 2, True, True]]
+    assert run.sets["source"].tolist()[1:3] == ["not present", "not present"]
+    assert run.traces.empty and run.setting_names == ("Direct", "CoT") and run.decoding.max_new_tokens == 16
+
+
+def test_accuracy_run_overrides_replace_profile_keys_and_unknown_ones_are_refused():
+    run = _smoke_run(Says("__PROVED__"), settings=["CoT"], models=None)
+    assert set(run.records["setting"]) == {"CoT"} and run.provenance.settings["models"] == ("embedded",)
+    with pytest.raises(ValueError, match="unknown setting\\(s\\) setting"):
+        _smoke_run(Says("x"), setting=["CoT"])
+
+
+def test_accuracy_run_writes_and_reads_back_the_same_tables(tmp_path):
+    from finelogic.runs.accuracy import AccuracyRun
+
+    run = _smoke_run(Says("__DISPROVED__", ""), settings=["Direct", "Sel-Inf"])
+    paths = run.write(tmp_path / "accuracy")
+    assert sorted(p.name for p in paths) == ["records.csv", "run.json", "sets.csv", "traces.csv"]
+    back = AccuracyRun.read(tmp_path / "accuracy")
+    pd.testing.assert_frame_equal(back.records, run.records)
+    pd.testing.assert_frame_equal(back.sets, run.sets)
+    pd.testing.assert_frame_equal(back.traces, run.traces)
+    assert back.provenance.as_dict() == run.provenance.as_dict()
+    assert back.trace_list("Sel-Inf") == run.trace_list("Sel-Inf") and len(run.trace_list()) == 8
+    assert "" in set(back.records["response"])  # an empty response stays a string
+
+
+def test_depth_run_reads_the_written_accuracy_run_and_calls_no_model(tmp_path):
+    from finelogic.runs import depth
+
+    made = _smoke_run(Says("__PROVED__"))
+    made.write()  # results/smoke/accuracy under this test's FINELOGIC_RESULTS
+    run = depth.run("smoke", seed=11, data_dir="/nonexistent")
+    assert run.provenance.model_calls == 0 and run.provenance.n == 2 * 6
+    fld = made.records[made.records["dataset"] == "fld"]
+    pd.testing.assert_frame_equal(run.summary, summarize(fld, by=("model", "setting", "depth_bucket")))
+    assert run.summary["n"].sum() == 12 and set(run.summary["setting"]) == {"Direct", "CoT"}
+    assert list(run.curves().columns) == ["0-3", "4-7", "8-11", "12-15", "16-19"]
+    # Another seed does not match the written run: the accuracy run is made again, with the given backend.
+    backend = Says("__PROVED__")
+    again = depth.run("smoke", seed=12, backends={"embedded": backend}, data_dir="/nonexistent")
+    assert again.provenance.model_calls == backend.stats.calls == 2
+
+
+# ------------------------------------------------------------------------------------------------ pages
+
+
+def test_table2_puts_the_papers_value_beside_ours_and_names_the_datasets():
+    from finelogic.book.accuracy import data_note, policy_table, table2
+
+    records = evaluate_accuracy(PROBLEMS, FakeBackend(), DIRECT, model="GPT-4o")
+    ours = summarize(records, by=("model", "setting", "dataset"))
+    table = table2(ours)
+    assert list(table.index) == [("GPT-4o", "Direct", "FLD"), ("GPT-4o", "Direct", "ProntoQA"),
+                                 ("GPT-4o", "Direct", "FOLIO")]
+    assert list(table.columns) == ["paper", "ours", "95% CI", "n", "no answer"]
+    assert table["ours"].tolist() == [33.3, 100.0, 100.0] and table["no answer"].tolist() == [1, 0, 0]
+    compat = summarize(records, by=("model", "setting", "dataset"), correct_column="correct_compat")
+    assert policy_table(ours, compat)["paper_code_compat (%)"].tolist() == [66.7, 100.0, 0.0]
+    sets = pd.DataFrame({"paper_name": ["FLD", "FOLIO"], "source": ["generated (fld)", "not present"],
+                         "present": [True, False]})
+    assert data_note(sets) == (" Data: FLD: generated (fld); FOLIO: not present. **Not present** (no files, "
+                               "nothing substituted): FOLIO.")
+
+
+def test_accuracy_bars_draw_one_bar_and_one_whisker_per_series_and_dataset():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from finelogic.book import figures
+
+    records = pd.concat([evaluate_accuracy(PROBLEMS, FakeBackend(), s) for s in (DIRECT, COT)])
+    ours = summarize(records, by=("model", "setting", "dataset"))
+    fig = figures.accuracy_bars(ours, names={"fld": "FLD"})
+    ax = fig.axes[0]
+    assert len(ax.patches) == 2 * 3 and len(ax.containers) == 2 * 2  # 2 settings x 3 datasets; bars + whiskers
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["FLD", "prontoqa", "folio"]
+    assert [round(p.get_height(), 1) for p in ax.patches[:3]] == [33.3, 100.0, 100.0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["fake-model / Direct", "fake-model / CoT"]
+
+
+def test_depth_figures_draw_ours_beside_the_papers_direct_rows_and_redraw_figure_3():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from finelogic.book import figures
+    from finelogic.book.tables import paper_table
+
+    reported = paper_table("table5")
+    curves = pd.DataFrame([[50.0, 40.0, 30.0, 20.0, 10.0]], columns=["0-3", "4-7", "8-11", "12-15", "16-19"],
+                          index=pd.MultiIndex.from_tuples([("ours", "CoT")], names=["model", "setting"]))
+    direct = [i for i in reported.index if i[1] == "Direct"]
+    ax = figures.accuracy_by_depth(curves, reported).axes[0]
+    assert len(ax.lines) == 1 + len(direct) and list(ax.lines[0].get_ydata()) == [50.0, 40.0, 30.0, 20.0, 10.0]
+    fig = figures.paper_figure3(reported)
+    for ax, model in zip(fig.axes, ["Llama-3.1-8B-Instruct", "Qwen-2.5-7B-Instruct"]):
+        sft = [i for i in reported.index if i[0] == model and i[1].startswith("SFT")]
+        labels = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert len(sft) > 0 and labels == [i[1] for i in sft] + ["GPT-4o Direct (reported)"]

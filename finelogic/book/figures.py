@@ -64,6 +64,58 @@ def grouped_bars(table: pd.DataFrame, *, title: str, ylabel: str = "accuracy (%)
     return fig
 
 
+def accuracy_bars(summary: pd.DataFrame, *, names: dict[str, str] | None = None,
+                  title: str = "Our accuracy by dataset (95% Wilson intervals)"):
+    """Grouped bars with 95% interval whiskers: one group per dataset, one bar per (model, setting).
+
+    Args:
+        summary: :func:`finelogic.eval.accuracy.summarize` by ``("model", "setting", "dataset")``
+            (``accuracy``, ``ci_low``, ``ci_high`` in %).
+        names: dataset key -> printed name for the x axis (e.g. ``PAPER_NAMES``).
+    """
+    import numpy as np
+
+    fig, ax = plt.subplots(figsize=(8, 4))
+    groups = list(dict.fromkeys(summary["dataset"]))
+    series = list(dict.fromkeys(zip(summary["model"], summary["setting"])))
+    width = 0.8 / max(len(series), 1)
+    for i, (model, setting) in enumerate(series):
+        rows = summary[(summary.model == model) & (summary.setting == setting)].set_index("dataset").reindex(groups)
+        x = np.arange(len(groups)) + (i - (len(series) - 1) / 2) * width
+        ax.bar(x, rows["accuracy"], width, label=f"{model} / {setting}")
+        ax.errorbar(x, rows["accuracy"], yerr=[rows["accuracy"] - rows["ci_low"], rows["ci_high"] - rows["accuracy"]],
+                    fmt="none", ecolor="black", capsize=3, linewidth=1)
+    ax.set_xticks(range(len(groups)), [(names or {}).get(g, g) for g in groups])
+    ax.set_ylabel("accuracy (%)")
+    ax.set_ylim(0, 100)
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_title(title)
+    ax.legend(fontsize=8, frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def accuracy_by_depth(curves: pd.DataFrame, reported: pd.DataFrame, *,
+                      title: str = "FLD accuracy by proof depth: ours (solid) and the paper's Direct rows (dashed)"):
+    """Our accuracy by FLD depth bucket (one line per row of ``curves``, columns = buckets) beside the
+    paper's Direct rows of ``reported`` (Table 5, index ``(model, setting)``), dashed."""
+    reference = reported.loc[[i for i in reported.index if i[1] == "Direct"], list(curves.columns)]
+    return accuracy_by_group(curves, reference=reference, title=title)
+
+
+def paper_figure3(reported: pd.DataFrame, *, models=("Llama-3.1-8B-Instruct", "Qwen-2.5-7B-Instruct"),
+                  reference=("GPT-4o", "Direct")):
+    """The paper's Figure 3, redrawn from its Table 5 (``reported``, index ``(model, setting)``): one panel
+    per base model with its SFT rows, the ``reference`` row (GPT-4o, Direct) dashed in each."""
+    fig, axes = plt.subplots(1, len(models), figsize=(11, 4.2), sharey=True)
+    baseline = reported.loc[[reference]].droplevel("model").rename(index={reference[1]: " ".join(reference)})
+    for ax, model in zip(axes, models):
+        rows = reported.loc[[i for i in reported.index if i[0] == model and i[1].startswith("SFT")]]
+        accuracy_by_group(rows.droplevel("model"), reference=baseline,
+                          title=f"{model}: SFT variants by FLD depth (paper)", ax=ax)
+    return fig
+
+
 def _label(label) -> str:
     return " / ".join(str(part) for part in label if str(part)) if isinstance(label, tuple) else str(label)
 
