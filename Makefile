@@ -12,7 +12,7 @@ STAMP := $(VENV)/.finelogic-installed
 # llama.cpp's default native build dies with "Illegal instruction" on some CPUs: build portable.
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
-.PHONY: venv test book notebooks html clean-results clean
+.PHONY: venv test check book notebooks html clean-results clean
 
 venv: $(STAMP)
 
@@ -26,8 +26,13 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m ipykernel install --sys-prefix --name python3 > /dev/null
 	@touch $(STAMP)
 
+# The whole suite (what CI runs).
 test: venv
 	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+# The fast part while you work: tests without the slow / server / browser markers (a few minutes).
+check: venv
+	$(PY) -m pytest -q -m "not slow and not server and not browser" $(PYTEST_ARGS)
 
 notebooks: venv
 	$(VENV)/bin/finelogic run --profile $(PROFILE)
