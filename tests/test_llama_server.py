@@ -111,3 +111,40 @@ def test_server_echo_logprobs_are_shifted_by_one_position(llama_server, hf_backe
 def test_backend_refuses_loglikelihood_on_the_shifted_server(remote):
     with pytest.raises(LogprobAlignmentError, match=r"token i\+1 in [5-9]\d%.*refuses"):
         remote.loglikelihood([("The capital of France is", " Paris")])
+
+
+PARENT = """
+import sys, time
+from finelogic.models.llama_server import LlamaServer
+server = LlamaServer(threads=1).start()
+print(server._process.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_server_dies_with_its_killed_parent(model_cache, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "parent.py"
+    script.write_text(PARENT)
+    env = {**os.environ, "FINELOGIC_CACHE": str(model_cache)}
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=env)
+    server_pid = int(parent.stdout.readline())
+    os.kill(server_pid, 0)  # the server is up
+    parent.send_signal(signal.SIGKILL)  # no chance to stop its child
+    parent.wait()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            os.kill(server_pid, 0)
+        except ProcessLookupError:
+            return
+        if open(f"/proc/{server_pid}/stat").read().split()[2] == "Z":  # exited, not yet reaped
+            return
+        time.sleep(0.2)
+    os.kill(server_pid, signal.SIGKILL)
+    raise AssertionError("the llama.cpp server outlived its SIGKILLed parent")

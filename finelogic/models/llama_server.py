@@ -21,6 +21,17 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 
+def _die_with_parent() -> None:
+    """In the server's process, before it starts: ask Linux to SIGTERM it when its parent dies, so a
+    killed run (SIGKILL leaves no time to stop it) never leaves an orphaned server burning CPU."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -57,7 +68,8 @@ class LlamaServer:
         self._log = tempfile.TemporaryFile()
 
     def start(self) -> "LlamaServer":
-        self._process = subprocess.Popen(self.command, stdout=self._log, stderr=subprocess.STDOUT)
+        self._process = subprocess.Popen(self.command, stdout=self._log, stderr=subprocess.STDOUT,
+                                         preexec_fn=_die_with_parent)
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
