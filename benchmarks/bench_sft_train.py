@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import tempfile
 
-from finelogic.sft.datasets import training_set
+from finelogic.profiles import get_profile
+from finelogic.sft.datasets import check_sizes, training_problems, training_set
 from finelogic.sft.train import TrainConfig, train
 
 
 def main() -> None:
-    examples = [e for e in training_set("Symb-Direct", "tiny", 0, verify=False)
+    problems = training_problems(check_sizes(get_profile("tiny").section("sft")), 0)
+    examples = [e for e in training_set("Symb-Direct", problems, 0, verify=False)
                 if e["meta"]["depth"] is not None and e["meta"]["depth"] <= 1][:8]
     base = dict(max_steps=4, batch_size=2, micro_batch_size=2, cutoff_len=512, learning_rate=1e-3, lora_r=16)
     results = {}

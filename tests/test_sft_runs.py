@@ -11,14 +11,14 @@ pytestmark = pytest.mark.slow
 def test_smoke_supervision_run_trains_every_style_and_evaluates_it_beside_the_base(model_cache, tmp_path, monkeypatch):
     import torch
 
-    from finelogic.sft.runs import supervision_run
+    from finelogic.runs import supervision
 
     torch.set_num_threads(1)
     monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path / "cache"))  # fresh checkpoints, same converted model
     (tmp_path / "cache" / "models").mkdir(parents=True)
     (tmp_path / "cache" / "models" / "smollm2-135m-instruct-f32").symlink_to(
         model_cache / "models" / "smollm2-135m-instruct-f32")
-    run = supervision_run("smoke", 0)
+    run = supervision.run("smoke", seed=0)
     assert list(run.training["setting"]) == ["SFT-NL", "SFT-Symb-Struct", "SFT-Symb-Filter", "SFT-Symb-Direct",
                                              "LogiPT"]
     assert (run.training["steps"] == 2).all() and (run.training["examples"] == 6).all()
@@ -32,5 +32,14 @@ def test_smoke_supervision_run_trains_every_style_and_evaluates_it_beside_the_ba
         "SFT-Symb-Struct": 2}
     assert set(run.records["model"]) == {"SmolLM2-135M-Instruct"}
     assert len({t.path for t in run.trained}) == 5
-    again = supervision_run("smoke", 0)
+    assert run.steps["sample"].nunique() == 14  # every FLD response judged step by step
+    assert run.provenance.models[0] == "SmolLM2-135M-Instruct" and run.provenance.n == 2
+
+    run.write(tmp_path / "results")
+    back = supervision.SupervisionRun.read(tmp_path / "results")
+    assert back.records["response"].fillna("").tolist() == run.records["response"].tolist()
+    assert back.training["setting"].tolist() == run.training["setting"].tolist()
+
+    again = supervision.run("smoke", seed=0)
     assert all(t.cached for t in again.trained)  # checkpoints reused, not retrained
+    assert again.provenance.model_calls == 0  # and every answer read from the cache

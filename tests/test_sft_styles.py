@@ -12,7 +12,8 @@ from finelogic.data.problem import Fact, Problem
 from finelogic.eval.extraction import POLICIES, extract_answer
 from finelogic.prompts import COT, build_conversation, labels_for
 from finelogic.sft import STYLES, build, check, read_jsonl, training_set, write_jsonl
-from finelogic.sft.datasets import fld_plan, sizes, training_problems
+from finelogic.profiles import get_profile
+from finelogic.sft.datasets import check_sizes, fld_plan, training_problems
 from finelogic.sft.styles import StyleError, gold_steps
 
 SHEEP_VOCABULARY = {"predicates": {"A": "tall", "B": "proud", "C": "messy", "D": "stale", "E": "quiet"},
@@ -308,16 +309,17 @@ def test_gold_steps_renumber_intermediates_after_splitting():
 
 
 def test_paper_sizes_are_the_papers_training_shape():
-    paper = sizes("paper")
+    paper = check_sizes(get_profile("paper").section("sft"))
     assert paper["fld_n"] + paper["prontoqa_n"] == 9500 + 3200
     assert fld_plan(paper["fld_n"], paper["fld_unknown"], paper["fld_depths"]) == fld_paper_plan("train")
-    tiny = sizes("tiny")  # a CPU-sized set of shallow problems: 14 FLD + 2 UNKNOWN at depths 0-1, 4 ProntoQA
+    tiny = check_sizes(get_profile("tiny").section("sft"))  # a CPU-sized set of shallow problems: 14 FLD + 2 UNKNOWN at depths 0-1, 4 ProntoQA
     assert (tiny["fld_n"], tiny["fld_unknown"], tuple(tiny["fld_depths"]), tiny["prontoqa_n"]) == (16, 2, (0, 1), 4)
     assert tiny["prontoqa_hops"] == 3
 
 
 def test_smoke_training_set_shape_and_jsonl_round_trip(tmp_path):
-    examples = training_set("Symb-Struct", "smoke", seed=0)  # smoke: 4 FLD (1 UNKNOWN) + 2 ProntoQA
+    smoke = check_sizes(get_profile("smoke").section("sft"))
+    examples = training_set("Symb-Struct", training_problems(smoke, seed=0), seed=0)  # 4 FLD (1 UNKNOWN) + 2 ProntoQA
     assert len(examples) == 6
     assert sorted(e["meta"]["dataset"] for e in examples) == ["fld"] * 4 + ["prontoqa"] * 2
     assert sum(e["meta"]["label"] == "UNKNOWN" for e in examples) == 1
@@ -328,7 +330,7 @@ def test_smoke_training_set_shape_and_jsonl_round_trip(tmp_path):
         assert [m["role"] for m in e["messages"]] == ["system", "user", "assistant"]
         assert e["messages"][1]["content"].endswith("Let's think step by step.")
         assert extract_answer(e["messages"][2]["content"], labels=labels_for(e["meta"]["dataset"])) == e["meta"]["label"]
-    problems = {p.id: p for p in training_problems("smoke", seed=0)}
+    problems = {p.id: p for p in training_problems(smoke, seed=0)}
     for e in examples:  # the accuracy evaluation's CoT prompt, then the style's text
         assert e["messages"][:2] == build_conversation(problems[e["id"]], COT)
         assert e["messages"][2]["content"] == build("Symb-Struct", problems[e["id"]])
@@ -336,8 +338,8 @@ def test_smoke_training_set_shape_and_jsonl_round_trip(tmp_path):
     path = write_jsonl(examples, tmp_path / "sft" / "smoke.jsonl")
     assert read_jsonl(path) == examples
     assert [p.name for p in path.parent.iterdir()] == ["smoke.jsonl"]  # no temporary file left behind
-    assert training_set("Symb-Struct", "smoke", seed=0) == examples
-    assert [e["id"] for e in training_set("NL", "smoke", seed=0)] == [e["id"] for e in examples]
+    assert training_set("Symb-Struct", training_problems(smoke, seed=0), seed=0) == examples
+    assert [e["id"] for e in training_set("NL", list(problems.values()), seed=0)] == [e["id"] for e in examples]
 
 
 @pytest.mark.parametrize("style", ["Symb-Struct", "Symb-Filter", "Symb-Direct"])

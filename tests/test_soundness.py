@@ -229,3 +229,98 @@ def test_no_responses_give_an_empty_table():
     steps = judge_responses(pd.DataFrame(columns=["id", "response"]), {}, SymbolicJudge())
     table = soundness_table(steps)
     assert table.empty and {"model", "all_valid", "scored"} <= set(table.columns)
+
+
+# ---- the notebook family's run (finelogic.runs.soundness) ------------------------------------------------
+
+class ScriptedJudgeModel:
+    """A judge model that replies ``true`` to every prompt and counts its prompts."""
+
+    def __init__(self) -> None:
+        self.prompts: list[str] = []
+
+    def generate(self, conversations, config=None):
+        self.prompts += [c[-1]["content"] for c in conversations]
+        return ["true" for _ in conversations]
+
+
+@pytest.fixture()
+def results(tmp_path, monkeypatch):
+    monkeypatch.setenv("FINELOGIC_RESULTS", str(tmp_path / "results"))
+    return tmp_path / "results"
+
+
+def test_smoke_soundness_run_without_an_accuracy_run_judges_gold_proofs_only(results):
+    from finelogic.runs import soundness
+
+    run = soundness.run("smoke", seed=0)
+    assert run.steps.empty and run.source == "no accuracy run (no records.csv)" and run.judge == "symbolic"
+    # smoke's 6 FLD items: the 4 PROVED/DISPROVED ones have gold proofs, every gold step sound
+    assert run.gold_steps["sample"].nunique() == 4
+    assert run.gold_steps["valid"].all() and run.gold_steps["atomic"].all()
+    assert run.labels.set_index("kind")["n"].to_dict() == {"gold": 12, "merged": 6, "swapped_premise": 11,
+                                                           "negated_conclusion": 12}
+    assert run.quality["judge"].tolist() == ["symbolic", "symbolic"]  # smoke: no LLM judge
+    assert run.quality["accuracy"].tolist() == [1.0, 1.0]
+    assert run.example_problem is not None and len(run.example) >= 3
+    assert run.provenance.model_calls == 0 and run.provenance.models == ()
+
+    run.write()
+    back = soundness.SoundnessRun.read(results / "smoke" / "soundness")
+    assert back.source == run.source and back.gold_steps["valid"].tolist() == run.gold_steps["valid"].tolist()
+
+
+def test_the_llm_judge_is_a_handed_in_backend_scored_on_a_seeded_sample(results):
+    from finelogic.runs import soundness
+
+    model = ScriptedJudgeModel()
+    run = soundness.run("smoke", seed=0, backends={"embedded": model}, llm_judge="embedded", llm_quality_steps=4)
+    llm = run.quality[run.quality["judge"] == "LLM (SmolLM2-135M-Instruct)"].set_index("criterion")
+    assert llm.loc["valid", "n"] == 4 and llm.loc["valid", "undecided"] == 0
+    assert llm.loc["valid", "recall"] == 1.0  # "true" to everything: every valid step found
+    # 4 validity prompts, then 4 atomicity prompts (every step called valid)
+    assert len(model.prompts) == 8 and model.prompts[0].endswith("Answer true or false only.")
+    assert run.provenance.models == ("SmolLM2-135M-Instruct",)
+
+
+def test_hybrid_judge_reads_the_accuracy_runs_records_and_asks_the_llm_only_what_z3_cannot(results):
+    from finelogic.data.suites import evaluation_sets
+    from finelogic.profiles import get_profile
+    from finelogic.runs import soundness
+    from finelogic.runs.accuracy import AccuracyRun
+    from finelogic.runs.base import Provenance
+
+    fld = next(s for s in evaluation_sets(get_profile("smoke").section("accuracy"), seed=0) if s.name == "fld")
+    proved = [p for p in fld.problems if p.proof]
+    records = pd.DataFrame({"id": [p.id for p in proved], "dataset": "fld", "model": "m", "setting": "CoT",
+                            "depth_bucket": "0-3",
+                            "response": [proved[0].proof, *("fact1 -> int1: the moon is made of cheese." for _ in proved[1:])]})
+    AccuracyRun(Provenance("accuracy", "smoke", 0), records=records).write()
+    model = ScriptedJudgeModel()
+    run = soundness.run("smoke", seed=0, backends={"embedded": model}, judge="hybrid", llm_judge="embedded",
+                        llm_quality_steps=0)
+    assert run.source == "`records.csv` of the accuracy run"
+    assert run.steps["sample"].nunique() == len(proved)
+    first = run.steps[run.steps["sample"] == 0]
+    assert (first["decided_by"] == "symbolic").all()  # a gold proof: z3 decides every step
+    # a sentence outside the generator's grammar: z3 cannot read it, the LLM judge is asked (validity,
+    # then atomicity, since it says "true")
+    rest = run.steps[run.steps["sample"] > 0]
+    assert (rest["decided_by"] == "llm").all() and rest["valid"].all()
+    assert len(model.prompts) == 2 * (len(proved) - 1) and "the moon is made of cheese" in model.prompts[0]
+    assert run.quality["judge"].unique().tolist() == ["symbolic"]  # llm_quality_steps=0: the LLM is not scored
+
+
+def test_soundness_page_shows_the_gold_row_beside_the_papers_table(results):
+    from finelogic.book import soundness as page
+    from finelogic.runs import soundness
+
+    run = soundness.run("smoke", seed=0)
+    table = page.table3_side_by_side(run)
+    gold = table.loc[("ours", "gold proofs (sanity check)", "gold")]
+    assert (gold["all_valid"], gold["all_relevant"], gold["all_atomic"]) == (100.0, 100.0, 100.0)
+    assert gold["all_relevant (paper_code_compat)"] == 0.0 and gold["scored / samples"] == "4 / 4"
+    assert "paper" in table.index.get_level_values("source")
+    assert page.scored_share(run) == "none (no model responses in this run)"
+    assert page.symbolic_accuracy(run) == "100.0%"
+    assert page.one_response(run, "04_soundness.ipynb")[0].data == "No model responses in this run."

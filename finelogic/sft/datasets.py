@@ -10,10 +10,10 @@ profile, and writes each problem in one supervision style (:func:`finelogic.sft.
   At paper size this is exactly the paper's 250 + 250 per depth and 1,500 UNKNOWN.
 - ProntoQA: ``prontoqa_n`` problems of ``prontoqa_hops`` hops, half PROVED and half DISPROVED.
 
-Sizes come from ``get_profile(profile).section("sft")``; keys it does not set fall back to
-:data:`DEFAULT_SIZES` for that profile. The training problems are drawn from seeds of their own
-(``sft/<seed>/...``), never the evaluation sets' seeds, so a training item is not an evaluation item
-regenerated; ids start ``sft-``.
+Sizes are plain values (:data:`SIZE_KEYS`): :func:`finelogic.runs.supervision.run` takes them from the
+profile's ``sft`` section and checks them with :func:`check_sizes`. The training problems are drawn from
+seeds of their own (``sft/<seed>/...``), never the evaluation sets' seeds, so a training item is not an
+evaluation item regenerated; ids start ``sft-``.
 
 An example is ``{"id", "style", "messages", "meta"}``: the system and user turns are exactly the ones the
 accuracy evaluation sends in the **CoT** setting (:func:`finelogic.prompts.build_conversation`; CoT
@@ -36,7 +36,6 @@ from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 from finelogic.data.generators.fld import even_plan, generate_fld_problem
 from finelogic.data.generators.prontoqa import generate_prontoqa
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Problem
-from finelogic.profiles import get_profile
 from finelogic.prompts import COT, build_conversation
 from finelogic.sft.styles import STYLES, StyleError, build, check
 
@@ -45,28 +44,23 @@ log = logging.getLogger(__name__)
 #: The prompt setting whose system and user turns the examples use.
 SETTING = COT
 
-#: Sizes used when the profile's ``sft`` section does not set them (finelogic.profiles sets all three).
-DEFAULT_SIZES: Mapping[str, Mapping[str, Any]] = {
-    "smoke": {"fld_n": 6, "fld_unknown": 1, "fld_depths": tuple(range(0, 16)), "prontoqa_n": 2, "prontoqa_hops": 3},
-    "tiny": {"fld_n": 160, "fld_unknown": 32, "fld_depths": tuple(range(0, 16)), "prontoqa_n": 40,
-             "prontoqa_hops": 3},
-    "paper": {"fld_n": 9500, "fld_unknown": 1500, "fld_depths": tuple(range(0, 16)), "prontoqa_n": 3200,
-              "prontoqa_hops": 3},
-}
+#: The data sizes a training set needs (see the module docstring).
 SIZE_KEYS = ("fld_n", "fld_unknown", "fld_depths", "prontoqa_n", "prontoqa_hops")
 
 
-def sizes(profile: str) -> dict[str, Any]:
-    """The data sizes of ``profile``: its ``sft`` section over :data:`DEFAULT_SIZES` (see the module docstring)."""
-    section = get_profile(profile).section("sft")
-    merged = {**DEFAULT_SIZES.get(profile, {}), **{k: section[k] for k in SIZE_KEYS if k in section}}
-    missing = [k for k in SIZE_KEYS if k not in merged]
+def check_sizes(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The :data:`SIZE_KEYS` of ``settings`` (e.g. a profile's ``sft`` section), checked.
+
+    Raises:
+        ValueError: a size is missing, or ``fld_unknown`` is not between 0 and ``fld_n``.
+    """
+    missing = [k for k in SIZE_KEYS if k not in settings]
     if missing:
-        raise ValueError(f"profile {profile!r}: the 'sft' section needs {', '.join(missing)}")
-    if not 0 <= merged["fld_unknown"] <= merged["fld_n"]:
-        raise ValueError(f"profile {profile!r}: fld_unknown must be between 0 and fld_n ({merged['fld_n']}), "
-                         f"got {merged['fld_unknown']}")
-    return merged
+        raise ValueError(f"SFT training sizes need {', '.join(missing)}")
+    sizes = {k: settings[k] for k in SIZE_KEYS}
+    if not 0 <= sizes["fld_unknown"] <= sizes["fld_n"]:
+        raise ValueError(f"fld_unknown must be between 0 and fld_n ({sizes['fld_n']}), got {sizes['fld_unknown']}")
+    return sizes
 
 
 def fld_plan(n: int, n_unknown: int, depths: Iterable[int]) -> dict[tuple[int, str], int]:
@@ -76,13 +70,14 @@ def fld_plan(n: int, n_unknown: int, depths: Iterable[int]) -> dict[tuple[int, s
     return {cell: count for cell, count in plan.items() if count}
 
 
-def training_problems(profile: str, seed: int = 0, *, progress: bool | None = None) -> list[Problem]:
-    """The problems of a training set, FLD then ProntoQA, deterministic in ``seed``.
+def training_problems(sizes: Mapping[str, Any], seed: int = 0, *, progress: bool | None = None) -> list[Problem]:
+    """The problems of a training set of ``sizes`` (:data:`SIZE_KEYS`), FLD then ProntoQA, deterministic
+    in ``seed``.
 
     FLD item ``k`` of cell ``(d, label)`` is drawn from the seed ``sft/<seed>/<d>/<label>/<k>``;
     ProntoQA problems from ``generate_prontoqa`` with the seed ``sft/<seed>``, renamed ``sft-prontoqa-...``.
     """
-    size = sizes(profile)
+    size = check_sizes(sizes)
     plan = fld_plan(size["fld_n"], size["fld_unknown"], size["fld_depths"])
     bar = tqdm(total=size["fld_n"], desc="SFT FLD problems",
                disable=progress is False or (progress is None and size["fld_n"] < 200))
@@ -106,27 +101,26 @@ def example(style: str, problem: Problem) -> dict[str, Any]:
             "meta": {"dataset": problem.dataset, "label": problem.label, "depth": problem.depth}}
 
 
-def training_set(style: str, profile: str, seed: int = 0, *, verify: bool = True,
-                 progress: bool | None = None, problems: Sequence[Problem] | None = None) -> list[dict[str, Any]]:
-    """The training examples of one supervision style at the size of ``profile``.
+def training_set(style: str, problems: Sequence[Problem], seed: int = 0, *, verify: bool = True,
+                 progress: bool | None = None) -> list[dict[str, Any]]:
+    """The training examples of one supervision style.
 
     Args:
         style: one of :data:`finelogic.sft.styles.STYLES`.
-        profile: ``smoke`` (6 examples), ``tiny`` (20), ``paper`` (12,700: Section 4's 9,500 FLD and
-            3,200 ProntoQA); sizes as in :func:`sizes`.
-        seed: the training data seed; same seed, same examples, same order.
+        problems: the problems of :func:`training_problems` (several styles of one run share them;
+            the paper's size is 12,700: Section 4's 9,500 FLD and 3,200 ProntoQA).
+        seed: the training data seed (the same as ``training_problems``'); same seed, same examples,
+            same order.
         verify: judge every built text with :func:`finelogic.sft.styles.check` and raise on any line
             that is not valid and atomic (z3; about a millisecond per step once warm).
         progress: tqdm bars (None: only for 200 items or more).
-        problems: the problems of :func:`training_problems` for this profile and seed when the caller
-            already has them (several styles of one run share them); None generates them.
 
     Returns:
         Examples (see the module docstring) in a seeded shuffled order, so FLD depths and ProntoQA mix.
     """
     if style not in STYLES:
         raise StyleError(f"unknown supervision style {style!r}; choose one of {', '.join(STYLES)}")
-    problems = list(problems) if problems is not None else training_problems(profile, seed, progress=progress)
+    problems = list(problems)
     random.Random(f"sft/{seed}/order").shuffle(problems)
     out = []
     show = progress is not False and (progress is True or len(problems) >= 200)
@@ -139,7 +133,7 @@ def training_set(style: str, profile: str, seed: int = 0, *, verify: bool = True
                 raise StyleError(f"problem {problem.id!r}, style {style!r}: the built text fails its check: "
                                  + "; ".join(bad[:3]))
         out.append(item)
-    log.info("SFT %s: %d examples for profile %s, seed %s", style, len(out), profile, seed)
+    log.info("SFT %s: %d examples, seed %s", style, len(out), seed)
     return out
 
 

@@ -13,7 +13,7 @@ training data and the configuration, so a changed dataset or setting trains a ne
 one is loaded, not retrained. The directory holds a plain transformers checkpoint (LoRA weights merged),
 its tokenizer, ``train_log.json`` (loss per step, tokens, seconds) and the training data as JSONL. It is
 written to a temporary directory and renamed at the end, so an interrupted run leaves nothing half-made;
-open it with ``finelogic.models.spec.open_backend(trained.spec)`` like any other model.
+open it with ``finelogic.models.spec.open_model(trained.spec)`` (a ``ckpt:<dir>`` model) like any other.
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ from typing import Any, Mapping, Sequence
 import torch
 from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
-from finelogic.config import cache_dir
+from finelogic.config import cache_dir, safe_name
 from finelogic.models.spec import ModelSpec, parse_model
 
 log = logging.getLogger(__name__)
@@ -126,8 +126,9 @@ class TrainedModel:
 
     @property
     def spec(self) -> ModelSpec:
-        """The model as a table row: ``open_backend(trained.spec)`` evaluates it like any model."""
-        return ModelSpec(self.name, "hf", path=str(self.path))
+        """The checkpoint as a ``ckpt`` model named like its table row: ``open_model(trained.spec)``
+        evaluates it like any model."""
+        return ModelSpec(self.name, "ckpt", path=str(self.path))
 
     @property
     def tokens_per_second(self) -> float:
@@ -191,23 +192,24 @@ def train(examples: Sequence[Mapping[str, Any]], *, name: str, base_model: Any =
         examples: ``{"id", "messages": [..., {"role": "assistant", "content": ...}]}`` dicts, e.g.
             :func:`finelogic.sft.datasets.training_set` or :func:`finelogic.baselines.logipt_data`.
         name: the row label (``SFT-NL``, ``LogiPT``, ...); also names the checkpoint directory.
-        base_model: a model spec (:func:`finelogic.models.spec.parse_model`): ``"embedded"`` or
-            ``"hf:<name or path>"``.
+        base_model: a model spec (:func:`finelogic.models.spec.parse_model`) of an in-process model:
+            ``"embedded"``, ``"hf:<name or path>"`` or ``"ckpt:<dir>"``.
         config: hyper-parameters (:class:`TrainConfig`; :data:`PAPER_CONFIG` is the paper's).
         output_root: where checkpoints go; default ``cache_dir()/sft``.
         progress: tqdm bar with the running loss (None: on).
         force: retrain even when a checkpoint with the same fingerprint exists.
 
     Returns:
-        The :class:`TrainedModel` (``.spec`` opens it as an ordinary HF backend).
+        The :class:`TrainedModel` (``.spec`` is its ``ckpt`` model spec).
     """
     if not examples:
         raise ValueError(f"{name}: no training examples")
     base = parse_model(base_model)
-    if base.kind != "hf":
-        raise ValueError(f"{name}: can only fine-tune in-process models (kind 'hf'), not {base.kind!r} ({base.name})")
+    if base.kind not in ("embedded", "hf", "ckpt"):
+        raise ValueError(f"{name}: can only fine-tune in-process models (embedded, hf, ckpt), "
+                         f"not {base.kind!r} ({base.name})")
     root = Path(output_root) if output_root is not None else cache_dir() / "sft"
-    slug = "".join(c if c.isalnum() or c in "._-" else "_" for c in f"{base.name}-{name}")
+    slug = safe_name(f"{base.name}-{name}")
     target = root / f"{slug}-{fingerprint(base, examples, config)}"
     if (target / LOG_NAME).is_file() and not force:
         return _load_record(target, name, cached=True)

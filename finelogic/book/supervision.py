@@ -1,0 +1,133 @@
+"""The supervision page's views (paper Section 4: Figure 4, the SFT rows of Tables 2, 3 and 5), made from a
+:class:`finelogic.runs.supervision.SupervisionRun`."""
+from __future__ import annotations
+
+from typing import Any
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from IPython.display import Markdown
+
+from finelogic.book.display import model_output, side_by_side
+from finelogic.book.provenance import caption
+from finelogic.book.tables import paper_table
+from finelogic.data.suites import PAPER_NAMES
+from finelogic.eval.accuracy import summarize
+from finelogic.eval.soundness import soundness_table, table3_percent
+
+#: The paper's SFT rows are for these models (Table 2).
+PAPER_SFT_MODELS = ("Llama-3.1-8B-Instruct", "Qwen-2.5-7B-Instruct")
+
+
+def train_params(run) -> dict[str, Any]:
+    """The training settings a caption names: method, steps (or epochs), batch, learning rate, LoRA layers."""
+    config = run.train_config
+    return dict(method=config.method, steps=config.max_steps or f"{config.epochs} epochs",
+                batch=config.batch_size, lr=config.learning_rate, lora_layers=config.lora_layers)
+
+
+def eval_params(run) -> dict[str, Any]:
+    """The evaluation settings a caption names: the prompt and the decoding."""
+    return dict(prompt="CoT", max_new_tokens=run.config.max_new_tokens, temperature=run.config.temperature)
+
+
+def figure4(run) -> list[Any]:
+    """Figure 4: the first FLD training problem with a proof (its user turn), then its assistant turn as
+    each style writes it, side by side."""
+    first_style = next(iter(run.examples))
+    example = next(e for e in run.examples[first_style]
+                   if e["meta"]["dataset"] == "fld" and e["meta"]["label"] != "UNKNOWN")
+    problem_id = example["id"]
+    texts = {style: e["messages"][-1]["content"] for style, examples in run.examples.items()
+             for e in examples if e["id"] == problem_id}
+    return [Markdown("**Problem** `" + problem_id + "`, gold **" + example["meta"]["label"] + "**\n\n```text\n"
+                     + example["messages"][1]["content"] + "\n```"),
+            side_by_side(texts)]
+
+
+def loss_curves(losses: pd.DataFrame):
+    """Training loss per optimizer step, one line per trained model (``setting``)."""
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    for name, curve in losses.groupby("setting", sort=False):
+        ax.plot(curve["step"], curve["loss"], marker="o", label=name)
+    ax.set_xlabel("optimizer step")
+    ax.set_ylabel("training loss (nats / target token)")
+    ax.set_title("Training loss by supervision style")
+    ax.grid(alpha=0.3)
+    ax.legend(frameon=False, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def loss_fell(training: pd.DataFrame) -> str:
+    """``"<k> of <n>"`` trained models whose loss fell from the first to the last steps."""
+    fell = training[training.loss_last < training.loss_first]
+    return f"{len(fell)} of {len(training)}"
+
+
+def loss_change(training: pd.DataFrame) -> str:
+    """``"NL 2.31 → 1.80, ..."``: first and last losses per trained model."""
+    return ", ".join(f"{r.style} {r.loss_first:.2f} → {r.loss_last:.2f}" for r in training.itertuples())
+
+
+def accuracy_tables(run, notebook: str) -> list[Any]:
+    """The SFT rows of Table 2 (accuracy per dataset) and Table 5 (FLD depth buckets) with captions; a
+    sentence when the run evaluated nothing."""
+    records = run.records
+    if records.empty:
+        return [Markdown("No evaluation in this run.")]
+    prov, params = run.provenance, eval_params(run)
+    ours = summarize(records, by=("model", "setting", "dataset"))
+    ours["dataset"] = ours["dataset"].map(PAPER_NAMES)
+    sources = "; ".join(f"{s.paper_name}: {len(s.problems)} items, {s.source}" for s in run.sets if s.problems)
+    fld = records[records.dataset == "fld"]
+    depth = summarize(fld, by=("model", "setting", "depth_bucket"))
+    return [
+        ours.set_index(["model", "setting", "dataset"]).round(1),
+        Markdown(caption(notebook, prov.profile, prov.seed, model=run.base.name, n=len(records), **params)
+                 + f" Test items: {sources}. `CoT` is the base model under the training prompt (`Direct` under "
+                 + "LogiPT's, where the profile trains a LogiPT row); the paper's "
+                 + "SFT rows are for Llama-3.1-8B-Instruct and Qwen-2.5-7B-Instruct (below), not for this model."),
+        depth.set_index(["model", "setting", "depth_bucket"]).round(1),
+        Markdown(caption(notebook, prov.profile, prov.seed, model=run.base.name, n=len(fld), **params)
+                 + " FLD accuracy by proof-depth bucket (Table 5's layout)."),
+    ]
+
+
+def soundness_tables(run, notebook: str) -> list[Any]:
+    """Table 3 for the FLD responses (symbolic judge), then the samples scored and excluded, with
+    captions; a sentence when the run has no FLD responses."""
+    if run.steps.empty:
+        return [Markdown("No FLD responses in this run.")]
+    prov = run.provenance
+    n = int(run.steps["sample"].nunique())
+    table = soundness_table(run.steps)
+    counts = table[["model", "setting", "samples", "scored", "no_steps", "undecided", "steps"]]
+    return [
+        table3_percent(table),
+        Markdown(caption(notebook, prov.profile, prov.seed, model=run.base.name, n=n, judge="symbolic",
+                         relevance="principled")
+                 + " % of scored samples with Wilson 95% intervals; see the soundness chapter for the method."),
+        counts.set_index(["model", "setting"]),
+        Markdown(caption(notebook, prov.profile, prov.seed, model=run.base.name, n=n)
+                 + " Samples scored and excluded (no steps found, or a step the judge could not decide)."),
+    ]
+
+
+def one_response(run) -> list[Any]:
+    """One FLD response of a fine-tuned model (else the first record) with its gold label and answer."""
+    records = run.records
+    if records.empty:
+        return []
+    sft_rows = records[(records.setting != "CoT") & (records.dataset == "fld")]
+    shown = sft_rows.iloc[0] if not sft_rows.empty else records.iloc[0]
+    answer = shown["prediction"] if isinstance(shown["prediction"], str) else "no answer"
+    return [Markdown(f"{shown['setting']} on item `{shown['id']}`, gold **{shown['gold']}**, read as **{answer}**."),
+            model_output(shown["response"])]
+
+
+def paper_sft_rows() -> pd.DataFrame:
+    """The paper's CoT and SFT rows of Table 2 for the two models it fine-tuned."""
+    table2 = paper_table("table2")
+    rows = [i for i in table2.index if (i[1].startswith("SFT") or i[1] == "CoT") and i[0] in PAPER_SFT_MODELS]
+    return table2.loc[rows]

@@ -1,0 +1,200 @@
+"""The supervision-styles notebook's run (paper Section 4: Figure 4 and the SFT rows of Tables 2, 3 and 5).
+
+For each style: build the training set (:func:`finelogic.sft.datasets.training_set`), check every line it
+writes (:func:`finelogic.sft.styles.check`), fine-tune the base model on it (:func:`finelogic.sft.train.train`;
+a checkpoint with the same data and settings is reused), then evaluate the fine-tuned model on the
+profile's SFT test items under the CoT prompt it was trained with. The base model answers the same items
+under the same prompt, so every ``SFT-<style>`` row stands beside its base row, as in the paper's tables
+(``model`` = the base model, ``setting`` = ``SFT-<style>``). The FLD responses are judged step by step
+with the symbolic judge (Table 3's SFT rows).
+
+Profile section ``sft`` (read once, here):
+
+- data sizes (``fld_n``, ``fld_unknown``, ``fld_depths``, ``prontoqa_n``, ``prontoqa_hops``; see
+  :mod:`finelogic.sft.datasets`);
+- ``styles``: which styles to train (default all four);
+- ``logipt``: also train a ``LogiPT`` row on solver traces of the same problems
+  (:func:`finelogic.baselines.logipt_data`; its prompt is the Direct one, so it is evaluated under Direct);
+- ``base_model``: a model spec (default ``"embedded"``);
+- ``train``: :class:`finelogic.sft.train.TrainConfig` fields (``"paper": True`` starts from the paper's
+  recipe, :data:`finelogic.sft.train.PAPER_CONFIG`);
+- ``eval``: the test items, with the keys of the accuracy section (``fld``, ``prontoqa_generated``,
+  ``limit``), plus ``generation`` (decoding; the styles' texts are long, so ``max_new_tokens`` must leave
+  room for the answer marker) and ``batch_size``.
+
+``run.write()`` puts ``records.csv`` (accuracy records of base and SFT rows), ``training.csv`` (one row
+per trained model), ``losses.csv`` (loss per step), ``checks.csv`` (lines checked per style) and
+``steps.csv`` (judged FLD steps) in ``results/<profile>/supervision/``.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import pandas as pd
+
+from finelogic.data.problem import Problem
+from finelogic.data.suites import EvalSet, evaluation_sets
+from finelogic.eval.accuracy import evaluate_accuracy
+from finelogic.eval.judges import SymbolicJudge
+from finelogic.eval.soundness import judge_responses
+from finelogic.models.base import GenerationConfig
+from finelogic.models.spec import ModelSpec, open_model, parse_model
+from finelogic.prompts import DIRECT
+from finelogic.runs.base import Provenance, Run, Stopwatch, call_counts, open_models, resolve
+from finelogic.sft.datasets import SETTING, check_sizes, training_problems, training_set
+from finelogic.sft.styles import STYLES, StyleError, check
+from finelogic.sft.train import PAPER_CONFIG, TrainConfig, TrainedModel, train, with_overrides
+
+log = logging.getLogger(__name__)
+
+FAMILY = "supervision"
+#: Settings a notebook may pass that a profile's ``sft`` section need not set.
+OPTIONAL = ("styles", "base_model", "logipt", "train", "eval")
+
+
+@dataclass(frozen=True)
+class SupervisionRun(Run):
+    """What the supervision run made: its tables, and (live runs only) the checkpoints and examples.
+
+    Tables: ``records`` (accuracy records, base and SFT rows), ``training`` (one row per trained model),
+    ``losses`` (``setting, step, loss``), ``checks`` (per style: examples, lines judged, lines failing),
+    ``steps`` (the FLD responses judged step by step, :func:`finelogic.eval.soundness.judge_responses`).
+    """
+
+    records: pd.DataFrame = field(default_factory=pd.DataFrame)
+    training: pd.DataFrame = field(default_factory=pd.DataFrame)
+    losses: pd.DataFrame = field(default_factory=pd.DataFrame)
+    checks: pd.DataFrame = field(default_factory=pd.DataFrame)
+    steps: pd.DataFrame = field(default_factory=pd.DataFrame)
+    trained: tuple[TrainedModel, ...] = ()
+    examples: Mapping[str, list[dict[str, Any]]] = field(default_factory=dict)
+    sets: tuple[EvalSet, ...] = ()
+    base: ModelSpec | None = None
+    config: GenerationConfig | None = None
+    train_config: TrainConfig | None = None
+
+
+def train_config(settings: Mapping[str, Any], seed: int = 0) -> TrainConfig:
+    """The ``train`` settings of an ``sft`` section over the defaults or the paper's recipe, seeded."""
+    overrides = dict(settings.get("train", {}))
+    start = PAPER_CONFIG if overrides.pop("paper", False) else TrainConfig()
+    return with_overrides(with_overrides(start, overrides), {"seed": seed})
+
+
+def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = None,
+        data_dir: str | Path | None = None, evaluate: bool = True, **overrides: Any) -> SupervisionRun:
+    """Train one model per supervision style and evaluate each beside the base model (module docstring).
+
+    Args:
+        profile: reads the ``sft`` section.
+        seed: seeds the training data, the training run and the test items.
+        backends: ready backends by model entry or display name: the base model's (e.g. ``"embedded"``),
+            or a fine-tuned one's by its setting (``"SFT-NL"``, ``"LogiPT"``); the others are opened
+            with :func:`finelogic.models.spec.open_model`. Training always starts from the base spec.
+        data_dir: real benchmark files for the test items; default ``$FINELOGIC_DATA_DIR``.
+        evaluate: False trains only (``records`` and ``steps`` are then empty).
+        overrides: settings of the ``sft`` section (``styles``, ``base_model``, ``logipt``, sizes, ...);
+            None keeps the profile's.
+    """
+    watch = Stopwatch()
+    settings = resolve(profile, "sft", overrides, optional=OPTIONAL)
+    styles = tuple(settings.get("styles") or STYLES)
+    unknown = [s for s in styles if s not in STYLES]
+    if unknown:
+        raise ValueError(f"unknown supervision styles {unknown}; choose from {', '.join(STYLES)}")
+    base_entry = settings.get("base_model") or "embedded"
+    config = train_config(settings, seed)
+    problems = training_problems(check_sizes(settings), seed)  # generated once, written in every style
+    problems_by_id = {p.id: p for p in problems}
+    # Each text is judged once, here; a failing line stops the run before any training.
+    examples = {style: training_set(style, problems, seed, verify=False) for style in styles}
+    checks = style_checks(examples, problems_by_id)
+    failing = checks[checks["failing"] > 0]
+    if not failing.empty:
+        raise StyleError(f"built training texts fail their check: {failing.to_dict('records')}")
+    base = parse_model(base_entry)
+    trained = [train(examples[style], name=f"SFT-{style}", base_model=base, config=config) for style in styles]
+    rows = list(styles)
+    if settings.get("logipt", False):
+        from finelogic.baselines import logipt_data
+
+        order = [problems_by_id[e["id"]] for e in examples[styles[0]]] if styles else problems
+        examples["LogiPT"] = logipt_data(order, skip_unusable=True)
+        trained.append(train(examples["LogiPT"], name="LogiPT", base_model=base, config=config))
+        rows.append("LogiPT")
+    training = pd.DataFrame([_training_row(t, style) for t, style in zip(trained, rows)])
+    losses = pd.DataFrame([{"setting": t.name, "step": i + 1, "loss": loss}
+                           for t in trained for i, loss in enumerate(t.losses)])
+
+    evaluation = dict(settings.get("eval", {}))
+    sets = tuple(evaluation_sets(evaluation, seed=seed, data_dir=data_dir)) if evaluate else ()
+    generation = GenerationConfig(seed=seed, **evaluation.get("generation", {}))
+    test_items = [p for s in sets for p in s.problems]
+    records, opened = evaluate_trained(test_items, base_entry, trained, generation,
+                                       batch_size=evaluation.get("batch_size", 16), backends=backends)
+    fld = {p.id: p for s in sets if s.name == "fld" for p in s.problems}
+    steps = _judged_fld_steps(records, fld)
+    calls, hits = call_counts(opened)
+    provenance = Provenance(
+        family=FAMILY, profile=profile, seed=seed, settings=settings,
+        models=(base.name, *(t.name for t in trained)),
+        model_ids=(base.model_id, *(t.spec.model_id for t in trained)), n=len(test_items),
+        data={s.name: s.source for s in sets}, model_calls=calls, cache_hits=hits, seconds=float(watch))
+    return SupervisionRun(provenance, records=records, training=training, losses=losses, checks=checks,
+                          steps=steps, trained=tuple(trained), examples=examples, sets=sets, base=base,
+                          config=generation, train_config=config)
+
+
+def evaluate_trained(items: list[Problem], base_entry: Any, trained: list[TrainedModel],
+                     generation: GenerationConfig, *, batch_size: int,
+                     backends: Mapping[str, Any] | None = None) -> tuple[pd.DataFrame, list[Any]]:
+    """Accuracy records of the base model (CoT; also Direct when a LogiPT row is trained) and of every
+    fine-tuned model (its training prompt), in that order; and the backends used (each once)."""
+    if not items:
+        return pd.DataFrame(), []
+    backends = dict(backends or {})
+    given = {t.name: backends.pop(t.name) for t in trained if t.name in backends}
+    (base, base_backend), = open_models([base_entry], backends, batch_size=batch_size)
+    runs = [(SETTING.name, base_backend), *((t.name, given[t.name] if t.name in given
+                                             else open_model(t.spec, batch_size=batch_size)) for t in trained)]
+    if any(t.name == "LogiPT" for t in trained):
+        runs.insert(1, (DIRECT.name, base_backend))  # LogiPT's own prompt, for the base model too
+    frames = []
+    for setting, backend in runs:
+        prompt = DIRECT if setting in (DIRECT.name, "LogiPT") else SETTING
+        log.info("supervision: %s, %s, %d items", base.name, setting, len(items))
+        records = evaluate_accuracy(items, backend, prompt, model=base.name, config=generation,
+                                    batch_size=batch_size * 4)
+        frames.append(records.assign(setting=setting))
+    return pd.concat(frames, ignore_index=True), list({id(b): b for _, b in runs}.values())
+
+
+def style_checks(examples: Mapping[str, list[dict[str, Any]]], problems: Mapping[str, Problem]) -> pd.DataFrame:
+    """Per style: examples, lines judged by :func:`finelogic.sft.styles.check`, lines not valid and atomic."""
+    rows = []
+    for style, items in examples.items():
+        if style not in STYLES:  # LogiPT's solver traces are not a supervision style
+            continue
+        verdicts = [v for e in items for v in check(style, problems[e["id"]], e["messages"][-1]["content"])]
+        rows.append({"style": style, "examples": len(items), "lines": len(verdicts),
+                     "failing": sum(not (v.valid and v.atomic) for v in verdicts)})
+    return pd.DataFrame(rows, columns=["style", "examples", "lines", "failing"])
+
+
+def _judged_fld_steps(records: pd.DataFrame, problems: Mapping[str, Problem]) -> pd.DataFrame:
+    """The FLD responses split into steps and judged by the symbolic judge (Table 3's SFT rows)."""
+    fld = records[records["dataset"] == "fld"] if not records.empty else records
+    if fld.empty:
+        return pd.DataFrame()
+    return judge_responses(fld, problems, SymbolicJudge())
+
+
+def _training_row(trained: TrainedModel, style: str) -> dict[str, Any]:
+    first, last = trained.loss_drop(window=max(1, min(3, len(trained.losses) // 3)))
+    return {"setting": trained.name, "style": style, "examples": trained.examples, "steps": len(trained.losses),
+            "tokens": trained.tokens, "target_tokens": trained.target_tokens, "seconds": round(trained.seconds, 1),
+            "tokens_per_s": round(trained.tokens_per_second, 1), "loss_first": round(first, 3),
+            "loss_last": round(last, 3), "method": trained.config["method"], "checkpoint": trained.path.name}
