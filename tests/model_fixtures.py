@@ -54,7 +54,10 @@ class FakeOpenAI:
     ``script[prompt]`` lists what successive requests for that prompt get: ``"ok"``, ``"429"``
     (with ``Retry-After: retry_after``), ``"500"``, ``"slow"`` (answers after ``slow_seconds``),
     ``"malformed"`` (200 with broken JSON), ``"drop"`` (closes the connection unanswered),
-    ``"400"``/``"401"`` (error bodies that quote the Authorization header, as careless servers do).
+    ``"400"``/``"401"`` (error bodies that quote the Authorization header, as careless servers do),
+    ``"trickle"`` (a whole answer sent one byte every ``trickle_seconds``), ``"html"`` (200 with a web
+    page), ``"no_choices"`` (200 with ``choices: []``), ``"null"`` (content null, finish_reason ``stop``),
+    ``"null_length"`` (content null, finish_reason ``length``, as a reasoning model that spent its cap).
     Unscripted requests get ``"ok"``. ``counts[prompt]`` counts requests (every attempt);
     ``bodies`` keeps every request body.
 
@@ -72,6 +75,7 @@ class FakeOpenAI:
         self.bodies: list[dict] = []
         self.retry_after = "0"
         self.slow_seconds = 1.0
+        self.trickle_seconds = 0.2
         self.delay = 0.0
         self.shifted = False
         self.short_logprobs = False
@@ -122,6 +126,30 @@ class FakeOpenAI:
                     time.sleep(fake.slow_seconds)
                 if behaviour == "malformed":
                     return self._send(200, b'{"id": "x", "choices": [', {})
+                if behaviour == "html":
+                    return self._send(200, b"<html><body>502 Bad Gateway</body></html>", {}, "text/html")
+                if behaviour in ("no_choices", "null", "null_length"):
+                    answer = fake._chat(body, prompt)
+                    if behaviour == "no_choices":
+                        answer["choices"] = []
+                    else:
+                        answer["choices"][0]["message"]["content"] = None
+                        answer["choices"][0]["finish_reason"] = "length" if behaviour == "null_length" else "stop"
+                    return self._send(200, json.dumps(answer).encode(), {})
+                if behaviour == "trickle":
+                    data = json.dumps(fake._chat(body, prompt)).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    try:
+                        for i in range(len(data)):
+                            self.wfile.write(data[i:i + 1])
+                            self.wfile.flush()
+                            time.sleep(fake.trickle_seconds)
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass  # the client gave up, as it should
+                    return
                 if behaviour in ("429", "500", "400", "401"):
                     message = {"429": "rate limited", "500": "server exploded",
                                "400": f"bad request (you sent {authorization})",
@@ -132,9 +160,9 @@ class FakeOpenAI:
                 answer = fake._chat(body, prompt) if "messages" in body else fake._completion(body, prompt)
                 self._send(200, json.dumps(answer).encode(), {})
 
-            def _send(self, status, data, headers):
+            def _send(self, status, data, headers, content_type="application/json"):
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(data)))
                 for name, value in headers.items():
                     self.send_header(name, value)

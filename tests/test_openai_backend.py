@@ -287,3 +287,35 @@ def test_two_processes_sharing_a_cache_write_no_duplicate_or_torn_line(fake_serv
     # The processes take turns chunk by chunk and read each other's answers: every item was asked once.
     assert sum(fake_server.counts.values()) == 30 and sum(int(out) for out, _ in outputs) == 30
     assert all(count == 1 for count in fake_server.counts.values())
+
+
+def test_replies_without_choices_or_as_a_web_page_are_retried_then_fail_naming_the_request(backend, fake_server):
+    fake_server.script["odd"] = ["no_choices", "html", "ok"]
+    assert backend.generate([chat("odd")]) == ["answer to odd"]
+    assert fake_server.counts["odd"] == 3
+    fake_server.script["hopeless"] = ["no_choices"] * 10
+    with pytest.raises(RequestFailed, match=r"request 0 \('hopeless'\) failed after 5 attempts.*no choices"):
+        backend.generate([chat("hopeless")])
+
+
+def test_null_content_is_asked_again_then_recorded_empty_with_its_reason_and_never_cached(backend, fake_server,
+                                                                                        tmp_path):
+    fake_server.script.update({"flaky": ["null", "ok"], "silent": ["null", "null"], "capped": ["null_length"]})
+    answers = backend.generate([chat("flaky"), chat("silent"), chat("capped")])
+    assert answers == ["answer to flaky", "", ""]
+    assert [a.finish_reason for a in answers] == ["stop", "stop", "length"]
+    assert fake_server.counts == {"flaky": 2, "silent": 2, "capped": 1}  # a spent token cap is not retried
+    stored = [line["request"]["messages"][-1]["content"] for line in cache_lines(tmp_path / "cache.jsonl")]
+    assert stored == ["flaky"]  # only the request with a real answer was cached
+    backend.generate([chat("silent")])
+    assert fake_server.counts["silent"] == 3  # a rerun asks again
+
+
+def test_a_trickling_body_cannot_hold_a_request_past_its_timeout(fake_server, tmp_path):
+    backend = cached(fake_server, tmp_path / "c.jsonl", timeout=1.0, max_attempts=2, backoff_base=0.01)
+    fake_server.script["slowly"] = ["trickle", "ok"]
+    fake_server.trickle_seconds = 0.2  # each read arrives well within the 1 s timeout
+    start = time.perf_counter()
+    assert backend.generate([chat("slowly")]) == ["answer to slowly"]
+    assert time.perf_counter() - start < 5  # the whole body would take ~40 s
+    assert fake_server.counts["slowly"] == 2 and backend.stats.retries == 1

@@ -152,7 +152,9 @@ class CachedBackend:
             one finishes when the backend's ``generate`` takes an ``on_result`` callback.
 
     Sampled generations (``temperature > 0``) are cached only when ``config.seed`` is set (the seed is part
-    of the key); unseeded sampling always calls the model. ``stats.cache_hits`` counts answers served from
+    of the key); unseeded sampling always calls the model. Empty completions are never stored (a rerun asks
+    again); completions cut by the token cap are stored with ``finish_reason`` ``"length"`` (the same
+    request gets the same cut answer again). ``stats.cache_hits`` counts answers served from
     disk; ``calls``, ``prompt_tokens``, ``generated_tokens`` and ``retries`` mirror what the wrapped backend
 counted for the work sent through this wrapper.
     """
@@ -254,7 +256,9 @@ counted for the work sent through this wrapper.
         unique = list(first_index.values())
 
         def store(i: int, answer: Any) -> None:
-            if cacheable:
+            # An empty completion is not an answer: it is returned (with its finish_reason) but not kept,
+            # so a rerun asks again.
+            if cacheable and not (isinstance(answer, dict) and answer.get("text") == ""):
                 self.cache.put(keys[i], requests[i], answer)
 
         for start in range(0, len(unique), self.chunk_size):

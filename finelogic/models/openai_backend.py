@@ -7,8 +7,12 @@ Concurrency and retries live here and nowhere else (caching is the one cache lay
 * identical requests in one call are sent once;
 * at most ``max_concurrency`` requests are in flight (a thread pool);
 * HTTP 429 waits (``Retry-After`` when given) and retries with exponential backoff; 5xx, time-outs,
-  dropped connections and unreadable responses retry; any other 4xx fails at once, naming the
-  request; ``max_attempts`` caps the attempts per request.
+  dropped connections and unreadable responses (no ``choices``, an HTML page, broken JSON) retry; any
+  other 4xx fails at once, naming the request; ``max_attempts`` caps the attempts per request;
+  ``timeout`` bounds a whole response, not each read (a trickling body cannot hold a request);
+* a reply with no text (``content`` null or empty) is asked once more, then returned as an empty
+  :class:`~finelogic.models.base.Completion` with its ``finish_reason`` (at once when that is ``length``:
+  the token cap was spent before any answer, and a retry would spend it again).
 
 The API key is read from the environment only; it is never part of a request, a log record or an
 exception message.
@@ -37,6 +41,18 @@ log = logging.getLogger(__name__)
 # language model predicts almost every token by copying, so a correctly aligned echo shows each
 # token as the top alternative *at its own position*, not one position earlier or later.
 ALIGNMENT_PROBE = "; ".join(["kettle orbit violin maple zebra copper"] * 6) + ";"
+
+
+#: Attempts for a reply with no text before it is recorded as an empty completion.
+EMPTY_ATTEMPTS = 2
+
+
+class EmptyCompletion(ValueError):
+    """A chat reply without text (``content`` null or empty); ``finish_reason`` says why, when the server does."""
+
+    def __init__(self, finish_reason: str | None) -> None:
+        super().__init__(f"empty completion (finish_reason {finish_reason!r})")
+        self.finish_reason = finish_reason
 
 
 class RequestFailed(RuntimeError):
@@ -84,7 +100,7 @@ class OpenAIBackend:
         self.extra_body = dict(extra_body or {})
         self._secret = os.environ.get(api_key_env) or None
         self._client = openai.OpenAI(api_key=self._secret or "no-key", base_url=base_url, max_retries=0,
-                                     timeout=timeout)
+                                     timeout=timeout, http_client=_deadline_client(timeout))
         self.base_url = str(self._client.base_url)
         self.stats = BackendStats()
         self._aligned: bool | None = None
@@ -117,9 +133,16 @@ class OpenAIBackend:
 
     def _chat(self, request: dict[str, Any]) -> dict[str, Any]:
         response = self._client.chat.completions.create(model=self.model, **self._params(request))
+        if not getattr(response, "choices", None):
+            raise ValueError("the server answered with no choices")
         choice = response.choices[0]
         self._count_usage(response)
-        return {"text": choice.message.content, "finish_reason": choice.finish_reason}
+        text = choice.message.content
+        if not text:
+            # Null or empty content: a token cap reached before any answer (a reasoning model's thinking
+            # can use it all) will not change on a retry; anything else might.
+            raise EmptyCompletion(choice.finish_reason)
+        return {"text": text, "finish_reason": choice.finish_reason}
 
     # ------------------------------------------------------------- loglikelihood
     def loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[LoglikelihoodResult]:
@@ -243,7 +266,13 @@ class OpenAIBackend:
                     raise RequestFailed(f"{self!r}: {what} failed: {last}") from None
             except (openai.APITimeoutError, openai.APIConnectionError) as error:
                 last = f"{type(error).__name__}: {self._redact(str(error))}"
-            except (openai.APIResponseValidationError, ValueError, KeyError, TypeError, AttributeError) as error:
+            except EmptyCompletion as empty:
+                last = f"no text (finish_reason {empty.finish_reason!r})"
+                if empty.finish_reason == "length" or attempt >= min(self.max_attempts, EMPTY_ATTEMPTS):
+                    log.warning("%s: %s; recorded as an empty completion", what, last)
+                    return {"text": "", "finish_reason": empty.finish_reason or "empty"}
+            except (openai.APIResponseValidationError, ValueError, KeyError, TypeError, AttributeError,
+                    IndexError) as error:
                 last = f"unreadable response ({type(error).__name__}: {self._redact(str(error))[:200]})"
             if attempt < self.max_attempts:
                 log.warning("%s: attempt %d/%d failed (%s); retrying in %.2f s",
@@ -264,6 +293,38 @@ class OpenAIBackend:
         usage = getattr(response, "usage", None)
         if usage is not None:
             self.stats.add(prompt_tokens=usage.prompt_tokens or 0, generated_tokens=usage.completion_tokens or 0)
+
+
+def _deadline_client(timeout: float) -> Any:
+    """An httpx client whose every response must arrive whole within ``timeout`` seconds.
+
+    httpx's own timeouts apply per read: a server trickling one byte every half second never trips a
+    2-second read timeout and can hold a request for minutes. Here the body's reads also stop at the
+    attempt's deadline, with ``httpx.ReadTimeout`` (retried like any time-out).
+    """
+    import httpx
+
+    class DeadlineStream(httpx.SyncByteStream):
+        def __init__(self, inner: Any, deadline: float) -> None:
+            self.inner, self.deadline = inner, deadline
+
+        def __iter__(self):
+            for chunk in self.inner:
+                if time.monotonic() > self.deadline:
+                    raise httpx.ReadTimeout(f"the response took longer than {timeout} s in all")
+                yield chunk
+
+        def close(self) -> None:
+            self.inner.close()
+
+    class DeadlineTransport(httpx.HTTPTransport):
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            deadline = time.monotonic() + timeout
+            response = super().handle_request(request)
+            response.stream = DeadlineStream(response.stream, deadline)
+            return response
+
+    return httpx.Client(transport=DeadlineTransport(), timeout=timeout)
 
 
 def _preview(request: dict[str, Any]) -> str:
