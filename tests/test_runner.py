@@ -58,3 +58,34 @@ def test_parameters_reach_the_notebook_and_unchanged_runs_are_skipped(tmp_path):
 def test_missing_notebook_is_named(tmp_path):
     with pytest.raises(FileNotFoundError, match="nope"):
         run_notebooks("smoke", ["nope"], source_dir=tmp_path, output_dir=tmp_path / "out")
+
+
+def test_the_run_key_covers_data_files_environment_and_upstream_results(tmp_path, monkeypatch):
+    from finelogic.book.runner import run_key
+
+    notebook = tmp_path / "nb.ipynb"
+    _notebook(notebook, "x = 1")
+    monkeypatch.delenv("FINELOGIC_DATA_DIR", raising=False)
+    without_data = run_key(notebook, {"profile": "tiny"})
+    data = tmp_path / "data"
+    (data / "folio").mkdir(parents=True)
+    (data / "folio" / "folio-validation.jsonl").write_text('{"a": 1}\n')
+    monkeypatch.setenv("FINELOGIC_DATA_DIR", str(data))
+    with_data = run_key(notebook, {"profile": "tiny"})
+    (data / "folio" / "folio-validation.jsonl").write_text('{"a": 2}\n')  # same size, other content
+    changed_data = run_key(notebook, {"profile": "tiny"})
+    assert len({without_data, with_data, changed_data}) == 3
+    upstream = tmp_path / "results" / "accuracy"
+    before = run_key(notebook, {"profile": "tiny"}, [upstream])
+    upstream.mkdir(parents=True)
+    (upstream / "records.csv").write_text("id\nfld-1\n")
+    after = run_key(notebook, {"profile": "tiny"}, [upstream])
+    assert before != after and after == run_key(notebook, {"profile": "tiny"}, [upstream])
+
+
+def test_profile_and_seed_cannot_be_passed_as_notebook_parameters(capsys):
+    from finelogic.book.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["run", "--profile", "smoke", "-p", "profile=paper"])
+    assert "set profile with --profile" in capsys.readouterr().err

@@ -32,6 +32,9 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("-p", "--parameter", action="append", type=_parameter, default=[],
                      metavar="NAME=VALUE", help="extra notebook parameter (string value)")
     args = parser.parse_args(argv)
+    clashing = sorted({name for name, _ in getattr(args, "parameter", []) if name in ("profile", "seed")})
+    if clashing:  # one source of truth: the run records and names its profile and seed
+        parser.error(f"set {', '.join(clashing)} with --{clashing[0]}, not with -p")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 
     if args.command == "list":

@@ -1,8 +1,11 @@
 """Run the book's notebooks with papermill (DESIGN.md: papermill executes, jupyter-book only renders).
 
 Every notebook takes ``profile`` and ``seed`` parameters. A notebook whose inputs did not change since
-its last successful run (same notebook text, same package sources, same parameters) is not run again, so
-rebuilding an unchanged book is fast; ``force=True`` reruns anyway.
+its last successful run is not run again, so rebuilding an unchanged book is fast; ``force=True`` reruns
+anyway. Its inputs (:func:`run_key`) are everything it reads: its own text, the package sources, its
+parameters, the environment settings that choose data or models (:data:`KEY_ENVIRONMENT`), the content
+of the real data files under ``$FINELOGIC_DATA_DIR``, and the results of the notebooks it reads
+(:data:`UPSTREAM`).
 """
 from __future__ import annotations
 
@@ -18,7 +21,8 @@ from typing import Any, Sequence
 import nbformat
 from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
-from finelogic.config import repo_root
+from finelogic.config import repo_root, results_dir
+from finelogic.files import write_json_atomic
 from finelogic.profiles import get_profile
 
 log = logging.getLogger(__name__)
@@ -39,6 +43,10 @@ NOTEBOOKS = (
     "t4_loglikelihood",
 )
 RUN_KEY = "finelogic_run_key"
+#: Environment variables that choose what a notebook reads (data, models, where results are).
+KEY_ENVIRONMENT = ("FINELOGIC_DATA_DIR", "FINELOGIC_RESULTS", "OPENAI_BASE_URL")
+#: Notebook -> the result families (``results/<profile>/<family>/``) of other notebooks that it reads.
+UPSTREAM = {"03_depth": ("accuracy",), "04_soundness": ("accuracy",)}
 _PAPERMILL_TAGS = {"injected-parameters", "papermill-error-cell-tag"}
 
 
@@ -73,11 +81,31 @@ def _package_digest() -> str:
     return digest.hexdigest()
 
 
-def run_key(notebook_path: Path, parameters: dict[str, Any]) -> str:
+def run_key(notebook_path: Path, parameters: dict[str, Any], upstream: Sequence[Path] = ()) -> str:
+    """sha256 over everything the notebook reads (see the module docstring); ``upstream``: result folders."""
     digest = hashlib.sha256()
     digest.update(notebook_path.read_bytes())
     digest.update(json.dumps(parameters, sort_keys=True).encode())
     digest.update(_package_digest().encode())
+    digest.update(json.dumps({name: os.environ.get(name) for name in KEY_ENVIRONMENT}, sort_keys=True).encode())
+    data = os.environ.get("FINELOGIC_DATA_DIR")
+    if data:
+        digest.update(_folder_digest(Path(data).expanduser()).encode())
+    for folder in upstream:
+        digest.update(str(folder.name).encode() + _folder_digest(folder).encode())
+    return digest.hexdigest()
+
+
+def _folder_digest(folder: Path) -> str:
+    """Hash of every file's relative path and content under ``folder`` ("absent" when it does not exist)."""
+    if not folder.is_dir():
+        return "absent"
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
     return digest.hexdigest()
 
 
@@ -154,7 +182,7 @@ def run_notebooks(
     for name in bar:
         bar.set_postfix_str(name)
         source, output = source_dir / f"{name}.ipynb", output_dir / f"{name}.ipynb"
-        key = run_key(source, params)
+        key = run_key(source, params, [results_dir(profile) / family for family in UPSTREAM.get(name, ())])
         if not force and _previous_key(output) == key:
             log.info("%s unchanged since its last run; kept %s", name, output)
             records.append(RunRecord(name, output, 0.0, skipped=True))
@@ -184,4 +212,4 @@ def _write_timings(output_dir: Path, profile: str, records: list[RunRecord]) -> 
     for record in records:
         if not record.skipped:
             timings[record.notebook] = {"profile": profile, "seconds": round(record.seconds, 1)}
-    path.write_text(json.dumps(timings, indent=2, sort_keys=True) + "\n")
+    write_json_atomic(timings, path)
