@@ -21,13 +21,11 @@ import pytest
 from finelogic.data.generators.fld import (
     GeneratorError,
     ProofNode,
-    ProofStep,
     even_plan,
     fld_paper_plan,
     fld_paper_train,
     generate_fld,
     generate_fld_problem,
-    parse_proof_steps,
     proof_depth,
     verify_fld_problem,
 )
@@ -38,6 +36,7 @@ from finelogic.data.generators.nl import (
     render_sentence,
 )
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Problem
+from finelogic.logic.proof import ProofStep, parse_proof_steps
 from finelogic.logic import Theory, entails, matches_rule, negate, parse_formula, predicates
 
 p = parse_formula

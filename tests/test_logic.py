@@ -283,3 +283,54 @@ def test_instantiate_rule_returns_the_instantiation_constant():
     b = instantiate_rule(rule, [p("(x): {A}x -> {B}x")], p("{A}{c} -> {B}{c}"))
     assert b["c"] == Const("c") and b["x"] == Var("x")
     assert instantiate_rule(rule, [p("(x): {A}x -> {B}x")], p("{A}{c} -> {B}{d}")) is None
+
+
+# --------------------------------------------------------------------------------------------------
+# FLD proof notation (finelogic.logic.proof): one reader for gold proofs and responses
+
+
+def test_a_gold_proof_splits_into_steps_with_premises_conclusion_and_text():
+    from finelogic.logic.proof import ProofStep, parse_proof_steps
+
+    steps = parse_proof_steps("fact3 & fact1 -> int1: Max is a yumpus.; int1 & fact4 -> ¬hypothesis;")
+    assert steps == [ProofStep(("fact3", "fact1"), "int1", "Max is a yumpus."),
+                     ProofStep(("int1", "fact4"), "¬hypothesis", None)]
+    assert steps[0].format() == "fact3 & fact1 -> int1: Max is a yumpus."
+
+
+def test_assumptions_raw_sent_ids_and_formula_texts_read_in_gold_proofs():
+    from finelogic.logic.proof import parse_proof_steps
+
+    steps = parse_proof_steps("void -> assump1: {A}{a}; sent1 & assump1 -> int1: (x): {A}x -> {B}x; "
+                              "[assump1] & int1 -> int2: #F#;")
+    assert [(s.premises, s.conclusion, s.text) for s in steps] == [
+        (("void",), "assump1", "{A}{a}"),
+        (("sent1", "assump1"), "int1", "(x): {A}x -> {B}x"),
+        (("[assump1]", "int1"), "int2", "#F#"),
+    ]
+
+
+def test_a_response_step_is_read_tolerantly_but_sent_ids_only_in_gold_proofs():
+    from finelogic.logic.proof import ProofNotationError, parse_step
+
+    step = parse_step("- Fact 2 and INT 1 → not hypothesis.")
+    assert (step.premises, step.conclusion, step.text) == (("fact2", "int1"), "¬hypothesis", None)
+    with pytest.raises(ProofNotationError) as info:
+        parse_step("sent1 -> int1: the dog is red.")
+    assert info.value.note == "premises are not ids: 'sent1'" and info.value.premises == ()
+    with pytest.raises(ProofNotationError) as info:
+        parse_step("fact1 & fact2 -> the dog is red")
+    assert info.value.note.startswith("conclusion is not an id") and info.value.premises == ("fact1", "fact2")
+
+
+def test_formula_and_sentence_syntax_errors_share_one_positioned_base_class():
+    from finelogic.data.generators.nl import SentenceParseError, Vocabulary, parse_sentence
+    from finelogic.logic import PositionedSyntaxError
+
+    with pytest.raises(PositionedSyntaxError) as formula_error:
+        p("{A} & ")
+    with pytest.raises(PositionedSyntaxError) as sentence_error:
+        parse_sentence("the dog is purple.", Vocabulary(predicates={"A": "red"}, constants={"a": "the dog"}))
+    assert isinstance(formula_error.value, FormulaSyntaxError) and formula_error.value.position == 6
+    assert isinstance(sentence_error.value, SentenceParseError)
+    assert "at word" in str(sentence_error.value) and sentence_error.value.text == "the dog is purple."

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from finelogic.data.generators.fld import parse_proof_steps
+from finelogic.logic.proof import parse_proof_steps
 from finelogic.eval.probing import (accuracy_by_steps_remaining, all_rows_correct, correctness_span,
                                     correctness_spanning_steps, correctness_spans, fit_probe, majority_table,
                                     next_step_derivability, predict_table, redundant_fact_identification,

@@ -5,7 +5,6 @@ import json
 
 import pytest
 
-import finelogic.sft.styles as styles
 from finelogic.data.generators.fld import fld_paper_plan, generate_fld
 from finelogic.data.generators.prontoqa import generate_prontoqa
 from finelogic.data.problem import Fact, Problem
@@ -278,10 +277,14 @@ def test_a_corrupted_text_fails_its_check(style, old, new):
     assert failures(style, sheep_problem(), text.replace(old, new))
 
 
-def test_a_builder_that_forgets_to_split_prontoqa_hops_writes_non_atomic_steps(monkeypatch):
-    monkeypatch.setattr(styles, "_instantiated", lambda premises, *rest: premises)
-    text = build("Symb-Direct", polly_problem())
-    assert "fact4 & fact3 -> int1: {B}{a};" in text
+def test_a_text_that_applies_a_universal_rule_and_modus_ponens_in_one_step_is_valid_but_not_atomic():
+    # What a builder that forgot to split ProntoQA's hops would write: fact3's instance and modus ponens in one.
+    split = ("fact3 -> int1: {A}{a} -> {B}{a};\nfact4 & int1 -> int2: {B}{a};\n"
+             "fact1 -> int3: {B}{a} -> ¬{C}{a};\nint2 & int3 -> hypothesis")
+    merged = "fact4 & fact3 -> int1: {B}{a};\nfact1 -> int2: {B}{a} -> ¬{C}{a};\nint1 & int2 -> hypothesis"
+    built = build("Symb-Direct", polly_problem())
+    assert split in built
+    text = built.replace(split, merged)
     verdicts = check("Symb-Direct", polly_problem(), text)
     step = next(v for v in verdicts if "fact4 & fact3 -> int1" in v.reason)
     assert step.valid is True and step.atomic is False

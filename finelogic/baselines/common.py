@@ -128,7 +128,7 @@ def formula_table(problem: Problem) -> dict[str, str]:
 def gold_derivation(problem: Problem) -> list[DerivationStep]:
     """The problem's gold proof as :class:`DerivationStep` s, formulas and rule names filled in where the
     problem has formulas (generated FLD and ProntoQA items do). Empty for a problem without a proof."""
-    from finelogic.data.generators.fld import parse_proof_steps
+    from finelogic.logic.proof import parse_proof_steps
 
     if not problem.proof:
         return []

@@ -130,7 +130,7 @@ def proof_tree(problem, *, width: float = 8.0, wrap: int = 26):
 
     import networkx as nx
 
-    from finelogic.data.generators.fld import parse_proof_steps
+    from finelogic.logic.proof import parse_proof_steps
 
     if not problem.proof:
         raise ValueError(f"problem {problem.id!r} has no gold proof to draw")

@@ -20,7 +20,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from finelogic.data.generators.fld import ProofStep, parse_proof_steps
+from finelogic.logic.proof import ProofStep, parse_proof_steps
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Problem
 from finelogic.logic import Theory, matches_rule, negate, parse_formula
 

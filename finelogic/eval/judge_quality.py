@@ -25,7 +25,7 @@ from typing import Iterable, Sequence
 
 import pandas as pd
 
-from finelogic.data.generators.fld import ProofStep, parse_proof_steps
+from finelogic.logic.proof import ProofStep, parse_proof_steps
 from finelogic.data.generators.nl import render_sentence
 from finelogic.data.problem import Problem
 from finelogic.eval.judges import Judge

@@ -40,11 +40,12 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from finelogic.data.generators.fld import ProofStep, generate_fld, parse_proof_steps
+from finelogic.data.generators.fld import generate_fld
 from finelogic.data.generators.nl import render_sentence
 from finelogic.data.problem import DISPROVED, PROVED, Problem
 from finelogic.logic import (And, Atom, Const, Exists, ForAll, Formula, Implies, Not, Var, constants, entails,
                              matches_rule, negate, parse_formula, substitute)
+from finelogic.logic.proof import ProofStep, parse_proof_steps
 
 TASKS = ("css", "rfi", "nsd")
 TASK_NAMES = {"css": "CSS", "rfi": "RFI", "nsd": "NSD"}

@@ -10,12 +10,9 @@ A response is read in one of three ways, tried in this order:
    not steps.
 3. **Free text**: the whole response is one unparseable step; an empty response has no steps.
 
-An FLD step is ``premises -> conclusion[: text]``. Premises are ids joined by ``&`` (``and``, ``,`` and
-``+`` are tolerated): ``factN``, ``intN``, ``assumpN``, a discharged assumption ``[assumpN]``, or ``void``
-(opening an assumption: ``void -> assump1: text``). The conclusion id is ``intN``, ``assumpN``,
-``hypothesis`` or ``¬hypothesis`` (``~``, ``!``, ``not`` accepted for ``¬``). Tolerated: letter case,
-extra spaces (``int 3``), ``→`` for ``->``, ``.`` for the colon, a missing final ``;``, list bullets,
-markers such as ``__PROVED__`` anywhere.
+An FLD step is ``premises -> conclusion[: text]``, read by :func:`finelogic.logic.proof.parse_step` (the one
+reader of FLD proof notation; it says what is tolerated). Markers such as ``__PROVED__`` anywhere are
+ignored.
 
 The **reference** (the paper code's "reference dictionary") maps ids to the sentences a judge reads:
 facts from the problem, ``hypothesis`` from the problem, ``intN``/``assumpN`` from their definitions in
@@ -29,19 +26,12 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from finelogic.data.problem import Problem
-
-HYPOTHESIS = "hypothesis"
-NEGATED_HYPOTHESIS = "¬hypothesis"
-VOID = "void"
+from finelogic.logic.proof import HYPOTHESIS, NEGATED_HYPOTHESIS, VOID, ProofNotationError, parse_step
 
 _MARKER = re.compile(r"__[A-Za-z]+__")
 _STEP_HEADER = re.compile(r"^[ \t>*#-]*step\s*(\d+)\s*\**\s*[:.)]\**", re.I | re.M)
 # ``fact1: {A}{a} -> {B}{a}``: a fact translated into a formula (symbolic styles), not a step.
 _TRANSLATION = re.compile(r"^\s*(?:fact\s*\d+|hypothesis)\s*:", re.I)
-_BULLET = re.compile(r"^\s*(?:[-*•]|\d+\s*[.)])\s+")
-_PREMISE = re.compile(r"\[\s*(assump)\s*(\d+)\s*\]|\b(fact|int|assump)\s*(\d+)\b|\b(void)\b", re.I)
-_PREMISE_JOINERS = re.compile(r"&|\band\b|,|\+|∧|\s", re.I)
-_CONCLUSION = re.compile(r"^(¬|~|!|not\s+)?\s*(hypothesis|int\s*\d+|assump\s*\d+)\s*(?:[:.]\s*(.*))?$", re.I | re.S)
 
 
 @dataclass(frozen=True)
@@ -90,55 +80,14 @@ class Step:
         return head + (f": {self.conclusion_text}" if self.conclusion_text is not None else "")
 
 
-def _normalise_id(kind: str, number: str) -> str:
-    return f"{kind.lower()}{int(number)}"
-
-
-def _parse_premises(head: str) -> tuple[str, ...] | None:
-    """Ids of an FLD step's left-hand side, or None when it holds anything but ids and joiners."""
-    ids = []
-    for m in _PREMISE.finditer(head):
-        if m.group(1):
-            ids.append(f"[{_normalise_id(m.group(1), m.group(2))}]")
-        elif m.group(3):
-            ids.append(_normalise_id(m.group(3), m.group(4)))
-        else:
-            ids.append(VOID)
-    rest = _PREMISE_JOINERS.sub("", _PREMISE.sub("", head))
-    return tuple(ids) if ids and not rest else None
-
-
 def _parse_fld_step(index: int, text: str) -> Step:
     """One ``premises -> conclusion: text`` step (unparsed, with a note, when it is not one)."""
     raw = text.strip()
-    body = _BULLET.sub("", raw.replace("→", "->"))
-    head, arrow, tail = body.partition("->")
-    if not arrow:
-        return Step(index, raw, parsed=False, note="no '->' in the step")
-    if "->" in tail and not _formula_after_colon(tail):
-        return Step(index, raw, parsed=False, note="two arrows: steps not separated by ';' or a new line")
-    premises = _parse_premises(head)
-    if premises is None:
-        return Step(index, raw, parsed=False, note=f"premises are not ids: {head.strip()!r}")
-    m = _CONCLUSION.match(tail.strip().rstrip(";").strip())
-    if m is None:
-        return Step(index, raw, premises, parsed=False, note=f"conclusion is not an id: {tail.strip()!r}")
-    negated, name, written = m.groups()
-    name = re.sub(r"\s+", "", name.lower())
-    if name == HYPOTHESIS:
-        conclusion = NEGATED_HYPOTHESIS if negated else HYPOTHESIS
-    elif negated:
-        return Step(index, raw, premises, parsed=False, note=f"negated id {tail.strip()!r}")
-    else:
-        conclusion = _normalise_id(re.match(r"[a-z]+", name).group(), re.search(r"\d+", name).group())
-    written = (written or "").strip().rstrip(";").strip() or None
-    return Step(index, raw, premises, conclusion_id=conclusion, conclusion_text=written)
-
-
-def _formula_after_colon(tail: str) -> bool:
-    """``int1: {A}{a} -> {B}{a}``: the second arrow belongs to a formula (symbolic styles), not a new step."""
-    name, colon, written = tail.partition(":")
-    return bool(colon) and "->" not in name and "{" in written
+    try:
+        step = parse_step(raw)
+    except ProofNotationError as error:
+        return Step(index, raw, error.premises, parsed=False, note=error.note)
+    return Step(index, raw, step.premises, conclusion_id=step.conclusion, conclusion_text=step.text)
 
 
 def split_steps(response: str) -> list[Step]:

@@ -32,14 +32,28 @@ from finelogic.logic.formula import (
 )
 
 
-class FormulaSyntaxError(ValueError):
-    """A formula text that is not FLD notation; ``text`` and ``position`` (0-based) say where."""
+class PositionedSyntaxError(ValueError):
+    """A text outside a grammar: ``message`` says what, ``text`` and ``position`` (0-based) where.
+
+    Subclasses say in what unit ``position`` counts (a character of a formula, a word of a sentence)
+    by overriding :meth:`describe`, the exception's message.
+    """
 
     def __init__(self, message: str, text: str, position: int) -> None:
         self.message = message
         self.text = text
         self.position = position
-        super().__init__(f"{message} at position {position} in {text!r}\n  {text}\n  {' ' * position}^")
+        super().__init__(self.describe())
+
+    def describe(self) -> str:
+        return f"{self.message} at position {self.position} in {self.text!r}"
+
+
+class FormulaSyntaxError(PositionedSyntaxError):
+    """A formula text that is not FLD notation; ``position`` counts characters (0-based)."""
+
+    def describe(self) -> str:
+        return f"{super().describe()}\n  {self.text}\n  {' ' * self.position}^"
 
 
 _TOKEN = re.compile(

@@ -1,7 +1,7 @@
 """The supervision-styles notebook's run (paper Section 4: Figure 4 and the SFT rows of Tables 2, 3 and 5).
 
 For each style: build the training set (:func:`finelogic.sft.datasets.training_set`), check every line it
-writes (:func:`finelogic.sft.styles.check`), fine-tune the base model on it (:func:`finelogic.sft.train.train`;
+writes (:func:`finelogic.sft.style_checks.check`), fine-tune the base model on it (:func:`finelogic.sft.train.train`;
 a checkpoint with the same data and settings is reused), then evaluate the fine-tuned model on the
 profile's SFT test items under the CoT prompt it was trained with. The base model answers the same items
 under the same prompt, so every ``SFT-<style>`` row stands beside its base row, as in the paper's tables
@@ -45,7 +45,8 @@ from finelogic.models.spec import ModelSpec, open_model, parse_model
 from finelogic.prompts import DIRECT
 from finelogic.runs.base import Provenance, Run, Stopwatch, call_counts, open_models, resolve
 from finelogic.sft.datasets import SETTING, check_sizes, training_problems, training_set
-from finelogic.sft.styles import STYLES, StyleError, check
+from finelogic.sft.style_checks import check
+from finelogic.sft.styles import STYLES, StyleError
 from finelogic.sft.train import PAPER_CONFIG, TrainConfig, TrainedModel, train, with_overrides
 
 log = logging.getLogger(__name__)
@@ -173,7 +174,7 @@ def evaluate_trained(items: list[Problem], base_entry: Any, trained: list[Traine
 
 
 def style_checks(examples: Mapping[str, list[dict[str, Any]]], problems: Mapping[str, Problem]) -> pd.DataFrame:
-    """Per style: examples, lines judged by :func:`finelogic.sft.styles.check`, lines not valid and atomic."""
+    """Per style: examples, lines judged by :func:`finelogic.sft.style_checks.check`, lines not valid and atomic."""
     rows = []
     for style, items in examples.items():
         if style not in STYLES:  # LogiPT's solver traces are not a supervision style

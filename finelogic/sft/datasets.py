@@ -37,7 +37,8 @@ from finelogic.data.generators.fld import even_plan, generate_fld_problem
 from finelogic.data.generators.prontoqa import generate_prontoqa
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Problem
 from finelogic.prompts import COT, build_conversation
-from finelogic.sft.styles import STYLES, StyleError, build, check
+from finelogic.sft.style_checks import check
+from finelogic.sft.styles import STYLES, StyleError, build
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +112,7 @@ def training_set(style: str, problems: Sequence[Problem], seed: int = 0, *, veri
             the paper's size is 12,700: Section 4's 9,500 FLD and 3,200 ProntoQA).
         seed: the training data seed (the same as ``training_problems``'); same seed, same examples,
             same order.
-        verify: judge every built text with :func:`finelogic.sft.styles.check` and raise on any line
+        verify: judge every built text with :func:`finelogic.sft.style_checks.check` and raise on any line
             that is not valid and atomic (z3; about a millisecond per step once warm).
         progress: tqdm bars (None: only for 200 items or more).
 

@@ -82,6 +82,7 @@ from finelogic.logic import (
     subformulas,
     substitute,
 )
+from finelogic.logic.proof import ProofStep, parse_proof_steps
 
 log = logging.getLogger(__name__)
 
@@ -125,35 +126,6 @@ class ProofNode:
 
     def leaves(self) -> list[Formula]:
         return [n.formula for n in self.nodes() if n.rule is None]
-
-
-@dataclass(frozen=True)
-class ProofStep:
-    """One line of an FLD proof: ``fact3 & int1 -> int2: <text>`` (text None for the hypothesis step)."""
-
-    premises: tuple[str, ...]
-    conclusion: str
-    text: str | None = None
-
-    def format(self) -> str:
-        head = f"{' & '.join(self.premises)} -> {self.conclusion}"
-        return f"{head}: {self.text}" if self.text is not None else head
-
-
-def parse_proof_steps(proof: str) -> list[ProofStep]:
-    """Split an FLD proof string (``a & b -> int1: text; int1 -> hypothesis;``) into its steps."""
-    steps = []
-    for chunk in proof.split(";"):
-        chunk = chunk.strip()
-        if not chunk:
-            continue
-        if "->" not in chunk:
-            raise ValueError(f"proof step without '->': {chunk!r} in {proof!r}")
-        head, _, rest = chunk.partition("->")
-        conclusion, sep, text = rest.partition(":")
-        premises = tuple(p.strip() for p in head.split("&"))
-        steps.append(ProofStep(premises, conclusion.strip(), text.strip() if sep else None))
-    return steps
 
 
 def _symbol(i: int, upper: bool) -> str:

@@ -43,6 +43,7 @@ from finelogic.logic.formula import (
     Or,
     Var,
 )
+from finelogic.logic.parser import PositionedSyntaxError
 
 VARIABLE = Var("x")  # the only variable the templates render ("it")
 
@@ -96,14 +97,11 @@ EVENTS: tuple[str, ...] = tuple(
 )
 
 
-class SentenceParseError(ValueError):
-    """A sentence outside the template grammar or the vocabulary; ``text`` and word ``position`` say where."""
+class SentenceParseError(PositionedSyntaxError):
+    """A sentence outside the template grammar or the vocabulary; ``position`` counts words (0-based)."""
 
-    def __init__(self, message: str, text: str, position: int) -> None:
-        self.message = message
-        self.text = text
-        self.position = position
-        super().__init__(f"{message} at word {position} of {text!r}")
+    def describe(self) -> str:
+        return f"{self.message} at word {self.position} of {self.text!r}"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,145 @@
+"""Loaders for the published benchmark files: every format becomes a list of :class:`Problem` records.
+
+Implements the format facts of ``reference/datasets.md`` (FLD v0.2 / FLDx2, FOLIO v0.0 / v2 / Logic-LM,
+Multi-LogiEval, ProntoQA's Logic-LM dev set, LogicMark, the paper's merged evaluation JSON).
+
+One module per format (``fld``, ``folio``, ``multi_logieval``, ``prontoqa``, ``logicmark``,
+``paper_eval``), each ending in a :class:`~finelogic.data.loaders.records.Format`; :data:`FORMATS` below
+registers them. A new dataset is one module plus one line in :data:`FORMATS`.
+
+Where the files come from, in order (:mod:`finelogic.data.loaders.files`):
+
+1. ``path`` (a file, a dataset folder such as ``<dir>/folio``, or a root folder in the published layout);
+2. ``$FINELOGIC_DATA_DIR`` in the published layout;
+3. the Hugging Face hub through ``datasets.load_dataset`` (FLD, FOLIO v2, LogicMark), only when neither
+   ``HF_HUB_OFFLINE`` nor ``HF_DATASETS_OFFLINE`` is set;
+4. otherwise :class:`DataNotFoundError`, which says which files to put where.
+
+Errors. A malformed file or item raises :class:`DatasetFormatError` naming the file, the line (JSONL) or
+item index/id, and the field, e.g. ``.../folio-validation.jsonl line 17: missing field 'conclusion'``.
+With ``strict=False`` bad items (and unreadable files) are skipped instead, but never silently: the result
+is a :class:`LoadedDataset` whose ``.skipped`` lists ``(location, reason)`` pairs, and one warning per
+load summarises the counts by reason.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+from finelogic.data.loaders import fld, folio, logicmark, multi_logieval, paper_eval, prontoqa
+from finelogic.data.loaders.files import OFFLINE_ENV_VARS, dataset_folder, default_root, from_hub, hub_allowed
+from finelogic.data.loaders.fld import fld_problem
+from finelogic.data.loaders.logicmark import logicmark_problem
+from finelogic.data.loaders.multi_logieval import MULTI_LOGIEVAL_LOGIC_TYPES, PAPER_MULTI_LOGIEVAL_DEPTHS
+from finelogic.data.loaders.paper_eval import infer_paper_dataset
+from finelogic.data.loaders.records import (
+    DataNotFoundError,
+    DatasetFormatError,
+    Format,
+    LoadedDataset,
+    load_files,
+    read_text,
+    split_sentences,
+)
+
+log = logging.getLogger(__name__)
+
+# The registry: dataset name -> how its files are found and read. One line per dataset.
+FORMATS: dict[str, Format] = {
+    "fld": fld.FORMAT,
+    "folio": folio.FORMAT,
+    "multi_logieval": multi_logieval.FORMAT,
+    "prontoqa": prontoqa.FORMAT,
+    "logicmark": logicmark.FORMAT,
+    "paper_eval": paper_eval.FORMAT,
+}
+DATASETS = tuple(FORMATS)
+
+__all__ = [
+    "FORMATS", "DATASETS", "DataNotFoundError", "DatasetFormatError", "LoadedDataset", "load_dataset",
+    "load_multi_logieval", "fld_problem", "logicmark_problem", "infer_paper_dataset", "split_sentences",
+    "read_text", "OFFLINE_ENV_VARS",
+]
+
+
+def load_dataset(
+    name: str,
+    path: str | os.PathLike | None = None,
+    split: str | None = None,
+    *,
+    strict: bool = True,
+    **options: Any,
+) -> LoadedDataset:
+    """Load a benchmark as Problem records.
+
+    Args:
+        name: one of ``fld``, ``folio``, ``multi_logieval``, ``prontoqa``, ``logicmark``, ``paper_eval``.
+        path: a file, a dataset folder or a root folder in the published layout (module docstring);
+            default ``$FINELOGIC_DATA_DIR``, then the Hugging Face hub.
+        split: file/split selector (``validation``, ``train``, ``dev``, ``test``...); default per dataset.
+        strict: raise :class:`DatasetFormatError` on the first bad item (default) or skip and report it
+            in ``.skipped``.
+        **options: ``multi_logieval`` only: ``depths`` (default (4, 5), the paper's) and ``logic_types``
+            (default ``("fol", "pl", "nm")``): 390 items.
+
+    Returns:
+        A :class:`LoadedDataset` (a list of Problems with ``.skipped``), in file order.
+    """
+    if name not in FORMATS:
+        raise ValueError(f"unknown dataset {name!r}; expected one of {DATASETS}")
+    fmt = FORMATS[name]
+    unknown = set(options) - set(fmt.options)
+    if unknown:
+        raise TypeError(f"load_dataset({name!r}) takes no options {sorted(unknown)}")
+    base = Path(path).expanduser() if path is not None else default_root()
+    if path is not None and not base.exists():
+        raise DataNotFoundError(f"{base}: no such file or folder (expected {fmt.where})")
+    if base is not None:
+        try:
+            files = _local_files(name, fmt, base, split, options)
+        except DataNotFoundError as error:
+            if path is not None:
+                raise
+            raise DataNotFoundError(f"{error} ($FINELOGIC_DATA_DIR = {base})") from None
+        if files:
+            log.info("loading %s from %s", name, ", ".join(map(str, files)))
+            return load_files(files, fmt.convert, strict, fmt.read)
+        if path is not None:
+            raise DataNotFoundError(f"no {name} files in {base}: expected {fmt.where}")
+    if fmt.hub_id and hub_allowed():
+        return from_hub(fmt.hub_id, split or fmt.hub_split, fmt.convert, strict)
+    hub = (f"; the hub copy {fmt.hub_id} was not tried because "
+           f"{'/'.join(OFFLINE_ENV_VARS)} is set") if fmt.hub_id else ""
+    raise DataNotFoundError(
+        f"no local files for {name!r}: put {fmt.where} under $FINELOGIC_DATA_DIR "
+        f"(now {os.environ.get('FINELOGIC_DATA_DIR', 'unset')}) or pass path=...{hub}"
+    )
+
+
+def _local_files(name: str, fmt: Format, base: Path, split: str | None, options: dict[str, Any]) -> list[Path]:
+    """The files of ``name`` under ``base`` (a file, a dataset folder or a root in the published layout)."""
+    if base.is_file():
+        return [base]
+    folder = dataset_folder(base, name, FORMATS)
+    return fmt.find(folder, split, **options) if folder is not None else []
+
+
+def load_multi_logieval(
+    path: str | os.PathLike,
+    *,
+    depths: Sequence[int] = PAPER_MULTI_LOGIEVAL_DEPTHS,
+    logic_types: Sequence[str] = MULTI_LOGIEVAL_LOGIC_TYPES,
+    strict: bool = True,
+) -> LoadedDataset:
+    """Multi-LogiEval files ``data/d{N}_Data/{fol,pl,nm}/<RULES>.json`` -> Problems (depth = the file's).
+
+    ``path`` is one file, or a folder holding ``d<N>_Data`` folders (directly, in ``data/``, or in
+    ``multi_logieval/data/``). Files decode as UTF-8, else cp1252 (``meta["encoding"]`` says which).
+    """
+    base = Path(path).expanduser()
+    multi_logieval.check_logic_types(logic_types)
+    fmt = FORMATS["multi_logieval"]
+    files = [base] if base.is_file() else fmt.find(base, depths=depths, logic_types=logic_types)
+    return load_files(files, fmt.convert, strict, fmt.read)

@@ -1,0 +1,56 @@
+"""Where a dataset's files come from: a path, ``$FINELOGIC_DATA_DIR`` in the published layout, or the hub.
+
+The published layout under ``$FINELOGIC_DATA_DIR`` (one folder per dataset, named as the dataset)::
+
+    folio/folio-validation.jsonl            (v0.0; or folio_v2_validation.jsonl, Logic-LLM_data_FOLIO/dev.json)
+    multi_logieval/data/d{N}_Data/{fol,pl,nm}/<RULES>.json
+    prontoqa/dev.json
+    fld/*.json | *.jsonl                    (FLD v0.2 or FLDx2 records)
+    logicmark/*.json | *.jsonl
+    paper_eval/*.json
+
+The Hugging Face hub (``datasets.load_dataset``) is tried only for formats with a hub copy and only when
+neither ``HF_HUB_OFFLINE`` nor ``HF_DATASETS_OFFLINE`` is set.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable, Iterable
+
+from finelogic.config import data_dir
+from finelogic.data.loaders.records import Item, LoadedDataset, convert_items, describe, warn_skipped
+from finelogic.data.problem import Problem
+
+OFFLINE_ENV_VARS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+
+
+def default_root() -> Path | None:
+    """``$FINELOGIC_DATA_DIR`` (None when unset)."""
+    return data_dir()
+
+
+def dataset_folder(base: Path, name: str, known: Iterable[str]) -> Path | None:
+    """``base/name`` in the published layout, ``base`` itself when it is that folder, None when ``base``
+    is a root that lacks it (holds other datasets' folders; ``known`` names them)."""
+    if (base / name).is_dir():
+        return base / name
+    return None if any((base / other).is_dir() for other in known) else base
+
+
+def hub_allowed() -> bool:
+    return not any(os.environ.get(v, "").strip().lower() not in ("", "0", "false", "no")
+                   for v in OFFLINE_ENV_VARS)
+
+
+def from_hub(repo: str, split: str, convert: Callable[[Item], Problem], strict: bool) -> LoadedDataset:
+    """Every row of ``repo[split]`` on the Hugging Face hub through ``convert``."""
+    import datasets  # heavy: only when actually loading from the hub
+
+    rows = datasets.load_dataset(repo, split=split)
+    items = [Item(dict(row), f"hf:{repo}[{split}] {describe(i, row)}", i, f"{repo.split('/')[-1]}_{split}")
+             for i, row in enumerate(rows)]
+    skipped: list[tuple[str, str]] = []
+    problems = convert_items(items, convert, strict, skipped)
+    warn_skipped(skipped)
+    return LoadedDataset(problems, skipped)

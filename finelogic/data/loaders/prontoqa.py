@@ -1,0 +1,76 @@
+"""ProntoQA, Logic-LM's 500-item 5-hop dev set: ``prontoqa/dev.json``."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from finelogic.data.loaders.records import Format, Item, bad, label, numbered_facts, required, split_sentences
+from finelogic.data.problem import DISPROVED, PROVED, Fact, Problem
+
+# The Logic-LM ProntoQA set is the 5-hop set; depth is derived per item from its explanation.
+PRONTOQA_QUESTION_PREFIX = "Is the following statement true or false?"
+
+
+def explanation_depth(explanation: Sequence[str]) -> int | None:
+    """Rule applications in an explanation chain (fact, rule, derived, ...): ``(len - 1) / 2``; None when
+    the chain has an even length."""
+    return (len(explanation) - 1) // 2 if len(explanation) % 2 == 1 else None
+
+
+def prontoqa_proof(explanation: Sequence[str], facts: Sequence[Fact], verdict: str) -> str | None:
+    """The explanation chain (fact, rule, derived, rule, derived, ...) in FLD notation, or None.
+
+    Each explanation rule/fact sentence must be one of the facts; the last step concludes ``hypothesis``
+    (PROVED) or ``¬hypothesis`` (DISPROVED).
+    """
+    from finelogic.data.generators.prontoqa import chain_proof
+
+    ids = {}
+    for fact in facts:
+        ids.setdefault(fact.text, fact.id)
+    if len(explanation) < 3 or len(explanation) % 2 == 0:
+        return None
+    used = [explanation[0], *explanation[1::2]]
+    if any(s not in ids for s in used):
+        return None
+    return chain_proof(ids[explanation[0]], [ids[s] for s in explanation[1::2]],
+                       list(explanation[2::2])[:-1], negated=verdict == DISPROVED)
+
+
+def convert(item: Item) -> Problem:
+    """Context sentences -> facts; question minus "Is the following statement true or false?" ->
+    hypothesis; answer A/B -> PROVED/DISPROVED; ``explanation`` kept in meta and turned into the gold proof.
+
+    Depth = number of rule applications in the explanation, ``(len(explanation) - 1) / 2``: 5 for every
+    item of the Logic-LM set (11-sentence explanations); None without an explanation.
+    """
+    record = item.data
+    context, question = required(record, "context"), required(record, "question")
+    answer = str(required(record, "answer")).strip()
+    verdict = label(answer, "answer", {"a": PROVED, "b": DISPROVED, "true": PROVED, "false": DISPROVED})
+    explanation = record.get("explanation")
+    if explanation is not None and not (isinstance(explanation, list)
+                                        and all(isinstance(s, str) for s in explanation)):
+        raise bad("explanation", "expected a list of sentences")
+    facts = numbered_facts(split_sentences(context))
+    hypothesis = question.strip()
+    if hypothesis.startswith(PRONTOQA_QUESTION_PREFIX):
+        hypothesis = hypothesis[len(PRONTOQA_QUESTION_PREFIX):].strip()
+    return Problem(
+        id=str(record.get("id", f"{item.stem}_{item.index}")),
+        dataset="prontoqa",
+        facts=facts,
+        hypothesis=hypothesis,
+        label=verdict,
+        depth=explanation_depth(explanation) if explanation else None,
+        proof=prontoqa_proof(explanation, facts, verdict) if explanation else None,
+        meta={"source": item.location, "explanation": explanation, "options": record.get("options")},
+    )
+
+
+def find(folder: Path, split: str | None) -> list[Path]:
+    file = folder / f"{split or 'dev'}.json"
+    return [file] if file.is_file() else []
+
+
+FORMAT = Format(convert=convert, where="prontoqa/dev.json (Logic-LM's 500-item 5-hop set)", find=find)

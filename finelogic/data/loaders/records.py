@@ -1,0 +1,255 @@
+"""What every format shares: the errors, reading a file into raw records, and turning records into Problems.
+
+A format module (``fld.py``, ``folio.py``, ...) writes one ``convert(item) -> Problem`` and describes its
+files in a :class:`Format`; reading, error locations and ``strict=False`` skipping live here, once.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Fact, Problem
+
+log = logging.getLogger("finelogic.data.loaders")
+
+
+class DataNotFoundError(FileNotFoundError):
+    """No local file and no usable hub copy for a dataset; the message says where to put which file."""
+
+
+class DatasetFormatError(ValueError):
+    """A file or item does not match its published format; the message names file, line/item and field."""
+
+
+class LoadedDataset(list):
+    """A ``list[Problem]`` that also remembers what ``strict=False`` skipped.
+
+    Attributes:
+        skipped: ``(location, reason)`` per skipped item or file, e.g.
+            ``("data/folio-validation.jsonl line 17", "missing field 'conclusion'")``.
+    """
+
+    def __init__(self, problems: Iterable[Problem] = (), skipped: Iterable[tuple[str, str]] = ()):
+        super().__init__(problems)
+        self.skipped: list[tuple[str, str]] = list(skipped)
+
+
+class ItemError(DatasetFormatError):
+    """Raised inside a converter, naming the field; the loader prefixes the item's location."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def missing(name: str) -> ItemError:
+    return ItemError(f"missing field '{name}'")
+
+
+def bad(name: str, what: str) -> ItemError:
+    return ItemError(f"field '{name}': {what}")
+
+
+@dataclass(frozen=True)
+class Item:
+    """One raw record and where it came from (``location`` is what error messages print)."""
+
+    data: Any
+    location: str
+    index: int
+    stem: str  # default ids are ``<stem>_<index>``: the file name without suffix, or ``<repo>_<split>``
+    encoding: str = "utf-8"
+
+
+def _json_files(folder: Path, split: str | None) -> list[Path]:
+    files = sorted(p for p in folder.glob("*.json*") if p.suffix in (".json", ".jsonl"))
+    return [p for p in files if split is None or split in p.stem]
+
+
+@dataclass(frozen=True)
+class Format:
+    """How one dataset is stored and read: the registry entry of ``finelogic.data.loaders.FORMATS``.
+
+    Attributes:
+        convert: one raw record (an :class:`Item`) -> Problem; raises :class:`ItemError` naming the field.
+        where: the files' place in the published layout, for error messages.
+        find: ``(dataset folder, split, **options) -> files``; default every ``*.json``/``*.jsonl`` whose
+            name contains ``split``.
+        read: ``file -> items``; default :func:`read_items` (a JSON list, one object, or JSON Lines).
+        options: keyword options ``load_dataset`` passes on to ``find`` (none by default).
+        hub_id, hub_split: the Hugging Face copy and its default split, when there is one.
+    """
+
+    convert: Callable[[Item], Problem]
+    where: str
+    find: Callable[..., list[Path]] = _json_files
+    read: Callable[[Path], list[Item]] | None = None
+    options: tuple[str, ...] = ()
+    hub_id: str | None = None
+    hub_split: str | None = None
+
+
+# --------------------------------------------------------------------------------------------------
+# Reading files
+# --------------------------------------------------------------------------------------------------
+
+
+def read_text(path: Path) -> tuple[str, str]:
+    """Decode a file as UTF-8, falling back to cp1252 (some Multi-LogiEval files); return (text, encoding).
+
+    Raises:
+        DatasetFormatError: the file is empty, or its bytes are neither UTF-8 nor cp1252.
+    """
+    raw = Path(path).read_bytes()
+    if not raw.strip():
+        raise DatasetFormatError(f"{path}: empty file")
+    try:
+        return raw.decode("utf-8-sig"), "utf-8"
+    except UnicodeDecodeError as utf8_error:
+        try:
+            return raw.decode("cp1252"), "cp1252"
+        except UnicodeDecodeError as cp_error:
+            raise DatasetFormatError(
+                f"{path}: undecodable bytes: {utf8_error.reason} at byte {utf8_error.start} for UTF-8, and "
+                f"byte 0x{raw[cp_error.start]:02x} at {cp_error.start} is undefined in cp1252; "
+                "re-save the file as UTF-8"
+            ) from None
+
+
+def describe(index: int, record: Any) -> str:
+    if isinstance(record, Mapping) and "id" in record:
+        return f"item {index} (id {record['id']!r})"
+    return f"item {index}"
+
+
+def read_items(path: Path) -> list[Item]:
+    """Records of a JSON list, a single JSON object, or JSON Lines (one object per line)."""
+    text, encoding = read_text(path)
+    stripped = text.lstrip()
+    if path.suffix != ".jsonl" and stripped[:1] in "[{":
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError as error:
+            if error.msg != "Extra data":  # "Extra data" = several objects: read it as JSON Lines
+                raise DatasetFormatError(
+                    f"{path} line {error.lineno} column {error.colno}: invalid JSON ({error.msg}); "
+                    "truncated or corrupted file?"
+                ) from None
+        else:
+            if isinstance(document, list):
+                return [Item(rec, f"{path} {describe(i, rec)}", i, path.stem, encoding)
+                        for i, rec in enumerate(document)]
+            return [Item(document, str(path), 0, path.stem, encoding)]
+    items = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise DatasetFormatError(
+                f"{path} line {lineno}: invalid JSON ({error.msg} at column {error.colno}); truncated line?"
+            ) from None
+        items.append(Item(record, f"{path} line {lineno}", len(items), path.stem, encoding))
+    return items
+
+
+def convert_items(
+    items: Iterable[Item],
+    convert: Callable[[Item], Problem],
+    strict: bool,
+    skipped: list[tuple[str, str]],
+) -> list[Problem]:
+    """Each item through ``convert``; a bad item raises (strict) or is added to ``skipped``."""
+    problems = []
+    for item in items:
+        try:
+            if not isinstance(item.data, Mapping):
+                raise ItemError(f"expected a JSON object, got {type(item.data).__name__}")
+            problems.append(convert(item))
+        except ItemError as error:
+            if strict:
+                raise DatasetFormatError(f"{item.location}: {error.reason}") from None
+            skipped.append((item.location, error.reason))
+    return problems
+
+
+def load_files(
+    files: Sequence[Path],
+    convert: Callable[[Item], Problem],
+    strict: bool,
+    read: Callable[[Path], list[Item]] | None = None,
+) -> LoadedDataset:
+    """Read and convert ``files`` in order; unreadable files and bad items raise, or are skipped and reported."""
+    read = read or read_items
+    skipped: list[tuple[str, str]] = []
+    problems: list[Problem] = []
+    for path in files:
+        try:
+            items = read(path)
+        except DatasetFormatError as error:
+            if strict:
+                raise
+            skipped.append((str(path), str(error).removeprefix(f"{path}").lstrip(": ")))
+            continue
+        problems.extend(convert_items(items, convert, strict, skipped))
+    warn_skipped(skipped)
+    return LoadedDataset(problems, skipped)
+
+
+def warn_skipped(skipped: list[tuple[str, str]]) -> None:
+    if skipped:
+        counts = Counter(reason for _, reason in skipped)
+        summary = "; ".join(f"{n} x {reason}" for reason, n in counts.most_common())
+        log.warning("skipped %d bad item(s) (strict=False): %s", len(skipped), summary)
+
+
+# --------------------------------------------------------------------------------------------------
+# Small shared helpers for converters
+# --------------------------------------------------------------------------------------------------
+
+
+def required(record: Mapping[str, Any], name: str, kind: type | tuple[type, ...] = str) -> Any:
+    """``record[name]``, checked to be of ``kind``; :class:`ItemError` naming the field otherwise."""
+    if name not in record or record[name] is None:
+        raise missing(name)
+    value = record[name]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise bad(name, f"expected {names}, got {type(value).__name__} {value!r:.60}")
+    return value
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\[])")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split a context paragraph into sentences at ``. ``/``! ``/``? `` before a capital letter.
+
+    A heuristic: FOLIO's Logic-LM contexts split this way give the v0.0 premise count for 176 of 204
+    stories (the rest have premises that are several sentences or one sentence broken over two lines).
+    """
+    return [s.strip() for s in _SENTENCE_END.split(text.strip()) if s.strip()]
+
+
+def numbered_facts(texts: Iterable[str]) -> tuple[Fact, ...]:
+    """``fact1, fact2, ...`` for the texts in order."""
+    return tuple(Fact(f"fact{i}", t.strip()) for i, t in enumerate(texts, start=1))
+
+
+def label(value: Any, name: str, mapping: Mapping[str, str]) -> str:
+    """A label read through ``mapping`` (case, spaces and ``__`` markers ignored)."""
+    key = str(value).strip().strip("_").strip().lower()
+    if key not in mapping:
+        raise bad(name, f"unknown label {value!r} (expected one of {sorted(set(mapping))})")
+    return mapping[key]
+
+
+FOLIO_LABELS = {"true": PROVED, "false": DISPROVED, "uncertain": UNKNOWN, "unknown": UNKNOWN}
+YES_NO = {"yes": PROVED, "no": DISPROVED}
+FLD_LABELS = {"proved": PROVED, "disproved": DISPROVED, "unknown": UNKNOWN}

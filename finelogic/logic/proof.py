@@ -1,0 +1,123 @@
+"""FLD proof notation, read once for gold proofs and model responses alike (reference: datasets.md, "FLD").
+
+A proof is steps joined by ``;``: ``fact1 & fact3 -> int1: <text>; int1 & fact2 -> hypothesis;``.
+
+A step is ``premises -> conclusion[: text]``. Premises are ids joined by ``&`` (``and``, ``,``, ``+`` and
+``∧`` are tolerated): ``factN``, ``intN``, ``assumpN``, a discharged assumption ``[assumpN]``, or ``void``
+(opening an assumption: ``void -> assump1: text``). The conclusion id is ``intN``, ``assumpN``,
+``hypothesis`` or ``¬hypothesis`` (``~``, ``!``, ``not`` accepted for ``¬``). Tolerated, so that model
+responses read too (paper §3.2): letter case, extra spaces (``int 3``), ``→`` for ``->``, ``.`` for the
+colon, a trailing ``;``, a list bullet before the step. Ids come back normalised (``int3``, ``[assump1]``).
+
+>>> parse_proof_steps("fact3 & fact1 -> int1: Max is a yumpus.; int1 & fact4 -> ¬hypothesis;")[1]
+ProofStep(premises=('int1', 'fact4'), conclusion='¬hypothesis', text=None)
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+HYPOTHESIS = "hypothesis"
+NEGATED_HYPOTHESIS = "¬hypothesis"
+VOID = "void"
+
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+\s*[.)])\s+")
+_PREMISE = re.compile(r"\[\s*(assump)\s*(\d+)\s*\]|\b(fact|int|assump)\s*(\d+)\b|\b(void)\b", re.I)
+# Raw FLD v0.2 records cite facts as ``sentN`` (the loader renames them ``factN``); responses never may.
+_RECORD_PREMISE = re.compile(r"\[\s*(assump)\s*(\d+)\s*\]|\b(fact|sent|int|assump)\s*(\d+)\b|\b(void)\b", re.I)
+_PREMISE_JOINERS = re.compile(r"&|\band\b|,|\+|∧|\s", re.I)
+_CONCLUSION = re.compile(r"^(¬|~|!|not\s+)?\s*(hypothesis|int\s*\d+|assump\s*\d+)\s*(?:[:.]\s*(.*))?$", re.I | re.S)
+
+
+@dataclass(frozen=True)
+class ProofStep:
+    """One step of an FLD proof: ``fact3 & int1 -> int2: <text>`` (text None when the step writes none,
+    as FLD's final ``-> hypothesis`` step)."""
+
+    premises: tuple[str, ...]
+    conclusion: str
+    text: str | None = None
+
+    def format(self) -> str:
+        head = f"{' & '.join(self.premises)} -> {self.conclusion}"
+        return f"{head}: {self.text}" if self.text is not None else head
+
+
+class ProofNotationError(ValueError):
+    """A step that is not FLD proof notation; ``note`` says why, ``premises`` holds the ids read before
+    the fault (empty when the premises themselves are at fault)."""
+
+    def __init__(self, note: str, text: str, premises: tuple[str, ...] = ()) -> None:
+        self.note = note
+        self.text = text
+        self.premises = premises
+        super().__init__(f"{note}: {text!r}")
+
+
+def _normalise_id(kind: str, number: str) -> str:
+    return f"{kind.lower()}{int(number)}"
+
+
+def parse_premises(head: str, *, sent_ids: bool = False) -> tuple[str, ...] | None:
+    """Ids of a step's left-hand side, or None when it holds anything but ids and joiners (``sentN`` ids
+    count as ids only with ``sent_ids``)."""
+    pattern = _RECORD_PREMISE if sent_ids else _PREMISE
+    ids = []
+    for m in pattern.finditer(head):
+        if m.group(1):
+            ids.append(f"[{_normalise_id(m.group(1), m.group(2))}]")
+        elif m.group(3):
+            ids.append(_normalise_id(m.group(3), m.group(4)))
+        else:
+            ids.append(VOID)
+    rest = _PREMISE_JOINERS.sub("", pattern.sub("", head))
+    return tuple(ids) if ids and not rest else None
+
+
+def formula_after_colon(tail: str) -> bool:
+    """``int1: {A}{a} -> {B}{a}``: the second arrow belongs to a formula (symbolic styles), not a new step."""
+    name, colon, written = tail.partition(":")
+    return bool(colon) and "->" not in name and "{" in written
+
+
+def parse_step(text: str, *, sent_ids: bool = False) -> ProofStep:
+    """One ``premises -> conclusion[: text]`` step (module docstring for what is tolerated); ``sent_ids``
+    also reads FLD v0.2's ``sentN`` premise ids (gold proofs of raw records).
+
+    Raises:
+        ProofNotationError: no arrow, two arrows, premises that are not ids, or a conclusion that is not
+            an id; ``note`` says which.
+    """
+    raw = text.strip()
+    body = _BULLET.sub("", raw.replace("→", "->"))
+    head, arrow, tail = body.partition("->")
+    if not arrow:
+        raise ProofNotationError("no '->' in the step", raw)
+    if "->" in tail and not formula_after_colon(tail):
+        raise ProofNotationError("two arrows: steps not separated by ';' or a new line", raw)
+    premises = parse_premises(head, sent_ids=sent_ids)
+    if premises is None:
+        raise ProofNotationError(f"premises are not ids: {head.strip()!r}", raw)
+    m = _CONCLUSION.match(tail.strip().rstrip(";").strip())
+    if m is None:
+        raise ProofNotationError(f"conclusion is not an id: {tail.strip()!r}", raw, premises)
+    negated, name, written = m.groups()
+    name = re.sub(r"\s+", "", name.lower())
+    if name == HYPOTHESIS:
+        conclusion = NEGATED_HYPOTHESIS if negated else HYPOTHESIS
+    elif negated:
+        raise ProofNotationError(f"negated id {tail.strip()!r}", raw, premises)
+    else:
+        conclusion = _normalise_id(re.match(r"[a-z]+", name).group(), re.search(r"\d+", name).group())
+    written = (written or "").strip().rstrip(";").strip() or None
+    return ProofStep(premises, conclusion, written)
+
+
+def parse_proof_steps(proof: str) -> list[ProofStep]:
+    """Split a gold FLD proof string (``a & b -> int1: text; int1 -> hypothesis;``) into its steps; raw
+    records' ``sentN`` ids are read too.
+
+    Raises:
+        ProofNotationError: a step that is not FLD notation (see :func:`parse_step`).
+    """
+    return [parse_step(chunk, sent_ids=True) for chunk in proof.split(";") if chunk.strip()]
