@@ -32,14 +32,14 @@ def main(argv: list[str] | None = None) -> int:
 
     from finelogic.eval.probing import extract_features
     from finelogic.eval.probing_data import TASKS, Readout, build_rows, probing_problems
-    from finelogic.models.hf import HFBackend
+    from finelogic.models.spec import open_model
     from finelogic.profiles import get_profile
 
     torch.set_num_threads(args.threads)
     settings = get_profile(args.profile).section("probing")
     problems = probing_problems(args.problems, args.seed, settings["depths"],
                                 distractors=tuple(settings["distractors"]))
-    backend = HFBackend(batch_size=8)
+    backend = open_model("embedded", batch_size=8, cache=False)  # uncached: the point is the time
     readout = Readout(args.readout, backend.tokenizer if args.readout == "chat" else None)
     rows = [r for task in TASKS for r in build_rows({"test": problems}, task, readout, args.seed,
                                                      nsd_points=settings["nsd_points"])]

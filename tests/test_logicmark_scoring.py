@@ -10,10 +10,12 @@ from model_fixtures import hf_backend, model_cache  # noqa: F401  (pytest fixtur
 from finelogic.data.generators.logicmark import Config, generate_logicmark, hop_depth, to_record
 from finelogic.data.loaders import logicmark_problem
 from finelogic.data.problem import Fact, Problem
-from finelogic.eval.logicmark import (EMBEDDED, RANDOM_CONTROL, accuracy_by, answer_type, card_average,
-                                      card_layout, context_of, derivation, first_argmax, logicmark_items,
-                                      model_factories, parse_model_list, requests_for, score, score_models,
-                                      summaries, with_ci, write_results)
+from finelogic.eval.logicmark import (accuracy_by, answer_type, card_average, card_layout, context_of, derivation,
+                                      first_argmax, requests_for, score, summaries, with_ci)
+from finelogic.models.spec import parse_model
+from finelogic.runs import logicmark as logicmark_run
+from finelogic.runs.logicmark import (EMBEDDED, RANDOM_CONTROL, LogicMarkRun, logicmark_items, model_entries,
+                                      parse_model_list)
 
 
 def _problem(options: tuple[str, ...], answer_index: int, *, facts: tuple[str, ...] = ("a = b", "b != c"),
@@ -208,20 +210,55 @@ def test_breakdowns_by_style_and_answer_type_leave_out_missing_styles():
     assert by_type["correct"].to_dict() == {"!=": 3, "=": 4}
 
 
-def test_summaries_tables_and_their_csv_files_are_deterministic(tmp_path):
+class LengthBackend:
+    """A fake backend for any item: a continuation's log-likelihood is minus its length; counts requests."""
+
+    def __init__(self):
+        self.requests = 0
+
+    def loglikelihood(self, requests):
+        self.requests += len(requests)
+        return [(-float(len(continuation)), len(continuation.split()), False) for _, continuation in requests]
+
+
+def test_summaries_keep_the_models_in_run_order():
     problems = [_problem(("a = b", "c = d"), i % 2, pid=f"p{i}", depth=1 + i % 5) for i in range(10)]
     backend = FixedBackend({" a = b": (-1.0, 3), " c = d": (-2.0, 3)})
-    records = score_models(problems, {"fake B": lambda: backend, "fake A": lambda: backend})
-    assert records["model"].tolist() == ["fake B"] * 10 + ["fake A"] * 10
+    records = pd.concat([score(problems, backend, model="fake B"), score(problems, backend, model="fake A")],
+                        ignore_index=True)
     tables = summaries(records)
     by_norm = tables["by_normalization"]
     assert by_norm["model"].tolist() == ["fake B"] * 3 + ["fake A"] * 3  # run order, not alphabetical
     assert by_norm["normalization"].tolist()[:3] == ["token_mean", "char", "none"]
     assert by_norm[by_norm["model"] == "fake A"]["accuracy"].tolist() == [50.0, 50.0, 50.0]  # always option 0
     assert set(tables) == {"by_hop", "by_style", "by_answer_type", "by_normalization"}
-    first = [p.read_bytes() for p in write_results(records, tables, tmp_path / "one")]
-    second = [p.read_bytes() for p in write_results(records, summaries(records), tmp_path / "two")]
-    assert first == second and len(first) == 5
+
+
+def test_run_scores_every_model_in_row_order_and_writes_the_same_tables_twice(tmp_path):
+    embedded, extra = LengthBackend(), LengthBackend()
+    runs = [logicmark_run.run("smoke", backends={EMBEDDED: embedded, "A fake": extra}, extra_models="A fake")
+            for _ in range(2)]
+    run = runs[0]
+    assert run.items["model"].tolist() == [EMBEDDED] * 5 + ["A fake"] * 5  # smoke: 5 items, no random control
+    assert embedded.requests == extra.requests == 2 * 4 * 5  # two runs x 4 options x 5 items
+    assert run.by_normalization["model"].tolist() == [EMBEDDED] * 3 + ["A fake"] * 3  # run order
+    assert run.provenance.models == (EMBEDDED, "A fake") and run.provenance.n == 5
+    assert [p.id for p in run.problems] == run.items["id"].tolist()[:5]
+    first = [p.name for p in run.write(tmp_path / "one")]
+    runs[1].write(tmp_path / "two")
+    assert first == ["items.csv", "by_hop.csv", "by_style.csv", "by_answer_type.csv", "by_normalization.csv",
+                     "run.json"]
+    assert all((tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes() for name in first[:-1])
+    again = LogicMarkRun.read(tmp_path / "one")
+    columns = ["model", "metric", "value", "ci_low", "ci_high", "n"]  # setting "" reads back as missing
+    pd.testing.assert_frame_equal(again.by_hop[columns], run.by_hop[columns])
+
+
+def test_run_refuses_an_unknown_normalization_before_any_model_work():
+    backend = LengthBackend()
+    with pytest.raises(ValueError, match="token_mean, char, none"):
+        logicmark_run.run("smoke", backends={EMBEDDED: backend}, normalization="acc")
+    assert backend.requests == 0
 
 
 def test_with_ci_formats_value_and_interval_per_model():
@@ -246,9 +283,11 @@ def test_items_come_from_the_generator_or_a_sample_of_a_file(tmp_path):
 
 
 def test_model_rows_are_the_embedded_model_the_control_extras_and_sft_checkpoints_in_order():
-    rows = model_factories(extra_models=["gpt2"], sft_checkpoints=["/ckpt/sft-nl"])
-    assert list(rows) == [EMBEDDED, RANDOM_CONTROL, "gpt2", "SFT: /ckpt/sft-nl"]
-    assert list(model_factories(random_control=False)) == [EMBEDDED]
+    rows = [parse_model(e) for e in model_entries(extra_models=["gpt2"], sft_checkpoints=["/ckpt/sft-nl"], seed=2)]
+    assert [r.name for r in rows] == [EMBEDDED, RANDOM_CONTROL, "gpt2", "SFT: /ckpt/sft-nl"]
+    assert [r.kind for r in rows] == ["embedded", "random-init", "hf", "ckpt"]
+    assert rows[1].seed == 2 and rows[2].path == "gpt2"
+    assert [e["name"] for e in model_entries(random_control=False)] == [EMBEDDED]
 
 
 # ------------------------------------------------------------------------------------ worked example
@@ -305,3 +344,14 @@ def test_shared_context_kv_cache_gives_the_scores_of_separate_passes(hf_backend)
     assert max((shared_rows[columns] - separate_rows[columns]).abs().max()) < 1e-4
     assert shared_rows["tokens_0"].tolist() == separate_rows["tokens_0"].tolist()
     assert shared_rows["pred_token_mean"].tolist() == separate_rows["pred_token_mean"].tolist()
+
+
+@pytest.mark.slow
+def test_a_warm_rerun_reads_every_score_from_the_cache(hf_backend, model_cache, tmp_path, monkeypatch):
+    monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path))
+    (tmp_path / "models").symlink_to(model_cache / "models")  # the converted model, not converted again
+    first = logicmark_run.run("smoke", threads=1)
+    second = logicmark_run.run("smoke", threads=1)
+    assert first.provenance.model_calls > 0
+    assert second.provenance.model_calls == 0 and second.provenance.cache_hits == 4 * 5  # every option of 5 items
+    pd.testing.assert_frame_equal(first.items, second.items)

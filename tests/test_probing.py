@@ -1,6 +1,7 @@
 """Probing (paper §3.3, Appendix B): datasets, derivability, metrics, the probe, and feature extraction."""
 from __future__ import annotations
 
+import hashlib
 
 import numpy as np
 import pandas as pd
@@ -10,7 +11,7 @@ from finelogic.logic.proof import parse_proof_steps
 from finelogic.eval.probing import (accuracy_by_steps_remaining, all_rows_correct, correctness_span,
                                     correctness_spanning_steps, correctness_spans, fit_probe, majority_table,
                                     next_step_derivability, predict_table, redundant_fact_identification,
-                                    row_accuracy, rows_hash, summarize)
+                                    row_accuracy, summarize)
 from finelogic.eval.probing_data import (ProbeRow, ProofLogic, Readout, build_rows, derivable_now, fact_roles,
                                          not_yet_derivable, nsd_candidates, probing_problems, split_problems)
 from finelogic.logic import entails, parse_formula
@@ -156,11 +157,10 @@ def test_nsd_candidates_mix_gold_steps_and_one_rule_inferences(problems):
     assert all(int(c.source.split()[-1]) > 1 for c in no)
 
 
-def test_rows_are_deterministic_and_the_cache_key_covers_the_layer(splits):
+def test_rows_are_deterministic(splits):
     one = build_rows(splits, "nsd", PLAIN, seed=5, nsd_points=2)
     two = build_rows(splits, "nsd", PLAIN, seed=5, nsd_points=2)
     assert one == two
-    assert rows_hash(one, layer=-1) == rows_hash(two, layer=-1) != rows_hash(one, layer=-2)
 
 
 # ------------------------------------------------------------------------------------------- metrics
@@ -239,7 +239,9 @@ def test_summary_reports_task_metric_and_row_accuracy():
 
 
 def test_table4_has_one_row_per_probe_and_one_majority_row(tmp_path):
-    from finelogic.eval.probing import ProbingRun, table4, write_results
+    from finelogic.eval.probing import table4
+    from finelogic.runs.base import Provenance
+    from finelogic.runs.probing import ProbingRun
 
     css = [_row("p", 1, "css", "test", i, 3) for i in (1, 2, 3)]
     rfi = [_row("q", lab, "rfi", "test") for lab in (1, 1, 1, 0, 0, 0)]
@@ -255,9 +257,12 @@ def test_table4_has_one_row_per_probe_and_one_majority_row(tmp_path):
     assert table.index.tolist() == [("m1", "linear probe"), ("m2", "linear probe"), ("(labels only)", "majority class")]
     assert table.loc[("m1", "linear probe")].tolist() == [2.0, 0.0, 100.0]
     assert table.loc[("(labels only)", "majority class")].tolist() == [2.0, 0.0, 0.0]
-    paths = write_results(ProbingRun({}, {}, predictions, {}), tmp_path)
-    assert [p.name for p in paths] == ["probing_predictions.csv", "probing_summary.csv"]
+    run = ProbingRun(Provenance("probing", "smoke", 0), predictions, summarize(predictions).round(4))
+    paths = run.write(tmp_path)
+    assert [p.name for p in paths] == ["predictions.csv", "summary.csv", "run.json"]
     assert len(pd.read_csv(paths[1])) == 12       # 2 models x 2 probes x 3 tasks
+    again = ProbingRun.read(tmp_path)
+    pd.testing.assert_frame_equal(again.predictions, predictions)
 
 
 def test_probe_learns_a_linear_signal_and_keeps_problems_together():
@@ -302,10 +307,15 @@ def test_chat_read_out_equals_the_chat_template(problems, embedded_tokenizer):
 
 
 @pytest.fixture(scope="module")
-def embedded_tokenizer():
-    from finelogic.eval.probing import _embedded_tokenizer
+def embedded_tokenizer(model_cache):
+    """The embedded model's tokenizer, read without loading its weights."""
+    from finelogic.models.spec import open_model, parse_model
+    from finelogic.runs.probing import chat_tokenizer
 
-    return _embedded_tokenizer()
+    backend = open_model("embedded")
+    tokenizer = chat_tokenizer(parse_model("embedded"), backend)
+    assert not backend.loaded
+    return tokenizer
 
 
 def test_kv_reuse_features_equal_one_pass_per_row(hf_backend):
@@ -325,3 +335,75 @@ def test_kv_reuse_features_equal_one_pass_per_row(hf_backend):
     assert np.allclose(np.linalg.norm(shared, axis=1), 1.0, atol=1e-5)
     # one pass for the two CSS prefixes, one for the RFI prefix, one for its two suffixes
     assert calls_shared == 3
+
+
+# ------------------------------------------------------------------------------------------- the run
+
+
+class ScriptedStates:
+    """A stand-in model with the ``hidden_states`` verb: each vector is a fixed pseudo-random function of
+    the exact text read (so two models with different ``salt`` differ); records every call."""
+
+    def __init__(self, salt: str = "", dim: int = 8):
+        self.salt, self.dim, self.calls = salt, dim, []
+
+    def _vector(self, text):
+        seed = int(hashlib.sha256((self.salt + text).encode()).hexdigest()[:8], 16)
+        return np.random.default_rng(seed).normal(size=self.dim).astype(np.float32)
+
+    def hidden_states(self, text, boundaries, *, layer=-1, normalize=False, suffixes=None):
+        self.calls.append((text, list(boundaries), layer, suffixes))
+        if suffixes is None:
+            return np.stack([self._vector(text[:b]) for b in boundaries])
+        return [np.stack([self._vector(text[:b] + s) for s in options]) for b, options in zip(boundaries, suffixes)]
+
+
+def test_run_probes_every_model_with_one_hidden_states_call_per_problem_and_row_kind():
+    from finelogic.runs import probing
+
+    embedded, control = ScriptedStates(), ScriptedStates("random")
+    run = probing.run("smoke", backends={probing.EMBEDDED: embedded, probing.RANDOM_INIT: control})
+    predictions = run.predictions
+    assert list(dict.fromkeys(predictions["model"])) == [probing.EMBEDDED, probing.RANDOM_INIT]
+    assert list(predictions.columns[:3]) == ["model", "readout", "probe"]
+    assert set(predictions["readout"]) == {"plain"} and set(predictions["probe"]) == {"linear probe", "majority class"}
+    assert [len(run.splits["train"]), len(run.splits["test"])] == [4, 2]
+    test_rows = [r for r in run.rows[probing.EMBEDDED, "plain"] if r.split == "test"]
+    assert len(predictions) == 2 * 2 * len(test_rows)  # 2 models x 2 probes
+    # 6 problems x (one pass over the CSS prefixes + one over the RFI/NSD prefix with its suffixes)
+    assert len(embedded.calls) == len(control.calls) == 12
+    assert {call[2] for call in embedded.calls} == {-1}
+    assert run.provenance.models == (probing.EMBEDDED, probing.RANDOM_INIT) and run.provenance.n == 2
+    assert set(run.summary["task"]) == {"css", "rfi", "nsd"} and len(run.summary) == 12
+
+
+def test_run_names_the_profile_entries_as_table_4_rows():
+    from finelogic.models.spec import parse_model
+    from finelogic.runs.probing import checkpoint_entry, model_entry
+
+    control = parse_model(model_entry("random-init", seed=3))
+    assert (control.name, control.kind, control.seed) == ("SmolLM2-135M (random init)", "random-init", 3)
+    assert parse_model(model_entry("embedded", seed=3)).name == "SmolLM2-135M-Instruct"
+    hub = parse_model(model_entry({"name": "Llama", "path": "meta-llama/Llama-3.1-8B-Instruct"}, seed=0))
+    assert (hub.name, hub.kind, hub.device_map) == ("Llama", "hf", "auto")
+    assert parse_model(checkpoint_entry("/ckpt/sft-nl")).name == "sft-nl"
+
+
+def test_run_rejects_an_unknown_setting():
+    from finelogic.runs import probing
+
+    with pytest.raises(ValueError, match="n_trian"):
+        probing.run("smoke", n_trian=3)
+
+
+@pytest.mark.slow
+def test_a_warm_rerun_reads_every_feature_from_the_cache(hf_backend, model_cache, tmp_path, monkeypatch):
+    from finelogic.runs import probing
+
+    monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path))
+    (tmp_path / "models").symlink_to(model_cache / "models")  # the converted model, not converted again
+    first = probing.run("smoke", threads=1)
+    second = probing.run("smoke", threads=1)
+    assert first.provenance.model_calls > 0
+    assert second.provenance.model_calls == 0 and second.provenance.cache_hits > 0
+    pd.testing.assert_frame_equal(first.predictions, second.predictions)

@@ -130,3 +130,11 @@ def test_prediction_shares_count_equalities_per_normalisation():
 def test_make_scorer_names_the_choices():
     with pytest.raises(ValueError, match="toy"):
         teaching.make_scorer("gpt")
+
+
+def test_the_embedded_scorer_is_opened_by_open_model_and_loads_no_weights_until_asked():
+    from finelogic.models.cache import CachedBackend
+
+    backend = teaching.make_scorer("embedded")
+    assert isinstance(backend, CachedBackend) and not backend.loaded
+    assert backend.model_id.startswith("embedded:")

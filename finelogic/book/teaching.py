@@ -241,13 +241,14 @@ class PremiseBigramScorer:
 
 def make_scorer(name: str = "toy"):
     """The page's scorer: ``toy`` (:class:`PremiseBigramScorer`, a second, offline) or ``embedded`` (the
-    embedded SmolLM2-135M-Instruct through :class:`~finelogic.models.HFBackend`)."""
+    embedded SmolLM2-135M-Instruct, opened by :func:`finelogic.models.spec.open_model`: behind the model-call
+    cache, its weights loaded only when a score is not cached yet)."""
     if name == "toy":
         return PremiseBigramScorer()
     if name == "embedded":
-        from finelogic.models import HFBackend
+        from finelogic.models.spec import open_model
 
-        return HFBackend()
+        return open_model("embedded", batch_size=8)
     raise ValueError(f"unknown scorer {name!r}; choose 'toy' or 'embedded'")
 
 

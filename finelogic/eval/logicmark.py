@@ -16,15 +16,16 @@ Ties go to the first option (``numpy.argmax``, as lm-eval does); records flag th
 :func:`score` returns one record per problem; :func:`accuracy_by` and :func:`card_layout` turn records
 into accuracies with 95% intervals, per hop bucket and as the card's ``avg`` (the hop-share-weighted
 mean, :data:`finelogic.paper.LOGICMARK_HOP_SHARE`), beside the plain mean over items.
+
+Everything here is pure (problems and a backend in, records and tables out); the run that picks the items
+and models and writes the tables is :func:`finelogic.runs.logicmark.run`.
 """
 from __future__ import annotations
 
 import logging
 import math
-import random
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -263,18 +264,6 @@ def summaries(records: pd.DataFrame, normalization: str = "token_mean") -> dict[
     }
 
 
-def write_results(records: pd.DataFrame, tables: Mapping[str, pd.DataFrame], directory: Path) -> list[Path]:
-    """``items.csv`` (every record) and one CSV per summary table in ``directory``; the same inputs give
-    byte-identical files. Returns the paths written."""
-    directory.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for name, frame in {"items": records, **tables}.items():
-        path = directory / f"{name}.csv"
-        frame.to_csv(path, index=False, float_format="%.6g")
-        paths.append(path)
-    return paths
-
-
 def with_ci(table: pd.DataFrame, columns: str = "metric", value: str = "value") -> pd.DataFrame:
     """A long table with ``model``, ``columns``, ``value``, ``ci_low``, ``ci_high`` (e.g. :func:`card_layout`;
     for :func:`accuracy_by` tables pass ``columns="style", value="accuracy"``) as a wide table of strings
@@ -286,76 +275,6 @@ def with_ci(table: pd.DataFrame, columns: str = "metric", value: str = "value") 
     wide = wide.reindex(columns=list(dict.fromkeys(table[columns])))
     wide.columns.name = None
     return wide
-
-
-# --------------------------------------------------------------------------------------------------
-# Items and models for a run
-# --------------------------------------------------------------------------------------------------
-
-
-def logicmark_items(n: int, seed: int, path: str | Path | None = None) -> list[Problem]:
-    """The items a run scores: ``n`` problems from our generator (the card's configuration and hop
-    shares, ``seed``), or, with ``path``, the LogicMark records there (``load_dataset``): all of them
-    when there are at most ``n``, else ``n`` drawn with ``seed``, kept in file order."""
-    if path is None or str(path) == "":
-        from finelogic.data.generators.logicmark import Config, generate_logicmark
-
-        return generate_logicmark(Config(limit=n, seed=seed))
-    from finelogic.data.loaders import load_dataset
-
-    problems = list(load_dataset("logicmark", path))
-    if len(problems) <= n:
-        return problems
-    keep = sorted(random.Random(seed).sample(range(len(problems)), n))
-    return [problems[i] for i in keep]
-
-
-EMBEDDED = "SmolLM2-135M-Instruct (embedded)"
-RANDOM_CONTROL = "SmolLM2-135M architecture, random init (control)"
-
-
-def model_factories(*, extra_models: Sequence[str] = (), sft_checkpoints: Sequence[str] = (),
-                    random_control: bool = True, seed: int = 0, batch_size: int = 8,
-                    device: str = "cpu") -> dict[str, Callable[[], Any]]:
-    """Row label -> a function that loads that row's backend (called one at a time by :func:`score_models`).
-
-    Rows: the embedded SmolLM2-135M-Instruct; with ``random_control`` the same architecture with random
-    weights (``random_init_like``, ``seed``: what the scorer finds in an untrained network); every
-    ``extra_models`` entry (hub name or local path, e.g. one of the card's models); every
-    ``sft_checkpoints`` entry, labelled ``SFT: <path>`` (the hook for the supervision family's
-    fine-tuned checkpoints: none ship with this repository, so there are no SFT rows by default).
-    """
-    from finelogic.models import HFBackend, random_init_like
-
-    def embedded() -> Any:
-        return HFBackend(batch_size=batch_size, device=device)
-
-    def control() -> Any:
-        reference = HFBackend(batch_size=batch_size, device=device)
-        return HFBackend(random_init_like(reference.model, seed=seed), reference.tokenizer, batch_size=batch_size,
-                         device=device)
-
-    def hub(name: str) -> Callable[[], Any]:
-        return lambda: HFBackend(name, batch_size=batch_size, device=device)
-
-    factories: dict[str, Callable[[], Any]] = {EMBEDDED: embedded}
-    if random_control:
-        factories[RANDOM_CONTROL] = control
-    factories |= {name: hub(name) for name in extra_models}
-    factories |= {f"SFT: {name}": hub(name) for name in sft_checkpoints}
-    return factories
-
-
-def score_models(problems: Sequence[Problem], factories: Mapping[str, Callable[[], Any]],
-                 normalization: str = "token_mean") -> pd.DataFrame:
-    """:func:`score` every model in turn (loaded, scored, released), records concatenated, ``model`` = label."""
-    frames = []
-    for label, load in factories.items():
-        log.info("LogicMark: scoring %d items with %s", len(problems), label)
-        backend = load()
-        frames.append(score(problems, backend, normalization, model=label))
-        del backend
-    return pd.concat(frames, ignore_index=True)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -412,12 +331,3 @@ def _equality_path(premises: Premises, x: str, y: str) -> list[Statement] | None
         path.append(Statement(previous[y], "=", y))
         y = previous[y]
     return path[::-1]
-
-
-def parse_model_list(value: str | Sequence[str] | None) -> list[str]:
-    """A notebook parameter naming models: a list, or one string with comma-separated names/paths
-    (``finelogic run -p extra_models=gpt2,/data/ckpt`` passes strings)."""
-    if value is None:
-        return []
-    items = value.split(",") if isinstance(value, str) else list(value)
-    return [str(item).strip() for item in items if str(item).strip()]

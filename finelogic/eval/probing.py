@@ -1,8 +1,9 @@
 """Representation-level probing (paper §3.3, Appendix B; Table 4): features, linear probes, metrics.
 
 Pipeline: :mod:`finelogic.eval.probing_data` builds the rows → :func:`extract_features` reads the model's
-hidden state at each row's last token (cached by :func:`cached_features`) → :func:`fit_probe` trains the
-paper's probe on the training problems → :func:`predict_table` scores the test problems → the metrics:
+hidden state at each row's last token (the backend's cache keeps them: :class:`finelogic.models.cache.CachedBackend`)
+→ :func:`fit_probe` trains the paper's probe on the training problems → :func:`predict_table` scores the test
+problems (:func:`probe_predictions` does both for every task) → the metrics:
 
 * :func:`correctness_spanning_steps` (CSS, in steps): mean over test problems of ``n - i*``, ``i*`` the
   earliest step from which every prediction is correct (span 0 when the last prediction is wrong);
@@ -12,31 +13,26 @@ paper's probe on the training problems → :func:`predict_table` scores the test
   :func:`accuracy_by_steps_remaining` for CSS.
 
 Baselines beside every probe: the majority class of the training rows (:func:`majority_table`) and the same
-probe on the randomly initialised model of the same architecture (a ``model`` of its own in
-:func:`probing_run`).
+probe on the randomly initialised model of the same architecture (a model of its own in
+:func:`finelogic.runs.probing.run`). Everything here is pure: rows, a backend and options in, arrays and
+tables out.
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-import re
-import time
 import warnings
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
-from finelogic.config import cache_dir
 from finelogic.eval.probing_data import TASKS, ProbeRow
 
 log = logging.getLogger(__name__)
 
 PREDICTION_COLUMNS = ("task", "problem_id", "step", "n_steps", "label", "prediction", "correct")
+
 
 
 # ------------------------------------------------------------------------------------------- features
@@ -85,58 +81,6 @@ def extract_features(backend: Any, rows: Sequence[ProbeRow], *, layer: int = -1,
 
 def _quiet(progress: bool | None, n: int) -> bool:
     return progress is False or (progress is None and n < 8)
-
-
-def rows_hash(rows: Sequence[ProbeRow], **settings: Any) -> str:
-    """First 16 hex digits of sha256 over the rows' texts (in order) and the read-out ``settings``."""
-    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
-    for row in rows:
-        digest.update(json.dumps([row.prefix, row.suffix]).encode())
-    return digest.hexdigest()[:16]
-
-
-def feature_path(model_id: str, task: str, split: str, rows: Sequence[ProbeRow], *, layer: int,
-                 normalize: bool) -> Path:
-    """``cache_dir()/probing/<model-id>/<task>-<split>-<hash of rows>.npz``."""
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", model_id)
-    return cache_dir() / "probing" / safe / f"{task}-{split}-{rows_hash(rows, layer=layer, normalize=normalize)}.npz"
-
-
-def cached_features(backend: Any, rows: Sequence[ProbeRow], model_id: str, *, layer: int = -1,
-                    normalize: bool = True, progress: bool | None = None) -> dict[tuple[str, str], np.ndarray]:
-    """Features of ``rows`` per ``(task, split)``, read from / written to :func:`feature_path` files.
-
-    Whatever is missing is extracted in one :func:`extract_features` call, so the tasks of one problem
-    share its forward pass. ``backend`` may be a zero-argument callable returning the backend: it is
-    called only when something is missing (a fully cached run never loads the model).
-    """
-    parts: dict[tuple[str, str], list[ProbeRow]] = {}
-    for row in rows:
-        parts.setdefault((row.task, row.split), []).append(row)
-    out: dict[tuple[str, str], np.ndarray] = {}
-    missing = []
-    for key, part in parts.items():
-        path = feature_path(model_id, *key, part, layer=layer, normalize=normalize)
-        if path.is_file():
-            with np.load(path) as stored:
-                out[key] = stored["features"]
-        else:
-            missing.append(key)
-    if missing:
-        todo = [row for key in missing for row in parts[key]]
-        start = time.perf_counter()
-        model = backend() if callable(backend) and not hasattr(backend, "hidden_states") else backend
-        features = extract_features(model, todo, layer=layer, normalize=normalize, progress=progress)
-        log.info("%s: %d rows extracted in %.1f s", model_id, len(todo), time.perf_counter() - start)
-        offset = 0
-        for key in missing:
-            n = len(parts[key])
-            out[key] = features[offset:offset + n]
-            offset += n
-            path = feature_path(model_id, *key, parts[key], layer=layer, normalize=normalize)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            np.savez(path, features=out[key], labels=np.array([r.label for r in parts[key]]))
-    return out
 
 
 # ------------------------------------------------------------------------------------------- probe
@@ -274,150 +218,25 @@ def summarize(predictions: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(records)
 
 
-# ------------------------------------------------------------------------------------------- a run
+# ------------------------------------------------------------------------------------------- probes per task
 
 
-@dataclass(frozen=True)
-class ProbingModel:
-    """A model to probe: ``load()`` returns an HFBackend, ``tokenizer()`` its tokenizer (for the chat
-    read-out, without loading the weights); ``id`` names its feature cache folder."""
+def probe_predictions(rows: Sequence[ProbeRow], features: np.ndarray, *, seed: int = 0) -> pd.DataFrame:
+    """Every task's probe (:func:`fit_probe` on the training rows) and the majority baseline, scored on the
+    test rows: ``probe`` (``linear probe`` / ``majority class``) + :data:`PREDICTION_COLUMNS`.
 
-    name: str
-    id: str
-    load: Any
-    tokenizer: Any
-
-
-def default_models(names: Sequence[Any] = ("embedded", "random-init"), *, seed: int = 0,
-                   sft_checkpoints: Sequence[str] = ()) -> list[ProbingModel]:
-    """Models to probe, from a profile's list.
-
-    Entries: ``"embedded"`` (SmolLM2-135M-Instruct), ``"random-init"`` (the same architecture with
-    random weights seeded with ``seed``: the control), or ``{"name": ..., "path": ...}`` (a hub name or
-    local folder for transformers; ``device_map="auto"``). ``sft_checkpoints``: local fine-tuned
-    checkpoints, each named by its folder.
+    ``features[i]`` is row ``i``'s feature vector (:func:`extract_features` of ``rows``).
     """
-    from finelogic.models.embedded import CACHE_NAME
-
-    entries = list(names) + [{"name": Path(p).expanduser().name, "path": str(Path(p).expanduser())}
-                             for p in sft_checkpoints]
-    models = []
-    for entry in entries:
-        if entry == "embedded":
-            models.append(ProbingModel("SmolLM2-135M-Instruct", CACHE_NAME, _embedded_backend, _embedded_tokenizer))
-        elif entry == "random-init":
-            models.append(ProbingModel("SmolLM2-135M (random init)", f"{CACHE_NAME}-random-init-{seed}",
-                                       lambda: _random_backend(seed), _embedded_tokenizer))
-        elif isinstance(entry, Mapping) and "path" in entry:
-            path = str(entry["path"])
-            models.append(ProbingModel(str(entry.get("name", path)), f"hf-{rows_hash([], path=path)}-{Path(path).name}",
-                                       lambda path=path: _hf_backend(path), lambda path=path: _hf_tokenizer(path)))
-        else:
-            raise ValueError(f"unknown probing model {entry!r}; use 'embedded', 'random-init' or "
-                             "{'name': ..., 'path': ...}")
-    return models
-
-
-def _embedded_tokenizer() -> Any:
-    from finelogic.models.embedded import default_cache_path, load_default
-
-    if not (default_cache_path() / "config.json").is_file():
-        load_default()  # converts the GGUF once
-    return _hf_tokenizer(str(default_cache_path()))
-
-
-def _hf_tokenizer(path: str) -> Any:
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(path)
-
-
-def _embedded_backend() -> Any:
-    from finelogic.models.hf import HFBackend
-
-    return HFBackend(batch_size=8)
-
-
-def _random_backend(seed: int) -> Any:
-    from finelogic.models.embedded import load_default, random_init_like
-    from finelogic.models.hf import HFBackend
-
-    tokenizer, model = load_default()
-    return HFBackend(random_init_like(model, seed), tokenizer, batch_size=8)
-
-
-def _hf_backend(path: str) -> Any:
-    from finelogic.models.hf import HFBackend
-
-    return HFBackend(path, batch_size=8, device_map="auto")
-
-
-@dataclass(frozen=True)
-class ProbingRun:
-    """Everything a Table-4 page shows: the problems, the rows, every prediction, and timings."""
-
-    splits: Mapping[str, list[Any]]                   # split -> problems
-    rows: Mapping[tuple[str, str], list[ProbeRow]]    # (model, readout) -> rows of all tasks and splits
-    predictions: pd.DataFrame                         # model, readout, probe, + PREDICTION_COLUMNS
-    seconds: Mapping[str, float]                      # model -> seconds for features + probes
-
-
-def probing_run(settings: Mapping[str, Any], seed: int, *, models: Sequence[ProbingModel] | None = None,
-                sft_checkpoints: Sequence[str] = (), progress: bool | None = None) -> ProbingRun:
-    """Build the probing sets of a profile's ``probing`` section, extract features, fit and score probes.
-
-    ``settings`` keys: ``n_train``, ``n_test``, ``depths``, ``distractors``, ``nsd_points``, ``readouts``
-    (``chat`` and/or ``plain``), ``layer``, ``models`` (entries for :func:`default_models`).
-    Returns predictions of the probe (``probe="linear probe"``) and of the majority baseline
-    (``probe="majority class"``) for every model, read-out and task.
-    """
-    from finelogic.eval.probing_data import Readout, build_rows, probing_problems, split_problems
-
-    n_train, n_test = int(settings["n_train"]), int(settings["n_test"])
-    problems = probing_problems(n_train + n_test, seed, settings["depths"],
-                                distractors=tuple(settings.get("distractors", (4, 8))), progress=progress)
-    splits = split_problems(problems, n_train)
-    if models is None:
-        models = default_models(settings.get("models", ("embedded", "random-init")), seed=seed,
-                                sft_checkpoints=sft_checkpoints)
-    layer = int(settings.get("layer", -1))
-    points = int(settings.get("nsd_points", 6))
-    all_rows, tables, seconds = {}, [], {}
-    for model in models:
-        start = time.perf_counter()
-        backend = _Lazy(model.load)
-        for readout_name in settings.get("readouts", ("chat",)):
-            readout = Readout(readout_name, model.tokenizer() if readout_name == "chat" else None)
-            rows = [r for task in TASKS for r in build_rows(splits, task, readout, seed, nsd_points=points)]
-            all_rows[model.name, readout_name] = rows
-            features = cached_features(backend, rows, model.id, layer=layer, progress=progress)
-            for task in TASKS:
-                train = [r for r in rows if r.task == task and r.split == "train"]
-                test = [r for r in rows if r.task == task and r.split == "test"]
-                probe = fit_probe(features[task, "train"], [r.label for r in train], [r.problem_id for r in train],
-                                  seed=seed)
-                for name, table in (("linear probe", predict_table(test, probe.predict(features[task, "test"]))),
-                                    ("majority class", majority_table(train, test))):
-                    tables.append(table.assign(model=model.name, readout=readout_name, probe=name))
-        backend.release()
-        seconds[model.name] = time.perf_counter() - start
-    predictions = pd.concat(tables, ignore_index=True)[["model", "readout", "probe", *PREDICTION_COLUMNS]]
-    return ProbingRun(splits, all_rows, predictions, seconds)
-
-
-class _Lazy:
-    """Loads a backend on first call (only when some features are not cached yet)."""
-
-    def __init__(self, load: Any) -> None:
-        self._load, self._backend = load, None
-
-    def __call__(self) -> Any:
-        if self._backend is None:
-            self._backend = self._load()
-        return self._backend
-
-    def release(self) -> None:
-        self._backend = None
+    tables = []
+    for task in TASKS:
+        train_index = [i for i, r in enumerate(rows) if r.task == task and r.split == "train"]
+        test_index = [i for i, r in enumerate(rows) if r.task == task and r.split == "test"]
+        train, test = [rows[i] for i in train_index], [rows[i] for i in test_index]
+        probe = fit_probe(features[train_index], [r.label for r in train], [r.problem_id for r in train], seed=seed)
+        for name, table in (("linear probe", predict_table(test, probe.predict(features[test_index]))),
+                            ("majority class", majority_table(train, test))):
+            tables.append(table.assign(probe=name))
+    return pd.concat(tables, ignore_index=True)[["probe", *PREDICTION_COLUMNS]]
 
 
 def table4(predictions: pd.DataFrame, readout: str = "chat") -> pd.DataFrame:
@@ -429,13 +248,3 @@ def table4(predictions: pd.DataFrame, readout: str = "chat") -> pd.DataFrame:
     summary = summarize(pd.concat([chosen[chosen["probe"] == "linear probe"], majority]))
     table = summary.pivot_table(index=["model", "probe"], columns="task", values="metric", sort=False)
     return table[["css", "rfi", "nsd"]].rename(columns=str.upper).rename_axis(columns=None).round(1)
-
-
-def write_results(run: ProbingRun, directory: Path) -> list[Path]:
-    """``probing_predictions.csv`` (every test row) and ``probing_summary.csv`` (per model, read-out,
-    probe and task) into ``directory``; same run, same bytes."""
-    directory.mkdir(parents=True, exist_ok=True)
-    paths = [directory / "probing_predictions.csv", directory / "probing_summary.csv"]
-    run.predictions.to_csv(paths[0], index=False)
-    summarize(run.predictions).round(4).to_csv(paths[1], index=False)
-    return paths

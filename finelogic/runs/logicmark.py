@@ -1,0 +1,142 @@
+"""The LogicMark card's evaluation: the logicmark family's run, behind ``notebooks/07_logicmark.ipynb``.
+
+:func:`run` resolves the profile's ``logicmark`` section once, takes the items (our generator with the
+card's configuration, or LogicMark records from a file), opens every model once
+(:func:`finelogic.runs.base.open_models`: the one model-call cache answers every log-likelihood seen
+before, so a rerun makes no model call), scores each by log-likelihood multiple choice
+(:func:`finelogic.eval.logicmark.score`) and builds the card's tables
+(:func:`finelogic.eval.logicmark.summaries`).
+
+Rows: the embedded SmolLM2-135M-Instruct; with ``random_control`` the same architecture with random
+weights drawn with the run's seed (what the scorer finds in an untrained network); every ``extra_models``
+entry (hub name or local path, e.g. one of the card's models), labelled as written; every
+``sft_checkpoints`` entry, labelled ``SFT: <path>`` (none ship with this repository).
+"""
+from __future__ import annotations
+
+import logging
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
+
+from finelogic.data.problem import Problem
+from finelogic.eval.logicmark import check_normalization, score, summaries
+from finelogic.runs.base import Provenance, Run, Stopwatch, call_counts, open_models, resolve
+
+log = logging.getLogger(__name__)
+
+FAMILY = "logicmark"
+EMBEDDED = "SmolLM2-135M-Instruct (embedded)"
+RANDOM_CONTROL = "SmolLM2-135M architecture, random init (control)"
+#: Settings a notebook may pass beside the profile's section (``extra_models`` is added to the profile's).
+OPTIONAL = ("logicmark_path", "normalization", "sft_checkpoints", "threads")
+
+
+@dataclass(frozen=True)
+class LogicMarkRun(Run):
+    """The LogicMark page's tables (accuracies in %, long, with a ``model`` column).
+
+    Attributes:
+        items: one record per item and model (:func:`finelogic.eval.logicmark.score`'s columns).
+        by_hop: the card's layout (:func:`~finelogic.eval.logicmark.card_layout`): 1-hop ... 5-hop, avg,
+            item_mean per model.
+        by_style, by_answer_type: accuracy by the generator's graph style / the answer's operator.
+        by_normalization: accuracy over all items under each normalisation.
+        problems: the items scored, in order (not written; empty after :meth:`read`).
+    """
+
+    items: pd.DataFrame
+    by_hop: pd.DataFrame
+    by_style: pd.DataFrame
+    by_answer_type: pd.DataFrame
+    by_normalization: pd.DataFrame
+    problems: tuple[Problem, ...] = ()
+
+
+def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = None,
+        extra_models: str | Sequence[str] | None = None, **overrides: Any) -> LogicMarkRun:
+    """Score LogicMark items with every model of ``profile``'s ``logicmark`` section.
+
+    Args:
+        profile: ``smoke``, ``tiny`` or ``paper``; the section gives ``items``, ``batch_size``,
+            ``random_control`` and (optionally) ``extra_models``.
+        seed: which items are generated or sampled, and the random-init control's weights.
+        backends: ready backends by row label (e.g. :data:`EMBEDDED`); the rest are opened with
+            :func:`finelogic.models.spec.open_model`.
+        extra_models: more models scored after the profile's own (a list, or one comma-separated string).
+        overrides: any setting of the section, and ``logicmark_path`` (a folder or file of LogicMark records;
+            empty: our generator), ``normalization`` (``token_mean``, the card's default; ``char``; ``none``),
+            ``sft_checkpoints`` (a list or comma-separated string), ``threads`` (torch CPU threads).
+    """
+    settings = resolve(profile, FAMILY, overrides, optional=OPTIONAL)
+    watch = Stopwatch()
+    settings["extra_models"] = [*settings.get("extra_models", ()), *parse_model_list(extra_models)]
+    settings["sft_checkpoints"] = parse_model_list(settings.get("sft_checkpoints"))
+    normalization = settings.setdefault("normalization", "token_mean")
+    check_normalization(normalization)  # before any model work
+    if settings.get("threads"):
+        import torch
+
+        torch.set_num_threads(int(settings["threads"]))
+    path = settings.get("logicmark_path") or None
+    problems = logicmark_items(int(settings["items"]), seed, path)
+    entries = model_entries(extra_models=settings["extra_models"], sft_checkpoints=settings["sft_checkpoints"],
+                            random_control=bool(settings["random_control"]), seed=seed)
+    opened = open_models(entries, backends, batch_size=int(settings["batch_size"]))
+    names, model_ids = tuple(s.name for s, _ in opened), tuple(s.model_id for s, _ in opened)
+    frames, calls, hits = [], 0, 0
+    while opened:  # each model is dropped when scored, so only one is in memory at a time
+        spec, backend = opened.pop(0)
+        log.info("LogicMark: scoring %d items with %s", len(problems), spec.name)
+        frames.append(score(problems, backend, normalization, model=spec.name))
+        model_calls, cache_hits = call_counts([backend])
+        calls, hits = calls + model_calls, hits + cache_hits
+        del backend
+    records = pd.concat(frames, ignore_index=True)
+    tables = summaries(records, normalization)
+    source = f"records from `{path}`" if path else "our generator (card configuration)"
+    provenance = Provenance(FAMILY, profile, seed, settings=settings, models=names, model_ids=model_ids,
+                            n=len(problems), data={"logicmark": source}, model_calls=calls, cache_hits=hits,
+                            seconds=float(watch))
+    return LogicMarkRun(provenance, records, tables["by_hop"], tables["by_style"], tables["by_answer_type"],
+                        tables["by_normalization"], tuple(problems))
+
+
+def model_entries(*, extra_models: Sequence[str] = (), sft_checkpoints: Sequence[str] = (),
+                  random_control: bool = True, seed: int = 0) -> list[dict[str, Any]]:
+    """The run's model specs in row order, each with its row label as ``name`` (module docstring)."""
+    entries: list[dict[str, Any]] = [{"kind": "embedded", "name": EMBEDDED}]
+    if random_control:
+        entries.append({"kind": "random-init", "seed": seed, "name": RANDOM_CONTROL})
+    entries += [{"kind": "hf", "path": name, "name": name} for name in extra_models]
+    entries += [{"kind": "ckpt", "path": name, "name": f"SFT: {name}"} for name in sft_checkpoints]
+    return entries
+
+
+def logicmark_items(n: int, seed: int, path: str | Path | None = None) -> list[Problem]:
+    """The items a run scores: ``n`` problems from our generator (the card's configuration and hop
+    shares, ``seed``), or, with ``path``, the LogicMark records there (``load_dataset``): all of them
+    when there are at most ``n``, else ``n`` drawn with ``seed``, kept in file order."""
+    if path is None or str(path) == "":
+        from finelogic.data.generators.logicmark import Config, generate_logicmark
+
+        return generate_logicmark(Config(limit=n, seed=seed))
+    from finelogic.data.loaders import load_dataset
+
+    problems = list(load_dataset("logicmark", path))
+    if len(problems) <= n:
+        return problems
+    keep = sorted(random.Random(seed).sample(range(len(problems)), n))
+    return [problems[i] for i in keep]
+
+
+def parse_model_list(value: str | Sequence[str] | None) -> list[str]:
+    """A notebook parameter naming models: a list, or one string with comma-separated names/paths
+    (``finelogic run -p extra_models=gpt2,/data/ckpt`` passes strings)."""
+    if value is None:
+        return []
+    items = value.split(",") if isinstance(value, str) else list(value)
+    return [str(item).strip() for item in items if str(item).strip()]

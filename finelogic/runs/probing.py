@@ -1,0 +1,155 @@
+"""Table 4 (paper §3.3, Appendix B): the probing family's run, behind ``notebooks/05_probing.ipynb``.
+
+:func:`run` resolves the profile's ``probing`` section once, builds the CSS / RFI / NSD rows from generated
+FLD-style problems (:mod:`finelogic.eval.probing_data`), opens every model once
+(:func:`finelogic.runs.base.open_models`), reads each row's hidden state through the backend
+(:func:`finelogic.eval.probing.extract_features`; the one model-call cache keeps the arrays, so a rerun
+makes no model call) and fits the paper's probe per task beside the majority-class baseline
+(:func:`finelogic.eval.probing.probe_predictions`).
+
+Model entries of the profile: ``"embedded"`` (row ``SmolLM2-135M-Instruct``), ``"random-init"`` (the same
+architecture with random weights drawn with the run's seed: row ``SmolLM2-135M (random init)``, the
+control), ``{"name": ..., "path": ...}`` (a transformers model, ``device_map="auto"``), or any spec of
+:func:`finelogic.models.spec.parse_model`.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import pandas as pd
+
+from finelogic.data.problem import Problem
+from finelogic.eval.probing import PREDICTION_COLUMNS, extract_features, probe_predictions, summarize
+from finelogic.eval.probing_data import TASKS, ProbeRow, Readout, build_rows, probing_problems, split_problems
+from finelogic.models.spec import ModelSpec
+from finelogic.runs.base import Provenance, Run, Stopwatch, call_counts, open_models, resolve
+
+log = logging.getLogger(__name__)
+
+FAMILY = "probing"
+#: Row labels of the two default models (the Table-4 rows of earlier runs).
+EMBEDDED = "SmolLM2-135M-Instruct"
+RANDOM_INIT = "SmolLM2-135M (random init)"
+#: Settings a notebook may pass beside the profile's section.
+OPTIONAL = ("sft_checkpoints", "threads", "progress")
+#: Sequences per forward call for every probed model.
+BATCH_SIZE = 8
+
+
+@dataclass(frozen=True)
+class ProbingRun(Run):
+    """Everything a Table-4 page shows.
+
+    Attributes:
+        predictions: one row per test row, model, read-out and probe: ``model, readout, probe`` +
+            :data:`~finelogic.eval.probing.PREDICTION_COLUMNS`.
+        summary: :func:`~finelogic.eval.probing.summarize` of the predictions (rounded to 4 decimals).
+        splits: ``train`` / ``test`` -> problems (not written; empty after :meth:`read`).
+        rows: ``(model, readout)`` -> the probing rows of all tasks and splits (not written).
+        seconds: model -> seconds for its features and probes (not written).
+    """
+
+    predictions: pd.DataFrame
+    summary: pd.DataFrame
+    splits: Mapping[str, list[Problem]] = field(default_factory=dict)
+    rows: Mapping[tuple[str, str], list[ProbeRow]] = field(default_factory=dict)
+    seconds: Mapping[str, float] = field(default_factory=dict)
+
+
+def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = None, **overrides: Any) -> ProbingRun:
+    """Table 4 for ``profile``: problems, rows, features, probes and their predictions.
+
+    Args:
+        profile: ``smoke``, ``tiny`` or ``paper``; its ``probing`` section gives ``n_train``, ``n_test``,
+            ``depths``, ``distractors``, ``nsd_points``, ``readouts`` (``chat`` / ``plain``), ``layer`` and
+            ``models`` (module docstring).
+        seed: problems, rows, CV folds and the random-init control's weights.
+        backends: ready backends by model entry or row label (tests hand in scripted ones); the rest are
+            opened with :func:`finelogic.models.spec.open_model`.
+        overrides: any setting of the section, and ``sft_checkpoints`` (local fine-tuned checkpoints, each
+            a row named by its folder), ``threads`` (torch CPU threads; None: torch's default),
+            ``progress`` (tqdm bars: True / False / None = only for long work).
+    """
+    settings = resolve(profile, FAMILY, overrides, optional=OPTIONAL)
+    watch = Stopwatch()
+    if settings.get("threads"):
+        import torch
+
+        torch.set_num_threads(int(settings["threads"]))
+    progress = settings.get("progress")
+    n_train, n_test = int(settings["n_train"]), int(settings["n_test"])
+    problems = probing_problems(n_train + n_test, seed, settings["depths"],
+                                distractors=tuple(settings["distractors"]), progress=progress)
+    splits = split_problems(problems, n_train)
+    entries = [model_entry(e, seed) for e in settings["models"]]
+    entries += [checkpoint_entry(p) for p in settings.get("sft_checkpoints") or ()]
+    opened = open_models(entries, backends, batch_size=BATCH_SIZE)
+    names, model_ids = tuple(s.name for s, _ in opened), tuple(s.model_id for s, _ in opened)
+    layer, points = int(settings["layer"]), int(settings["nsd_points"])
+    all_rows, tables, seconds, calls, hits = {}, [], {}, 0, 0
+    while opened:  # each model is dropped when done, so only one is in memory at a time
+        spec, backend = opened.pop(0)
+        start = time.perf_counter()
+        for readout_name in settings["readouts"]:
+            readout = Readout(readout_name, chat_tokenizer(spec, backend) if readout_name == "chat" else None)
+            rows = [r for task in TASKS for r in build_rows(splits, task, readout, seed, nsd_points=points)]
+            all_rows[spec.name, readout_name] = rows
+            features = extract_features(backend, rows, layer=layer, progress=progress)
+            tables.append(probe_predictions(rows, features, seed=seed).assign(model=spec.name, readout=readout_name))
+        seconds[spec.name] = time.perf_counter() - start
+        model_calls, cache_hits = call_counts([backend])
+        calls, hits = calls + model_calls, hits + cache_hits
+        log.info("probing %s: %.1f s, %d model calls, %d cached", spec.name, seconds[spec.name], model_calls, cache_hits)
+        del backend
+    predictions = pd.concat(tables, ignore_index=True)[["model", "readout", "probe", *PREDICTION_COLUMNS]]
+    depths = tuple(settings["depths"])
+    provenance = Provenance(FAMILY, profile, seed, settings=settings, models=names, model_ids=model_ids,
+                            n=len(splits["test"]), data={"fld (probing)": f"generated, depths {min(depths)}-{max(depths)}, "
+                                                                          f"{n_train} train + {n_test} test problems"},
+                            model_calls=calls, cache_hits=hits, seconds=float(watch))
+    return ProbingRun(provenance, predictions, summarize(predictions).round(4), splits, all_rows, seconds)
+
+
+def model_entry(entry: Any, seed: int) -> Any:
+    """A profile's model entry as a spec for :func:`~finelogic.runs.base.open_models`, with Table 4's row
+    labels: ``"embedded"``, ``"random-init"`` (weights drawn with ``seed``), ``{"name", "path"}`` (a
+    transformers model on ``device_map="auto"``); any other spec as it is."""
+    if entry == "embedded":
+        return {"kind": "embedded", "name": EMBEDDED}
+    if entry == "random-init":
+        return {"kind": "random-init", "seed": seed, "name": RANDOM_INIT}
+    if isinstance(entry, Mapping) and "kind" not in entry and "path" in entry:
+        return {"kind": "hf", "device_map": "auto", "name": str(entry["path"]), **entry}
+    return entry
+
+
+def checkpoint_entry(path: str | Path) -> dict[str, Any]:
+    """A local fine-tuned checkpoint as a model entry, its row named by its folder."""
+    folder = Path(path).expanduser()
+    return {"kind": "ckpt", "path": str(folder), "name": folder.name, "device_map": "auto"}
+
+
+def chat_tokenizer(spec: ModelSpec, backend: Any) -> Any:
+    """The tokenizer whose chat template the ``chat`` read-out uses.
+
+    Read from the model's folder when the backend has not loaded its weights (a cached rerun never loads
+    them); otherwise the backend's own (``CachedBackend`` forwards ``.tokenizer``).
+    """
+    if getattr(backend, "loaded", True):
+        return backend.tokenizer
+    from transformers import AutoTokenizer
+
+    if spec.kind in ("embedded", "random-init"):
+        from finelogic.models.embedded import convert_gguf, default_cache_path, gguf_path
+
+        if not (default_cache_path() / "config.json").is_file():
+            convert_gguf(gguf_path(), default_cache_path())  # once per cache folder
+        return AutoTokenizer.from_pretrained(default_cache_path())
+    if spec.kind in ("hf", "ckpt"):
+        return AutoTokenizer.from_pretrained(str(Path(spec.path).expanduser()) if spec.kind == "ckpt" else spec.path)
+    return backend.tokenizer
+
