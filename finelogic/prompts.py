@@ -26,6 +26,20 @@ hypothesis, the gold proof in FLD notation (``fact1 & fact2 -> int1: ...; int1 &
 and the closing marker. By default the examples are written by our own FLD generator
 (:func:`default_few_shot_examples`: fixed seed, depth 2, one PROVED, one DISPROVED and, for three-label
 datasets only, one UNKNOWN); pass ``few_shot_examples=`` to use others.
+
+**The released code's layout** (``layout="paper_code_compat"``; ``reference/official_code.md``, read from
+``src/eval_vllm_overall.py`` of the authors' repository). What its vLLM script sends, byte for byte:
+
+- the user message is the item's own ``input`` text **unchanged** (the paper's merged evaluation files
+  carry one per item; the loader keeps it in ``problem.meta["input"]``), then ``\n``, then the suffix;
+  items without ``input`` get ``Facts: {facts}\nHypothesis: {hypothesis}\n{suffix}``; the ``\n`` before
+  the suffix is there even when the suffix is empty (Direct);
+- the system prompt depends on the setting as well as the dataset: for the two-label datasets the
+  Direct prompt says "for true" / "for false", CoT and Few-shot say "for proven" / "for disproven";
+- CoT's suffix is the released one (:data:`RELEASED_COT_SUFFIX`, a leftover of a puzzle task);
+- Few-shot puts the problem FIRST and the examples after it, in the released frame
+  (:func:`released_few_shot_block`: ``[Start of example]`` ... ``[End of example]`` and a closing
+  think-step-by-step sentence), with OUR generated examples in the example slots.
 """
 from __future__ import annotations
 
@@ -43,6 +57,18 @@ SYSTEM_PROMPT_TWO_LABELS = (
     'Based on the provided facts, verify the hypothesis. Conclude with one of the markers: "__PROVED__" for '
     'proven, or "__DISPROVED__" for disproven.'
 )
+
+#: Two-label system prompt of the released code's Direct setting (CoT and Few-shot use the one above).
+SYSTEM_PROMPT_TWO_LABELS_DIRECT = (
+    'Based on the provided facts, verify the hypothesis. Conclude with one of the markers: "__PROVED__" for '
+    'true, or "__DISPROVED__" for false.'
+)
+#: The released code's CoT suffix, verbatim (a leftover of a knights-and-knaves puzzle task).
+RELEASED_COT_SUFFIX = ("Let's think step by step, by considering whether each person is lying and if that leads "
+                       "to contradiction.")
+
+#: Prompt layouts: ours (the default) and the released code's (see the module docstring).
+LAYOUTS = ("principled", "paper_code_compat")
 
 THREE_LABEL_DATASETS = frozenset({"fld", "folio"})
 TWO_LABEL_DATASETS = frozenset({"multi_logieval", "prontoqa"})
@@ -101,9 +127,14 @@ def labels_for(dataset: str) -> tuple[str, ...]:
     raise ValueError(f"no accuracy prompt for dataset {dataset!r}; known datasets: {known}")
 
 
-def system_prompt(dataset: str) -> str:
-    """The paper's system prompt for ``dataset``: three markers or two (see :func:`labels_for`)."""
-    return SYSTEM_PROMPT_THREE_LABELS if UNKNOWN in labels_for(dataset) else SYSTEM_PROMPT_TWO_LABELS
+def system_prompt(dataset: str, setting: PromptSetting | str | None = None, layout: str = "principled") -> str:
+    """The paper's system prompt for ``dataset``: three markers or two (see :func:`labels_for`); under the
+    released layout, the two-label Direct prompt says "for true" / "for false"."""
+    if UNKNOWN in labels_for(dataset):
+        return SYSTEM_PROMPT_THREE_LABELS
+    if layout == "paper_code_compat" and setting is not None and get_setting(setting) == DIRECT:
+        return SYSTEM_PROMPT_TWO_LABELS_DIRECT
+    return SYSTEM_PROMPT_TWO_LABELS
 
 
 def problem_text(problem: Problem, suffix: str = "") -> str:
@@ -144,8 +175,41 @@ def default_few_shot_examples(three_labels: bool = True) -> tuple[Problem, ...]:
                                       problem_id=f"few-shot-{label.lower()}") for label in labels)
 
 
-def build_conversation(problem: Problem, setting: PromptSetting | str,
-                       *, few_shot_examples: Sequence[Problem] | None = None) -> list[dict[str, str]]:
+# The released Few-shot frame: what surrounds each example slot (prompt text, kept verbatim, quirks
+# included: a trailing space after "question:" and after "by", and after the second example's facts line).
+_RELEASED_INTRO = ("For example, for this question:", "There is also this question: ", "Or this question:")
+_RELEASED_LEAD = {PROVED: "We can conclude that", DISPROVED: "We can prove it by ", UNKNOWN: "We prove it in the following way:"}
+_RELEASED_UNKNOWN_CLOSE = "Without finding a way to either prove or disprove the hypothesis.\n\nFinal conclusion: __UNKNOWN__"
+
+
+def released_few_shot_block(examples: Sequence[Problem]) -> str:
+    """The released code's Few-shot suffix with ``examples`` (ours) in its slots, in their order.
+
+    Each example: its intro line, ``"facts": "<fact1: ... fact2: ...>",``, ``"hypothesis": "...",``, a lead
+    line, then the proof in quotes and ``So the answer is`` + the marker (an UNKNOWN example instead ends its
+    quoted text with the released "Without finding a way ..." close); examples are separated by a blank line.
+    """
+    parts = []
+    for i, example in enumerate(examples):
+        facts = " ".join(f"{f.id}: {f.text}" for f in example.facts)
+        comma = ", " if i == 1 else ","
+        head = (f"{_RELEASED_INTRO[min(i, 2)]}\n\"facts\": \"{facts}\"{comma}\n\"hypothesis\": \"{example.hypothesis}\",\n"
+                f"{_RELEASED_LEAD[example.label]}\n")
+        if example.label == UNKNOWN:
+            partial = f"{example.proof} " if example.proof else ""
+            parts.append(f"{head}\"{partial}{_RELEASED_UNKNOWN_CLOSE}\"")
+        else:
+            if not example.proof:
+                raise ValueError(f"few-shot example {example.id!r} ({example.label}) needs a gold proof")
+            parts.append(f"{head}\"{example.proof}\"\nSo the answer is\n{MARKERS[example.label]}")
+    return ("Here are some examples of proofs for your reference:\n[Start of example]\n" + "\n\n".join(parts)
+            + "\n[End of example]\nYou can refer to the proof method of the above question, think step by step, "
+              "and give the result of this question.\n")
+
+
+def build_conversation(problem: Problem, setting: PromptSetting | str, *,
+                       few_shot_examples: Sequence[Problem] | None = None,
+                       layout: str = "principled") -> list[dict[str, str]]:
     """Chat messages for one problem: the paper's system prompt, then the user message.
 
     Args:
@@ -154,15 +218,30 @@ def build_conversation(problem: Problem, setting: PromptSetting | str,
         few_shot_examples: worked examples for the Few-shot setting (ignored otherwise); default
             :func:`default_few_shot_examples`. UNKNOWN examples are left out for two-label datasets,
             whose system prompt offers no ``__UNKNOWN__`` marker.
+        layout: ``principled`` (ours, the default) or ``paper_code_compat`` (what the released vLLM
+            script sends; see the module docstring).
 
     Returns:
         ``[{"role": "system", ...}, {"role": "user", ...}]``.
     """
+    if layout not in LAYOUTS:
+        raise ValueError(f"unknown prompt layout {layout!r}; choose one of {', '.join(LAYOUTS)}")
     setting = get_setting(setting)
     labels = labels_for(problem.dataset)
-    user = problem_text(problem, setting.suffix)
+    examples = None
     if setting.few_shot:
         if few_shot_examples is None:
             few_shot_examples = default_few_shot_examples(UNKNOWN in labels)
-        user = few_shot_block([e for e in few_shot_examples if e.label in labels]) + user
-    return [{"role": "system", "content": system_prompt(problem.dataset)}, {"role": "user", "content": user}]
+        examples = [e for e in few_shot_examples if e.label in labels]
+    if layout == "paper_code_compat":
+        suffix = (released_few_shot_block(examples) if setting.few_shot
+                  else RELEASED_COT_SUFFIX if setting == COT else setting.suffix)
+        given = problem.meta.get("input") if problem.meta else None
+        body = given if given else f"Facts: {problem.facts_text}\nHypothesis: {problem.hypothesis}"
+        user = f"{body}\n{suffix}"
+    else:
+        user = problem_text(problem, setting.suffix)
+        if setting.few_shot:
+            user = few_shot_block(examples) + user
+    return [{"role": "system", "content": system_prompt(problem.dataset, setting, layout)},
+            {"role": "user", "content": user}]

@@ -130,3 +130,77 @@ def test_default_examples_come_from_our_fld_generator_one_per_label_at_depth_two
     assert three[0].proof.endswith("-> hypothesis;") and three[1].proof.endswith("-> ¬hypothesis;")
     assert [e.label for e in default_few_shot_examples(False)] == [PROVED, DISPROVED]
     assert default_few_shot_examples(False)[0] == three[0]  # same seed per label: same example
+
+
+# ---- the released code's layout (layout="paper_code_compat"), pinned per dataset and setting -------------
+# Items in the shape of the paper's merged evaluation files: each carries its `input` text (kept by the
+# loader in meta["input"]). Multi-LogiEval inputs number facts "Fact 1:" and end with the question;
+# ProntoQA inputs end with an empty last "FactN:" label (a quirk of the released file, sent as it is).
+R_MLE = Problem("mle-1", "multi_logieval", (Fact("fact1", "Liam studies hard"),), "Does Liam pass?", label=PROVED,
+              meta={"input": "Fact 1: Liam studies hard\nFact 2: If he studies hard he passes\nQuestion: Does Liam pass?"})
+R_PQA = Problem("pqa-1", "prontoqa", (Fact("fact1", "Max is a cat"),), "Max is a cat.", label=DISPROVED,
+              meta={"input": "Fact1:Max is a cat\nFact2: Cats are not dogs\nFact3:"})
+R_FOLIO = Problem("folio-1", "folio", (Fact("fact1", "All cats purr"),), "Tom purrs.", label=UNKNOWN,
+                meta={"input": "Fact1: All cats purr\nHypothesis: Tom purrs."})
+R_FLD = Problem("fld-1", "fld", (Fact("fact1", "A"), Fact("fact2", "B")), "C", label=PROVED)
+RELEASED_COT = ("Let's think step by step, by considering whether each person is lying and if that leads to "
+                "contradiction.")
+TWO_DIRECT = ('Based on the provided facts, verify the hypothesis. Conclude with one of the markers: "__PROVED__" '
+              'for true, or "__DISPROVED__" for false.')
+
+
+@pytest.mark.parametrize("problem, setting, system, user", [
+    (R_MLE, "Direct", TWO_DIRECT, R_MLE.meta["input"] + "\n"),
+    (R_MLE, "CoT", SYSTEM_PROMPT_TWO_LABELS, R_MLE.meta["input"] + "\n" + RELEASED_COT),
+    (R_PQA, "Direct", TWO_DIRECT, "Fact1:Max is a cat\nFact2: Cats are not dogs\nFact3:\n"),
+    (R_PQA, "CoT", SYSTEM_PROMPT_TWO_LABELS, "Fact1:Max is a cat\nFact2: Cats are not dogs\nFact3:\n" + RELEASED_COT),
+    (R_FOLIO, "Direct", SYSTEM_PROMPT_THREE_LABELS, "Fact1: All cats purr\nHypothesis: Tom purrs.\n"),
+    (R_FOLIO, "CoT", SYSTEM_PROMPT_THREE_LABELS, "Fact1: All cats purr\nHypothesis: Tom purrs.\n" + RELEASED_COT),
+    (R_FLD, "Direct", SYSTEM_PROMPT_THREE_LABELS, "Facts: fact1: A\nfact2: B\nHypothesis: C\n"),
+    (R_FLD, "CoT", SYSTEM_PROMPT_THREE_LABELS, "Facts: fact1: A\nfact2: B\nHypothesis: C\n" + RELEASED_COT),
+])
+def test_released_layout_sends_the_items_input_unchanged_then_a_newline_and_the_suffix(problem, setting, system, user):
+    conversation = build_conversation(problem, setting, layout="paper_code_compat")
+    print(problem.dataset, setting, repr(conversation[1]["content"]))
+    assert conversation == [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def test_released_few_shot_puts_the_problem_first_then_our_examples_in_the_released_frame():
+    proved = Problem("p", "fld", (Fact("fact1", "A"), Fact("fact2", "if A then B")), "B", label=PROVED,
+                     proof="fact1 & fact2 -> hypothesis;")
+    disproved = Problem("d", "fld", (Fact("fact1", "not B"),), "B", label=DISPROVED, proof="fact1 -> ¬hypothesis;")
+    unknown = Problem("u", "fld", (Fact("fact1", "A"),), "B", label=UNKNOWN)
+    user = build_conversation(R_MLE, "Few-shot", layout="paper_code_compat",
+                              few_shot_examples=[proved, disproved, unknown])[1]["content"]
+    assert user == (R_MLE.meta["input"] + "\n"
+                    "Here are some examples of proofs for your reference:\n"
+                    "[Start of example]\n"
+                    "For example, for this question:\n"
+                    '"facts": "fact1: A fact2: if A then B",\n'
+                    '"hypothesis": "B",\n'
+                    "We can conclude that\n"
+                    '"fact1 & fact2 -> hypothesis;"\n'
+                    "So the answer is\n"
+                    "__PROVED__\n"
+                    "\n"
+                    "There is also this question: \n"
+                    '"facts": "fact1: not B", \n'
+                    '"hypothesis": "B",\n'
+                    "We can prove it by \n"
+                    '"fact1 -> ¬hypothesis;"\n'
+                    "So the answer is\n"
+                    "__DISPROVED__\n"
+                    "[End of example]\n"
+                    "You can refer to the proof method of the above question, think step by step, and give the "
+                    "result of this question.\n")  # two labels: the UNKNOWN example is left out
+    fld_user = build_conversation(R_FLD, "Few-shot", layout="paper_code_compat",
+                                  few_shot_examples=[proved, disproved, unknown])[1]["content"]
+    assert fld_user.startswith("Facts: fact1: A\nfact2: B\nHypothesis: C\nHere are some examples")
+    assert ('Or this question:\n"facts": "fact1: A",\n"hypothesis": "B",\nWe prove it in the following way:\n'
+            '"Without finding a way to either prove or disprove the hypothesis.\n\nFinal conclusion: __UNKNOWN__"\n'
+            "[End of example]\n") in fld_user
+
+
+def test_an_unknown_layout_is_refused():
+    with pytest.raises(ValueError, match="principled, paper_code_compat"):
+        build_conversation(R_MLE, "Direct", layout="released")
