@@ -1,0 +1,74 @@
+"""Display helpers of the probing (05) and LogicMark (07) pages: what each table shows, on hand-made runs."""
+from __future__ import annotations
+
+import pandas as pd
+
+from finelogic.book import logicmark as lm_page
+from finelogic.book import probing as probing_page
+from finelogic.data.problem import Fact, Problem
+from finelogic.eval.probing import predict_table
+from finelogic.eval.probing_data import ProbeRow
+
+
+def _row(pid, label, task, split="test", step=0, n=3):
+    return ProbeRow(task, pid, split, step, n, label, "", "prefix", "suffix")
+
+
+def _predictions():
+    css = [_row("p", 1, "css", step=i) for i in (1, 2, 3)]
+    tables = []
+    for model in ("m1", "m2"):
+        tables.append(predict_table(css, [0, 1, 1]).assign(model=model, readout="chat", probe="linear probe"))
+        tables.append(predict_table(css, [1, 1, 1]).assign(model=model, readout="chat", probe="majority class"))
+    return pd.concat(tables, ignore_index=True)
+
+
+def test_css_curves_show_each_probe_and_the_majority_class_once():
+    curves = probing_page.css_curves(_predictions(), "chat")
+    assert curves.index.tolist() == [("m1", "linear probe"), ("", "majority class"), ("m2", "linear probe")]
+    assert curves.columns.tolist() == [2, 1, 0]  # most steps remaining first
+    assert curves.loc[("m1", "linear probe")].tolist() == [0.0, 100.0, 100.0]
+    assert probing_page.css_prefixes_per_curve(_predictions(), "chat") == 3
+
+
+def test_set_sizes_count_problems_rows_and_positive_labels_per_task_and_split():
+    rows = [_row("a", 1, "rfi", "train"), _row("a", 0, "rfi", "train"), _row("b", 1, "rfi", "train"),
+            _row("c", 1, "css", "test", 1)]
+    sizes = probing_page.set_sizes(rows)
+    assert sizes.loc[("RFI", "train")].tolist() == [2, 3, 66.7]
+    assert sizes.loc[("CSS", "test")].tolist() == [1, 1, 100.0]
+    assert sizes.loc[("NSD", "test")].tolist() == [0, 0, 0.0]
+
+
+def test_caption_params_name_the_depth_range_and_read_out():
+    params = probing_page.caption_params({"depths": (4, 5, 6), "readouts": ("chat",), "layer": -1, "nsd_points": 1})
+    assert params == {"depths": "4-6", "readout": "chat", "layer": -1, "nsd_points": 1}
+
+
+def _item():
+    facts = tuple(Fact(f"fact{i}", t) for i, t in enumerate(("a = b", "b = c", "c != d"), 1))
+    return Problem("lm0", "logicmark", facts, "Then", options=("a != d", "a = d", "b = d", "a = c"),
+                   answer_index=0, depth=3)
+
+
+def test_option_scores_and_the_worked_explanation_read_one_record():
+    item = _item()
+    record = {"prediction": 1, "correct": False}
+    for k in range(4):
+        record |= {f"loglik_{k}": -1.0 - k, f"tokens_{k}": 3, f"score_token_mean_{k}": (-1.0 - k) / 3,
+                   f"score_char_{k}": (-1.0 - k) / len(item.options[k])}
+    table = lm_page.option_scores(item, record)
+    assert table.index.tolist() == ["A", "B", "C", "D"] and table.loc["A", "correct"] == "yes"
+    assert table.loc["B", "per token (card)"] == -0.667
+    text = lm_page.why_it_follows(item, record)
+    assert "`a = b`, then `b = c`, then `c != d`" in text
+    assert "picked **`a = d`** (wrong: the flipped answer)" in text
+    assert lm_page.worked_item([item]) is item
+
+
+def test_headline_values_quote_the_embedded_row_and_say_n_a_without_a_control():
+    by_hop = pd.DataFrame({"model": ["E"] * 3, "metric": ["avg", "1-hop", "5-hop"], "value": [40.04, 50.0, 25.0]})
+    card = pd.DataFrame({"model": ["SmolLM2-135M"], "metric": ["avg"], "value": [27.123]})
+    values = lm_page.headline_values(by_hop, card, "E", "control")
+    assert values == {"embedded_avg": "40.0", "embedded_hop1": "50.0", "embedded_hop5": "25.0",
+                      "card_smollm_avg": "27.12", "control_avg": "n/a"}
