@@ -5,12 +5,13 @@ import re
 from typing import Any, Mapping
 
 from finelogic.data.loaders.fld import fld_problem
-from finelogic.data.loaders.prontoqa import explanation_depth, prontoqa_proof
+from finelogic.data.loaders.prontoqa import explanation_depth, prontoqa_proof, unmatched_sentences
 from finelogic.data.loaders.records import FLD_LABELS, YES_NO, Format, Item, ItemError, bad, label, required
-from finelogic.data.problem import Fact, Problem
+from finelogic.data.problem import UNKNOWN, Fact, Problem
 
 PAPER_LABELS = {**FLD_LABELS, **YES_NO}
-_INPUT_FACT = re.compile(r"\b[Ff]act(\d+)\s*:\s*")
+# ``Fact1:`` (FLD, FOLIO, ProntoQA), ``Fact 1:`` (Multi-LogiEval); any case.
+_INPUT_FACT = re.compile(r"\bfact\s*(\d+)\s*:[ \t]*", re.I)
 _INPUT_HYPOTHESIS = re.compile(r"^\s*(?:Hypothesis|Question)\s*:\s*(.*)$", re.M | re.I)
 
 
@@ -29,10 +30,44 @@ def infer_paper_dataset(record: Mapping[str, Any]) -> str:
     raise ItemError(f"cannot infer the dataset from fields {sorted(record)}")
 
 
+def input_facts(text: str) -> tuple[Fact, ...]:
+    """The ``FactN: <text>`` lines of an ``input`` (before its hypothesis/question line) as facts ``factN``.
+
+    The released ProntoQA file ends every fact list with an empty ``Fact19:`` label: empty facts at the end
+    are dropped; an empty fact between others is an error.
+    """
+    parts = _INPUT_FACT.split(text)
+    facts = [Fact(f"fact{int(parts[i])}", parts[i + 1].strip()) for i in range(1, len(parts), 2)]
+    while facts and not facts[-1].text:
+        facts.pop()
+    empty = [f.id for f in facts if not f.text]
+    if empty:
+        raise bad("input", f"empty fact(s) {', '.join(empty)} between other facts")
+    return tuple(facts)
+
+
+def _fld_depth(original: Mapping[str, Any], fld_depth: int | None, verdict: str) -> int | None:
+    """The paper's depth of an FLD item: ``original_data.steps`` (what the released Table 5 script buckets
+    by), None for UNKNOWN items; a record whose ``steps`` is a proof (FLDx2) keeps its ``depth``."""
+    steps = original.get("steps")
+    if verdict == UNKNOWN:
+        return None
+    if isinstance(steps, int) and not isinstance(steps, bool):
+        return steps
+    if isinstance(steps, str) and steps.strip().isdigit():
+        return int(steps)
+    return fld_depth
+
+
 def convert(item: Item) -> Problem:
-    """Facts (``Fact1: ...``) and the ``Hypothesis:``/``Question:`` line are parsed from ``input`` (what
-    the model saw); label from ``proof_label`` (``__YES__``/``__NO__`` -> PROVED/DISPROVED). FLD items add
-    depth, proof and formulas from ``original_data``; ProntoQA items depth and proof from ``explanation``."""
+    """Facts (``Fact1: ...``, ``Fact 1: ...``) and the ``Hypothesis:``/``Question:`` line are parsed from
+    ``input`` (what the model saw); label from ``proof_label`` (``__YES__``/``__NO__`` -> PROVED/DISPROVED).
+
+    FLD items add the proof and formulas of ``original_data`` and its depth (``original_data.steps``);
+    ProntoQA items depth and gold proof from ``explanation``, whose sentences end with a period where the
+    input's facts do not: they are matched without it, and an item whose explanation cites a sentence that
+    is none of its facts is an error naming the item.
+    """
     record = item.data
     text = required(record, "input")
     verdict = label(required(record, "proof_label"), "proof_label", PAPER_LABELS)
@@ -40,8 +75,7 @@ def convert(item: Item) -> Problem:
     hypothesis_match = _INPUT_HYPOTHESIS.search(text)
     if not hypothesis_match:
         raise bad("input", "no 'Hypothesis:' or 'Question:' line")
-    parts = _INPUT_FACT.split(text[: hypothesis_match.start()])
-    facts = tuple(Fact(f"fact{parts[i]}", parts[i + 1].strip()) for i in range(1, len(parts), 2))
+    facts = input_facts(text[: hypothesis_match.start()])
     if not facts:
         raise bad("input", "no 'Fact1: ...' lines before the hypothesis")
     problem_id = str(record.get("id", f"{dataset}_{item.index}"))
@@ -54,11 +88,17 @@ def convert(item: Item) -> Problem:
             fld = fld_problem(record["original_data"], problem_id=problem_id)
         except ItemError as error:
             raise ItemError(f"original_data: {error.reason}") from None
-        depth, proof, formulas = fld.depth, fld.proof, fld.formulas
+        depth, proof, formulas = _fld_depth(record["original_data"], fld.depth, verdict), fld.proof, fld.formulas
     elif dataset == "prontoqa" and isinstance(record.get("explanation"), list):
         explanation = record["explanation"]
         depth = explanation_depth(explanation)
         proof = prontoqa_proof(explanation, facts, verdict)
+        if proof is None:
+            unmatched = unmatched_sentences(explanation, facts)
+            raise bad("explanation", f"no gold proof: {len(explanation)} sentences; not among the facts: "
+                                     f"{unmatched[:3]!r}" if unmatched else
+                                     f"no gold proof from {len(explanation)} sentences (expected fact, rule, "
+                                     "derived, ..., an odd number of at least 3)")
     return Problem(
         id=problem_id, dataset=dataset, facts=facts, hypothesis=hypothesis_match.group(1).strip(),
         label=verdict, depth=depth, proof=proof, formulas=formulas,

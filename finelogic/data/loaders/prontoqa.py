@@ -20,21 +20,32 @@ def explanation_depth(explanation: Sequence[str]) -> int | None:
 def prontoqa_proof(explanation: Sequence[str], facts: Sequence[Fact], verdict: str) -> str | None:
     """The explanation chain (fact, rule, derived, rule, derived, ...) in FLD notation, or None.
 
-    Each explanation rule/fact sentence must be one of the facts; the last step concludes ``hypothesis``
-    (PROVED) or ``¬hypothesis`` (DISPROVED).
+    Each explanation rule/fact sentence must be one of the facts (compared without the final period); the
+    last step concludes ``hypothesis`` (PROVED) or ``¬hypothesis`` (DISPROVED).
     """
     from finelogic.data.generators.prontoqa import chain_proof
 
     ids = {}
-    for fact in facts:
-        ids.setdefault(fact.text, fact.id)
+    for fact in facts:  # the paper's merged file drops the facts' final periods; the explanation keeps them
+        ids.setdefault(_unpunctuated(fact.text), fact.id)
     if len(explanation) < 3 or len(explanation) % 2 == 0:
         return None
-    used = [explanation[0], *explanation[1::2]]
+    used = [_unpunctuated(s) for s in (explanation[0], *explanation[1::2])]
     if any(s not in ids for s in used):
         return None
-    return chain_proof(ids[explanation[0]], [ids[s] for s in explanation[1::2]],
+    return chain_proof(ids[used[0]], [ids[s] for s in used[1:]],
                        list(explanation[2::2])[:-1], negated=verdict == DISPROVED)
+
+
+def unmatched_sentences(explanation: Sequence[str], facts: Sequence[Fact]) -> list[str]:
+    """The explanation's premise sentences (its first, then every second) that are none of the facts
+    (compared without their final period)."""
+    texts = {_unpunctuated(f.text) for f in facts}
+    return [s for s in (explanation[:1] + list(explanation[1::2])) if _unpunctuated(s) not in texts]
+
+
+def _unpunctuated(text: str) -> str:
+    return text.strip().removesuffix(".").strip()
 
 
 def convert(item: Item) -> Problem:
