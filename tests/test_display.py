@@ -32,7 +32,10 @@ def test_a_built_page_shows_a_hostile_response_as_text(tmp_path):
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_markdown_cell("# Escaping"),
                 nbformat.v4.new_code_cell("from finelogic.book.display import model_output\n"
-                                          "model_output('<script>window.PWNED=1</script><img src=x onerror=alert(1)>')")]
+                                          "model_output('<script>window.PWNED=1</script><img src=x onerror=alert(1)>')"),
+                nbformat.v4.new_code_cell("from IPython.display import Markdown\n"
+                                          "from finelogic.book.provenance import caption\n"
+                                          "Markdown(caption('nb', 'tiny', 0, model='x`<img src=y onerror=alert(2)>'))")]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     import papermill
 
@@ -43,6 +46,7 @@ def test_a_built_page_shows_a_hostile_response_as_text(tmp_path):
     page = (tmp_path / "_build" / "html" / "page.html").read_text()
     assert "window.PWNED" in page and "<script>window.PWNED" not in page and "<img src=x" not in page
     assert "&lt;script&gt;window.PWNED=1&lt;/script&gt;" in page
+    assert "<img src=y" not in page and "&lt;img src=y onerror=alert(2)&gt;" in page  # the caption's model name
 
 
 def test_side_by_side_escapes_every_column():
@@ -51,3 +55,12 @@ def test_side_by_side_escapes_every_column():
     page = side_by_side({"NL": "<b>bold</b>", "Symb-Direct": "{A}{a} -> {B}{a}"}).data
     assert "&lt;b&gt;bold&lt;/b&gt;" in page and "<b>bold" not in page
     assert "{A}{a} -&gt; {B}{a}" in page and page.count("<pre") == 2
+
+
+def test_caption_values_are_code_spans_nothing_can_break_out_of():
+    from finelogic.book.provenance import caption, code
+
+    assert code("Llama-3.1") == "`Llama-3.1`"
+    assert code("a`b") == "``a`b``" and code("`x`") == "`` `x` ``" and code("two\nlines") == "`two lines`"
+    line = caption("02_accuracy.ipynb", "tiny", 0, model="x`<img src=y onerror=alert(2)>", n=3, settings="CoT")
+    assert "model ``x`<img src=y onerror=alert(2)>``" in line and "settings = `CoT`" in line
