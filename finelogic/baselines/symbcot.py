@@ -120,7 +120,8 @@ def symbcot(
 
     Returns:
         A :class:`~finelogic.baselines.common.BaselineResult`: records with
-        :data:`~finelogic.eval.accuracy.RECORD_COLUMNS`, ``setting`` ``SymbCoT``. Traces hold per item the three replies, ``formulas`` (the translation's formulas that parse) and
+        :data:`~finelogic.eval.accuracy.RECORD_COLUMNS`, ``setting`` ``SymbCoT``. Traces hold per item
+        the three replies, ``formulas`` (the translation's formulas that parse) and
         ``translation_errors``.
     """
     config = config if config is not None else GenerationConfig()

@@ -87,7 +87,8 @@ def _written(profile: str, seed: int, data_dir: str | Path | None,
         return None
     section = resolve(profile, "accuracy", overrides, optional=accuracy.OPTIONAL)
     wanted = Provenance("accuracy", profile, seed, settings=section).as_dict()["settings"]
-    if (written.provenance.profile, written.provenance.seed, dict(written.provenance.settings)) != (profile, seed, wanted):
+    made = written.provenance
+    if (made.profile, made.seed, dict(made.settings)) != (profile, seed, wanted):
         log.info("depth: the accuracy run in %s was made with other settings; running it again", directory)
         return None
     sources = {s.name: s.source for s in evaluation_sets(section, seed=seed, data_dir=data_dir)}
