@@ -177,7 +177,7 @@ def test_folio_v2_newline_premises_and_train_unknown_label(tmp_path):
         {"id": 3, "premises": ["P."], "premises-FOL": ["p"], "conclusion": "Q.", "conclusion-FOL": "q",
          "label": "Unknown"},
     ]
-    v2, train = load_dataset("folio", write_jsonl(tmp_path / "folio_v2_validation.jsonl", records))
+    v2, train = load_dataset("folio", write_jsonl(tmp_path / "folio_v2_sample.jsonl", records))
     assert v2.id == "21" and v2.meta["story_id"] == 7 and v2.meta["format"] == "v2"
     assert [f.text for f in v2.facts] == ["All birds fly.", "Tweety is a bird."]
     assert v2.label == PROVED and v2.meta["fol"]["premises"] == ["∀x (Bird(x) → Fly(x))", "Bird(tweety)"]
@@ -276,14 +276,14 @@ def test_paper_eval_infers_each_items_dataset_from_its_fields(tmp_path):
 
 
 def test_paper_folio_items_read_fact_lines_without_a_space_after_the_colon(tmp_path):
-    (problem,) = load_dataset("paper_eval", write_paper_file(tmp_path / "DataSet2-FOLIO.json", [PAPER_FOLIO]))
+    (problem,) = load_dataset("paper_eval", write_paper_file(tmp_path / "folio_part.json", [PAPER_FOLIO]))
     assert [(f.id, f.text) for f in problem.facts] == [("fact1", "All birds fly."), ("fact2", "Tweety is a bird.")]
     assert problem.hypothesis == "Tweety flies." and problem.depth is None
 
 
 def test_paper_multi_logieval_reads_fact_n_with_a_space_and_the_question_line(tmp_path):
     no = {**PAPER_MULTI_LOGIEVAL, "id": 8, "answer": "no", "proof_label": "__NO__"}
-    yes, no = load_dataset("paper_eval", write_paper_file(tmp_path / "Dataset3-Multi-LogiEval.json",
+    yes, no = load_dataset("paper_eval", write_paper_file(tmp_path / "multi_logieval_part.json",
                                                           [PAPER_MULTI_LOGIEVAL, no]))
     assert [(f.id, f.text) for f in yes.facts] == [("fact1", "If Ann bakes, the kitchen smells of bread"),
                                                    ("fact2", "Ann bakes")]
@@ -299,7 +299,7 @@ def test_paper_fact_labels_read_in_every_spelling(tmp_path, spelling):
 
 
 def test_paper_prontoqa_drops_the_empty_last_fact_and_matches_its_explanation_without_periods(tmp_path):
-    (problem,) = load_dataset("paper_eval", write_paper_file(tmp_path / "Dataset4-ProntoQA.json", [PAPER_PRONTOQA]))
+    (problem,) = load_dataset("paper_eval", write_paper_file(tmp_path / "prontoqa_part.json", [PAPER_PRONTOQA]))
     assert [f.text for f in problem.facts] == ["Each gorpus is a lempus", "Lempuses are not blue", "Rex is a gorpus"]
     assert problem.hypothesis == "Rex is blue." and problem.depth == 2
     assert problem.proof == "fact3 & fact1 -> int1: Rex is a lempus.; int1 & fact2 -> ¬hypothesis;"
@@ -309,7 +309,7 @@ def test_paper_prontoqa_explanation_citing_no_fact_fails_naming_the_item(tmp_pat
     item = {**PAPER_PRONTOQA, "id": "ProntoQA_9",
             "explanation": ["Rex is a gorpus.", "Every gorpus is a lempus.", "Rex is a lempus.",
                             "Lempuses are not blue.", "Rex is not blue."]}
-    path = write_paper_file(tmp_path / "Dataset4-ProntoQA.json", [PAPER_PRONTOQA, item])
+    path = write_paper_file(tmp_path / "prontoqa_part.json", [PAPER_PRONTOQA, item])
     with pytest.raises(DatasetFormatError, match=r"item 1 \(id 'ProntoQA_9'\): field 'explanation': no gold "
                                                  r"proof.*'Every gorpus is a lempus\.'"):
         load_dataset("paper_eval", path)
@@ -530,3 +530,76 @@ def test_hub_is_used_only_when_online_and_rows_go_through_the_same_converter(mon
 def test_a_root_without_the_datasets_folder_is_not_searched_for_stray_files(data_root):
     with pytest.raises(DataNotFoundError, match=r"no logicmark files in .*logicmark/\*\.json"):
         load_dataset("logicmark", data_root)
+
+
+# ---------------------------------------------------------------- corrupted inputs are errors, not silent
+
+
+def test_data_dir_pointing_to_a_missing_folder_is_an_error(tmp_path, monkeypatch):
+    from finelogic.data.loaders import DataDirError
+    from finelogic.data.suites import evaluation_sets
+
+    monkeypatch.setenv("FINELOGIC_DATA_DIR", str(tmp_path / "nonexistent"))
+    with pytest.raises(DataDirError, match=r"FINELOGIC_DATA_DIR=.*nonexistent: no such folder"):
+        load_dataset("prontoqa")
+    with pytest.raises(DataDirError):  # not "not present" plus generated stand-ins
+        evaluation_sets({"fld": {"name": "fld", "n": 1}, "prontoqa_generated": {"n": 2}}, seed=0)
+
+
+def test_a_published_file_cut_at_a_line_boundary_is_reported(data_root, tmp_path):
+    lines = (data_root / "folio" / "folio-validation.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    cut = tmp_path / "folio" / "folio-validation.jsonl"
+    cut.parent.mkdir()
+    cut.write_text("".join(lines[:150]), encoding="utf-8")
+    with pytest.raises(DatasetFormatError, match=r"folio-validation\.jsonl: 150 items where the published file "
+                                                 r"has 204; cut short"):
+        load_dataset("folio", tmp_path)
+    loose = load_dataset("folio", tmp_path, strict=False)
+    assert len(loose) == 150 and loose.skipped == [(str(cut), "150 items where the published file has 204; "
+                                                              "cut short or edited?")]
+
+
+def test_a_missing_multi_logieval_file_is_named_not_silently_skipped(data_root, tmp_path):
+    import shutil
+
+    copy = tmp_path / "multi_logieval"
+    shutil.copytree(data_root / "multi_logieval", copy)
+    (copy / "data" / "d4_Data" / "pl" / "HS_MT_DS_MP.json").unlink()
+    with pytest.raises(DataNotFoundError, match=r"1 published file\(s\) missing.*: d4_Data/pl/HS_MT_DS_MP\.json"):
+        load_dataset("multi_logieval", tmp_path)
+    assert len(load_dataset("multi_logieval", tmp_path, strict=False)) == 375
+    assert len(load_dataset("multi_logieval", tmp_path, depths=(5,))) == 110  # a selection without the gap
+
+
+def test_utf8_with_a_stray_latin1_byte_names_the_file_and_offset(tmp_path):
+    record = {"context": "Zoë is a wumpus. Café owners are red.", "question": "Is the following statement "
+              "true or false? Zoë is red.", "answer": "A"}
+    raw = json.dumps([record], ensure_ascii=False).encode("utf-8")
+    offset = raw.index("Café".encode("utf-8")) + 3
+    path = tmp_path / "dev.json"
+    path.write_bytes(raw[:offset] + "é".encode("latin-1") + raw[offset + 2:])  # one é re-encoded as latin-1
+    with pytest.raises(DatasetFormatError, match=rf"dev\.json: mixed encodings: .*byte 0xe9 at offset {offset}"):
+        load_dataset("prontoqa", path)
+
+
+def test_a_folder_where_a_file_is_expected_is_an_error_not_a_fall_back(data_root, tmp_path):
+    import shutil
+
+    shutil.copytree(data_root / "folio" / "Logic-LLM_data_FOLIO", tmp_path / "folio" / "Logic-LLM_data_FOLIO")
+    (tmp_path / "folio" / "folio-validation.jsonl").mkdir()
+    with pytest.raises(DatasetFormatError, match=r"folio-validation\.jsonl: is a folder, expected a file"):
+        load_dataset("folio", tmp_path)
+    (tmp_path / "prontoqa" / "dev.json").mkdir(parents=True)
+    with pytest.raises(DatasetFormatError, match=r"dev\.json: is a folder"):
+        load_dataset("prontoqa", tmp_path)
+
+
+@pytest.mark.parametrize("name", ["fld", "prontoqa", "logicmark"])
+def test_a_negative_number_of_problems_is_refused(name):
+    from finelogic.data import generate
+    from finelogic.data.generators.fld import generate_fld
+
+    with pytest.raises(ValueError, match="n must be 0 or more, got -3"):
+        generate(name, n=-3)
+    with pytest.raises(ValueError, match="n must be 0 or more, got -3"):
+        generate_fld(-3, seed=0)

@@ -25,6 +25,8 @@ def generate(name: str, n: int | None = None, seed: int = 0, **kwargs: Any) -> l
         **kwargs: passed to the generator (e.g. ``hops=(1, 2)`` for prontoqa, ``max_vars=10`` for
             logicmark).
     """
+    if n is not None and n < 0:
+        raise ValueError(f"generate({name!r}): n must be 0 or more, got {n}")
     if name == "prontoqa":
         from finelogic.data.generators.prontoqa import generate_prontoqa
 

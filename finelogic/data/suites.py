@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from finelogic.config import data_dir as default_data_dir
 from finelogic.data.generate import generate
 from finelogic.data.loaders import DataNotFoundError, load_dataset
+from finelogic.data.loaders.files import default_root
 from finelogic.data.problem import Problem
 
 log = logging.getLogger(__name__)
@@ -82,9 +82,10 @@ def evaluation_sets(settings: Mapping[str, Any], seed: int = 0, data_dir: str | 
             ``prontoqa_generated`` (kwargs for the ProntoQA stand-in) and ``limit`` (max items per real
             dataset, None = all; or a mapping such as ``{"folio": 4, "prontoqa": 2}``).
         seed: seeds generation and subsampling.
-        data_dir: real files in the published layout; default ``$FINELOGIC_DATA_DIR``.
+        data_dir: real files in the published layout; default ``$FINELOGIC_DATA_DIR`` (an error when
+            it names no folder).
     """
-    base = Path(data_dir) if data_dir else default_data_dir()
+    base = Path(data_dir) if data_dir else default_root()
     limit = settings.get("limit")
     fld_kwargs = dict(settings["fld"])
     fld_name = fld_kwargs.pop("name")

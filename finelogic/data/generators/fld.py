@@ -551,6 +551,8 @@ def generate_fld_problem(
 
 def even_plan(n: int, depths: Iterable[int], labels: Sequence[str]) -> dict[tuple[int, str], int]:
     """``n`` spread over depths × labels as evenly as possible; the first cells (depth-major) get the rest."""
+    if n < 0:
+        raise ValueError(f"n must be 0 or more, got {n}")
     cells = [(d, lab) for d in depths for lab in labels]
     if not cells:
         raise ValueError("no (depth, label) cells to fill")

@@ -20,6 +20,13 @@ item index/id, and the field, e.g. ``.../folio-validation.jsonl line 17: missing
 With ``strict=False`` bad items (and unreadable files) are skipped instead, but never silently: the result
 is a :class:`LoadedDataset` whose ``.skipped`` lists ``(location, reason)`` pairs, and one warning per
 load summarises the counts by reason.
+
+Checks against silently wrong data: ``$FINELOGIC_DATA_DIR`` naming no folder raises
+:class:`DataDirError`; a published file whose item count differs from its documented one (FOLIO 204/203,
+ProntoQA 500, each Multi-LogiEval rule file, the paper's merged files 203/390/500) and a selection of
+Multi-LogiEval's published files with some missing are errors (``strict=False``: reported in ``.skipped``
+or warned); a UTF-8 file with a stray byte of another encoding is an error naming the byte's offset; a
+folder where a file is expected is an error, never a fall-back to the next candidate file.
 """
 from __future__ import annotations
 
@@ -35,6 +42,7 @@ from finelogic.data.loaders.logicmark import logicmark_problem
 from finelogic.data.loaders.multi_logieval import MULTI_LOGIEVAL_LOGIC_TYPES, PAPER_MULTI_LOGIEVAL_DEPTHS
 from finelogic.data.loaders.paper_eval import infer_paper_dataset
 from finelogic.data.loaders.records import (
+    DataDirError,
     DataNotFoundError,
     DatasetFormatError,
     Format,
@@ -58,7 +66,7 @@ FORMATS: dict[str, Format] = {
 DATASETS = tuple(FORMATS)
 
 __all__ = [
-    "FORMATS", "DATASETS", "DataNotFoundError", "DatasetFormatError", "LoadedDataset", "load_dataset",
+    "FORMATS", "DATASETS", "DataDirError", "DataNotFoundError", "DatasetFormatError", "LoadedDataset", "load_dataset",
     "load_multi_logieval", "fld_problem", "logicmark_problem", "infer_paper_dataset", "split_sentences",
     "read_text", "OFFLINE_ENV_VARS",
 ]
@@ -105,7 +113,8 @@ def load_dataset(
             raise DataNotFoundError(f"{error} ($FINELOGIC_DATA_DIR = {base})") from None
         if files:
             log.info("loading %s from %s", name, ", ".join(map(str, files)))
-            return load_files(files, fmt.convert, strict, fmt.read)
+            _check_complete(name, fmt, files, strict, options)
+            return load_files(files, fmt.convert, strict, fmt.read, fmt.counts)
         if path is not None:
             raise DataNotFoundError(f"no {name} files in {base}: expected {fmt.where}")
     if fmt.hub_id and hub_allowed():
@@ -116,6 +125,17 @@ def load_dataset(
         f"no local files for {name!r}: put {fmt.where} under $FINELOGIC_DATA_DIR "
         f"(now {os.environ.get('FINELOGIC_DATA_DIR', 'unset')}) or pass path=...{hub}"
     )
+
+
+def _check_complete(name: str, fmt: Format, files: list[Path], strict: bool, options: dict[str, Any]) -> None:
+    """A selection of published files with some missing is an error (``strict=False``: a warning)."""
+    absent = fmt.missing(files, **options) if fmt.missing and len(files) > 1 else []
+    if absent:
+        message = (f"{name}: {len(absent)} published file(s) missing, so fewer items than documented: "
+                   f"{', '.join(absent)}")
+        if strict:
+            raise DataNotFoundError(message)
+        log.warning("%s (strict=False: loading the rest)", message)
 
 
 def _local_files(name: str, fmt: Format, base: Path, split: str | None, options: dict[str, Any]) -> list[Path]:
@@ -142,4 +162,6 @@ def load_multi_logieval(
     multi_logieval.check_logic_types(logic_types)
     fmt = FORMATS["multi_logieval"]
     files = [base] if base.is_file() else fmt.find(base, depths=depths, logic_types=logic_types)
-    return load_files(files, fmt.convert, strict, fmt.read)
+    if len(files) > 1:
+        _check_complete("multi_logieval", fmt, files, strict, {"depths": depths, "logic_types": logic_types})
+    return load_files(files, fmt.convert, strict, fmt.read, fmt.counts)

@@ -19,15 +19,24 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from finelogic.config import data_dir
-from finelogic.data.loaders.records import Item, LoadedDataset, convert_items, describe, warn_skipped
+from finelogic.data.loaders.records import DataDirError, Item, LoadedDataset, convert_items, describe, warn_skipped
 from finelogic.data.problem import Problem
 
 OFFLINE_ENV_VARS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
 
 
 def default_root() -> Path | None:
-    """``$FINELOGIC_DATA_DIR`` (None when unset)."""
-    return data_dir()
+    """``$FINELOGIC_DATA_DIR`` (None when unset).
+
+    Raises:
+        DataDirError: it is set but names no folder (a typo must not turn real data into stand-ins).
+    """
+    root = data_dir()
+    if root is not None and not root.is_dir():
+        raise DataDirError(f"FINELOGIC_DATA_DIR={os.environ.get('FINELOGIC_DATA_DIR')}: "
+                           f"{'not a folder' if root.exists() else 'no such folder'}; unset it or point it "
+                           "at the data root (folio/, multi_logieval/, prontoqa/, ...)")
+    return root
 
 
 def dataset_folder(base: Path, name: str, known: Iterable[str]) -> Path | None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from finelogic.data.loaders.records import (
     FOLIO_LABELS,
+    DatasetFormatError,
     Format,
     Item,
     bad,
@@ -70,6 +71,9 @@ def find(folder: Path, split: str | None) -> list[Path]:
     candidates = [f"folio_v2_{split}.jsonl", f"folio-{split}.jsonl", f"folio_{split}.jsonl"]
     if split in ("validation", "dev"):
         candidates.append("Logic-LLM_data_FOLIO/dev.json")
+    for candidate in candidates:
+        if (folder / candidate).is_dir():  # never fall back silently to the next candidate
+            raise DatasetFormatError(f"{folder / candidate}: is a folder, expected a file")
     return [folder / c for c in candidates if (folder / c).is_file()][:1]
 
 
@@ -78,6 +82,7 @@ FORMAT = Format(
     where="folio/folio-validation.jsonl (FOLIO v0.0), folio/folio_v2_validation.jsonl (v2) "
           "or folio/Logic-LLM_data_FOLIO/dev.json (Logic-LM)",
     find=find,
+    counts={"folio-validation.jsonl": 204, "folio_v2_validation.jsonl": 203, "Logic-LLM_data_FOLIO/dev.json": 204},
     hub_id="yale-nlp/FOLIO",
     hub_split="validation",
 )

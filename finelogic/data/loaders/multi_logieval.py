@@ -25,6 +25,17 @@ from finelogic.data.problem import Problem
 PAPER_MULTI_LOGIEVAL_DEPTHS = (4, 5)
 MULTI_LOGIEVAL_LOGIC_TYPES = ("fol", "pl", "nm")
 WHERE = "multi_logieval/data/d4_Data/{fol,pl,nm}/*.json and d5_Data/... (GitHub Mihir3009/Multi-LogiEval)"
+# The paper's 390 items: the published rule files of depths 4 and 5 (fol and pl: 15 samples, nm: 20).
+_PAPER_RULES = {
+    (4, "fol"): ("BD_C_DS_MP", "BD_DS_MT_DS", "BD_DS_MT_MT", "CD_C_DS_MP", "CD_DS_MP_MP", "HS_CD_DS_MP",
+                 "HS_MT_DS_MP", "I_MT_DMT_DS"),
+    (5, "fol"): ("BD_C_DS_MP_MP", "CD_C_DS_MP_MP", "HS_MT_DS_MP_MP"),
+    (4, "nm"): ("d4_1", "d4_2"),
+    (5, "nm"): ("d5_1",),
+}
+_PAPER_RULES[4, "pl"], _PAPER_RULES[5, "pl"] = _PAPER_RULES[4, "fol"], _PAPER_RULES[5, "fol"]
+PAPER_FILES = {f"d{depth}_Data/{logic}/{rule}.json": 20 if logic == "nm" else 15
+               for (depth, logic), rules in _PAPER_RULES.items() for rule in rules}
 
 
 def read(path: Path) -> list[Item]:
@@ -106,4 +117,18 @@ def find(
     return files
 
 
-FORMAT = Format(convert=convert, where=WHERE, find=find, read=read, options=("depths", "logic_types"))
+def missing(
+    files: list[Path],
+    *,
+    depths: Sequence[int] = PAPER_MULTI_LOGIEVAL_DEPTHS,
+    logic_types: Sequence[str] = MULTI_LOGIEVAL_LOGIC_TYPES,
+) -> list[str]:
+    """The published rule files of the requested paper depths/logic types (4 and 5) absent from ``files``."""
+    found = {"/".join(Path(f).parts[-3:]) for f in files}
+    wanted = [name for name in PAPER_FILES
+              if int(name[1]) in depths and name.split("/")[1] in logic_types]
+    return [name for name in wanted if name not in found]
+
+
+FORMAT = Format(convert=convert, where=WHERE, find=find, read=read, options=("depths", "logic_types"),
+                counts=PAPER_FILES, missing=missing)

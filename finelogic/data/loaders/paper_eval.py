@@ -106,4 +106,8 @@ def convert(item: Item) -> Problem:
     )
 
 
-FORMAT = Format(convert=convert, where="paper_eval/*.json (the authors' merged evaluation JSON)")
+# The released files (YujunZhou/Logical data/eval/); the FLD file is not in the public snapshot.
+PAPER_FILES = {"DataSet2-FOLIO.json": 203, "Dataset3-Multi-LogiEval.json": 390, "Dataset4-ProntoQA.json": 500}
+
+FORMAT = Format(convert=convert, where="paper_eval/*.json (the authors' merged evaluation JSON)",
+                counts=PAPER_FILES)

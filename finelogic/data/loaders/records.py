@@ -9,7 +9,7 @@ import json
 import logging
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -24,6 +24,10 @@ class DataNotFoundError(FileNotFoundError):
 
 class DatasetFormatError(ValueError):
     """A file or item does not match its published format; the message names file, line/item and field."""
+
+
+class DataDirError(FileNotFoundError):
+    """``$FINELOGIC_DATA_DIR`` names no folder: an error, never a silent fall-back to stand-ins."""
 
 
 class LoadedDataset(list):
@@ -83,6 +87,9 @@ class Format:
         read: ``file -> items``; default :func:`read_items` (a JSON list, one object, or JSON Lines).
         options: keyword options ``load_dataset`` passes on to ``find`` (none by default).
         hub_id, hub_split: the Hugging Face copy and its default split, when there is one.
+        counts: the documented number of items of each published file, by the end of its path
+            (``prontoqa/dev.json``): a known file with another count is an error (``strict=False``: reported).
+        missing: ``(files, **options) -> missing file names`` for a selection whose files are all known.
     """
 
     convert: Callable[[Item], Problem]
@@ -92,6 +99,8 @@ class Format:
     options: tuple[str, ...] = ()
     hub_id: str | None = None
     hub_split: str | None = None
+    counts: Mapping[str, int] = field(default_factory=dict)
+    missing: Callable[..., list[str]] | None = None
 
 
 # --------------------------------------------------------------------------------------------------
@@ -102,15 +111,27 @@ class Format:
 def read_text(path: Path) -> tuple[str, str]:
     """Decode a file as UTF-8, falling back to cp1252 (some Multi-LogiEval files); return (text, encoding).
 
+    The fall-back is taken only for a file with no UTF-8 multi-byte character at all: a UTF-8 file with a
+    stray byte of another encoding would otherwise be decoded whole as cp1252, every accent mojibake.
+
     Raises:
-        DatasetFormatError: the file is empty, or its bytes are neither UTF-8 nor cp1252.
+        DatasetFormatError: the file is a folder or empty, mixes UTF-8 with other bytes (the message gives
+            the first bad byte's offset), or its bytes are neither UTF-8 nor cp1252.
     """
-    raw = Path(path).read_bytes()
+    path = Path(path)
+    if path.is_dir():
+        raise DatasetFormatError(f"{path}: is a folder, expected a file")
+    raw = path.read_bytes()
     if not raw.strip():
         raise DatasetFormatError(f"{path}: empty file")
     try:
         return raw.decode("utf-8-sig"), "utf-8"
     except UnicodeDecodeError as utf8_error:
+        if any(ord(c) > 127 for c in raw.decode("utf-8", errors="ignore")):
+            raise DatasetFormatError(
+                f"{path}: mixed encodings: UTF-8 text with byte 0x{raw[utf8_error.start]:02x} at offset "
+                f"{utf8_error.start} that is not UTF-8 ({utf8_error.reason}); re-save the file as UTF-8"
+            ) from None
         try:
             return raw.decode("cp1252"), "cp1252"
         except UnicodeDecodeError as cp_error:
@@ -179,13 +200,22 @@ def convert_items(
     return problems
 
 
+def documented_count(path: Path, counts: Mapping[str, int]) -> int | None:
+    """The documented item count of ``path`` when its path ends with one of ``counts``' keys."""
+    text = Path(path).as_posix()
+    return next((n for key, n in counts.items() if text == key or text.endswith("/" + key)), None)
+
+
 def load_files(
     files: Sequence[Path],
     convert: Callable[[Item], Problem],
     strict: bool,
     read: Callable[[Path], list[Item]] | None = None,
+    counts: Mapping[str, int] | None = None,
 ) -> LoadedDataset:
-    """Read and convert ``files`` in order; unreadable files and bad items raise, or are skipped and reported."""
+    """Read and convert ``files`` in order; unreadable files, bad items and known files whose item count
+    differs from ``counts`` (a file cut short at a line boundary, an edited file) raise, or are skipped
+    and reported when not ``strict``."""
     read = read or read_items
     skipped: list[tuple[str, str]] = []
     problems: list[Problem] = []
@@ -197,7 +227,13 @@ def load_files(
                 raise
             skipped.append((str(path), str(error).removeprefix(f"{path}").lstrip(": ")))
             continue
-        problems.extend(convert_items(items, convert, strict, skipped))
+        problems.extend(convert_items(items, convert, strict, skipped))  # bad items first: they name a line
+        expected = documented_count(path, counts or {})
+        if expected is not None and len(items) != expected:
+            message = f"{len(items)} items where the published file has {expected}; cut short or edited?"
+            if strict:
+                raise DatasetFormatError(f"{path}: {message}")
+            skipped.append((str(path), message))
     warn_skipped(skipped)
     return LoadedDataset(problems, skipped)
 
