@@ -603,3 +603,20 @@ def test_a_negative_number_of_problems_is_refused(name):
         generate(name, n=-3)
     with pytest.raises(ValueError, match="n must be 0 or more, got -3"):
         generate_fld(-3, seed=0)
+
+
+def test_a_flipped_prontoqa_answer_is_caught_against_its_explanation(tmp_path):
+    flipped = {**PAPER_PRONTOQA, "id": "ProntoQA_3", "answer": "A", "proof_label": "__PROVED__"}
+    with pytest.raises(DatasetFormatError, match=r"id 'ProntoQA_3'\): field 'answer': PROVED disagrees with the "
+                                                 r"explanation, which concludes 'Rex is not blue\.'"):
+        load_dataset("paper_eval", write_paper_file(tmp_path / "p.json", [flipped]))
+    logic_lm = {k: PAPER_PRONTOQA[k] for k in ("id", "context", "question", "options", "explanation")}
+    path = tmp_path / "dev.json"
+    path.write_text(json.dumps([{**logic_lm, "answer": "A"}]), encoding="utf-8")
+    with pytest.raises(DatasetFormatError, match="field 'answer': PROVED disagrees"):
+        load_dataset("prontoqa", path, strict=True)
+
+
+def test_paper_items_keep_their_input_text_for_the_released_prompt_layout(tmp_path):
+    (problem,) = load_dataset("paper_eval", write_paper_file(tmp_path / "prontoqa_part.json", [PAPER_PRONTOQA]))
+    assert problem.meta["input"] == PAPER_PRONTOQA["input"]

@@ -5,7 +5,7 @@ import re
 from typing import Any, Mapping
 
 from finelogic.data.loaders.fld import fld_problem
-from finelogic.data.loaders.prontoqa import explanation_depth, prontoqa_proof, unmatched_sentences
+from finelogic.data.loaders.prontoqa import check_answer, explanation_depth, prontoqa_proof, unmatched_sentences
 from finelogic.data.loaders.records import FLD_LABELS, YES_NO, Format, Item, ItemError, bad, label, required
 from finelogic.data.problem import UNKNOWN, Fact, Problem
 
@@ -91,6 +91,7 @@ def convert(item: Item) -> Problem:
         depth, proof, formulas = _fld_depth(record["original_data"], fld.depth, verdict), fld.proof, fld.formulas
     elif dataset == "prontoqa" and isinstance(record.get("explanation"), list):
         explanation = record["explanation"]
+        check_answer(explanation, hypothesis_match.group(1), verdict)
         depth = explanation_depth(explanation)
         proof = prontoqa_proof(explanation, facts, verdict)
         if proof is None:
@@ -102,7 +103,8 @@ def convert(item: Item) -> Problem:
     return Problem(
         id=problem_id, dataset=dataset, facts=facts, hypothesis=hypothesis_match.group(1).strip(),
         label=verdict, depth=depth, proof=proof, formulas=formulas,
-        meta={"source": item.location, "paper_eval": True, "original": original},
+        # The input text as the model saw it: the released prompt layout sends it unchanged.
+        meta={"source": item.location, "paper_eval": True, "input": text, "original": original},
     )
 
 

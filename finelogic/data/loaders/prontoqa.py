@@ -37,6 +37,15 @@ def prontoqa_proof(explanation: Sequence[str], facts: Sequence[Fact], verdict: s
                        list(explanation[2::2])[:-1], negated=verdict == DISPROVED)
 
 
+def check_answer(explanation: Sequence[str], hypothesis: str, verdict: str) -> None:
+    """The answer must agree with the explanation: it ends by concluding the statement itself (PROVED) or
+    something else, its negation (DISPROVED). A flipped answer is an error naming the field."""
+    concludes = _unpunctuated(explanation[-1]) == _unpunctuated(hypothesis)
+    if concludes != (verdict == PROVED):
+        raise bad("answer", f"{verdict} disagrees with the explanation, which concludes {explanation[-1]!r} "
+                            f"for the statement {hypothesis!r}")
+
+
 def unmatched_sentences(explanation: Sequence[str], facts: Sequence[Fact]) -> list[str]:
     """The explanation's premise sentences (its first, then every second) that are none of the facts
     (compared without their final period)."""
@@ -67,6 +76,8 @@ def convert(item: Item) -> Problem:
     hypothesis = question.strip()
     if hypothesis.startswith(PRONTOQA_QUESTION_PREFIX):
         hypothesis = hypothesis[len(PRONTOQA_QUESTION_PREFIX):].strip()
+    if explanation:
+        check_answer(explanation, hypothesis, verdict)
     return Problem(
         id=str(record.get("id", f"{item.stem}_{item.index}")),
         dataset="prontoqa",
