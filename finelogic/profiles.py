@@ -107,10 +107,14 @@ _PROFILES = {
                                   "path": "meta-llama/Llama-3.1-8B-Instruct", "device_map": "auto"},
                                  {"name": "Qwen-2.5-7B-Instruct", "kind": "hf",
                                   "path": "Qwen/Qwen2.5-7B-Instruct", "device_map": "auto"},
-                                 {"name": "GPT-4o", "kind": "openai", "model": "gpt-4o"},
+                                 # The paper scored its API models with the released API scorer.
+                                 {"name": "GPT-4o", "kind": "openai", "model": "gpt-4o", "scorer": "api"},
                                  {"name": "DeepSeek-R1", "kind": "openai", "model": "deepseek-reasoner",
-                                  "base_url": "https://api.deepseek.com", "api_key_env": "DEEPSEEK_API_KEY"}),
+                                  "base_url": "https://api.deepseek.com", "api_key_env": "DEEPSEEK_API_KEY",
+                                  "scorer": "api"}),
                       "settings": ("Direct", "CoT", "Few-shot", "Logic-LM", "SymbCoT", "Sel-Inf"),
+                      # This profile reproduces the paper: its prompts as the released vLLM script sends them.
+                      "prompt_layout": "paper_code_compat",
                       "generation": {"max_new_tokens": 3072, "temperature": 0.7, "top_p": 0.9},
                       "batch_size": 16},
          # Probing as in Appendix B: FLD proofs of depth 10-19, 450 train / 100 test problems, 6 NSD points;

@@ -20,12 +20,13 @@ def _problem(pid: str, dataset: str, label: str, depth: int | None, hypothesis: 
                    label=label, depth=depth, proof="fact1 -> hypothesis;" if label == PROVED else None)
 
 
-# Problem, the response the fake model gives, and by hand: principled / compat prediction.
+# Problem, the response the fake model gives, and by hand: principled / released vLLM scorer's prediction.
 ITEMS = [
     (_problem("fld-a", "fld", PROVED, 2, "h1."), "fact1 -> hypothesis;\n__PROVED__", PROVED, PROVED),
     (_problem("fld-b", "fld", DISPROVED, 9, "h2."), "__PROVED__", PROVED, PROVED),
-    (_problem("fld-c", "fld", UNKNOWN, None, "h3."), "", None, UNKNOWN),
-    (_problem("pronto-a", "prontoqa", PROVED, 5, "h4."), "The answer is YES", PROVED, PROVED),
+    (_problem("fld-c", "fld", UNKNOWN, None, "h3."), "I cannot tell.", None, UNKNOWN),
+    # bare YES: an answer on a two-label set (principled); the released scorer finds YES, wrong on ProntoQA
+    (_problem("pronto-a", "prontoqa", PROVED, 5, "h4."), "The answer is YES", PROVED, "YES"),
     (_problem("folio-a", "folio", UNKNOWN, None, "h5."), "first __PROVED__, finally __UNKNOWN__", UNKNOWN, PROVED),
 ]
 PROBLEMS = [p for p, *_ in ITEMS]
@@ -128,13 +129,13 @@ def test_one_record_per_problem_in_order_with_hand_computed_answers():
     assert backend.batches == [2, 2, 1]  # chunks of batch_size, one generate call each
 
 
-def test_compat_columns_count_an_empty_answer_on_an_unknown_item_as_correct():
+def test_compat_columns_count_a_markerless_answer_on_an_unknown_item_as_correct():
     records = evaluate_accuracy(PROBLEMS, FakeBackend(), DIRECT).set_index("id")
     assert pd.isna(records.loc["fld-c", "prediction"]) and not records.loc["fld-c", "correct"]
     assert records.loc["fld-c", "prediction_compat"] == UNKNOWN and records.loc["fld-c", "correct_compat"]
     # ... and the released code's first-marker order gets the FOLIO item wrong that the last marker gets right.
     assert records.loc["folio-a", "prediction_compat"] == PROVED and not records.loc["folio-a", "correct_compat"]
-    assert list(records["correct_compat"]) == [True, False, True, True, False]
+    assert list(records["correct_compat"]) == [True, False, True, False, False]
 
 
 def test_main_columns_follow_the_principled_policy_and_the_compat_columns_the_released_code():
@@ -173,10 +174,10 @@ def test_nothing_is_cached_here_every_run_asks_the_backend_again():
 def test_token_counts_come_from_the_backends_tokenizer_else_none():
     with_tokenizer = evaluate_accuracy(PROBLEMS, FakeBackend(OneTokenPerMessage()), DIRECT)
     assert list(with_tokenizer["prompt_tokens"]) == [3] * 5  # system + user + generation prompt
-    assert list(with_tokenizer["completion_tokens"]) == [4, 1, 0, 4, 4]
+    assert list(with_tokenizer["completion_tokens"]) == [4, 1, 3, 4, 4]
     without = evaluate_accuracy(PROBLEMS, FakeBackend(), DIRECT)
     assert without["prompt_tokens"].isna().all() and without["completion_tokens"].isna().all()
-    assert list(without["completion_chars"]) == [31, 10, 0, 17, 37]
+    assert list(without["completion_chars"]) == [31, 10, 14, 17, 37]
 
 
 def test_unlabelled_problems_are_refused_before_any_generation():
@@ -202,7 +203,7 @@ def test_summary_by_dataset_counts_accuracy_interval_and_no_answers():
     assert summary.loc["fld", "ci_high"] == pytest.approx(79.23, abs=0.01)
     assert summary.loc["prontoqa", ["n", "correct", "accuracy"]].tolist() == [1, 1, 100.0]
     compat = summarize(records, correct_column="correct_compat").set_index("dataset")
-    assert compat["correct"].tolist() == [2, 1, 0]
+    assert compat["correct"].tolist() == [2, 0, 0]  # bare YES is wrong on ProntoQA under the released scorer
 
 
 def test_summary_by_depth_bucket_orders_buckets_and_leaves_out_other_datasets():
@@ -303,17 +304,38 @@ def test_depth_run_reads_the_written_accuracy_run_and_calls_no_model(tmp_path):
 
 
 def test_table2_puts_the_papers_value_beside_ours_and_names_the_datasets():
-    from finelogic.book.accuracy import data_note, policy_table, table2
+    from finelogic.book.accuracy import table2
 
     records = evaluate_accuracy(PROBLEMS, FakeBackend(), DIRECT, model="GPT-4o")
     ours = summarize(records, by=("model", "setting", "dataset"))
     table = table2(ours)
     assert list(table.index) == [("GPT-4o", "Direct", "FLD"), ("GPT-4o", "Direct", "ProntoQA"),
                                  ("GPT-4o", "Direct", "FOLIO")]
-    assert list(table.columns) == ["paper", "ours", "95% CI", "n", "no answer"]
+    assert list(table.columns) == ["paper", "ours", "95% CI", "n", "no answer", "no output", "truncated"]
     assert table["ours"].tolist() == [33.3, 100.0, 100.0] and table["no answer"].tolist() == [1, 0, 0]
-    compat = summarize(records, by=("model", "setting", "dataset"), correct_column="correct_compat")
-    assert policy_table(ours, compat)["paper_code_compat (%)"].tolist() == [66.7, 100.0, 0.0]
+    assert table["no output"].tolist() == [0, 0, 0] and table["truncated"].tolist() == [0, 0, 0]
+
+
+def test_policy_table_shows_each_model_under_the_released_scorer_the_paper_used_for_it():
+    from finelogic.book.accuracy import policy_table
+
+    records = pd.concat([evaluate_accuracy(PROBLEMS, FakeBackend(), DIRECT, model="GPT-4o", compat_scorer="api"),
+                         evaluate_accuracy(PROBLEMS, FakeBackend(), DIRECT, model="Llama")], ignore_index=True)
+    table = policy_table(records)
+    assert list(table.columns) == ["n", "principled (%)", "released code (%)", "released scorer", "no answer",
+                                   "no output", "truncated"]
+    assert table["principled (%)"].tolist() == [33.3, 100.0, 100.0] * 2
+    # API: FLD only fld-a (fld-c has no underscored marker, no UNKNOWN default); bare YES is no marker.
+    assert table.loc["GPT-4o", "released code (%)"].tolist() == [33.3, 0.0, 0.0]
+    # vLLM: fld-c reads as UNKNOWN (right); YES is wrong on ProntoQA; FOLIO's first marker in order is PROVED.
+    assert table.loc["Llama", "released code (%)"].tolist() == [66.7, 0.0, 0.0]
+    assert set(table.loc["GPT-4o", "released scorer"]) == {"API (evaluate_api.py)"}
+    assert set(table.loc["Llama", "released scorer"]) == {"vLLM overall (eval_vllm_overall.py)"}
+
+
+def test_data_note_names_every_source_and_the_absent_sets():
+    from finelogic.book.accuracy import data_note
+
     sets = pd.DataFrame({"paper_name": ["FLD", "FOLIO"], "source": ["generated (fld)", "not present"],
                          "present": [True, False]})
     assert data_note(sets) == (" Data: FLD: generated (fld); FOLIO: not present. **Not present** (no files, "

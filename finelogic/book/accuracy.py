@@ -1,35 +1,73 @@
-"""Tables and caption lines of the accuracy (Table 2) and depth (Table 5) pages, from a run's records."""
+"""Tables and caption lines of the accuracy (Table 2) and depth (Table 5) pages, from a run's records.
+
+Every table shows the principled reading beside the released code's (the scorer the paper used for that
+model or table, named in the table: :data:`SCORER_NAMES`), and counts the responses that were not scored:
+``no answer`` (finished, no marker), ``no output`` (empty text) and ``truncated`` (cut by the token cap).
+"""
 from __future__ import annotations
+
+from typing import Sequence
 
 import pandas as pd
 
 from finelogic.book.tables import with_paper
 from finelogic.data.suites import PAPER_NAMES
+from finelogic.eval.accuracy import COMPAT_COLUMNS, summarize
+
+#: How the pages name the released scorers (:mod:`finelogic.eval.extraction`).
+SCORER_NAMES = {"vllm_overall": "vLLM overall (eval_vllm_overall.py)", "api": "API (evaluate_api.py)",
+                "depth": "depth (process_result_by_step.py)"}
+
+#: Summary count column -> the page's column name.
+COUNT_NAMES = {"no_answer": "no answer", "no_output": "no output", "truncated": "truncated"}
 
 
 def table2(ours: pd.DataFrame) -> pd.DataFrame:
     """Our Table 2 rows (``summarize`` by model, setting, dataset) with the paper's value beside each
-    (``—`` where it has none) and the count of responses without an answer; indexed by model, setting and
-    the dataset's printed name."""
+    (``—`` where it has none) and the counts of unscored responses; indexed by model, setting and the
+    dataset's printed name."""
     table = with_paper(ours, "table2", metric_column="dataset", metric_names=PAPER_NAMES)
-    table["no answer"] = ours["no_answer"].to_numpy()
+    for column, name in COUNT_NAMES.items():
+        table[name] = ours[column].to_numpy()
     table["dataset"] = table["dataset"].map(PAPER_NAMES)
     return _paper_dash(table.set_index(["model", "setting", "dataset"]))
 
 
-def policy_table(ours: pd.DataFrame, compat: pd.DataFrame) -> pd.DataFrame:
-    """The same responses read both ways: accuracy (%) under ``principled`` (``ours``) and
-    ``paper_code_compat`` (``compat``, summarised by the same columns, in the same order)."""
-    both = ours[["model", "setting", "dataset", "n"]].copy()
-    both["dataset"] = both["dataset"].map(PAPER_NAMES)
-    both["principled (%)"] = ours["accuracy"].round(1)
-    both["paper_code_compat (%)"] = compat["accuracy"].round(1).to_numpy()
-    return both.set_index(["model", "setting", "dataset"])
+def compat_summary(records: pd.DataFrame, by: Sequence[str] = ("model", "setting", "dataset")) -> pd.DataFrame:
+    """``summarize`` of each record under the released scorer the paper used for its model (the record's
+    ``compat_scorer``: vLLM overall or API), with a ``scorer`` column naming it; rows in the order of
+    ``summarize(records, by)``."""
+    parts = [summarize(group, by, correct_column=COMPAT_COLUMNS[scorer]).assign(scorer=scorer)
+             for scorer, group in records.groupby("compat_scorer", sort=False)]
+    order = summarize(records, by)[list(by)]
+    return order.merge(pd.concat(parts, ignore_index=True), on=list(by), how="left")
 
 
-def table5(summary: pd.DataFrame) -> pd.DataFrame:
-    """Our Table 5 rows (a depth run's ``summary``) with the paper's value beside each (``—`` where none)."""
+def policy_table(records: pd.DataFrame, by: Sequence[str] = ("model", "setting", "dataset")) -> pd.DataFrame:
+    """The same responses read both ways, per model, setting and dataset: accuracy (%) under the
+    principled policy and under the released scorer the paper used for the model (named in ``released
+    scorer``), and the counts of responses neither scored."""
+    ours, compat = summarize(records, by), compat_summary(records, by)
+    table = ours[[*by, "n"]].copy()
+    table["principled (%)"] = ours["accuracy"].round(1)
+    table["released code (%)"] = compat["accuracy"].round(1).to_numpy()
+    table["released scorer"] = compat["scorer"].map(SCORER_NAMES).to_numpy()
+    for column, name in COUNT_NAMES.items():
+        table[name] = ours[column].to_numpy()
+    if "dataset" in table:
+        table["dataset"] = table["dataset"].map(PAPER_NAMES)
+    return table.set_index(list(by))
+
+
+def table5(summary: pd.DataFrame, compat: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Our Table 5 rows (a depth run's ``summary``) with the paper's value beside each (``—`` where none),
+    the released depth scorer's accuracy of the same responses (``compat``: the run's ``compat``, same
+    rows) and the counts of unscored responses."""
     table = with_paper(summary, "table5", metric_column="depth_bucket")
+    if compat is not None:
+        table[f"released {SCORER_NAMES['depth']} (%)"] = compat["accuracy"].round(1).to_numpy()
+    for column, name in COUNT_NAMES.items():
+        table[name] = summary[column].to_numpy()
     return _paper_dash(table.set_index(["model", "setting", "depth_bucket"]))
 
 

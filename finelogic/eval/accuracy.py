@@ -4,11 +4,19 @@
 record per problem; :func:`summarize` turns records into accuracies with Wilson 95% intervals, by
 dataset, by FLD depth bucket, or by any other record column.
 
-Each record holds the answer under both extraction policies (:mod:`finelogic.eval.extraction`) read from
-the same response: ``prediction``/``correct`` follow the ``principled`` policy (the ``policy`` column says
-so), ``prediction_compat``/``correct_compat`` the released code (``paper_code_compat``), and ``no_answer``
-marks responses with no principled marker at all (wrong under ``principled``; the released code reads
-them as UNKNOWN).
+Each record holds the answer under the principled policy and under each released scorer
+(:mod:`finelogic.eval.extraction`), all read from the same response:
+
+- ``prediction``/``correct``: the ``principled`` policy (the ``policy`` column says so);
+- ``prediction_compat``/``correct_compat``: the released vLLM overall scorer (Table 2, open models);
+  ``prediction_api``/``correct_api``: the released API scorer (Table 2, GPT-4o / DeepSeek-R1);
+  ``correct_depth``: the released depth scorer (Table 5). ``compat_scorer`` names the one the paper used
+  for this record's model (``vllm_overall`` or ``api``; :data:`COMPAT_COLUMNS` gives its column).
+
+Responses that are not a finished answer are counted, never scored (:func:`accuracy_record`):
+``no_output`` (empty text: a null or empty server reply), ``truncated`` (``finish_reason`` ``"length"``:
+the token cap cut the response off) and ``no_answer`` (a finished response without a principled marker).
+The three are exclusive; ``finish_reason`` keeps what the backend said.
 
 Nothing here reads a profile or writes a file: :mod:`finelogic.runs.accuracy` runs the profile's models
 and settings and writes the records; the backends' one cache makes an interrupted run resumable.
@@ -23,7 +31,7 @@ import pandas as pd
 from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
 from finelogic.data.problem import UNKNOWN, Problem
-from finelogic.eval.extraction import extract_answer
+from finelogic.eval.extraction import ReleasedVerdict, extract_answer, score_api, score_depth, score_vllm_overall
 from finelogic.eval.stats import wilson_interval
 from finelogic.models.base import Backend, GenerationConfig
 from finelogic.prompts import PromptSetting, build_conversation, get_setting, labels_for
@@ -38,12 +46,19 @@ POLICY = "principled"
 
 #: One record per problem, in this column order.
 RECORD_COLUMNS = (
-    "id", "dataset", "depth", "depth_bucket", "gold", "prediction", "correct", "no_answer",
-    "prediction_compat", "correct_compat", "response", "prompt_tokens", "completion_tokens",
-    "prompt_chars", "completion_chars", "seconds", "setting", "model", "policy",
+    "id", "dataset", "depth", "depth_bucket", "gold", "prediction", "correct", "no_answer", "no_output",
+    "truncated", "finish_reason", "prediction_compat", "correct_compat", "prediction_api", "correct_api",
+    "correct_depth", "compat_scorer", "response", "prompt_tokens", "completion_tokens",
+    "prompt_chars", "completion_chars", "seconds", "setting", "model", "policy", "layout",
 )
 
-SUMMARY_COLUMNS = ("n", "correct", "accuracy", "ci_low", "ci_high", "no_answer")
+#: Released scorer -> the record column holding its verdict.
+COMPAT_COLUMNS = {"vllm_overall": "correct_compat", "api": "correct_api", "depth": "correct_depth"}
+
+#: The counted-not-scored columns a summary adds up (0 where records lack one, e.g. LogicMark's).
+UNSCORED_COLUMNS = ("no_answer", "no_output", "truncated")
+
+SUMMARY_COLUMNS = ("n", "correct", "accuracy", "ci_low", "ci_high", *UNSCORED_COLUMNS)
 
 
 def depth_bucket(depth: int | None, label: str | None, dataset: str = "fld") -> str | None:
@@ -86,6 +101,8 @@ def evaluate_accuracy(
     few_shot_examples: Sequence[Problem] | None = None,
     batch_size: int = 64,
     progress: bool | None = None,
+    layout: str = "principled",
+    compat_scorer: str = "vllm_overall",
 ) -> pd.DataFrame:
     """Solve every problem with ``backend`` under one prompt setting; one record per problem, in order.
 
@@ -103,6 +120,10 @@ def evaluate_accuracy(
             :func:`finelogic.prompts.build_conversation`).
         batch_size: conversations per ``generate`` call.
         progress: show a tqdm bar (None: only for more than one chunk).
+        layout: the prompt layout (:data:`finelogic.prompts.LAYOUTS`): ``principled`` or
+            ``paper_code_compat`` (what the released vLLM script sends); the ``layout`` column.
+        compat_scorer: the released scorer the paper used for this model (``vllm_overall`` or ``api``);
+            the ``compat_scorer`` column (every record holds every scorer's verdict).
 
     Returns:
         A DataFrame with :data:`RECORD_COLUMNS`: ``depth_bucket`` (:func:`depth_bucket`, FLD only);
@@ -120,7 +141,8 @@ def evaluate_accuracy(
     config = config if config is not None else GenerationConfig()
     model = model or model_name_of(backend)
     tokenizer = getattr(backend, "tokenizer", None)
-    conversations = [build_conversation(p, setting, few_shot_examples=few_shot_examples) for p in problems]
+    conversations = [build_conversation(p, setting, few_shot_examples=few_shot_examples, layout=layout)
+                     for p in problems]
 
     records: list[dict[str, Any]] = []
     chunks = [range(i, min(i + batch_size, len(problems))) for i in range(0, len(problems), batch_size)]
@@ -133,7 +155,8 @@ def evaluate_accuracy(
         if len(responses) != len(chunk):
             raise RuntimeError(f"backend returned {len(responses)} completions for {len(chunk)} conversations")
         records += [accuracy_record(problems[i], conversations[i], response, tokenizer, seconds=seconds,
-                                    setting=setting.name, model=model) for i, response in zip(chunk, responses)]
+                                    setting=setting.name, model=model, layout=layout, compat_scorer=compat_scorer)
+                    for i, response in zip(chunk, responses)]
         bar.update(len(chunk))
     bar.close()
 
@@ -159,12 +182,14 @@ def summarize(records: pd.DataFrame | Iterable[Mapping[str, Any]], by: str | Seq
         by: record columns to group by, e.g. ``("dataset",)`` for Table 2 or ``("dataset",
             "depth_bucket")`` for Table 5. Records whose group value is missing (the ``depth_bucket``
             of non-FLD items) are left out.
-        correct_column: ``correct`` (the principled policy) or ``correct_compat`` (the released code's).
+        correct_column: ``correct`` (the principled policy) or a released scorer's column
+            (:data:`COMPAT_COLUMNS`: ``correct_compat``, ``correct_api``, ``correct_depth``).
         confidence: of the interval.
 
     Returns:
         One row per group: the ``by`` columns, then ``n``, ``correct`` (count), ``accuracy`` (%),
-        ``ci_low``/``ci_high`` (%), ``no_answer`` (count). Groups appear in order of first appearance,
+        ``ci_low``/``ci_high`` (%), and the counts of ``no_answer``, ``no_output`` and ``truncated``
+        responses (all three in ``n``, none correct). Groups appear in order of first appearance,
         except depth buckets, which follow :data:`DEPTH_BUCKETS`.
     """
     frame = records if isinstance(records, pd.DataFrame) else pd.DataFrame(list(records))
@@ -177,7 +202,7 @@ def summarize(records: pd.DataFrame | Iterable[Mapping[str, Any]], by: str | Seq
             low, high = wilson_interval(correct, n, confidence)
             rows.append({**dict(zip(keys, key)), "n": n, "correct": correct, "accuracy": 100 * correct / n,
                          "ci_low": 100 * low, "ci_high": 100 * high,
-                         "no_answer": int(group["no_answer"].astype(bool).sum())})
+                         **{c: int(group[c].astype(bool).sum()) if c in group else 0 for c in UNSCORED_COLUMNS}})
     summary = pd.DataFrame(rows, columns=keys + list(SUMMARY_COLUMNS))
     order = {k: {v: i for i, v in enumerate(pd.unique(frame[k]))} for k in keys} if len(frame) else {}
     rank = [tuple(_bucket_rank(r[k]) if k == "depth_bucket" else order[k][r[k]] for k in keys)
@@ -189,20 +214,42 @@ def summarize(records: pd.DataFrame | Iterable[Mapping[str, Any]], by: str | Seq
 
 
 def accuracy_record(problem: Problem, conversation: list[dict[str, str]], response: str, tokenizer: Any, *,
-                    seconds: float, setting: str, model: str) -> dict[str, Any]:
-    """One row of :data:`RECORD_COLUMNS`: the response read under both extraction policies."""
+                    seconds: float, setting: str, model: str, layout: str | None = None,
+                    compat_scorer: str = "vllm_overall") -> dict[str, Any]:
+    """One row of :data:`RECORD_COLUMNS`: the response read by the principled policy and each released scorer.
+
+    ``response`` may be a :class:`~finelogic.models.base.Completion`; its ``finish_reason`` is kept.
+
+    - An **empty** response is ``no_output``: no prediction and not correct under every policy and
+      scorer. The released code would read it as an answer (the vLLM scorer as UNKNOWN, "correct" on
+      every UNKNOWN item), but an empty text is a failed request (a null or empty server reply), not
+      the model's answer: counting it right would reward a dead server.
+    - A **truncated** response (``finish_reason`` ``"length"``) has no principled prediction and is not
+      correct: a marker in a cut-off text is a guess in mid-sentence, not a conclusion. The released
+      scorers never looked at ``finish_reason``, so their columns score its text as they would.
+    - Otherwise ``no_answer`` marks a finished response without a principled marker.
+    """
     labels = labels_for(problem.dataset)
-    prediction = extract_answer(response, POLICY, labels)
-    compat = extract_answer(response, "paper_code_compat", labels)
+    finish_reason = getattr(response, "finish_reason", None)
+    no_output = response == ""
+    truncated = not no_output and finish_reason == "length"
+    prediction = None if no_output or truncated else extract_answer(response, POLICY, labels)
+    unscored = ReleasedVerdict(None, False)
+    vllm, api, by_depth = (unscored if no_output else score(response, problem.label, problem.dataset)
+                           for score in (score_vllm_overall, score_api, score_depth))
     prompt_tokens, completion_tokens = token_counts(tokenizer, conversation, response)
     return {
         "id": problem.id, "dataset": problem.dataset, "depth": problem.depth,
         "depth_bucket": depth_bucket(problem.depth, problem.label, problem.dataset),
         "gold": problem.label, "prediction": prediction, "correct": prediction == problem.label,
-        "no_answer": prediction is None, "prediction_compat": compat, "correct_compat": compat == problem.label,
-        "response": response, "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-        "prompt_chars": sum(len(m["content"]) for m in conversation), "completion_chars": len(response),
-        "seconds": round(seconds, 6), "setting": setting, "model": model, "policy": POLICY,
+        "no_answer": prediction is None and not (no_output or truncated), "no_output": no_output,
+        "truncated": truncated, "finish_reason": finish_reason,
+        "prediction_compat": vllm.prediction, "correct_compat": vllm.correct,
+        "prediction_api": api.prediction, "correct_api": api.correct, "correct_depth": by_depth.correct,
+        "compat_scorer": compat_scorer, "response": str(response), "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens, "prompt_chars": sum(len(m["content"]) for m in conversation),
+        "completion_chars": len(response), "seconds": round(seconds, 6), "setting": setting, "model": model,
+        "policy": POLICY, "layout": layout,
     }
 
 

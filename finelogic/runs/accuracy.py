@@ -10,6 +10,17 @@ The :class:`AccuracyRun` it returns holds the records; ``run.write()`` puts them
 
 The depth page (Table 5) and the soundness page (Table 3) read the same records
 (:meth:`AccuracyRun.read`); run again, it is answered from the model cache.
+
+**Prompt layout.** The section's optional ``prompt_layout`` (default ``principled``; the ``paper``
+profile uses ``paper_code_compat``, what the released vLLM script sends) goes to
+:func:`finelogic.prompts.build_conversation` for the prompt settings and into the ``layout`` column and the
+provenance; the baselines send their own prompts (``layout`` empty).
+
+**Which released scorer.** Every record holds the verdict of each released scorer
+(:mod:`finelogic.eval.extraction`); ``compat_scorer`` names the one the paper used for the model. A model
+entry that is a dict may say ``"scorer": "api"`` (the paper profile's GPT-4o and DeepSeek-R1, scored by
+the released API script); every other model gets ``vllm_overall``. The key is taken out of the entry
+before the model is opened (a model spec knows nothing of scoring).
 """
 from __future__ import annotations
 
@@ -26,7 +37,7 @@ from finelogic.data.problem import Problem
 from finelogic.data.suites import EvalSet, evaluation_sets
 from finelogic.eval.accuracy import evaluate_accuracy
 from finelogic.models.base import GenerationConfig
-from finelogic.prompts import SETTINGS
+from finelogic.prompts import LAYOUTS, SETTINGS
 from finelogic.runs.base import Provenance, Run, Stopwatch, call_counts, open_models, resolve
 
 log = logging.getLogger(__name__)
@@ -35,7 +46,10 @@ log = logging.getLogger(__name__)
 BASELINES: Mapping[str, Callable[..., Any]] = {SEL_INF: selection_inference, LOGIC_LM: logic_lm, SYMBCOT: symbcot}
 
 #: Optional keys of the ``accuracy`` section (the others are required in every profile).
-OPTIONAL = ("generation_by_setting", "baselines")
+OPTIONAL = ("generation_by_setting", "baselines", "prompt_layout")
+
+#: The released scorers a model entry's ``scorer`` key may name (the depth scorer is Table 5's, for all).
+MODEL_SCORERS = ("vllm_overall", "api")
 
 SET_COLUMNS = ("dataset", "paper_name", "n", "source", "generated", "present")
 TRACE_COLUMNS = ("id", "dataset", "setting", "model", "trace")
@@ -49,6 +63,11 @@ class SectionOfRun:
     @property
     def setting_names(self) -> tuple[str, ...]:
         return tuple(self.provenance.settings["settings"])
+
+    @property
+    def prompt_layout(self) -> str:
+        """The prompt layout of the prompt settings (``principled`` or ``paper_code_compat``)."""
+        return self.provenance.settings.get("prompt_layout", "principled")
 
     @property
     def decoding(self) -> GenerationConfig:
@@ -107,21 +126,23 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
             ``Few-shot``) or baselines (``Sel-Inf``, ``Logic-LM``, ``SymbCoT``: options from the
             section's optional ``baselines`` mapping, e.g. ``{"Sel-Inf": {"rounds": 4, "items": {"fld": 4}}}``
             where ``items`` runs the baseline on the first n items of each named set only);
-            ``generation_by_setting`` overrides decoding per setting (``{"Direct": {"max_new_tokens": 32}}``).
+            ``generation_by_setting`` overrides decoding per setting (``{"Direct": {"max_new_tokens": 32}}``);
+            ``prompt_layout="paper_code_compat"`` sends the released script's prompts.
     """
     watch = Stopwatch()
-    section = resolve(profile, "accuracy", overrides, optional=OPTIONAL)
+    section = resolved_section(profile, overrides)
     unknown = [s for s in section["settings"] if s not in SETTINGS and s not in BASELINES]
     if unknown:
         raise ValueError(f"unknown setting(s) {', '.join(map(repr, unknown))}; choose prompt settings "
                          f"({', '.join(SETTINGS)}) or baselines ({', '.join(BASELINES)})")
     sets = tuple(evaluation_sets(section, seed=seed, data_dir=data_dir))
-    opened = open_models(section["models"], backends, batch_size=section["batch_size"])
+    entries, scorers = split_scorers(section["models"])
+    opened = open_models(entries, backends, batch_size=section["batch_size"])
     config = GenerationConfig(seed=seed, **section["generation"])
     problems = [p for s in sets for p in s.problems]
     calls_before, hits_before = call_counts(b for _, b in opened)
     frames, traces = [], []
-    for spec, backend in opened:
+    for (spec, backend), scorer in zip(opened, scorers):
         for setting in section["settings"]:
             decoding = replace(config, **section.get("generation_by_setting", {}).get(setting, {}))
             if setting in BASELINES:
@@ -129,12 +150,13 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
                 items = _first_per_dataset(sets, options.pop("items", None))
                 log.info("accuracy: %s, %s, %d items", spec.name, setting, len(items))
                 result = BASELINES[setting](items, backend, decoding, model=spec.name, **options)
-                frames.append(result.records)
+                frames.append(result.records.assign(compat_scorer=scorer))
                 traces += [_trace_row(t) for t in result.traces]
                 continue
             log.info("accuracy: %s, %s, %d items", spec.name, setting, len(problems))
             frames.append(evaluate_accuracy(problems, backend, setting, model=spec.name, config=decoding,
-                                            batch_size=section["batch_size"] * 4))
+                                            batch_size=section["batch_size"] * 4,
+                                            layout=section["prompt_layout"], compat_scorer=scorer))
     calls, hits = call_counts(b for _, b in opened)
     provenance = Provenance(
         family="accuracy", profile=profile, seed=seed, settings=section,
@@ -143,6 +165,28 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
         model_calls=calls - calls_before, cache_hits=hits - hits_before, seconds=float(watch))
     return AccuracyRun(provenance, records=pd.concat(frames, ignore_index=True), sets=sets_table(sets),
                        traces=pd.DataFrame(traces, columns=list(TRACE_COLUMNS)), eval_sets=sets)
+
+
+def resolved_section(profile: str, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """The profile's ``accuracy`` section with ``overrides``; ``prompt_layout`` defaults to ``principled``."""
+    section = resolve(profile, "accuracy", overrides, optional=OPTIONAL)
+    section.setdefault("prompt_layout", "principled")
+    if section["prompt_layout"] not in LAYOUTS:
+        raise ValueError(f"unknown prompt_layout {section['prompt_layout']!r}; choose one of {', '.join(LAYOUTS)}")
+    return section
+
+
+def split_scorers(entries: Sequence[Any]) -> tuple[list[Any], list[str]]:
+    """The model entries without their ``scorer`` key, and each entry's released scorer (default
+    ``vllm_overall``; a dict entry may say ``"scorer": "api"``)."""
+    stripped, scorers = [], []
+    for entry in entries:
+        scorer = entry.get("scorer", "vllm_overall") if isinstance(entry, Mapping) else "vllm_overall"
+        if scorer not in MODEL_SCORERS:
+            raise ValueError(f"model {entry!r}: unknown scorer {scorer!r}; choose one of {', '.join(MODEL_SCORERS)}")
+        stripped.append({k: v for k, v in entry.items() if k != "scorer"} if isinstance(entry, Mapping) else entry)
+        scorers.append(scorer)
+    return stripped, scorers
 
 
 def sets_table(sets: Sequence[EvalSet]) -> pd.DataFrame:

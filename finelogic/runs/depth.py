@@ -17,9 +17,9 @@ import pandas as pd
 
 from finelogic.config import results_dir
 from finelogic.data.suites import evaluation_sets
-from finelogic.eval.accuracy import DEPTH_BUCKETS, SUMMARY_COLUMNS, summarize
+from finelogic.eval.accuracy import COMPAT_COLUMNS, DEPTH_BUCKETS, SUMMARY_COLUMNS, summarize
 from finelogic.runs import accuracy
-from finelogic.runs.base import Provenance, Run, Stopwatch, resolve
+from finelogic.runs.base import Provenance, Run, Stopwatch
 
 log = logging.getLogger(__name__)
 
@@ -34,12 +34,17 @@ class DepthRun(accuracy.SectionOfRun, Run):
     Attributes:
         summary: one row per model × setting × depth bucket (:func:`finelogic.eval.accuracy.summarize`
             of the FLD records by ``model``, ``setting``, ``depth_bucket``): ``n``, ``correct``,
-            ``accuracy`` (%), ``ci_low``/``ci_high`` (%), ``no_answer``.
+            ``accuracy`` (%), ``ci_low``/``ci_high`` (%), ``no_answer``, ``no_output``, ``truncated``
+            (principled policy).
+        compat: the same rows under the released depth scorer (``correct_depth``: correct when the gold
+            marker appears anywhere in the response; empty responses are not scored).
         sets: the accuracy run's test sets (:data:`finelogic.runs.accuracy.SET_COLUMNS`).
         accuracy_run: the accuracy run the records came from (only on a run just made).
     """
 
     summary: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=["model", "setting", "depth_bucket", *SUMMARY_COLUMNS]))
+    compat: pd.DataFrame = field(
         default_factory=lambda: pd.DataFrame(columns=["model", "setting", "depth_bucket", *SUMMARY_COLUMNS]))
     sets: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(accuracy.SET_COLUMNS)))
     accuracy_run: accuracy.AccuracyRun | None = field(default=None, repr=False, compare=False)
@@ -70,11 +75,12 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
         calls = hits = 0
     fld = made.records[made.records["dataset"] == "fld"]
     summary = summarize(fld, by=("model", "setting", "depth_bucket"))
+    compat = summarize(fld, by=("model", "setting", "depth_bucket"), correct_column=COMPAT_COLUMNS["depth"])
     source = made.provenance
     provenance = Provenance(family="depth", profile=profile, seed=seed, settings=source.settings,
                             models=source.models, model_ids=source.model_ids, n=len(fld), data=source.data,
                             model_calls=calls, cache_hits=hits, seconds=float(watch))
-    return DepthRun(provenance, summary=summary, sets=made.sets, accuracy_run=made)
+    return DepthRun(provenance, summary=summary, compat=compat, sets=made.sets, accuracy_run=made)
 
 
 def _written(profile: str, seed: int, data_dir: str | Path | None,
@@ -85,7 +91,7 @@ def _written(profile: str, seed: int, data_dir: str | Path | None,
         written = accuracy.AccuracyRun.read(directory)
     except FileNotFoundError:
         return None
-    section = resolve(profile, "accuracy", overrides, optional=accuracy.OPTIONAL)
+    section = accuracy.resolved_section(profile, overrides)
     wanted = Provenance("accuracy", profile, seed, settings=section).as_dict()["settings"]
     made = written.provenance
     if (made.profile, made.seed, dict(made.settings)) != (profile, seed, wanted):
