@@ -11,7 +11,7 @@ import pytest
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Fact, Problem
 from finelogic.eval.accuracy import RECORD_COLUMNS, depth_bucket, evaluate_accuracy, summarize
 from finelogic.eval.stats import wilson_interval
-from finelogic.models.base import BackendStats, GenerationConfig
+from finelogic.models.base import BackendStats, Completion, GenerationConfig
 from finelogic.prompts import COT, DIRECT, FEW_SHOT
 
 
@@ -292,12 +292,114 @@ def test_depth_run_reads_the_written_accuracy_run_and_calls_no_model(tmp_path):
     assert run.provenance.model_calls == 0 and run.provenance.n == 2 * 6
     fld = made.records[made.records["dataset"] == "fld"]
     pd.testing.assert_frame_equal(run.summary, summarize(fld, by=("model", "setting", "depth_bucket")))
+    pd.testing.assert_frame_equal(run.compat, summarize(fld, by=("model", "setting", "depth_bucket"),
+                                                        correct_column="correct_depth"))
     assert run.summary["n"].sum() == 12 and set(run.summary["setting"]) == {"Direct", "CoT"}
     assert list(run.curves().columns) == ["0-3", "4-7", "8-11", "12-15", "16-19"]
     # Another seed does not match the written run: the accuracy run is made again, with the given backend.
     backend = Says("__PROVED__")
     again = depth.run("smoke", seed=12, backends={"embedded": backend}, data_dir="/nonexistent")
     assert again.provenance.model_calls == backend.stats.calls == 2
+
+
+class Scripted:
+    """A backend that hands back the given Completions in turn (cycling) and keeps every conversation."""
+
+    def __init__(self, *completions):
+        self.stats = BackendStats()
+        self.completions = completions
+        self.seen: list = []
+
+    def generate(self, conversations, config=GenerationConfig()):
+        self.stats.add(calls=1)
+        start = len(self.seen)
+        self.seen += conversations
+        return [self.completions[(start + i) % len(self.completions)] for i in range(len(conversations))]
+
+
+def test_empty_and_truncated_completions_are_counted_never_scored():
+    # fld-a PROVED, fld-b DISPROVED, fld-c UNKNOWN, pronto-a PROVED, folio-a UNKNOWN
+    backend = Scripted(Completion("__PROVED__", "length"), Completion("", "stop"), Completion("", "length"),
+                       Completion("__PROVED__", "stop"), Completion("So the answer is __UNKN", "length"))
+    records = evaluate_accuracy(PROBLEMS, backend, DIRECT).set_index("id")
+    assert records["finish_reason"].tolist() == ["length", "stop", "length", "stop", "length"]
+    assert records["no_output"].tolist() == [False, True, True, False, False]
+    assert records["truncated"].tolist() == [True, False, False, False, True]  # an empty text is no output
+    assert records["no_answer"].tolist() == [False] * 5  # the three kinds exclude each other
+    # principled: only the finished pronto-a response is read; the right marker in fld-a's cut-off text is not
+    assert _listed(records["prediction"]) == [None, None, None, PROVED, None]
+    assert records["correct"].tolist() == [False, False, False, True, False]
+    # released scorers: an empty text is not scored (the vLLM scorer would call fld-c's "" a right UNKNOWN) ...
+    assert _listed(records["prediction_compat"]) == [PROVED, None, None, PROVED, UNKNOWN]
+    assert records["correct_compat"].tolist() == [True, False, False, True, True]
+    # ... a cut-off text is scored as the released code would: folio-a's "__UNKN" is no marker, UNKNOWN default
+    assert records["correct_api"].tolist() == [True, False, False, True, False]
+    assert records["correct_depth"].tolist() == [True, False, False, True, False]
+    summary = summarize(records.reset_index()).set_index("dataset")
+    assert summary.loc["fld", ["n", "correct", "no_answer", "no_output", "truncated"]].tolist() == [3, 0, 0, 2, 1]
+    assert summary.loc["folio", ["n", "correct", "truncated"]].tolist() == [1, 0, 1]
+
+
+def test_plain_strings_have_no_finish_reason_and_count_as_finished():
+    records = evaluate_accuracy(PROBLEMS[:1], Scripted("__PROVED__"), DIRECT)
+    assert _listed(records["finish_reason"]) == [None] and not records["truncated"].any()
+    assert records["correct"].tolist() == [True]
+
+
+def test_smoke_accuracy_run_sends_the_released_prompts_under_paper_code_compat():
+    from finelogic.prompts import RELEASED_COT_SUFFIX, SYSTEM_PROMPT_TWO_LABELS_DIRECT, SYSTEM_PROMPT_THREE_LABELS
+
+    backend = Scripted(Completion("__PROVED__", "stop"))
+    run = _smoke_run(backend, prompt_layout="paper_code_compat")
+    assert set(run.records["layout"]) == {"paper_code_compat"} and run.prompt_layout == "paper_code_compat"
+    assert run.provenance.settings["prompt_layout"] == "paper_code_compat"
+    direct, cot = backend.seen[:8], backend.seen[8:]  # 6 FLD + 2 ProntoQA items per setting
+    # no item carries an ``input``: Facts/Hypothesis, then "\n" and the suffix (empty for Direct)
+    assert all(c[1]["content"].startswith("Facts: fact1: ") for c in backend.seen)
+    assert all(c[1]["content"].endswith("\n") and not c[1]["content"].endswith("\n\n") for c in direct)
+    assert all(c[1]["content"].endswith("\n" + RELEASED_COT_SUFFIX) for c in cot)
+    assert [c[0]["content"] for c in direct] == [SYSTEM_PROMPT_THREE_LABELS] * 6 + [SYSTEM_PROMPT_TWO_LABELS_DIRECT] * 2
+
+
+def test_smoke_accuracy_run_sends_our_prompts_by_default():
+    from finelogic.prompts import SYSTEM_PROMPT_TWO_LABELS
+
+    backend = Scripted(Completion("__PROVED__", "stop"))
+    run = _smoke_run(backend)
+    assert set(run.records["layout"]) == {"principled"} and run.provenance.settings["prompt_layout"] == "principled"
+    assert all(c[1]["content"].endswith("\nLet's think step by step.") for c in backend.seen[8:])
+    assert backend.seen[7][0]["content"] == SYSTEM_PROMPT_TWO_LABELS  # ProntoQA, Direct
+    with pytest.raises(ValueError, match="unknown prompt_layout 'released'"):
+        _smoke_run(backend, prompt_layout="released")
+
+
+def test_a_model_entry_names_its_released_scorer_which_is_taken_out_before_opening():
+    from finelogic.runs.accuracy import split_scorers
+
+    entries, scorers = split_scorers(["embedded", {"name": "GPT-4o", "kind": "openai", "model": "gpt-4o",
+                                                   "scorer": "api"}])
+    assert entries == ["embedded", {"name": "GPT-4o", "kind": "openai", "model": "gpt-4o"}]
+    assert scorers == ["vllm_overall", "api"]
+    with pytest.raises(ValueError, match="unknown scorer 'depth'"):
+        split_scorers([{"name": "x", "kind": "embedded", "scorer": "depth"}])
+    backend = Scripted(Completion("__PROVED__", "stop"))
+    from finelogic.runs import accuracy
+
+    run = accuracy.run("smoke", seed=11, backends={"GPT-4o": backend}, data_dir="/nonexistent", settings=["Direct"],
+                       models=[{"name": "GPT-4o", "kind": "openai", "model": "gpt-4o", "scorer": "api"}])
+    assert set(run.records["compat_scorer"]) == {"api"} and set(run.records["model"]) == {"GPT-4o"}
+
+
+def test_the_paper_profile_reproduces_the_released_prompts_and_scores_api_models_with_the_api_scorer():
+    from finelogic.runs.accuracy import resolved_section, split_scorers
+
+    section = resolved_section("paper", {})
+    assert section["prompt_layout"] == "paper_code_compat"
+    names = [m["name"] if isinstance(m, dict) else m for m in section["models"]]
+    assert dict(zip(names, split_scorers(section["models"])[1])) == {
+        "Llama-3.1-8B-Instruct": "vllm_overall", "Qwen-2.5-7B-Instruct": "vllm_overall",
+        "GPT-4o": "api", "DeepSeek-R1": "api"}
+    assert resolved_section("smoke", {})["prompt_layout"] == "principled"
 
 
 # ------------------------------------------------------------------------------------------------ pages
@@ -331,6 +433,22 @@ def test_policy_table_shows_each_model_under_the_released_scorer_the_paper_used_
     assert table.loc["Llama", "released code (%)"].tolist() == [66.7, 0.0, 0.0]
     assert set(table.loc["GPT-4o", "released scorer"]) == {"API (evaluate_api.py)"}
     assert set(table.loc["Llama", "released scorer"]) == {"vLLM overall (eval_vllm_overall.py)"}
+
+
+def test_table5_puts_the_released_depth_scorer_beside_the_principled_reading():
+    from finelogic.book.accuracy import table5
+
+    # fld-a PROVED (depth 2), fld-b DISPROVED (depth 9), fld-c UNKNOWN: both markers are right for the
+    # depth scorer on the first two; the principled last marker is right on fld-b only; fld-c is empty.
+    backend = Scripted(Completion("__PROVED__ __DISPROVED__", "stop"), Completion("__PROVED__ __DISPROVED__", "stop"),
+                       Completion("", "stop"))
+    records = evaluate_accuracy(PROBLEMS[:3], backend, DIRECT, model="ours")
+    by = ("model", "setting", "depth_bucket")
+    table = table5(summarize(records, by), summarize(records, by, correct_column="correct_depth"))
+    assert list(table.index.get_level_values("depth_bucket")) == ["0-3", "8-11", "UNKNOWN"]
+    assert table["ours"].tolist() == [0.0, 100.0, 0.0]
+    assert table["released depth (process_result_by_step.py) (%)"].tolist() == [100.0, 100.0, 0.0]
+    assert table["no output"].tolist() == [0, 0, 1]
 
 
 def test_data_note_names_every_source_and_the_absent_sets():
