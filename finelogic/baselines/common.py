@@ -26,8 +26,10 @@ options:
 - ``model``: the ``model`` column of the records and traces; default
   :func:`~finelogic.eval.accuracy.model_name_of` the backend.
 
-``prediction``/``correct`` follow the principled answer policy, ``prediction_compat``/``correct_compat``
-the released code's (both read from the same text).
+``prediction``/``correct`` follow the principled answer policy, ``prediction_compat``/``correct_compat``,
+``correct_api`` and ``correct_depth`` the released scorers (all read from the same text; see
+:func:`~finelogic.eval.accuracy.accuracy_record`, which also counts empty and cut-off answers). The
+baselines send their own prompts, so the ``layout`` column is empty.
 """
 from __future__ import annotations
 
