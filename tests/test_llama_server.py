@@ -148,3 +148,50 @@ def test_a_server_dies_with_its_killed_parent(model_cache, tmp_path):
         time.sleep(0.2)
     os.kill(server_pid, signal.SIGKILL)
     raise AssertionError("the llama.cpp server outlived its SIGKILLed parent")
+
+
+RUN_AGAINST_SERVER = """
+import sys
+from finelogic.models import GenerationConfig
+from finelogic.models.spec import open_model
+backend = open_model({"kind": "openai", "model": sys.argv[1], "base_url": sys.argv[2],
+                      "options": {"max_concurrency": 1, "extra_body": {"repeat_penalty": 1.0}}})
+answers = backend.generate([[{"role": "user", "content": f"Name a colour, number {i}."}] for i in range(16)],
+                           GenerationConfig(max_new_tokens=8))
+assert len(answers) == 16 and all(answers)
+print("sent", backend.stats.calls)
+"""
+
+
+def test_a_run_killed_midway_against_the_real_server_resends_only_what_was_missing(llama_server, model_cache,
+                                                                                   tmp_path):
+    """SIGKILL a run against llama.cpp's OpenAI-compatible server, rerun it: only unfinished requests go out."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script, cache = tmp_path / "run.py", tmp_path / "cache"
+    script.write_text(RUN_AGAINST_SERVER)
+    env = {**os.environ, "FINELOGIC_CACHE": str(cache)}
+    argv = [sys.executable, str(script), llama_server.model, llama_server.base_url]
+    process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+
+    def finished() -> list[dict]:
+        files = list((cache / "responses").glob("*.jsonl")) if (cache / "responses").is_dir() else []
+        return [json.loads(line) for f in files for line in f.read_text().splitlines() if line.endswith("}")]
+
+    while len(finished()) < 4 and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    done = len(finished())
+    assert 4 <= done < 16, f"{done} answers before the kill (the run should be midway)"
+    rerun = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    assert rerun.stdout.split() == ["sent", str(16 - done)]  # the finished answers came from the cache
+    keys = [line["key"] for line in finished()]
+    assert len(keys) == len(set(keys)) == 16
