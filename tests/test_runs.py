@@ -38,7 +38,8 @@ def test_model_specs_parse_from_strings_and_dicts():
     server = parse_model("openai:my-model@http://127.0.0.1:8000/v1")
     assert (server.kind, server.model, server.base_url) == ("openai", "my-model", "http://127.0.0.1:8000/v1")
     named = parse_model({"name": "GPT-4o", "kind": "openai", "model": "gpt-4o"})
-    assert named.model_id == "openai::gpt-4o" and named.api_key_env == "OPENAI_API_KEY"
+    assert named.model_id == "openai:gpt-4o" and named.api_key_env == "OPENAI_API_KEY"
+    assert parse_model("ckpt:/tmp/sft-nl").kind == "ckpt" and parse_model("random-init:7").seed == 7
     with pytest.raises(ValueError, match="expected 'embedded'"):
         parse_model("llama")
     with pytest.raises(ValueError, match="needs 'model'"):
