@@ -1,7 +1,9 @@
 """finelogic: the companion package to *Dissecting Logical Reasoning in LLMs* (FineLogic) and LogicMark.
 
-Layout: ``finelogic.data`` (problems, loaders, generators), ``finelogic.logic`` (formulas, z3, rules),
-``finelogic.models`` (backends), ``finelogic.eval`` (metrics), ``finelogic.paper`` (the paper's reported
-numbers), ``finelogic.book`` (papermill runner, tables, figures, provenance).
+Layers, top to bottom (each imports only those below it): ``finelogic.book`` (papermill runner, tables,
+figures, captions), ``finelogic.runs`` (one run per notebook family), ``finelogic.eval`` /
+``finelogic.baselines`` / ``finelogic.sft`` (pure evaluation, baselines, supervision), ``finelogic.models``
+(backends behind one cache), ``finelogic.data`` (problems, loaders, generators), ``finelogic.logic``
+(formulas, proof notation, z3, rules); ``finelogic.paper`` holds the paper's reported numbers.
 """
 __version__ = "0.1.0"
