@@ -13,7 +13,7 @@ over predicates of arity ≤ 1, so every query is in the decidable EPR fragment 
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Collection, Iterable, Sequence
+from typing import Any, Collection, Iterable, Sequence
 
 import z3
 
@@ -96,17 +96,22 @@ def _solver() -> z3.Solver:
     return solver
 
 
-def _satisfiable(formulas: frozenset[Formula]) -> bool:
+def _sat(assertions: list[Any], what: str) -> bool:
+    """Whether ``assertions`` (z3 terms) are satisfiable, on the shared solver; unknown is an error."""
     solver = _solver()
     solver.push()
     try:
-        solver.add(*[_to_z3(f) for f in formulas])
+        solver.add(*assertions)
         result = solver.check()
         if result == z3.unknown:
-            raise ProverError(f"z3 returned unknown ({solver.reason_unknown()}) on {len(formulas)} formulas")
+            raise ProverError(f"z3 returned unknown ({solver.reason_unknown()}) on {what}")
         return result == z3.sat
     finally:
         solver.pop()
+
+
+def _satisfiable(formulas: frozenset[Formula]) -> bool:
+    return _sat([_to_z3(f) for f in formulas], f"{len(formulas)} formulas")
 
 
 @lru_cache(maxsize=65536)
@@ -143,16 +148,7 @@ def entails_each(steps: Iterable[tuple[Iterable[Formula], Formula]]) -> bool:
     disjuncts = [z3.And(*[_to_z3(p) for p in premises], z3.Not(_to_z3(c))) for premises, c in steps]
     if not disjuncts:
         return True
-    solver = _solver()
-    solver.push()
-    try:
-        solver.add(z3.Or(*disjuncts))
-        result = solver.check()
-        if result == z3.unknown:
-            raise ProverError(f"z3 returned unknown ({solver.reason_unknown()}) on {len(disjuncts)} steps")
-        return result == z3.unsat
-    finally:
-        solver.pop()
+    return not _sat([z3.Or(*disjuncts)], f"{len(disjuncts)} steps")
 
 
 class Theory:
