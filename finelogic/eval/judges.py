@@ -8,12 +8,16 @@ needs.
 - :class:`LLMJudge`: the paper's judge. Its two prompts verbatim (validity; atomicity, asked only when
   valid, so atomic ⊆ valid), greedy decoding, a reply read as True when it starts with true/yes/1 and
   False when it starts with false/no/0; anything else is undecided (None, with the reply in the reason),
-  where the released code retried and finally counted False. The paper used GPT-4.1-mini (98% accuracy on
+  where the released code retried and finally counted False. On steps read the released way
+  (``step.released``, the ``paper_code_compat`` policy) it sends the released prompt text (premises
+  sorted, ``???`` for unknown ids, ``???`` as a missing conclusion) and reads replies as the released
+  code does (:func:`parse_reply` with ``released=True``: no undecided, anything else is False). The paper used GPT-4.1-mini (98% accuracy on
   200 annotated steps); a 135M model in that role is *not* a reliable judge.
 - :class:`SymbolicJudge`: no model. The step's sentences are parsed back into formulas with the
   generator's inverse parser; validity = z3 entailment, atomicity = one application of one deduction rule
   (:func:`finelogic.logic.is_atomic_step`). Exact where it decides; where it cannot (unparseable text,
-  unknown premise id, no template vocabulary) it says so (``valid=None``) and never guesses.
+  unknown premise id, no template vocabulary) it says so (``valid=None``) and never guesses. On steps read
+  the released way it reads the sentences the released judge would see (a ``???`` text: undecided).
 - :class:`HybridJudge`: symbolic where it decides, the LLM for the rest; ``decided_by`` says which.
 """
 from __future__ import annotations
@@ -24,7 +28,14 @@ from typing import Protocol, Sequence
 
 from finelogic.data.generators.nl import SentenceParseError, parse_sentence
 from finelogic.data.problem import Problem
-from finelogic.eval.steps import HYPOTHESIS, NEGATED_HYPOTHESIS, Step, problem_reference, template_vocabulary
+from finelogic.eval.steps import (
+    HYPOTHESIS,
+    NEGATED_HYPOTHESIS,
+    UNKNOWN_TEXT,
+    Step,
+    problem_reference,
+    template_vocabulary,
+)
 from finelogic.logic import (
     Discharged,
     FormulaSyntaxError,
@@ -97,7 +108,11 @@ def not_judged(step: Step) -> Verdict | None:
 
 def step_lines(step: Step, problem: Problem) -> tuple[str, str] | None:
     """The ``premises`` and ``conclusion`` placeholders of the judge prompts (``fact3: <text>`` lines), or
-    None when a premise id or the conclusion has no text."""
+    None when a premise id or the conclusion has no text. A step read the released way always has them:
+    its own texts (``???`` when unknown), and ``???`` alone for a step with no conclusion."""
+    if step.released:
+        premises = "\n".join(f"{pid}: {text}" for pid, text in zip(step.premises, step.premise_texts))
+        return premises, f"{step.conclusion_id}: {step.conclusion_text}" if step.conclusion_id else UNKNOWN_TEXT
     if any(t is None for t in step.premise_texts):
         return None
     premises = "\n".join(f"{pid}: {text}" for pid, text in zip(step.premise_ids, step.premise_texts))
@@ -114,14 +129,20 @@ def conclusion_sentence(step: Step, problem: Problem) -> str | None:
     return step.conclusion_text
 
 
-def parse_reply(reply: str) -> bool | None:
-    """True for a reply starting with true/yes/1, False for false/no/0 (after spaces, quotes, ``*``)."""
-    text = reply.strip().lstrip("*\"'`_ ").lower()
+def parse_reply(reply: str, *, released: bool = False) -> bool | None:
+    """True for a reply starting with true/yes/1, False for false/no/0 (after spaces, quotes, ``*``);
+    None for anything else.
+
+    ``released=True`` reads it as the released code does: only surrounding whitespace is stripped (so
+    ``**true**`` is not a yes), and anything else is False (the released code asked a second model, then
+    counted a reply it still could not read as False; with one judge model the retry changes nothing).
+    """
+    text = reply.strip().lower() if released else reply.strip().lstrip("*\"'`_ ").lower()
     if text.startswith(("true", "yes", "1")):
         return True
     if text.startswith(("false", "no", "0")):
         return False
-    return None
+    return False if released else None
 
 
 class LLMJudge:
@@ -158,7 +179,7 @@ class LLMJudge:
         replies = self._ask([VALIDITY_PROMPT.format(premises=p, conclusion=c) for _, p, c in asked])
         valid_ones = []
         for (i, premises, conclusion), reply in zip(asked, replies):
-            valid = parse_reply(reply)
+            valid = parse_reply(reply, released=pairs[i][0].released)
             if valid is None:
                 verdicts[i] = undecided(f"validity reply not true/false: {reply.strip()[:60]!r}")
             elif not valid:
@@ -167,7 +188,7 @@ class LLMJudge:
                 valid_ones.append((i, premises, conclusion, reply))
         replies = self._ask([ATOMICITY_PROMPT.format(premises=p, conclusion=c) for _, p, c, _ in valid_ones])
         for (i, _, _, first), reply in zip(valid_ones, replies):
-            atomic = parse_reply(reply)
+            atomic = parse_reply(reply, released=pairs[i][0].released)
             reason = f"validity {first.strip()[:20]!r}, atomicity {reply.strip()[:20]!r}"
             if atomic is None:
                 verdicts[i] = Verdict(True, None, "atomicity reply not true/false: " + reason, LLM)
@@ -202,8 +223,11 @@ class SymbolicJudge:
         vocabulary = template_vocabulary(problem)
         if vocabulary is None or HYPOTHESIS not in problem.formulas:
             return undecided("the problem has no formulas in the template grammar (no symbolic check)")
+        if step.released and UNKNOWN_TEXT in (*step.premise_texts, step.conclusion_text):
+            return undecided("the released reference has no text (???) for a premise or the conclusion")
         try:
-            premises = [self._premise(pid, text, problem, vocabulary, discharged=p.startswith("["))
+            premises = [self._premise(pid, text, problem, vocabulary, discharged=p.startswith("["),
+                                      released=step.released)
                         for p, pid, text in zip(step.premises, step.premise_ids, step.premise_texts)]
             conclusion = self._conclusion(step, problem, vocabulary)
         except _Undecidable as why:
@@ -226,8 +250,11 @@ class SymbolicJudge:
         return [self.judge(s, p) for s, p in pairs]
 
     @staticmethod
-    def _premise(pid: str, text: str | None, problem: Problem, vocabulary, *, discharged: bool):
-        if pid.startswith("fact"):
+    def _premise(pid: str, text: str | None, problem: Problem, vocabulary, *, discharged: bool,
+                 released: bool = False):
+        if released and not _problems_own_sentence(pid, text, problem):
+            formula = _sentence(text, vocabulary, pid)  # the released judge reads the response's text
+        elif pid.startswith("fact"):
             if pid not in problem.formulas:
                 raise _Undecidable(f"unknown premise id {pid!r}")
             formula = _formula(problem.formulas[pid], pid)
@@ -239,12 +266,21 @@ class SymbolicJudge:
 
     @staticmethod
     def _conclusion(step: Step, problem: Problem, vocabulary):
+        if step.released and not _problems_own_sentence(step.conclusion_id, step.conclusion_text, problem):
+            return _sentence(step.conclusion_text, vocabulary, step.conclusion_id)
         if step.conclusion_id in (HYPOTHESIS, NEGATED_HYPOTHESIS):
             hypothesis = _formula(problem.formulas[HYPOTHESIS], HYPOTHESIS)
             return hypothesis if step.conclusion_id == HYPOTHESIS else negate(hypothesis)
         if step.conclusion_text is None:
             raise _Undecidable(f"{step.conclusion_id} has no text")
         return _sentence(step.conclusion_text, vocabulary, step.conclusion_id)
+
+
+def _problems_own_sentence(pid: str, text: str, problem: Problem) -> bool:
+    """``text`` is the problem's sentence for fact or hypothesis ``pid`` (case and final period aside): its
+    formula is known; any other text (a restated fact, a response's own hypothesis) must be read."""
+    own = problem.hypothesis if pid == HYPOTHESIS else next((f.text for f in problem.facts if f.id == pid), None)
+    return own is not None and own.strip().rstrip(".").lower() == text.strip().rstrip(".").lower()
 
 
 class _Undecidable(Exception):

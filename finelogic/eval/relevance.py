@@ -10,18 +10,22 @@ conclusion (a redefined id is the latest definition before the citing step). Ste
 An unparsed step has no conclusion anyone could cite: not relevant.
 
 ``paper_code_compat``: the rule of the authors' released code (``reference/official_code.md``), read as a
-fact about its behaviour: a step is relevant when its conclusion id is a premise of *any* later counted
-step. Its quirks, kept on purpose:
+fact about its behaviour: a step is relevant when its conclusion id is a premise of *any later* step. On
+steps read the released way (:func:`finelogic.eval.steps.released_steps`, what the policy judges) it is
+:func:`released_relevance`, exactly:
 
-* a ``-> hypothesis`` (or ``¬hypothesis``) step written without ``: text`` does not match the code's step
-  pattern and is dropped (None: not counted at all), so the ints only it used look irrelevant;
-* a hypothesis step that does parse is never relevant ("hypothesis" is never a premise id), and neither
-  is the last counted step, since nothing follows it;
-* a step without a conclusion id (an unparsed step) counts as relevant;
-* a step whose conclusion text is ``⊥`` counts as relevant.
+* a step concluding ``assumpN`` is skipped (None), yet its premises still count as later citations;
+* a step without a conclusion id (prose, an empty response) counts as relevant;
+* a step whose conclusion text is ``⊥`` counts as relevant;
+* otherwise the conclusion id must be among the premise ids of some later step, so the last step is
+  never relevant (nothing follows it), even in a perfect proof.
 
-So under ``paper_code_compat`` even a perfect gold proof is never all-relevant; the book says which
-policy each table uses.
+On steps of OUR reading (:func:`finelogic.eval.steps.parse_steps`) the same rule gives
+:func:`paper_code_compat_relevance`: the released rule alone, without the released reading, shown beside
+the principled numbers (the ``relevant_compat`` column of principled step rows). There the released
+reader's loss of a ``-> hypothesis`` (or ``¬hypothesis``) step written without ``: text`` is imitated by
+not counting it (None), so the ints only it used look irrelevant. The book says which policy each table
+uses.
 """
 from __future__ import annotations
 
@@ -58,12 +62,31 @@ def principled_relevance(steps: Sequence[Step]) -> tuple[bool | None, ...]:
     return tuple(out)
 
 
+def _released_rule(step: Step, later: set[str]) -> bool:
+    """Relevant under the released rule: no conclusion, a ``⊥`` conclusion, or cited by a later step."""
+    if step.conclusion_id is None or (step.conclusion_text or "").strip() == "⊥":
+        return True
+    return step.conclusion_id in later
+
+
+def released_relevance(steps: Sequence[Step]) -> tuple[bool | None, ...]:
+    """The released code's relevance of steps it read (:func:`finelogic.eval.steps.released_steps`)."""
+    out: list[bool | None] = []
+    for i, step in enumerate(steps):
+        later = {p for s in steps[i + 1:] for p in s.premises}  # skipped assumption steps cite too
+        out.append(None if step.concludes_assumption else _released_rule(step, later))
+    return tuple(out)
+
+
 def _dropped_by_released_code(step: Step) -> bool:
     return step.concludes_hypothesis and step.conclusion_text is None
 
 
 def paper_code_compat_relevance(steps: Sequence[Step]) -> tuple[bool | None, ...]:
-    """The released code's rule and quirks (module docstring)."""
+    """The released code's rule (module docstring): :func:`released_relevance` on steps it read, else the
+    rule alone on our reading of the steps."""
+    if steps and steps[0].released:
+        return released_relevance(steps)
     counted = [i for i, s in enumerate(steps) if not s.opens_assumption and not _dropped_by_released_code(s)]
     out: list[bool | None] = [None] * len(steps)
     for position, i in enumerate(counted):
@@ -71,8 +94,5 @@ def paper_code_compat_relevance(steps: Sequence[Step]) -> tuple[bool | None, ...
         later: set[str] = set()
         for j in counted[position + 1:]:
             later.update(steps[j].premise_ids)
-        if step.conclusion_id is None or (step.conclusion_text or "").strip() == "⊥":
-            out[i] = True
-        else:
-            out[i] = step.conclusion_id in later
+        out[i] = _released_rule(step, later)
     return tuple(out)

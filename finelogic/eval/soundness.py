@@ -16,6 +16,16 @@ only of valid steps, so all-atomic ⊆ all-valid. Excluded and counted separatel
 
 Step-level rates are over counted steps the judge decided (relevance: over counted steps in FLD
 notation, whatever the judge said), pooled across samples. All proportions come with Wilson 95% intervals.
+
+``policy="paper_code_compat"`` in :func:`judge_responses` reproduces the released ``src/eval_step.py``
+instead (``reference/official_code.md``): the steps are read its way
+(:func:`finelogic.eval.steps.released_steps`; a response without steps is one step judged against
+``???``), steps concluding ``assumpN`` are neither judged nor counted, relevance is
+:func:`finelogic.eval.relevance.released_relevance`, and every judgement is True or False (a judge that
+cannot decide counts False, as the released code's fallback did). Its rows carry that relevance in both
+relevance columns and are all ``parsed``, so the same :func:`sample_soundness` and :func:`soundness_table`
+give the released numbers: flags over the non-skipped steps, percentages over the samples with at least
+one, nothing undecided.
 """
 from __future__ import annotations
 
@@ -28,7 +38,7 @@ from finelogic.data.problem import Problem
 from finelogic.eval.judges import Judge
 from finelogic.eval.relevance import POLICIES, relevance
 from finelogic.eval.stats import wilson_interval
-from finelogic.eval.steps import parse_steps
+from finelogic.eval.steps import parse_steps, released_steps
 
 #: Columns of a step row (plus the key columns carried over from the records).
 STEP_COLUMNS = ("sample", "step", "n_steps", "raw", "premises", "conclusion_id", "parsed", "valid", "atomic",
@@ -37,7 +47,7 @@ METRICS = ("all_valid", "all_relevant", "all_atomic")
 
 
 def judge_responses(records: pd.DataFrame, problems: Mapping[str, Problem], judge: Judge, *,
-                    keys: Sequence[str] = ("id", "model", "setting", "depth_bucket"),
+                    policy: str = "principled", keys: Sequence[str] = ("id", "model", "setting", "depth_bucket"),
                     progress: bool | None = None) -> pd.DataFrame:
     """Split every response into steps and judge them all (one batched ``judge_all`` call).
 
@@ -46,22 +56,29 @@ def judge_responses(records: pd.DataFrame, problems: Mapping[str, Problem], judg
             (e.g. :func:`finelogic.eval.accuracy.evaluate_accuracy` records, FLD rows).
         problems: id -> :class:`Problem` (the facts, hypothesis and, for the symbolic judge, formulas).
         judge: any judge of :mod:`finelogic.eval.judges`.
+        policy: ``principled`` (our reading, undecided kept apart) or ``paper_code_compat`` (the released
+            code's reading and counting; module docstring).
         keys: record columns copied to every step row (those present).
         progress: a tqdm bar over chunks of steps (None: only for 200 steps or more).
 
     Returns:
         One row per step with :data:`STEP_COLUMNS` after the key columns; ``sample`` is the record's
         position. A response with no steps gets one row with ``step`` -1 and ``n_steps`` 0 so that it
-        is counted (as excluded) by :func:`soundness_table`.
+        is counted (as excluded) by :func:`soundness_table` (never under ``paper_code_compat``, where
+        every response has a step).
     """
+    if policy not in POLICIES:
+        raise ValueError(f"unknown soundness policy {policy!r}; choose one of {', '.join(POLICIES)}")
+    read = parse_steps if policy == "principled" else released_steps
     keys = [k for k in keys if k in records.columns]
     parsed = []
     for position, record in enumerate(records.to_dict("records")):
         problem = problems[record["id"]]
-        parsed.append((position, record, problem, parse_steps(str(record.get("response") or ""), problem)))
+        parsed.append((position, record, problem, read(str(record.get("response") or ""), problem)))
+    if policy == "paper_code_compat":
+        return _released_rows(parsed, judge, keys, progress)
     pairs = [(step, problem) for _, _, problem, steps in parsed for step in steps]
-    show = progress if progress is not None else len(pairs) >= 200
-    verdicts = iter(_judge_with_progress(judge, pairs) if show else judge.judge_all(pairs))
+    verdicts = _verdicts(judge, pairs, progress)
     rows = []
     for position, record, _, steps in parsed:
         base = {k: record[k] for k in keys} | {"sample": position, "n_steps": len(steps)}
@@ -78,6 +95,36 @@ def judge_responses(records: pd.DataFrame, problems: Mapping[str, Problem], judg
                 "relevant": rel, "relevant_compat": rel_compat,
             })
     return pd.DataFrame(rows, columns=[*keys, *STEP_COLUMNS])
+
+
+def _released_rows(parsed: list, judge: Judge, keys: list[str], progress: bool | None) -> pd.DataFrame:
+    """Step rows the released code's way (module docstring): assumption steps not judged, None -> False."""
+    relevances = [relevance(steps, "paper_code_compat") for _, _, _, steps in parsed]
+    pairs = [(step, problem) for (_, _, problem, steps), rel in zip(parsed, relevances)
+             for step, r in zip(steps, rel) if r is not None]
+    verdicts = _verdicts(judge, pairs, progress)
+    rows = []
+    for (position, record, _, steps), rel in zip(parsed, relevances):
+        base = {k: record[k] for k in keys} | {"sample": position, "n_steps": len(steps)}
+        for step, relevant in zip(steps, rel):
+            row = base | {"step": step.index, "raw": step.raw, "premises": " & ".join(step.premises),
+                          "conclusion_id": step.conclusion_id, "parsed": True,
+                          "relevant": relevant, "relevant_compat": relevant}
+            if relevant is None:
+                rows.append(row | {"reason": "concludes an assumption: not judged, not counted (released code)"})
+                continue
+            verdict = next(verdicts)
+            valid = bool(verdict.valid)
+            reason = verdict.reason if verdict.decided else f"{verdict.reason}; counted False (released code)"
+            rows.append(row | {"valid": valid, "atomic": valid and bool(verdict.atomic), "reason": reason,
+                               "decided_by": verdict.decided_by})
+    return pd.DataFrame(rows, columns=[*keys, *STEP_COLUMNS])
+
+
+def _verdicts(judge: Judge, pairs: list, progress: bool | None) -> Iterable:
+    """The judge's verdicts on ``pairs``, one batched call (in chunks under a tqdm bar from 200 steps)."""
+    show = progress if progress is not None else len(pairs) >= 200
+    return iter(_judge_with_progress(judge, pairs) if show else judge.judge_all(pairs))
 
 
 def _judge_with_progress(judge: Judge, pairs: list, chunk: int = 256) -> Iterable:

@@ -18,6 +18,18 @@ The **reference** (the paper code's "reference dictionary") maps ids to the sent
 facts from the problem, ``hypothesis`` from the problem, ``intN``/``assumpN`` from their definitions in
 the response. Each step carries the texts of its premises as they were defined *before* it
 (``premise_texts``; None for an id not defined yet), so a judge needs only the step and the problem.
+
+**The released code's reading** (``policy="paper_code_compat"``; :func:`released_steps`,
+``reference/official_code.md``, "Soundness details of the released code"), reproduced from its behaviour:
+
+- steps are the blocks starting at a line ``Step N:`` / ``N.`` / ``N:``; without such lines the text is cut
+  at ``;`` (when that gives two or more parts), else at line breaks, else at periods, and only the parts
+  with an inline conclusion (``intN``, ``assumpN`` or ``hypothesis`` followed by ``:`` or ``.``) are steps;
+  a text with none is ONE step with no conclusion (judged against ``???``);
+- the conclusion is the FIRST such id of the block; the premises are every ``factN``/``intN``/``assumpN``
+  id in the block but the conclusion, ids inside the conclusion's own text included. Premises are sorted
+  here (the released code shows them in set order, which is not stable across runs);
+- texts come from the reference of :func:`released_reference`; an id it lacks reads ``???``.
 """
 from __future__ import annotations
 
@@ -33,6 +45,22 @@ _STEP_HEADER = re.compile(r"^[ \t>*#-]*step\s*(\d+)\s*\**\s*[:.)]\**", re.I | re
 # ``fact1: {A}{a} -> {B}{a}``: a fact translated into a formula (symbolic styles), not a step.
 _TRANSLATION = re.compile(r"^\s*(?:fact\s*\d+|hypothesis)\s*:", re.I)
 
+#: The text the released code shows the judge for an id it has no text for (and for a missing conclusion).
+UNKNOWN_TEXT = "???"
+# The released reading's patterns (module docstring); ids keep their digits as written (``int01``).
+_ANY_ID = r"(?:fact|int|assump)\s*\d+"
+_RELEASED_PREMISE = re.compile(rf"\b{_ANY_ID}\b", re.I)
+_RELEASED_CONCLUSION = re.compile(r"\b(int\s*\d+|assump\s*\d+|hypothesis)\s*[:.]", re.I)
+_RELEASED_STEP_START = re.compile(r"^(?:step\s*)?\d+\s*[:.]", re.I | re.M)
+_HYPOTHESIS_ALONE = re.compile(r"^\s*hypothesis\s*$", re.I | re.M)
+# ``int1: text`` at a line start (text up to ``;``), or anywhere (text up to ``.``, ``;`` or a line break).
+_LINE_DEFINITION = re.compile(rf"({_ANY_ID})\s*:\s*(.+?)(?=;|$)", re.I)
+_INLINE_DEFINITION = re.compile(rf"({_ANY_ID})\s*:\s*([^.;\n]+)", re.I)
+_HYPOTHESIS_INLINE = re.compile(r"hypothesis[^:\n]*:\s*(.+)", re.I)
+_HYPOTHESIS_HEADING = re.compile(r"hypothesis[^:\n]*$", re.I)
+_INPUT_FACT = re.compile(r"\b(fact\d+)\s*:\s*(.+)", re.I)
+_INPUT_HYPOTHESIS = re.compile(r"hypothesis\s*:\s*(.+)", re.I)
+
 
 @dataclass(frozen=True)
 class Step:
@@ -46,6 +74,8 @@ class Step:
         conclusion_id: ``int2``, ``assump1``, ``hypothesis`` or ``¬hypothesis``; None when unparsed.
         conclusion_text: the text after the colon as written; None when the step wrote none.
         parsed: False when the step is not in FLD notation (free text); ``note`` says why.
+        released: read by the released code's reader (:func:`released_steps`): premises sorted, every
+            text resolved (``???`` when unknown), ``conclusion_id`` None for a step with no conclusion.
     """
 
     index: int
@@ -56,6 +86,7 @@ class Step:
     conclusion_text: str | None = None
     parsed: bool = True
     note: str = ""
+    released: bool = False
 
     @property
     def premise_ids(self) -> tuple[str, ...]:
@@ -66,6 +97,11 @@ class Step:
     def opens_assumption(self) -> bool:
         """``void -> assump1: ...``: introduces an assumption, applies no rule (skipped by the metrics)."""
         return self.parsed and self.premises == (VOID,)
+
+    @property
+    def concludes_assumption(self) -> bool:
+        """The step's conclusion is ``assumpN`` (the released code skips such steps: not judged, not counted)."""
+        return (self.conclusion_id or "").startswith("assump")
 
     @property
     def concludes_hypothesis(self) -> bool:
@@ -175,3 +211,120 @@ def template_vocabulary(problem: Problem):
         return Vocabulary.from_dict(raw)
     except ValueError:
         return None
+
+
+# ----------------------------------------------------------------------------------------------------
+# The released code's reading (paper_code_compat)
+
+
+def released_input(problem: Problem) -> str:
+    """The problem text the released code reads facts from: the item's ``input`` (the paper's files), else
+    the ``Facts: ...\nHypothesis: ...`` text the compat prompt layout sends for items without one."""
+    given = problem.meta.get("input") if problem.meta else None
+    return given or f"Facts: {problem.facts_text}\nHypothesis: {problem.hypothesis}"
+
+
+def _released_id(text: str) -> str:
+    return text.lower().replace(" ", "")  # only spaces: the released code keeps tabs and leading zeros
+
+
+def _released_hypothesis(response: str) -> str | None:
+    """The first ``hypothesis...: text`` (text to the line's end, maybe on the next line), else the line
+    after a ``hypothesis...`` heading line; None when there is none or it is empty."""
+    inline = _HYPOTHESIS_INLINE.search(response)
+    if inline:
+        return inline.group(1).strip() or None
+    lines = response.splitlines()
+    for line, following in zip(lines, lines[1:]):
+        if _HYPOTHESIS_HEADING.match(line.strip()):
+            return following.strip() or None
+    return None
+
+
+def _released_problem_texts(text: str) -> dict[str, str]:
+    """Facts (``factN:`` with no space, at the start of a piece) and the hypothesis from the problem's input,
+    cut at ``.`` and ``;`` as the released code does (a fact's own line break does not end it)."""
+    text = text.strip()
+    if text.lower().startswith("facts:"):
+        text = text[len("facts:"):].lstrip()
+    if text.startswith(","):
+        text = text[1:].lstrip()
+    found: dict[str, str] = {}
+    for piece in re.split(r"[.;]", text):
+        piece = piece.strip()
+        if (fact := _INPUT_FACT.match(piece)):
+            found[fact.group(1).lower()] = fact.group(2).strip()
+        elif (hypothesis := _INPUT_HYPOTHESIS.search(piece)):
+            found[HYPOTHESIS] = hypothesis.group(1).strip()
+    return found
+
+
+def released_reference(response: str, problem: Problem) -> dict[str, str]:
+    """The released code's id -> text reference of one response, in its order of precedence:
+
+    1. ``id: text`` at the start of a response line (text up to ``;``; a later line wins);
+    2. ``hypothesis`` from the response (:func:`_released_hypothesis`);
+    3. only when the response defines no ``factN:`` line: the facts AND the hypothesis of the problem's
+       input (:func:`released_input`), the hypothesis overwriting the response's; so a response that
+       restates one fact leaves every other fact unknown (``???``);
+    4. only when no ``intN``/``assumpN`` is defined yet: every ``id: text`` anywhere in the response
+       (text up to ``.``, ``;`` or a line break), never overwriting.
+    """
+    reference: dict[str, str] = {}
+    for line in response.splitlines():
+        if (definition := _LINE_DEFINITION.match(line.strip())):
+            reference[_released_id(definition.group(1))] = definition.group(2).strip()
+    if (hypothesis := _released_hypothesis(response)):
+        reference[HYPOTHESIS] = hypothesis
+    if not any(k.startswith("fact") for k in reference):
+        reference.update(_released_problem_texts(released_input(problem)))
+    if not any(k.startswith(("int", "assump")) for k in reference):
+        for definition in _INLINE_DEFINITION.finditer(response):
+            reference.setdefault(_released_id(definition.group(1)), definition.group(2).strip())
+    return reference
+
+
+def _released_blocks(text: str) -> tuple[list[str], str]:
+    """The released code's step blocks and how they were found: ``numbered`` (``Step N:`` blocks),
+    ``split`` (parts with an inline conclusion) or ``whole`` (none: the whole text, no conclusion)."""
+    starts = [m.start() for m in _RELEASED_STEP_START.finditer(text)]
+    if starts:
+        return [text[a:b].strip() for a, b in zip(starts, [*starts[1:], len(text)])], "numbered"
+    for delimiter in (";", "\n", "."):
+        parts = [p.strip() for p in text.split(delimiter) if p.strip()]
+        if len(parts) > 1:
+            break
+    else:
+        parts = [text.strip()]
+    with_conclusion = [p for p in parts if _RELEASED_CONCLUSION.search(p)]
+    return (with_conclusion, "split") if with_conclusion else ([text.strip()], "whole")
+
+
+def _released_conclusion(block: str, how: str) -> str | None:
+    """The block's first inline conclusion id; in ``Step N:`` blocks also a line saying just ``hypothesis``."""
+    if how == "whole":
+        return None
+    if (inline := _RELEASED_CONCLUSION.search(block)):
+        return _released_id(inline.group(1))
+    return HYPOTHESIS if how == "numbered" and _HYPOTHESIS_ALONE.search(block) else None
+
+
+def released_steps(response: str, problem: Problem) -> list[Step]:
+    """The steps of ``response`` as the released ``src/eval_step.py`` reads them (module docstring), every
+    text resolved with :func:`released_reference`. Never empty: a response without a step (prose, an
+    empty string, a marker) is one step with no conclusion."""
+    text = response or ""
+    reference = released_reference(text, problem)
+    blocks, how = _released_blocks(text)
+    steps = []
+    for index, block in enumerate(blocks):
+        conclusion = _released_conclusion(block, how)
+        ids = {_released_id(i) for i in _RELEASED_PREMISE.findall(block)} - {conclusion}
+        premises = tuple(sorted(ids))
+        steps.append(Step(
+            index, block, premises, tuple(reference.get(p, UNKNOWN_TEXT) for p in premises),
+            conclusion_id=conclusion,
+            conclusion_text=reference.get(conclusion, UNKNOWN_TEXT) if conclusion else UNKNOWN_TEXT,
+            note="" if conclusion else "no conclusion id: judged against ???, relevant (released code)",
+            released=True))
+    return steps
