@@ -73,6 +73,31 @@ def test_reply_parsing(reply, expected):
     assert parse_reply(reply) is expected
 
 
+# The released code's reading (strip + lower, then startswith; anything else retried on a second model
+# and finally False): worked out by hand, checked against its ask_bool with a stubbed transport.
+@pytest.mark.parametrize("reply, expected", [
+    ("true", True), ("  True.\n", True), ("YES", True), ("yes, it does", True), ("1", True), ("10", True),
+    ("false", False), (" No.", False), ("nope", False), ("not entailed", False), ("0", False),
+    ("**TRUE**", False), ('"true"', False), ("The premises entail it", False), ("", False), ("maybe", False),
+])
+def test_released_reply_parsing_never_undecided(reply, expected):
+    assert parse_reply(reply, released=True) is expected
+
+
+def test_released_steps_are_judged_with_their_own_texts_and_released_replies():
+    from finelogic.eval.steps import released_steps
+
+    backend = FakeBackend(lambda p: "**true**" if "entail" in p else "true")
+    problem = dog_problem()
+    (step,) = released_steps("fact2 & fact1 -> int1: the dog is big.", problem)
+    verdict = LLMJudge(backend).judge(step, problem)
+    # premises sorted; the problem's facts cut at periods as the released code reads them
+    assert backend.calls[0][0] == ["Premises:\nfact1: the dog is red\nfact2: if the dog is red then the dog is big\n"
+                                   "Conclusion:\nint1: the dog is big\n"
+                                   "Do the premises entail the conclusion? Answer true or false only."]
+    assert (verdict.valid, verdict.atomic) == (False, False) and len(backend.calls) == 1  # atomicity not asked
+
+
 def test_judge_many_batches_validity_then_atomicity_of_the_valid_ones_only():
     answers = {"int1: the dog is big.": "false", "hypothesis: the dog is calm.": "true"}
     backend = FakeBackend(lambda p: next(a for k, a in answers.items() if f"Conclusion:\n{k}" in p))

@@ -324,3 +324,267 @@ def test_soundness_page_shows_the_gold_row_beside_the_papers_table(results):
     assert page.scored_share(run) == "none (no model responses in this run)"
     assert page.symbolic_accuracy(run) == "100.0%"
     assert page.one_response(run, "04_soundness.ipynb")[0].data == "No model responses in this run."
+
+
+# ---- paper_code_compat: the released src/eval_step.py --------------------------------------------------
+# Every expectation below was worked out by hand from reading the released code, then checked by running
+# the released file itself (stubbed transport, same stub judge) beside ours in a scratch folder outside
+# the repository: all agree.
+
+class WordsJudge:
+    """The stub judge model: validity "true" iff every word of the conclusion's text (after ``id: ``; the
+    bare ``???`` of a step without a conclusion) occurs in the premises' texts; atomicity "true" iff at
+    most two premises. Records every prompt."""
+
+    def __init__(self) -> None:
+        self.prompts: list[str] = []
+
+    @staticmethod
+    def reply(prompt: str) -> str:
+        import re
+
+        head, _, rest = prompt.partition("\nConclusion:\n")
+        premises = [p for p in head.removeprefix("Premises:\n").split("\n") if p]
+        conclusion, _, question = rest.rpartition("\n")
+        if "atomic" in question:
+            return "true" if len(premises) <= 2 else "false"
+        words = set(re.findall(r"[a-z⊥?]+", " ".join(p.split(": ", 1)[-1] for p in premises).lower()))
+        said = re.findall(r"[a-z⊥?]+", conclusion.split(": ", 1)[-1].lower())
+        return "true" if all(w in words for w in said) else "false"
+
+    def generate(self, conversations, config=None):
+        self.prompts += [c[-1]["content"] for c in conversations]
+        return [self.reply(c[-1]["content"]) for c in conversations]
+
+
+def compat_rows(response: str, problem: Problem | None = None, backend=None) -> pd.DataFrame:
+    from finelogic.eval.judges import LLMJudge
+
+    problem = problem or dog_problem()
+    records = pd.DataFrame({"id": [problem.id], "response": [response]})
+    return judge_responses(records, {problem.id: problem}, LLMJudge(backend or WordsJudge()),
+                           policy="paper_code_compat")
+
+
+def compat_outcome(response: str, problem: Problem | None = None) -> tuple[list, tuple | None]:
+    """Per step (valid, relevant, atomic), None for a skipped step; the sample flags (all_valid,
+    all_relevant, all_atomic), None when the sample has no counted step."""
+    rows = compat_rows(response, problem)
+    steps = [None if pd.isna(r.relevant) else (bool(r.valid), bool(r.relevant), bool(r.atomic))
+             for r in rows.itertuples()]
+    sample = sample_soundness(rows, "paper_code_compat").iloc[0]
+    flags = None if sample.status == "no_steps" else (sample.all_valid, sample.all_relevant, sample.all_atomic)
+    return steps, flags
+
+
+def input_problem(text: str) -> Problem:
+    """The dog problem carrying a paper-file ``input`` text (what the released code reads facts from)."""
+    base = dog_problem()
+    return Problem(id="dog", dataset="fld", label="PROVED", facts=base.facts, hypothesis=base.hypothesis,
+                   meta={"input": text})
+
+
+T, F = True, False
+S2 = "fact1 & fact2 -> int1: the dog is big; int1 & fact3 -> hypothesis: the dog is calm"
+PAPER_INPUT_NO_PERIODS = ("Fact1: the dog is red\nFact2: if the dog is red then the dog is big\n"
+                          "Hypothesis: the dog is calm")
+MULTI_LOGIEVAL_INPUT = "Fact 1: the dog is red. Fact 2: if the dog is red then the dog is big.\nQuestion: calm?"
+
+COMPAT_CASES = [
+    # (id, response, problem input or None, per-step (valid, relevant, atomic) / None, flags)
+    ("gold-colonless-hypothesis-step-dropped", GOLD, None, [(T, F, T)], (T, F, T)),
+    ("two-steps-last-never-relevant", S2 + ".", None, [(T, T, T), (T, F, T)], (T, F, T)),
+    ("prose-is-one-???-step", "The dog is red, so it is big, so it is calm. __PROVED__", None,
+     [(F, T, F)], (F, T, F)),
+    ("empty-is-one-???-step", "", None, [(F, T, F)], (F, T, F)),
+    ("marker-only-is-one-???-step", "__PROVED__", None, [(F, T, F)], (F, T, F)),
+    ("step-block-without-conclusion-judged-against-???",
+     "Step 1: fact1 & fact2 -> int1: the dog is big.\nStep 2: int1 & fact3 -> hypothesis", None,
+     [(T, T, T), (F, T, F)], (F, T, F)),
+    ("step-block-hypothesis-alone-on-a-line",
+     "Step 1: fact1 & fact2 -> int1: the dog is big.\nStep 2: int1 & fact3 ->\nhypothesis", None,
+     [(T, T, T), (T, F, T)], (T, F, T)),
+    ("numbered-N-dot", "1. fact1 & fact2 -> int1: the dog is big.\n2. int1 & fact3 -> hypothesis: the dog is calm.",
+     None, [(T, T, T), (T, F, T)], (T, F, T)),
+    ("numbered-N-colon-preamble-ignored",
+     "Let me think.\n1: fact1 & fact2 -> int1: the dog is big.\n2: int1 & fact3 -> hypothesis.", None,
+     [(T, T, T), (T, F, T)], (T, F, T)),
+    ("step-blocks-with-commentary",
+     "Step 1: fact1 & fact2 -> int1: the dog is big.\nThis is modus ponens.\n"
+     "Step 2: int1 & fact3 -> hypothesis: the dog is calm.", None, [(T, T, T), (T, F, T)], (T, F, T)),
+    ("bold-step-markers-are-not-step-lines",
+     "**Step 1:** fact1 & fact2 -> int1: the dog is big.\n**Step 2:** int1 & fact3 -> hypothesis", None,
+     [(T, F, T)], (T, F, T)),
+    ("semicolons-inside-a-step-block-do-not-split",
+     "Step 1: fact1 -> int1: the dog is red; fact2 -> int2: the dog is big\n"
+     "Step 2: int2 & fact3 -> hypothesis: the dog is calm", None, [(T, F, F), (T, F, T)], (T, F, F)),
+    ("newline-split", "fact1 & fact2 -> int1: the dog is big.\nint1 & fact3 -> hypothesis: the dog is calm.", None,
+     [(T, T, T), (T, F, T)], (T, F, T)),
+    ("period-split", "fact1 & fact2 -> int1: the dog is big. int1 & fact3 -> hypothesis: the dog is calm", None,
+     [(T, T, T), (T, F, T)], (T, F, T)),
+    ("semicolon-split-wins-over-newlines",
+     "fact1 -> int1: the dog is red; fact4 -> int2: the cat is red\nint1 & fact2 -> int3: the dog is big", None,
+     [(T, T, T), (T, F, F)], (T, F, F)),
+    ("id-in-conclusion-text-is-a-premise",
+     "fact1 & fact2 -> int1: the dog is big; fact3 -> int2: as int1 says the dog is calm", None,
+     [(T, T, T), (F, F, F)], (F, F, F)),
+    ("restated-fact-leaves-other-facts-???",
+     "fact1: the dog is red\nfact1 & fact2 -> int1: the dog is big; int1 & fact3 -> hypothesis: the dog is calm",
+     None, [(F, T, F), (F, F, F)], (F, F, F)),
+    ("all-used-facts-restated", "fact1: the dog is red\nfact2: if the dog is red then the dog is big\n"
+     "fact1 & fact2 -> int1: the dog is big", None, [(T, F, T)], (T, F, T)),
+    ("unknown-premise-id-reads-???", "fact9 & fact1 -> int1: the dog is red", None, [(T, F, T)], (T, F, T)),
+    ("unknown-conclusion-id-reads-???", "fact1 & fact2 -> int1. ; int1 & fact3 -> hypothesis: the dog is calm",
+     None, [(F, T, F), (T, F, T)], (F, F, F)),
+    ("???-premise-entails-???-conclusion-under-this-stub", "fact9 -> int5.", None, [(T, F, T)], (T, F, T)),
+    ("assumption-step-skipped", "void -> assump1: the dog is big; assump1 & fact3 -> int1: the dog is calm; "
+     "int1 -> hypothesis: the dog is calm", None, [None, (T, T, T), (T, F, T)], (T, F, T)),
+    ("a-skipped-assumption-step-still-cites", "fact1 -> int1: the dog is red; int1 -> assump1: the dog is red",
+     None, [(T, T, T), None], (T, T, T)),
+    ("only-assumption-steps-not-counted", "void -> assump1: the dog is big", None, [None], None),
+    ("bottom-conclusion-relevant", "fact2 -> int1: the dog is big; int1 & fact4 -> int2: ⊥", None,
+     [(T, T, T), (F, T, F)], (F, T, F)),
+    ("negated-hypothesis-reads-the-problems-hypothesis",
+     "fact4 -> int1: the cat is red; int1 -> ¬hypothesis: the dog is not calm", None,
+     [(T, T, T), (F, F, F)], (F, F, F)),
+    ("negated-hypothesis-without-colon-dropped", "fact4 -> int1: the cat is red; int1 -> ¬hypothesis; __DISPROVED__",
+     None, [(T, F, T)], (T, F, T)),
+    ("response-hypothesis-kept-when-it-restates-a-fact",
+     "fact1: the dog is red\nfact1 -> int1: the dog is red\nint1 -> hypothesis: the dog is red", None,
+     [(T, T, T), (T, F, T)], (T, F, T)),
+    ("response-hypothesis-overwritten-by-the-problems",
+     "fact1 -> int1: the dog is red\nint1 -> hypothesis: the dog is red", None, [(T, T, T), (F, F, F)], (F, F, F)),
+    ("hypothesis-heading-line", "fact1: the dog is red\nHypothesis\nthe dog is red\n"
+     "fact1 -> int1: the dog is red; int1 -> hypothesis.", None, [(T, T, T), (T, F, T)], (T, F, T)),
+    ("line-definitions-later-line-wins", "int1: the dog is big\nint1: the cat is red\nfact4 -> int1. ; "
+     "int1 -> hypothesis: the dog is calm", None, [(T, T, T), (F, F, F)], (F, F, F)),
+    ("line-definition-is-a-step-without-premises", S2.replace("fact1 & fact2 -> ", ""), None,
+     [(F, T, F), (T, F, T)], (F, F, F)),
+    ("ids-with-spaces-and-case", "Fact 1 & FACT2 -> INT 1: the dog is big; int1 & fact 3 -> Hypothesis: the dog is calm",
+     None, [(T, T, T), (T, F, T)], (T, F, T)),
+    ("leading-zero-is-another-id", "fact01 -> int1: the dog is red", None, [(F, F, F)], (F, F, F)),
+    ("prose-cut-at-periods-has-no-conclusion",
+     "Using fact1 and fact2 the dog is big. Then with fact3 we get the hypothesis. __PROVED__", None,
+     [(F, T, F)], (F, T, F)),
+    ("hypothesis-dot-in-prose-concludes", "Using fact1 and fact2, the dog is big.\nSo we prove the hypothesis.\n"
+     "__PROVED__", None, [(F, F, F)], (F, F, F)),
+    ("paper-input-without-periods-gives-only-the-first-fact", S2, PAPER_INPUT_NO_PERIODS,
+     [(F, T, F), (F, F, F)], (F, F, F)),
+    ("paper-input-with-periods", S2, "Facts: fact1: the dog is red. fact2: if the dog is red then the dog is big. "
+     "fact3: if the dog is big then the dog is calm.\nHypothesis: the dog is calm.", [(T, T, T), (T, F, T)], (T, F, T)),
+    ("multi-logieval-fact-labels-not-read", "fact1 -> int1: the dog is red", MULTI_LOGIEVAL_INPUT,
+     [(F, F, F)], (F, F, F)),
+    ("three-premises-valid-not-atomic", "fact1 & fact2 & fact3 -> hypothesis: the dog is calm", None,
+     [(T, F, F)], (T, F, F)),
+    ("dead-end-chain-relevant-by-citation", "fact1 & fact2 -> int1: the dog is big; fact4 -> int2: the cat is red; "
+     "int2 -> int3: the cat is red; int1 & fact3 -> hypothesis: the dog is calm", None,
+     [(T, T, T), (T, T, T), (T, F, T), (T, F, T)], (T, F, T)),
+]
+
+
+@pytest.mark.parametrize("response, given_input, steps, flags",
+                         [pytest.param(*case[1:], id=case[0]) for case in COMPAT_CASES])
+def test_compat_reproduces_the_released_eval_step(response, given_input, steps, flags):
+    problem = input_problem(given_input) if given_input else None
+    assert compat_outcome(response, problem) == (steps, flags)
+
+
+def test_compat_prompt_shows_sorted_premises_and_question_marks_for_unknown_ids():
+    # The released code shows premises in set order (unstable across runs); we sort them.
+    judge = WordsJudge()
+    compat_rows("fact3 & fact9 & int2 -> int1: the dog is calm", backend=judge)
+    assert judge.prompts[0] == ("Premises:\nfact3: if the dog is big then the dog is calm\nfact9: ???\nint2: ???\n"
+                                "Conclusion:\nint1: the dog is calm\n"
+                                "Do the premises entail the conclusion? Answer true or false only.")
+
+
+def test_compat_judges_a_step_less_response_against_question_marks_and_asks_atomicity_only_when_valid():
+    judge = WordsJudge()
+    compat_rows("I think the dog is calm. __PROVED__", backend=judge)
+    assert judge.prompts == ["Premises:\n\nConclusion:\n???\n"
+                             "Do the premises entail the conclusion? Answer true or false only."]
+
+
+def test_compat_unreadable_replies_count_false():
+    class Replies:
+        def generate(self, conversations, config=None):
+            return ["**true**" if "entail" in c[-1]["content"] else "yes" for c in conversations]
+
+    rows = compat_rows(S2, backend=Replies())
+    assert rows["valid"].tolist() == [False, False] and rows["atomic"].tolist() == [False, False]
+
+
+def test_compat_table_counts_every_sample_with_a_counted_step():
+    responses = [S2, "", "void -> assump1: the dog is big", "fact1 & fact2 & fact3 -> hypothesis: the dog is calm"]
+    problem = dog_problem()
+    from finelogic.eval.judges import LLMJudge
+
+    rows = judge_responses(pd.DataFrame({"id": "dog", "response": responses, "model": "m", "setting": "CoT"}),
+                           {"dog": problem}, LLMJudge(WordsJudge()), policy="paper_code_compat")
+    row = soundness_table(rows, policy="paper_code_compat").iloc[0]
+    # the assumption-only response has no counted step: not counted (as the released aggregate); the
+    # empty one is one ??? step, counted
+    assert (row.samples, row.scored, row.no_steps, row.undecided) == (4, 3, 1, 0)
+    assert row.all_valid == pytest.approx(2 / 3) and row.all_relevant == pytest.approx(1 / 3)
+    assert row.all_atomic == pytest.approx(1 / 3)
+    assert (row.steps, row.valid_rate, row.relevant_rate, row.atomic_rate) == (4, 0.75, 0.5, 0.5)
+
+
+def test_compat_symbolic_judge_counts_what_it_cannot_read_as_false():
+    rows = judge_responses(pd.DataFrame({"id": ["dog"] * 2, "response": [GOLD, "I think so."]}),
+                           {"dog": dog_problem()}, SymbolicJudge(), policy="paper_code_compat")
+    assert rows["valid"].tolist() == [True, False] and rows["relevant"].tolist() == [False, True]
+    assert rows["reason"].iloc[1].endswith("counted False (released code)")
+
+
+@pytest.mark.parametrize("policy", ["principled", "paper_code_compat"])
+def test_smoke_soundness_page_runs_under_both_policies(results, policy):
+    from finelogic.book import soundness as page
+    from finelogic.runs import soundness
+
+    run = soundness.run("smoke", seed=0, policy=policy)
+    assert run.policy == policy and run.provenance.settings["policy"] == policy
+    table = page.table3_side_by_side(run)
+    gold = table.loc[("ours", "gold proofs (sanity check)", "gold")]
+    if policy == "principled":
+        assert (gold["all_valid"], gold["all_relevant"], gold["all_atomic"]) == (100.0, 100.0, 100.0)
+        assert gold["all_relevant (paper_code_compat)"] == 0.0
+    else:
+        # the smoke gold proofs: two one-step "factN -> hypothesis;" proofs read as one ??? step (no colon),
+        # two longer ones whose colon-less final step is dropped (the new last step is not relevant)
+        assert (gold["all_valid"], gold["all_relevant"], gold["all_atomic"]) == (50.0, 50.0, 50.0)
+        assert "all_relevant (paper_code_compat)" not in table.columns
+    assert gold["scored / samples"] == "4 / 4"
+    assert f"policy = `{policy}`" in page.run_caption("04_soundness.ipynb", run)
+    assert len(page.teaching_example(run, "04_soundness.ipynb")) == 3
+    run.write()
+    assert soundness.SoundnessRun.read(results / "smoke" / "soundness").policy == policy
+
+
+def test_compat_run_with_a_handed_in_judge_model(results):
+    from finelogic.data.suites import evaluation_sets
+    from finelogic.profiles import get_profile
+    from finelogic.runs import soundness
+    from finelogic.runs.accuracy import AccuracyRun
+    from finelogic.runs.base import Provenance
+
+    fld = next(s for s in evaluation_sets(get_profile("smoke").section("accuracy"), seed=0) if s.name == "fld")
+    ids = [p.id for p in fld.problems[:2]]
+    records = pd.DataFrame({"id": ids, "dataset": "fld", "model": "m", "setting": "CoT", "depth_bucket": "0-3",
+                            "response": ["I think it holds. __PROVED__", ""]})
+    AccuracyRun(Provenance("accuracy", "smoke", 0), records=records).write()
+    model = ScriptedJudgeModel()
+    run = soundness.run("smoke", seed=0, backends={"embedded": model}, judge="hybrid", llm_judge="embedded",
+                        llm_quality_steps=0, policy="paper_code_compat")
+    # each response is one ??? step: z3 cannot read ???, the judge model is asked and says "true" (twice)
+    assert run.steps["valid"].tolist() == [True, True] and run.steps["relevant"].tolist() == [True, True]
+    assert run.steps["decided_by"].tolist() == ["llm", "llm"] and len(model.prompts) == 4
+    assert model.prompts[0] == ("Premises:\n\nConclusion:\n???\n"
+                                "Do the premises entail the conclusion? Answer true or false only.")
+
+
+def test_unknown_soundness_policy_is_an_error(results):
+    from finelogic.runs import soundness
+
+    with pytest.raises(ValueError, match="paper_code_compat"):
+        soundness.run("smoke", seed=0, policy="lenient")

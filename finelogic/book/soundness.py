@@ -29,22 +29,39 @@ def n_responses(run) -> int:
 
 
 def run_caption(notebook: str, run, **parameters: Any) -> str:
-    """The page's usual caption: models, responses, judge, the principled relevance policy."""
+    """The page's usual caption: models, responses, judge, the run's soundness policy."""
     prov = run.provenance
     return caption(notebook, prov.profile, prov.seed, model=response_models(run), n=n_responses(run),
-                   judge=run.judge, relevance="principled", **parameters)
+                   judge=run.judge, policy=run.policy, **parameters)
 
 
-def model_and_gold(run, *, policy: str = "principled", by=("model", "setting")) -> pd.DataFrame:
-    """:func:`~finelogic.eval.soundness.soundness_table` rows of the responses, then of the gold proofs."""
+def policy_note(run) -> str:
+    """One sentence saying how this run read, counted and judged the steps."""
+    if run.policy == "paper_code_compat":
+        return ("Policy `paper_code_compat`: the steps are read, counted and judged as the released "
+                "`src/eval_step.py` does (a response without steps is one step judged against `???`, "
+                "steps concluding an assumption are skipped, a step is relevant when a later step cites "
+                "its conclusion, an unreadable judgement counts as false, nothing is excluded); the premises "
+                "are shown to the judge in sorted order, where the released code used set order.")
+    return ("Policy `principled`: relevance propagates back from the step that concludes the hypothesis; "
+            "samples with no step or a step the judge could not decide are excluded and counted. The "
+            "column `all_relevant (paper_code_compat)` applies the released code's relevance rule to "
+            "these same steps; run with `policy=\"paper_code_compat\"` for the released code's whole reading.")
+
+
+def model_and_gold(run, *, policy: str | None = None, by=("model", "setting")) -> pd.DataFrame:
+    """:func:`~finelogic.eval.soundness.soundness_table` rows of the responses, then of the gold proofs
+    (``policy`` None: the run's)."""
+    policy = policy or run.policy
     return pd.concat([soundness_table(run.steps, policy=policy, by=by),
                       soundness_table(run.gold_steps, policy=policy, by=by)], ignore_index=True)
 
 
 def table3_side_by_side(run) -> pd.DataFrame:
-    """Table 3 as the paper printed it over ours (:func:`~finelogic.eval.soundness.table3_percent`, with
-    the ``paper_code_compat`` all-relevant column), indexed by ``source``."""
-    ours = table3_percent(model_and_gold(run), compat=model_and_gold(run, policy="paper_code_compat"))
+    """Table 3 as the paper printed it over ours (:func:`~finelogic.eval.soundness.table3_percent`; a
+    principled run adds the released relevance rule's all-relevant column), indexed by ``source``."""
+    compat = model_and_gold(run, policy="paper_code_compat") if run.policy == "principled" else None
+    ours = table3_percent(model_and_gold(run), compat=compat)
     return pd.concat({"paper": paper_table("table3"), "ours": ours}, names=["source"])
 
 
@@ -58,7 +75,7 @@ def exclusions(run) -> pd.DataFrame:
 
 def scored_share(run) -> str:
     """``"<scored> of <samples>"`` model responses, or a sentence saying there were none."""
-    ours = soundness_table(run.steps)
+    ours = soundness_table(run.steps, policy=run.policy)
     n_samples = int(ours["samples"].sum())
     return f"{int(ours['scored'].sum())} of {n_samples}" if n_samples else "none (no model responses in this run)"
 
@@ -69,12 +86,14 @@ def by_depth(run) -> pd.DataFrame:
     return table3_percent(model_and_gold(run, by=by), index=by)
 
 
-def teaching_example(run) -> list[HTML]:
-    """The teaching example's facts and hypothesis, then its steps coloured by verdict."""
+def teaching_example(run, notebook: str) -> list[Any]:
+    """The teaching example's facts and hypothesis, its steps coloured by verdict, and its caption."""
     problem = run.example_problem
     facts = "<br>".join(html.escape(f"{f.id}: {f.text}") for f in problem.facts)
     return [HTML(f"<p><em>Facts:</em><br>{facts}<br><em>Hypothesis:</em> {html.escape(problem.hypothesis)}</p>"),
-            HTML(step_view_html(run.example, title=f"Teaching example ({problem.id}, gold proof altered)"))]
+            HTML(step_view_html(run.example, title=f"Teaching example ({problem.id}, gold proof altered)")),
+            Markdown(caption(notebook, run.provenance.profile, run.provenance.seed, judge="symbolic",
+                             policy=run.policy, n=1))]
 
 
 def one_response(run, notebook: str) -> list[Any]:
@@ -88,7 +107,7 @@ def one_response(run, notebook: str) -> list[Any]:
     prov = run.provenance
     return [HTML(step_view_html(one, title=f"{head['model']}, {head['setting']}, {head['id']}")),
             Markdown(caption(notebook, prov.profile, prov.seed, model=head["model"], judge=run.judge,
-                             relevance="principled", n=1))]
+                             policy=run.policy, n=1))]
 
 
 def judge_quality_table(run) -> pd.DataFrame:

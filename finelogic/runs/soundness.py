@@ -9,6 +9,10 @@ themselves are scored on a labelled step set made from fresh gold proofs
 
 Profile section ``soundness`` (read once, here):
 
+- ``policy``: ``principled`` (default) or ``paper_code_compat`` (the released ``src/eval_step.py``: its
+  step reading, reference texts, skips, relevance and reply reading; see
+  :mod:`finelogic.eval.soundness`); every judged table of the run (responses, gold proofs, the teaching
+  example) uses it, and the provenance records it;
 - ``judge``: ``symbolic`` (default; exact, no model) or ``hybrid`` (symbolic, the LLM judge for the rest);
 - ``llm_judge``: the LLM judge's model spec (:func:`finelogic.models.spec.parse_model`), e.g.
   ``"embedded"`` or ``{"kind": "openai", "model": "gpt-4.1-mini"}``;
@@ -34,6 +38,7 @@ from finelogic.data.suites import evaluation_sets
 from finelogic.eval.accuracy import depth_bucket
 from finelogic.eval.judge_quality import LabelledStep, judge_quality, label_counts, labelled_steps, teaching_example
 from finelogic.eval.judges import HybridJudge, Judge, LLMJudge, SymbolicJudge
+from finelogic.eval.relevance import POLICIES
 from finelogic.eval.soundness import judge_responses
 from finelogic.runs import accuracy
 from finelogic.runs.base import Provenance, Run, Stopwatch, call_counts, open_models, resolve
@@ -43,7 +48,7 @@ log = logging.getLogger(__name__)
 FAMILY = "soundness"
 GOLD_MODEL = "gold proofs (sanity check)"
 #: Settings with a default here, so a profile's ``soundness`` section may leave them out.
-OPTIONAL = ("judge", "llm_judge", "quality", "llm_quality_steps", "run_accuracy_if_missing")
+OPTIONAL = ("policy", "judge", "llm_judge", "quality", "llm_quality_steps", "run_accuracy_if_missing")
 DEFAULT_QUALITY = {"n": 20, "depths": range(0, 8)}
 
 
@@ -77,6 +82,11 @@ class SoundnessRun(Run):
         """``symbolic`` or ``hybrid``."""
         return self.provenance.settings.get("judge", "symbolic")
 
+    @property
+    def policy(self) -> str:
+        """``principled`` or ``paper_code_compat``: how steps were read, counted and judged."""
+        return self.provenance.settings.get("policy", "principled")
+
 
 def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = None,
         **overrides: Any) -> SoundnessRun:
@@ -91,6 +101,9 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     watch = Stopwatch()
     settings = resolve(profile, FAMILY, overrides, optional=OPTIONAL)
     settings.setdefault("judge", "symbolic")
+    policy = settings.setdefault("policy", "principled")
+    if policy not in POLICIES:
+        raise ValueError(f"soundness policy must be one of {', '.join(POLICIES)}, got {policy!r}")
     if settings["judge"] not in ("symbolic", "hybrid"):
         raise ValueError(f"soundness judge must be 'symbolic' or 'hybrid', got {settings['judge']!r}")
     limit = settings.get("llm_quality_steps")
@@ -102,8 +115,8 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
 
     records, problems, source = fld_responses(profile, seed, settings.get("run_accuracy_if_missing", True))
     judge: Judge = HybridJudge(SymbolicJudge(), llm) if settings["judge"] == "hybrid" else SymbolicJudge()
-    steps = judge_responses(records, problems, judge)
-    gold = judge_responses(gold_records(problems), problems, SymbolicJudge())
+    steps = judge_responses(records, problems, judge, policy=policy)
+    gold = judge_responses(gold_records(problems), problems, SymbolicJudge(), policy=policy)
 
     items = quality_set(settings.get("quality", DEFAULT_QUALITY), seed)
     judges = {f"LLM ({opened[0][0].name})": llm} if llm is not None and settings.get("llm_judge") and limit != 0 else {}
@@ -111,7 +124,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     quality_problems = {i.problem.id: i.problem for i in items}
     example_problem, flawed = teaching_example(list(quality_problems.values()))
     example = judge_responses(pd.DataFrame({"id": [example_problem.id], "response": [flawed]}),
-                              {example_problem.id: example_problem}, SymbolicJudge())
+                              {example_problem.id: example_problem}, SymbolicJudge(), policy=policy)
 
     calls, hits = call_counts(b for _, b in opened)
     provenance = Provenance(
