@@ -11,8 +11,8 @@ needs.
   where the released code retried and finally counted False. On steps read the released way
   (``step.released``, the ``paper_code_compat`` policy) it sends the released prompt text (premises
   sorted, ``???`` for unknown ids, ``???`` as a missing conclusion) and reads replies as the released
-  code does (:func:`parse_reply` with ``released=True``: no undecided, anything else is False). The paper used GPT-4.1-mini (98% accuracy on
-  200 annotated steps); a 135M model in that role is *not* a reliable judge.
+  code does (:func:`parse_reply` with ``released=True``: no undecided, anything else is False). The paper
+  used GPT-4.1-mini (98% accuracy on 200 annotated steps); a 135M model in that role is *not* a reliable judge.
 - :class:`SymbolicJudge`: no model. The step's sentences are parsed back into formulas with the
   generator's inverse parser; validity = z3 entailment, atomicity = one application of one deduction rule
   (:func:`finelogic.logic.is_atomic_step`). Exact where it decides; where it cannot (unparseable text,
