@@ -125,8 +125,9 @@ _PROFILES = {
                                 {"name": "Qwen-2.5-7B-Instruct", "path": "Qwen/Qwen2.5-7B-Instruct"},
                                 "embedded", "random-init")},
          # The paper's judge: GPT-4.1-mini at temperature 0 (Section 3.2); symbolic first where it decides.
-         # policy "paper_code_compat" reads, counts and judges steps as the released eval_step.py does.
-         "soundness": {"policy": "principled", "judge": "hybrid",
+         # This profile reproduces the paper, so steps are read, counted and judged as the released
+         # eval_step.py does ("paper_code_compat"; "principled" is the other profiles' default).
+         "soundness": {"policy": "paper_code_compat", "judge": "hybrid",
                        "quality": {"n": 100, "depths": tuple(range(0, 20))},
                        "llm_judge": {"name": "GPT-4.1-mini", "kind": "openai", "model": "gpt-4.1-mini"},
                        "llm_quality_steps": None},
