@@ -127,3 +127,19 @@ def test_completions_keep_their_finish_reason_through_the_cache(tmp_path):
     CachedBackend(Cut(), tmp_path / "c.jsonl", "m").generate([_conv("abc")])
     answer, = CachedBackend(Cut(), tmp_path / "c.jsonl", "m").generate([_conv("abc")])
     assert answer == "cba" and answer.finish_reason == "length"
+
+
+def test_a_contexts_continuations_are_never_split_between_chunks(tmp_path):
+    """The backend scores a context's options from one shared KV cache: a chunk boundary must not cut them."""
+    seen = []
+
+    class Recording(CountingBackend):
+        def loglikelihood(self, requests):
+            seen.append(sorted({c for c, _ in requests}))
+            return super().loglikelihood(requests)
+
+    cached = CachedBackend(Recording(), tmp_path / "c.jsonl", "m", chunk_size=5)
+    cached.loglikelihood([("a", " 1")])  # one option of context a is cached already
+    requests = [(ctx, f" {k}") for ctx in ("a", "b", "c") for k in range(3)]
+    assert cached.loglikelihood(requests) == [(-2.0, 2, False)] * 9
+    assert seen[1:] == [["a", "b"], ["c"]]  # a's two misses and b's three together, then c: none split

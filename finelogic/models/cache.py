@@ -212,7 +212,8 @@ counted for the work sent through this wrapper.
         """As the wrapped backend's ``loglikelihood``, answering cached pairs from disk."""
         keyed = [{"kind": "loglikelihood", "model": self.model_id, "context": c, "continuation": x}
                  for c, x in requests]
-        answers = self._answer(keyed, True, lambda todo, _: self.backend.loglikelihood([requests[i] for i in todo]))
+        answers = self._answer(keyed, True, lambda todo, _: self.backend.loglikelihood([requests[i] for i in todo]),
+                               group=lambda i: requests[i][0])
         return [(float(a[0]), int(a[1]), bool(a[2])) for a in answers]
 
     def hidden_states(self, text: str, boundaries: Sequence[int], **kwargs: Any) -> Any:
@@ -242,7 +243,11 @@ counted for the work sent through this wrapper.
         after = _counts(self.backend)
         self.stats.add(**{name: after[name] - before[name] for name in after})
 
-    def _answer(self, requests: list[dict], cacheable: bool, run: Callable) -> list[Any]:
+    def _answer(self, requests: list[dict], cacheable: bool, run: Callable,
+                group: Callable[[int], Any] | None = None) -> list[Any]:
+        """Answers in request order: cached ones from disk, the rest computed chunk by chunk. ``group(i)``:
+        requests with the same group value always share a chunk (a context's continuations, scored from
+        one shared KV cache, must not be split by a chunk boundary)."""
         keys = [request_key(r) for r in requests]
         if cacheable:
             self.cache.refresh()  # answers another process wrote since we last looked
@@ -261,8 +266,7 @@ counted for the work sent through this wrapper.
             if cacheable and not (isinstance(answer, dict) and answer.get("text") == ""):
                 self.cache.put(keys[i], requests[i], answer)
 
-        for start in range(0, len(unique), self.chunk_size):
-            chunk = unique[start:start + self.chunk_size]
+        for chunk in _chunks(unique, self.chunk_size, group):
             with self.cache.exclusive() if cacheable else contextlib.nullcontext():
                 if cacheable:  # another process may have answered these while we waited for the lock
                     self.cache.refresh()
@@ -285,6 +289,22 @@ counted for the work sent through this wrapper.
             if answers[i] is None:
                 answers[i] = answers[first_index[keys[i]]]
         return answers
+
+
+def _chunks(indices: list[int], size: int, group: Callable[[int], Any] | None) -> list[list[int]]:
+    """``indices`` in chunks of about ``size``; with ``group``, a group's members are kept together (in the
+    order of their first appearance), and a chunk closes only between groups."""
+    if group is None:
+        return [indices[i:i + size] for i in range(0, len(indices), size)]
+    members: dict[Any, list[int]] = {}
+    for i in indices:
+        members.setdefault(group(i), []).append(i)
+    chunks: list[list[int]] = [[]]
+    for block in members.values():
+        if chunks[-1] and len(chunks[-1]) + len(block) > size:
+            chunks.append([])
+        chunks[-1].extend(block)
+    return [c for c in chunks if c]
 
 
 _MIRRORED = ("calls", "prompt_tokens", "generated_tokens", "retries")
