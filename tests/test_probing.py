@@ -309,12 +309,11 @@ def test_chat_read_out_equals_the_chat_template(problems, embedded_tokenizer):
 @pytest.fixture(scope="module")
 def embedded_tokenizer(model_cache):
     """The embedded model's tokenizer, read without loading its weights."""
-    from finelogic.models.spec import open_model, parse_model
-    from finelogic.runs.probing import chat_tokenizer
+    from finelogic.models.spec import open_model
 
     backend = open_model("embedded")
-    tokenizer = chat_tokenizer(parse_model("embedded"), backend)
-    assert not backend.loaded
+    tokenizer = backend.tokenizer
+    assert not backend.loaded and tokenizer.chat_template
     return tokenizer
 
 

@@ -150,6 +150,7 @@ class CachedBackend:
         model_id: the model's identity in every key: two different models must never share one.
         chunk_size: misses sent to the backend per call; answers are stored after each chunk, or as each
             one finishes when the backend's ``generate`` takes an ``on_result`` callback.
+        tokenizer: a zero-argument callable giving the model's tokenizer without loading the weights.
 
     Sampled generations (``temperature > 0``) are cached only when ``config.seed`` is set (the seed is part
     of the key); unseeded sampling always calls the model. Empty completions are never stored (a rerun asks
@@ -159,9 +160,11 @@ class CachedBackend:
 counted for the work sent through this wrapper.
     """
 
-    def __init__(self, backend: Any, path: str | os.PathLike, model_id: str, *, chunk_size: int = 32) -> None:
+    def __init__(self, backend: Any, path: str | os.PathLike, model_id: str, *, chunk_size: int = 32,
+                 tokenizer: Callable[[], Any] | None = None) -> None:
         self._backend = None if _is_loader(backend) else backend
         self._load = backend if self._backend is None else None
+        self._tokenizer_loader, self._tokenizer = tokenizer, None
         self.cache = ResponseCache(path)
         self.arrays = self.cache.path.with_name(self.cache.path.stem + ".arrays")
         self.model_id = model_id
@@ -179,6 +182,16 @@ counted for the work sent through this wrapper.
     @property
     def loaded(self) -> bool:
         return self._backend is not None
+
+    @property
+    def tokenizer(self) -> Any:
+        """The model's tokenizer: the loaded backend's, else one read without loading weights (``tokenizer``
+        argument) so that a fully cached run can still apply chat templates and count tokens."""
+        if self._backend is not None or self._tokenizer_loader is None:
+            return getattr(self.backend, "tokenizer", None)
+        if self._tokenizer is None:
+            self._tokenizer = self._tokenizer_loader()
+        return self._tokenizer
 
     def __getattr__(self, name: str) -> Any:
         # tokenizer, model, batch_size, ...: whatever the wrapped backend offers.

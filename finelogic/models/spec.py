@@ -124,7 +124,25 @@ def open_model(spec: str | Mapping[str, Any] | ModelSpec, *, batch_size: int = 1
     from finelogic.models.cache import CachedBackend
 
     path = cache_dir() / "responses" / f"{safe_name(spec.model_id)[:120]}-{_digest(spec.model_id)}.jsonl"
-    return CachedBackend(load, path, spec.model_id)
+    tokenizer = None if spec.kind == "openai" else (lambda: open_tokenizer(spec))
+    return CachedBackend(load, path, spec.model_id, tokenizer=tokenizer)
+
+
+def open_tokenizer(spec: str | Mapping[str, Any] | ModelSpec) -> Any:
+    """The tokenizer of an in-process model, without loading its weights (a cached rerun needs only this
+    for chat templates and token counts); None for servers."""
+    spec = parse_model(spec)
+    if spec.kind == "openai":
+        return None
+    from transformers import AutoTokenizer
+
+    if spec.kind in ("embedded", "random-init"):
+        from finelogic.models.embedded import convert_gguf, default_cache_path, gguf_path
+
+        if not (default_cache_path() / "config.json").is_file():
+            convert_gguf(gguf_path(), default_cache_path())  # once per cache folder
+        return AutoTokenizer.from_pretrained(default_cache_path())
+    return AutoTokenizer.from_pretrained(str(Path(spec.path).expanduser()) if spec.kind == "ckpt" else spec.path)
 
 
 def random_init_backend(seed: int = 0, *, batch_size: int = 16) -> Any:

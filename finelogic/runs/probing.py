@@ -25,7 +25,6 @@ import pandas as pd
 from finelogic.data.problem import Problem
 from finelogic.eval.probing import PREDICTION_COLUMNS, extract_features, probe_predictions, summarize
 from finelogic.eval.probing_data import TASKS, ProbeRow, Readout, build_rows, probing_problems, split_problems
-from finelogic.models.spec import ModelSpec
 from finelogic.runs.base import Provenance, Run, Stopwatch, call_counts, open_models, resolve
 
 log = logging.getLogger(__name__)
@@ -95,7 +94,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
         spec, backend = opened.pop(0)
         start = time.perf_counter()
         for readout_name in settings["readouts"]:
-            readout = Readout(readout_name, chat_tokenizer(spec, backend) if readout_name == "chat" else None)
+            readout = Readout(readout_name, backend.tokenizer if readout_name == "chat" else None)
             rows = [r for task in TASKS for r in build_rows(splits, task, readout, seed, nsd_points=points)]
             all_rows[spec.name, readout_name] = rows
             features = extract_features(backend, rows, layer=layer, progress=progress)
@@ -131,25 +130,3 @@ def checkpoint_entry(path: str | Path) -> dict[str, Any]:
     """A local fine-tuned checkpoint as a model entry, its row named by its folder."""
     folder = Path(path).expanduser()
     return {"kind": "ckpt", "path": str(folder), "name": folder.name, "device_map": "auto"}
-
-
-def chat_tokenizer(spec: ModelSpec, backend: Any) -> Any:
-    """The tokenizer whose chat template the ``chat`` read-out uses.
-
-    Read from the model's folder when the backend has not loaded its weights (a cached rerun never loads
-    them); otherwise the backend's own (``CachedBackend`` forwards ``.tokenizer``).
-    """
-    if getattr(backend, "loaded", True):
-        return backend.tokenizer
-    from transformers import AutoTokenizer
-
-    if spec.kind in ("embedded", "random-init"):
-        from finelogic.models.embedded import convert_gguf, default_cache_path, gguf_path
-
-        if not (default_cache_path() / "config.json").is_file():
-            convert_gguf(gguf_path(), default_cache_path())  # once per cache folder
-        return AutoTokenizer.from_pretrained(default_cache_path())
-    if spec.kind in ("hf", "ckpt"):
-        return AutoTokenizer.from_pretrained(str(Path(spec.path).expanduser()) if spec.kind == "ckpt" else spec.path)
-    return backend.tokenizer
-
