@@ -319,3 +319,21 @@ def test_a_trickling_body_cannot_hold_a_request_past_its_timeout(fake_server, tm
     assert backend.generate([chat("slowly")]) == ["answer to slowly"]
     assert time.perf_counter() - start < 5  # the whole body would take ~40 s
     assert fake_server.counts["slowly"] == 2 and backend.stats.retries == 1
+
+
+def test_a_served_model_whose_name_has_slashes_runs_and_writes_only_inside_its_folders(fake_server, tmp_path,
+                                                                                      monkeypatch):
+    """The reproduce page's vLLM spec: the model name is a hub path; no file may be named after it raw."""
+    from finelogic.runs import accuracy
+
+    monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("FINELOGIC_RESULTS", str(tmp_path / "results"))
+    monkeypatch.delenv("FINELOGIC_DATA_DIR", raising=False)
+    for name in ("meta-llama/Llama-3.1-8B-Instruct", "../../escaped"):
+        run = accuracy.run("smoke", models=[f"openai:{name}@{fake_server.url}"], settings=["Direct"])
+        written = run.write()
+        assert run.records["model"].unique().tolist() == [name] and len(run.records) > 0
+        assert all(p.resolve().is_relative_to((tmp_path / "results" / "smoke" / "accuracy").resolve()) for p in written)
+    cache_files = [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]
+    assert cache_files and all(p.parent == tmp_path / "cache" / "responses" for p in cache_files)
+    assert not list(tmp_path.parent.glob("escaped*"))
