@@ -1,6 +1,13 @@
-"""Tables for the book: long-format results in, readable wide tables out."""
+"""Tables for the book: long-format results in, readable wide tables out, all shown in one style
+(:func:`present`): human headers, one missing-value mark with a footnote, one interval format, one decimal
+for percentages, no pandas index, wide cells wrapped."""
 from __future__ import annotations
 
+import html
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
 import pandas as pd
 
 
@@ -46,3 +53,156 @@ def with_paper(ours: pd.DataFrame, paper_name: str, *, metric_column: str,
     table["ours"] = table["accuracy"].round(1)
     table["95% CI"] = [f"{lo:.1f}–{hi:.1f}" for lo, hi in zip(table["ci_low"], table["ci_high"])]
     return table[["model", "setting", metric_column, "paper", "ours", "95% CI", "n"]]
+
+
+# --------------------------------------------------------------------------------------------------
+# One table style for the whole book
+# --------------------------------------------------------------------------------------------------
+
+#: The one mark of a missing value in every table of the book.
+MISSING = "—"
+#: Cell values read as missing: every form the pages used to show (blank, dashes, n/a, NaN).
+_MISSING_TEXT = {"", "—", "–", "-", "n/a", "nan", "NaN", "None", "<NA>"}
+#: Headers kept as written (a humanised ``n`` would read as a word).
+_KEEP = {"n"}
+
+_STYLE = ("<style>"
+          ".fl-table{max-width:100%;overflow-x:auto;margin:0.4em 0 1em}"
+          ".fl-table table{border-collapse:collapse;width:auto;max-width:100%;font-size:0.9em}"
+          ".fl-table th,.fl-table td{white-space:normal;overflow-wrap:anywhere;padding:0.25em 0.6em;"
+          "border-bottom:1px solid rgba(128,128,128,0.35);text-align:left;vertical-align:top}"
+          ".fl-table td.num{text-align:right;font-variant-numeric:tabular-nums}"
+          ".fl-table th{font-weight:600}"
+          ".fl-table .fl-notes{font-size:0.85em;margin:0.3em 0 0;opacity:0.85}"
+          "</style>")
+
+
+def human(name: Any) -> str:
+    """A column name as a reader's header: ``all_valid`` -> ``All valid``; tuples (MultiIndex columns)
+    joined by spaces; ``n`` and names that already start with a capital or a digit stay as written."""
+    if isinstance(name, tuple):
+        return " ".join(human(part) for part in name if str(part))
+    text = str(name)
+    if text in _KEEP:
+        return text
+    text = text.replace("_", " ").strip()
+    return text[:1].upper() + text[1:]
+
+
+def is_missing(value: Any) -> bool:
+    """True for every form of "no value" a results frame holds: None, NaN, pd.NA, blank or dash text."""
+    if value is None:
+        return True
+    if isinstance(value, str):
+        return value.strip() in _MISSING_TEXT
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def percent(value: Any) -> str:
+    """A percentage with one decimal (``12.3``), or the missing mark."""
+    return MISSING if is_missing(value) else f"{float(value):.1f}"
+
+
+def interval(value: Any, low: Any, high: Any) -> str:
+    """``12.3 [8.1, 17.0]``: a percentage and its interval, one decimal each; the value alone when the
+    interval is missing; the missing mark when the value is."""
+    if is_missing(value):
+        return MISSING
+    if is_missing(low) or is_missing(high):
+        return percent(value)
+    return f"{float(value):.1f} [{float(low):.1f}, {float(high):.1f}]"
+
+
+def _number(value: Any, digits: int) -> str:
+    if is_missing(value):
+        return MISSING
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):.{digits}f}"
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Table:
+    """A results table as the book shows it: every cell already text, footnotes below.
+
+    ``frame`` holds the cells exactly as printed (tests read it); ``notes`` the footnotes. Shown in a page
+    (``display(table)``) it renders as HTML without a pandas index, wrapping wide cells."""
+
+    frame: pd.DataFrame
+    notes: tuple[str, ...] = ()
+    numeric: tuple[str, ...] = ()
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{html.escape(str(c))}</th>" for c in self.frame.columns)
+        rows = []
+        for values in self.frame.itertuples(index=False):
+            cells = "".join(
+                f'<td class="num">{html.escape(v)}</td>' if c in self.numeric else f"<td>{html.escape(v)}</td>"
+                for c, v in zip(self.frame.columns, values))
+            rows.append(f"<tr>{cells}</tr>")
+        notes = "".join(f'<p class="fl-notes">{html.escape(n)}</p>' for n in self.notes)
+        return (f'{_STYLE}<div class="fl-table"><table><thead><tr>{head}</tr></thead>'
+                f"<tbody>{''.join(rows)}</tbody></table>{notes}</div>")
+
+    def __repr__(self) -> str:
+        return self.frame.to_string(index=False) + "".join(f"\n{n}" for n in self.notes)
+
+
+def present(frame: pd.DataFrame, *, percent: Sequence[str] = (),
+            intervals: Mapping[str, tuple[str, str]] | None = None, headers: Mapping[str, str] | None = None,
+            digits: Mapping[str, int] | None = None, missing: str = "no value for this cell",
+            note: str | None = None) -> Table:
+    """``frame`` in the book's one table style.
+
+    The index (unless a plain 0..n-1 range) becomes the leading columns, so nothing sits in a pandas
+    index. ``percent`` columns print with one decimal; ``intervals`` maps a percentage column to its
+    ``(low, high)`` columns and prints ``12.3 [8.1, 17.0]`` (the bound columns are dropped); other floats
+    print with ``digits[column]`` decimals (default 2), integers as integers, booleans as yes / no. Every
+    missing value (NaN, None, blank, dashes, ``n/a``) prints as ``—``, and a footnote says why
+    (``missing``) when one occurs. Headers are humanised (:func:`human`) unless ``headers`` names them.
+    ``note`` adds a footnote.
+    """
+    table = frame.copy()
+    if isinstance(table.columns, pd.MultiIndex):
+        table.columns = [human(c) for c in table.columns]
+    if not isinstance(table.index, pd.RangeIndex) or table.index.name is not None:
+        table.index.names = [n if n is not None else " " * i for i, n in enumerate(table.index.names)]
+        table = table.reset_index()
+    intervals = dict(intervals or {})
+    digits = dict(digits or {})
+    cells: dict[str, list[str]] = {}
+    numeric = []
+    bounds = {column for pair in intervals.values() for column in pair}
+    for column in table.columns:
+        if column in bounds:
+            continue
+        values = table[column]
+        if column in intervals:
+            low, high = intervals[column]
+            cells[column] = [interval(v, lo, hi) for v, lo, hi in zip(values, table[low], table[high])]
+        elif column in percent:
+            cells[column] = [_percent(v) for v in values]
+        else:
+            cells[column] = [_number(v, digits.get(column, 2)) for v in values]
+        is_number = pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype)
+        if column in intervals or column in percent or is_number:
+            numeric.append(column)
+    shown = pd.DataFrame(cells, index=range(len(table)))
+    names = {c: (headers or {}).get(c, human(c)) for c in shown.columns}
+    shown = shown.rename(columns=names)
+    notes = []
+    if (shown == MISSING).any().any():
+        notes.append(f"{MISSING} {missing}")
+    if note:
+        notes.append(note)
+    return Table(shown, tuple(notes), tuple(names[c] for c in numeric))
+
+
+_percent = percent
