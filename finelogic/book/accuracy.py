@@ -10,7 +10,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from finelogic.book.tables import with_paper
+from finelogic.book.tables import Table, present, with_paper
 from finelogic.data.suites import PAPER_NAMES
 from finelogic.eval.accuracy import COMPAT_COLUMNS, summarize
 
@@ -69,6 +69,45 @@ def table5(summary: pd.DataFrame, compat: pd.DataFrame | None = None) -> pd.Data
     for column, name in COUNT_NAMES.items():
         table[name] = summary[column].to_numpy()
     return _paper_dash(table.set_index(["model", "setting", "depth_bucket"]))
+
+
+#: The footnote of the missing mark in the paper column.
+PAPER_MISSING = "the paper reports no value for this model, setting and column (our model is not in the paper)"
+
+
+def table2_view(ours: pd.DataFrame) -> Table:
+    """:func:`table2` as the page shows it: ours as ``12.3 [8.1, 17.0]`` (Wilson 95%), the paper's value
+    beside it, the counts of unscored responses."""
+    table = table2(ours).reset_index().drop(columns="95% CI")
+    table["ci_low"], table["ci_high"] = ours["ci_low"].to_numpy(), ours["ci_high"].to_numpy()
+    return present(table, percent=["paper"], intervals={"ours": ("ci_low", "ci_high")},
+                   headers={"paper": "Paper (%)", "ours": "Ours (%) [95% CI]"}, missing=PAPER_MISSING)
+
+
+def policy_view(records: pd.DataFrame) -> Table:
+    """:func:`policy_table` as the page shows it."""
+    return present(policy_table(records), percent=["principled (%)", "released code (%)"])
+
+
+def table5_view(summary: pd.DataFrame, compat: pd.DataFrame | None = None) -> Table:
+    """:func:`table5` as the page shows it: ours as ``12.3 [8.1, 17.0]``, the paper's value and the
+    released depth scorer's reading beside it."""
+    table = table5(summary, compat).reset_index().drop(columns="95% CI")
+    table["ci_low"], table["ci_high"] = summary["ci_low"].to_numpy(), summary["ci_high"].to_numpy()
+    released = [c for c in table.columns if str(c).startswith("released")]
+    return present(table, percent=released, intervals={"ours": ("ci_low", "ci_high")},
+                   headers={"paper": "Paper (%)", "ours": "Ours (%) [95% CI]", "depth_bucket": "Depth (steps)",
+                            **{c: "Released depth scorer (%)" for c in released}},
+                   missing="the paper reports no value here (Table 5 has no UNKNOWN column, and our model is "
+                           "not in the paper)")
+
+
+def accuracy_view(summary: pd.DataFrame) -> Table:
+    """A :func:`~finelogic.eval.accuracy.summarize` frame as the pages show it: accuracy as
+    ``12.3 [8.1, 17.0]`` (Wilson 95%), items, correct and unscored counts."""
+    return present(summary, intervals={"accuracy": ("ci_low", "ci_high")},
+                   headers={"accuracy": "Accuracy (%) [95% CI]", "depth_bucket": "Depth (steps)", **COUNT_NAMES},
+                   missing="no scored item in this group")
 
 
 def data_note(sets: pd.DataFrame) -> str:

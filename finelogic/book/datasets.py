@@ -5,6 +5,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from finelogic import paper
+from finelogic.book.tables import Table, present
 
 LABEL_COLUMNS = ["PROVED", "DISPROVED", "UNKNOWN"]
 
@@ -26,6 +27,16 @@ def table1(run) -> pd.DataFrame:
             "source (this run)": s.source,
         })
     return pd.DataFrame(rows).set_index("dataset")
+
+
+def table1_view(run) -> Table:
+    """:func:`table1` as the page shows it."""
+    return present(table1(run), missing="the dataset is not present in this run (no files; nothing substituted)")
+
+
+def label_counts_view(run) -> Table:
+    """:func:`label_counts` as the page shows it: gold labels per dataset."""
+    return present(label_counts(run).rename_axis("dataset"), missing="no items of this dataset")
 
 
 def n_loaded(run) -> int:

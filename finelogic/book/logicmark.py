@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from finelogic.book.tables import wide
+from finelogic.book.tables import Table, present, wide
 from finelogic.eval.logicmark import HOPS, derivation
 
 #: The card's hop columns, ``1-hop`` ... ``5-hop``.
@@ -29,6 +29,29 @@ def card_beside_ours(card: pd.DataFrame, by_hop: pd.DataFrame, n: int) -> pd.Dat
     """The card's reported rows, then ours (hops and avg, setting ``ours, n = <n>``), wide, rounded to 2."""
     ours = by_hop[by_hop["metric"].isin([*HOP_COLUMNS, "avg"])].assign(setting=f"ours, n = {n}")
     return wide(pd.concat([card, ours[card.columns]]), index=("model", "setting")).round(2)
+
+
+#: Why a LogicMark cell shows the missing mark.
+LOGICMARK_MISSING = "no item of this kind in this run (or, for the card, no value printed)"
+
+
+def card_view(card: pd.DataFrame, by_hop: pd.DataFrame, n: int) -> Table:
+    """:func:`card_beside_ours` in the book's table style: the card's rows (``card``) then ours (``ours``),
+    percentages with one decimal (the card prints two)."""
+    table = card_beside_ours(card, by_hop, n).reset_index()
+    table["setting"] = ["ours" if str(s).startswith("ours") else "card" for s in table["setting"]]
+    values = [c for c in table.columns if c not in ("model", "setting")]
+    return present(table, percent=values, headers={"setting": "Source"}, missing=LOGICMARK_MISSING,
+                   note=f"card: reported on the card's own 5,000 items (LogicMark dataset card), rounded to one "
+                        f"decimal; ours: this run, n = {n} items per model.")
+
+
+def ci_view(table: pd.DataFrame, columns: str = "metric", value: str = "value") -> Table:
+    """A long ``model, <columns>, <value>, ci_low, ci_high`` table as one row per model, each cell
+    ``12.3 [8.1, 17.0]`` (Wilson 95%; the card-style ``avg``: stratified normal approximation)."""
+    from finelogic.eval.logicmark import with_ci
+
+    return present(with_ci(table, columns=columns, value=value).rename_axis("model"), missing=LOGICMARK_MISSING)
 
 
 def hop_figure(by_hop: pd.DataFrame, card: pd.DataFrame):
@@ -81,12 +104,18 @@ def option_scores(item: Any, record: pd.Series | dict) -> pd.DataFrame:
     k = range(len(item.options))
     return pd.DataFrame({
         "option": list(item.options),
-        "correct": ["yes" if i == item.answer_index else "" for i in k],
+        "correct": ["yes" if i == item.answer_index else "no" for i in k],
         "log-likelihood (sum, nats)": [record[f"loglik_{i}"] for i in k],
         "tokens": [record[f"tokens_{i}"] for i in k],
         "per token (card)": [record[f"score_token_mean_{i}"] for i in k],
         "per character (acc_norm)": [record[f"score_char_{i}"] for i in k],
     }, index=list("ABCD"[:len(item.options)])).round(3)
+
+
+def option_view(item: Any, record: pd.Series | dict) -> Table:
+    """:func:`option_scores` in the book's table style (scores with 3 decimals)."""
+    scores = option_scores(item, record)
+    return present(scores, digits={c: 3 for c in scores.columns})
 
 
 def why_it_follows(item: Any, record: pd.Series | dict) -> str:

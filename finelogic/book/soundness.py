@@ -11,8 +11,8 @@ from IPython.display import HTML, Markdown
 
 from finelogic.book.provenance import caption
 from finelogic.book.step_view import step_view_html
-from finelogic.book.tables import paper_table
-from finelogic.eval.soundness import soundness_table, table3_percent
+from finelogic.book.tables import Table, human, paper_table, present
+from finelogic.eval.soundness import METRICS, soundness_table, table3_percent
 
 RATE_COLUMNS = ("valid_rate", "relevant_rate", "atomic_rate")
 COUNT_COLUMNS = ("model", "setting", "samples", "scored", "no_steps", "undecided", "steps", "undecided_steps",
@@ -63,6 +63,74 @@ def table3_side_by_side(run) -> pd.DataFrame:
     compat = model_and_gold(run, policy="paper_code_compat") if run.policy == "principled" else None
     ours = table3_percent(model_and_gold(run), compat=compat)
     return pd.concat({"paper": paper_table("table3"), "ours": ours}, names=["source"])
+
+
+#: Table 3's metrics as the pages head them.
+METRIC_HEADERS = {"all_valid": "All valid (%)", "all_relevant": "All relevant (%)", "all_atomic": "All atomic (%)",
+                  "all_relevant_compat": "All relevant, released rule (%)", "depth_bucket": "Depth (steps)"}
+#: Why a Table 3 cell shows the missing mark.
+METRIC_MISSING = ("no value: the paper reports no interval or sample count, the released-rule column is ours "
+                  "only, or no sample of the row could be scored")
+
+
+def metric_rows(table: pd.DataFrame, index=("model", "setting"), compat: pd.DataFrame | None = None) -> pd.DataFrame:
+    """:func:`~finelogic.eval.soundness.soundness_table` rows as Table 3's numbers: each metric and its
+    Wilson 95% bounds in %, ``compat``'s all-relevant (the released rule) if given, ``scored / samples``."""
+    out = table[list(index)].copy()
+    for metric in METRICS:
+        for suffix in ("", "_low", "_high"):
+            out[metric + suffix] = 100 * table[metric + suffix].astype(float)
+    if compat is not None:
+        out["all_relevant_compat"] = 100 * compat["all_relevant"].astype(float).to_numpy()
+    out["scored / samples"] = [f"{s} / {n}" for s, n in zip(table["scored"], table["samples"])]
+    return out
+
+
+def metric_view(rows: pd.DataFrame, note: str | None = None) -> Table:
+    """:func:`metric_rows` (optionally with the paper's rows above) in the book's table style."""
+    return present(rows, intervals={m: (f"{m}_low", f"{m}_high") for m in METRICS}, percent=["all_relevant_compat"],
+                   headers=METRIC_HEADERS, missing=METRIC_MISSING, note=note)
+
+
+def table3_view(run) -> Table:
+    """Table 3 as the paper printed it, then ours (Wilson 95% intervals), in one table with a ``source``
+    column; a principled run adds the released relevance rule's all-relevant column."""
+    compat = model_and_gold(run, policy="paper_code_compat") if run.policy == "principled" else None
+    ours = metric_rows(model_and_gold(run), compat=compat).assign(source="ours")
+    paper = paper_table("table3").reset_index().assign(source="paper")
+    rows = pd.concat([paper, ours], ignore_index=True)
+    return metric_view(rows[["source", *[c for c in rows.columns if c != "source"]]])
+
+
+def by_depth_view(run) -> Table:
+    """:func:`by_depth` in the book's table style."""
+    return metric_view(metric_rows(model_and_gold(run, by=("model", "setting", "depth_bucket")),
+                                   index=("model", "setting", "depth_bucket")))
+
+
+def exclusions_view(run) -> Table:
+    """:func:`exclusions` in the book's table style."""
+    return present(exclusions(run), percent=list(RATE_COLUMNS),
+                   headers={"no_steps": "No steps found", "undecided": "Undecided samples",
+                            "undecided_steps": "Undecided steps", "valid_rate": "Valid steps (%)",
+                            "relevant_rate": "Relevant steps (%)", "atomic_rate": "Atomic steps (%)"},
+                   missing="no step of this kind to rate")
+
+
+def quality_view(run) -> Table:
+    """The judges' scores (:func:`judge_quality_table`): shares in % with one decimal, counts as counts."""
+    table = judge_quality_table(run).reset_index()
+    shares = [c for c in table.columns if c not in ("judge", "criterion") and table[c].dtype.kind == "f"
+              and table[c].dropna().between(0, 1).all()]
+    for column in shares:
+        table[column] = 100 * table[column]
+    return present(table, percent=shares, headers={c: f"{human(c)} (%)" for c in shares},
+                   missing="not measured: the judge decided no step of this kind")
+
+
+def labels_view(run) -> Table:
+    """The labelled step set by kind, in the book's table style."""
+    return present(run.labels, missing="no step of this kind")
 
 
 def exclusions(run) -> pd.DataFrame:

@@ -10,10 +10,12 @@ from IPython.display import Markdown
 
 from finelogic.book.display import model_output, side_by_side
 from finelogic.book.provenance import caption
-from finelogic.book.tables import paper_table
+from finelogic.book.accuracy import accuracy_view
+from finelogic.book.soundness import metric_rows, metric_view
+from finelogic.book.tables import Table, paper_table, present, present_paper
 from finelogic.data.suites import PAPER_NAMES
 from finelogic.eval.accuracy import summarize
-from finelogic.eval.soundness import soundness_table, table3_percent
+from finelogic.eval.soundness import soundness_table
 
 #: The paper's SFT rows are for these models (Table 2).
 PAPER_SFT_MODELS = ("Llama-3.1-8B-Instruct", "Qwen-2.5-7B-Instruct")
@@ -83,12 +85,12 @@ def accuracy_tables(run, notebook: str) -> list[Any]:
     fld = records[records.dataset == "fld"]
     depth = summarize(fld, by=("model", "setting", "depth_bucket"))
     return [
-        ours.set_index(["model", "setting", "dataset"]).round(1),
+        accuracy_view(ours),
         Markdown(caption(notebook, prov.profile, prov.seed, model=run.base.name, n=len(records), **params)
                  + f" Test items: {sources}. `CoT` is the base model under the training prompt (`Direct` under "
                  + "LogiPT's, where the profile trains a LogiPT row); the paper's "
                  + "SFT rows are for Llama-3.1-8B-Instruct and Qwen-2.5-7B-Instruct (below), not for this model."),
-        depth.set_index(["model", "setting", "depth_bucket"]).round(1),
+        accuracy_view(depth),
         Markdown(caption(notebook, prov.profile, prov.seed, model=run.base.name, n=len(fld), **params)
                  + " FLD accuracy by proof-depth bucket (Table 5's layout)."),
     ]
@@ -104,11 +106,11 @@ def soundness_tables(run, notebook: str) -> list[Any]:
     table = soundness_table(run.steps)
     counts = table[["model", "setting", "samples", "scored", "no_steps", "undecided", "steps"]]
     return [
-        table3_percent(table),
+        metric_view(metric_rows(table)),
         Markdown(caption(notebook, prov.profile, prov.seed, model=run.base.name, n=n, judge="symbolic",
                          relevance="principled")
                  + " % of scored samples with Wilson 95% intervals; see the soundness chapter for the method."),
-        counts.set_index(["model", "setting"]),
+        present(counts, headers={"no_steps": "No steps found", "undecided": "Undecided samples"}),
         Markdown(caption(notebook, prov.profile, prov.seed, model=run.base.name, n=n)
                  + " Samples scored and excluded (no steps found, or a step the judge could not decide)."),
     ]
@@ -124,6 +126,30 @@ def one_response(run) -> list[Any]:
     answer = shown["prediction"] if isinstance(shown["prediction"], str) else "no answer"
     return [Markdown(f"{shown['setting']} on item `{shown['id']}`, gold **{shown['gold']}**, read as **{answer}**."),
             model_output(shown["response"])]
+
+
+def checks_view(run) -> Table:
+    """Lines judged per style (the run's ``checks``) in the book's table style."""
+    return present(run.checks, headers={"failing": "Failing lines"})
+
+
+def training_view(run) -> Table:
+    """One row per trained model (the run's ``training``) in the book's table style."""
+    return present(run.training, digits={"seconds": 1, "tokens_per_s": 1, "loss_first": 2, "loss_last": 2},
+                   headers={"setting": "Model", "target_tokens": "Target tokens", "seconds": "Wall time (s)",
+                            "tokens_per_s": "Tokens / s", "loss_first": "Loss, first steps",
+                            "loss_last": "Loss, last steps"})
+
+
+def paper_sft_view() -> Table:
+    """:func:`paper_sft_rows` in the book's table style."""
+    return present_paper("table2", rows=paper_sft_rows().index)
+
+
+def paper_sft_soundness_view() -> Table:
+    """The paper's Table 3 rows for the two models it fine-tuned (Few-shot, LogiPT and the four SFT styles)."""
+    table3 = paper_table("table3")
+    return present_paper("table3", rows=[i for i in table3.index if i[0] in PAPER_SFT_MODELS])
 
 
 def paper_sft_rows() -> pd.DataFrame:

@@ -206,3 +206,16 @@ def present(frame: pd.DataFrame, *, percent: Sequence[str] = (),
 
 
 _percent = percent
+
+
+def present_paper(name: str, rows: Sequence | None = None) -> Table:
+    """The paper's table ``name`` in the book's style: every value a percentage with one decimal
+    (``rows``: only these index entries, e.g. the SFT rows)."""
+    from finelogic.paper import source
+
+    table = paper_table(name)
+    if rows is not None:
+        table = table.loc[list(rows)]
+    return present(table, percent=list(table.columns), missing="the paper prints no value here",
+                   note=f"Reported by the paper ({source(name)}), accuracy or share of samples in %; "
+                        "not a result of this repository.")
