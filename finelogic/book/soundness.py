@@ -45,7 +45,7 @@ def policy_note(run) -> str:
                 "are shown to the judge in sorted order, where the released code used set order.")
     return ("Policy `principled`: relevance propagates back from the step that concludes the hypothesis; "
             "samples with no step or a step the judge could not decide are excluded and counted. The "
-            "column `all_relevant (paper_code_compat)` applies the released code's relevance rule to "
+            "column *All relevant, released rule* applies the released code's relevance rule to "
             "these same steps; run with `policy=\"paper_code_compat\"` for the released code's whole reading.")
 
 
