@@ -32,6 +32,14 @@ def test_book_has_a_page_per_family_with_a_table_a_figure_and_a_provenance_capti
         assert "Made by notebook" in page and "profile <code" in page, name
 
 
+def test_no_table_of_any_page_shows_nan(built_book):
+    html_dir = built_book / "_build" / "html"
+    for page in sorted(html_dir.rglob("*.html")):
+        for table in re.findall(r"<table.*?</table>", page.read_text(), flags=re.S):
+            text = re.sub(r"<[^>]+>", " ", table)
+            assert not re.search(r"\bnan\b", text, flags=re.I), (page.name, text[:300])
+
+
 def test_executed_notebooks_record_the_smoke_profile(built_book):
     for name in NOTEBOOKS:
         nb = nbformat.read(built_book / "book" / "generated" / f"{name}.ipynb", as_version=4)

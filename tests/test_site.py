@@ -83,6 +83,10 @@ def test_every_toc_page_loads_cleanly_offline(site, browser):
             assert images, f"{page_path}: a results page without a figure"
             rows = page.evaluate("document.querySelectorAll('article table tbody tr').length")
             assert rows > 0, f"{page_path}: a results page without table rows"
+        # One missing-value mark (—) in every table: no NaN / nan reaches a reader.
+        nan_cells = page.evaluate("Array.from(document.querySelectorAll('article table td, article table th'))"
+                                  ".map(c => c.innerText.trim()).filter(t => /\\bnan\\b/i.test(t))")
+        problems += [f"{page_path}: NaN in a table cell: {text!r}" for text in nan_cells]
 
         for href in page.evaluate("Array.from(document.querySelectorAll('a[href]')).map(a => a.href)"):
             url, _ = urldefrag(href)
