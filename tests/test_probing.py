@@ -12,12 +12,28 @@ from finelogic.eval.probing import (accuracy_by_steps_remaining, all_rows_correc
                                     correctness_spanning_steps, correctness_spans, fit_probe, majority_table,
                                     next_step_derivability, predict_table, redundant_fact_identification,
                                     row_accuracy, summarize)
-from finelogic.eval.probing_data import (ProbeRow, ProofLogic, Readout, build_rows, derivable_now, fact_roles,
-                                         not_yet_derivable, nsd_candidates, probing_problems, split_problems)
+from finelogic.data.problem import Fact, Problem
+from finelogic.eval.probing_data import (ProbeRow, ProofLogic, Readout, build_rows, cell_counts, derivable_now,
+                                         fact_roles, formula_shape, not_yet_derivable, nsd_candidates, nsd_points,
+                                         nsd_rows, probing_problems, rfi_pairs, split_problems)
 from finelogic.logic import entails, parse_formula
 from model_fixtures import hf_backend, model_cache  # noqa: F401  (fixtures)
 
 PLAIN = Readout("plain")
+
+# A hand-made chain: red -> big -> calm -> dull, with distractors eager, fat -> good, hot -> ill.
+VOCAB = {"predicates": dict(zip("ABCDEFGHI", ("red", "big", "calm", "dull", "eager", "fat", "good", "hot", "ill"))),
+         "propositions": {}, "constants": {"a": "the cat"}}
+FACTS = {"fact1": ("{A}{a}", "the cat is red."), "fact2": ("{A}{a} -> {B}{a}", "if the cat is red then the cat is big."),
+         "fact3": ("{B}{a} -> {C}{a}", "if the cat is big then the cat is calm."),
+         "fact4": ("{C}{a} -> {D}{a}", "if the cat is calm then the cat is dull."),
+         "fact5": ("{E}{a}", "the cat is eager."), "fact6": ("{F}{a} -> {G}{a}", "if the cat is fat then the cat is good."),
+         "fact7": ("{H}{a} -> {I}{a}", "if the cat is hot then the cat is ill.")}
+CHAIN = Problem("chain", "fld", tuple(Fact(i, t) for i, (_, t) in FACTS.items()), "the cat is dull.", label="PROVED",
+                depth=3, proof="fact1 & fact2 -> int1: the cat is big.; int1 & fact3 -> int2: the cat is calm.; "
+                               "int2 & fact4 -> hypothesis;",
+                formulas={**{i: f for i, (f, _) in FACTS.items()}, "hypothesis": "{D}{a}", "int1": "{B}{a}", "int2": "{C}{a}"},
+                meta={"vocabulary": VOCAB, "distractors": ["fact5", "fact6", "fact7"], "num_steps": 3})
 
 
 @pytest.fixture(scope="module")
@@ -35,12 +51,44 @@ def splits(problems):
 
 
 def test_problems_are_proved_or_disproved_with_enough_facts_of_each_role(problems):
-    assert [p.label for p in problems] == ["PROVED", "DISPROVED", "PROVED", "DISPROVED"]
+    # one depth: its two cells in order (the old draw alternated labels for a leading-slice split)
+    assert [p.label for p in problems] == ["PROVED", "PROVED", "DISPROVED", "DISPROVED"]
     for problem in problems:
-        assert problem.label in ("PROVED", "DISPROVED")
+        assert problem.label in ("PROVED", "DISPROVED") and problem.depth == 5
         necessary, redundant = fact_roles(problem)
         assert len(necessary) >= 3 and len(redundant) >= 3
         assert not set(necessary) & set(redundant)
+
+
+def test_cells_get_problems_as_evenly_as_n_allows():
+    assert cell_counts(6, (3, 4), seed=0) == {(3, "PROVED"): 2, (3, "DISPROVED"): 1,
+                                              (4, "PROVED"): 1, (4, "DISPROVED"): 2}
+    assert set(cell_counts(60, (4, 5, 6), seed=0).values()) == {10}
+    for n in range(1, 25):
+        counts = cell_counts(n, (10, 11, 12, 13), seed=1)
+        labels = [sum(c for (_, lab), c in counts.items() if lab == want) for want in ("PROVED", "DISPROVED")]
+        depths = [sum(c for (d, _), c in counts.items() if d == want) for want in (10, 11, 12, 13)]
+        assert sum(labels) == n and max(labels) - min(labels) <= 1 and max(depths) - min(depths) <= 1
+
+
+def _stub(i, depth, label):
+    return Problem(f"p{i}", "fld", (Fact("fact1", "x."),), "y.", label=label, depth=depth)
+
+
+def test_split_is_stratified_by_depth_and_label():
+    # 3 depths x 2 labels x 4 problems; 8 test problems: 24 / 3 each of 6 cells = 1.33 -> 1 each, then the
+    # two largest remainders (all equal, same size: the first two cells in order) get one more
+    problems = [_stub(i, d, lab) for i, (d, lab) in enumerate((d, lab) for d in (4, 5, 6)
+                                                               for lab in ("PROVED", "DISPROVED") for _ in range(4))]
+    split = split_problems(problems, 16, seed=0)
+    assert [len(split["train"]), len(split["test"])] == [16, 8]
+    cells = pd.Series([(p.depth, p.label) for p in split["test"]]).value_counts().to_dict()
+    assert cells == {(4, "PROVED"): 2, (4, "DISPROVED"): 2, (5, "PROVED"): 1, (5, "DISPROVED"): 1,
+                     (6, "PROVED"): 1, (6, "DISPROVED"): 1}
+    assert split == split_problems(problems, 16, seed=0)          # deterministic
+    other = split_problems(problems, 16, seed=1)
+    assert {p.id for p in other["test"]} != {p.id for p in split["test"]}  # the seed picks the members
+    assert [p.id for p in split["train"]] == sorted((p.id for p in split["train"]), key=lambda i: int(i[1:]))
 
 
 def test_split_is_by_problem(splits):
@@ -62,6 +110,8 @@ def test_css_has_one_row_per_proof_prefix_labelled_with_the_answer(splits):
         # the last prefix is the whole gold proof, each earlier one ends at a step's semicolon
         assert mine[-1].text.endswith(problem.proof)
         assert all(r.text.endswith(";") and r.suffix == "" for r in mine)
+        # the text-only baseline reads the prefix's last step
+        assert [r.candidate for r in mine] == [s.format() for s in parse_proof_steps(problem.proof)]
         assert mine[0].text.count("->") == 1 and mine[2].text.count("->") == 3
 
 
@@ -85,6 +135,19 @@ def test_rfi_necessary_facts_are_cited_by_the_gold_proof_and_redundant_ones_are_
             assert (fact_id in problem.meta["distractors"]) == (not row.label)
             assert row.step == 0 and row.prefix.endswith(f"Hypothesis: {problem.hypothesis}\n")
         assert len({r.candidate for r in mine}) == 6
+        # three pairs: necessary i and redundant i have one formula shape
+        ids = [r.candidate.split(":")[0] for r in mine]
+        shapes = [formula_shape(parse_formula(problem.formulas[i])) for i in ids]
+        assert shapes[:3] == shapes[3:]
+
+
+def test_rfi_pairs_on_the_hand_made_chain():
+    """Necessary: fact1 (literal), fact2-4 (if A then B); redundant: fact5 (literal), fact6-7 (if A then B)."""
+    for seed in range(5):
+        pairs = rfi_pairs(CHAIN, __import__("random").Random(seed))
+        assert ("fact1", "fact5") in pairs
+        assert {r for _, r in pairs} == {"fact5", "fact6", "fact7"}
+        assert {n for n, _ in pairs} - {"fact1"} < {"fact2", "fact3", "fact4"}
 
 
 def test_rfi_redundant_facts_are_really_not_needed(problems):
@@ -98,38 +161,80 @@ def test_rfi_redundant_facts_are_really_not_needed(problems):
     assert entails([f for i, f in facts.items() if i not in redundant], goal)
 
 
-def test_nsd_derivable_steps_follow_in_one_rule_and_the_others_do_not_yet(splits):
+def test_nsd_candidates_of_the_hand_made_chain():
+    """After step 1 (``int1``: the cat is big) of red -> big -> calm -> dull: the page holds the facts and
+    ``int1``; ``int2`` (calm) is still to come, then the hypothesis (dull). Gold conclusions (big, calm,
+    dull) are never candidates. Derivable now: one rule from the page; not yet: one rule that needs calm."""
+    proof = ProofLogic.of(CHAIN)
+    yes, no = nsd_candidates(proof, 1)
+    assert [(c.rule, c.premises, c.line()) for c in yes] == [
+        ("existential_intro", ("fact1",), "the cat is red -> int2: there is something such that it is red."),
+        ("existential_intro", ("fact5",), "the cat is eager -> int2: there is something such that it is eager."),
+        ("existential_intro", ("int1",), "the cat is big -> int2: there is something such that it is big."),
+        ("and_intro", ("fact1", "fact5"), "the cat is red & the cat is eager -> int2: both the cat is red and the cat is eager."),
+        ("and_intro", ("fact1", "int1"), "the cat is red & the cat is big -> int2: both the cat is red and the cat is big."),
+        ("and_intro", ("fact5", "int1"), "the cat is eager & the cat is big -> int2: both the cat is eager and the cat is big.")]
+    assert [(c.rule, c.premises, c.line()) for c in no] == [
+        ("existential_intro", ("int2",), "the cat is calm -> int2: there is something such that it is calm."),
+        ("and_intro", ("fact1", "int2"), "the cat is red & the cat is calm -> int2: both the cat is red and the cat is calm."),
+        ("and_intro", ("fact5", "int2"), "the cat is eager & the cat is calm -> int2: both the cat is eager and the cat is calm."),
+        ("and_intro", ("int1", "int2"), "the cat is big & the cat is calm -> int2: both the cat is big and the cat is calm.")]
+    # after step 2 only the hypothesis is to come: nothing is "not yet", so the proof allows one point
+    assert nsd_candidates(proof, 2)[1] == []
+    assert nsd_points(proof, 6, __import__("random").Random(0)) == [1]
+
+
+def test_nsd_rows_of_the_hand_made_chain_are_three_same_rule_pairs():
+    rows = build_rows({"test": [CHAIN]}, "nsd", PLAIN, seed=0)
+    assert [(r.step, r.label) for r in rows] == [(1, 1)] * 3 + [(1, 0)] * 3
+    assert [r.candidate for r in rows] == [
+        "the cat is big -> int2: there is something such that it is big.",
+        "the cat is eager & the cat is big -> int2: both the cat is eager and the cat is big.",
+        "the cat is red & the cat is eager -> int2: both the cat is red and the cat is eager.",
+        "the cat is calm -> int2: there is something such that it is calm.",
+        "the cat is eager & the cat is calm -> int2: both the cat is eager and the cat is calm.",
+        "the cat is red & the cat is calm -> int2: both the cat is red and the cat is calm."]
+    assert rows[0].prefix.endswith("Hypothesis: the cat is dull.\nfact1 & fact2 -> int1: the cat is big.;")
+    assert all(r.suffix == f" {r.candidate};" for r in rows)
+    # the one existential pair comes first (the rarer rule among "not yet"), then two and-introductions
+    assert [r.candidate.count("&") for r in rows] == [0, 1, 1, 0, 1, 1]
+
+
+def test_nsd_rows_give_nothing_away_in_their_surface(splits):
+    """No id in any candidate but the next free ``int{k+1}``; no gold step; no hypothesis; pairs of one
+    rule; derivable ones have every premise on the page, the others need a conclusion still to come."""
     rows = build_rows(splits, "nsd", PLAIN, seed=0, nsd_points=2)
     assert rows
     by_problem = {p.id: p for p in splits["train"] + splits["test"]}
-    for row in rows:
-        proof = ProofLogic.of(by_problem[row.problem_id])
-        available = proof.available(row.step)
-        step = parse_proof_steps(row.candidate)[0]
-        premises = [available.get(p) for p in step.premises]
-        derived = [proof.formulas[s.conclusion] for s in proof.steps[:row.step]]
-        assert row.prefix.endswith(proof.text_through(row.step))
-        assert row.suffix == f" {row.candidate};"
-        conclusion = _conclusion(proof, step)
-        if row.label:
-            assert None not in premises and entails(premises, conclusion)
-            assert conclusion not in available.values()
-        else:  # some premise is still missing, and what is on the page does not give the conclusion
-            assert None in premises
-            assert not entails([p for p in premises if p is not None] + derived, conclusion)
-        assert step.conclusion in (f"int{row.step + 1}", "hypothesis", "¬hypothesis")
     for (problem_id, k), group in pd.DataFrame([r.__dict__ for r in rows]).groupby(["problem_id", "step"]):
-        assert sorted(group["label"]) == [0, 0, 0, 1, 1, 1]
-        assert 1 <= k < group["n_steps"].iloc[0]
+        proof = ProofLogic.of(by_problem[problem_id])
+        assert sorted(group["label"]) == [0, 0, 0, 1, 1, 1] and 1 <= k < group["n_steps"].iloc[0]
+        yes, no = nsd_candidates(proof, k)
+        lines = {c.line(): c for c in yes + no}
+        gold = {proof.formulas[s.conclusion] for s in proof.steps} | {proof.formulas["¬hypothesis"]}
+        for line, label in zip(group["candidate"], group["label"]):
+            assert __import__("re").findall(r"\b(?:fact|int)\d+\b|hypothesis", line) == [f"int{k + 1}"]
+            c = lines[line]
+            assert c.derivable == bool(label) and c.formula not in gold
+            on_page = proof.available(k)
+            if label:
+                assert all(p in on_page for p in c.premises)
+            else:
+                assert any(p not in on_page for p in c.premises)
+                derived = [proof.formulas[s.conclusion] for s in proof.steps[:k]]
+                assert not entails([on_page[p] for p in c.premises if p in on_page] + derived, c.formula)
+        rules = [lines[line].rule_family for line in group["candidate"]]
+        assert sorted(rules[:3]) == sorted(rules[3:])
 
 
-def _conclusion(proof, step):
-    """A candidate's conclusion formula: the (negated) hypothesis, or its English sentence parsed back."""
-    from finelogic.data.generators.nl import parse_sentence
+def test_nsd_takes_six_points_where_the_proof_allows():
+    """A depth-7 problem with six usable points of seven gets six (36 rows); the other has four."""
+    import random
 
-    if step.conclusion in ("hypothesis", "¬hypothesis"):
-        return proof.formulas[step.conclusion]
-    return parse_sentence(step.text, proof.problem.meta["vocabulary"])
+    rich, poorer = probing_problems(2, seed=3, depths=(7,))
+    assert len(nsd_rows(rich, PLAIN, "test", random.Random(0))) == 36
+    assert nsd_points(ProofLogic.of(poorer), 6, random.Random(0)) == [2, 3, 4, 5]
+    assert len(nsd_rows(poorer, PLAIN, "test", random.Random(0))) == 24
 
 
 def test_derivability_on_a_hand_made_chain():
@@ -143,18 +248,6 @@ def test_derivability_on_a_hand_made_chain():
     assert not not_yet_derivable([b, bc], c, page + [b], derived=[b])
     # entailed by the facts, yet two inferences away: derivable_now is about one rule
     assert entails(page, c) and not derivable_now([a, ab, bc], c, page)
-
-
-def test_nsd_candidates_mix_gold_steps_and_one_rule_inferences(problems):
-    proof = ProofLogic.of(problems[0])
-    yes, no = nsd_candidates(proof, 1)
-    # post-order: the next gold step's premises are always on the page already
-    assert "gold step 2" in {c.source for c in yes}
-    assert {c.source for c in yes} - {"gold step 2"} <= {"modus_ponens", "universal_instantiation", "and_elim_left",
-                                                         "and_elim_right", "existential_intro"} | {
-        f"gold step {i}" for i in range(3, proof.n_steps + 1)}
-    assert all(c.source.startswith("gold step") for c in no)
-    assert all(int(c.source.split()[-1]) > 1 for c in no)
 
 
 def test_rows_are_deterministic(splits):
@@ -236,6 +329,84 @@ def test_summary_reports_task_metric_and_row_accuracy():
     assert by_task.loc["css", "row_accuracy"] == pytest.approx(200 / 3)
     assert by_task.loc["rfi", "metric"] == 0.0                          # one of six wrong
     assert by_task.loc["rfi", "row_accuracy"] == pytest.approx(500 / 6)
+
+
+def test_bootstrap_cis_over_problems_by_hand():
+    from finelogic.eval.probing import bootstrap_ci, per_problem_values
+
+    # every problem alike: no spread, the CI is the value itself
+    same = pd.DataFrame({"problem_id": ["a"] * 6 + ["b"] * 6, "correct": [True] * 5 + [False] + [True] * 5 + [False]})
+    values = per_problem_values(same, "rfi")
+    assert values.to_dict("list") == {"correct": [5, 5], "rows": [6, 6], "value": [0.0, 0.0]}
+    ci = bootstrap_ci(values, seed=0)
+    assert (ci["ci_low"], ci["ci_high"]) == (0.0, 0.0)
+    assert ci["row_ci_low"] == ci["row_ci_high"] == pytest.approx(500 / 6)
+    # two problems, one all right and one all wrong: resamples of 2 give 0, 50 or 100 -> the CI spans 0..100
+    split = pd.DataFrame({"problem_id": ["a"] * 6 + ["b"] * 6, "correct": [True] * 6 + [False] * 6})
+    ci = bootstrap_ci(per_problem_values(split, "nsd"), seed=0)
+    assert (ci["ci_low"], ci["ci_high"], ci["row_ci_low"], ci["row_ci_high"]) == (0.0, 100.0, 0.0, 100.0)
+    # CSS: per-problem spans 2, 9, 0 (the mean-span test's problems), resampled as whole problems
+    css = _css_table([("p1", [0, 0, 1, 1, 1]), ("p2", [1] * 10), ("p3", [1, 1, 0])])
+    values = per_problem_values(css, "css")
+    assert values["value"].tolist() == [2.0, 9.0, 0.0]
+    ci = bootstrap_ci(values, seed=0)
+    assert (ci["ci_low"], ci["ci_high"]) == (0.0, 9.0)   # all-p3 and all-p2 resamples are in the 2.5% tails
+    assert ci == bootstrap_ci(values, seed=0)           # seeded: the same CI every time
+
+
+def test_summary_carries_the_cis():
+    rfi = predict_table([_row(p, lab, "rfi", "test") for p in "abcd" for lab in (1, 1, 1, 0, 0, 0)],
+                        [1, 1, 1, 0, 0, 0] * 2 + [1] * 12)
+    summary = summarize(rfi.assign(model="m", readout="plain", probe="linear probe")).iloc[0]
+    assert summary["metric"] == 50.0 and summary["row_accuracy"] == 75.0
+    assert summary["ci_low"] == 0.0 and summary["ci_high"] == 100.0
+    assert 50.0 <= summary["row_ci_low"] < 75.0 < summary["row_ci_high"] <= 100.0
+
+
+def test_text_only_baseline_reads_a_leaky_line_and_nothing_else():
+    """Power check: the same bag-of-tokens probe reads a label written into the line (as the old NSD sets'
+    unwritten ``int`` ids were), and sits at 50% on lines that carry no label."""
+    import random
+
+    from finelogic.eval.probing import text_only_predictions
+
+    rng = random.Random(0)
+    words = ["red", "big", "calm", "dull", "eager", "fat", "good", "hot", "ill", "cat", "dog", "fox"]
+
+    def rows(split, n, leak):
+        out = []
+        for p in range(n):
+            for label in (1, 1, 1, 0, 0, 0):
+                line = " ".join(rng.choice(words) for _ in range(6)) + (" int9" if leak and not label else "")
+                out.append(ProbeRow("nsd", f"{split}{p}", split, 1, 5, label, line, "", ""))
+        return out
+
+    leaky = text_only_predictions(rows("train", 40, True), rows("test", 20, True))
+    assert row_accuracy(leaky) == 100.0
+    clean = text_only_predictions(rows("train", 40, False), rows("test", 20, False))
+    assert abs(row_accuracy(clean) - 50) <= 10
+
+
+@pytest.mark.slow
+def test_text_only_baseline_sits_at_chance_on_the_probing_sets():
+    """60 train / 30 test problems at depths 4-6 (the tiny profile's depths): ~180 RFI and ~500 NSD test
+    rows. Tolerance: within 10 points of 50% (about 2.7 binomial standard errors for RFI's 180 rows, more
+    for NSD), and the bootstrap 95% CI over problems holds 50%. CSS rows before the final step likewise;
+    the final step writes ``-> hypothesis`` or ``-> ¬hypothesis``, the answer itself, and is read."""
+    from finelogic.eval.probing import text_only_predictions
+
+    problems = probing_problems(90, seed=0, depths=(4, 5, 6), distractors=(4, 6))
+    splits = split_problems(problems, 60, seed=0)
+    for task in ("rfi", "nsd", "css"):
+        rows = build_rows(splits, task, PLAIN, seed=0)
+        table = text_only_predictions([r for r in rows if r.split == "train"], [r for r in rows if r.split == "test"])
+        if task == "css":
+            last = table["step"] == table["n_steps"]
+            assert table[last]["correct"].mean() >= 0.9
+            table = table[~last]
+        summary = summarize(table.assign(probe="text only")).iloc[0]
+        assert abs(summary["row_accuracy"] - 50) <= 10, (task, summary["row_accuracy"])
+        assert summary["row_ci_low"] <= 50 <= summary["row_ci_high"], (task, summary)
 
 
 def test_table4_has_one_row_per_probe_and_one_majority_row(tmp_path):
@@ -321,8 +492,7 @@ def test_kv_reuse_features_equal_one_pass_per_row(hf_backend):
     """Real SmolLM2, few rows: a shared prefix + appended suffixes vs each row's text encoded alone."""
     from finelogic.eval.probing import extract_features
 
-    problem = probing_problems(1, seed=0, depths=(2,), distractors=(3, 3), min_nsd_points=0)[0]
-    splits = {"test": [problem]}
+    splits = {"test": [CHAIN]}  # short: a 3-step proof with three same-shape RFI pairs
     rows = build_rows(splits, "css", PLAIN, seed=0)[:2] + build_rows(splits, "rfi", PLAIN, seed=0)[2:4]
     assert {r.label for r in rows[2:]} == {0, 1}
     hf_backend.stats.calls = 0
@@ -365,15 +535,20 @@ def test_run_probes_every_model_with_one_hidden_states_call_per_problem_and_row_
     predictions = run.predictions
     assert list(dict.fromkeys(predictions["model"])) == [probing.EMBEDDED, probing.RANDOM_INIT]
     assert list(predictions.columns[:3]) == ["model", "readout", "probe"]
-    assert set(predictions["readout"]) == {"plain"} and set(predictions["probe"]) == {"linear probe", "majority class"}
+    assert set(predictions["readout"]) == {"plain"}
+    assert list(dict.fromkeys(predictions["probe"])) == ["linear probe", "majority class", "text only (candidate line)"]
     assert [len(run.splits["train"]), len(run.splits["test"])] == [4, 2]
+    # stratified: the two test problems are one PROVED and one DISPROVED
+    assert sorted(p.label for p in run.splits["test"]) == ["DISPROVED", "PROVED"]
     test_rows = [r for r in run.rows[probing.EMBEDDED, "plain"] if r.split == "test"]
-    assert len(predictions) == 2 * 2 * len(test_rows)  # 2 models x 2 probes
+    assert len(predictions) == 2 * 3 * len(test_rows)  # 2 models x 3 probes
     # 6 problems x (one pass over the CSS prefixes + one over the RFI/NSD prefix with its suffixes)
     assert len(embedded.calls) == len(control.calls) == 12
     assert {call[2] for call in embedded.calls} == {-1}
     assert run.provenance.models == (probing.EMBEDDED, probing.RANDOM_INIT) and run.provenance.n == 2
-    assert set(run.summary["task"]) == {"css", "rfi", "nsd"} and len(run.summary) == 12
+    assert set(run.summary["task"]) == {"css", "rfi", "nsd"} and len(run.summary) == 18
+    summary = run.summary
+    assert ((summary["ci_low"] <= summary["metric"] + 1e-9) & (summary["metric"] <= summary["ci_high"] + 1e-9)).all()
 
 
 def test_run_names_the_profile_entries_as_table_4_rows():

@@ -12,10 +12,12 @@ problems (:func:`probe_predictions` does both for every task) → the metrics:
 * :func:`row_accuracy` for every task (the paper's units are easy to misread; report both) and
   :func:`accuracy_by_steps_remaining` for CSS.
 
-Baselines beside every probe: the majority class of the training rows (:func:`majority_table`) and the same
+Baselines beside every probe: the majority class of the training rows (:func:`majority_table`), the same
 probe on the randomly initialised model of the same architecture (a model of its own in
-:func:`finelogic.runs.probing.run`). Everything here is pure: rows, a backend and options in, arrays and
-tables out.
+:func:`finelogic.runs.probing.run`), and the same probe on a bag of tokens of the row's own line alone
+(:func:`text_only_predictions`, probe ``text only (candidate line)``): if the surface form of the candidate
+gave the label away, this row would show it. :func:`summarize` adds bootstrap 95% CIs over test problems
+(:func:`bootstrap_ci`). Everything here is pure: rows, a backend and options in, arrays and tables out.
 """
 from __future__ import annotations
 
@@ -32,6 +34,10 @@ from finelogic.eval.probing_data import TASKS, ProbeRow
 log = logging.getLogger(__name__)
 
 PREDICTION_COLUMNS = ("task", "problem_id", "step", "n_steps", "label", "prediction", "correct")
+#: Probe names in the predictions, in the order :func:`probe_predictions` writes them.
+LINEAR, MAJORITY, TEXT_ONLY = "linear probe", "majority class", "text only (candidate line)"
+#: Bootstrap resamples of test problems behind every CI.
+RESAMPLES = 1000
 
 
 
@@ -205,25 +211,82 @@ def accuracy_by_steps_remaining(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"accuracy": 100 * grouped.mean(), "n": grouped.size()}).reset_index()
 
 
-def summarize(predictions: pd.DataFrame) -> pd.DataFrame:
-    """Long summary: per ``model, readout, probe, task``, the task metric, row accuracy and counts."""
+def per_problem_values(table: pd.DataFrame, task: str) -> pd.DataFrame:
+    """Per test problem (index ``problem_id``): ``value`` (CSS span, or 100 if all rows right else 0),
+    ``correct`` and ``rows``; the task metric is the mean of ``value``, row accuracy
+    ``100 * sum(correct) / sum(rows)``."""
+    grouped = table.groupby("problem_id", sort=False)["correct"]
+    out = pd.DataFrame({"correct": grouped.sum().astype(int), "rows": grouped.size()})
+    if task == "css":
+        out["value"] = correctness_spans(table).reindex(out.index).astype(float)
+    else:
+        out["value"] = 100.0 * grouped.all().astype(float)
+    return out
+
+
+def bootstrap_ci(values: pd.DataFrame, *, seed: int = 0, resamples: int = RESAMPLES,
+                 level: float = 0.95) -> dict[str, float]:
+    """Percentile bootstrap CIs over problems for the task metric and row accuracy.
+
+    ``values`` is :func:`per_problem_values`; each resample draws as many problems with replacement
+    (``numpy.random.default_rng(seed)``), so the rows of a problem stay together. Returns ``ci_low``,
+    ``ci_high`` (the metric) and ``row_ci_low``, ``row_ci_high`` (row accuracy, %).
+    """
+    n = len(values)
+    index = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+    metric = values["value"].to_numpy()[index].mean(axis=1)
+    rows = 100 * values["correct"].to_numpy()[index].sum(axis=1) / values["rows"].to_numpy()[index].sum(axis=1)
+    tail = 100 * (1 - level) / 2
+    low, high = np.percentile(metric, [tail, 100 - tail])
+    row_low, row_high = np.percentile(rows, [tail, 100 - tail])
+    return {"ci_low": float(low), "ci_high": float(high), "row_ci_low": float(row_low), "row_ci_high": float(row_high)}
+
+
+def summarize(predictions: pd.DataFrame, *, seed: int = 0, resamples: int = RESAMPLES) -> pd.DataFrame:
+    """Long summary: per ``model, readout, probe, task``, the task metric with its bootstrap 95% CI over
+    test problems (``ci_low``, ``ci_high``), row accuracy with its CI (``row_ci_low``, ``row_ci_high``)
+    and counts. Every group resamples with the same ``seed``."""
     keys = [c for c in ("model", "readout", "probe") if c in predictions.columns]
     records = []
     for key, group in predictions.groupby([*keys, "task"], sort=False):
         key = key if isinstance(key, tuple) else (key,)
         task = key[-1]
+        ci = bootstrap_ci(per_problem_values(group, task), seed=seed, resamples=resamples)
         records.append({**dict(zip([*keys, "task"], key)), "metric": TASK_METRIC[task](group),
-                        "unit": METRIC_UNIT[task], "row_accuracy": row_accuracy(group),
-                        "problems": group["problem_id"].nunique(), "rows": len(group)})
+                        "ci_low": ci["ci_low"], "ci_high": ci["ci_high"], "unit": METRIC_UNIT[task],
+                        "row_accuracy": row_accuracy(group), "row_ci_low": ci["row_ci_low"],
+                        "row_ci_high": ci["row_ci_high"], "problems": group["problem_id"].nunique(),
+                        "rows": len(group)})
     return pd.DataFrame(records)
 
 
 # ------------------------------------------------------------------------------------------- probes per task
 
 
+def text_features(train: Sequence[ProbeRow], test: Sequence[ProbeRow]) -> tuple[np.ndarray, np.ndarray]:
+    """Bag-of-tokens counts of each row's own line (``candidate``: the appended fact or step, CSS the
+    prefix's last step), vocabulary from the training rows. Tokens: words and single symbols
+    (``¬``, ``&``, ``->``'s parts, ``:``), so ids, negations and connectives all count."""
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    vectorizer = CountVectorizer(token_pattern=r"\w+|[^\w\s]", lowercase=True)
+    x_train = vectorizer.fit_transform([r.candidate for r in train]).toarray().astype(np.float32)
+    return x_train, vectorizer.transform([r.candidate for r in test]).toarray().astype(np.float32)
+
+
+def text_only_predictions(train: Sequence[ProbeRow], test: Sequence[ProbeRow], *, seed: int = 0) -> pd.DataFrame:
+    """The text-only baseline: :func:`fit_probe` (the same pipeline and folds) on :func:`text_features`,
+    scored on ``test``. It never sees the context, so it sits at chance unless the line's surface form
+    separates the classes."""
+    x_train, x_test = text_features(train, test)
+    probe = fit_probe(x_train, [r.label for r in train], [r.problem_id for r in train], seed=seed)
+    return predict_table(test, probe.predict(x_test))
+
+
 def probe_predictions(rows: Sequence[ProbeRow], features: np.ndarray, *, seed: int = 0) -> pd.DataFrame:
-    """Every task's probe (:func:`fit_probe` on the training rows) and the majority baseline, scored on the
-    test rows: ``probe`` (``linear probe`` / ``majority class``) + :data:`PREDICTION_COLUMNS`.
+    """Every task's probe (:func:`fit_probe` on the training rows), the majority baseline and the
+    text-only baseline, scored on the test rows: ``probe`` (:data:`LINEAR`, :data:`MAJORITY`,
+    :data:`TEXT_ONLY`) + :data:`PREDICTION_COLUMNS`.
 
     ``features[i]`` is row ``i``'s feature vector (:func:`extract_features` of ``rows``).
     """
@@ -233,18 +296,33 @@ def probe_predictions(rows: Sequence[ProbeRow], features: np.ndarray, *, seed: i
         test_index = [i for i, r in enumerate(rows) if r.task == task and r.split == "test"]
         train, test = [rows[i] for i in train_index], [rows[i] for i in test_index]
         probe = fit_probe(features[train_index], [r.label for r in train], [r.problem_id for r in train], seed=seed)
-        for name, table in (("linear probe", predict_table(test, probe.predict(features[test_index]))),
-                            ("majority class", majority_table(train, test))):
+        for name, table in ((LINEAR, predict_table(test, probe.predict(features[test_index]))),
+                            (MAJORITY, majority_table(train, test)),
+                            (TEXT_ONLY, text_only_predictions(train, test, seed=seed))):
             tables.append(table.assign(probe=name))
     return pd.concat(tables, ignore_index=True)[["probe", *PREDICTION_COLUMNS]]
 
 
+#: Table 4's label for the baselines that are the same for every model (they never see its states).
+SHARED_ROWS = {MAJORITY: "(labels only)", TEXT_ONLY: "(candidate text only)"}
+
+
 def table4(predictions: pd.DataFrame, readout: str = "chat") -> pd.DataFrame:
-    """Our Table 4: CSS (steps), RFI and NSD (%) per model's linear probe, and one majority-class row
-    (the same for every model: it sees labels only). Index ``(model, probe)``, in order of appearance."""
-    chosen = predictions[predictions["readout"] == readout]
-    majority = chosen[chosen["probe"] == "majority class"]
-    majority = majority[majority["model"] == majority["model"].iloc[0]].assign(model="(labels only)")
-    summary = summarize(pd.concat([chosen[chosen["probe"] == "linear probe"], majority]))
+    """Our Table 4: CSS (steps), RFI and NSD (%) per model's linear probe, then one majority-class and one
+    text-only row (the same for every model: they see labels / the candidate line only). Index
+    ``(model, probe)``, in order of appearance."""
+    chosen = shared_once(predictions[predictions["readout"] == readout])
+    summary = summarize(chosen, resamples=1)
     table = summary.pivot_table(index=["model", "probe"], columns="task", values="metric", sort=False)
     return table[["css", "rfi", "nsd"]].rename(columns=str.upper).rename_axis(columns=None).round(1)
+
+
+def shared_once(predictions: pd.DataFrame) -> pd.DataFrame:
+    """Every model's linear probe, then each model-independent baseline (:data:`SHARED_ROWS`) once, from
+    the first model, its ``model`` renamed to the row label."""
+    parts = [predictions[predictions["probe"] == LINEAR]]
+    for probe, label in SHARED_ROWS.items():
+        chosen = predictions[predictions["probe"] == probe]
+        if len(chosen):
+            parts.append(chosen[chosen["model"] == chosen["model"].iloc[0]].assign(model=label))
+    return pd.concat(parts)

@@ -7,27 +7,44 @@ The paper did not release its probing sets; this module rebuilds them from the d
   (``i = 1..n``); label = the problem's answer (1 = PROVED, 0 = DISPROVED).
 * **Task B, RFI** (redundant facts identification): after all facts and the hypothesis, three rows each
   append one *necessary* fact (cited by the gold proof) and three each append one *redundant* fact (a
-  distractor: ``meta["distractors"]``, never cited); label 1 = necessary.
-* **Task C, NSD** (next-step derivability): at randomly chosen intermediate points ``k`` (after proof
-  step ``k``), three rows each append a step that is *derivable now* and three each append a later gold
-  step that is *not yet derivable*; label 1 = derivable.
+  distractor: ``meta["distractors"]``, never cited); label 1 = necessary. The six are three pairs of one
+  formula shape and close length (:func:`rfi_pairs`): distractors are simpler formulas than the facts a
+  proof cites, so unmatched facts would give the label away by their words ("both", "either", "there is").
+* **Task C, NSD** (next-step derivability): at up to six intermediate points ``k`` (after proof step
+  ``k``), three rows each append a step that is *derivable now* and three a step that is *not yet
+  derivable*; label 1 = derivable.
 
-**Derivability, exactly.** Every gold step is entailed by the facts, so "entailed by the facts and the
-steps so far" cannot separate the two NSD classes; what the paper means is one inference from what is
-on the page. With ``available`` = the fact formulas plus the conclusions of steps ``1..k``:
+**NSD candidates, and why they look alike.** Both classes are one-rule inferences (modus ponens,
+universal instantiation, and-elimination, existential introduction, and-introduction of two ground
+literals) that are *not* gold-proof steps and do
+not conclude the hypothesis or its negation, so neither class is "the proof's own steps". They differ in
+one thing only, where their premises stand:
 
-* derivable now (:func:`derivable_now`): every cited premise is available, the conclusion is not yet
-  available, ``premises -> conclusion`` is one deduction rule (:func:`finelogic.logic.matches_rule`) and
-  z3 confirms ``premises ⊨ conclusion``;
-* not yet derivable (:func:`not_yet_derivable`): the conclusion is not available and z3 finds that the
-  step's available premises together with *all* conclusions derived so far do not entail it (so some
-  missing premise is really needed).
+* derivable now (:func:`derivable_now`): every premise is on the page (a fact or one of the ``k``
+  conclusions written), the conclusion is not, the step is one rule and z3 confirms it;
+* not yet derivable (:func:`not_yet_derivable`): one rule from the page *plus at least one gold
+  conclusion still to come* (so the step appears once the proof gets there: it is entailed by the facts),
+  and z3 finds that its premises on the page together with every conclusion written so far do not entail
+  it; it is also none of the derivable-now conclusions.
 
-Derivable candidates are the remaining gold steps that pass the test, then (a chain proof rarely has
-three) new one-rule inferences from the available formulas: modus ponens, universal instantiation,
-and-elimination, existential introduction. Non-derivable candidates are later gold steps. Every
-candidate's conclusion is renamed to the next free id ``int{k+1}`` (``hypothesis`` steps keep theirs),
-so its number does not give away how far ahead it lies.
+A candidate is rendered with its premises *as text, without ids*: ``<premise> & <premise> -> int{k+1}:
+<conclusion>`` (premise sentences as on the page, final period dropped; every candidate concludes the
+next free id ``int{k+1}``). Ids would give the class away: a reader at point ``k`` can cite only ids on
+the page, and a premise still to come has none, so any id scheme either cites an unwritten id (the old
+sets: "cites an unwritten ``int``" classified every row) or drops the premise (fewer premises = not yet).
+As text, both classes cite the same number of premises of the same kinds; whether a premise is on the
+page is exactly what the probe should find, and only the context shows it. At each point the two classes
+are drawn in *pairs of the same rule*, each derivable step with the not-yet step of closest line length
+(:func:`nsd_pairs`), so the rule mix and the lengths match. A text-only probe on the candidate line
+(:func:`finelogic.eval.probing.text_only_predictions`) checks that the surface alone sits at chance.
+
+A point is usable when three such pairs exist; a problem gets up to six usable points (the paper's six),
+fewer only when its proof has fewer.
+
+**Problems and splits.** :func:`probing_problems` draws the same number of problems for every
+``(depth, label)`` cell (extras spread in a seeded order); :func:`split_problems` puts the same share of
+every cell in the test split (largest remainder, members chosen with the seed), so train and test hold
+the same depths and labels.
 
 **Read-outs** (:class:`Readout`): ``chat`` is the paper's (system + user = the problem, assistant = the
 proof prefix and the appended candidate, then the generation prompt); ``plain`` is the problem text, a
@@ -40,10 +57,11 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from finelogic.data.generators.fld import generate_fld
+from tqdm import tqdm
+
 from finelogic.data.generators.nl import render_sentence
 from finelogic.data.problem import DISPROVED, PROVED, Problem
-from finelogic.logic import (And, Atom, Const, Exists, ForAll, Formula, Implies, Not, Var, constants, entails,
+from finelogic.logic import (And, Atom, Const, Exists, ForAll, Formula, Implies, Not, Or, Var, constants, entails,
                              matches_rule, negate, parse_formula, substitute)
 from finelogic.logic.proof import ProofStep, parse_proof_steps
 
@@ -66,7 +84,8 @@ class ProbeRow:
         n_steps: steps of the problem's gold proof.
         label: CSS 1 = PROVED / 0 = DISPROVED; RFI 1 = necessary / 0 = redundant; NSD 1 = derivable now /
             0 = not yet derivable.
-        candidate: what was appended (RFI: ``fact3: ...``; NSD: the step line); empty for CSS.
+        candidate: the row's own line, what the text-only baseline reads: RFI the appended ``fact3: ...``,
+            NSD the appended step line, CSS the prefix's last step (part of the prefix: nothing is appended).
         prefix: exact text shared by the problem's rows up to the appended part (one KV cache).
         suffix: exact text after it (candidate and, for ``chat``, the end of turn + generation prompt).
     """
@@ -136,39 +155,83 @@ def probing_problems(n: int, seed: int, depths: Iterable[int], *, distractors: t
                      min_nsd_points: int = 1, progress: bool | None = None) -> list[Problem]:
     """``n`` PROVED/DISPROVED FLD-style problems usable by all three tasks, deterministically from ``seed``.
 
-    Problems are drawn over ``depths`` and kept when they have at least three necessary and three
-    redundant facts (RFI) and ``min_nsd_points`` NSD points (:func:`nsd_points`). Half are PROVED and
-    half DISPROVED (PROVED first when ``n`` is odd), alternating, so any leading slice is balanced too.
+    Every ``(depth, label)`` cell gets ``n // cells`` problems; the ``n % cells`` extras go one each to the
+    cells first in an order shuffled with ``seed``, PROVED and DISPROVED alternating and the DISPROVED ones
+    starting half-way round the depths (so labels differ by at most one, and depths by at most one). Item ``j`` of a cell is :func:`~finelogic.data.generators.fld.generate_fld_problem`
+    of ``"probing/<seed>/<depth>/<label>/<j>"``; a draw is kept when it has at least three necessary and
+    three redundant facts of matching shapes (RFI, :func:`rfi_pairs`) and ``min_nsd_points`` NSD points (:func:`nsd_points`). Returned in cell
+    order, depth by depth (PROVED before DISPROVED).
     """
+    from finelogic.data.generators.fld import generate_fld_problem
+
     depths = tuple(depths)
-    wanted = {PROVED: (n + 1) // 2, DISPROVED: n // 2}
-    kept: dict[str, list[Problem]] = {PROVED: [], DISPROVED: []}
-    for label in (PROVED, DISPROVED):
-        for batch in range(50):
-            missing = wanted[label] - len(kept[label])
-            if missing <= 0:
+    counts = cell_counts(n, depths, seed)
+    out: list[Problem] = []
+    bar = tqdm(total=n, desc="probing problems", disable=progress is False or (progress is None and n < 50))
+    for (depth, label), count in counts.items():
+        kept = 0
+        for j in range(50 * count + 50):
+            if kept == count:
                 break
-            drawn = generate_fld(2 * missing + 2, seed=seed * 1000 + batch, depths=depths, labels=(label,),
-                                 distractors=distractors, progress=progress)
-            kept[label] += [p for p in drawn if _eligible(p, min_nsd_points)][:missing]
-        if len(kept[label]) < wanted[label]:
-            raise RuntimeError(f"only {len(kept[label])} of {wanted[label]} {label} problems at depths {depths} "
-                               "are usable for probing")
-    order = [p for pair in zip(kept[PROVED], kept[DISPROVED] + [None]) for p in pair if p is not None]
-    return order[:n]
+            item_seed = f"probing/{seed}/{depth}/{label}/{j}"
+            problem = generate_fld_problem(item_seed, depth, label, distractors=distractors,
+                                           problem_id=f"fld-probing-{seed}-d{depth}-{label}-{j}")
+            if _eligible(problem, min_nsd_points):
+                out.append(problem)
+                kept += 1
+                bar.update()
+        if kept < count:
+            raise RuntimeError(f"only {kept} of {count} {label} problems at depth {depth} are usable for probing")
+    bar.close()
+    return out
+
+
+def cell_counts(n: int, depths: Sequence[int], seed: int) -> dict[tuple[int, str], int]:
+    """Problems per ``(depth, label)`` cell for :func:`probing_problems`: as even as ``n`` allows."""
+    order = list(depths)
+    random.Random(f"probing-cells/{seed}").shuffle(order)
+    turn = (len(order) + 1) // 2  # DISPROVED extras start half-way round: labels and depths stay within one
+    extras = [cell for pair in zip([(d, PROVED) for d in order], [(d, DISPROVED) for d in order[turn:] + order[:turn]])
+              for cell in pair]
+    base, more = divmod(n, 2 * len(order))
+    chosen = set(extras[:more])
+    return {(d, label): base + ((d, label) in chosen) for d in depths for label in (PROVED, DISPROVED)}
 
 
 def _eligible(problem: Problem, min_nsd_points: int) -> bool:
-    necessary, redundant = fact_roles(problem)
-    if len(necessary) < CANDIDATES_PER_CLASS or len(redundant) < CANDIDATES_PER_CLASS:
+    if problem.label not in LABEL_VALUE or not problem.proof:
+        return False
+    if rfi_pairs_possible(problem) < CANDIDATES_PER_CLASS:
         return False
     proof = ProofLogic.of(problem)
     return sum(1 for _ in _eligible_points(proof, limit=min_nsd_points)) >= min_nsd_points
 
 
-def split_problems(problems: Sequence[Problem], n_train: int) -> dict[str, list[Problem]]:
-    """First ``n_train`` problems for training, the rest for testing (the draw order alternates labels)."""
-    return {"train": list(problems[:n_train]), "test": list(problems[n_train:])}
+def split_problems(problems: Sequence[Problem], n_train: int, seed: int = 0) -> dict[str, list[Problem]]:
+    """Train / test split stratified by ``(depth, label)``, deterministic from ``seed``.
+
+    The ``len(problems) - n_train`` test problems are shared out over the cells in proportion to their
+    sizes (largest remainder; ties to the larger cell, then to the cell first in the problems' order);
+    each cell's test members are the first of its problems shuffled with ``random.Random(f"split/{seed}/
+    {depth}/{label}")``. Both splits keep the problems' order.
+    """
+    n_test = len(problems) - n_train
+    if n_test < 0 or n_train < 0:
+        raise ValueError(f"n_train={n_train} with {len(problems)} problems")
+    cells: dict[tuple[Any, str], list[int]] = {}
+    for index, problem in enumerate(problems):
+        cells.setdefault((problem.depth, problem.label), []).append(index)
+    quota = {c: n_test * len(m) // len(problems) for c, m in cells.items()} if problems else {}
+    remainder = sorted(cells, key=lambda c: (-(n_test * len(cells[c]) % len(problems)), -len(cells[c])))
+    for cell in remainder[:n_test - sum(quota.values())]:
+        quota[cell] += 1
+    test: set[int] = set()
+    for (depth, label), members in cells.items():
+        shuffled = list(members)
+        random.Random(f"split/{seed}/{depth}/{label}").shuffle(shuffled)
+        test.update(shuffled[:quota[depth, label]])
+    return {"train": [p for i, p in enumerate(problems) if i not in test],
+            "test": [p for i, p in enumerate(problems) if i in test]}
 
 
 # ------------------------------------------------------------------------------------------- proofs
@@ -206,6 +269,12 @@ class ProofLogic:
         """The gold proof written up to and including step ``k`` (``""`` for ``k = 0``)."""
         return "; ".join(s.format() for s in self.steps[:k]) + (";" if k else "")
 
+    def sentences(self) -> dict[str, str]:
+        """Id -> sentence as the page writes it: fact texts and the gold steps' conclusion texts."""
+        out = {f.id: f.text for f in self.problem.facts}
+        out.update({s.conclusion: s.text for s in self.steps if s.text is not None})
+        return out
+
     def step_formulas(self, step: ProofStep) -> tuple[list[Formula], Formula]:
         return [self.formulas[p] for p in step.premises], self.formulas[step.conclusion]
 
@@ -238,54 +307,88 @@ def not_yet_derivable(premises: Sequence[Formula], conclusion: Formula, availabl
 
 @dataclass(frozen=True)
 class Candidate:
-    """A proof line offered at an NSD point."""
+    """A proof line offered at an NSD point (module docstring: premises as text, no ids).
+
+    Attributes:
+        premises: the premises' ids in the gold problem (facts, ``intN``; never shown to the model).
+        premise_texts: their sentences as the page writes them, final period dropped.
+        conclusion: the next free id ``int{k+1}``.
+        formula: the conclusion's formula.
+        text: the conclusion's sentence.
+        derivable: True = derivable now, False = not yet derivable.
+        rule: the one rule that makes it (``and_elim_left``, ``modus_ponens``, ...).
+    """
 
     premises: tuple[str, ...]
-    conclusion: str  # ``hypothesis`` / ``¬hypothesis`` or the renamed ``int{k+1}``
+    premise_texts: tuple[str, ...]
+    conclusion: str
     formula: Formula
-    text: str | None
+    text: str
     derivable: bool
-    source: str  # "gold step 7" or the rule that made it
+    rule: str
 
     def line(self) -> str:
-        return ProofStep(self.premises, self.conclusion, self.text).format()
+        """``<premise> & <premise> -> int{k+1}: <conclusion>``."""
+        return f"{' & '.join(self.premise_texts)} -> {self.conclusion}: {self.text}"
+
+    @property
+    def rule_family(self) -> str:
+        """The rule, the two and-eliminations as one (pairs are matched on it)."""
+        return "and_elim" if self.rule.startswith("and_elim") else self.rule
 
 
 def nsd_candidates(proof: ProofLogic, k: int) -> tuple[list[Candidate], list[Candidate]]:
-    """``(derivable, not_derivable)`` candidates after step ``k``, each checked with the logic core."""
+    """``(derivable, not_derivable)`` candidates after step ``k`` (module docstring), each checked with the
+    logic core; in the order :func:`_one_rule_inferences` yields them."""
     available = proof.available(k)
     on_page = list(available.values())
     derived = [proof.formulas[s.conclusion] for s in proof.steps[:k]]
-    name = f"int{k + 1}"
-    yes: list[Candidate] = []
-    no: list[Candidate] = []
-    for index, step in enumerate(proof.steps[k:], start=k + 1):
-        premises, conclusion = proof.step_formulas(step)
-        renamed = step.conclusion if "hypothesis" in step.conclusion else name
-        if derivable_now(premises, conclusion, on_page):
-            yes.append(Candidate(step.premises, renamed, conclusion, step.text, True, f"gold step {index}"))
-        elif not_yet_derivable(premises, conclusion, on_page, derived):
-            no.append(Candidate(step.premises, renamed, conclusion, step.text, False, f"gold step {index}"))
-    gold = {c.formula for c in yes} | {proof.formulas[s.conclusion] for s in proof.steps}
+    future = {s.conclusion: proof.formulas[s.conclusion] for s in proof.steps[k:] if "hypothesis" not in s.conclusion}
+    excluded = set(on_page) | {proof.formulas[s.conclusion] for s in proof.steps}
+    excluded |= {proof.formulas["hypothesis"], proof.formulas["¬hypothesis"]}
+    texts = proof.sentences()
     vocabulary = proof.problem.meta["vocabulary"]
-    for premise_ids, conclusion, rule in _one_rule_inferences(available):
-        if conclusion in gold:
-            continue
-        premises = [available[i] for i in premise_ids]
-        if not derivable_now(premises, conclusion, on_page):
-            continue
+    name = f"int{k + 1}"
+
+    def make(premise_ids, conclusion, rule, derivable):
         try:
             text = render_sentence(conclusion, vocabulary)
         except (KeyError, ValueError):  # no English template for this formula
+            return None
+        premise_texts = tuple(texts[i].rstrip(".") for i in premise_ids)
+        return Candidate(tuple(premise_ids), premise_texts, name, conclusion, text, derivable, rule)
+
+    yes: list[Candidate] = []
+    now: set[Formula] = set()
+    for premise_ids, conclusion, rule in _one_rule_inferences(available):
+        if conclusion in excluded or conclusion in now:
             continue
-        gold.add(conclusion)
-        yes.append(Candidate(premise_ids, name, conclusion, text, True, rule))
+        if derivable_now([available[i] for i in premise_ids], conclusion, on_page):
+            candidate = make(premise_ids, conclusion, rule, True)
+            if candidate is not None:
+                now.add(conclusion)
+                yes.append(candidate)
+    no: list[Candidate] = []
+    later: set[Formula] = set()
+    ahead = {**available, **future}
+    for premise_ids, conclusion, rule in _one_rule_inferences(ahead):
+        if not set(premise_ids) & set(future) or conclusion in excluded or conclusion in now or conclusion in later:
+            continue
+        premises = [ahead[i] for i in premise_ids]
+        if not (matches_rule(premises, conclusion) and entails(premises, conclusion)):
+            continue
+        if not_yet_derivable(premises, conclusion, on_page, derived):
+            candidate = make(premise_ids, conclusion, rule, False)
+            if candidate is not None:
+                later.add(conclusion)
+                no.append(candidate)
     return yes, no
 
 
 def _one_rule_inferences(available: Mapping[str, Formula]) -> Iterable[tuple[tuple[str, ...], Formula, str]]:
     """New conclusions one rule away from ``available``: modus ponens, universal instantiation,
-    and-elimination, existential introduction (in that order; the candidates' pool)."""
+    and-elimination, existential introduction, and-introduction of two ground literals (in that order;
+    the candidates' pool)."""
     by_formula = {f: i for i, f in available.items()}
     terms = sorted({c for f in available.values() for c in constants(f)}, key=lambda c: c.name)
     for i, f in available.items():
@@ -304,22 +407,61 @@ def _one_rule_inferences(available: Mapping[str, Formula]) -> Iterable[tuple[tup
         if isinstance(body, Atom) and isinstance(body.term, Const):
             generic = Atom(body.predicate, _X)
             yield (i,), Exists(_X, Not(generic) if isinstance(f, Not) else generic), "existential_intro"
+    literals = [(i, f) for i, f in available.items() if _ground_literal(f)]
+    for a, (i, f) in enumerate(literals):
+        for j, g in literals[a + 1:]:
+            yield (i, j), And(f, g), "and_intro"
+
+
+def _ground_literal(formula: Formula) -> bool:
+    """``{A}{a}`` or ``¬{A}{a}``: what and-introduction joins (its conclusion stays one sentence)."""
+    body = formula.body if isinstance(formula, Not) else formula
+    return isinstance(body, Atom) and isinstance(body.term, Const)
+
+
+def pairs_possible(yes: Sequence[Candidate], no: Sequence[Candidate]) -> int:
+    """How many same-rule (derivable, not-yet) pairs the candidates allow."""
+    families = {c.rule_family for c in yes}
+    return sum(min(sum(c.rule_family == f for c in yes), sum(c.rule_family == f for c in no)) for f in families)
+
+
+def nsd_pairs(yes: Sequence[Candidate], no: Sequence[Candidate], rng: random.Random,
+              count: int = CANDIDATES_PER_CLASS) -> list[tuple[Candidate, Candidate]]:
+    """``count`` pairs (derivable, not yet) of the same rule, each not-yet step the unused one of closest
+    line length (ties: the first in shuffled order); derivable steps tried in an order shuffled by ``rng``,
+    rarest rule first so that ``count`` pairs are found whenever :func:`pairs_possible` allows them."""
+    yes, no = list(yes), list(no)
+    rng.shuffle(yes)
+    rng.shuffle(no)
+    scarcity = {f: sum(c.rule_family == f for c in no) for f in {c.rule_family for c in yes}}
+    used: set[int] = set()
+    pairs: list[tuple[Candidate, Candidate]] = []
+    for family in sorted(scarcity, key=lambda f: (scarcity[f], f)):
+        for y in (c for c in yes if c.rule_family == family):
+            options = [j for j, c in enumerate(no) if j not in used and c.rule_family == family]
+            if len(pairs) == count or not options:
+                break
+            best = min(options, key=lambda j: abs(len(no[j].line()) - len(y.line())))
+            used.add(best)
+            pairs.append((y, no[best]))
+    if len(pairs) < count:
+        raise ValueError(f"only {len(pairs)} same-rule pairs; NSD needs {count}")
+    return pairs
 
 
 def _eligible_points(proof: ProofLogic, limit: int | None = None, order: Sequence[int] | None = None) -> Iterable[int]:
-    """Points ``k`` (1..n-1) with enough candidates of both kinds, in ``order``; at most ``limit``."""
+    """Points ``k`` (1..n-1) with three same-rule candidate pairs, in ``order``; at most ``limit``."""
     found = 0
     for k in order if order is not None else range(1, proof.n_steps):
         if limit is not None and found >= limit:
             return
-        yes, no = nsd_candidates(proof, k)
-        if len(yes) >= CANDIDATES_PER_CLASS and len(no) >= CANDIDATES_PER_CLASS:
+        if pairs_possible(*nsd_candidates(proof, k)) >= CANDIDATES_PER_CLASS:
             found += 1
             yield k
 
 
 def nsd_points(proof: ProofLogic, count: int, rng: random.Random) -> list[int]:
-    """Up to ``count`` random intermediate points with three candidates of each kind, sorted."""
+    """Up to ``count`` random intermediate points with three same-rule candidate pairs, sorted."""
     order = list(range(1, proof.n_steps))
     rng.shuffle(order)
     return sorted(_eligible_points(proof, limit=count, order=order))
@@ -332,36 +474,87 @@ def css_rows(problem: Problem, readout: Readout, split: str) -> list[ProbeRow]:
     """Task A: one row per proof prefix ending at step ``i = 1..n``; label = the problem's answer."""
     proof = ProofLogic.of(problem)
     head, tail = readout.frame(problem)
-    return [ProbeRow("css", problem.id, split, i, proof.n_steps, LABEL_VALUE[problem.label], "",
-                     head + proof.text_through(i), tail) for i in range(1, proof.n_steps + 1)]
+    return [ProbeRow("css", problem.id, split, i, proof.n_steps, LABEL_VALUE[problem.label],
+                     proof.steps[i - 1].format(), head + proof.text_through(i), tail)
+            for i in range(1, proof.n_steps + 1)]
 
 
 def rfi_rows(problem: Problem, readout: Readout, split: str, rng: random.Random) -> list[ProbeRow]:
-    """Task B: after facts + hypothesis, 3 rows append a necessary fact and 3 a redundant one."""
+    """Task B: after facts + hypothesis, 3 rows append a necessary fact and 3 a redundant one, drawn as
+    three pairs of the same formula shape (:func:`rfi_pairs`): necessary rows first."""
     proof = ProofLogic.of(problem)
-    necessary, redundant = fact_roles(problem)
-    if len(necessary) < CANDIDATES_PER_CLASS or len(redundant) < CANDIDATES_PER_CLASS:
-        raise ValueError(f"problem {problem.id!r}: {len(necessary)} necessary and {len(redundant)} redundant "
-                         f"facts; RFI needs {CANDIDATES_PER_CLASS} of each")
     head, tail = readout.frame(problem)
-    chosen = [(i, 1) for i in rng.sample(necessary, CANDIDATES_PER_CLASS)]
-    chosen += [(i, 0) for i in rng.sample(redundant, CANDIDATES_PER_CLASS)]
+    pairs = rfi_pairs(problem, rng)
     rows = []
-    for fact_id, label in chosen:
+    for fact_id, label in [(n, 1) for n, _ in pairs] + [(r, 0) for _, r in pairs]:
         candidate = f"{fact_id}: {problem.fact(fact_id).text}"
         rows.append(ProbeRow("rfi", problem.id, split, 0, proof.n_steps, label, candidate, head, candidate + tail))
     return rows
 
 
+def formula_shape(formula: Formula) -> str:
+    """The formula with its predicates and constants blanked: ``(¬Pa -> Pa)``, ``∀(Px -> Pa)``, ``Pa``.
+
+    Distractor facts are mostly simple (literals, ``if A then B``, ``for everything ...``) while gold
+    proofs also cite conjunctions, disjunctions and existentials, so the shape alone would tell a
+    necessary fact from a redundant one; RFI pairs facts of one shape."""
+    if isinstance(formula, Atom):
+        return "Px" if isinstance(formula.term, Var) else "Pa"
+    if isinstance(formula, Not):
+        return "¬" + formula_shape(formula.body)
+    if isinstance(formula, (ForAll, Exists)):
+        return ("∀" if isinstance(formula, ForAll) else "∃") + formula_shape(formula.body)
+    if isinstance(formula, (And, Or, Implies)):
+        op = {And: "&", Or: "v", Implies: "->"}[type(formula)]
+        return f"({formula_shape(formula.left)} {op} {formula_shape(formula.right)})"
+    return type(formula).__name__
+
+
+def rfi_pairs(problem: Problem, rng: random.Random, count: int = CANDIDATES_PER_CLASS) -> list[tuple[str, str]]:
+    """``count`` (necessary, redundant) fact-id pairs of one :func:`formula_shape`, each redundant fact the
+    unused one of closest text length; necessary facts tried in an order shuffled by ``rng``, rarest
+    shape first. Raises ValueError when the facts allow fewer pairs."""
+    necessary, redundant = fact_roles(problem)
+    shape = {i: formula_shape(parse_formula(problem.formulas[i])) for i in necessary + redundant}
+    necessary, redundant = list(necessary), list(redundant)
+    rng.shuffle(necessary)
+    rng.shuffle(redundant)
+    length = {i: len(problem.fact(i).text) for i in necessary + redundant}
+    scarcity = {s: sum(shape[r] == s for r in redundant) for s in {shape[n] for n in necessary}}
+    used: set[str] = set()
+    pairs: list[tuple[str, str]] = []
+    for kind in sorted(scarcity, key=lambda k: (scarcity[k], k)):
+        for n in (i for i in necessary if shape[i] == kind):
+            options = [r for r in redundant if r not in used and shape[r] == kind]
+            if len(pairs) == count or not options:
+                break
+            best = min(options, key=lambda r: abs(length[r] - length[n]))
+            used.add(best)
+            pairs.append((n, best))
+    if len(pairs) < count:
+        raise ValueError(f"problem {problem.id!r}: {len(pairs)} necessary/redundant fact pairs of one shape; "
+                         f"RFI needs {count}")
+    return pairs
+
+
+def rfi_pairs_possible(problem: Problem) -> int:
+    """How many same-shape (necessary, redundant) fact pairs ``problem`` allows."""
+    necessary, redundant = fact_roles(problem)
+    shapes = {i: formula_shape(parse_formula(problem.formulas[i])) for i in necessary + redundant}
+    kinds = {shapes[i] for i in necessary}
+    return sum(min(sum(shapes[i] == k for i in necessary), sum(shapes[i] == k for i in redundant)) for k in kinds)
+
+
 def nsd_rows(problem: Problem, readout: Readout, split: str, rng: random.Random, points: int = 6) -> list[ProbeRow]:
-    """Task C: at up to ``points`` random intermediate points, 3 derivable and 3 not-yet-derivable steps."""
+    """Task C: at up to ``points`` random intermediate points, 3 derivable and 3 not-yet-derivable steps
+    (three same-rule pairs, :func:`nsd_pairs`): derivable rows first, each point's rows together."""
     proof = ProofLogic.of(problem)
     head, tail = readout.frame(problem)
     rows = []
     for k in nsd_points(proof, points, rng):
-        yes, no = nsd_candidates(proof, k)
+        pairs = nsd_pairs(*nsd_candidates(proof, k), rng)
         prefix = head + proof.text_through(k)
-        for candidate in rng.sample(yes, CANDIDATES_PER_CLASS) + rng.sample(no, CANDIDATES_PER_CLASS):
+        for candidate in [y for y, _ in pairs] + [n for _, n in pairs]:
             line = candidate.line()
             rows.append(ProbeRow("nsd", problem.id, split, k, proof.n_steps, int(candidate.derivable), line,
                                  prefix, " " + line + ";" + tail))

@@ -5,7 +5,8 @@ FLD-style problems (:mod:`finelogic.eval.probing_data`), opens every model once
 (:func:`finelogic.runs.base.open_models`), reads each row's hidden state through the backend
 (:func:`finelogic.eval.probing.extract_features`; the one model-call cache keeps the arrays, so a rerun
 makes no model call) and fits the paper's probe per task beside the majority-class baseline
-(:func:`finelogic.eval.probing.probe_predictions`).
+and the text-only baseline (:func:`finelogic.eval.probing.probe_predictions`); the summary carries bootstrap
+95% CIs over test problems.
 
 Model entries of the profile: ``"embedded"`` (row ``SmolLM2-135M-Instruct``), ``"random-init"`` (the same
 architecture with random weights drawn with the run's seed: row ``SmolLM2-135M (random init)``, the
@@ -46,7 +47,8 @@ class ProbingRun(Run):
     Attributes:
         predictions: one row per test row, model, read-out and probe: ``model, readout, probe`` +
             :data:`~finelogic.eval.probing.PREDICTION_COLUMNS`.
-        summary: :func:`~finelogic.eval.probing.summarize` of the predictions (rounded to 4 decimals).
+        summary: :func:`~finelogic.eval.probing.summarize` of the predictions, with bootstrap CIs over
+            test problems (rounded to 4 decimals).
         splits: ``train`` / ``test`` -> problems (not written; empty after :meth:`read`).
         rows: ``(model, readout)`` -> the probing rows of all tasks and splits (not written).
         seconds: model -> seconds for its features and probes (not written).
@@ -83,7 +85,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     n_train, n_test = int(settings["n_train"]), int(settings["n_test"])
     problems = probing_problems(n_train + n_test, seed, settings["depths"],
                                 distractors=tuple(settings["distractors"]), progress=progress)
-    splits = split_problems(problems, n_train)
+    splits = split_problems(problems, n_train, seed)
     entries = [model_entry(e, seed) for e in settings["models"]]
     entries += [checkpoint_entry(p) for p in settings.get("sft_checkpoints") or ()]
     opened = open_models(entries, backends, batch_size=BATCH_SIZE)
@@ -110,7 +112,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
                             n=len(splits["test"]), data={"fld (probing)": f"generated, depths {min(depths)}-{max(depths)}, "
                                                                           f"{n_train} train + {n_test} test problems"},
                             model_calls=calls, cache_hits=hits, seconds=float(watch))
-    return ProbingRun(provenance, predictions, summarize(predictions).round(4), splits, all_rows, seconds)
+    return ProbingRun(provenance, predictions, summarize(predictions, seed=seed).round(4), splits, all_rows, seconds)
 
 
 def model_entry(entry: Any, seed: int) -> Any:
