@@ -72,3 +72,35 @@ def test_headline_values_quote_the_embedded_row_and_say_n_a_without_a_control():
     values = lm_page.headline_values(by_hop, card, "E", "control")
     assert values == {"embedded_avg": "40.0", "embedded_hop1": "50.0", "embedded_hop5": "25.0",
                       "card_smollm_avg": "27.12", "control_avg": "n/a"}
+
+
+def _three_probe_summary(linear_marks):
+    """Model m1's linear probe right on ``linear_marks`` of each problem's 6 NSD rows; majority and text
+    only right on 3 of 6 (chance); 10 test problems."""
+    rows = [_row(f"p{i}", lab, "nsd", step=1) for i in range(10) for lab in (1, 1, 1, 0, 0, 0)]
+    labels = [r.label for r in rows]
+    linear = [lab if k % 6 < linear_marks else 1 - lab for k, lab in enumerate(labels)]
+    tables = [predict_table(rows, linear).assign(probe="linear probe"),
+              predict_table(rows, [1] * len(rows)).assign(probe="majority class"),
+              predict_table(rows, [1 - lab if k % 6 in (0, 3, 4) else lab for k, lab in enumerate(labels)])
+              .assign(probe="text only (candidate line)")]
+    from finelogic.eval.probing import summarize
+    return summarize(pd.concat(tables).assign(model="m1", readout="chat"))
+
+
+def test_table4_with_cis_shows_each_value_with_its_interval():
+    table = probing_page.table4_with_cis(_three_probe_summary(6), "chat")
+    assert table.index.tolist() == [("m1", "linear probe"), ("(labels only)", "majority class"),
+                                    ("(candidate text only)", "text only (candidate line)")]
+    assert table.loc[("m1", "linear probe"), "NSD (%)"] == "100.0 [100.0, 100.0]"
+    assert table.loc[("(labels only)", "majority class"), "NSD rows (%)"] == "50.0 [50.0, 50.0]"
+    assert table.loc[("(candidate text only)", "text only (candidate line)"), "NSD (%)"] == "0.0 [0.0, 0.0]"
+
+
+def test_finding_text_says_what_the_data_support():
+    clear = probing_page.finding_text(_three_probe_summary(6), "chat", "m1")
+    assert clear == ("On 10 test problems the probe of m1 beats the text-only and majority baselines beyond their "
+                     "95% CIs on NSD 100.0% of rows [100.0, 100.0].")
+    none = probing_page.finding_text(_three_probe_summary(3), "chat", "m1")
+    assert none.startswith("On 10 test problems no probe of m1 separates from the text-only and majority baselines")
+    assert none.endswith("at this size the data support no claim about what its states encode.")

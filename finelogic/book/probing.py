@@ -6,7 +6,8 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from finelogic.eval.probing import accuracy_by_steps_remaining, summarize, table4
+from finelogic.eval.probing import (LINEAR, MAJORITY, TEXT_ONLY, accuracy_by_steps_remaining, shared_once, summarize,
+                                    table4)
 from finelogic.eval.probing_data import TASKS, ProbeRow
 
 
@@ -32,15 +33,15 @@ def table4_beside_paper(predictions: pd.DataFrame, readout: str, label: str) -> 
 
 
 def css_curves(predictions: pd.DataFrame, readout: str) -> pd.DataFrame:
-    """CSS accuracy (%) by proof steps remaining: one row per model's probe and one majority-class row
-    (the same for every model, so shown once); columns from most steps remaining to 0."""
+    """CSS accuracy (%) by proof steps remaining: one row per model's probe, one majority-class and one
+    text-only row (the same for every model, so shown once); columns from most steps remaining to 0."""
     css = predictions[(predictions["task"] == "css") & (predictions["readout"] == readout)]
     curves = {}
     for (model, probe), group in css.groupby(["model", "probe"], sort=False):
-        if probe == "majority class" and any(key[1] == "majority class" for key in curves):
-            continue  # it sees labels only: one row for all models
+        if probe != LINEAR and any(key[1] == probe for key in curves):
+            continue  # baselines see labels / the line only: one row for all models
         by = accuracy_by_steps_remaining(group).set_index("steps_remaining")
-        curves[(model if probe == "linear probe" else "", probe)] = by["accuracy"]
+        curves[(model if probe == LINEAR else "", probe)] = by["accuracy"]
     return pd.DataFrame(curves).T.sort_index(axis=1, ascending=False)
 
 
@@ -99,3 +100,58 @@ def examples_text(rows: Sequence[ProbeRow]) -> str:
         examples.append(f"**{task.upper()}** (label {row.label}, step {row.step} of {row.n_steps}): "
                         f"…`{row.prefix[-80:]!r}` + `{row.suffix!r}`")
     return "\n\n".join(examples)
+
+
+def table4_with_cis(summary: pd.DataFrame, readout: str) -> pd.DataFrame:
+    """Our Table 4 with its bootstrap 95% CIs over test problems: per model's linear probe, then the
+    majority-class and text-only rows once; columns per task ``CSS (steps)``, ``RFI (%)``, ``NSD (%)`` and
+    their row accuracies, each cell ``value [low, high]``."""
+    chosen = shared_once(summary[summary["readout"] == readout])
+    table = {}
+    for (model, probe), group in chosen.groupby(["model", "probe"], sort=False):
+        by = group.set_index("task")
+        cells = {}
+        for task in TASKS:
+            if task not in by.index:
+                continue
+            row = by.loc[task]
+            unit = "steps" if task == "css" else "%"
+            cells[f"{task.upper()} ({unit})"] = _with_ci(row["metric"], row["ci_low"], row["ci_high"])
+        for task in TASKS:
+            if task in by.index:
+                row = by.loc[task]
+                cells[f"{task.upper()} rows (%)"] = _with_ci(row["row_accuracy"], row["row_ci_low"], row["row_ci_high"])
+        table[(model, probe)] = cells
+    out = pd.DataFrame(table).T
+    out.index.names = ["model", "probe"]
+    return out
+
+
+def _with_ci(value: float, low: float, high: float) -> str:
+    return f"{value:.1f} [{low:.1f}, {high:.1f}]"
+
+
+def finding_text(summary: pd.DataFrame, readout: str, model: str, control: str | None = None) -> str:
+    """One sentence on what the data supports: for each task, whether ``model``'s probe row accuracy CI
+    clears the text-only baseline's and the control's (random-init) CI upper ends."""
+    chosen = summary[summary["readout"] == readout].set_index(["model", "probe", "task"])
+    shared_model = summary["model"].iloc[0]
+    clear, not_clear = [], []
+    for task in TASKS:
+        if (model, LINEAR, task) not in chosen.index:
+            continue
+        ours = chosen.loc[(model, LINEAR, task)]
+        bars = [chosen.loc[(shared_model, TEXT_ONLY, task), "row_ci_high"],
+                chosen.loc[(shared_model, MAJORITY, task), "row_ci_high"]]
+        if control is not None and (control, LINEAR, task) in chosen.index:
+            bars.append(chosen.loc[(control, LINEAR, task), "row_ci_high"])
+        text = (f"{task.upper()} {ours['row_accuracy']:.1f}% of rows [{ours['row_ci_low']:.1f}, "
+                f"{ours['row_ci_high']:.1f}]")
+        (clear if ours["row_ci_low"] > max(bars) else not_clear).append(text)
+    problems = int(chosen["problems"].max())
+    against = "the text-only and majority baselines" + (" and the random-init control" if control else "")
+    if not clear:
+        return (f"On {problems} test problems no probe of {model} separates from {against} (95% CIs overlap: "
+                + "; ".join(not_clear) + "): at this size the data support no claim about what its states encode.")
+    return (f"On {problems} test problems the probe of {model} beats {against} beyond their 95% CIs on "
+            + "; ".join(clear) + (f", but not on " + "; ".join(not_clear) if not_clear else "") + ".")
