@@ -170,7 +170,7 @@ def probing_problems(n: int, seed: int, depths: Iterable[int], *, distractors: t
     bar = tqdm(total=n, desc="probing problems", disable=progress is False or (progress is None and n < 50))
     for (depth, label), count in counts.items():
         kept = 0
-        for j in range(50 * count + 50):
+        for j in range(200 * count + 200):  # short proofs (depth 4) seldom have three same-rule NSD pairs
             if kept == count:
                 break
             item_seed = f"probing/{seed}/{depth}/{label}/{j}"
