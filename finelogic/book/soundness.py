@@ -130,7 +130,7 @@ def quality_view(run) -> Table:
 
 def labels_view(run) -> Table:
     """The labelled step set by kind, in the book's table style."""
-    return present(run.labels, missing="no step of this kind")
+    return present(run.labels.assign(kind=run.labels["kind"].str.replace("_", " ")), missing="no step of this kind")
 
 
 def exclusions(run) -> pd.DataFrame:
