@@ -86,10 +86,10 @@ def metric_rows(table: pd.DataFrame, index=("model", "setting"), compat: pd.Data
     return out
 
 
-def metric_view(rows: pd.DataFrame, note: str | None = None) -> Table:
+def metric_view(rows: pd.DataFrame, note: str | None = None, missing: str = METRIC_MISSING) -> Table:
     """:func:`metric_rows` (optionally with the paper's rows above) in the book's table style."""
     return present(rows, intervals={m: (f"{m}_low", f"{m}_high") for m in METRICS}, percent=["all_relevant_compat"],
-                   headers=METRIC_HEADERS, missing=METRIC_MISSING, note=note)
+                   headers=METRIC_HEADERS, missing=missing, note=note)
 
 
 def table3_view(run) -> Table:

@@ -106,7 +106,7 @@ def soundness_tables(run, notebook: str) -> list[Any]:
     table = soundness_table(run.steps)
     counts = table[["model", "setting", "samples", "scored", "no_steps", "undecided", "steps"]]
     return [
-        metric_view(metric_rows(table)),
+        metric_view(metric_rows(table), missing="no response of this row could be scored (see the next table)"),
         Markdown(caption(notebook, prov.profile, prov.seed, model=run.base.name, n=n, judge="symbolic",
                          relevance="principled")
                  + " % of scored samples with Wilson 95% intervals; see the soundness chapter for the method."),
