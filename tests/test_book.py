@@ -59,3 +59,24 @@ def test_no_secret_from_the_environment_reaches_any_page_or_notebook(built_book)
 
     leaked = [p for p in built_book.rglob("*") if p.is_file() and FAKE_API_KEY.encode() in p.read_bytes()]
     assert leaked == []
+
+
+def test_accuracy_depth_and_soundness_pages_run_under_the_released_policies(tmp_path, monkeypatch):
+    """The pages in the smoke profile with the released prompt layout and the released soundness policy."""
+    import json
+
+    from finelogic.book.runner import run_notebooks
+    from finelogic.runs.accuracy import AccuracyRun
+
+    monkeypatch.setenv("FINELOGIC_RESULTS", str(tmp_path / "results"))
+    compat = {"prompt_layout": "paper_code_compat", "policy": "paper_code_compat"}
+    run_notebooks("smoke", ["02_accuracy", "03_depth", "04_soundness"], output_dir=tmp_path / "out",
+                  parameters=compat, force=True)
+    accuracy = AccuracyRun.read(tmp_path / "results" / "smoke" / "accuracy")
+    assert accuracy.prompt_layout == "paper_code_compat"
+    assert set(accuracy.records["layout"]) == {"paper_code_compat"}
+    soundness = json.loads((tmp_path / "results" / "smoke" / "soundness" / "run.json").read_text())
+    assert soundness["provenance"]["settings"]["policy"] == "paper_code_compat"
+    page = nbformat.read(tmp_path / "out" / "04_soundness.ipynb", as_version=4)
+    shown = "".join(str(o.get("data", {})) for c in page.cells for o in c.get("outputs", []))
+    assert "paper_code_compat" in shown
