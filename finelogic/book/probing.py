@@ -154,4 +154,4 @@ def finding_text(summary: pd.DataFrame, readout: str, model: str, control: str |
         return (f"On {problems} test problems no probe of {model} separates from {against} (95% CIs overlap: "
                 + "; ".join(not_clear) + "): at this size the data support no claim about what its states encode.")
     return (f"On {problems} test problems the probe of {model} beats {against} beyond their 95% CIs on "
-            + "; ".join(clear) + (f", but not on " + "; ".join(not_clear) if not_clear else "") + ".")
+            + "; ".join(clear) + (", but not on " + "; ".join(not_clear) if not_clear else "") + ".")

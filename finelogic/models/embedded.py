@@ -60,6 +60,15 @@ def default_cache_path() -> Path:
     return cache_dir() / "models" / CACHE_NAME
 
 
+def converted_path() -> Path:
+    """:func:`default_cache_path`, converting the GGUF there first when it is not converted yet (once per
+    cache folder)."""
+    target = default_cache_path()
+    if not (target / "config.json").is_file():
+        convert_gguf(gguf_path(), target)
+    return target
+
+
 def load_default(*, dtype: torch.dtype = torch.float32) -> tuple[Any, Any]:
     """Load the embedded SmolLM2-135M-Instruct as ``(tokenizer, model)``, converting it on first use.
 
@@ -70,9 +79,7 @@ def load_default(*, dtype: torch.dtype = torch.float32) -> tuple[Any, Any]:
     """
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    target = default_cache_path()
-    if not (target / "config.json").is_file():
-        convert_gguf(gguf_path(), target)
+    target = converted_path()
     start = time.perf_counter()
     tokenizer = AutoTokenizer.from_pretrained(target)
     model = AutoModelForCausalLM.from_pretrained(target, dtype=dtype).eval()
@@ -141,9 +148,7 @@ def random_init_like(model_or_name: Any, seed: int = 0) -> Any:
     from transformers import AutoConfig, AutoModelForCausalLM, PretrainedConfig
 
     if model_or_name is None or model_or_name == "default":
-        if not (default_cache_path() / "config.json").is_file():
-            convert_gguf(gguf_path(), default_cache_path())
-        config = AutoConfig.from_pretrained(default_cache_path())
+        config = AutoConfig.from_pretrained(converted_path())
     elif isinstance(model_or_name, PretrainedConfig):
         config = model_or_name
     elif hasattr(model_or_name, "config"):

@@ -137,11 +137,9 @@ def open_tokenizer(spec: str | Mapping[str, Any] | ModelSpec) -> Any:
     from transformers import AutoTokenizer
 
     if spec.kind in ("embedded", "random-init"):
-        from finelogic.models.embedded import convert_gguf, default_cache_path, gguf_path
+        from finelogic.models.embedded import converted_path
 
-        if not (default_cache_path() / "config.json").is_file():
-            convert_gguf(gguf_path(), default_cache_path())  # once per cache folder
-        return AutoTokenizer.from_pretrained(default_cache_path())
+        return AutoTokenizer.from_pretrained(converted_path())
     return AutoTokenizer.from_pretrained(str(Path(spec.path).expanduser()) if spec.kind == "ckpt" else spec.path)
 
 

@@ -175,6 +175,14 @@ def call_counts(backends: Iterable[Any]) -> tuple[int, int]:
     return calls, hits
 
 
+def set_threads(threads: int | None) -> None:
+    """torch's CPU thread count for an in-process run (None or 0: torch's default)."""
+    if threads:
+        import torch
+
+        torch.set_num_threads(int(threads))
+
+
 class Stopwatch:
     """Seconds since creation (``float(watch)``), for ``Provenance.seconds``."""
 

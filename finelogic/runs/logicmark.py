@@ -24,7 +24,7 @@ import pandas as pd
 
 from finelogic.data.problem import Problem
 from finelogic.eval.logicmark import check_normalization, score, summaries
-from finelogic.runs.base import Provenance, Run, Stopwatch, call_counts, open_models, resolve
+from finelogic.runs.base import Provenance, Run, Stopwatch, call_counts, open_models, resolve, set_threads
 
 log = logging.getLogger(__name__)
 
@@ -77,10 +77,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     settings["sft_checkpoints"] = parse_model_list(settings.get("sft_checkpoints"))
     normalization = settings.setdefault("normalization", "token_mean")
     check_normalization(normalization)  # before any model work
-    if settings.get("threads"):
-        import torch
-
-        torch.set_num_threads(int(settings["threads"]))
+    set_threads(settings.get("threads"))
     path = settings.get("logicmark_path") or None
     problems = logicmark_items(int(settings["items"]), seed, path)
     entries = model_entries(extra_models=settings["extra_models"], sft_checkpoints=settings["sft_checkpoints"],

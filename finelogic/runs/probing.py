@@ -26,7 +26,7 @@ import pandas as pd
 from finelogic.data.problem import Problem
 from finelogic.eval.probing import PREDICTION_COLUMNS, extract_features, probe_predictions, summarize
 from finelogic.eval.probing_data import TASKS, ProbeRow, Readout, build_rows, probing_problems, split_problems
-from finelogic.runs.base import Provenance, Run, Stopwatch, call_counts, open_models, resolve
+from finelogic.runs.base import Provenance, Run, Stopwatch, call_counts, open_models, resolve, set_threads
 
 log = logging.getLogger(__name__)
 
@@ -77,10 +77,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     """
     settings = resolve(profile, FAMILY, overrides, optional=OPTIONAL)
     watch = Stopwatch()
-    if settings.get("threads"):
-        import torch
-
-        torch.set_num_threads(int(settings["threads"]))
+    set_threads(settings.get("threads"))
     progress = settings.get("progress")
     n_train, n_test = int(settings["n_train"]), int(settings["n_test"])
     problems = probing_problems(n_train + n_test, seed, settings["depths"],
