@@ -62,10 +62,14 @@ _PROFILES = {
          # PROVED, one DISPROVED and one UNKNOWN item at depths 1, 5, 9, 13, 17 (every Table 5 bucket).
          "accuracy": {"fld": {"name": "fld", "n": 15, "depths": (1, 5, 9, 13, 17)},
                       "prontoqa_generated": {"n": 6, "hops": (5,)}, "limit": 6,
-                      "models": ("embedded",), "settings": ("Direct", "CoT", "Sel-Inf", "Logic-LM", "SymbCoT"),
+                      "models": ("embedded",),
+                      "settings": ("Direct", "CoT", "Few-shot", "Sel-Inf", "Logic-LM", "SymbCoT"),
                       "generation": {"max_new_tokens": 96}, "batch_size": 17,  # 33 items: two length-sorted batches
                       # Direct asks for the label only; 32 tokens leave room for it and save a third.
+                      # Few-shot's prompt carries worked examples (~610 tokens per item against CoT's ~290); 64 new
+                      # tokens leave room for a short proof and its marker, as the examples show.
                       "generation_by_setting": {"Direct": {"max_new_tokens": 32},
+                                                "Few-shot": {"max_new_tokens": 64},
                                                 "Logic-LM": {"max_new_tokens": 128},
                                                 "SymbCoT": {"max_new_tokens": 128}},
                       # The baselines send several long prompts per item (~1,000 tokens with their
