@@ -64,3 +64,11 @@ def test_caption_values_are_code_spans_nothing_can_break_out_of():
     assert code("a`b") == "``a`b``" and code("`x`") == "`` `x` ``" and code("two\nlines") == "`two lines`"
     line = caption("02_accuracy.ipynb", "tiny", 0, model="x`<img src=y onerror=alert(2)>", n=3, settings="CoT")
     assert "model ``x`<img src=y onerror=alert(2)>``" in line and "settings = `CoT`" in line
+
+
+def test_control_tokens_never_reach_a_page():
+    from finelogic.book.display import model_output, without_control_tokens
+
+    assert without_control_tokens("<|im_start|>user\nIs it red?<|im_end|>") == "user\nIs it red?"
+    assert without_control_tokens("a <b> c <|endoftext|>") == "a <b> c "
+    assert "im_end" not in model_output("__PROVED__<|im_end|>").data

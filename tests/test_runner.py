@@ -89,3 +89,26 @@ def test_profile_and_seed_cannot_be_passed_as_notebook_parameters(capsys):
     with pytest.raises(SystemExit):
         main(["run", "--profile", "smoke", "-p", "profile=paper"])
     assert "set profile with --profile" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_rerun_box_shows_the_time_the_runner_measured_for_this_build(tmp_path):
+    import json
+
+    from finelogic.book.provenance import RERUN_TAG, rerun_text
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    _notebook(src / "page.ipynb", "from finelogic.book.provenance import rerun_box\nrerun_box('page', profile)")
+    nb = nbformat.read(src / "page.ipynb", as_version=4)
+    nb.cells[-1].metadata["tags"] = [RERUN_TAG]
+    nbformat.write(nb, src / "page.ipynb")
+    # Before any build the box says so; it is never a number typed by hand.
+    assert "not measured yet at profile `smoke`" in rerun_text("page", "smoke", timings={})
+    assert "**8 min 0 s** at profile `paper`" in rerun_text("page", "paper", timings={"page": {"profile": "paper", "seconds": 480.2}})
+
+    run_notebooks("smoke", ["page"], source_dir=src, output_dir=out)
+    seconds = json.loads((out / "timings.json").read_text())["page"]["seconds"]
+    shown = nbformat.read(out / "page.ipynb", as_version=4).cells[-1].outputs[0]["data"]["text/markdown"]
+    assert "finelogic run --profile smoke --notebook page" in shown
+    assert f"**{seconds:.1f} s** at profile `smoke`, measured by the runner when this page was built" in shown

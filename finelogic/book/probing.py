@@ -6,6 +6,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from finelogic.book.display import without_control_tokens
 from finelogic.eval.probing import (LINEAR, MAJORITY, TEXT_ONLY, accuracy_by_steps_remaining, shared_once, summarize,
                                     table4)
 from finelogic.eval.probing_data import TASKS, ProbeRow
@@ -98,7 +99,7 @@ def examples_text(rows: Sequence[ProbeRow]) -> str:
     for task in TASKS:
         row = next(r for r in rows if r.task == task and r.split == "test" and (task != "css" or r.step == 1))
         examples.append(f"**{task.upper()}** (label {row.label}, step {row.step} of {row.n_steps}): "
-                        f"…`{row.prefix[-80:]!r}` + `{row.suffix!r}`")
+                        f"…`{without_control_tokens(row.prefix)[-80:]!r}` + `{without_control_tokens(row.suffix)!r}`")
     return "\n\n".join(examples)
 
 

@@ -1,11 +1,29 @@
-"""Provenance captions: every table and figure says how it was made (DESIGN.md, 'Readers')."""
+"""How each page was made (DESIGN.md, 'Readers'): one provenance box per page, short table captions, and
+the "Rerun this page" box with the page's measured time.
+
+* :func:`provenance_box` -- once per page: notebook, profile, seed, models, n, package version, commit, date.
+* :func:`caption` -- under a table or figure: only what differs from the box (its model, n, parameters).
+* :func:`rerun_box` -- the command that reruns the page, its profile, and the page's time as measured by
+  the runner (``timings.json`` of the build; :mod:`finelogic.book.runner` writes this run's time into the
+  executed page once it is known).
+"""
 from __future__ import annotations
 
+import json
 import re
-from typing import Any
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Sequence
+
+from IPython.display import Markdown
 
 import finelogic
-from finelogic.runs.base import git_commit
+from finelogic.runs.base import Provenance, git_commit
+
+#: CSS classes of the two boxes (the browser test counts them).
+PROVENANCE_CLASS = "finelogic-provenance"
+RERUN_CLASS = "finelogic-rerun"
+RERUN_TAG = "rerun-box"  # the cell whose output the runner rewrites with this run's measured time
 
 
 def code(text: Any) -> str:
@@ -21,13 +39,106 @@ def code(text: Any) -> str:
 
 def caption(notebook: str, profile: str, seed: int, *, model: str | None = None, n: int | None = None,
             **parameters: Any) -> str:
-    """One caption line: notebook, profile, parameters, model, n, seed, package version, commit; every value
-    that a user or a model can choose is a safe code span (:func:`code`)."""
-    parts = [f"notebook {code(notebook)}", f"profile {code(profile)}"]
+    """A short caption line for one table or figure: its model, n and parameters (safe code spans,
+    :func:`code`). The notebook, profile, seed, version and commit are in the page's one
+    :func:`provenance_box`, so they are not repeated here (``notebook``, ``profile`` and ``seed`` are
+    accepted so that every call site names them)."""
+    parts = []
     if model is not None:
         parts.append(f"model {code(model)}")
     if n is not None:
         parts.append(f"n = {int(n)}")
     parts.extend(f"{k} = {code(v)}" for k, v in sorted(parameters.items()))
-    parts.extend([f"seed {int(seed)}", f"finelogic {finelogic.__version__}", f"commit {code(git_commit())}"])
-    return "Made by " + ", ".join(parts) + "."
+    return ("; ".join(parts) + ".") if parts else ""
+
+
+def _admonition(title: str, css_class: str, body: str, kind: str = "note") -> Markdown:
+    # A colon fence of four colons: a body with ``` code blocks cannot close it.
+    return Markdown(f"::::{{admonition}} {title}\n:class: {kind} {css_class}\n\n{body}\n::::\n")
+
+
+def provenance_box(notebook: str, provenance: Provenance | None = None, *, profile: str | None = None,
+                   seed: int | None = None, models: Sequence[str] = (), n: int | None = None,
+                   **parameters: Any) -> Markdown:
+    """The page's one provenance box: how every table and figure on it was made.
+
+    Args:
+        notebook: the notebook file name (``02_accuracy.ipynb``).
+        provenance: the run's :class:`~finelogic.runs.base.Provenance`; gives profile, seed, models, n,
+            version and commit (the keywords below override it, e.g. for teaching pages without a run).
+        parameters: further settings worth naming (``judge="symbolic"``), shown as code spans.
+    """
+    profile = profile if profile is not None else getattr(provenance, "profile", "?")
+    seed = seed if seed is not None else getattr(provenance, "seed", 0)
+    models = tuple(models) or tuple(getattr(provenance, "models", ()))
+    n = n if n is not None else getattr(provenance, "n", None)
+    version = getattr(provenance, "version", finelogic.__version__)
+    commit = getattr(provenance, "commit", None) or git_commit()
+    rows = [("notebook", code(notebook)), ("profile", code(profile)), ("seed", str(int(seed)))]
+    if models:
+        rows.append(("models" if len(models) > 1 else "model", ", ".join(code(m) for m in models)))
+    if n is not None:
+        rows.append(("n", f"{int(n)} (items this run evaluated)"))
+    rows.extend((k, code(v)) for k, v in sorted(parameters.items()))
+    rows.extend([("finelogic", code(version)), ("commit", code(commit)),
+                 ("built", datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))])
+    body = ("Every table and figure on this page was made by this run; captions below name only what "
+            "differs (a table's own n or model).\n\n" + "\n".join(f"- **{k}**: {v}" for k, v in rows))
+    return _admonition("How this page was made", PROVENANCE_CLASS, body)
+
+
+def _duration(seconds: float) -> str:
+    seconds = float(seconds)
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s"
+
+
+def read_timings(path: Path | None = None) -> dict[str, dict[str, Any]]:
+    """``timings.json`` of the build (notebook -> ``{"profile", "seconds"}``); ``{}`` when absent or
+    unreadable. Default: the runner's default output folder (``book/generated``)."""
+    if path is None:
+        from finelogic.book.runner import default_output_dir
+
+        path = default_output_dir() / "timings.json"
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def rerun_text(notebook: str, profile: str, *, seconds: float | None = None,
+               timings: dict[str, dict[str, Any]] | None = None) -> str:
+    """The "Rerun this page" box as MyST Markdown (see :func:`rerun_box`)."""
+    name = Path(notebook).stem
+    command = f".venv/bin/finelogic run --profile {profile} --notebook {name}"
+    if seconds is not None:
+        timing = f"**{_duration(seconds)}** at profile {code(profile)}, measured by the runner when this page was built."
+    else:
+        entry = (read_timings() if timings is None else timings).get(name)
+        if entry and entry.get("profile") == profile:
+            timing = (f"**{_duration(entry['seconds'])}** at profile {code(profile)} "
+                      "(the last measured build, from the build's `timings.json`).")
+        else:
+            timing = f"not measured yet at profile {code(profile)}."
+    body = (f"```bash\n{command}\n```\n\n"
+            f"- **profile**: {code(profile)} (`smoke`: the smallest run, a check that everything works; "
+            "`tiny`: the default, a CPU-sized run; `paper`: the paper's scale, needs GPUs or an API)\n"
+            f"- **time**: {timing}\n\n"
+            "Run it from the repository root, then `make html` (or `jupyter-book build .`) to render the page; "
+            "{doc}`/book/reproduce` says more.")
+    return body
+
+
+def rerun_box(notebook: str, profile: str, *, seconds: float | None = None,
+              timings: dict[str, dict[str, Any]] | None = None) -> Markdown:
+    """The "Rerun this page" box: the command, the profile and the page's measured time.
+
+    The time is never typed by hand: ``seconds`` when given (the runner passes this run's own time and
+    rewrites the box after the notebook finished), else the entry for this notebook in ``timings``
+    (default: the build's ``timings.json``) when it was measured at the same profile, else "not measured
+    yet".
+    """
+    return _admonition("Rerun this page", RERUN_CLASS, rerun_text(notebook, profile, seconds=seconds,
+                                                                  timings=timings), kind="tip")

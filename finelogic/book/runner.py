@@ -21,6 +21,7 @@ from typing import Any, Sequence
 import nbformat
 from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
+from finelogic.book.provenance import RERUN_TAG, rerun_box
 from finelogic.config import repo_root, results_dir
 from finelogic.files import write_json_atomic
 from finelogic.profiles import get_profile
@@ -199,10 +200,21 @@ def run_notebooks(
         nb = nbformat.read(output, as_version=4)
         nb.metadata[RUN_KEY] = key
         nb.metadata["finelogic_seconds"] = round(seconds, 2)
+        _show_measured_time(nb, name, profile, seconds)
         nbformat.write(nb, output)
         records.append(RunRecord(name, output, seconds, skipped=False))
     _write_timings(output_dir, profile, records)
     return records
+
+
+def _show_measured_time(nb: nbformat.NotebookNode, name: str, profile: str, seconds: float) -> None:
+    """The page's "Rerun this page" box (cells tagged :data:`~finelogic.book.provenance.RERUN_TAG`) shows
+    the time just measured: while the notebook ran, only the previous build's time was known."""
+    box = rerun_box(name, profile, seconds=round(seconds, 1))
+    for cell in nb.cells:
+        if cell.cell_type == "code" and RERUN_TAG in cell.metadata.get("tags", []):
+            cell.outputs = [nbformat.v4.new_output("display_data", data={
+                "text/markdown": box.data, "text/plain": "Rerun this page"})]
 
 
 def _write_timings(output_dir: Path, profile: str, records: list[RunRecord]) -> None:
