@@ -521,6 +521,7 @@ def test_hub_is_used_only_when_online_and_rows_go_through_the_same_converter(mon
     assert calls == []
     monkeypatch.delenv("HF_HUB_OFFLINE")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "0")
+    monkeypatch.setenv("FINELOGIC_OFFLINE", "0")  # online without probing the network
     (problem,) = load_dataset("logicmark")
     assert calls == [("AxiomicLabs/LogicMark", "train")]
     assert to_record(problem) == CARD_RECORD

@@ -1,8 +1,9 @@
 """The paper's four test sets, as a profile asks for them: real files where present, generated
 stand-ins where the paper itself generated (FLD) or where a faithful generator exists (ProntoQA).
 
-FOLIO and Multi-LogiEval have no generator here: without their files they are reported as not present,
-never faked. Used by the datasets (Table 1) and accuracy (Table 2) notebooks.
+Real files come from ``$FINELOGIC_DATA_DIR``, or, when it is not set and the network is reachable, from the
+datasets' public homes at pinned commits (:mod:`finelogic.data.loaders.remote`). FOLIO and Multi-LogiEval
+have no generator here: without their files they are reported as not present, never faked. Used by the datasets (Table 1) and accuracy (Table 2) notebooks.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from finelogic.data.generate import generate
-from finelogic.data.loaders import DataNotFoundError, load_dataset
+from finelogic.data.loaders import DataNotFoundError, load_dataset, remote
 from finelogic.data.loaders.files import default_root
 from finelogic.data.problem import Problem
 
@@ -48,14 +49,18 @@ class EvalSet:
 
 
 def _real(name: str, base: Path | None, limit: int | None, seed: int) -> EvalSet | None:
-    if base is None:
-        return None
+    """The real files under ``base``; without a base, the pinned public copies when online (fetched once)."""
     try:
         problems = load_dataset(name, path=base)
-    except DataNotFoundError:
+    except DataNotFoundError as error:
+        log.info("%s: %s", name, error)
         return None
+    if base is not None:
+        source = f"real files under {base}"
+    else:
+        source = f"published files fetched from {remote.SOURCES[name].home}" if name in remote.SOURCES else "hub"
     problems = _subsample(list(problems), limit, seed)
-    return EvalSet(name, tuple(problems), f"real files under {base}", generated=False)
+    return EvalSet(name, tuple(problems), source, generated=False)
 
 
 def _limit(limit: int | Mapping[str, int | None] | None, name: str) -> int | None:

@@ -11,9 +11,12 @@ Where the files come from, in order (:mod:`finelogic.data.loaders.files`):
 
 1. ``path`` (a file, a dataset folder such as ``<dir>/folio``, or a root folder in the published layout);
 2. ``$FINELOGIC_DATA_DIR`` in the published layout;
-3. the Hugging Face hub through ``datasets.load_dataset`` (FLD, FOLIO v2, LogicMark), only when neither
-   ``HF_HUB_OFFLINE`` nor ``HF_DATASETS_OFFLINE`` is set;
-4. otherwise :class:`DataNotFoundError`, which says which files to put where.
+3. when ``$FINELOGIC_DATA_DIR`` is not set and the network is reachable: FOLIO, Multi-LogiEval and
+   ProntoQA downloaded once from their public homes at pinned commits, SHA-256 checked, into
+   ``$FINELOGIC_CACHE/data`` (:mod:`finelogic.data.loaders.remote`);
+4. the Hugging Face hub through ``datasets.load_dataset`` (FLD, FOLIO v2, LogicMark), only when online:
+   never with ``FINELOGIC_OFFLINE=1``, ``HF_HUB_OFFLINE`` or ``HF_DATASETS_OFFLINE`` set;
+5. otherwise :class:`DataNotFoundError`, which says which files to put where.
 
 Errors. A malformed file or item raises :class:`DatasetFormatError` naming the file, the line (JSONL) or
 item index/id, and the field, e.g. ``.../folio-validation.jsonl line 17: missing field 'conclusion'``.
@@ -35,7 +38,7 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
-from finelogic.data.loaders import fld, folio, logicmark, multi_logieval, paper_eval, prontoqa
+from finelogic.data.loaders import fld, folio, logicmark, multi_logieval, paper_eval, prontoqa, remote
 from finelogic.data.loaders.files import OFFLINE_ENV_VARS, dataset_folder, default_root, from_hub, hub_allowed
 from finelogic.data.loaders.fld import fld_problem
 from finelogic.data.loaders.logicmark import logicmark_problem
@@ -85,7 +88,7 @@ def load_dataset(
     Args:
         name: one of ``fld``, ``folio``, ``multi_logieval``, ``prontoqa``, ``logicmark``, ``paper_eval``.
         path: a file, a dataset folder or a root folder in the published layout (module docstring);
-            default ``$FINELOGIC_DATA_DIR``, then the Hugging Face hub.
+            default ``$FINELOGIC_DATA_DIR``, then the pinned public copies, then the Hugging Face hub.
         split: file/split selector (``validation``, ``train``, ``dev``, ``test``...); default per dataset.
         strict: raise :class:`DatasetFormatError` on the first bad item (default) or skip and report it
             in ``.skipped``.
@@ -117,10 +120,18 @@ def load_dataset(
             return load_files(files, fmt.convert, strict, fmt.read, fmt.counts)
         if path is not None:
             raise DataNotFoundError(f"no {name} files in {base}: expected {fmt.where}")
+    if base is None and name in remote.SOURCES:
+        root = remote.fetched_root(name)  # None when offline (said once) or the fetch failed (logged)
+        files = _local_files(name, fmt, root, split, options) if root is not None else []
+        if files:
+            log.info("loading %s from %s (fetched from %s)", name, root, remote.SOURCES[name].home)
+            _check_complete(name, fmt, files, strict, options)
+            return load_files(files, fmt.convert, strict, fmt.read, fmt.counts)
     if fmt.hub_id and hub_allowed():
         return from_hub(fmt.hub_id, split or fmt.hub_split, fmt.convert, strict)
-    hub = (f"; the hub copy {fmt.hub_id} was not tried because "
-           f"{'/'.join(OFFLINE_ENV_VARS)} is set") if fmt.hub_id else ""
+    why = (f"{'/'.join(('FINELOGIC_OFFLINE',) + OFFLINE_ENV_VARS)} is set" if remote.env_offline()
+           else "huggingface.co is not reachable")
+    hub = f"; the hub copy {fmt.hub_id} was not tried because {why}" if fmt.hub_id else ""
     raise DataNotFoundError(
         f"no local files for {name!r}: put {fmt.where} under $FINELOGIC_DATA_DIR "
         f"(now {os.environ.get('FINELOGIC_DATA_DIR', 'unset')}) or pass path=...{hub}"

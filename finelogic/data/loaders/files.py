@@ -9,8 +9,10 @@ The published layout under ``$FINELOGIC_DATA_DIR`` (one folder per dataset, name
     logicmark/*.json | *.jsonl
     paper_eval/*.json
 
-The Hugging Face hub (``datasets.load_dataset``) is tried only for formats with a hub copy and only when
-neither ``HF_HUB_OFFLINE`` nor ``HF_DATASETS_OFFLINE`` is set.
+Without ``$FINELOGIC_DATA_DIR``, FOLIO, Multi-LogiEval and ProntoQA are fetched from their public homes at
+pinned commits (:mod:`finelogic.data.loaders.remote`), and the Hugging Face hub (``datasets.load_dataset``)
+is tried for formats with a hub copy (FLD, FOLIO v2, LogicMark); both only when online (``remote``'s rules:
+``FINELOGIC_OFFLINE``, ``HF_HUB_OFFLINE``, ``HF_DATASETS_OFFLINE``, else a connection probe).
 """
 from __future__ import annotations
 
@@ -19,7 +21,8 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from finelogic.config import data_dir
-from finelogic.data.loaders.records import DataDirError, Item, LoadedDataset, convert_items, describe, warn_skipped
+from finelogic.data.loaders.remote import network_allowed
+from finelogic.data.loaders.records import DataDirError, DataNotFoundError, Item, LoadedDataset, convert_items, describe, warn_skipped
 from finelogic.data.problem import Problem
 
 OFFLINE_ENV_VARS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
@@ -56,7 +59,10 @@ def from_hub(repo: str, split: str, convert: Callable[[Item], Problem], strict: 
     """Every row of ``repo[split]`` on the Hugging Face hub through ``convert``."""
     import datasets  # heavy: only when actually loading from the hub
 
-    rows = datasets.load_dataset(repo, split=split)
+    try:
+        rows = datasets.load_dataset(repo, split=split)
+    except Exception as error:  # a gated, renamed or unreachable copy: the caller falls back to stand-ins
+        raise DataNotFoundError(f"hf:{repo}[{split}] could not be loaded: {type(error).__name__}: {error}") from error
     items = [Item(dict(row), f"hf:{repo}[{split}] {describe(i, row)}", i, f"{repo.split('/')[-1]}_{split}")
              for i, row in enumerate(rows)]
     skipped: list[tuple[str, str]] = []
