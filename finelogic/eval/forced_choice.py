@@ -1,0 +1,175 @@
+"""Forced-choice answers: the label a model prefers after its own response (answer forcing; our addition).
+
+A small model often never writes a label marker, so marker extraction (:mod:`finelogic.eval.extraction`)
+reads no answer from it. Forced choice reads one anyway: after the model's own response we append a short
+answer cue and score each label's marker as a continuation by log-likelihood; the prediction is the label
+whose marker the model finds most likely. The paper does not do this (it reads markers only, Section 3.1);
+the book shows it as its own column, beside marker accuracy, never in place of it.
+
+For one record (a problem, the conversation it was asked in, the model's response):
+
+- **context** = the conversation rendered with the model's chat template and generation prompt (exactly
+  the text the model continued when it answered) + the response + :data:`ANSWER_CUE`;
+- **continuations** = the marker of each label the dataset offers (:data:`finelogic.prompts.MARKERS`:
+  ``__PROVED__``, ``__DISPROVED__`` and, on FLD and FOLIO, ``__UNKNOWN__``);
+- **prediction** = the label with the highest *summed* log-probability of its marker's tokens (no length
+  normalisation: the markers differ by a token or two); a tie goes to the first label in
+  :func:`~finelogic.prompts.labels_for` order (PROVED, DISPROVED, UNKNOWN).
+
+Chance is ``1 / number of labels``: 1/3 on FLD and FOLIO, 1/2 on Multi-LogiEval and ProntoQA
+(:func:`chance_level`).
+
+A record is left unscored (``forced_prediction`` None, ``forced_correct`` NA, ``forced_reason`` says why)
+when its response is empty (a failed request, as marker extraction counts it), when the backend has no
+chat template to render the conversation (a served model: the server applies it), or when the backend
+cannot score log-likelihoods (no ``loglikelihood`` verb, or a server without echoed log-probs). It never
+raises for these. A truncated response is scored: reading an answer from a response that has none is
+what forced choice is for.
+"""
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
+
+from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Problem
+from finelogic.eval.accuracy import summarize
+from finelogic.prompts import MARKERS, build_conversation, labels_for
+
+log = logging.getLogger(__name__)
+
+#: Appended after the model's response; each label's marker is scored as its continuation.
+ANSWER_CUE = "\nFinal answer: "
+
+#: Label -> the column holding its marker's summed log-probability (nats; NaN when not offered/scored).
+LOGLIKELIHOOD_COLUMNS = {PROVED: "forced_ll_proved", DISPROVED: "forced_ll_disproved", UNKNOWN: "forced_ll_unknown"}
+
+#: The columns :func:`forced_choice` returns, in order.
+FORCED_COLUMNS = ("forced_prediction", "forced_correct", *LOGLIKELIHOOD_COLUMNS.values(), "forced_reason")
+
+#: ``forced_reason`` of records forced choice does not apply to (the baselines' records).
+NOT_A_PROMPT_SETTING = "not a prompt setting (a baseline's answer comes from its own pipeline)"
+NO_OUTPUT = "no output (an empty reply is a failed request, not a response to force)"
+NO_CHAT_TEMPLATE = "the backend has no chat template to render the conversation (a served model)"
+NO_LOGLIKELIHOOD = "the backend cannot score log-likelihoods"
+
+
+def chance_level(dataset: str) -> float:
+    """The accuracy (%) of a uniform guess among the dataset's labels: 33.3 (three labels) or 50 (two)."""
+    return 100 / len(labels_for(dataset))
+
+
+def forced_choice(problems: Sequence[Problem], records: pd.DataFrame, backend: Any, *,
+                  few_shot_examples: Sequence[Problem] | None = None, cue: str = ANSWER_CUE) -> pd.DataFrame:
+    """The forced-choice answer of each accuracy record (see the module docstring).
+
+    Args:
+        problems: the problems the records answer (matched by ``dataset`` and ``id``).
+        records: accuracy records (:func:`finelogic.eval.accuracy.evaluate_accuracy`): ``id``,
+            ``dataset``, ``gold``, ``response``, ``setting`` and ``layout`` (which rebuild the conversation
+            with :func:`finelogic.prompts.build_conversation`).
+        backend: anything with ``loglikelihood([(context, continuation), ...])`` and a ``tokenizer`` with a
+            chat template (an in-process model, or its :class:`~finelogic.models.cache.CachedBackend`,
+            which answers repeated requests from disk).
+        few_shot_examples: as given to ``evaluate_accuracy`` for the Few-shot setting (default: the
+            prompts' own).
+        cue: the text after the response.
+
+    Returns:
+        One row per record, on the records' index, with :data:`FORCED_COLUMNS`: ``forced_prediction``
+        (a label or None), ``forced_correct`` (boolean, NA when unscored), each label's summed log-prob in
+        nats (NaN for labels the dataset does not offer), ``forced_reason`` (None when scored, else why not).
+    """
+    by_key = {(p.dataset, p.id): p for p in problems}
+    rows: dict[Any, dict[str, Any]] = {}
+    requests: list[tuple[str, str]] = []
+    asked: list[tuple[Any, str]] = []  # (record index, label) per request
+    render = _chat_renderer(backend)
+    reason = (NO_LOGLIKELIHOOD if not callable(getattr(backend, "loglikelihood", None))
+              else NO_CHAT_TEMPLATE if render is None else None)
+    for index, record in records.iterrows():
+        if reason is not None or not record["response"]:
+            rows[index] = _unscored(reason or NO_OUTPUT)
+            continue
+        problem = by_key[(record["dataset"], record["id"])]
+        layout = record["layout"] if isinstance(record["layout"], str) else "principled"
+        conversation = build_conversation(problem, record["setting"], few_shot_examples=few_shot_examples,
+                                          layout=layout)
+        context = render(conversation) + str(record["response"]) + cue
+        for label in labels_for(problem.dataset):
+            requests.append((context, MARKERS[label]))
+            asked.append((index, label))
+    scores = _loglikelihoods(backend, requests)
+    if isinstance(scores, str):
+        rows.update({index: _unscored(scores) for index, _ in asked})
+        scores = []
+    by_record: dict[Any, dict[str, float]] = {}
+    for (index, label), (logprob, *_) in zip(asked, scores):
+        by_record.setdefault(index, {})[label] = float(logprob)
+    for index, lls in by_record.items():
+        prediction = max(lls, key=lls.__getitem__)  # max keeps the first of equal values: ties -> first label
+        rows[index] = {"forced_prediction": prediction, "forced_correct": prediction == records.at[index, "gold"],
+                       **{column: lls.get(label, math.nan) for label, column in LOGLIKELIHOOD_COLUMNS.items()},
+                       "forced_reason": None}
+    frame = pd.DataFrame([rows[i] for i in records.index], index=records.index, columns=list(FORCED_COLUMNS))
+    return frame.astype({"forced_correct": "boolean"})
+
+
+def unscored_columns(records: pd.DataFrame, reason: str) -> pd.DataFrame:
+    """:data:`FORCED_COLUMNS` for records forced choice does not score, every row saying ``reason``."""
+    frame = pd.DataFrame([_unscored(reason)] * len(records), index=records.index, columns=list(FORCED_COLUMNS))
+    return frame.astype({"forced_correct": "boolean"})
+
+
+def summarize_forced(records: pd.DataFrame, by: str | Sequence[str] = ("dataset",), *,
+                     confidence: float = 0.95) -> pd.DataFrame:
+    """Forced-choice accuracy per group of the scored records, with a Wilson interval and chance.
+
+    Records without a forced answer (``forced_correct`` NA) are left out; a group with none has no row.
+    Returns :func:`~finelogic.eval.accuracy.summarize`'s columns (``n`` counts the scored records,
+    ``accuracy``/``ci_low``/``ci_high`` in %) plus ``chance`` (% of a uniform guess, from the group's
+    dataset: every FLD depth bucket is 33.3).
+    """
+    keys = [by] if isinstance(by, str) else list(by)
+    if "forced_correct" not in records:
+        return pd.DataFrame(columns=[*keys, "n", "correct", "accuracy", "ci_low", "ci_high", "chance"])
+    scored = records[records["forced_correct"].notna()]
+    summary = summarize(scored.astype({"forced_correct": bool}), by, correct_column="forced_correct",
+                        confidence=confidence)
+    chance = scored.groupby(keys, sort=False, dropna=True)["dataset"].agg(
+        lambda d: max(chance_level(x) for x in d))
+    summary["chance"] = [chance[tuple(r) if len(keys) > 1 else r[0]] for r in summary[keys].itertuples(index=False)]
+    return summary[[*keys, "n", "correct", "accuracy", "ci_low", "ci_high", "chance"]]
+
+
+def _unscored(reason: str) -> dict[str, Any]:
+    return {"forced_prediction": None, "forced_correct": pd.NA,
+            **{column: math.nan for column in LOGLIKELIHOOD_COLUMNS.values()}, "forced_reason": reason}
+
+
+def _chat_renderer(backend: Any):
+    """conversation -> the chat-formatted prompt text the model continued, or None without a chat template."""
+    try:
+        tokenizer = getattr(backend, "tokenizer", None)
+    except (OSError, ValueError):  # a tokenizer that cannot be read counts as none
+        tokenizer = None
+    if tokenizer is None or not getattr(tokenizer, "chat_template", None):
+        return None
+
+    def render(conversation: Sequence[Mapping[str, str]]) -> str:
+        return tokenizer.apply_chat_template(list(conversation), add_generation_prompt=True, tokenize=False)
+
+    return render
+
+
+def _loglikelihoods(backend: Any, requests: list[tuple[str, str]]) -> list[tuple] | str:
+    """The backend's scores, or why it could not give them (a server without echoed log-probs, ...)."""
+    if not requests:
+        return []
+    try:
+        return backend.loglikelihood(requests)
+    except (NotImplementedError, RuntimeError, OSError) as error:  # RequestFailed, LogprobAlignmentError, ...
+        log.warning("forced choice: %s (%s); the forced-choice column stays empty", NO_LOGLIKELIHOOD, error)
+        return f"{NO_LOGLIKELIHOOD}: {type(error).__name__}: {str(error)[:200]}"
