@@ -10,6 +10,7 @@ import pytest
 
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Fact, Problem
 from finelogic.eval.accuracy import RECORD_COLUMNS, depth_bucket, evaluate_accuracy, summarize
+from finelogic.eval.forced_choice import FORCED_COLUMNS, NO_LOGLIKELIHOOD, NOT_A_PROMPT_SETTING
 from finelogic.eval.stats import wilson_interval
 from finelogic.models.base import BackendStats, Completion, GenerationConfig
 from finelogic.prompts import COT, DIRECT, FEW_SHOT
@@ -248,7 +249,9 @@ def test_accuracy_run_evaluates_each_setting_on_every_test_item_with_the_handed_
     run = _smoke_run(backend)
     records = run.records
     # smoke: 6 FLD + 2 generated ProntoQA items (FOLIO / Multi-LogiEval not present), Direct and CoT
-    assert list(records.columns) == list(RECORD_COLUMNS) and len(records) == 2 * (6 + 2)
+    assert list(records.columns) == [*RECORD_COLUMNS, *FORCED_COLUMNS] and len(records) == 2 * (6 + 2)
+    # Says has no loglikelihood verb: no forced answer, and the records say why
+    assert records["forced_correct"].isna().all() and set(records["forced_reason"]) == {NO_LOGLIKELIHOOD}
     assert records["setting"].tolist() == ["Direct"] * 8 + ["CoT"] * 8
     assert set(records["model"]) == {"SmolLM2-135M-Instruct"} and set(records["policy"]) == {"principled"}
     assert records["correct"].tolist() == (records["gold"] == PROVED).tolist()
@@ -259,6 +262,46 @@ def test_accuracy_run_evaluates_each_setting_on_every_test_item_with_the_handed_
         ["prontoqa", 2, True, True]]
     assert run.sets["source"].tolist()[1:3] == ["not present", "not present"]
     assert run.traces.empty and run.setting_names == ("Direct", "CoT") and run.decoding.max_new_tokens == 16
+
+
+class UserTextTemplate(OneTokenPerMessage):
+    """As OneTokenPerMessage; rendered as text, the conversation is its user message."""
+
+    def apply_chat_template(self, conversation, add_generation_prompt, tokenize):
+        return super().apply_chat_template(conversation, add_generation_prompt, tokenize) if tokenize \
+            else conversation[-1]["content"]
+
+
+class SaysAndScores(Says):
+    """Says its replies and scores every marker by a fixed table: DISPROVED is the most likely answer."""
+
+    tokenizer = UserTextTemplate()
+
+    def __init__(self, *replies):
+        super().__init__(*replies)
+        self.scored: list = []
+
+    def loglikelihood(self, requests):
+        self.scored += requests
+        table = {"__PROVED__": -2.0, "__DISPROVED__": -1.0, "__UNKNOWN__": -3.0}
+        return [(table[marker], 4, False) for _, marker in requests]
+
+
+def test_accuracy_run_adds_the_forced_choice_answer_of_each_prompt_setting_record_and_can_turn_it_off():
+    backend = SaysAndScores("no marker here")
+    run = _smoke_run(backend, settings=["Direct", "Sel-Inf"])
+    direct, sel_inf = (run.records[run.records["setting"] == s] for s in ("Direct", "Sel-Inf"))
+    # Marker extraction finds nothing; forced choice reads DISPROVED everywhere (-1.0 beats -2.0 and -3.0)
+    assert direct["prediction"].isna().all() and set(direct["forced_prediction"]) == {DISPROVED}
+    assert direct["forced_correct"].tolist() == (direct["gold"] == DISPROVED).tolist()
+    assert direct["forced_reason"].isna().all() and direct["forced_ll_disproved"].eq(-1.0).all()
+    # 6 FLD items x 3 markers + 2 ProntoQA items x 2 markers, after each response and the cue
+    assert len(backend.scored) == 6 * 3 + 2 * 2
+    assert all(context.endswith("no marker here\nFinal answer: ") for context, _ in backend.scored)
+    assert sel_inf["forced_correct"].isna().all() and set(sel_inf["forced_reason"]) == {NOT_A_PROMPT_SETTING}
+    off = _smoke_run(SaysAndScores("x"), settings=["Direct"], forced_choice=False)
+    assert off.records["forced_correct"].isna().all() and off.records["forced_reason"].str.contains("turned off").all()
+    assert off.provenance.settings["forced_choice"] is False and run.provenance.settings["forced_choice"] is True
 
 
 def test_accuracy_run_overrides_replace_profile_keys_and_unknown_ones_are_refused():

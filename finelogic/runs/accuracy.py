@@ -21,6 +21,14 @@ provenance; the baselines send their own prompts (``layout`` empty).
 entry that is a dict may say ``"scorer": "api"`` (the paper profile's GPT-4o and DeepSeek-R1, scored by
 the released API script); every other model gets ``vllm_overall``. The key is taken out of the entry
 before the model is opened (a model spec knows nothing of scoring).
+
+**Forced choice** (our addition; :mod:`finelogic.eval.forced_choice`). With the section's optional
+``forced_choice`` (default True) every prompt-setting record also gets the label whose marker the model
+scores highest by log-likelihood after its own response: the ``forced_*`` columns
+(:data:`~finelogic.eval.forced_choice.FORCED_COLUMNS`). Baseline records, empty responses and models that
+cannot score log-likelihoods (a server without echoed log-probs, or one whose chat template we cannot
+apply) get no forced answer, and ``forced_reason`` says why. ``forced_choice=False`` leaves the columns
+empty for every record (reason: turned off).
 """
 from __future__ import annotations
 
@@ -36,6 +44,7 @@ from finelogic.baselines import LOGIC_LM, SEL_INF, SYMBCOT, logic_lm, selection_
 from finelogic.data.problem import Problem
 from finelogic.data.suites import EvalSet, evaluation_sets
 from finelogic.eval.accuracy import evaluate_accuracy
+from finelogic.eval.forced_choice import NOT_A_PROMPT_SETTING, forced_choice, unscored_columns
 from finelogic.models.base import GenerationConfig
 from finelogic.prompts import LAYOUTS, SETTINGS
 from finelogic.runs.base import Provenance, Run, Stopwatch, call_counts, open_models, resolve
@@ -46,7 +55,10 @@ log = logging.getLogger(__name__)
 BASELINES: Mapping[str, Callable[..., Any]] = {SEL_INF: selection_inference, LOGIC_LM: logic_lm, SYMBCOT: symbcot}
 
 #: Optional keys of the ``accuracy`` section (the others are required in every profile).
-OPTIONAL = ("generation_by_setting", "baselines", "prompt_layout")
+OPTIONAL = ("generation_by_setting", "baselines", "prompt_layout", "forced_choice")
+
+#: ``forced_reason`` of every record when the section turns forced choice off.
+FORCED_OFF = "forced choice turned off (the section's forced_choice is False)"
 
 #: The released scorers a model entry's ``scorer`` key may name (the depth scorer is Table 5's, for all).
 MODEL_SCORERS = ("vllm_overall", "api")
@@ -81,7 +93,8 @@ class AccuracyRun(SectionOfRun, Run):
 
     Attributes:
         records: one row per model × setting × item, with
-            :data:`~finelogic.eval.accuracy.RECORD_COLUMNS`, models and settings in the profile's order.
+            :data:`~finelogic.eval.accuracy.RECORD_COLUMNS` then
+            :data:`~finelogic.eval.forced_choice.FORCED_COLUMNS`, models and settings in the profile's order.
         sets: one row per test set: ``dataset``, ``paper_name``, ``n`` (items), ``source`` (a path,
             ``generated (...)`` or ``not present``), ``generated``, ``present``.
         traces: one row per baseline item: ``id``, ``dataset``, ``setting``, ``model``, ``trace`` (the
@@ -127,7 +140,8 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
             section's optional ``baselines`` mapping, e.g. ``{"Sel-Inf": {"rounds": 4, "items": {"fld": 4}}}``
             where ``items`` runs the baseline on the first n items of each named set only);
             ``generation_by_setting`` overrides decoding per setting (``{"Direct": {"max_new_tokens": 32}}``);
-            ``prompt_layout="paper_code_compat"`` sends the released script's prompts.
+            ``prompt_layout="paper_code_compat"`` sends the released script's prompts;
+            ``forced_choice=False`` skips the forced-choice scoring.
     """
     watch = Stopwatch()
     section = resolved_section(profile, overrides)
@@ -150,13 +164,17 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
                 items = _first_per_dataset(sets, options.pop("items", None))
                 log.info("accuracy: %s, %s, %d items", spec.name, setting, len(items))
                 result = BASELINES[setting](items, backend, decoding, model=spec.name, **options)
-                frames.append(result.records.assign(compat_scorer=scorer))
+                records = result.records.assign(compat_scorer=scorer)
+                frames.append(records.join(unscored_columns(records, NOT_A_PROMPT_SETTING)))
                 traces += [_trace_row(t) for t in result.traces]
                 continue
             log.info("accuracy: %s, %s, %d items", spec.name, setting, len(problems))
-            frames.append(evaluate_accuracy(problems, backend, setting, model=spec.name, config=decoding,
-                                            batch_size=section["batch_size"] * 4,
-                                            layout=section["prompt_layout"], compat_scorer=scorer))
+            records = evaluate_accuracy(problems, backend, setting, model=spec.name, config=decoding,
+                                        batch_size=section["batch_size"] * 4,
+                                        layout=section["prompt_layout"], compat_scorer=scorer)
+            forced = (forced_choice(problems, records, backend) if section["forced_choice"]
+                      else unscored_columns(records, FORCED_OFF))
+            frames.append(records.join(forced))
     calls, hits = call_counts(b for _, b in opened)
     provenance = Provenance(
         family="accuracy", profile=profile, seed=seed, settings=section,
@@ -168,9 +186,11 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
 
 
 def resolved_section(profile: str, overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """The profile's ``accuracy`` section with ``overrides``; ``prompt_layout`` defaults to ``principled``."""
+    """The profile's ``accuracy`` section with ``overrides``; ``prompt_layout`` defaults to ``principled``,
+    ``forced_choice`` to True."""
     section = resolve(profile, "accuracy", overrides, optional=OPTIONAL)
     section.setdefault("prompt_layout", "principled")
+    section.setdefault("forced_choice", True)
     if section["prompt_layout"] not in LAYOUTS:
         raise ValueError(f"unknown prompt_layout {section['prompt_layout']!r}; choose one of {', '.join(LAYOUTS)}")
     return section
