@@ -1,0 +1,376 @@
+"""A paper-scale rehearsal: every notebook family's ``run("paper", ...)`` at the paper's sizes, with
+stand-ins for the models, to find crashes and measure what a real run will send (issue 18).
+
+What runs for real: the paper profile's data sizes, test sets, settings, prompts, decoding limits, judge
+configuration, training-set sizes, the one model cache, the OpenAI backend (HTTP, concurrency, retries,
+empty and truncated replies), the scorers, the soundness judges, the probes, the style checks and
+the training loop. What does not: the models.
+
+- Every OpenAI-compatible model of the profile (GPT-4o, DeepSeek-R1, the GPT-4.1-mini judge) and every
+  generating in-process model (Llama-3.1-8B-Instruct, Qwen-2.5-7B-Instruct, the fine-tuned models: a real
+  user serves these with vLLM) is answered by :class:`~finelogic.rehearsal.standin.StandInServer`, a load
+  and code-path simulator on 127.0.0.1, through the real OpenAI backend
+  (``open_model({"kind": "openai", ...})``); it is named ``stand-in:<model>``.
+- Every model read in process (probing's hidden states, LogicMark's log-likelihoods, the SFT base model)
+  is a small random-init model of the embedded model's architecture (:func:`standin_checkpoint`: the
+  SmolLM2 Llama config cut to ``layers`` blocks of width ``width``, with its tokenizer), saved once as a
+  checkpoint and opened as ``ckpt:`` through the cache.
+- Supervised fine-tuning builds the full paper-size training sets in all four styles and the LogiPT
+  traces, checks every line, and trains ``train_steps`` optimizer steps with the paper's recipe.
+
+The rehearsal's results go to ``<root>/paper/<family>/`` (default ``results/rehearsal``), its cache to
+``<root>/cache``, so nothing mixes with real results. Its report (:func:`rehearse` writes
+``<root>/report.csv``, ``<root>/requests.csv`` and ``<root>/plan.csv``) says per family and stage: wall
+time, peak memory, requests per model and prompt kind, prompt tokens (counted with the embedded SmolLM2
+tokenizer: the package has no paper model's tokenizer), the token caps asked for, judge calls, cache
+and result bytes, and files written; :func:`plan_table` turns it into requests, tokens and API cost per
+model at prices the user passes in. None of its numbers are results about any model.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import resource
+import shutil
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
+
+import pandas as pd
+
+from finelogic.config import repo_root
+from finelogic.models.spec import open_model
+from finelogic.profiles import get_profile
+from finelogic.rehearsal.standin import StandInServer
+
+log = logging.getLogger(__name__)
+
+#: The notebook families in the order a book build runs them (depth and soundness read accuracy's records).
+FAMILIES = ("datasets", "accuracy", "depth", "soundness", "probing", "logicmark", "supervision")
+PROFILE = "paper"
+PREFIX = "stand-in:"
+REPORT_COLUMNS = ("family", "stage", "status", "wall_s", "peak_rss_mb", "requests", "prompt_tokens", "cap_tokens",
+                  "judge_calls", "cache_calls", "cache_hits", "cache_bytes", "result_bytes", "files", "load_avg")
+REQUEST_COLUMNS = ("family", "model", "kind", "requests", "prompt_tokens", "cap_tokens", "reply_tokens")
+#: What the stand-in answers quickly: no real backoff is needed between its deterministic retries.
+SERVER_OPTIONS = {"max_concurrency": 8, "backoff_base": 0.01, "backoff_max": 0.05}
+
+
+@dataclass
+class Rehearsal:
+    """What :func:`rehearse` made: the report rows, the request counts, and where they were written."""
+
+    report: pd.DataFrame
+    requests: pd.DataFrame
+    root: Path
+    errors: dict[str, str] = field(default_factory=dict)
+
+    def plan(self, prices: Mapping[str, tuple[float, float]] | None = None) -> pd.DataFrame:
+        return plan_table(self.requests, prices)
+
+
+def rehearse(families: Sequence[str] | None = None, *, real_slice: float = 0.0, root: str | Path | None = None,
+             seed: int = 0, fresh: bool = True, train_steps: int = 2, layers: int = 2, width: int = 64,
+             overrides: Mapping[str, Mapping[str, Any]] | None = None, data_dir: str | Path | None = None,
+             keep_going: bool = True) -> Rehearsal:
+    """Run ``families`` (default all, :data:`FAMILIES`) of the paper profile against stand-ins.
+
+    Args:
+        families: which families, in :data:`FAMILIES` order.
+        real_slice: not yet supported beyond 0 (the llama.cpp slice of issue 18 is left to do).
+        root: the rehearsal's folder (results, cache, report); default ``<repo>/results/rehearsal``.
+        seed: passed to every run.
+        fresh: empty ``root``'s results and cache first (a measurement of a whole paper run); False keeps
+            them, so a rerun is answered from the cache (a resumed or cached rehearsal), and the report
+            is written as ``report-resumed.csv`` / ``requests-resumed.csv`` beside the fresh one.
+        train_steps: optimizer steps per fine-tuned model (the paper's recipe otherwise).
+        layers, width: the in-process stand-in's transformer blocks and hidden size.
+        overrides: extra overrides per family (e.g. smaller sizes for a test), applied last.
+        data_dir: the real benchmark files; default ``$FINELOGIC_DATA_DIR``.
+        keep_going: record a family's crash in the report and go on (False: raise it).
+    """
+    if real_slice:
+        raise NotImplementedError("--real-slice is not implemented yet (issue 18); run without it")
+    unknown = sorted(set(families or ()) - set(FAMILIES))
+    if unknown:
+        raise ValueError(f"unknown families {unknown}; choose from {', '.join(FAMILIES)}")
+    families = [f for f in FAMILIES if f in (families or FAMILIES)]
+    root = Path(root) if root is not None else repo_root() / "results" / "rehearsal"
+    if fresh:
+        for sub in ("cache", PROFILE):
+            shutil.rmtree(root / sub, ignore_errors=True)
+    root.mkdir(parents=True, exist_ok=True)
+    checkpoints = standin_checkpoints(root / "cache" / "stand-in-models", layers=layers, width=width)
+    tokenizer = _tokenizer(checkpoints[0])
+    server = StandInServer(lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"])).start()
+    rows, request_rows, errors = [], [], {}
+    suffix = "" if fresh else "-resumed"
+    try:
+        with _environment(FINELOGIC_CACHE=root / "cache", FINELOGIC_RESULTS=root):
+            for family in families:
+                plan = family_plan(family, server.url, checkpoints, train_steps=train_steps)
+                plan["overrides"].update((overrides or {}).get(family, {}))
+                before = {(c["model"], c["kind"]): c for c in server.counts()}
+                stage_rows, error = _run_family(family, plan, seed, data_dir, root, keep_going)
+                sent = _difference(server.counts(), before)
+                request_rows += [{"family": family, **c} for c in sent]
+                stage_rows[0].update(requests=sum(c["requests"] for c in sent),
+                                     prompt_tokens=sum(c["prompt_tokens"] for c in sent),
+                                     cap_tokens=sum(c["cap_tokens"] for c in sent),
+                                     judge_calls=sum(c["requests"] for c in sent if c["kind"] == "judge"))
+                rows += stage_rows
+                if error:
+                    errors[family] = error
+                _write(root, suffix, rows, request_rows)
+    finally:
+        server.stop()
+    report, requests = _write(root, suffix, rows, request_rows)
+    if fresh:
+        plan_table(requests).to_csv(root / "plan.csv", index=False)
+    return Rehearsal(report, requests, root, errors)
+
+
+def family_plan(family: str, url: str, checkpoints: Sequence[Path], *, train_steps: int = 2) -> dict[str, Any]:
+    """How ``family`` runs in the rehearsal: ``{"overrides": {...}, "backends": {...}}`` for its ``run``."""
+    profile = get_profile(PROFILE)
+    if family in ("accuracy", "depth"):
+        return {"overrides": {"models": [served(e, url) for e in profile.section("accuracy")["models"]]},
+                "backends": {}}
+    if family == "soundness":
+        return {"overrides": {"llm_judge": served(profile.section("soundness")["llm_judge"], url)}, "backends": {}}
+    if family == "probing":
+        models = [local(_name(e), checkpoints[i % len(checkpoints)]) for i, e in
+                  enumerate(profile.section("probing")["models"])]
+        return {"overrides": {"models": models}, "backends": {}}
+    if family == "logicmark":
+        from finelogic.runs.logicmark import model_entries
+
+        section = profile.section("logicmark")
+        entries = model_entries(extra_models=section.get("extra_models", ()),
+                                random_control=bool(section["random_control"]))
+        backends = {e["name"]: open_model(local(e["name"], checkpoints[i % len(checkpoints)]),
+                                          batch_size=int(section["batch_size"]))
+                    for i, e in enumerate(entries)}
+        return {"overrides": {}, "backends": backends}
+    if family == "supervision":
+        from finelogic.sft.styles import STYLES
+
+        section = profile.section("sft")
+        base = local(_name(section["base_model"]), checkpoints[0])
+        names = [f"SFT-{s}" for s in STYLES] + (["LogiPT"] if section.get("logipt") else [])
+        backends = {base["name"]: open_model(served(section["base_model"], url))}
+        backends |= {n: open_model(served({"name": n, "kind": "hf", "path": n}, url)) for n in names}
+        return {"overrides": {"base_model": base, "train": {**section.get("train", {}), "max_steps": train_steps}},
+                "backends": backends}
+    return {"overrides": {}, "backends": {}}
+
+
+def served(entry: Any, url: str) -> dict[str, Any]:
+    """A profile's model entry as a stand-in on the server at ``url``, through the OpenAI backend
+    (a ``scorer`` key is kept)."""
+    name = _name(entry)
+    model = entry.get("model") or entry.get("path") or name if isinstance(entry, Mapping) else name
+    spec = {"name": PREFIX + name, "kind": "openai", "model": PREFIX + str(model), "base_url": url,
+            "options": dict(SERVER_OPTIONS)}
+    if isinstance(entry, Mapping) and "scorer" in entry:
+        spec["scorer"] = entry["scorer"]
+    return spec
+
+
+def local(name: str, checkpoint: Path) -> dict[str, Any]:
+    """An in-process model as the small random-init stand-in checkpoint."""
+    return {"name": PREFIX + name if not name.startswith(PREFIX) else name, "kind": "ckpt", "path": str(checkpoint)}
+
+
+def standin_checkpoints(folder: Path, *, layers: int = 2, width: int = 64, count: int = 4) -> list[Path]:
+    """``count`` random-init checkpoints (seeds 0..count-1) of the embedded model's architecture cut to
+    ``layers`` blocks of hidden size ``width``, with the embedded tokenizer; made once per folder."""
+    paths = []
+    for seed in range(count):
+        target = folder / f"smollm2-arch-{layers}x{width}-seed{seed}"
+        if not (target / "config.json").is_file():
+            _save_standin(target, layers, width, seed)
+        paths.append(target)
+    return paths
+
+
+def _save_standin(target: Path, layers: int, width: int, seed: int) -> None:
+    from transformers import AutoConfig, AutoTokenizer
+
+    from finelogic.models.embedded import converted_path, random_init_like
+
+    source = converted_path()
+    config = AutoConfig.from_pretrained(source)
+    heads = max(1, width // 16)
+    config.update({"num_hidden_layers": layers, "hidden_size": width, "intermediate_size": 4 * width,
+                   "num_attention_heads": heads, "num_key_value_heads": heads, "head_dim": width // heads})
+    model = random_init_like(config, seed)
+    staging = target.with_name(target.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    model.save_pretrained(staging, safe_serialization=True)
+    AutoTokenizer.from_pretrained(source).save_pretrained(staging)
+    shutil.rmtree(target, ignore_errors=True)
+    os.replace(staging, target)
+
+
+def plan_table(requests: pd.DataFrame, prices: Mapping[str, tuple[float, float]] | None = None) -> pd.DataFrame:
+    """Requests and tokens per model for a real run, and its API cost at ``prices``.
+
+    Args:
+        requests: rows of ``requests.csv`` (:data:`REQUEST_COLUMNS`).
+        prices: model name (as the profile names the served model, e.g. ``gpt-4o``) -> (US$ per million
+            input tokens, US$ per million output tokens). Models without a price get no cost.
+
+    Returns:
+        One row per model: ``model, requests, prompt_tokens, output_tokens_at_cap, input_usd,
+        output_usd_at_cap, total_usd_at_cap`` (output at the cap: the most a run can be billed).
+    """
+    columns = ["model", "requests", "prompt_tokens", "output_tokens_at_cap", "input_usd", "output_usd_at_cap",
+               "total_usd_at_cap"]
+    if requests.empty:
+        return pd.DataFrame(columns=columns)
+    grouped = requests.assign(model=requests["model"].str.removeprefix(PREFIX)).groupby("model", sort=True)
+    table = grouped[["requests", "prompt_tokens", "cap_tokens"]].sum().reset_index()
+    table = table.rename(columns={"cap_tokens": "output_tokens_at_cap"})
+    prices = dict(prices or {})
+    price_in = table["model"].map(lambda m: prices[m][0] if m in prices else float("nan"))
+    price_out = table["model"].map(lambda m: prices[m][1] if m in prices else float("nan"))
+    table["input_usd"] = table["prompt_tokens"] / 1e6 * price_in
+    table["output_usd_at_cap"] = table["output_tokens_at_cap"] / 1e6 * price_out
+    table["total_usd_at_cap"] = table["input_usd"] + table["output_usd_at_cap"]
+    return table[columns]
+
+
+def parse_price(text: str) -> tuple[str, tuple[float, float]]:
+    """``"gpt-4o=2.5/10"`` -> ``("gpt-4o", (2.5, 10.0))``: US$ per million input / output tokens."""
+    model, sep, value = text.partition("=")
+    number_in, slash, number_out = value.partition("/")
+    try:
+        if not (sep and slash and model.strip()):
+            raise ValueError
+        return model.strip(), (float(number_in), float(number_out))
+    except ValueError:
+        raise ValueError(f"price {text!r}: expected MODEL=INPUT/OUTPUT in US$ per million tokens, "
+                         "e.g. gpt-4o=2.5/10") from None
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+
+
+def _run_family(family: str, plan: Mapping[str, Any], seed: int, data_dir: Any, root: Path,
+                keep_going: bool) -> tuple[list[dict[str, Any]], str | None]:
+    """Run and write one family; one report row per stage (``run``, ``write``)."""
+    import importlib
+
+    module = importlib.import_module(f"finelogic.runs.{family}")
+    kwargs = dict(plan["overrides"])
+    if family in ("datasets", "accuracy", "depth", "supervision") and data_dir is not None:
+        kwargs["data_dir"] = data_dir
+    rows, error, made = [], None, None
+    cache_before = _bytes(root / "cache")
+    with _stage(family, "run", rows):
+        try:
+            made = module.run(PROFILE, seed=seed, backends=dict(plan["backends"]) or None, **kwargs)
+        except Exception as exc:  # the rehearsal's job is to find these: record and go on
+            if not keep_going:
+                raise
+            error = f"{type(exc).__name__}: {exc}"[:500]
+            log.exception("rehearsal: %s failed", family)
+    calls, hits = _cache_counts(plan, made)
+    rows[0].update(status="ok" if error is None else f"error: {error}", cache_calls=calls, cache_hits=hits,
+                   cache_bytes=_bytes(root / "cache") - cache_before)
+    if made is not None:
+        with _stage(family, "write", rows):
+            paths = made.write(root / PROFILE / family)
+        rows[1].update(status="ok", files=len(paths), result_bytes=sum(p.stat().st_size for p in paths))
+    return rows, error
+
+
+def _cache_counts(plan: Mapping[str, Any], made: Any) -> tuple[int, int]:
+    if made is None:
+        return 0, 0
+    return made.provenance.model_calls, made.provenance.cache_hits
+
+
+@contextmanager
+def _stage(family: str, stage: str, rows: list[dict[str, Any]]) -> Iterator[None]:
+    _reset_peak()
+    start = time.perf_counter()
+    row = {c: 0 for c in REPORT_COLUMNS} | {"family": family, "stage": stage, "status": "ok"}
+    rows.append(row)
+    try:
+        yield
+    finally:
+        row.update(wall_s=round(time.perf_counter() - start, 1), peak_rss_mb=round(_peak_mb()),
+                   load_avg=" ".join(f"{x:.2f}" for x in os.getloadavg()))
+        log.info("rehearsal: %s %s: %.1f s, peak %d MB", family, stage, row["wall_s"], row["peak_rss_mb"])
+
+
+def _reset_peak() -> None:
+    """Reset the process's peak resident memory (Linux: ``/proc/self/clear_refs`` 5), so each stage has its own."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass
+
+
+def _peak_mb() -> float:
+    """Peak resident memory since the last reset (VmHWM), else since the process started."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.exists() else 0
+
+
+def _difference(after: list[dict[str, Any]], before: Mapping[tuple[str, str], Mapping[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for count in after:
+        old = before.get((count["model"], count["kind"]), {})
+        delta = {k: v - old.get(k, 0) for k, v in count.items() if k not in ("model", "kind")}
+        if delta["requests"]:
+            out.append({"model": count["model"], "kind": count["kind"], **delta})
+    return out
+
+
+def _write(root: Path, suffix: str, rows: list[dict[str, Any]],
+           request_rows: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    report = pd.DataFrame(rows, columns=list(REPORT_COLUMNS))
+    requests = pd.DataFrame(request_rows, columns=list(REQUEST_COLUMNS))
+    report.to_csv(root / f"report{suffix}.csv", index=False)
+    requests.to_csv(root / f"requests{suffix}.csv", index=False)
+    return report, requests
+
+
+def _tokenizer(checkpoint: Path) -> Any:
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(checkpoint)
+
+
+def _name(entry: Any) -> str:
+    if isinstance(entry, Mapping):
+        return str(entry.get("name") or entry.get("model") or entry.get("path"))
+    return {"embedded": "SmolLM2-135M-Instruct", "random-init": "SmolLM2-135M (random init)"}.get(str(entry), str(entry))
+
+
+@contextmanager
+def _environment(**values: Any) -> Iterator[None]:
+    previous = {k: os.environ.get(k) for k in values}
+    os.environ.update({k: str(v) for k, v in values.items()})
+    try:
+        yield
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value

@@ -1,0 +1,261 @@
+"""A stand-in OpenAI-compatible server: a **load and code-path simulator**, not a model.
+
+It answers ``/v1/chat/completions`` and ``/v1/completions`` (with ``echo`` + ``logprobs``, as
+:class:`finelogic.models.openai_backend.OpenAIBackend` scores log-likelihoods) on 127.0.0.1, at once and
+deterministically: every reply is drawn from a generator seeded with the sha256 of the model name and the
+prompt, so the same request always gets the same reply. Its replies have the *shapes* a real model's
+replies have, chosen per prompt, so that every code path of the runs is exercised at full size:
+
+* answer prompts (Direct, CoT, Few-shot, the SFT prompts, Sel-Inf's answer step): FLD-notation proofs
+  with and without an answer marker, prose with and without a marker, empty replies, and replies cut at
+  the token cap (``finish_reason`` ``"length"``; empty ones too, as a reasoning model that spent its cap);
+* judge prompts (``Answer true or false only.``): ``true`` / ``false`` and the odd unreadable reply;
+* Logic-LM translations: ``factN: <formula>`` programs, some that do not parse;
+* SymbCoT: a plan and a symbolic solution, or a verification, with a marker;
+* Selection-Inference: a selection of fact ids, an inference (sometimes ``hypothesis``).
+
+Nothing it says is evidence about any model: its accuracy, judge verdicts and programs are noise. Every
+model it serves is named ``stand-in:<name>`` by the rehearsal, and every reply it sends says so in the
+response's ``system_fingerprint`` (``finelogic-stand-in``).
+
+It counts what it is sent, per model and prompt kind: requests, prompt tokens (counted with a tokenizer
+handed in, else whitespace words), the token caps asked for, and reply tokens
+(:meth:`StandInServer.counts`). Start it with :meth:`StandInServer.start` (a daemon thread: it dies with
+the process) or as a context manager.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+import threading
+from collections import defaultdict
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+FINGERPRINT = "finelogic-stand-in"
+#: Prompt kinds the server tells apart (the ``kind`` of :meth:`StandInServer.counts`).
+KINDS = ("answer", "judge", "logic-lm", "logic-lm-refine", "symbcot-plan", "symbcot-verify", "sel-inf-select",
+         "sel-inf-infer", "loglikelihood")
+#: Reply shapes of answer prompts and their shares (per mille).
+ANSWER_SHAPES = (("proof+marker", 450), ("proof", 100), ("prose+marker", 150), ("prose", 100), ("empty", 40),
+                 ("truncated", 120), ("empty-length", 40))
+#: A cut reply is at most this many words long, whatever the cap (keeps the cache small; real ones are longer).
+TRUNCATED_WORDS = 256
+
+_FACT = re.compile(r"^\s*(fact\d+)\s*:\s*(.+?)\s*$", re.M)
+_MARKER = re.compile(r"__[A-Z]+__")
+
+
+@dataclass
+class Tally:
+    """What one (model, kind) was sent."""
+
+    requests: int = 0
+    prompt_tokens: int = 0
+    cap_tokens: int = 0
+    reply_tokens: int = 0
+
+
+class StandInServer:
+    """The stand-in server (module docstring).
+
+    Args:
+        count_tokens: ``text -> tokens`` for the prompt-token counts (e.g. a tokenizer's length);
+            None counts whitespace-separated words.
+    """
+
+    def __init__(self, count_tokens: Callable[[str], int] | None = None) -> None:
+        self.count_tokens = count_tokens or (lambda text: len(text.split()))
+        self._tallies: dict[tuple[str, str], Tally] = defaultdict(Tally)
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True,
+                                        name="stand-in-server")
+
+    @property
+    def url(self) -> str:
+        """The base URL for :class:`~finelogic.models.openai_backend.OpenAIBackend` (``.../v1``)."""
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def start(self) -> "StandInServer":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> "StandInServer":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def counts(self) -> list[dict[str, Any]]:
+        """One dict per (model, kind) seen: ``model, kind, requests, prompt_tokens, cap_tokens, reply_tokens``."""
+        with self._lock:
+            return [{"model": m, "kind": k, **vars(t)} for (m, k), t in sorted(self._tallies.items())]
+
+    # ------------------------------------------------------------------ answering
+    def answer(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """The JSON reply to one request body (exposed for tests)."""
+        model = str(body.get("model", ""))
+        if path.endswith("/completions") and not path.endswith("/chat/completions"):
+            return self._completion(model, body)
+        messages = body.get("messages") or []
+        text = "\n".join(str(m.get("content") or "") for m in messages)
+        kind = prompt_kind(text)
+        rng = random.Random(hashlib.sha256(f"{model}\n{json.dumps(messages, sort_keys=True)}".encode()).digest())
+        cap = int(body.get("max_tokens") or 0)
+        content, finish = reply(kind, text, rng, cap)
+        self._tally(model, kind, self.count_tokens(text) + 4 * len(messages), cap,
+                    len(content.split()) if content else 0)
+        return {"id": f"stand-in-{rng.getrandbits(32):08x}", "object": "chat.completion", "created": 0,
+                "model": model, "system_fingerprint": FINGERPRINT,
+                "choices": [{"index": 0, "finish_reason": finish,
+                             "message": {"role": "assistant", "content": content}}],
+                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}}
+
+    def _completion(self, model: str, body: dict[str, Any]) -> dict[str, Any]:
+        prompt = str(body.get("prompt", ""))
+        echo = echo_logprobs(prompt)
+        self._tally(model, "loglikelihood", self.count_tokens(prompt), int(body.get("max_tokens") or 0), 1)
+        return {"id": "stand-in-cmpl", "object": "text_completion", "created": 0, "model": model,
+                "system_fingerprint": FINGERPRINT,
+                "choices": [{"index": 0, "text": prompt + " x", "finish_reason": "length", "logprobs": echo}],
+                "usage": {"prompt_tokens": len(echo["tokens"]) - 1, "completion_tokens": 1,
+                          "total_tokens": len(echo["tokens"])}}
+
+    def _tally(self, model: str, kind: str, prompt_tokens: int, cap: int, reply_tokens: int) -> None:
+        with self._lock:
+            tally = self._tallies[model, kind]
+            tally.requests += 1
+            tally.prompt_tokens += prompt_tokens
+            tally.cap_tokens += cap
+            tally.reply_tokens += reply_tokens
+
+
+def prompt_kind(text: str) -> str:
+    """Which of :data:`KINDS` a chat prompt is, from the instructions the package's prompts carry."""
+    if "Answer true or false only." in text:
+        return "judge"
+    if "This translation has an error" in text:
+        return "logic-lm-refine"
+    if "Translate a logic problem into formulas" in text:
+        return "logic-lm"
+    if "You are checking a solution." in text:
+        return "symbcot-verify"
+    if "Work in symbols. First write a plan" in text:
+        return "symbcot-plan"
+    if "You are the selection step" in text:
+        return "sel-inf-select"
+    if "You are the inference step" in text:
+        return "sel-inf-infer"
+    return "answer"
+
+
+def reply(kind: str, text: str, rng: random.Random, cap: int) -> tuple[str, str]:
+    """``(content, finish_reason)`` of a chat reply of ``kind`` to a prompt ``text``."""
+    facts = [f for f, _ in _FACT.findall(text)] or ["fact1", "fact2"]
+    markers = sorted(set(_MARKER.findall(text))) or ["__PROVED__", "__DISPROVED__", "__UNKNOWN__"]
+    marker = rng.choice(markers)
+    if kind == "judge":
+        return rng.choices(["true", "false", "True.", "**false**", "I cannot tell."], [55, 35, 5, 3, 2])[0], "stop"
+    if kind in ("logic-lm", "logic-lm-refine"):
+        return _program(facts, rng), "stop"
+    if kind == "symbcot-plan":
+        plan = "\n".join(f"{k}. Combine {a} and {b} by modus ponens." for k, (a, b) in enumerate(_pairs(facts, rng), 1))
+        return f"Plan:\n{plan}\nSolution:\n{_proof(facts, rng, formal=True)}\n{marker}", "stop"
+    if kind == "symbcot-verify":
+        return f"Translation check: every formula says what its sentence says.\nStep check: fine.\n{marker}", "stop"
+    if kind == "sel-inf-select":
+        return " & ".join(rng.sample(facts, min(2, len(facts)))), "stop"
+    if kind == "sel-inf-infer":
+        return rng.choice(["hypothesis", "¬hypothesis", "The bear is red.", "Something is not blue."]), "stop"
+    shape = rng.choices([s for s, _ in ANSWER_SHAPES], [w for _, w in ANSWER_SHAPES])[0]
+    if shape == "empty":
+        return "", "stop"
+    if shape == "empty-length":
+        return "", "length"
+    if shape == "truncated":
+        words = (_proof(facts, rng) + " ") * 40
+        return " ".join(words.split()[:max(1, min(cap or TRUNCATED_WORDS, TRUNCATED_WORDS))]), "length"
+    body = _proof(facts, rng) if shape.startswith("proof") else _prose(rng)
+    return (f"{body}\n\n{marker}" if shape.endswith("+marker") else body), "stop"
+
+
+def echo_logprobs(prompt: str) -> dict[str, Any]:
+    """The ``logprobs`` object of an echoed completion: whitespace-led words as tokens, one log-prob each,
+    as a copying model gives them (a word seen before after the same word: -0.05 and top alternative;
+    otherwise -4.0, with ``<other>`` on top); the first token has none. Aligned like a correct server."""
+    spans = list(re.finditer(r"\s*\S+", prompt))
+    words, offsets = [m.group() for m in spans], [m.start() for m in spans]
+    seen: set[tuple[str, str]] = set()
+    logprobs: list[float | None] = [None]
+    tops: list[dict[str, float] | None] = [None]
+    for previous, word in zip(words, words[1:]):
+        pair = (previous.strip(), word.strip())
+        logprobs.append(-0.05 if pair in seen else -4.0)
+        tops.append({word: -0.05} if pair in seen else {"<other>": -1.0})
+        seen.add(pair)
+    return {"tokens": words + [" x"], "token_logprobs": logprobs + [-1.0], "text_offset": offsets + [len(prompt)],
+            "top_logprobs": tops + [{" x": -1.0}]}
+
+
+def _pairs(facts: list[str], rng: random.Random) -> list[tuple[str, str]]:
+    return [tuple(rng.sample(facts, 2)) if len(facts) > 1 else (facts[0], facts[0]) for _ in range(rng.randint(1, 3))]
+
+
+def _proof(facts: list[str], rng: random.Random, formal: bool = False) -> str:
+    """A few FLD-notation steps over the prompt's fact ids, ending at the hypothesis or its negation."""
+    lines, previous = [], None
+    for k, (a, b) in enumerate(_pairs(facts, rng), 1):
+        premises = f"{previous} & {a}" if previous else f"{a} & {b}"
+        statement = rng.choice(["{A}{a}", "¬{B}{b}", "({C}{a} & {D}{a})"]) if formal else \
+            rng.choice(["the bear is red", "something is not blue", "the cat is kind and big"])
+        lines.append(f"{premises} -> int{k}: {statement};")
+        previous = f"int{k}"
+    lines.append(f"{previous} -> {rng.choice(['hypothesis', '¬hypothesis'])};")
+    return "\n".join(lines)
+
+
+def _prose(rng: random.Random) -> str:
+    return rng.choice(["Looking at the facts, the hypothesis follows from what we know about the bear.",
+                       "None of the facts mention the hypothesis directly, so it is hard to say.",
+                       "The facts contradict the hypothesis: the cat is not kind."])
+
+
+def _program(facts: list[str], rng: random.Random) -> str:
+    """A Logic-LM translation: one formula per fact and the hypothesis; a quarter do not parse."""
+    formulas = ["{A}{a}", "¬{B}{a}", "({A}{a} & {C}{b})", "(x): {A}x -> {B}x", "{C}{b}"]
+    lines = [f"{fact}: {rng.choice(formulas)}" for fact in facts]
+    lines.append(f"hypothesis: {rng.choice(formulas)}")
+    if rng.random() < 0.25:
+        lines[rng.randrange(len(lines))] += " &&"  # a syntax error the parser names with its position
+    return "Symbols: A, B, C; a, b.\n" + "\n".join(lines)
+
+
+def _handler(server: StandInServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive: the client reuses its connections
+
+        def log_message(self, *args: Any) -> None:  # one line per request would drown the logs
+            pass
+
+        def do_POST(self) -> None:
+            try:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+                data, status = json.dumps(server.answer(self.path, body)).encode(), 200
+            except Exception as error:  # a bug here must reach the client as a 500, not a hang
+                data, status = json.dumps({"error": {"message": repr(error), "type": "stand-in"}}).encode(), 500
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler
