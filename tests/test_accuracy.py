@@ -345,6 +345,20 @@ def test_depth_run_reads_the_written_accuracy_run_and_calls_no_model(tmp_path):
     assert again.provenance.model_calls == backend.stats.calls == 2
 
 
+def test_depth_run_reports_forced_choice_accuracy_by_bucket_with_chance():
+    from finelogic.runs import depth
+
+    run = depth.run("smoke", seed=11, backends={"embedded": SaysAndScores("no marker")}, data_dir="/nonexistent")
+    fld = run.accuracy_run.records.query("dataset == 'fld'")
+    # every FLD record forced to DISPROVED: per bucket, the share of DISPROVED gold items
+    expected = fld.assign(hit=fld["gold"] == DISPROVED).groupby(["setting", "depth_bucket"], sort=False)["hit"]
+    got = run.forced.set_index(["setting", "depth_bucket"])
+    assert run.forced["n"].sum() == 12 and run.forced["chance"].round(1).eq(33.3).all()
+    for key, hits in expected:
+        assert got.loc[key, "correct"] == hits.sum() and got.loc[key, "n"] == len(hits)
+    assert (run.forced["ci_low"] <= run.forced["accuracy"]).all() and (run.forced["accuracy"] <= run.forced["ci_high"]).all()
+
+
 class Scripted:
     """A backend that hands back the given Completions in turn (cycling) and keeps every conversation."""
 

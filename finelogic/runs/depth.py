@@ -18,6 +18,7 @@ import pandas as pd
 from finelogic.config import results_dir
 from finelogic.data.suites import evaluation_sets
 from finelogic.eval.accuracy import COMPAT_COLUMNS, DEPTH_BUCKETS, SUMMARY_COLUMNS, summarize
+from finelogic.eval.forced_choice import summarize_forced
 from finelogic.runs import accuracy
 from finelogic.runs.base import Provenance, Run, Stopwatch
 
@@ -25,6 +26,10 @@ log = logging.getLogger(__name__)
 
 #: The buckets of the paper's Table 5 (it has no UNKNOWN column).
 TABLE5_BUCKETS = DEPTH_BUCKETS[:-1]
+
+#: Columns of a depth run's ``forced`` table.
+FORCED_SUMMARY_COLUMNS = ("model", "setting", "depth_bucket", "n", "correct", "accuracy", "ci_low", "ci_high",
+                          "chance")
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,10 @@ class DepthRun(accuracy.SectionOfRun, Run):
             (principled policy).
         compat: the same rows under the released depth scorer (``correct_depth``: correct when the gold
             marker appears anywhere in the response; empty responses are not scored).
+        forced: forced-choice accuracy (our addition, :func:`finelogic.eval.forced_choice.summarize_forced`)
+            per model × setting × depth bucket, over the records with a forced answer: ``n``, ``correct``,
+            ``accuracy``/``ci_low``/``ci_high`` (%, Wilson 95%), ``chance`` (33.3: FLD has three labels);
+            a group without any forced answer has no row.
         sets: the accuracy run's test sets (:data:`finelogic.runs.accuracy.SET_COLUMNS`).
         accuracy_run: the accuracy run the records came from (only on a run just made).
     """
@@ -46,6 +55,7 @@ class DepthRun(accuracy.SectionOfRun, Run):
         default_factory=lambda: pd.DataFrame(columns=["model", "setting", "depth_bucket", *SUMMARY_COLUMNS]))
     compat: pd.DataFrame = field(
         default_factory=lambda: pd.DataFrame(columns=["model", "setting", "depth_bucket", *SUMMARY_COLUMNS]))
+    forced: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(FORCED_SUMMARY_COLUMNS)))
     sets: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(accuracy.SET_COLUMNS)))
     accuracy_run: accuracy.AccuracyRun | None = field(default=None, repr=False, compare=False)
 
@@ -76,11 +86,12 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     fld = made.records[made.records["dataset"] == "fld"]
     summary = summarize(fld, by=("model", "setting", "depth_bucket"))
     compat = summarize(fld, by=("model", "setting", "depth_bucket"), correct_column=COMPAT_COLUMNS["depth"])
+    forced = summarize_forced(fld, by=("model", "setting", "depth_bucket"))
     source = made.provenance
     provenance = Provenance(family="depth", profile=profile, seed=seed, settings=source.settings,
                             models=source.models, model_ids=source.model_ids, n=len(fld), data=source.data,
                             model_calls=calls, cache_hits=hits, seconds=float(watch))
-    return DepthRun(provenance, summary=summary, compat=compat, sets=made.sets, accuracy_run=made)
+    return DepthRun(provenance, summary=summary, compat=compat, forced=forced, sets=made.sets, accuracy_run=made)
 
 
 def _written(profile: str, seed: int, data_dir: str | Path | None,
