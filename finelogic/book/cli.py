@@ -2,6 +2,7 @@
 
     finelogic list
     finelogic run [--profile tiny] [--notebook 02_accuracy ...] [--seed 0] [--force] [-p model NAME]
+    finelogic rehearse [--families accuracy ...] [--price gpt-4o=2.5/10 ...] [--resume]
 """
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ import argparse
 import logging
 import sys
 
+import pandas as pd
+
 from finelogic.book.runner import NOTEBOOKS, NotebookFailed, run_notebooks
 from finelogic.profiles import PROFILE_NAMES
+from finelogic.rehearsal import FAMILIES, parse_price, rehearse
 
 
 def _parameter(text: str) -> tuple[str, str]:
@@ -18,6 +22,27 @@ def _parameter(text: str) -> tuple[str, str]:
     if not sep or not name:
         raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
     return name, value
+
+
+def _price(text: str) -> tuple[str, tuple[float, float]]:
+    try:
+        return parse_price(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _rehearse(args: argparse.Namespace) -> int:
+    made = rehearse(args.families, real_slice=args.real_slice, root=args.root, fresh=not args.resume,
+                    train_steps=args.train_steps)
+    with pd.option_context("display.width", 200, "display.max_columns", 20):
+        print("Rehearsal with stand-in models (not a paper run): per family and stage")
+        print(made.report.drop(columns=["load_avg"]).to_string(index=False))
+        print("\nPlan for a real run (requests and tokens the stand-ins were sent; output at the token cap)")
+        print(made.plan(dict(args.price)).to_string(index=False))
+    for family, error in made.errors.items():
+        print(f"error: {family}: {error}", file=sys.stderr)
+    print(f"\nreport: {made.root}/report.csv, {made.root}/requests.csv, {made.root}/plan.csv")
+    return 1 if made.errors else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,6 +56,16 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--force", action="store_true", help="rerun notebooks whose inputs did not change")
     run.add_argument("-p", "--parameter", action="append", type=_parameter, default=[],
                      metavar="NAME=VALUE", help="extra notebook parameter (string value)")
+    rehearse = sub.add_parser("rehearse", help="run the paper profile against stand-in models (a load and "
+                              "code-path simulator) and report what a real run sends and costs")
+    rehearse.add_argument("--families", nargs="+", choices=FAMILIES, help="default: all")
+    rehearse.add_argument("--real-slice", type=float, default=0.0, help="not implemented yet")
+    rehearse.add_argument("--price", action="append", type=_price, default=[], metavar="MODEL=IN/OUT",
+                          help="US$ per million input/output tokens, e.g. gpt-4o=2.5/10 (repeatable)")
+    rehearse.add_argument("--root", help="the rehearsal's folder (default results/rehearsal)")
+    rehearse.add_argument("--resume", action="store_true",
+                          help="keep the rehearsal's cache and results: a resumed or fully cached rehearsal")
+    rehearse.add_argument("--train-steps", type=int, default=2, help="optimizer steps per fine-tuned model")
     args = parser.parse_args(argv)
     clashing = sorted({name for name, _ in getattr(args, "parameter", []) if name in ("profile", "seed")})
     if clashing:  # one source of truth: the run records and names its profile and seed
@@ -40,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "list":
         print("\n".join(NOTEBOOKS))
         return 0
+    if args.command == "rehearse":
+        return _rehearse(args)
     try:
         records = run_notebooks(args.profile, args.notebook, seed=args.seed, force=args.force,
                                 parameters=dict(args.parameter))
