@@ -508,6 +508,25 @@ def test_table5_puts_the_released_depth_scorer_beside_the_principled_reading():
     assert table["no output"].tolist() == [0, 0, 1]
 
 
+def test_accuracy_and_depth_tables_show_forced_choice_with_its_n_interval_and_chance():
+    from finelogic.book.accuracy import table2_view, table5_view
+    from finelogic.eval.forced_choice import forced_choice, summarize_forced
+
+    # fld-a, fld-b, fld-c: no marker anywhere; forced choice reads DISPROVED (-1.0 beats -2.0, -3.0): right on fld-b
+    backend = SaysAndScores("I am not sure.")
+    records = evaluate_accuracy(PROBLEMS[:3], backend, COT, model="ours")
+    records = records.join(forced_choice(PROBLEMS[:3], records, backend))
+    by = ("model", "setting", "dataset")
+    shown = table2_view(summarize(records, by), summarize_forced(records, by)).frame
+    assert shown[["Ours (%) [95% CI]", "n", "Forced choice (%) [95% CI]", "Forced n", "Chance (%)"]].values.tolist() == [
+        ["0.0 [0.0, 56.1]", "3", "33.3 [6.1, 79.2]", "3", "33.3"]]
+    by = ("model", "setting", "depth_bucket")
+    depth = table5_view(summarize(records, by), None, summarize_forced(records, by))
+    assert depth.frame["Forced choice (%) [95% CI]"].tolist() == ["0.0 [0.0, 79.3]", "100.0 [20.7, 100.0]",
+                                                                "0.0 [0.0, 79.3]"]
+    assert depth.frame["Chance (%)"].tolist() == ["33.3"] * 3 and any("our addition" in n for n in depth.notes)
+
+
 def test_data_note_names_every_source_and_the_absent_sets():
     from finelogic.book.accuracy import data_note
 

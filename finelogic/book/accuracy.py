@@ -3,6 +3,8 @@
 Every table shows the principled reading beside the released code's (the scorer the paper used for that
 model or table, named in the table: :data:`SCORER_NAMES`), and counts the responses that were not scored:
 ``no answer`` (finished, no marker), ``no output`` (empty text) and ``truncated`` (cut by the token cap).
+Given a forced-choice summary (:func:`finelogic.eval.forced_choice.summarize_forced`), Table 2 and Table 5
+add our forced-choice accuracy with its own n, Wilson 95% interval and chance level.
 """
 from __future__ import annotations
 
@@ -75,13 +77,46 @@ def table5(summary: pd.DataFrame, compat: pd.DataFrame | None = None) -> pd.Data
 PAPER_MISSING = "the paper reports no value for this model, setting and column (our model is not in the paper)"
 
 
-def table2_view(ours: pd.DataFrame) -> Table:
+#: Footnote of the forced-choice columns (our addition).
+FORCED_NOTE = ("Forced choice is our addition, not the paper's: after the model's own response we append "
+               "\"Final answer: \" and score each label's marker by log-likelihood; the most likely one is "
+               "the answer (sum of token log-probs, ties to the first label). Forced n counts the responses "
+               "it scored; chance is one over the dataset's number of labels.")
+#: What a missing forced-choice cell means.
+FORCED_MISSING = ("in the forced-choice columns: no response of this group could be forced (a baseline, "
+                  "empty replies, or a model that cannot score log-likelihoods)")
+#: Page headers of the forced-choice columns.
+FORCED_HEADERS = {"forced": "Forced choice (%) [95% CI]", "forced n": "Forced n", "chance": "Chance (%)"}
+
+
+def with_forced(table: pd.DataFrame, rows: pd.DataFrame, forced: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """``table`` (one row per row of ``rows``, in order) with the forced-choice summary beside each row,
+    matched on ``keys``: ``forced`` (%), ``forced_low``/``forced_high``, ``forced n``, ``chance`` (%); NaN
+    where the group has no forced answer."""
+    columns = {"accuracy": "forced", "ci_low": "forced_low", "ci_high": "forced_high", "n": "forced n"}
+    matched = rows[list(keys)].merge(forced[[*keys, *columns, "chance"]].rename(columns=columns), on=list(keys),
+                                     how="left")
+    table = table.copy()
+    for column in (*columns.values(), "chance"):
+        table[column] = matched[column].to_numpy()
+    table["forced n"] = table["forced n"].astype("Int64")
+    return table
+
+
+def table2_view(ours: pd.DataFrame, forced: pd.DataFrame | None = None) -> Table:
     """:func:`table2` as the page shows it: ours as ``12.3 [8.1, 17.0]`` (Wilson 95%), the paper's value
-    beside it, the counts of unscored responses."""
+    beside it, the counts of unscored responses; with ``forced`` (a
+    :func:`~finelogic.eval.forced_choice.summarize_forced` frame by model, setting, dataset) our
+    forced-choice accuracy, its n and interval, and chance."""
     table = table2(ours).reset_index().drop(columns="95% CI")
     table["ci_low"], table["ci_high"] = ours["ci_low"].to_numpy(), ours["ci_high"].to_numpy()
-    return present(table, percent=["paper"], intervals={"ours": ("ci_low", "ci_high")},
-                   headers={"paper": "Paper (%)", "ours": "Ours (%) [95% CI]"}, missing=PAPER_MISSING)
+    intervals, missing, note = {"ours": ("ci_low", "ci_high")}, PAPER_MISSING, None
+    if forced is not None:
+        table = with_forced(table, ours, forced, ("model", "setting", "dataset"))
+        intervals["forced"] = ("forced_low", "forced_high")
+        missing, note = f"{PAPER_MISSING}; {FORCED_MISSING}", FORCED_NOTE
+    return present(table, percent=["paper", "chance"], intervals=intervals, missing=missing, note=note,
+                   headers={"paper": "Paper (%)", "ours": "Ours (%) [95% CI]", **FORCED_HEADERS})
 
 
 def policy_view(records: pd.DataFrame) -> Table:
@@ -89,17 +124,23 @@ def policy_view(records: pd.DataFrame) -> Table:
     return present(policy_table(records), percent=["principled (%)", "released code (%)"])
 
 
-def table5_view(summary: pd.DataFrame, compat: pd.DataFrame | None = None) -> Table:
+def table5_view(summary: pd.DataFrame, compat: pd.DataFrame | None = None,
+                forced: pd.DataFrame | None = None) -> Table:
     """:func:`table5` as the page shows it: ours as ``12.3 [8.1, 17.0]``, the paper's value and the
-    released depth scorer's reading beside it."""
+    released depth scorer's reading beside it; with ``forced`` (a depth run's ``forced``) our
+    forced-choice accuracy, its n and interval, and chance."""
     table = table5(summary, compat).reset_index().drop(columns="95% CI")
     table["ci_low"], table["ci_high"] = summary["ci_low"].to_numpy(), summary["ci_high"].to_numpy()
     released = [c for c in table.columns if str(c).startswith("released")]
-    return present(table, percent=released, intervals={"ours": ("ci_low", "ci_high")},
+    intervals, note = {"ours": ("ci_low", "ci_high")}, None
+    missing = "the paper reports no value here (Table 5 has no UNKNOWN column, and our model is not in the paper)"
+    if forced is not None:
+        table = with_forced(table, summary, forced, ("model", "setting", "depth_bucket"))
+        intervals["forced"] = ("forced_low", "forced_high")
+        missing, note = f"{missing}; {FORCED_MISSING}", FORCED_NOTE
+    return present(table, percent=[*released, "chance"], intervals=intervals, missing=missing, note=note,
                    headers={"paper": "Paper (%)", "ours": "Ours (%) [95% CI]", "depth_bucket": "Depth (steps)",
-                            **{c: "Released depth scorer (%)" for c in released}},
-                   missing="the paper reports no value here (Table 5 has no UNKNOWN column, and our model is "
-                           "not in the paper)")
+                            **{c: "Released depth scorer (%)" for c in released}, **FORCED_HEADERS})
 
 
 def accuracy_view(summary: pd.DataFrame) -> Table:
