@@ -111,7 +111,8 @@ class StandInServer:
         kind = prompt_kind(text)
         rng = random.Random(hashlib.sha256(f"{model}\n{json.dumps(messages, sort_keys=True)}".encode()).digest())
         cap = int(body.get("max_tokens") or 0)
-        content, finish = reply(kind, text, rng, cap)
+        facts = next((m.get("content") for m in reversed(messages) if _FACT.search(str(m.get("content") or ""))), "")
+        content, finish = reply(kind, text, rng, cap, facts_text=str(facts))
         self._tally(model, kind, self.count_tokens(text) + 4 * len(messages), cap,
                     len(content.split()) if content else 0)
         return {"id": f"stand-in-{rng.getrandbits(32):08x}", "object": "chat.completion", "created": 0,
@@ -158,9 +159,11 @@ def prompt_kind(text: str) -> str:
     return "answer"
 
 
-def reply(kind: str, text: str, rng: random.Random, cap: int) -> tuple[str, str]:
-    """``(content, finish_reason)`` of a chat reply of ``kind`` to a prompt ``text``."""
-    facts = [f for f, _ in _FACT.findall(text)] or ["fact1", "fact2"]
+def reply(kind: str, text: str, rng: random.Random, cap: int, facts_text: str | None = None) -> tuple[str, str]:
+    """``(content, finish_reason)`` of a chat reply of ``kind`` to a prompt ``text`` (all its messages);
+    fact ids are read from ``facts_text`` (the last message that lists facts, not a demonstration)."""
+    facts = list(dict.fromkeys(f for f, _ in _FACT.findall(text if facts_text is None else facts_text)))
+    facts = facts or ["fact1", "fact2"]
     markers = sorted(set(_MARKER.findall(text))) or ["__PROVED__", "__DISPROVED__", "__UNKNOWN__"]
     marker = rng.choice(markers)
     if kind == "judge":
