@@ -534,39 +534,3 @@ def test_data_note_names_every_source_and_the_absent_sets():
                          "present": [True, False]})
     assert data_note(sets) == (" Data: FLD: generated (fld); FOLIO: not present. **Not present** (no files, "
                                "nothing substituted): FOLIO.")
-
-
-def test_accuracy_bars_draw_one_bar_and_one_whisker_per_series_and_dataset():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from finelogic.book import figures
-
-    records = pd.concat([evaluate_accuracy(PROBLEMS, FakeBackend(), s) for s in (DIRECT, COT)])
-    ours = summarize(records, by=("model", "setting", "dataset"))
-    fig = figures.accuracy_bars(ours, names={"fld": "FLD"})
-    ax = fig.axes[0]
-    assert len(ax.patches) == 2 * 3 and len(ax.containers) == 2 * 2  # 2 settings x 3 datasets; bars + whiskers
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["FLD", "prontoqa", "folio"]
-    assert [round(p.get_height(), 1) for p in ax.patches[:3]] == [33.3, 100.0, 100.0]
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["fake-model / Direct", "fake-model / CoT"]
-
-
-def test_depth_figures_draw_ours_beside_the_papers_direct_rows_and_redraw_figure_3():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from finelogic.book import figures
-    from finelogic.book.tables import paper_table
-
-    reported = paper_table("table5")
-    curves = pd.DataFrame([[50.0, 40.0, 30.0, 20.0, 10.0]], columns=["0-3", "4-7", "8-11", "12-15", "16-19"],
-                          index=pd.MultiIndex.from_tuples([("ours", "CoT")], names=["model", "setting"]))
-    direct = [i for i in reported.index if i[1] == "Direct"]
-    ax = figures.accuracy_by_depth(curves, reported).axes[0]
-    assert len(ax.lines) == 1 + len(direct) and list(ax.lines[0].get_ydata()) == [50.0, 40.0, 30.0, 20.0, 10.0]
-    fig = figures.paper_figure3(reported)
-    for ax, model in zip(fig.axes, ["Llama-3.1-8B-Instruct", "Qwen-2.5-7B-Instruct"]):
-        sft = [i for i in reported.index if i[0] == model and i[1].startswith("SFT")]
-        labels = [t.get_text() for t in ax.get_legend().get_texts()]
-        assert len(sft) > 0 and labels == [i[1] for i in sft] + ["GPT-4o Direct (reported)"]

@@ -53,13 +53,27 @@ def label_counts(run) -> pd.DataFrame:
 
 
 def depth_histograms(run):
-    """One bar chart of items per depth (hops) for each dataset that has depths."""
+    """Items per depth (hops or proof steps) for each dataset that has depths: one bar panel per dataset,
+    two panels a row, sharing the y axis."""
+    import seaborn as sns
+
+    from finelogic.book import figures
+
     names = list(dict.fromkeys(run.depths["dataset"]))
-    fig, axes = plt.subplots(1, len(names), figsize=(11, 3.2), squeeze=False)
-    for ax, name in zip(axes[0], names):
-        counts = run.depths[run.depths["dataset"] == name].set_index("depth")["items"]
-        counts.plot.bar(ax=ax, color="#4c72b0")
-        ax.set_title(f"{name}: depth / hops", fontsize=9)
-        ax.set_xlabel("")
-    fig.tight_layout()
-    return fig
+    ncols = min(2, max(len(names), 1))
+    nrows = -(-len(names) // ncols) if names else 1
+    with plt.rc_context(figures.theme()):
+        fig, axes = figures.new_figure(nrows, ncols, height=0.6 + 2.6 * nrows, sharey=True)
+        for ax, name in zip(axes.flat, names):
+            counts = run.depths[run.depths["dataset"] == name]
+            sns.barplot(counts, x="depth", y="items", ax=ax, color=figures.PALETTE[0])
+            ax.set_title(name)
+            ax.set_xlabel("depth (hops or proof steps)")
+            ax.set_ylabel("items")
+        for ax in list(axes.flat)[len(names):]:
+            ax.set_visible(False)
+        fig.suptitle("Items per depth in this run")
+    summary = "; ".join(f"{name}: depths {', '.join(map(str, run.depths[run.depths['dataset'] == name]['depth']))}"
+                        for name in names)
+    return figures.finish(fig, alt=f"Bar charts, one per dataset, of the number of items at each depth in this run. "
+                                   f"{summary}.")

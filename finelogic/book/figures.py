@@ -1,139 +1,558 @@
-"""Figures for the book (matplotlib; one function per figure family, returning the Figure)."""
+"""Figures for the book: one seaborn theme, one display helper, one function per figure family.
+
+Every helper returns a matplotlib Figure drawn under :func:`theme` (via :func:`themed`) and carrying
+descriptive alt text (:func:`alt_text`); :func:`show` puts it on the page as an ``<img alt="...">``.
+
+Sizes: a figure is at most :data:`PAGE_WIDTH` inches wide and is shown at 96 CSS px per inch, so a
+font of ``s`` pt in the figure is ``s`` pt on the page (the book's content column is wider than
+``PAGE_WIDTH``); every font is at least :data:`MIN_FONT` pt.
+Colours: seaborn's colour-blind palette for our rows; the paper's rows are dark grey hollow markers with
+dashed lines, labelled ``paper: <model> (reported)``. The figure face is white with a grey border, so a
+figure reads the same on the book's light and dark themes.
+"""
 from __future__ import annotations
 
+import base64
+import functools
+import html
+import io
+import textwrap
+from typing import Any, Callable, Sequence
+
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
+import seaborn as sns
+from cycler import cycler
+
+#: Widest figure in inches (shown at 96 CSS px per inch: 720 px, inside the book's content column).
+PAGE_WIDTH = 7.5
+#: Smallest font on any figure, in points at page width.
+MIN_FONT = 10.0
+#: Font size of labels, ticks and legends; titles are one point larger.
+FONT = 11.0
+#: Pixels per inch of the PNG (1.5x the CSS size, sharp on high-density screens).
+DPI = 144
+#: Our rows (seaborn "colorblind").
+PALETTE = sns.color_palette("colorblind")
+#: The paper's (or a card's) rows: dark grey, hollow markers, dashed.
+REFERENCE_COLOUR = "#3b3b3b"
+REFERENCE_MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">")
+OURS_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">")
+#: The grey border round every figure (the figure face is white in light and dark mode alike).
+BORDER = "#b0b0b0"
 
 
-def show(fig, dpi: int = 110) -> None:
-    """Display ``fig`` as a PNG in the notebook and close it, whatever matplotlib backend is active
-    (with ``MPLBACKEND=Agg``, as in CI, a bare figure would reach the executed notebook as text only)."""
-    import io
+def theme() -> dict[str, Any]:
+    """The book's matplotlib settings: seaborn's ``whitegrid`` style, fonts of :data:`FONT` pt, the
+    colour-blind palette, a white figure face, constrained layout."""
+    rc = dict(sns.axes_style("whitegrid"))
+    rc.update(sns.plotting_context("notebook", rc={
+        "font.size": FONT, "axes.labelsize": FONT, "axes.titlesize": FONT + 1, "xtick.labelsize": FONT,
+        "ytick.labelsize": FONT, "legend.fontsize": FONT, "legend.title_fontsize": FONT,
+        "figure.titlesize": FONT + 1}))
+    rc.update({"axes.prop_cycle": cycler(color=PALETTE), "figure.facecolor": "white", "savefig.facecolor": "white",
+               "axes.facecolor": "white", "figure.edgecolor": BORDER, "figure.constrained_layout.use": True,
+               "legend.frameon": False, "axes.titleweight": "normal", "axes.edgecolor": "#808080"})
+    return rc
 
-    from IPython.display import Image, display
 
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight", metadata={"Software": None})
+def themed(draw: Callable) -> Callable:
+    """Decorator: run a figure function under :func:`theme` (no global matplotlib state is changed)."""
+    @functools.wraps(draw)
+    def wrapper(*args, **kwargs):
+        with plt.rc_context(theme()):
+            return draw(*args, **kwargs)
+    return wrapper
+
+
+def new_figure(nrows: int = 1, ncols: int = 1, *, height: float = 4.0, width: float = PAGE_WIDTH, **kwargs):
+    """``plt.subplots`` at page width with the grey border; ``axes`` always a 2-D array."""
+    fig, axes = plt.subplots(nrows, ncols, figsize=(min(width, PAGE_WIDTH), height), squeeze=False,
+                             layout="constrained", linewidth=1.0, edgecolor=BORDER, **kwargs)
+    return fig, axes
+
+
+# ---------------------------------------------------------------------------------------------- display
+
+def alt_text(fig) -> str:
+    """The figure's alt text: what a helper set with :func:`set_alt`, else a description read off its
+    axes (titles, axis labels, categories, series)."""
+    return getattr(fig, "finelogic_alt", None) or describe(fig)
+
+
+def set_alt(fig, text: str):
+    """Attach ``text`` (a sentence or two on what ``fig`` shows) as its alt text; returns ``fig``."""
+    fig.finelogic_alt = " ".join(text.split())
+    return fig
+
+
+def describe(fig) -> str:
+    """A plain description of ``fig`` read off its artists: title, then per panel its axis labels, the
+    categories on the x axis and the legend's series."""
+    parts = []
+    if fig._suptitle is not None and fig._suptitle.get_text():
+        parts.append(fig._suptitle.get_text() + ".")
+    for ax in fig.axes:
+        if not ax.get_visible() or not ax.axison:
+            continue
+        bits = []
+        if ax.get_title():
+            bits.append(f"Panel '{ax.get_title()}':")
+        if ax.get_ylabel() or ax.get_xlabel():
+            bits.append(f"{ax.get_ylabel() or 'value'} against {ax.get_xlabel() or 'category'}")
+        ticks = [t.get_text().replace("\n", " ") for t in ax.get_xticklabels() if t.get_text()]
+        if all(_is_number(t) for t in ticks):
+            ticks = []  # a numeric scale, not categories
+        if ticks and len(ticks) <= 12:
+            bits.append("(" + ", ".join(ticks) + ")")
+        parts.append(" ".join(bits) + ".")
+    labels = [t.get_text() for legend in fig.legends + [a.get_legend() for a in fig.axes if a.get_legend()]
+              for t in legend.get_texts()]
+    if labels:
+        parts.append("Series: " + "; ".join(dict.fromkeys(labels)) + ".")
+    return " ".join(p for p in parts if p.strip(". ")) or "A figure."
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text.replace("\u2212", "-"))
+    except ValueError:
+        return False
+    return True
+
+
+def figure_html(fig, alt: str | None = None) -> str:
+    """``fig`` as an ``<img>`` (PNG data URI) with ``alt`` (default :func:`alt_text`), shown at 96 CSS px
+    per inch so that its point sizes are point sizes on the page."""
+    with plt.rc_context(theme()):
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
+    width_px = round(fig.get_size_inches()[0] * 96)
+    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    text = html.escape(alt or alt_text(fig), quote=True)
+    return (f'<img class="finelogic-figure" src="data:image/png;base64,{data}" alt="{text}" '
+            f'width="{width_px}" style="max-width:100%;height:auto">')
+
+
+def show(fig, alt: str | None = None) -> None:
+    """Display ``fig`` in the notebook as an image with alt text (``alt``, else :func:`alt_text`) and close
+    it. The output is HTML (``<img alt=...>``), which the built page keeps as is: MyST-NB 1.x takes an
+    image output's alt text only from cell metadata, so a PNG output would get none."""
+    from IPython.display import display
+
+    markup = figure_html(fig, alt)
     plt.close(fig)
-    display(Image(data=buffer.getvalue()))
+    display({"text/html": markup, "text/plain": f"[figure: {alt or alt_text(fig)}]"}, raw=True)
 
 
-def accuracy_by_group(table: pd.DataFrame, *, title: str, ylabel: str = "accuracy (%)",
-                      reference: pd.DataFrame | None = None, ax=None):
-    """Line plot: one line per row of ``table`` (index = series label), x = its columns in order.
+# ---------------------------------------------------------------------------------------------- shared parts
 
-    ``reference`` rows (e.g. the paper's numbers) are drawn dashed beside ``table``'s solid lines.
-    """
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(7.5, 4.2))
+def label(value) -> str:
+    """A row label as text: tuples joined with `` / `` (empty parts dropped), never ``('a', 'b')``."""
+    if isinstance(value, tuple):
+        return " / ".join(str(part) for part in value if str(part))
+    return str(value)
+
+
+def wrap(text: str, width: int = 14) -> str:
+    """``text`` broken onto lines of at most ``width`` characters (tick labels that would overlap)."""
+    return "\n".join(textwrap.wrap(str(text), width, break_on_hyphens=False)) or str(text)
+
+
+def set_categories(ax, labels: Sequence[str], *, axis: str = "x", width: int | None = None) -> None:
+    """Categorical ticks at 0..n-1 with ``labels``, wrapped so that neighbours never overlap: the space
+    per category (in characters at :data:`FONT` pt) decides the wrap width."""
+    labels = [label(x) for x in labels]
+    if axis == "x":
+        inches = ax.get_position().width * ax.figure.get_size_inches()[0]
+        chars = max(6, int(inches * 72 / (0.6 * FONT) / max(len(labels), 1)) - 1)
+        ax.set_xticks(range(len(labels)), [wrap(x, width or chars) for x in labels])
     else:
-        fig = ax.figure
-    x = range(len(table.columns))
-    for label, row in table.iterrows():
-        ax.plot(x, row.to_numpy(dtype=float), marker="o", label=_label(label))
+        ax.set_yticks(range(len(labels)), [wrap(x, width or 34) for x in labels])
+
+
+def legend_below(fig, handles=None, labels=None, *, title: str | None = None) -> None:
+    """One legend for the whole figure, below the panels (never over the data)."""
+    if handles is None:
+        seen: dict[str, Any] = {}
+        for ax in fig.axes:
+            for handle, text in zip(*ax.get_legend_handles_labels()):
+                if not text.startswith("_"):
+                    seen.setdefault(text, handle)
+        labels, handles = list(seen), list(seen.values())
+    if not handles:
+        return
+    longest = max(len(str(t)) for t in labels)
+    ncol = max(1, min(len(labels), int(PAGE_WIDTH * 72 / (0.6 * FONT * (longest + 5)))))
+    fig.legend(handles, labels, loc="outside lower center", ncol=ncol, title=title, fontsize=FONT)
+    rows = -(-len(labels) // ncol) + (1 if title else 0)
+    fig.set_figheight(fig.get_figheight() + 0.25 * rows)  # the legend takes room, not the panels
+
+
+def finish(fig, *, alt: str | None = None):
+    """Fix tick label sizes to the theme (ticks are otherwise made at draw time) and set the alt text."""
+    for ax in fig.axes:
+        ax.tick_params(labelsize=FONT)
+    if alt:
+        set_alt(fig, alt)
+    return fig
+
+
+def _values(row) -> np.ndarray:
+    return pd.to_numeric(pd.Series(row), errors="coerce").to_numpy(dtype=float)
+
+
+def _all_zero_or_missing(frame: pd.DataFrame) -> bool:
+    values = frame.apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
+    return bool(np.all(np.isnan(values) | (values == 0)))
+
+
+def _summary(frame: pd.DataFrame, unit: str = "%") -> str:
+    """``"ours: 0% everywhere"``-style sentence on a table of our values (for titles and alt text)."""
+    values = frame.apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
+    if np.all(np.isnan(values)):
+        return "no value of ours (nothing scored)"
+    if np.all(np.isnan(values) | (values == 0)):
+        return f"ours are 0{unit} everywhere"
+    return f"ours range {np.nanmin(values):.1f}-{np.nanmax(values):.1f}{unit}"
+
+
+# ---------------------------------------------------------------------------------------------- line charts
+
+def _draw_lines(ax, table: pd.DataFrame, *, reference: pd.DataFrame | None, reference_name: str) -> None:
+    """Our rows solid with filled markers (dodged sideways so equal values stay distinguishable), the
+    reference rows dashed grey with hollow markers."""
+    n = len(table)
+    x = np.arange(len(table.columns), dtype=float)
+    for i, (name, row) in enumerate(table.iterrows()):
+        offset = (i - (n - 1) / 2) * min(0.08, 0.3 / max(n, 1)) if n > 1 else 0.0
+        ax.plot(x + offset, _values(row), marker=OURS_MARKERS[i % len(OURS_MARKERS)], markersize=7,
+                linewidth=2, color=PALETTE[i % len(PALETTE)], label=f"ours: {label(name)}", zorder=3)
     if reference is not None:
-        for label, row in reference.iterrows():
-            ax.plot(x, row.to_numpy(dtype=float), linestyle="--", marker=".", alpha=0.7,
-                    label=f"{_label(label)} (reported)")
-    ax.set_xticks(list(x), [str(c) for c in table.columns])
+        for j, (name, row) in enumerate(reference.iterrows()):
+            ax.plot(x, _values(row.reindex(table.columns)), linestyle="--", linewidth=1.2,
+                    marker=REFERENCE_MARKERS[j % len(REFERENCE_MARKERS)], markersize=7, markerfacecolor="white",
+                    color=REFERENCE_COLOUR, alpha=0.85, label=f"{reference_name}: {label(name)} (reported)", zorder=2)
+
+
+@themed
+def accuracy_by_group(table: pd.DataFrame, *, title: str, ylabel: str = "accuracy (%)", xlabel: str = "",
+                      reference: pd.DataFrame | None = None, reference_name: str = "paper", ax=None,
+                      ylim: tuple[float, float] | None = (0, 100), low: pd.DataFrame | None = None,
+                      high: pd.DataFrame | None = None, chance: float | None = None):
+    """Line chart: one line per row of ``table`` (ours; index = series label), x = its columns in order;
+    ``reference`` rows (e.g. the paper's, same columns) dashed grey with hollow markers, labelled
+    ``<reference_name>: <row> (reported)``. Our rows are dodged sideways so five identical lines (all 0)
+    stay five visible lines; when ours are all 0 or missing the title says so. ``low``/``high`` (same shape
+    as ``table``): a shaded 95% band per row of ours; ``chance``: a dotted line at that value."""
+    own = ax is None
+    if own:
+        fig, axes = new_figure(height=4.6)
+        ax = axes[0, 0]
+    fig = ax.figure
+    _draw_lines(ax, table, reference=reference, reference_name=reference_name)
+    if low is not None and high is not None:
+        for i, name in enumerate(table.index):
+            ax.fill_between(range(len(table.columns)), _values(low.loc[name]), _values(high.loc[name]),
+                            color=PALETTE[i % len(PALETTE)], alpha=0.12, linewidth=0, label="ours: 95% interval"
+                            if i == 0 else "_nolegend_")
+    if chance is not None:
+        ax.axhline(chance, color="#6b6b6b", linewidth=1.2, linestyle=":", label=f"chance ({chance:g}%)", zorder=1)
+    set_categories(ax, list(table.columns))
+    ax.set_xlabel(xlabel or (table.columns.name or "group"))
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, ncol=2, frameon=False)
-    fig.tight_layout()
+    if ylim:
+        ax.set_ylim(ylim[0] - 2, ylim[1] + 2)
+    if len(table) and _all_zero_or_missing(table):
+        title = f"{title} ({_summary(table)})"
+    ax.set_title(wrap(title, 70) if own else wrap(title, 40))
+    if own:
+        legend_below(fig)
+        finish(fig, alt=f"Line chart: {title}. {ylabel} by {ax.get_xlabel()} "
+                        f"({', '.join(map(str, table.columns))}). Solid lines, ours: "
+                        f"{'; '.join(label(i) for i in table.index)} ({_summary(table)})."
+                        + (f" Dashed grey lines, {reference_name} (reported): "
+                           f"{'; '.join(label(i) for i in reference.index)}." if reference is not None else ""))
     return fig
 
 
-def grouped_bars(table: pd.DataFrame, *, title: str, ylabel: str = "accuracy (%)", ax=None):
-    """Grouped bar chart: groups = columns of ``table``, one bar per row."""
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(8, 4.2))
-    else:
-        fig = ax.figure
-    n_rows = max(len(table), 1)
-    width = 0.8 / n_rows
-    for i, (label, row) in enumerate(table.iterrows()):
-        positions = [j + (i - (n_rows - 1) / 2) * width for j in range(len(table.columns))]
-        ax.bar(positions, row.to_numpy(dtype=float), width=width, label=_label(label))
-    ax.set_xticks(range(len(table.columns)), [str(c) for c in table.columns])
+@themed
+def grouped_bars(table: pd.DataFrame, *, title: str, ylabel: str = "accuracy (%)", xlabel: str = "", ax=None,
+                 ylim: tuple[float, float] | None = None, chance: float | None = None):
+    """Grouped bars (seaborn ``barplot``): groups = columns of ``table``, one bar per row (hue); ``chance``:
+    a dotted line at that value. A bar of height 0 is marked at the axis so it is not mistaken for a gap."""
+    own = ax is None
+    if own:
+        fig, axes = new_figure(height=4.2)
+        ax = axes[0, 0]
+    fig = ax.figure
+    long = table.copy()
+    long.index = [label(i) for i in long.index]
+    long.columns = [label(c) for c in long.columns]
+    long = long.rename_axis(index="series", columns="group").stack(future_stack=True).rename("value").reset_index()
+    long["value"] = pd.to_numeric(long["value"], errors="coerce")
+    sns.barplot(long, x="group", y="value", hue="series", ax=ax, palette=PALETTE[:max(len(table), 1)],
+                legend=True)
+    ax.get_legend().remove()
+    for bar in ax.patches:
+        if bar.get_height() == 0:
+            ax.plot([bar.get_x(), bar.get_x() + bar.get_width()], [0, 0], color=bar.get_facecolor(), linewidth=4,
+                    solid_capstyle="butt", zorder=4)
+    if chance is not None:
+        ax.axhline(chance, color="#6b6b6b", linewidth=1.2, linestyle=":", label=f"chance ({chance:g}%)")
+    set_categories(ax, list(dict.fromkeys(long["group"])))
+    ax.set_xlabel(xlabel or (table.columns.name or ""))
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=7, ncol=2, frameon=False)
-    fig.tight_layout()
+    if ylim:
+        ax.set_ylim(*ylim)
+    ax.set_title(wrap(title, 70))
+    if own:
+        legend_below(fig)
+        finish(fig, alt=f"Bar chart: {title}. {ylabel} per {xlabel or 'group'} "
+                        f"({', '.join(map(label, table.columns))}), one bar per "
+                        f"{'; '.join(label(i) for i in table.index)}.")
     return fig
 
 
-def accuracy_bars(summary: pd.DataFrame, *, names: dict[str, str] | None = None,
-                  title: str = "Our accuracy by dataset (95% Wilson intervals)"):
-    """Grouped bars with 95% interval whiskers: one group per dataset, one bar per (model, setting).
+# ---------------------------------------------------------------------------------------------- paper vs ours
+
+@themed
+def paper_vs_ours(ours: pd.DataFrame, reported: pd.DataFrame, *, title: str, xlabels: dict[str, str] | str,
+                  low: pd.DataFrame | None = None, high: pd.DataFrame | None = None, shared_x: bool = True,
+                  reference_name: str = "paper", xlim: tuple[float, float] | None = (0, 100)):
+    """Dot plot with one panel per column (metric), sharing the y axis: the paper's rows (hollow grey
+    markers, labelled ``paper (reported)``) above ours (filled, with ``low``/``high`` interval whiskers).
+
+    A row of ours with no value shows a ``no value`` mark at the axis origin instead of vanishing.
+
+    Args:
+        ours, reported: index = row label (tuples are joined), columns = metrics (ours' columns decide).
+        xlabels: metric -> axis label (or one label for every panel).
+        shared_x: all panels on one x scale (False where units differ, e.g. Table 4's steps vs %).
+    """
+    metrics = list(ours.columns)
+    rows = [(f"{reference_name}: {label(i)}", "paper", i) for i in reported.index] + \
+           [(f"ours: {label(i)}", "ours", i) for i in ours.index]
+    fig, axes = new_figure(1, len(metrics), height=1.5 + 0.36 * len(rows), sharey=True, sharex=shared_x)
+    y = {name: k for k, (name, _, _) in enumerate(rows)}
+    for ax, metric in zip(axes[0], metrics):
+        for name, source, key in rows:
+            frame = reported if source == "paper" else ours
+            value = pd.to_numeric(pd.Series([frame.loc[key, metric] if metric in frame else np.nan]),
+                                  errors="coerce").iloc[0]
+            if source == "paper":
+                ax.plot([value], [y[name]], marker="o", markersize=8, markerfacecolor="white",
+                        markeredgecolor=REFERENCE_COLOUR, markeredgewidth=1.5, linestyle="none",
+                        label=f"{reference_name} (reported)")
+                continue
+            colour = PALETTE[0]
+            if np.isnan(value):
+                origin = xlim[0] if xlim else 0
+                ax.plot([origin], [y[name]], marker="x", color=PALETTE[3], markersize=8, linestyle="none",
+                        label="ours: no value (nothing scored)")
+                continue
+            if low is not None and high is not None:
+                lo, hi = float(low.loc[key, metric]), float(high.loc[key, metric])
+                if not (np.isnan(lo) or np.isnan(hi)):
+                    ax.plot([lo, hi], [y[name]] * 2, color=colour, linewidth=2.5, alpha=0.5,
+                            label="ours: 95% interval", solid_capstyle="butt")
+            ax.plot([value], [y[name]], marker="o", markersize=8, color=colour, linestyle="none",
+                    label="ours (this run)")
+        ax.set_xlabel(xlabels if isinstance(xlabels, str) else xlabels.get(metric, metric))
+        ax.set_title(wrap(_metric_title(metric), 24))
+        if xlim and shared_x:
+            ax.set_xlim(xlim[0] - 5, xlim[1] + 5)
+        ax.axhline(len(reported) - 0.5, color=BORDER, linewidth=1)
+    axes[0, 0].set_yticks(range(len(rows)), [wrap(name, 34) for name, _, _ in rows])
+    axes[0, 0].invert_yaxis()
+    axes[0, 0].set_ylabel("model / setting")
+    fig.get_layout_engine().set(wspace=0.06)
+    fig.suptitle(wrap(title, 80))
+    legend_below(fig)
+    finish(fig, alt=f"Dot plot: {title}. One panel per metric ({', '.join(map(_metric_title, metrics))}); rows: "
+                    f"the {reference_name}'s {len(reported)} reported rows as hollow grey circles, then our "
+                    f"{len(ours)} rows as filled circles ({_summary(ours, '')}).")
+    return fig
+
+
+def _metric_title(metric) -> str:
+    return {"all_valid": "All valid", "all_relevant": "All relevant", "all_atomic": "All atomic"}.get(
+        str(metric), label(metric))
+
+
+@themed
+def accuracy_bars(summary: pd.DataFrame, *, names: dict[str, str] | None = None, reported: pd.DataFrame | None = None,
+                  title: str = "Accuracy by dataset: ours (bars, 95% Wilson intervals) and the paper's (hollow marks)"):
+    """One panel per prompting setting (shared axes): our accuracy per dataset as bars with 95% interval
+    whiskers, one bar per model; the paper's models in the same setting as hollow grey marks (Table 2).
 
     Args:
         summary: :func:`finelogic.eval.accuracy.summarize` by ``("model", "setting", "dataset")``
             (``accuracy``, ``ci_low``, ``ci_high`` in %).
-        names: dataset key -> printed name for the x axis (e.g. ``PAPER_NAMES``).
+        names: dataset key -> printed name (e.g. ``PAPER_NAMES``).
+        reported: the paper's Table 2, wide (index ``(model, setting)``, columns = printed dataset names);
+            default: :func:`finelogic.book.tables.paper_table` ``("table2")``.
     """
-    import numpy as np
+    from finelogic.book.tables import paper_table
 
-    fig, ax = plt.subplots(figsize=(8, 4))
-    groups = list(dict.fromkeys(summary["dataset"]))
-    series = list(dict.fromkeys(zip(summary["model"], summary["setting"])))
-    width = 0.8 / max(len(series), 1)
-    for i, (model, setting) in enumerate(series):
-        rows = summary[(summary.model == model) & (summary.setting == setting)].set_index("dataset").reindex(groups)
-        x = np.arange(len(groups)) + (i - (len(series) - 1) / 2) * width
-        ax.bar(x, rows["accuracy"], width, label=f"{model} / {setting}")
-        ax.errorbar(x, rows["accuracy"], yerr=[rows["accuracy"] - rows["ci_low"], rows["ci_high"] - rows["accuracy"]],
-                    fmt="none", ecolor="black", capsize=3, linewidth=1)
-    ax.set_xticks(range(len(groups)), [(names or {}).get(g, g) for g in groups])
-    ax.set_ylabel("accuracy (%)")
-    ax.set_ylim(0, 100)
-    ax.grid(axis="y", alpha=0.3)
-    ax.set_title(title)
-    ax.legend(fontsize=8, frameon=False)
-    fig.tight_layout()
-    return fig
+    reported = paper_table("table2") if reported is None else reported
+    summary = summary.assign(dataset=[(names or {}).get(d, d) for d in summary["dataset"]])
+    datasets = list(dict.fromkeys(summary["dataset"]))
+    settings = list(dict.fromkeys(summary["setting"]))
+    models = list(dict.fromkeys(summary["model"]))
+    fig, axes = new_figure(len(settings), 1, height=1.2 + 2.6 * len(settings), sharex=True, sharey=True)
+    width = 0.7 / max(len(models), 1)
+    x = np.arange(len(datasets))
+    for ax, setting in zip(axes[:, 0], settings):
+        for i, model in enumerate(models):
+            rows = summary[(summary.model == model) & (summary.setting == setting)].set_index("dataset").reindex(datasets)
+            pos = x + (i - (len(models) - 1) / 2) * width
+            acc = rows["accuracy"].to_numpy(dtype=float)
+            ax.bar(pos, acc, width * 0.9, color=PALETTE[i % len(PALETTE)], label=f"ours: {model}", zorder=2)
+            ax.errorbar(pos, acc, yerr=[acc - rows["ci_low"].to_numpy(dtype=float),
+                                        rows["ci_high"].to_numpy(dtype=float) - acc],
+                        fmt="none", ecolor="black", capsize=3, linewidth=1, zorder=3, label="ours: 95% interval")
+            zero = np.nan_to_num(acc, nan=-1) == 0
+            ax.plot(pos[zero], np.zeros(zero.sum()), linestyle="none", marker="_", markersize=16,
+                    markeredgewidth=3, color=PALETTE[i % len(PALETTE)], zorder=4)
+        paper_rows = [i for i in reported.index if i[1] == setting]
+        for j, key in enumerate(paper_rows):
+            values = reported.loc[key].reindex(datasets).to_numpy(dtype=float)
+            ax.plot(x + 0.36 + 0.06 * (j - (len(paper_rows) - 1) / 2), values, linestyle="none",
+                    marker=REFERENCE_MARKERS[j % len(REFERENCE_MARKERS)], markersize=8, markerfacecolor="white",
+                    markeredgecolor=REFERENCE_COLOUR, markeredgewidth=1.5,
+                    label=f"paper: {key[0]} (reported)", zorder=4)
+        mine = summary[summary.setting == setting]["accuracy"]
+        note = "ours 0% on every dataset" if len(mine) and (mine.fillna(0) == 0).all() else ""
+        ax.set_title(f"{setting}" + (f" ({note})" if note else "")
+                     + ("" if paper_rows else " (no paper row for this setting)"))
+        ax.set_ylabel("accuracy (%)")
+        ax.set_ylim(-3, 103)
+    set_categories(axes[-1, 0], datasets)
+    axes[-1, 0].set_xlabel("dataset")
+    fig.suptitle(wrap(title, 80))
+    legend_below(fig)
+    return finish(fig, alt=f"Bar chart in {len(settings)} panel(s), one per prompting setting "
+                           f"({', '.join(settings)}): accuracy (%) per dataset ({', '.join(datasets)}). Bars: ours "
+                           f"({', '.join(models)}; {_summary(summary[['accuracy']])}), with 95% intervals; hollow "
+                           f"grey marks: the paper's reported models in the same setting (Table 2).")
 
 
+@themed
 def accuracy_by_depth(curves: pd.DataFrame, reported: pd.DataFrame, *,
                       title: str = "FLD accuracy by proof depth: ours (solid) and the paper's Direct rows (dashed)"):
     """Our accuracy by FLD depth bucket (one line per row of ``curves``, columns = buckets) beside the
-    paper's Direct rows of ``reported`` (Table 5, index ``(model, setting)``), dashed."""
+    paper's Direct rows of ``reported`` (Table 5, index ``(model, setting)``), dashed grey."""
     reference = reported.loc[[i for i in reported.index if i[1] == "Direct"], list(curves.columns)]
-    return accuracy_by_group(curves, reference=reference, title=title)
+    reference.index = [i[0] + " / Direct" for i in reference.index]
+    return accuracy_by_group(curves, reference=reference, title=title, xlabel="proof depth (steps)")
 
 
+@themed
 def paper_figure3(reported: pd.DataFrame, *, models=("Llama-3.1-8B-Instruct", "Qwen-2.5-7B-Instruct"),
                   reference=("GPT-4o", "Direct")):
     """The paper's Figure 3, redrawn from its Table 5 (``reported``, index ``(model, setting)``): one panel
-    per base model with its SFT rows, the ``reference`` row (GPT-4o, Direct) dashed in each."""
-    fig, axes = plt.subplots(1, len(models), figsize=(11, 4.2), sharey=True)
-    baseline = reported.loc[[reference]].droplevel("model").rename(index={reference[1]: " ".join(reference)})
-    for ax, model in zip(axes, models):
+    per base model with its SFT rows, the ``reference`` row (GPT-4o, Direct) dashed in each; one y axis."""
+    fig, axes = new_figure(1, len(models), height=4.8, sharey=True)
+    baseline = reported.loc[[reference]]
+    baseline.index = [" / ".join(reference)]
+    for ax, model in zip(axes[0], models):
         rows = reported.loc[[i for i in reported.index if i[0] == model and i[1].startswith("SFT")]]
-        accuracy_by_group(rows.droplevel("model"), reference=baseline,
-                          title=f"{model}: SFT variants by FLD depth (paper)", ax=ax)
-    return fig
+        rows.index = [i[1] for i in rows.index]
+        for i, (name, row) in enumerate(rows.iterrows()):
+            ax.plot(range(len(rows.columns)), _values(row), marker=OURS_MARKERS[i], color=PALETTE[i], linewidth=2,
+                    label=f"paper: {name} (reported)")
+        ax.plot(range(len(rows.columns)), _values(baseline.iloc[0]), linestyle="--", marker="o",
+                markerfacecolor="white", color=REFERENCE_COLOUR, label=f"paper: {baseline.index[0]} (reported)")
+        set_categories(ax, list(rows.columns))
+        ax.set_title(model)
+        ax.set_xlabel("proof depth (steps)")
+        ax.set_ylim(0, 100)
+    axes[0, 0].set_ylabel("accuracy (%)")
+    fig.suptitle("The paper's Figure 3 from Table 5: SFT variants by FLD depth")
+    legend_below(fig)
+    return finish(fig, alt="Line chart in two panels sharing the y axis (accuracy %, 0-100), redrawn from the "
+                           "paper's Table 5: FLD accuracy by proof depth (0-3 to 16-19 steps) of the four SFT variants "
+                           f"of {' and '.join(models)}, with {' '.join(reference)} dashed in each panel; all values "
+                           "reported by the paper.")
 
 
-def _label(label) -> str:
-    return " / ".join(str(part) for part in label if str(part)) if isinstance(label, tuple) else str(label)
+# ---------------------------------------------------------------------------------------------- proof trees
 
+def proof_tree(problem, *, width: float = PAGE_WIDTH, wrap: int = 24):
+    """Draw a problem's gold proof as a layered tree: facts at the bottom, the hypothesis at the top.
 
-def proof_tree(problem, *, width: float = 8.0, wrap: int = 26):
-    """Draw a problem's gold proof as a tree: facts at the bottom, the hypothesis at the top.
-
-    Nodes are the ids the proof cites (``fact3``, ``int1``, ``hypothesis``) with their sentences; an edge
-    runs from each premise to the conclusion of its step. Level = rule applications below the node.
+    Nodes are the ids the proof cites (``fact3``, ``int1``, ``hypothesis``) with their sentences; an arrow
+    runs from the top border of each premise's box to the bottom border of its step's conclusion box, and
+    boxes are drawn over the arrows. Layer = rule applications below the node; within a layer, nodes sit
+    under the mean position of their conclusions (fewer crossings). ``width`` (inches) is capped at page
+    width so text stays at :data:`FONT` pt.
     """
-    import textwrap
+    return _proof_tree(problem, width=width, wrap_width=wrap)
 
+
+@themed
+def _proof_tree(problem, *, width: float, wrap_width: int):
+    from matplotlib.patches import FancyArrowPatch
+    from matplotlib.path import Path
+
+    if not problem.proof:
+        raise ValueError(f"problem {problem.id!r} has no gold proof to draw")
+    width = min(width, PAGE_WIDTH)
+    layout = proof_layout(problem, wrap=wrap_width, width=width)
+    graph, boxes, bends = layout["graph"], layout["boxes"], layout["bends"]
+    layers = max(b["layer"] for b in boxes.values()) + 1
+    row_height = max(b["lines"] for b in boxes.values()) * 0.19 + 0.6
+    fig, axes = new_figure(height=0.55 + row_height * layers, width=width)
+    ax = axes[0, 0]
+    ax.set_xlim(0, width)
+    ax.set_ylim(0, row_height * layers)
+    ax.axis("off")
+    ax.set_title(f"Gold proof of {problem.id} ({problem.label}, depth {problem.depth})")
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    extent = {}  # node -> (x0, y0, x1, y1) of its box in data units
+    for node, box in boxes.items():
+        colour = "#d8ecff" if node.startswith("fact") else "#ffe9c7" if node == "hypothesis" else "#e6f5d8"
+        text = ax.text(box["x"] * width, (box["layer"] + 0.5) * row_height, box["text"], ha="center",
+                       va="center", fontsize=FONT, zorder=3, color="#111111",
+                       bbox={"boxstyle": "round,pad=0.3", "facecolor": colour, "edgecolor": "#555555"})
+        text.draw(renderer)
+        (x0, y0), (x1, y1) = ax.transData.inverted().transform(text.get_bbox_patch().get_window_extent(renderer))
+        extent[node] = (x0, y0, x1, y1)
+    top = {k: max(e[3] for n, e in extent.items() if boxes[n]["layer"] == k) for k in range(layers)}
+    bottom = {k: min(e[1] for n, e in extent.items() if boxes[n]["layer"] == k) for k in range(layers)}
+    routes = {}
+    for premise, conclusion in graph.edges:
+        px, cx = (extent[premise][0] + extent[premise][2]) / 2, (extent[conclusion][0] + extent[conclusion][2]) / 2
+        points = [(px, extent[premise][3]), (px, top[boxes[premise]["layer"]])]
+        for k, x in bends.get((premise, conclusion), []):  # a free slot in each layer the edge crosses
+            points += [(x * width, bottom[k]), (x * width, top[k])]
+        points += [(cx, bottom[boxes[conclusion]["layer"]]), (cx, extent[conclusion][1])]
+        points = [p for i, p in enumerate(points) if i == 0 or p != points[i - 1]]
+        routes[(premise, conclusion)] = points
+        ax.add_patch(FancyArrowPatch(path=Path(points), arrowstyle="-|>", mutation_scale=14, color="#555555",
+                                     linewidth=1.3, zorder=1))
+    fig.finelogic_extents, fig.finelogic_routes = extent, routes
+    edges = "; ".join(f"{p} -> {c}" for p, c in graph.edges)
+    return finish(fig, alt=f"Proof tree of {problem.id} ({problem.label}, depth {problem.depth}): facts at the "
+                           f"bottom, the hypothesis at the top; arrows from premises to conclusions: {edges}.")
+
+
+def proof_layout(problem, *, wrap: int = 24, width: float = PAGE_WIDTH) -> dict[str, Any]:
+    """A layered layout of a problem's gold proof: ``{"graph", "boxes": {node: {layer, x, text, lines}},
+    "bends": {(premise, conclusion): [(layer, x), ...]}}``, x in 0..1.
+
+    A node's layer is as high as its uses allow (the hypothesis on top, each premise one layer below the
+    first step that uses it); an edge that crosses layers gets a free slot in each layer it crosses
+    (``bends``), so it never runs through a box. Within a layer, nodes and slots are ordered by the mean
+    position of what they feed (fewer crossings) and spread evenly; text wraps to the slot's width.
+    """
     import networkx as nx
 
     from finelogic.logic.proof import parse_proof_steps
 
-    if not problem.proof:
-        raise ValueError(f"problem {problem.id!r} has no gold proof to draw")
     steps = parse_proof_steps(problem.proof)
     graph = nx.DiGraph()
     texts = {f.id: f.text for f in problem.facts}
@@ -143,29 +562,53 @@ def proof_tree(problem, *, width: float = 8.0, wrap: int = 26):
             graph.add_edge(premise, step.conclusion)
         if step.text:
             texts[step.conclusion] = step.text
-    level = {}
-    for node in nx.topological_sort(graph):
-        parents = list(graph.predecessors(node))
-        level[node] = 1 + max(level[p] for p in parents) if parents else 0
-    by_level: dict[int, list[str]] = {}
+    height: dict[str, int] = {}  # longest path to a node nothing uses
+    for node in reversed(list(nx.topological_sort(graph))):
+        height[node] = 1 + max((height[s] for s in graph.successors(node)), default=-1)
+    top_layer = max(height.values(), default=0)
+    layer = {node: top_layer - h for node, h in height.items()}
+    # The layered graph: edges crossing layers pass through one slot per layer crossed.
+    layered = nx.DiGraph()
+    slots: dict[int, list] = {}
     for node in graph.nodes:
-        by_level.setdefault(level[node], []).append(node)
-    positions = {}
-    for y, nodes in by_level.items():
-        for i, node in enumerate(sorted(nodes, key=lambda n: (n.rstrip("0123456789"), len(n), n))):
-            positions[node] = ((i + 1) / (len(nodes) + 1), y)
-    height = max(level.values(), default=0) + 1
-    fig, ax = plt.subplots(figsize=(width, 1.0 + 1.1 * height))
-    nx.draw_networkx_edges(graph, positions, ax=ax, arrows=True, arrowstyle="-|>", arrowsize=12,
-                           edge_color="#888888", node_size=2600)
-    for node, (x, y) in positions.items():
-        colour = "#d8ecff" if node.startswith("fact") else "#ffe9c7" if node == "hypothesis" else "#e6f5d8"
-        label = node + "\n" + textwrap.fill(texts.get(node, ""), wrap)
-        ax.text(x, y, label, ha="center", va="center", fontsize=8,
-                bbox={"boxstyle": "round,pad=0.35", "facecolor": colour, "edgecolor": "#555555"})
-    ax.set_ylim(-0.6, height - 0.4)
-    ax.set_xlim(0, 1)
-    ax.axis("off")
-    ax.set_title(f"Gold proof of {problem.id} ({problem.label}, depth {problem.depth})", fontsize=9)
-    fig.tight_layout()
-    return fig
+        slots.setdefault(layer[node], []).append(node)
+        layered.add_node(node)
+    for premise, conclusion in graph.edges:
+        previous = premise
+        for k in range(layer[premise] + 1, layer[conclusion]):
+            slot = ("bend", premise, conclusion, k)
+            slots.setdefault(k, []).append(slot)
+            layered.add_edge(previous, slot)
+            previous = slot
+        layered.add_edge(previous, conclusion)
+    position: dict = {}
+    for k in sorted(slots, reverse=True):  # top down: a node sits under what it feeds
+        def order(n):
+            above = [position[s] for s in layered.successors(n) if s in position]
+            name = n if isinstance(n, str) else n[1]
+            return (float(np.mean(above)) if above else 0.5, name.rstrip("0123456789"), len(name), name)
+        ordered = sorted(slots[k], key=order)
+        for n, x in zip(ordered, _spread([order(n)[0] for n in ordered], 1 / max(len(ordered), 2))):
+            position[n] = x
+    boxes, bends = {}, {}
+    for node in graph.nodes:
+        chars = max(8, min(wrap, int(width * 72 / (0.6 * FONT) / max(len(slots[layer[node]]), 2)) - 3))
+        text = node + "\n" + textwrap.fill(texts.get(node, ""), chars)
+        boxes[node] = {"layer": layer[node], "x": position[node], "text": text, "lines": text.count("\n") + 1}
+    for premise, conclusion in graph.edges:
+        bends[(premise, conclusion)] = [(k, position[("bend", premise, conclusion, k)])
+                                        for k in range(layer[premise] + 1, layer[conclusion])]
+    return {"graph": graph, "boxes": boxes, "bends": bends}
+
+
+def _spread(wanted: list[float], gap: float) -> list[float]:
+    """Positions in 0..1 as close to ``wanted`` (sorted) as a spacing of at least ``gap`` allows."""
+    xs = [max(min(x, 1 - gap / 2), gap / 2) for x in wanted]
+    for i in range(1, len(xs)):
+        xs[i] = max(xs[i], xs[i - 1] + gap)
+    overflow = xs[-1] - (1 - gap / 2) if xs else 0
+    if overflow > 0:
+        xs = [x - overflow for x in xs]
+        for i in range(len(xs) - 2, -1, -1):
+            xs[i] = min(xs[i], xs[i + 1] - gap)
+    return xs

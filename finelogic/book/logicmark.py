@@ -55,32 +55,27 @@ def ci_view(table: pd.DataFrame, columns: str = "metric", value: str = "value") 
 
 
 def hop_figure(by_hop: pd.DataFrame, card: pd.DataFrame):
-    """Accuracy by hop: our rows (solid, Wilson 95% bands) and some of the card's (dashed); chance dotted."""
+    """Accuracy by hop: our rows (solid, Wilson 95% bands) and some of the card's (dashed grey, hollow
+    marks, ``card: <model> (reported)``); chance dotted."""
     from finelogic.book import figures
 
     ours = wide(by_hop, index=("model",)).loc[:, HOP_COLUMNS]
     reference = wide(card, index=("model",)).loc[list(CARD_ROWS_SHOWN), HOP_COLUMNS]
-    fig = figures.accuracy_by_group(ours, reference=reference,
-                                    title="LogicMark accuracy by hop: ours (solid) and the card's (dashed)")
-    ax = fig.axes[0]
     low = wide(by_hop, index=("model",), values="ci_low").loc[:, HOP_COLUMNS]
     high = wide(by_hop, index=("model",), values="ci_high").loc[:, HOP_COLUMNS]
-    for line, model in zip(ax.lines, ours.index):  # our rows are drawn first, in order
-        ax.fill_between(range(len(HOP_COLUMNS)), low.loc[model], high.loc[model], color=line.get_color(), alpha=0.12)
-    ax.axhline(25, color="grey", linewidth=0.8, linestyle=":")
-    ax.set_ylim(0, 102)
-    ax.legend(fontsize=7, ncol=3, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.08))
-    return fig
+    return figures.accuracy_by_group(ours, reference=reference, reference_name="card", low=low, high=high,
+                                     chance=25, xlabel="hops in the equality chain",
+                                     title="LogicMark accuracy by hop: ours (solid, 95% bands) and the card's "
+                                           "(dashed)")
 
 
 def style_figure(by_style: pd.DataFrame):
     """Accuracy by the generator's graph style, bars per model; chance dotted."""
     from finelogic.book import figures
 
-    fig = figures.grouped_bars(wide(by_style, index=("model",), columns="style", values="accuracy"),
-                               title="Accuracy by graph style")
-    fig.axes[0].axhline(25, color="grey", linewidth=0.8, linestyle=":")
-    return fig
+    return figures.grouped_bars(wide(by_style, index=("model",), columns="style", values="accuracy"),
+                                title="Accuracy by graph style (this run)", xlabel="graph style", chance=25,
+                                ylim=(0, 100))
 
 
 def headline_values(by_hop: pd.DataFrame, card: pd.DataFrame, embedded: str, control: str) -> dict[str, str]:

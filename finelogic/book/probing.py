@@ -53,13 +53,24 @@ def css_prefixes_per_curve(predictions: pd.DataFrame, readout: str) -> int:
 
 
 def css_curve_figure(curves: pd.DataFrame):
-    """:func:`css_curves` as lines over the steps remaining."""
+    """:func:`css_curves` as lines over the steps remaining (ours only: the paper reports no such curve)."""
     from finelogic.book import figures
 
-    fig = figures.accuracy_by_group(curves, title="CSS probe accuracy by steps remaining",
-                                    ylabel="prefixes classified correctly (%)")
-    fig.axes[0].set_xlabel("proof steps remaining")
-    return fig
+    return figures.accuracy_by_group(curves, title="CSS probe accuracy by proof steps remaining (this run)",
+                                     ylabel="prefixes classified correctly (%)", xlabel="proof steps remaining")
+
+
+def table4_figure(predictions: pd.DataFrame, readout: str):
+    """Table 4 as a dot plot: the paper's rows (hollow grey) above ours (each model's linear probe, the
+    majority-class and text-only rows), one panel per task; CSS in steps, RFI and NSD in %."""
+    from finelogic.book import figures
+    from finelogic.book.tables import paper_table
+
+    ours = table4(predictions, readout)
+    return figures.paper_vs_ours(ours, paper_table("table4")[list(ours.columns)], shared_x=False, xlim=None,
+                                 xlabels={"CSS": "steps (mean correctness span)", "RFI": "% of test problems",
+                                          "NSD": "% of test problems"},
+                                 title="Table 4: the paper's probes and ours")
 
 
 def set_sizes(rows: Sequence[ProbeRow]) -> pd.DataFrame:

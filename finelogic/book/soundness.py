@@ -102,6 +102,22 @@ def table3_view(run) -> Table:
     return metric_view(rows[["source", *[c for c in rows.columns if c != "source"]]])
 
 
+def table3_figure(run):
+    """Table 3 as a dot plot: the paper's rows (hollow grey, GPT-4.1-mini judge) above ours (symbolic judge,
+    Wilson 95% whiskers; a row with no scored sample marked at 0 as "no value"), one panel per metric on
+    one y axis of rows."""
+    from finelogic.book import figures
+
+    rows = metric_rows(model_and_gold(run))
+    labels = [f"{m} / {s}" for m, s in zip(rows["model"], rows["setting"])]
+    ours, low, high = (rows[[m + suffix for m in METRICS]].set_axis(list(METRICS), axis=1).set_axis(labels)
+                       for suffix in ("", "_low", "_high"))
+    return figures.paper_vs_ours(ours, paper_table("table3")[list(METRICS)], low=low, high=high,
+                                 xlabels="% of samples",
+                                 title="Stepwise soundness: the paper's rows (GPT-4.1-mini judge) and ours "
+                                       "(symbolic judge)")
+
+
 def by_depth_view(run) -> Table:
     """:func:`by_depth` in the book's table style."""
     return metric_view(metric_rows(model_and_gold(run, by=("model", "setting", "depth_bucket")),

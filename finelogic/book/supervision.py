@@ -49,16 +49,49 @@ def figure4(run) -> list[Any]:
 
 def loss_curves(losses: pd.DataFrame):
     """Training loss per optimizer step, one line per trained model (``setting``)."""
-    fig, ax = plt.subplots(figsize=(7, 3.6))
-    for name, curve in losses.groupby("setting", sort=False):
-        ax.plot(curve["step"], curve["loss"], marker="o", label=name)
-    ax.set_xlabel("optimizer step")
-    ax.set_ylabel("training loss (nats / target token)")
-    ax.set_title("Training loss by supervision style")
-    ax.grid(alpha=0.3)
-    ax.legend(frameon=False, fontsize=8)
-    fig.tight_layout()
-    return fig
+    import seaborn as sns
+
+    from finelogic.book import figures
+
+    with plt.rc_context(figures.theme()):
+        fig, axes = figures.new_figure(height=3.8)
+        ax = axes[0, 0]
+        sns.lineplot(losses, x="step", y="loss", hue="setting", style="setting", markers=True, dashes=False,
+                     ax=ax, palette=figures.PALETTE[:losses["setting"].nunique()], markersize=7, linewidth=2)
+        ax.get_legend().remove()
+        ax.set_xlabel("optimizer step")
+        ax.set_ylabel("training loss (nats / target token)")
+        ax.set_title("Training loss by supervision style (this run)")
+        figures.legend_below(fig)
+    return figures.finish(fig, alt="Line chart of the training loss (nats per target token) against the optimizer "
+                                   "step, one line per trained model: "
+                                   + "; ".join(f"{name} from {g['loss'].iloc[0]:.2f} to {g['loss'].iloc[-1]:.2f}"
+                                               for name, g in losses.groupby("setting", sort=False)) + ".")
+
+
+def accuracy_figure(run):
+    """Accuracy by dataset of our rows (base model under CoT and each fine-tuned style, 95% Wilson
+    intervals) below the paper's CoT and SFT rows of Table 2 for the two models it fine-tuned: one panel
+    per dataset, rows sharing the y axis."""
+    from finelogic.book import figures
+
+    records = run.records
+    reported = paper_sft_rows()
+    if records.empty:
+        ours = pd.DataFrame(columns=reported.columns, dtype=float)
+        low = high = None
+    else:
+        summary = summarize(records, by=("setting", "dataset"))
+        summary["dataset"] = summary["dataset"].map(PAPER_NAMES)
+        ours, low, high = (summary.pivot(index="setting", columns="dataset", values=v)
+                           .reindex(index=list(dict.fromkeys(summary["setting"])))
+                           for v in ("accuracy", "ci_low", "ci_high"))
+        ours.index = [f"{run.base.name} / {s}" for s in ours.index]
+        low.index = high.index = ours.index
+    return figures.paper_vs_ours(ours, reported.reindex(columns=list(ours.columns)), low=low, high=high,
+                                 xlabels="accuracy (%)",
+                                 title="Accuracy by supervision style: the paper's fine-tuned models (Table 2) "
+                                       "and ours")
 
 
 def loss_fell(training: pd.DataFrame) -> str:
