@@ -363,6 +363,11 @@ def paper_vs_ours(ours: pd.DataFrame, reported: pd.DataFrame, *, title: str, xla
         ax.set_title(wrap(_metric_title(metric), 24))
         if xlim and shared_x:
             ax.set_xlim(xlim[0] - 5, xlim[1] + 5)
+        else:  # the panel's own scale from 0, with room for whole markers at both ends
+            values = pd.to_numeric(pd.concat([reported.get(metric, pd.Series(dtype=float)),
+                                              ours[metric]]), errors="coerce")
+            top = max(float(np.nanmax(values)) if values.notna().any() else 1.0, 1.0)
+            ax.set_xlim(-0.08 * top, 1.1 * top)
         ax.axhline(len(reported) - 0.5, color=BORDER, linewidth=1)
     axes[0, 0].set_yticks(range(len(rows)), [wrap(name, 34) for name, _, _ in rows])
     axes[0, 0].invert_yaxis()
