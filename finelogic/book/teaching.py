@@ -20,7 +20,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from finelogic.logic.proof import ProofStep, parse_proof_steps
+from finelogic.logic.proof import ProofNotationError, ProofStep, parse_proof_steps
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Problem
 from finelogic.logic import Theory, matches_rule, negate, parse_formula
 
@@ -183,6 +183,12 @@ def toy_features(n: int, seed: int = 0, *, words: int = 6, dim: int = 16, noise:
     return x, features
 
 
+def majority_accuracy(train: np.ndarray, test: np.ndarray) -> float:
+    """Test accuracy (%) of always predicting the training rows' commoner 0/1 label (ties: 1)."""
+    majority = int(2 * np.sum(train) >= len(train))
+    return 100 * float(np.mean(np.asarray(test) == majority))
+
+
 def toy_probe_table(seed: int = 0, *, n_train: int = 300, n_test: int = 300) -> pd.DataFrame:
     """Test accuracy (%) of the paper's linear probe on every toy model x task, beside the majority class.
 
@@ -200,8 +206,7 @@ def toy_probe_table(seed: int = 0, *, n_train: int = 300, n_test: int = 300) -> 
         for name, h in features.items():
             probe = fit_probe(h[:n_train], y[:n_train], groups, seed=seed)
             row[name] = 100 * float(np.mean(probe.predict(h[n_train:]) == y[n_train:]))
-        majority = int(2 * y[:n_train].sum() >= n_train)
-        row["majority class"] = 100 * float(np.mean(y[n_train:] == majority))
+        row["majority class"] = majority_accuracy(y[:n_train], y[n_train:])
         row["positives (%)"] = 100 * float(np.mean(y[n_train:]))
         rows.append(row)
     return pd.DataFrame(rows).set_index("task")
@@ -309,3 +314,98 @@ def prediction_shares(records: pd.DataFrame) -> pd.DataFrame:
         rows.append({"normalization": norm, "accuracy (%)": 100 * float(records[f"correct_{norm}"].mean()),
                      "predicts '=' (%)": 100 * float(np.mean(["!=" not in o for o in picked]))})
     return pd.DataFrame(rows).set_index("normalization")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Coding exercises: each check compares a student's answer with what the package computes and prints
+# one clear verdict (it never raises on a wrong answer: a wrong answer is part of learning).
+
+UNANSWERED = "No answer yet: fill in the cell above, run it, then run this check again."
+
+
+def _verdict(correct: bool, message: str) -> bool:
+    print(("Correct. " if correct else "Not yet. ") + message)
+    return correct
+
+
+def check_necessary_facts(problem: Problem, answer: Sequence[str] | None) -> bool | None:
+    """t1: ``answer`` lists the ids of the facts without which the label changes (each removed alone,
+    decided by z3 through :func:`decide_label`). Prints the verdict; returns it (``None``: no answer)."""
+    if not answer:
+        print(UNANSWERED)
+        return None
+    label = decide_label(problem)
+    necessary = {f.id for f in problem.facts if decide_label(problem, without=[f.id]) != label}
+    given = {str(a) for a in answer}
+    unknown = sorted(given - {f.id for f in problem.facts})
+    if unknown:
+        return _verdict(False, f"{', '.join(unknown)} is not a fact id of this problem "
+                               f"(they are {', '.join(f.id for f in problem.facts)}).")
+    if given == necessary:
+        return _verdict(True, f"Without any one of {', '.join(sorted(necessary))} the label is no longer "
+                              f"{label}; every other fact is a distractor.")
+    missing, extra = sorted(necessary - given), sorted(given - necessary)
+    parts = ([f"removing {', '.join(missing)} also changes the label"] if missing else []) + \
+            ([f"without {', '.join(extra)} the label is still {label}"] if extra else [])
+    return _verdict(False, "; ".join(parts) + ". Try teaching.decide_label(problem, without=[...]).")
+
+
+def check_corrected_step(problem: Problem, response: str, step: str | None) -> bool | None:
+    """t2: ``step`` (FLD notation, ``fact1 & int2 -> int3: sentence``) replaces the step of ``response``
+    that concludes the same id; the whole response is judged again by the symbolic judge (so earlier
+    conclusions such as ``int2`` stay defined). Correct when the new step is valid and atomic."""
+    if not step or "?" in step:
+        print(UNANSWERED)
+        return None
+    try:
+        written = parse_proof_steps(step.strip().rstrip(";") + ";")
+    except ProofNotationError as error:
+        return _verdict(False, f"the step could not be read ({error}); write it as 'fact1 & int2 -> int3: sentence'.")
+    if len(written) != 1:
+        return _verdict(False, "write exactly one step, as 'fact1 & int2 -> int3: sentence'.")
+    steps = judge_response(problem, response)
+    steps = steps[steps["step"] >= 0]
+    target = written[0].conclusion
+    if target not in set(steps["conclusion_id"]):
+        return _verdict(False, f"no step of the response concludes {target!r}; keep the conclusion id of the step "
+                               f"you correct ({', '.join(steps['conclusion_id'].astype(str))}).")
+    raws = [step.strip().rstrip(";") if c == target else r for r, c in zip(steps["raw"], steps["conclusion_id"])]
+    judged = judge_response(problem, "; ".join(raws) + ";")
+    row = judged[judged["conclusion_id"] == target].iloc[0]
+    if bool(row["valid"]) and bool(row["atomic"]):
+        return _verdict(True, f"the step is now valid and atomic: {row['reason']}")
+    if not bool(row["valid"]):
+        return _verdict(False, f"the judge does not find it valid: {row['reason']}")
+    return _verdict(False, f"valid but not atomic: {row['reason']}")
+
+
+def check_majority_accuracy(answer: float | None, seed: int = 0, *, task: str = "rare event", n_train: int = 300,
+                            n_test: int = 300) -> bool | None:
+    """t3: ``answer`` is the test accuracy (%) of the majority class for ``task`` (the commoner label of
+    the training rows, predicted for every test row); correct within 0.1 points."""
+    if answer is None:
+        print(UNANSWERED)
+        return None
+    x, _ = toy_features(n_train + n_test, seed)
+    y = TOY_TASKS[task][1](x).astype(int)
+    expected = majority_accuracy(y[:n_train], y[n_train:])
+    if abs(float(answer) - expected) <= 0.1:
+        return _verdict(True, f"the majority class scores {expected:.1f}% on {task!r}: the bar every probe "
+                              "must clear before its accuracy means anything.")
+    hint = " (a share, not a percentage? multiply by 100)" if abs(100 * float(answer) - expected) <= 0.1 else ""
+    return _verdict(False, f"{float(answer):.1f} is not it{hint}. Take the commoner label of the first {n_train} "
+                           f"rows and count how often it is right on the last {n_test}.")
+
+
+def check_pick(record: pd.Series | dict, normalization: str, option: str | None) -> bool | None:
+    """t4: ``option`` is the option text that ``normalization`` (``none``, ``char``, ``token_mean``) picks
+    for the scored LogicMark ``record``."""
+    if option is None:
+        print(UNANSWERED)
+        return None
+    record = dict(record)
+    picked = record[f"option_{int(record[f'pred_{normalization}'])}"]
+    if str(option).strip() == picked:
+        return _verdict(True, f"{normalization} picks {picked!r} (highest score; ties go to the first option).")
+    return _verdict(False, f"{normalization} does not pick {str(option)!r}. Compute each option's score and take "
+                           "the highest (least negative).")
