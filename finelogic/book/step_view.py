@@ -1,6 +1,8 @@
 """A proof's steps coloured by their verdicts (paper §3.2, a teaching view for the soundness page).
 
-Model text is HTML-escaped (``html.escape``): a response can contain anything.
+Model text is HTML-escaped (``html.escape``): a response can contain anything. Every colour is set inline,
+text dark on the light row colours, so the table reads the same in the book's light and dark themes (the
+dark theme would otherwise paint light text, and its inline-code pink, on the light rows).
 """
 from __future__ import annotations
 
@@ -17,6 +19,11 @@ STYLES = {
     "undecided": ("judge undecided", "#e6e6e6"),
     "skipped": ("not counted", "#f4f4f4"),
 }
+
+
+#: Text colour on every row (the row colours are light in both themes).
+TEXT = "#1b1b1b"
+CELL = f"color:{TEXT};padding:.2em .5em;border-bottom:1px solid #d0d0d0"
 
 
 def verdict_class(valid, atomic, relevant) -> str:
@@ -50,15 +57,19 @@ def step_view_html(steps: pd.DataFrame, *, title: str = "", relevance_column: st
         relevant = getattr(row, relevance_column)
         kind = verdict_class(row.valid, row.atomic, relevant)
         rows.append(
-            f'<tr style="background:{STYLES[kind][1]}"><td>{int(row.step) + 1}</td>'
-            f'<td><code style="white-space:pre-wrap">{html.escape(str(row.raw))}</code></td>'
-            f"<td>{html.escape(_faults(row.valid, row.atomic, relevant))}</td>"
-            f"<td>{html.escape(str(row.reason or ''))}</td></tr>"
+            f'<tr style="background:{STYLES[kind][1]};color:{TEXT}"><td style="{CELL}">{int(row.step) + 1}</td>'
+            f'<td style="{CELL}"><code style="white-space:pre-wrap;color:{TEXT};background:transparent">'
+            f"{html.escape(str(row.raw))}</code></td>"
+            f'<td style="{CELL}">{html.escape(_faults(row.valid, row.atomic, relevant))}</td>'
+            f'<td style="{CELL}">{html.escape(str(row.reason or ""))}</td></tr>'
         )
     if not rows:
-        rows.append('<tr><td colspan="4">no steps: the response is empty</td></tr>')
-    legend = " ".join(f'<span style="background:{c};padding:0 .4em">{html.escape(label)}</span>'
+        rows.append(f'<tr style="background:#ffffff;color:{TEXT}"><td colspan="4" style="{CELL}">'
+                    "no steps: the response is empty</td></tr>")
+    legend = " ".join(f'<span style="background:{c};color:{TEXT};padding:0 .4em">{html.escape(label)}</span>'
                       for label, c in STYLES.values())
     heading = f"<p><strong>{html.escape(title)}</strong></p>" if title else ""
-    return (f'{heading}<table class="step-view"><thead><tr><th>#</th><th>step</th><th>verdict</th>'
-            f'<th>reason</th></tr></thead><tbody>{"".join(rows)}</tbody></table><p>{legend}</p>')
+    header = "".join(f'<th style="{CELL};background:#ececec">{h}</th>'
+                     for h in ("#", "step", "verdict", "reason"))
+    return (f'{heading}<table class="step-view" style="color:{TEXT};border-collapse:collapse"><thead><tr style="color:{TEXT}">{header}'
+            f'</tr></thead><tbody>{"".join(rows)}</tbody></table><p>{legend}</p>')
