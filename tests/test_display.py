@@ -35,7 +35,11 @@ def test_a_built_page_shows_a_hostile_response_as_text(tmp_path):
                                           "model_output('<script>window.PWNED=1</script><img src=x onerror=alert(1)>')"),
                 nbformat.v4.new_code_cell("from IPython.display import Markdown\n"
                                           "from finelogic.book.provenance import caption\n"
-                                          "Markdown(caption('nb', 'tiny', 0, model='x`<img src=y onerror=alert(2)>'))")]
+                                          "Markdown(caption('nb', 'tiny', 0, model='x`<img src=y onerror=alert(2)>'))"),
+                nbformat.v4.new_code_cell("import pandas as pd\n"
+                                          "from finelogic.book import figures\n"
+                                          "figures.show(figures.accuracy_by_group(pd.DataFrame([[0.0, 0.0]], "
+                                          "columns=['a', 'b'], index=['m']), title='Zero run'))")]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     import papermill
 
@@ -47,6 +51,26 @@ def test_a_built_page_shows_a_hostile_response_as_text(tmp_path):
     assert "window.PWNED" in page and "<script>window.PWNED" not in page and "<img src=x" not in page
     assert "&lt;script&gt;window.PWNED=1&lt;/script&gt;" in page
     assert "<img src=y" not in page and "&lt;img src=y onerror=alert(2)&gt;" in page  # the caption's model name
+    # A figure reaches the page as an image whose alt text says what it shows (not a hash file name).
+    assert ('alt="Line chart: Zero run (ours are 0% everywhere). accuracy (%) by group (a, b). Solid lines, ours: m '
+            '(ours are 0% everywhere)."') in page
+
+
+def test_step_table_text_is_dark_on_its_light_rows_in_either_theme():
+    import re
+
+    import pandas as pd
+
+    from finelogic.book.step_view import TEXT, step_view_html
+
+    steps = pd.DataFrame([dict(step=0, raw="fact1 -> int1: a", valid=True, atomic=True, relevant=True, reason="ok"),
+                          dict(step=1, raw="int1 -> hypothesis", valid=False, atomic=True, relevant=True, reason="no")])
+    shown = step_view_html(steps)
+    # Every element holding text sets its own colour: the dark theme's light text never lands on a light row.
+    for tag in ("tr", "td", "th", "code", "span"):
+        styles = re.findall(rf"<{tag}\b[^>]*>", shown)
+        assert styles and all(f"color:{TEXT}" in s or (tag == "th" and TEXT in s) for s in styles), tag
+    assert "background:#dff3d8" in shown and "background:#f8d4d4" in shown
 
 
 def test_side_by_side_escapes_every_column():
