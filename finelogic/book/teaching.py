@@ -279,28 +279,34 @@ def option_table(record: pd.Series | dict) -> pd.DataFrame:
 
 
 def normalization_figure(table: pd.DataFrame, *, title: str = ""):
-    """Three panels (one per normalisation) of the options' scores from :func:`option_table`; the correct
-    option's bar is dark, the picked one outlined."""
+    """Three panels (one per normalisation, each its own scale) of the options' scores from
+    :func:`option_table`; the correct option's bar is dark, the picked one outlined in black."""
     import matplotlib.pyplot as plt
 
+    from finelogic.book import figures
     from finelogic.eval.logicmark import NORMALIZATIONS
 
-    fig, axes = plt.subplots(1, len(NORMALIZATIONS), figsize=(10, 3.0))
-    for ax, norm in zip(axes, NORMALIZATIONS):
-        values = table[f"score: {norm}"].to_numpy(dtype=float)
-        colours = ["#2a6f2a" if c else "#9cb6d8" for c in table["correct"]]
-        bars = ax.bar(range(len(values)), values, color=colours)
-        best = int(np.argmax(values))
-        bars[best].set_edgecolor("black")
-        bars[best].set_linewidth(2)
-        ax.set_xticks(range(len(values)), list(table.index), fontsize=8)
-        ax.set_title(norm, fontsize=9)
-        ax.grid(axis="y", alpha=0.3)
-    axes[0].set_ylabel("score (higher is better)")
-    if title:
-        fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
-    return fig
+    with plt.rc_context(figures.theme()):
+        fig, axes = figures.new_figure(1, len(NORMALIZATIONS), height=3.6)
+        for ax, norm in zip(axes[0], NORMALIZATIONS):
+            values = table[f"score: {norm}"].to_numpy(dtype=float)
+            colours = [figures.PALETTE[2] if c else figures.PALETTE[9] for c in table["correct"]]
+            bars = ax.bar(range(len(values)), values, color=colours)
+            best = int(np.argmax(values))
+            bars[best].set_edgecolor("black")
+            bars[best].set_linewidth(2)
+            figures.set_categories(ax, list(table.index))
+            ax.set_title(norm)
+            ax.set_xlabel("option")
+        axes[0, 0].set_ylabel("score (higher is better)")
+        if title:
+            fig.suptitle(title)
+    correct = [str(o) for o, c in zip(table.index, table["correct"]) if c]
+    picked = ", ".join(f"{n}: {table.index[int(np.argmax(table[f'score: {n}'].to_numpy(dtype=float)))]}"
+                       for n in NORMALIZATIONS)
+    return figures.finish(fig, alt=f"Bar charts, one per normalisation ({', '.join(NORMALIZATIONS)}), of each "
+                                   f"option's score; the correct option ({', '.join(correct)}) in green, the "
+                                   f"picked option outlined (picked: {picked}).")
 
 
 def prediction_shares(records: pd.DataFrame) -> pd.DataFrame:
