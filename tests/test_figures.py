@@ -204,3 +204,29 @@ def test_proof_tree_draws_exactly_the_steps_of_the_gold_proof():
     wanted = {(p, s.conclusion) for s in parse_proof_steps(problem.proof) for p in s.premises}
     assert set(fig.finelogic_routes) == wanted
     assert ("fact4", "int1") in wanted and ("fact3", "int2") in wanted  # the t1 example's first two steps
+
+
+def test_the_other_chart_helpers_follow_the_theme():
+    from types import SimpleNamespace
+
+    from finelogic.book import datasets, logicmark, supervision, teaching
+    from finelogic.eval.logicmark import NORMALIZATIONS
+
+    depths = pd.DataFrame({"dataset": ["FLD", "FLD", "ProntoQA"], "depth": [1, 3, 2], "items": [4, 2, 5]})
+    fig = datasets.depth_histograms(SimpleNamespace(depths=depths))
+    assert_book_figure(fig)
+    assert [ax.get_title() for ax in fig.axes] == ["FLD", "ProntoQA"] and "FLD: depths 1, 3" in figures.alt_text(fig)
+    losses = pd.DataFrame({"setting": ["SFT-NL"] * 3 + ["SFT-Symb-Struct"] * 3, "step": [1, 2, 3] * 2,
+                           "loss": [2.5, 2.0, 1.8, 2.6, 2.2, 1.9]})
+    fig = supervision.loss_curves(losses)
+    assert_book_figure(fig)
+    assert "SFT-NL from 2.50 to 1.80" in figures.alt_text(fig)
+    by_style = pd.DataFrame({"model": ["m", "m"], "style": ["chain", "tree"], "accuracy": [0.0, 40.0]})
+    fig = logicmark.style_figure(by_style)
+    assert_book_figure(fig)
+    assert "chance (25%)" in legend_labels(fig)
+    table = pd.DataFrame({**{f"score: {n}": [-3.0, -2.0] for n in NORMALIZATIONS}, "correct": [False, True]},
+                         index=["A", "B"])
+    fig = teaching.normalization_figure(table, title="item")
+    assert_book_figure(fig)
+    assert "the correct option (B)" in figures.alt_text(fig)

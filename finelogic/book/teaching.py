@@ -298,7 +298,7 @@ def normalization_figure(table: pd.DataFrame, *, title: str = ""):
             figures.set_categories(ax, list(table.index))
             ax.set_title(norm)
             ax.set_xlabel("option")
-        axes[0, 0].set_ylabel("score (higher is better)")
+            ax.set_ylabel("score" if ax is not axes[0, 0] else "score (higher is better)")
         if title:
             fig.suptitle(title)
     correct = [str(o) for o, c in zip(table.index, table["correct"]) if c]
