@@ -37,7 +37,9 @@ check: venv
 notebooks: venv
 	$(VENV)/bin/finelogic run --profile $(PROFILE)
 
+# The teaching handouts (nbconvert, student and instructor) first: the chapters link to them.
 html: venv
+	$(PY) -m finelogic.book.handouts
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going
 
 book: notebooks html

@@ -28,6 +28,7 @@ def test_a_built_page_shows_a_hostile_response_as_text(tmp_path):
     shutil.copy(repo / "_config.yml", tmp_path / "_config.yml")
     (tmp_path / "book").mkdir()
     shutil.copy(repo / "book" / "references.bib", tmp_path / "book" / "references.bib")  # named by _config.yml
+    shutil.copytree(repo / "book" / "_static", tmp_path / "book" / "_static")  # named by _config.yml
     (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: page\n")
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_markdown_cell("# Escaping"),

@@ -109,6 +109,10 @@ def test_the_rerun_box_shows_the_time_the_runner_measured_for_this_build(tmp_pat
 
     run_notebooks("smoke", ["page"], source_dir=src, output_dir=out)
     seconds = json.loads((out / "timings.json").read_text())["page"]["seconds"]
-    shown = nbformat.read(out / "page.ipynb", as_version=4).cells[-1].outputs[0]["data"]["text/markdown"]
+    executed = nbformat.read(out / "page.ipynb", as_version=4)
+    shown = executed.cells[-1].outputs[0]["data"]["text/markdown"]
+    # One parameters cell on the page, behind a toggle: the values this run used, not the defaults.
+    tags = [set(cell.metadata.get("tags", [])) for cell in executed.cells]
+    assert {"parameters", "remove-cell"} <= tags[0] and {"injected-parameters", "hide-input"} <= tags[1]
     assert "finelogic run --profile smoke --notebook page" in shown
     assert f"**{seconds:.1f} s** at profile `smoke`, measured by the runner when this page was built" in shown

@@ -140,16 +140,17 @@ def test_the_embedded_scorer_is_opened_by_open_model_and_loads_no_weights_until_
     assert backend.model_id.startswith("embedded:")
 
 
-def test_necessary_facts_check_says_correct_only_for_the_facts_whose_removal_changes_the_label(capsys):
+def test_necessary_facts_check_says_correct_only_for_the_facts_whose_removal_changes_the_label():
     problem = tiny_problem()
-    assert teaching.check_necessary_facts(problem, []) is None
-    assert "No answer yet" in capsys.readouterr().out
-    assert teaching.check_necessary_facts(problem, ["fact1", "fact2"]) is True
-    assert capsys.readouterr().out.startswith("Correct. Without any one of fact1, fact2 the label is no longer PROVED")
-    assert teaching.check_necessary_facts(problem, ["fact1", "fact3"]) is False
-    out = capsys.readouterr().out
-    assert "removing fact2 also changes the label" in out and "without fact3 the label is still PROVED" in out
-    assert teaching.check_necessary_facts(problem, ["fact9"]) is False
+    assert repr(teaching.check_necessary_facts(problem, [])).startswith("No answer yet")
+    correct = teaching.check_necessary_facts(problem, ["fact1", "fact2"])
+    assert correct.correct is True
+    assert repr(correct).startswith("Correct. Without any one of fact1, fact2 the label is no longer PROVED")
+    wrong = teaching.check_necessary_facts(problem, ["fact1", "fact3"])
+    assert wrong.correct is False
+    out = wrong.message
+    assert "Removing fact2 also changes the label" in out and "without fact3 the label is still PROVED" in out
+    assert teaching.check_necessary_facts(problem, ["fact9"]).correct is False
 
 
 def test_corrected_step_check_judges_the_step_inside_the_response():
@@ -158,24 +159,24 @@ def test_corrected_step_check_judges_the_step_inside_the_response():
     gold = teaching.gold_step_for(problem, invalid["conclusion_id"])
     # The gold step cites an earlier conclusion (int2): judged inside the response, it is defined.
     assert any(p.startswith("int") for p in gold.premises)
-    assert teaching.check_corrected_step(problem, response, gold.format()) is True
-    assert teaching.check_corrected_step(problem, response, invalid["raw"]) is False
-    assert teaching.check_corrected_step(problem, response, gold.format().replace(gold.conclusion, "int99")) is False
-    assert teaching.check_corrected_step(problem, response, "no arrow here") is False
-    assert teaching.check_corrected_step(problem, response, "fact? -> int?") is None
+    assert teaching.check_corrected_step(problem, response, gold.format()).correct is True
+    assert teaching.check_corrected_step(problem, response, invalid["raw"]).correct is False
+    assert teaching.check_corrected_step(problem, response, gold.format().replace(gold.conclusion, "int99")).correct is False
+    assert teaching.check_corrected_step(problem, response, "no arrow here").correct is False
+    assert teaching.check_corrected_step(problem, response, "fact? -> int?").correct is None
 
 
-def test_majority_accuracy_check_accepts_the_toy_tables_majority_class_only(capsys):
+def test_majority_accuracy_check_accepts_the_toy_tables_majority_class_only():
     expected = 85.0  # seed 0: 15% of the 300 test rows are positive, so always answering 0 scores 85%
-    assert teaching.check_majority_accuracy(expected, 0) is True
-    assert teaching.check_majority_accuracy(expected / 100, 0) is False
-    assert "multiply by 100" in capsys.readouterr().out
-    assert teaching.check_majority_accuracy(None) is None
+    assert teaching.check_majority_accuracy(expected, 0).correct is True
+    share = teaching.check_majority_accuracy(expected / 100, 0)
+    assert share.correct is False and "multiply by 100" in share.message
+    assert teaching.check_majority_accuracy(None).correct is None
 
 
 def test_pick_check_reads_the_option_the_normalisation_picked():
     record = {"option_0": "a = b", "option_1": "a != b", "pred_none": 0, "pred_token_mean": 1}
-    assert teaching.check_pick(record, "none", "a = b") is True
-    assert teaching.check_pick(record, "token_mean", "a = b") is False
-    assert teaching.check_pick(record, "token_mean", " a != b ") is True
-    assert teaching.check_pick(record, "none", None) is None
+    assert teaching.check_pick(record, "none", "a = b").correct is True
+    assert teaching.check_pick(record, "token_mean", "a = b").correct is False
+    assert teaching.check_pick(record, "token_mean", " a != b ").correct is True
+    assert teaching.check_pick(record, "none", None).correct is None

@@ -123,8 +123,8 @@ def rerun_text(notebook: str, profile: str, *, seconds: float | None = None,
         else:
             timing = f"not measured yet at profile {code(profile)}."
     body = (f"```bash\n{command}\n```\n\n"
-            f"- **profile**: {code(profile)} (`smoke`: the smallest run, a check that everything works; "
-            "`tiny`: the default, a CPU-sized run; `paper`: the paper's scale, needs GPUs or an API)\n"
+            f"- **profile**: {code(profile)} (the profiles: `smoke`, the smallest run, a check that everything "
+            "works; `tiny`, the default, a CPU-sized run; `paper`, the paper's scale, needs GPUs or an API)\n"
             f"- **time**: {timing}\n\n"
             "Run it from the repository root, then `make html` (or `jupyter-book build .`) to render the page; "
             "{doc}`/book/reproduce` says more.")

@@ -21,6 +21,7 @@ from typing import Any, Sequence
 import nbformat
 from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
+from finelogic.book.handouts import TEACHING, write_handouts
 from finelogic.book.provenance import RERUN_TAG, rerun_box
 from finelogic.config import repo_root, results_dir
 from finelogic.files import write_json_atomic
@@ -201,9 +202,11 @@ def run_notebooks(
         nb.metadata[RUN_KEY] = key
         nb.metadata["finelogic_seconds"] = round(seconds, 2)
         _show_measured_time(nb, name, profile, seconds)
+        _one_parameters_cell(nb)
         nbformat.write(nb, output)
         records.append(RunRecord(name, output, seconds, skipped=False))
     _write_timings(output_dir, profile, records)
+    write_handouts(output_dir, tuple(n for n in names if n in TEACHING))
     return records
 
 
@@ -215,6 +218,19 @@ def _show_measured_time(nb: nbformat.NotebookNode, name: str, profile: str, seco
         if cell.cell_type == "code" and RERUN_TAG in cell.metadata.get("tags", []):
             cell.outputs = [nbformat.v4.new_output("display_data", data={
                 "text/markdown": box.data, "text/plain": "Rerun this page"})]
+
+
+def _one_parameters_cell(nb: nbformat.NotebookNode) -> None:
+    """The page shows one parameters cell, behind a toggle: the values this run used (papermill's injected
+    cell); the notebook's defaults, which they override, are left out of the page."""
+    tags_of = [set(cell.metadata.get("tags", [])) for cell in nb.cells]
+    if not any("injected-parameters" in tags for tags in tags_of):
+        return
+    for cell, tags in zip(nb.cells, tags_of):
+        if "parameters" in tags:
+            cell.metadata["tags"] = sorted(tags | {"remove-cell"})
+        elif "injected-parameters" in tags:
+            cell.metadata["tags"] = sorted(tags | {"hide-input"})
 
 
 def _write_timings(output_dir: Path, profile: str, records: list[RunRecord]) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -329,17 +330,30 @@ def prediction_shares(records: pd.DataFrame) -> pd.DataFrame:
 UNANSWERED = "No answer yet: fill in the cell above, run it, then run this check again."
 
 
-def _verdict(correct: bool, message: str) -> bool:
-    print(("Correct. " if correct else "Not yet. ") + message)
-    return correct
+@dataclass(frozen=True)
+class Check:
+    """A check's verdict: ``correct`` (``None``: no answer yet) and the message a notebook shows."""
+
+    correct: bool | None
+    message: str
+
+    def __repr__(self) -> str:  # what the notebook prints under the check cell
+        return self.message
 
 
-def check_necessary_facts(problem: Problem, answer: Sequence[str] | None) -> bool | None:
+def _verdict(correct: bool, message: str) -> Check:
+    return Check(correct, ("Correct. " if correct else "Not yet. ") + message[:1].upper() + message[1:])
+
+
+def _unanswered() -> Check:
+    return Check(None, UNANSWERED)
+
+
+def check_necessary_facts(problem: Problem, answer: Sequence[str] | None) -> Check:
     """t1: ``answer`` lists the ids of the facts without which the label changes (each removed alone,
-    decided by z3 through :func:`decide_label`). Prints the verdict; returns it (``None``: no answer)."""
+    decided by z3 through :func:`decide_label`). Returns the :class:`Check`."""
     if not answer:
-        print(UNANSWERED)
-        return None
+        return _unanswered()
     label = decide_label(problem)
     necessary = {f.id for f in problem.facts if decide_label(problem, without=[f.id]) != label}
     given = {str(a) for a in answer}
@@ -356,13 +370,12 @@ def check_necessary_facts(problem: Problem, answer: Sequence[str] | None) -> boo
     return _verdict(False, "; ".join(parts) + ". Try teaching.decide_label(problem, without=[...]).")
 
 
-def check_corrected_step(problem: Problem, response: str, step: str | None) -> bool | None:
+def check_corrected_step(problem: Problem, response: str, step: str | None) -> Check:
     """t2: ``step`` (FLD notation, ``fact1 & int2 -> int3: sentence``) replaces the step of ``response``
     that concludes the same id; the whole response is judged again by the symbolic judge (so earlier
     conclusions such as ``int2`` stay defined). Correct when the new step is valid and atomic."""
     if not step or "?" in step:
-        print(UNANSWERED)
-        return None
+        return _unanswered()
     try:
         written = parse_proof_steps(step.strip().rstrip(";") + ";")
     except ProofNotationError as error:
@@ -386,12 +399,11 @@ def check_corrected_step(problem: Problem, response: str, step: str | None) -> b
 
 
 def check_majority_accuracy(answer: float | None, seed: int = 0, *, task: str = "rare event", n_train: int = 300,
-                            n_test: int = 300) -> bool | None:
+                            n_test: int = 300) -> Check:
     """t3: ``answer`` is the test accuracy (%) of the majority class for ``task`` (the commoner label of
     the training rows, predicted for every test row); correct within 0.1 points."""
     if answer is None:
-        print(UNANSWERED)
-        return None
+        return _unanswered()
     x, _ = toy_features(n_train + n_test, seed)
     y = TOY_TASKS[task][1](x).astype(int)
     expected = majority_accuracy(y[:n_train], y[n_train:])
@@ -403,12 +415,11 @@ def check_majority_accuracy(answer: float | None, seed: int = 0, *, task: str = 
                            f"rows and count how often it is right on the last {n_test}.")
 
 
-def check_pick(record: pd.Series | dict, normalization: str, option: str | None) -> bool | None:
+def check_pick(record: pd.Series | dict, normalization: str, option: str | None) -> Check:
     """t4: ``option`` is the option text that ``normalization`` (``none``, ``char``, ``token_mean``) picks
     for the scored LogicMark ``record``."""
     if option is None:
-        print(UNANSWERED)
-        return None
+        return _unanswered()
     record = dict(record)
     picked = record[f"option_{int(record[f'pred_{normalization}'])}"]
     if str(option).strip() == picked:
