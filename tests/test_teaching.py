@@ -180,3 +180,42 @@ def test_pick_check_reads_the_option_the_normalisation_picked():
     assert teaching.check_pick(record, "token_mean", "a = b").correct is False
     assert teaching.check_pick(record, "token_mean", " a != b ").correct is True
     assert teaching.check_pick(record, "none", None).correct is None
+
+
+def test_plain_markdown_turns_glue_admonitions_and_roles_into_text_nbconvert_renders():
+    from finelogic.book.handouts import plain_markdown
+
+    glue = {"label": {"text/plain": "'PROVED'"}, "table": {"text/html": "<table><tr><td>1</td></tr></table>"}}
+    text = ("The label is {glue:text}`label`; see {doc}`the reproduce page <reproduce>`.\n\n"
+            "````{admonition} Solution\n:class: dropdown\n\nIt is **{glue:text}`label`**:\n\n```{glue} table\n```\n````")
+    assert plain_markdown(text, glue) == ("The label is PROVED; see the reproduce page.\n\n**Solution.**\n\n\n"
+                                          "It is **PROVED**:\n\n<table><tr><td>1</td></tr></table>\n")
+
+
+def test_student_handout_has_no_solution_cell_and_the_instructor_handout_has_them(tmp_path):
+    import nbformat
+
+    from finelogic.book.handouts import handout_path, write_handouts
+
+    nb = nbformat.v4.new_notebook()
+    solution = nbformat.v4.new_markdown_cell("````{admonition} Solution\n:class: dropdown\n\nThe answer is forty-two.\n````")
+    solution.metadata["tags"] = ["solution"]
+    build = nbformat.v4.new_code_cell("secret_build_code = 1", outputs=[nbformat.v4.new_output(
+        "display_data", data={"text/markdown": "**Shown** output"})])
+    build.metadata["tags"] = ["hide-input"]
+    answer = nbformat.v4.new_code_cell("answer = None  # your answer")
+    nb.cells = [nbformat.v4.new_markdown_cell("# Chapter\n\n**Exercise 1.** What is six times seven?"), solution,
+                build, answer]
+    nbformat.write(nb, tmp_path / "t9_toy.ipynb")
+    assert write_handouts(tmp_path, ("t9_toy", "t8_not_run")) == [
+        handout_path(tmp_path, "t9_toy", "student"), handout_path(tmp_path, "t9_toy", "instructor")]
+    import html
+    import re
+
+    def text(version):  # what a reader sees: the page without its tags
+        return html.unescape(re.sub(r"<[^>]+>", "", handout_path(tmp_path, "t9_toy", version).read_text()))
+
+    student, instructor = text("student"), text("instructor")
+    assert "six times seven" in student and "answer = None" in student and "Shown" in student
+    assert "forty-two" not in student and "Solution" not in student and "secret_build_code" not in student
+    assert "The answer is forty-two." in instructor and "{admonition}" not in instructor
