@@ -25,8 +25,9 @@ import pandas as pd
 import seaborn as sns
 from cycler import cycler
 
-#: Widest figure in inches (shown at 96 CSS px per inch: 720 px, inside the book's content column).
-PAGE_WIDTH = 7.5
+#: Widest figure in inches (shown at 96 CSS px per inch: 672 px, the width of a cell output in the book at a
+#: 1280 px window in dark mode, padding included).
+PAGE_WIDTH = 7.0
 #: Smallest font on any figure, in points at page width.
 MIN_FONT = 10.0
 #: Font size of labels, ticks and legends; titles are one point larger.
@@ -411,7 +412,8 @@ def accuracy_bars(summary: pd.DataFrame, *, names: dict[str, str] | None = None,
     x = np.arange(len(datasets))
     for ax, setting in zip(axes[:, 0], settings):
         for i, model in enumerate(models):
-            rows = summary[(summary.model == model) & (summary.setting == setting)].set_index("dataset").reindex(datasets)
+            chosen = (summary.model == model) & (summary.setting == setting)
+            rows = summary[chosen].set_index("dataset").reindex(datasets)
             pos = x + (i - (len(models) - 1) / 2) * width
             acc = rows["accuracy"].to_numpy(dtype=float)
             ax.bar(pos, acc, width * 0.9, color=PALETTE[i % len(PALETTE)], label=f"ours: {model}", zorder=2)

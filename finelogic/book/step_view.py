@@ -71,5 +71,5 @@ def step_view_html(steps: pd.DataFrame, *, title: str = "", relevance_column: st
     heading = f"<p><strong>{html.escape(title)}</strong></p>" if title else ""
     header = "".join(f'<th style="{CELL};background:#ececec">{h}</th>'
                      for h in ("#", "step", "verdict", "reason"))
-    return (f'{heading}<table class="step-view" style="color:{TEXT};border-collapse:collapse"><thead><tr style="color:{TEXT}">{header}'
-            f'</tr></thead><tbody>{"".join(rows)}</tbody></table><p>{legend}</p>')
+    return (f'{heading}<table class="step-view" style="color:{TEXT};border-collapse:collapse">'
+            f'<thead><tr style="color:{TEXT}">{header}</tr></thead><tbody>{"".join(rows)}</tbody></table><p>{legend}</p>')
