@@ -22,14 +22,18 @@ def test_every_notebook_family_exists_with_profile_and_seed_parameters():
         assert re.search(r"^seed = 0", tagged[0].source, re.M), name
 
 
-def test_book_has_a_page_per_family_with_a_table_a_figure_and_a_provenance_caption(built_book):
+def test_book_has_a_page_per_family_with_a_table_a_figure_and_one_provenance_box(built_book):
     html_dir = built_book / "_build" / "html"
     assert (html_dir / "index.html").exists()
     for name in NOTEBOOKS:
         page = (html_dir / "book" / "generated" / f"{name}.html").read_text()
         assert "<table" in page and page.count("<tr") > 3, name
         assert "<img" in page, name
-        assert "Made by notebook" in page and "profile <code" in page, name
+        assert page.count("finelogic-provenance") == 1, name
+        box = page[page.index("finelogic-provenance"):]
+        box = re.sub(r"<[^>]+>", "", box[:box.index("</div>", box.index("built"))])
+        assert f"notebook: {name}.ipynb" in box and "profile: smoke" in box and "commit: " in box, name
+        assert "Made by notebook" not in page, name  # captions no longer repeat what the box says
 
 
 def test_no_table_of_any_page_shows_nan(built_book):

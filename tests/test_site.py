@@ -6,6 +6,7 @@ Needs Debian's chromium (`.ci/run` installs it) and the `playwright` Python pack
 from __future__ import annotations
 
 import functools
+import re
 import http.server
 import shutil
 import threading
@@ -120,4 +121,87 @@ def test_screenshots_of_landing_page_and_a_chapter(site, browser):
         target = out / f"{name}.png"
         page.screenshot(path=str(target), full_page=True)
         assert target.stat().st_size > 20_000, name
+    page.close()
+
+
+def _generated(pages: list[str]) -> list[str]:
+    return [p for p in pages if "/generated/" in p]
+
+
+def test_no_page_is_wider_than_a_phone(site, browser):
+    """At a 420 px viewport nothing makes the page scroll sideways: wide tables and code scroll in their box."""
+    base, _, pages = site
+    page = browser.new_page(viewport={"width": 420, "height": 900})
+    too_wide = {}
+    for path in pages:
+        page.goto(base + path, wait_until="load")
+        width = page.evaluate("document.documentElement.scrollWidth")
+        if width > 420:
+            too_wide[path] = width
+    page.close()
+    assert too_wide == {}
+
+
+def test_one_search_box(site, browser):
+    base, _, pages = site
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(base + pages[0], wait_until="load")
+    visible = page.evaluate("Array.from(document.querySelectorAll('.search-button-field, input[type=search]'))"
+                            ".filter(e => e.offsetParent !== null).length")
+    page.close()
+    assert visible == 1
+
+
+def test_every_generated_page_has_one_provenance_box_and_a_rerun_box_with_a_measured_time(site, browser):
+    base, _, pages = site
+    page = browser.new_page()
+    for path in _generated(pages):
+        name = path.rsplit("/", 1)[-1].removesuffix(".html")
+        page.goto(base + path, wait_until="load")
+        provenance = page.locator(".finelogic-provenance")
+        assert provenance.count() == 1, path
+        assert f"{name}.ipynb" in provenance.inner_text() and "smoke" in provenance.inner_text(), path
+        rerun = page.locator(".finelogic-rerun")
+        assert rerun.count() == 1, path
+        text = rerun.inner_text()
+        assert f"finelogic run --profile smoke --notebook {name}" in text, path
+        # The built_book fixture runs every notebook through the runner, which measures each one.
+        assert re.search(r"time: [\d.]+ s at profile smoke, measured by the runner", text), (path, text)
+        assert "Made by notebook" not in page.content(), path  # captions no longer repeat the provenance
+    page.close()
+
+
+def test_every_results_figure_has_alt_text_that_says_what_it_shows(site, browser):
+    """Alt text is a sentence about the figure, not a file name or a hash."""
+    base, _, pages = site
+    page = browser.new_page()
+    bad = []
+    for path in [p for p in _generated(pages) if "/generated/0" in p]:
+        page.goto(base + path, wait_until="load")
+        for alt in page.evaluate("Array.from(document.querySelectorAll('article img')).map(i => i.alt || '')"):
+            if (len(alt.split()) < 4 or re.fullmatch(r"[\w./-]+\.(png|jpe?g|svg)", alt.strip())
+                    or re.search(r"\b[0-9a-f]{16,}\b", alt)):
+                bad.append((path, alt))
+    page.close()
+    assert bad == []
+
+
+def test_teaching_chapters_link_handouts_and_the_student_ones_hold_no_solutions(site, browser):
+    base, html_dir, pages = site
+    page = browser.new_page()
+    for path in [p for p in _generated(pages) if "/generated/t" in p]:
+        name = path.rsplit("/", 1)[-1].removesuffix(".html")
+        page.goto(base + path, wait_until="load")
+        assert page.locator("details.dropdown, .dropdown").count() >= 3, path  # the chapter's own solutions
+        links = page.evaluate("Array.from(document.querySelectorAll('a[href]')).map(a => a.href)")
+        handouts = {}
+        for version in ("student", "instructor"):
+            found = [u for u in links if u.endswith(f"/{name}-{version}.html")]
+            assert found, (path, version)
+            handouts[version] = html_dir / urlparse(found[0]).path.lstrip("/")
+        student = handouts["student"].read_text()
+        instructor = handouts["instructor"].read_text()
+        assert "Exercise 4 (code)" in student and "teaching.check_" in re.sub(r"<[^>]+>", "", student)
+        assert "Solution." not in student and "Correct." not in student, name
+        assert "Solution." in instructor and "Correct." in instructor, name
     page.close()
