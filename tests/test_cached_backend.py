@@ -143,3 +143,38 @@ def test_a_contexts_continuations_are_never_split_between_chunks(tmp_path):
     requests = [(ctx, f" {k}") for ctx in ("a", "b", "c") for k in range(3)]
     assert cached.loglikelihood(requests) == [(-2.0, 2, False)] * 9
     assert seen[1:] == [["a", "b"], ["c"]]  # a's two misses and b's three together, then c: none split
+
+
+class BatchStatesBackend(StatesBackend):
+    """StatesBackend with the batched form too; records the texts of every batch it is sent."""
+
+    def __init__(self):
+        super().__init__()
+        self.batches: list[list[str]] = []
+
+    def hidden_states_batch(self, requests):
+        self.batches.append([r.text for r in requests])
+        self.stats.add(calls=1)
+        return [StatesBackend.hidden_states(self, r.text, r.boundaries, **r.options) for r in requests]
+
+
+def test_batched_hidden_states_send_only_misses_in_chunks_and_keep_the_order(tmp_path):
+    from finelogic.models.base import StatesRequest
+
+    cached = CachedBackend(BatchStatesBackend(), tmp_path / "c.jsonl", "m", chunk_size=2)
+    single = cached.hidden_states("abcdef", [2, 4], layer=-1)  # the single form is a batch of one
+    requests = [StatesRequest("abcdef", [2, 4], {"layer": -1}), StatesRequest("xyz", [1], {"layer": 0}),
+                StatesRequest("uvwxyz", [3], {"layer": -1, "suffixes": ["!"]}),
+                StatesRequest("xyz", [1], {"layer": 0}), StatesRequest("pq", [1, 2], {"layer": -1})]
+    answers = cached.hidden_states_batch(requests)
+    # the first request was cached; the duplicate "xyz" is computed once; misses go two per call
+    assert cached.backend.batches == [["abcdef"], ["xyz", "uvwxyz"], ["pq"]]
+    assert answers[0].tolist() == single.tolist() == [[2, 1, 6], [4, 3, 6]]
+    assert answers[1].tolist() == answers[3].tolist() == [[1, 1, 3]]
+    assert [a.tolist() for a in answers[2]] == [[[3, 2, 6]]] and answers[4].tolist() == [[1, 0, 2], [2, 1, 2]]
+    again = CachedBackend(BatchStatesBackend(), tmp_path / "c.jsonl", "m")  # a new process: only the files
+    stored = again.hidden_states_batch(requests)
+    assert [stored[k].tolist() for k in (0, 1, 3, 4)] == [answers[k].tolist() for k in (0, 1, 3, 4)]
+    assert again.backend.batches == [] and again.stats.cache_hits == 5
+    # the single and the batched form share keys: the one call above is served from disk here
+    assert again.hidden_states("uvwxyz", [3], layer=-1, suffixes=["!"])[0].tolist() == [[3, 2, 6]]

@@ -196,3 +196,125 @@ def test_a_local_path_and_a_random_control_load_through_the_same_constructor(hf_
     control = HFBackend(random_init_like(hf_backend.model, seed=0), tokenizer=hf_backend.tokenizer)
     (logprob, n, _), = control.loglikelihood(request)
     assert n == 1 and logprob == pytest.approx(-np.log(49152), abs=1.5)  # near uniform, where trained: -0.26
+
+
+# ------------------------------------------------------------------ batching across items
+
+LOGIC = ("Facts: the cat is red. If something is red then it is big. If something is big then it is kind. "
+         "Question: is the cat kind? Answer:")
+MANY_OPTIONS = [" yes", " no", " unknown", " maybe", " the cat is kind", " it is not said", " red", " big",
+                " kind", " no, the dog is"]
+
+
+def cross_item_requests() -> list[tuple[str, str]]:
+    """Six contexts of different lengths (two batches of 4 contexts), one with ten options (three
+    continuation passes of 4 rows), one-token and many-token continuations, and one single request."""
+    contexts = [LOGIC, "2, 4, 6, 8,", "The capital of France is", "A", "Socrates is a man. All men are",
+                "Q: Is the sky blue? A:"]
+    options = [MANY_OPTIONS, [" 10", " 12", " eleven"], [" Paris", " London"], [" B", " b c d e f"],
+               [" mortal", " happy"], [" yes", " no"]]
+    return [(c, o) for c, opts in zip(contexts, options) for o in opts] + [("Hello there", " friend")]
+
+
+def assert_same_scores(fast, slow):
+    assert [r[1:] for r in fast] == [r[1:] for r in slow]
+    assert max(abs(a[0] - b[0]) for a, b in zip(fast, slow)) < 1e-4
+
+
+def test_many_contexts_share_one_pass_and_equal_one_pass_per_request(hf_backend):
+    requests = cross_item_requests()
+    hf_backend.stats.reset()
+    fast = hf_backend.loglikelihood(requests)
+    # contexts: 2 passes (4 + 2); their 21 continuations: at most 6 passes of <= 4 rows (none for a chunk
+    # of one-token continuations); the single: 1 full pass
+    assert hf_backend.stats.calls <= 2 + 6 + 1
+    fed = hf_backend.stats.prompt_tokens
+    hf_backend.share_context = False
+    try:
+        hf_backend.stats.reset()
+        assert_same_scores(hf_backend.loglikelihood(requests), fast)
+        assert fed < hf_backend.stats.prompt_tokens / 2  # each context once, not once per option
+    finally:
+        hf_backend.share_context = True
+    slow = [naive_loglikelihood(hf_backend, c, x) for c, x in requests]
+    assert_same_scores(fast, slow)
+    assert fast[MANY_OPTIONS.index(" yes")][0] > fast[MANY_OPTIONS.index(" red")][0]
+    # the same requests in another order give the same numbers (batches change, answers do not)
+    reordered = hf_backend.loglikelihood(requests[::-1])[::-1]
+    assert_same_scores(reordered, fast)
+
+
+def test_cross_item_batching_is_exact_on_a_random_init_model(hf_backend):
+    from finelogic.models import HFBackend, random_init_like
+
+    control = HFBackend(random_init_like(hf_backend.model, seed=1), tokenizer=hf_backend.tokenizer, batch_size=3)
+    requests = cross_item_requests()
+    fast = control.loglikelihood(requests)
+    control.share_context = False
+    assert_same_scores(fast, control.loglikelihood(requests))
+
+
+def test_hidden_states_batch_equals_one_request_at_a_time(hf_backend):
+    from finelogic.models.base import StatesRequest
+
+    bounds = step_boundaries(PROOF)
+    short = "One two three. Four five six."
+    requests = [StatesRequest(PROOF, bounds, {"layer": -1}),
+                StatesRequest(short, [14, 29], {"layer": 5, "normalize": True,
+                                                "suffixes": [[" x", " yy zz"], [" q"]]}),
+                StatesRequest(PROOF[:60], [20, 60], {"suffixes": GENERATION_PROMPT}),
+                StatesRequest("The capital of France is", [24], {}),
+                StatesRequest(short, [3, 14], {"unit": "char", "suffixes": ["!", " and"]})]
+    hf_backend.stats.reset()
+    batched = hf_backend.hidden_states_batch(requests)
+    # texts: 2 passes (4 + 1); suffix rows 3 + 2 + 2 of the first batch in 2 passes, 2 of the second in 1
+    assert hf_backend.stats.calls == 2 + 2 + 1
+    for request, got in zip(requests, batched):
+        alone = hf_backend.hidden_states(request.text, request.boundaries, reuse_prefix=False, **request.options)
+        if isinstance(alone, list):
+            assert [a.shape for a in got] == [a.shape for a in alone]
+            assert max(np.abs(a - b).max() for a, b in zip(got, alone)) < 1e-4
+        else:
+            assert got.shape == alone.shape and np.abs(got - alone).max() < 1e-4
+    assert batched[1][0].shape == (2, 576) and np.allclose(np.linalg.norm(batched[1][0], axis=1), 1, atol=1e-5)
+
+
+# ------------------------------------------------------------------ shared-prefix generation
+
+FEW_SHOT = [{"role": "system", "content": "You answer in one short sentence."},
+            {"role": "user", "content": "What is the capital of Italy?"},
+            {"role": "assistant", "content": "The capital of Italy is Rome."}]
+
+
+def test_a_shared_few_shot_prefix_is_encoded_once_and_changes_no_greedy_output(hf_backend):
+    conversations = [FEW_SHOT + FRANCE, FEW_SHOT + COLOUR, FEW_SHOT + [SKY[1]], FEW_SHOT + FRANCE]
+    hf_backend.stats.reset()
+    reused = hf_backend.generate(conversations, GREEDY)
+    fed_with_reuse = hf_backend.stats.prompt_tokens
+    hf_backend.share_prefix = False
+    try:
+        hf_backend.stats.reset()
+        plain = hf_backend.generate(conversations, GREEDY)
+        fed_plain = hf_backend.stats.prompt_tokens
+        unrelated = [FRANCE, SKY, COLOUR]  # different system prompts: a prefix of a few template tokens
+        plain_unrelated = hf_backend.generate(unrelated, GREEDY)
+    finally:
+        hf_backend.share_prefix = True
+    assert reused == plain and reused[0] == reused[3]
+    assert reused[0] == "The capital of France is Paris."
+    ids = [hf_backend._chat_ids(c) for c in conversations]
+    shared = next(n for n in range(len(ids[0])) if len({tuple(i[:n + 1]) for i in ids}) > 1)
+    assert shared == 40  # system prompt, demonstration, the user turn's opening
+    assert fed_plain - fed_with_reuse == 3 * shared  # encoded once instead of four times
+    assert hf_backend.generate(unrelated, GREEDY) == plain_unrelated
+
+
+def test_seeded_sampling_draws_the_same_with_and_without_the_shared_prefix(hf_backend):
+    config = GenerationConfig(max_new_tokens=8, temperature=0.7, top_p=0.9, seed=5)
+    conversations = [FEW_SHOT + FRANCE, FEW_SHOT + COLOUR]
+    reused = hf_backend.generate(conversations, config)
+    hf_backend.share_prefix = False
+    try:
+        assert hf_backend.generate(conversations, config) == reused
+    finally:
+        hf_backend.share_prefix = True

@@ -30,6 +30,7 @@ import pandas as pd
 from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
 from finelogic.eval.probing_data import TASKS, ProbeRow
+from finelogic.models.base import StatesRequest, hidden_states_of
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +39,9 @@ PREDICTION_COLUMNS = ("task", "problem_id", "step", "n_steps", "label", "predict
 LINEAR, MAJORITY, TEXT_ONLY = "linear probe", "majority class", "text only (candidate line)"
 #: Bootstrap resamples of test problems behind every CI.
 RESAMPLES = 1000
+#: Hidden-states requests (one per problem and row kind) handed to the backend per call; it runs several
+#: texts per forward pass, and the progress bar advances per call.
+EXTRACTION_CHUNK = 32
 
 
 
@@ -53,9 +57,11 @@ def extract_features(backend: Any, rows: Sequence[ProbeRow], *, layer: int = -1,
         rows: probing rows, any tasks and problems.
         layer: 0 = embeddings, -1 = last layer (after the final norm for Llama-style models: the paper's).
         normalize: L2-normalise every vector (the paper's vLLM embedding read-out does).
-        reuse_prefix: True: one forward pass per problem over its longest shared prefix, the states at
-            every row's prefix end read from it, and every suffix run on a copy of the prefix's KV cache.
-            False: the naive reference, one full pass per row over its exact text.
+        reuse_prefix: True: one request per problem and row kind (its longest shared prefix, the states
+            at every row's prefix end read from it, every suffix run on a copy of the prefix's KV cache),
+            the requests batched (:func:`finelogic.models.base.hidden_states_of`: several problems per
+            forward pass where the backend has ``hidden_states_batch``). False: the naive reference, one
+            full pass per row over its exact text.
     """
     features: list[np.ndarray | None] = [None] * len(rows)
     if not reuse_prefix:
@@ -65,23 +71,31 @@ def extract_features(backend: Any, rows: Sequence[ProbeRow], *, layer: int = -1,
     groups: dict[tuple[str, bool], list[int]] = {}
     for index, row in enumerate(rows):  # rows without a suffix are read at their prefix's end
         groups.setdefault((row.problem_id, row.suffix == ""), []).append(index)
-    for (_, bare), members in tqdm(groups.items(), desc="features", disable=_quiet(progress, len(groups))):
+    # One request per (problem, row kind): its longest prefix, every row's prefix end as a boundary, and
+    # each boundary's suffixes; the backend answers several requests per forward pass.
+    requests, layouts = [], []
+    for (_, bare), members in groups.items():
         prefixes = sorted({rows[i].prefix for i in members}, key=len)
         text = prefixes[-1]
         if not all(text.startswith(p) for p in prefixes):
             raise ValueError(f"rows of {rows[members[0]].problem_id!r} do not share one prefix")
-        boundaries = [len(p) for p in prefixes]
-        if bare:
-            states = backend.hidden_states(text, boundaries, layer=layer, normalize=normalize)
-            at = {p: states[b] for b, p in enumerate(prefixes)}
+        options: dict[str, Any] = {"layer": layer, "normalize": normalize}
+        suffixes = None if bare else [sorted({rows[i].suffix for i in members if rows[i].prefix == p})
+                                      for p in prefixes]
+        if suffixes is not None:
+            options["suffixes"] = suffixes
+        requests.append(StatesRequest(text, [len(p) for p in prefixes], options))
+        layouts.append((members, prefixes, suffixes))
+    chunks = [range(i, min(i + EXTRACTION_CHUNK, len(requests))) for i in range(0, len(requests), EXTRACTION_CHUNK)]
+    for chunk in tqdm(chunks, desc="features", unit="chunk", disable=_quiet(progress, len(requests))):
+        for k, states in zip(chunk, hidden_states_of(backend, [requests[k] for k in chunk])):
+            members, prefixes, suffixes = layouts[k]
+            if suffixes is None:
+                at = {(p, ""): states[b] for b, p in enumerate(prefixes)}
+            else:
+                at = {(p, s): states[b][c] for b, p in enumerate(prefixes) for c, s in enumerate(suffixes[b])}
             for i in members:
-                features[i] = at[rows[i].prefix]
-            continue
-        options = [sorted({rows[i].suffix for i in members if rows[i].prefix == p}) for p in prefixes]
-        states = backend.hidden_states(text, boundaries, layer=layer, normalize=normalize, suffixes=options)
-        at = {(p, s): states[b][c] for b, p in enumerate(prefixes) for c, s in enumerate(options[b])}
-        for i in members:
-            features[i] = at[rows[i].prefix, rows[i].suffix]
+                features[i] = at[rows[i].prefix, rows[i].suffix]
     return np.stack(features)  # type: ignore[arg-type]
 
 

@@ -8,7 +8,10 @@ process; ``OpenAIBackend`` talks to any OpenAI-compatible server. Both have
 * ``loglikelihood(requests) -> list[tuple[float, int, bool]]``: (context, continuation) pairs in,
   (sum of the continuation's token log-probs in nats, number of continuation tokens, whether
   greedy decoding would have produced the continuation) out;
-* ``hidden_states(text, boundaries, ...)``: representations for probing (in-process models only).
+* ``hidden_states(text, boundaries, ...)``: representations for probing (in-process models only);
+  ``hidden_states_batch(requests)`` answers many such calls at once (each a :class:`StatesRequest`),
+  and :func:`hidden_states_of` asks any backend for a list of them, one call each where the backend
+  has no batched form.
 """
 from __future__ import annotations
 
@@ -74,6 +77,30 @@ class GenerationConfig:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self) | {"stop": list(self.stop)}
+
+
+@dataclass(frozen=True)
+class StatesRequest:
+    """One ``hidden_states`` call as a record, so that many can go to a backend at once.
+
+    Attributes:
+        text: the text whose prefixes are read.
+        boundaries: the prefix ends (characters, or tokens with ``unit="token"``).
+        options: the call's keyword arguments as given (``layer``, ``suffixes``, ``normalize``,
+            ``unit``); only these, so the cache key of a request is the same either way it is asked.
+    """
+
+    text: str
+    boundaries: Sequence[int]
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def hidden_states_of(backend: Any, requests: Sequence[StatesRequest]) -> list[Any]:
+    """``backend.hidden_states_batch(requests)``, or one ``hidden_states`` call per request for a backend
+    that has only the single form (a stand-in model, a server that raises its own error)."""
+    if hasattr(backend, "hidden_states_batch"):
+        return backend.hidden_states_batch(requests)
+    return [backend.hidden_states(r.text, r.boundaries, **r.options) for r in requests]
 
 
 @dataclass

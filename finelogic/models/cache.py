@@ -37,7 +37,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from finelogic.models.base import BackendStats, Completion, Conversation, GenerationConfig, LoglikelihoodResult
+from finelogic.models.base import (BackendStats, Completion, Conversation, GenerationConfig, LoglikelihoodResult,
+                                   StatesRequest, hidden_states_of)
 
 log = logging.getLogger(__name__)
 
@@ -231,24 +232,28 @@ counted for the work sent through this wrapper.
 
     def hidden_states(self, text: str, boundaries: Sequence[int], **kwargs: Any) -> Any:
         """As the wrapped backend's ``hidden_states``; the arrays are stored as ``.npz`` files."""
-        request = {"kind": "hidden_states", "model": self.model_id, "text": text,
-                   "boundaries": [int(b) for b in boundaries], "options": _jsonable(kwargs)}
-        path = self.arrays / f"{request_key(request)}.npz"
-        if path.is_file():
-            self.stats.add(cache_hits=1)
-            with np.load(path, allow_pickle=False) as stored:
-                arrays = [stored[f"a{i}"] for i in range(int(stored["count"]))]
-                return arrays if bool(stored["nested"]) else arrays[0]
-        before = _counts(self.backend)
-        result = self.backend.hidden_states(text, boundaries, **kwargs)
-        self._mirror(before)
-        nested = isinstance(result, list)
-        arrays = result if nested else [result]
-        self.arrays.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=self.arrays, suffix=".tmp", delete=False) as handle:
-            np.savez(handle, count=len(arrays), nested=nested, **{f"a{i}": a for i, a in enumerate(arrays)})
-        os.replace(handle.name, path)
-        return result
+        return self.hidden_states_batch([StatesRequest(text, boundaries, kwargs)])[0]
+
+    def hidden_states_batch(self, requests: Sequence[StatesRequest]) -> list[Any]:
+        """As the wrapped backend's ``hidden_states_batch``: stored requests are read from their ``.npz``
+        files, the misses go to the backend ``chunk_size`` at a time, each answer stored as its own file."""
+        paths = [self.arrays / f"{request_key(_states_key(self.model_id, r))}.npz" for r in requests]
+        answers: list[Any] = [_load_states(path) if path.is_file() else None for path in paths]
+        self.stats.add(cache_hits=sum(a is not None for a in answers))
+        first_index: dict[Path, int] = {}  # a request asked twice in one call is computed once
+        for i, answer in enumerate(answers):
+            if answer is None:
+                first_index.setdefault(paths[i], i)
+        missing = list(first_index.values())
+        for start in range(0, len(missing), self.chunk_size):
+            chunk = missing[start:start + self.chunk_size]
+            before = _counts(self.backend)
+            results = hidden_states_of(self.backend, [requests[i] for i in chunk])
+            self._mirror(before)
+            for i, result in zip(chunk, results):
+                _store_states(paths[i], result)
+                answers[i] = result
+        return [answers[first_index[path]] if answer is None else answer for path, answer in zip(paths, answers)]
 
     # ------------------------------------------------------------------ shared
     def _mirror(self, before: dict[str, int]) -> None:
@@ -341,6 +346,27 @@ def _takes_on_result(method: Any) -> bool:
 
 def _text_record(text: Any) -> dict[str, Any]:
     return {"text": str(text), "finish_reason": getattr(text, "finish_reason", None)}
+
+
+def _states_key(model_id: str, request: StatesRequest) -> dict[str, Any]:
+    return {"kind": "hidden_states", "model": model_id, "text": request.text,
+            "boundaries": [int(b) for b in request.boundaries], "options": _jsonable(dict(request.options))}
+
+
+def _load_states(path: Path) -> Any:
+    with np.load(path, allow_pickle=False) as stored:
+        arrays = [stored[f"a{i}"] for i in range(int(stored["count"]))]
+        return arrays if bool(stored["nested"]) else arrays[0]
+
+
+def _store_states(path: Path, result: Any) -> None:
+    """One ``.npz`` per request, written to a temporary file and renamed (readers never see half a file)."""
+    nested = isinstance(result, list)
+    arrays = result if nested else [result]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".tmp", delete=False) as handle:
+        np.savez(handle, count=len(arrays), nested=nested, **{f"a{i}": a for i, a in enumerate(arrays)})
+    os.replace(handle.name, path)
 
 
 def _jsonable(value: Any) -> Any:

@@ -2,20 +2,25 @@
 
 Three verbs, each doing as little model work as the maths allows:
 
-* ``generate``: chat template, left-padded batches of similar length, stop strings.
-* ``loglikelihood``: lm-eval's tokenisation; continuations that share a context are scored from
-  one forward pass over that context (its KV cache is reused for every continuation).
-* ``hidden_states``: one forward pass gives the state at every prefix boundary (causal masking
-  makes the state at position t depend on tokens <= t only); suffixes appended after a boundary
-  read the text's KV cache through an attention mask that stops at the boundary, batched, instead
-  of re-encoding the prefix.
+* ``generate``: chat template, left-padded batches of similar length, stop strings; the longest token
+  prefix shared by a batch's prompts (system prompt, few-shot demonstrations) is encoded once and its KV
+  cache reused by every prompt of the batch, as vLLM's prefix caching does.
+* ``loglikelihood``: lm-eval's tokenisation; many contexts are encoded in one left-padded forward pass
+  and every continuation is scored from its context's KV cache, all continuations of the batch in
+  padded passes of their own (a context is never re-encoded per continuation).
+* ``hidden_states`` / ``hidden_states_batch``: one forward pass gives the state at every prefix
+  boundary (causal masking makes the state at position t depend on tokens <= t only), several texts
+  per pass; suffixes appended after a boundary read the text's KV cache through an attention mask that
+  stops at the boundary, batched, instead of re-encoding the prefix.
 
-The slow reference paths (one full pass per request / per prefix) stay available
-(``share_context=False``, ``reuse_prefix=False``): tests check both give the same numbers.
+The slow reference paths (one full pass per request / per prefix / per prompt) stay available
+(``share_context=False``, ``reuse_prefix=False``, ``share_prefix=False``): tests check they give the
+same numbers.
 """
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -24,7 +29,7 @@ from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 from transformers import StoppingCriteria
 
 from finelogic.models.base import (BackendStats, Completion, Conversation, GenerationConfig, LoglikelihoodResult,
-                                   split_whitespace, truncate_at_stop)
+                                   StatesRequest, split_whitespace, truncate_at_stop)
 
 
 Suffixes = str | Sequence[str] | Sequence[Sequence[str]] | None
@@ -40,15 +45,18 @@ class HFBackend:
             lead to a tokenizer (e.g. ``random_init_like``); a name/path or a tokenizer object.
         device: where to put the model when ``device_map`` is None (``"cpu"``, ``"cuda"``, ...).
         dtype: weights' dtype when loading (float32 on CPU; bfloat16 is usual on GPUs).
-        batch_size: sequences per forward/generate call.
+        batch_size: sequences per forward/generate call (contexts, continuations, texts or suffixes
+            per pass; prompts per ``generate`` call).
         device_map: ``"auto"`` spreads a large model over the visible GPUs (accelerate).
         share_context: score continuations of one context from a shared KV cache (default); False
             runs one full forward pass per (context, continuation), as lm-eval does.
+        share_prefix: encode the token prefix shared by a generation batch's prompts once (default);
+            False encodes every prompt whole.
     """
 
     def __init__(self, model: Any = None, tokenizer: Any = None, *, device: str = "cpu",
                  dtype: torch.dtype = torch.float32, batch_size: int = 8, device_map: str | None = None,
-                 share_context: bool = True) -> None:
+                 share_context: bool = True, share_prefix: bool = True) -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         if model is None:
@@ -70,6 +78,7 @@ class HFBackend:
             tokenizer.pad_token = tokenizer.eos_token
         self.batch_size = batch_size
         self.share_context = share_context
+        self.share_prefix = share_prefix
         self.stats = BackendStats()
 
     @property
@@ -117,7 +126,14 @@ class HFBackend:
     def _generate_batch(self, prompts: list[list[int]], config: GenerationConfig) -> list[str]:
         from transformers import StoppingCriteriaList
 
-        input_ids, attention_mask = _left_pad(prompts, self.tokenizer.pad_token_id, self.device)
+        shared = _common_prefix(prompts) if self.share_prefix and len(prompts) > 1 else 0
+        # Prefix caching: the shared prefix is encoded once and its KV cache copied to every row; the
+        # rows are prefix + left-padded suffix, so the mask has its zeros in the middle and generate()
+        # takes the position ids from the mask's cumsum (the same positions as without padding).
+        suffix_ids, suffix_mask = _left_pad([p[shared:] for p in prompts], self.tokenizer.pad_token_id, self.device)
+        prefix = torch.tensor([prompts[0][:shared]] * len(prompts), device=self.device, dtype=suffix_ids.dtype)
+        input_ids = torch.cat([prefix, suffix_ids], dim=1)
+        attention_mask = torch.cat([torch.ones_like(prefix), suffix_mask], dim=1)
         kwargs: dict[str, Any] = dict(max_new_tokens=config.max_new_tokens, pad_token_id=self.tokenizer.pad_token_id,
                                       eos_token_id=self.tokenizer.eos_token_id)
         if config.greedy:
@@ -130,10 +146,13 @@ class HFBackend:
         with torch.random.fork_rng(devices=[] if self.device.type == "cpu" else [self.device]):
             if config.seed is not None:
                 torch.manual_seed(config.seed)
+            if shared:
+                kwargs["past_key_values"] = _select_cache(self._prefix_cache(prompts[0][:shared]), [0] * len(prompts))
             output = self.model.generate(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
         new = output[:, input_ids.shape[1]:]
         lengths = [_length_until(row, self.tokenizer.eos_token_id) for row in new.tolist()]
-        self.stats.add(calls=1, prompt_tokens=sum(map(len, prompts)), generated_tokens=sum(lengths))
+        self.stats.add(calls=1, prompt_tokens=sum(len(p) - shared for p in prompts),
+                       generated_tokens=sum(lengths))
         texts = self.tokenizer.batch_decode(new, skip_special_tokens=True)
         completions = []
         for text, length in zip(texts, lengths):
@@ -141,6 +160,12 @@ class HFBackend:
             ended = length < config.max_new_tokens or len(cut) < len(text)
             completions.append(Completion(cut, "stop" if ended else "length"))
         return completions
+
+    def _prefix_cache(self, prefix: list[int]) -> Any:
+        """The KV cache of ``prefix`` (one row), from one forward pass."""
+        out = self.model(input_ids=torch.tensor([prefix], device=self.device), use_cache=True, logits_to_keep=1)
+        self.stats.add(calls=1, prompt_tokens=len(prefix))
+        return out.past_key_values
 
     # ------------------------------------------------------------- loglikelihood
     @torch.inference_mode()
@@ -161,16 +186,21 @@ class HFBackend:
         for i, (ctx, _) in enumerate(encoded):
             groups.setdefault(tuple(ctx), []).append(i)
         results: list[LoglikelihoodResult | None] = [None] * len(encoded)
-        shared = [ids for ids in groups.values() if len(ids) > 1 and self.share_context]
+        # Contexts of similar length share a batch (little padding); singles need no shared cache.
+        shared = sorted((ids for ids in groups.values() if len(ids) > 1 and self.share_context),
+                        key=lambda ids: -len(encoded[ids[0]][0]))
         singles = sorted((i for ids in groups.values() if len(ids) == 1 or not self.share_context for i in ids),
-                         key=lambda i: -sum(map(len, encoded[i])))  # similar lengths share a batch
+                         key=lambda i: -sum(map(len, encoded[i])))
+        context_batches = [shared[i:i + self.batch_size] for i in range(0, len(shared), self.batch_size)]
         batches = [singles[i:i + self.batch_size] for i in range(0, len(singles), self.batch_size)]
         with tqdm(total=len(encoded), desc="loglikelihood", disable=len(encoded) < 64) as bar:
-            for ids in shared:
-                scores = self._score_shared(encoded[ids[0]][0], [encoded[i][1] for i in ids])
-                for i, score in zip(ids, scores):
-                    results[i] = score
-                bar.update(len(ids))
+            for batch in context_batches:
+                scores = self._score_shared([encoded[ids[0]][0] for ids in batch],
+                                            [[encoded[i][1] for i in ids] for ids in batch])
+                for ids, group_scores in zip(batch, scores):
+                    for i, score in zip(ids, group_scores):
+                        results[i] = score
+                bar.update(sum(map(len, batch)))
             for batch in batches:
                 for i, score in zip(batch, self._score_full([encoded[i] for i in batch])):
                     results[i] = score
@@ -204,29 +234,45 @@ class HFBackend:
         self.stats.add(calls=1, prompt_tokens=sum(map(len, sequences)))
         return [_score(logits[row, keep - len(cont):], cont) for row, (_, cont) in enumerate(pairs)]
 
-    def _score_shared(self, context: list[int], continuations: list[list[int]]) -> list[LoglikelihoodResult]:
-        """Encode ``context`` once; score every continuation from a copy of its KV cache."""
-        ctx = torch.tensor([context], device=self.device)
-        out = self.model(input_ids=ctx, use_cache=True, logits_to_keep=1)
-        self.stats.add(calls=1, prompt_tokens=len(context))
-        first = out.logits[0, -1:]  # predicts every continuation's first token
-        results: list[LoglikelihoodResult] = []
-        for start in range(0, len(continuations), self.batch_size):
-            chunk = continuations[start:start + self.batch_size]
-            inputs = [cont[:-1] for cont in chunk]
+    def _score_shared(self, contexts: list[list[int]],
+                      continuations: list[list[list[int]]]) -> list[list[LoglikelihoodResult]]:
+        """Encode several contexts in one left-padded pass; score each one's continuations from its KV cache.
+
+        The continuations of all contexts run ``batch_size`` rows per pass, right-padded (pads sit after
+        the real tokens, so causal masking hides them), each row reading its own context's cache through
+        that context's padding mask, with position ids that continue from the context's real length.
+        """
+        input_ids, mask = _left_pad(contexts, self.tokenizer.pad_token_id, self.device)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        out = self.model(input_ids=input_ids, attention_mask=mask, position_ids=positions, use_cache=True,
+                         logits_to_keep=1)
+        self.stats.add(calls=1, prompt_tokens=sum(map(len, contexts)))
+        first = out.logits[:, -1]  # row b predicts the first token of every continuation of context b
+        rows = [(b, cont) for b, conts in enumerate(continuations) for cont in conts]
+        scored: list[LoglikelihoodResult] = []
+        for start in range(0, len(rows), self.batch_size):
+            chunk = rows[start:start + self.batch_size]
+            inputs = [cont[:-1] for _, cont in chunk]
             width = max(map(len, inputs))
-            if width == 0:
-                results += [_score(first, cont) for cont in chunk]
+            if width == 0:  # one-token continuations: the context pass has all it needs
+                scored += [_score(first[b:b + 1], cont) for b, cont in chunk]
                 continue
-            # Right padding: pads sit after the real tokens, so causal masking hides them.
+            which = [b for b, _ in chunk]
             padded = torch.tensor([ids + [self.tokenizer.pad_token_id] * (width - len(ids)) for ids in inputs],
                                   device=self.device)
-            cache = _copy_cache(out.past_key_values, len(context), len(chunk))
-            logits = self.model(input_ids=padded, past_key_values=cache, use_cache=True).logits
+            row_mask = torch.cat([mask[which], torch.ones(len(chunk), width, dtype=mask.dtype, device=self.device)], 1)
+            row_positions = (torch.tensor([len(contexts[b]) for b in which], device=self.device)[:, None]
+                             + torch.arange(width, device=self.device))
+            logits = self.model(input_ids=padded, attention_mask=row_mask, position_ids=row_positions,
+                                past_key_values=_select_cache(out.past_key_values, which), use_cache=True).logits
             self.stats.add(calls=1, prompt_tokens=sum(map(len, inputs)))
-            for row, cont in enumerate(chunk):
-                results.append(_score(torch.cat([first, logits[row, :len(cont) - 1]]), cont))
-        return results
+            scored += [_score(torch.cat([first[b:b + 1], logits[row, :len(cont) - 1]]), cont)
+                       for row, (b, cont) in enumerate(chunk)]
+        grouped, offset = [], 0
+        for conts in continuations:
+            grouped.append(scored[offset:offset + len(conts)])
+            offset += len(conts)
+        return grouped
 
     # ------------------------------------------------------------- hidden states
     @torch.inference_mode()
@@ -261,19 +307,37 @@ class HFBackend:
             With candidate lists: a list with one ``(len(candidates_i), hidden_size)`` array per
             boundary.
         """
-        ids, ends = self._prefix_tokens(text, boundaries, unit)
-        texts, nested = _normalise_suffixes(suffixes, len(ends))
-        candidates = None if texts is None else [[self._encode(t) for t in options] for options in texts]
-        if candidates is not None and not all(all(options) for options in candidates):
-            raise ValueError("every suffix must add at least one token")
+        options = dict(layer=layer, suffixes=suffixes, normalize=normalize, unit=unit)
         if reuse_prefix:
-            states = self._states_one_pass(ids, ends, candidates, layer)
-        else:
-            states = self._states_naive(ids, ends, candidates, layer)
-        states = [s.float().cpu().numpy().astype(np.float32) for s in states]
-        if normalize:
-            states = [s / np.linalg.norm(s, axis=-1, keepdims=True) for s in states]
-        return states if nested else np.stack([s[0] for s in states])
+            return self.hidden_states_batch([StatesRequest(text, boundaries, options)])[0]
+        prepared = self._prepare_states(StatesRequest(text, boundaries, options))
+        states = self._states_naive(prepared.ids, prepared.ends, prepared.candidates, layer)
+        return _finish_states(states, prepared)
+
+    @torch.inference_mode()
+    def hidden_states_batch(self, requests: Sequence[StatesRequest]) -> list[np.ndarray | list[np.ndarray]]:
+        """``hidden_states`` for many texts: ``batch_size`` texts per left-padded forward pass.
+
+        Each request holds one call's arguments (``StatesRequest(text, boundaries, {"layer": -1, ...})``);
+        the answers, in request order, are exactly what ``hidden_states`` returns for each (within
+        float32 noise: padding changes the order of a few sums).
+        """
+        prepared = [self._prepare_states(r) for r in requests]
+        states = self._states_batched(prepared)
+        return [_finish_states(s, p) for s, p in zip(states, prepared)]
+
+    def _prepare_states(self, request: StatesRequest) -> "_PreparedStates":
+        options = dict(request.options)
+        unknown = set(options) - {"layer", "suffixes", "normalize", "unit"}
+        if unknown:
+            raise TypeError(f"hidden_states got unexpected options {sorted(unknown)}")
+        ids, ends = self._prefix_tokens(request.text, request.boundaries, options.get("unit", "char"))
+        texts, nested = _normalise_suffixes(options.get("suffixes"), len(ends))
+        candidates = None if texts is None else [[self._encode(t) for t in choices] for choices in texts]
+        if candidates is not None and not all(all(choices) for choices in candidates):
+            raise ValueError("every suffix must add at least one token")
+        return _PreparedStates(ids, ends, candidates, int(options.get("layer", -1)),
+                               bool(options.get("normalize", False)), nested)
 
     def _prefix_tokens(self, text: str, boundaries: Sequence[int], unit: str) -> tuple[list[int], list[int]]:
         """Token ids up to the last boundary and, per boundary, its prefix length in tokens."""
@@ -300,50 +364,103 @@ class HFBackend:
             raise ValueError("two boundaries fall on the same token (a piece of whitespace only?)")
         return ids, ends
 
-    def _forward_states(self, input_ids: torch.Tensor, layer: int, cache: Any = None,
-                        **kwargs: Any) -> tuple[torch.Tensor, Any]:
-        out = self.model(input_ids=input_ids, past_key_values=cache, use_cache=True, output_hidden_states=True,
-                         **kwargs)
+    def _forward_states(self, input_ids: torch.Tensor, layer: int) -> torch.Tensor:
+        out = self.model(input_ids=input_ids, use_cache=False, output_hidden_states=True, logits_to_keep=1)
         self.stats.add(calls=1, prompt_tokens=int(input_ids.numel()))
-        return out.hidden_states[layer], out.past_key_values
+        return out.hidden_states[layer]
 
-    def _states_one_pass(self, ids: list[int], ends: list[int], candidates: list[list[list[int]]] | None,
-                         layer: int) -> list[torch.Tensor]:
-        states, cache = self._forward_states(torch.tensor([ids], device=self.device), layer)
-        if candidates is None:
-            return [states[0, end - 1][None] for end in ends]
-        # Every (boundary, suffix) pair becomes one row of a batch that reads the whole text's KV
-        # cache through an attention mask hiding the tokens after that row's boundary; the
-        # suffix's position ids continue from the boundary. Exact, and one call per batch of
-        # suffixes instead of one per boundary.
-        rows = [(end, option) for end, options in zip(ends, candidates) for option in options]
-        total = len(ids)
-        read: list[torch.Tensor] = []
-        for start in range(0, len(rows), self.batch_size):
-            chunk = rows[start:start + self.batch_size]
-            width = max(len(o) for _, o in chunk)
-            padded = torch.tensor([o + [self.tokenizer.pad_token_id] * (width - len(o)) for _, o in chunk],
-                                  device=self.device)
-            mask = torch.tensor([[1] * end + [0] * (total - end) + [1] * width for end, _ in chunk], device=self.device)
-            positions = torch.tensor([list(range(end, end + width)) for end, _ in chunk], device=self.device)
-            h, _ = self._forward_states(padded, layer, _copy_cache(cache, total, len(chunk)),
-                                        attention_mask=mask, position_ids=positions)
-            read += [h[r, len(o) - 1] for r, (_, o) in enumerate(chunk)]
-        result, offset = [], 0
-        for options in candidates:
-            result.append(torch.stack(read[offset:offset + len(options)]))
-            offset += len(options)
-        return result
+    def _states_batched(self, items: list["_PreparedStates"]) -> list[list[torch.Tensor]]:
+        """Per item, one ``(n_i, hidden)`` tensor per boundary, texts ``batch_size`` per pass (longest first).
+
+        Every (boundary, suffix) pair of the batch's texts becomes one row of a suffix pass that reads its
+        text's KV cache through the text's padding mask, cut at that row's boundary; the suffix's position
+        ids continue from the boundary. Exact, and one call per ``batch_size`` suffixes.
+        """
+        results: list[list[torch.Tensor]] = [[] for _ in items]
+        order = sorted(range(len(items)), key=lambda i: -len(items[i].ids))
+        batches = [order[i:i + self.batch_size] for i in range(0, len(order), self.batch_size)]
+        for batch in tqdm(batches, desc="hidden states", disable=len(batches) < 8):
+            input_ids, mask = _left_pad([items[i].ids for i in batch], self.tokenizer.pad_token_id, self.device)
+            positions = (mask.cumsum(-1) - 1).clamp(min=0)
+            need_cache = any(items[i].candidates is not None for i in batch)
+            out = self.model(input_ids=input_ids, attention_mask=mask, position_ids=positions, use_cache=need_cache,
+                             output_hidden_states=True, logits_to_keep=1)
+            self.stats.add(calls=1, prompt_tokens=sum(len(items[i].ids) for i in batch))
+            width = input_ids.shape[1]
+            rows = []  # (row of the batch, item, boundary's end in the padded row, suffix)
+            for row, i in enumerate(batch):
+                item, pad = items[i], width - len(items[i].ids)
+                if item.candidates is None:
+                    hidden = out.hidden_states[item.layer]
+                    results[i] = [hidden[row, pad + end - 1][None] for end in item.ends]
+                else:
+                    rows += [(row, i, pad + end, option) for end, choices in zip(item.ends, item.candidates)
+                             for option in choices]
+            read: dict[int, list[torch.Tensor]] = {}
+            for start in range(0, len(rows), self.batch_size):
+                chunk = rows[start:start + self.batch_size]
+                longest = max(len(o) for *_, o in chunk)
+                padded = torch.tensor([o + [self.tokenizer.pad_token_id] * (longest - len(o)) for *_, o in chunk],
+                                      device=self.device)
+                which = [row for row, *_ in chunk]
+                row_mask = mask[which].clone()
+                for r, (_, _, cut, _) in enumerate(chunk):
+                    row_mask[r, cut:] = 0  # the text after this row's boundary is not there for it
+                row_mask = torch.cat([row_mask, torch.ones(len(chunk), longest, dtype=mask.dtype, device=self.device)], 1)
+                row_positions = (torch.tensor([cut - (width - len(items[i].ids)) for _, i, cut, _ in chunk],
+                                              device=self.device)[:, None] + torch.arange(longest, device=self.device))
+                suffix_out = self.model(input_ids=padded, attention_mask=row_mask, position_ids=row_positions,
+                                        past_key_values=_select_cache(out.past_key_values, which), use_cache=True,
+                                        output_hidden_states=True, logits_to_keep=1)
+                self.stats.add(calls=1, prompt_tokens=int(padded.numel()))
+                for r, (_, i, _, option) in enumerate(chunk):
+                    read.setdefault(i, []).append(suffix_out.hidden_states[items[i].layer][r, len(option) - 1])
+            for i, states in read.items():
+                offset = 0
+                for choices in items[i].candidates:
+                    results[i].append(torch.stack(states[offset:offset + len(choices)]))
+                    offset += len(choices)
+        return results
 
     def _states_naive(self, ids: list[int], ends: list[int], candidates: list[list[list[int]]] | None,
                       layer: int) -> list[torch.Tensor]:
         result = []
         for i, end in enumerate(ends):
             options = [[]] if candidates is None else candidates[i]
-            rows = [self._forward_states(torch.tensor([ids[:end] + o], device=self.device), layer)[0][0, -1]
+            rows = [self._forward_states(torch.tensor([ids[:end] + o], device=self.device), layer)[0, -1]
                     for o in options]
             result.append(torch.stack(rows))
         return result
+
+
+@dataclass(frozen=True)
+class _PreparedStates:
+    """A hidden-states request in tokens: the text's ids, each boundary's end, each boundary's suffixes."""
+
+    ids: list[int]
+    ends: list[int]
+    candidates: list[list[list[int]]] | None
+    layer: int
+    normalize: bool
+    nested: bool
+
+
+def _finish_states(states: list[torch.Tensor], prepared: _PreparedStates) -> np.ndarray | list[np.ndarray]:
+    """float32 arrays, normalised if asked, in the shape ``hidden_states`` documents."""
+    arrays = [s.float().cpu().numpy().astype(np.float32) for s in states]
+    if prepared.normalize:
+        arrays = [a / np.linalg.norm(a, axis=-1, keepdims=True) for a in arrays]
+    return arrays if prepared.nested else np.stack([a[0] for a in arrays])
+
+
+def _common_prefix(sequences: list[list[int]]) -> int:
+    """Length of the longest token prefix all ``sequences`` share, leaving each at least one token."""
+    shortest = min(map(len, sequences))
+    first = sequences[0]
+    n = 0
+    while n < shortest - 1 and all(s[n] == first[n] for s in sequences):
+        n += 1
+    return n
 
 
 def _normalise_suffixes(suffixes: Suffixes, n: int) -> tuple[list[list[str]] | None, bool]:
@@ -366,17 +483,22 @@ def _left_pad(sequences: list[list[int]], pad_id: int, device: torch.device) -> 
     return ids, mask
 
 
-def _copy_cache(cache: Any, length: int, copies: int) -> Any:
-    """A new DynamicCache holding the first ``length`` positions of ``cache``, repeated ``copies`` times."""
+def _select_cache(cache: Any, rows: Sequence[int]) -> Any:
+    """A new DynamicCache whose batch row ``k`` is row ``rows[k]`` of ``cache`` (rows may repeat)."""
     from transformers import DynamicCache
 
     new = DynamicCache()
-    layers = cache.layers if hasattr(cache, "layers") else zip(cache.key_cache, cache.value_cache)
-    for index, layer in enumerate(layers):
-        keys, values = (layer.keys, layer.values) if hasattr(layer, "keys") else layer
-        new.update(keys[:1, :, :length].expand(copies, -1, -1, -1).contiguous(),
-                   values[:1, :, :length].expand(copies, -1, -1, -1).contiguous(), index)
+    index = torch.tensor(list(rows), device=_cache_tensors(cache)[0][0].device)
+    for number, (keys, values) in enumerate(_cache_tensors(cache)):
+        new.update(keys.index_select(0, index), values.index_select(0, index), number)
     return new
+
+
+def _cache_tensors(cache: Any) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """(keys, values) per layer, for the cache layouts of transformers 4.5x."""
+    if hasattr(cache, "layers"):
+        return [(layer.keys, layer.values) for layer in cache.layers]
+    return list(zip(cache.key_cache, cache.value_cache))
 
 
 def _score(logits: torch.Tensor, continuation: list[int]) -> LoglikelihoodResult:
