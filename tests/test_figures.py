@@ -51,6 +51,17 @@ def assert_book_figure(fig):
         assert any(a.get_xlabel() for a in siblings_x), ax.get_title()
         for label in ax.get_xticklabels():
             assert not label.get_text().startswith("("), label.get_text()  # no raw tuples
+    labels = []
+    for ax in panels:
+        low, high = sorted(ax.get_xlim())
+        labels += [t for t in ax.get_xticklabels() if low - 1e-9 <= t.get_position()[0] <= high + 1e-9]
+        low, high = sorted(ax.get_ylim())
+        labels += [t for t in ax.get_yticklabels() if low - 1e-9 <= t.get_position()[1] <= high + 1e-9]
+        labels += [ax.xaxis.label, ax.yaxis.label]
+    labels = [t for t in labels if t.get_visible() and t.get_text().strip()]
+    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in labels]
+    for i, (a, box_a) in enumerate(boxes):  # no axis or tick label runs into another
+        assert not any(box_a.overlaps(box_b) for _, box_b in boxes[i + 1:]), (a, [b for b, _ in boxes])
     for legend in fig.legends:
         box = legend.get_window_extent(renderer)
         for ax in panels:
@@ -125,6 +136,18 @@ def test_soundness_dot_plot_marks_a_row_with_nothing_scored_instead_of_leaving_i
     labels = [t.get_text().replace("\n", " ") for t in fig.axes[0].get_yticklabels()]
     assert labels[0] == "paper: GPT-4o / Few-shot" and labels[-1] == "ours: m / CoT"
     assert all(fig.axes[0].get_shared_y_axes().joined(fig.axes[0], ax) for ax in fig.axes)
+
+
+def test_table4_dot_plot_gives_each_task_its_own_scale_from_zero():
+    ours = pd.DataFrame({"CSS": [2.5], "RFI": [0.0], "NSD": [0.0]}, index=[("m", "linear probe")])
+    fig = figures.paper_vs_ours(ours, paper_table("table4")[list(ours.columns)], shared_x=False, xlim=None,
+                                xlabels={"CSS": "steps (mean correctness span)", "RFI": "% of test problems",
+                                         "NSD": "% of test problems"}, title="Table 4")
+    assert_book_figure(fig)
+    css, rfi, nsd = fig.axes
+    assert css.get_xlim()[0] < 0 < 9.7 < css.get_xlim()[1] < 11  # the paper's largest CSS is 9.7 steps
+    assert nsd.get_xlim()[1] > 51.5  # the paper's largest NSD
+    assert [t.get_text().replace("\n", " ") for t in css.get_yticklabels()][-1] == "ours: m / linear probe"
 
 
 def test_logicmark_hop_figure_draws_the_cards_rows_dashed_beside_ours_with_bands_and_chance():

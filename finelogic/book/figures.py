@@ -333,15 +333,17 @@ def paper_vs_ours(ours: pd.DataFrame, reported: pd.DataFrame, *, title: str, xla
         shared_x: all panels on one x scale (False where units differ, e.g. Table 4's steps vs %).
     """
     metrics = list(ours.columns)
-    rows = [(f"{reference_name}: {label(i)}", "paper", i) for i in reported.index] + \
-           [(f"ours: {label(i)}", "ours", i) for i in ours.index]
-    fig, axes = new_figure(1, len(metrics), height=1.5 + 0.36 * len(rows), sharey=True, sharex=shared_x)
+    rows = [(f"{reference_name}: {label(i)}", "paper", k) for k, i in enumerate(reported.index)] + \
+           [(f"ours: {label(i)}", "ours", k) for k, i in enumerate(ours.index)]
+    fig, axes = new_figure(1, len(metrics), height=1.5 + 0.42 * len(rows), sharey=True, sharex=shared_x)
     y = {name: k for k, (name, _, _) in enumerate(rows)}
+
+    def cell(frame, position, metric):  # by position: an index of tuples is ambiguous to .loc
+        return pd.to_numeric(frame[metric].iloc[position], errors="coerce") if metric in frame else np.nan
+
     for ax, metric in zip(axes[0], metrics):
-        for name, source, key in rows:
-            frame = reported if source == "paper" else ours
-            value = pd.to_numeric(pd.Series([frame.loc[key, metric] if metric in frame else np.nan]),
-                                  errors="coerce").iloc[0]
+        for name, source, position in rows:
+            value = float(cell(reported if source == "paper" else ours, position, metric))
             if source == "paper":
                 ax.plot([value], [y[name]], marker="o", markersize=8, markerfacecolor="white",
                         markeredgecolor=REFERENCE_COLOUR, markeredgewidth=1.5, linestyle="none",
@@ -354,13 +356,13 @@ def paper_vs_ours(ours: pd.DataFrame, reported: pd.DataFrame, *, title: str, xla
                         label="ours: no value (nothing scored)")
                 continue
             if low is not None and high is not None:
-                lo, hi = float(low.loc[key, metric]), float(high.loc[key, metric])
+                lo, hi = float(cell(low, position, metric)), float(cell(high, position, metric))
                 if not (np.isnan(lo) or np.isnan(hi)):
                     ax.plot([lo, hi], [y[name]] * 2, color=colour, linewidth=2.5, alpha=0.5,
                             label="ours: 95% interval", solid_capstyle="butt")
             ax.plot([value], [y[name]], marker="o", markersize=8, color=colour, linestyle="none",
                     label="ours (this run)")
-        ax.set_xlabel(xlabels if isinstance(xlabels, str) else xlabels.get(metric, metric))
+        ax.set_xlabel(wrap(xlabels if isinstance(xlabels, str) else xlabels.get(metric, metric), 16))
         ax.set_title(wrap(_metric_title(metric), 24))
         if xlim and shared_x:
             ax.set_xlim(xlim[0] - 5, xlim[1] + 5)
