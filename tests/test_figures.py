@@ -62,6 +62,12 @@ def assert_book_figure(fig):
     boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in labels]
     for i, (a, box_a) in enumerate(boxes):  # no axis or tick label runs into another
         assert not any(box_a.overlaps(box_b) for _, box_b in boxes[i + 1:]), (a, [b for b, _ in boxes])
+    page = fig.bbox
+    ticks = {id(t) for ax in fig.axes for t in [*ax.get_xticklabels(), *ax.get_yticklabels()]}
+    for t in [t for t in texts(fig) if id(t) not in ticks] + labels:  # nothing cut off at the figure's edge
+        box = t.get_window_extent(renderer)
+        assert box.x0 >= page.x0 - 1 and box.x1 <= page.x1 + 1 and box.y0 >= page.y0 - 1 and box.y1 <= page.y1 + 1, \
+            t.get_text()
     for legend in fig.legends:
         box = legend.get_window_extent(renderer)
         for ax in panels:

@@ -267,7 +267,7 @@ def accuracy_by_group(table: pd.DataFrame, *, title: str, ylabel: str = "accurac
         ax.set_ylim(ylim[0] - 2, ylim[1] + 2)
     if len(table) and _all_zero_or_missing(table):
         title = f"{title} ({_summary(table)})"
-    ax.set_title(wrap(title, 70) if own else wrap(title, 40))
+    ax.set_title(wrap(title, 60) if own else wrap(title, 40))
     if own:
         legend_below(fig)
         finish(fig, alt=f"Line chart: {title}. {ylabel} by {ax.get_xlabel()} "
@@ -307,7 +307,7 @@ def grouped_bars(table: pd.DataFrame, *, title: str, ylabel: str = "accuracy (%)
     ax.set_ylabel(ylabel)
     if ylim:
         ax.set_ylim(*ylim)
-    ax.set_title(wrap(title, 70))
+    ax.set_title(wrap(title, 60))
     if own:
         legend_below(fig)
         finish(fig, alt=f"Bar chart: {title}. {ylabel} per {xlabel or 'group'} "
@@ -376,7 +376,7 @@ def paper_vs_ours(ours: pd.DataFrame, reported: pd.DataFrame, *, title: str, xla
     axes[0, 0].invert_yaxis()
     axes[0, 0].set_ylabel("model / setting")
     fig.get_layout_engine().set(wspace=0.06)
-    fig.suptitle(wrap(title, 80))
+    fig.suptitle(wrap(title, 60))
     legend_below(fig)
     finish(fig, alt=f"Dot plot: {title}. One panel per metric ({', '.join(map(_metric_title, metrics))}); rows: "
                     f"the {reference_name}'s {len(reported)} reported rows as hollow grey circles, then our "
@@ -440,7 +440,7 @@ def accuracy_bars(summary: pd.DataFrame, *, names: dict[str, str] | None = None,
         ax.set_ylim(-3, 103)
     set_categories(axes[-1, 0], datasets)
     axes[-1, 0].set_xlabel("dataset")
-    fig.suptitle(wrap(title, 80))
+    fig.suptitle(wrap(title, 60))
     legend_below(fig)
     return finish(fig, alt=f"Bar chart in {len(settings)} panel(s), one per prompting setting "
                            f"({', '.join(settings)}): accuracy (%) per dataset ({', '.join(datasets)}). Bars: ours "
