@@ -101,6 +101,10 @@ class HFBackend:
             on_result: called with (index, completion) as each batch finishes (the cache stores
                 answers this way, so a crash loses at most the batch in flight).
 
+        Prompts run ``batch_size`` at a time, longest first; with ``share_prefix`` (the default) the
+        token prefix all prompts of a batch share (system prompt, few-shot demonstrations) is encoded
+        once and its KV cache copied to every row: greedy outputs are the same as without.
+
         Returns:
             One completion per conversation, in input order, without special tokens, cut before
             the first stop string.
