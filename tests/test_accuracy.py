@@ -314,7 +314,8 @@ def test_accuracy_run_overrides_replace_profile_keys_and_unknown_ones_are_refuse
 def test_accuracy_run_writes_and_reads_back_the_same_tables(tmp_path):
     from finelogic.runs.accuracy import AccuracyRun
 
-    run = _smoke_run(Says("__DISPROVED__", ""), settings=["Direct", "Sel-Inf"])
+    run = _smoke_run(SaysAndScores("__DISPROVED__", ""), settings=["Direct", "Sel-Inf"])
+    assert run.records["forced_correct"].notna().any() and run.records["forced_correct"].isna().any()
     paths = run.write(tmp_path / "accuracy")
     assert sorted(p.name for p in paths) == ["records.csv", "run.json", "sets.csv", "traces.csv"]
     back = AccuracyRun.read(tmp_path / "accuracy")

@@ -113,14 +113,12 @@ def forced_choice(problems: Sequence[Problem], records: pd.DataFrame, backend: A
         rows[index] = {"forced_prediction": prediction, "forced_correct": prediction == records.at[index, "gold"],
                        **{column: lls.get(label, math.nan) for label, column in LOGLIKELIHOOD_COLUMNS.items()},
                        "forced_reason": None}
-    frame = pd.DataFrame([rows[i] for i in records.index], index=records.index, columns=list(FORCED_COLUMNS))
-    return frame.astype({"forced_correct": "boolean"})
+    return _frame([rows[i] for i in records.index], records.index)
 
 
 def unscored_columns(records: pd.DataFrame, reason: str) -> pd.DataFrame:
     """:data:`FORCED_COLUMNS` for records forced choice does not score, every row saying ``reason``."""
-    frame = pd.DataFrame([_unscored(reason)] * len(records), index=records.index, columns=list(FORCED_COLUMNS))
-    return frame.astype({"forced_correct": "boolean"})
+    return _frame([_unscored(reason)] * len(records), records.index)
 
 
 def summarize_forced(records: pd.DataFrame, by: str | Sequence[str] = ("dataset",), *,
@@ -142,6 +140,17 @@ def summarize_forced(records: pd.DataFrame, by: str | Sequence[str] = ("dataset"
         lambda d: max(chance_level(x) for x in d))
     summary["chance"] = [chance[tuple(r) if len(keys) > 1 else r[0]] for r in summary[keys].itertuples(index=False)]
     return summary[[*keys, "n", "correct", "accuracy", "ci_low", "ci_high", "chance"]]
+
+
+def _frame(rows: list[dict[str, Any]], index: pd.Index) -> pd.DataFrame:
+    """Rows as :data:`FORCED_COLUMNS`: texts as objects (None stays None, as a written run reads back),
+    ``forced_correct`` as nullable booleans, log-likelihoods as floats."""
+    def column(name: str) -> pd.Series:
+        values = [row[name] for row in rows]
+        dtype = "boolean" if name == "forced_correct" else float if name.startswith("forced_ll") else object
+        return pd.Series(values, index=index, dtype=dtype)
+
+    return pd.DataFrame({name: column(name) for name in FORCED_COLUMNS}, index=index)
 
 
 def _unscored(reason: str) -> dict[str, Any]:
