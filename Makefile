@@ -12,7 +12,7 @@ STAMP := $(VENV)/.finelogic-installed
 # llama.cpp's default native build dies with "Illegal instruction" on some CPUs: build portable.
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
-.PHONY: venv test check book notebooks html clean-results clean
+.PHONY: venv test check book notebooks html rehearse clean-results clean
 
 venv: $(STAMP)
 
@@ -33,6 +33,11 @@ test: venv
 # The fast part while you work: tests without the slow / server / browser markers (a few minutes).
 check: venv
 	$(PY) -m pytest -q -m "not slow and not server and not browser" $(PYTEST_ARGS)
+
+# The paper profile at full size against stand-in models (not part of `make test`; see book/rehearsal.md).
+# Prices are yours to pass, e.g. make rehearse REHEARSE_ARGS="--price gpt-4o=2.5/10".
+rehearse: venv
+	$(VENV)/bin/finelogic rehearse $(REHEARSE_ARGS)
 
 notebooks: venv
 	$(VENV)/bin/finelogic run --profile $(PROFILE)

@@ -32,6 +32,7 @@ def _price(text: str) -> tuple[str, tuple[float, float]]:
 
 
 def _rehearse(args: argparse.Namespace) -> int:
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request to the stand-in otherwise
     made = rehearse(args.families, real_slice=args.real_slice, root=args.root, fresh=not args.resume,
                     train_steps=args.train_steps)
     with pd.option_context("display.width", 200, "display.max_columns", 20):

@@ -18,18 +18,21 @@ Nothing it says is evidence about any model: its accuracy, judge verdicts and pr
 model it serves is named ``stand-in:<name>`` by the rehearsal, and every reply it sends says so in the
 response's ``system_fingerprint`` (``finelogic-stand-in``).
 
-It counts what it is sent, per model and prompt kind: requests, prompt tokens (counted with a tokenizer
-handed in, else whitespace words), the token caps asked for, and reply tokens
+It counts what it is sent, per model and prompt kind: requests, prompt tokens (a tokenizer handed in, else
+whitespace words, counts a deterministic sample of the messages; the rest are counted by characters at the
+sample's ratio; each message adds 4 tokens for the chat template), the token caps asked for, and reply tokens
 (:meth:`StandInServer.counts`). Start it with :meth:`StandInServer.start` (a daemon thread: it dies with
 the process) or as a context manager.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import random
 import re
 import threading
+import zlib
 from collections import defaultdict
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -51,12 +54,21 @@ _MARKER = re.compile(r"__[A-Z]+__")
 
 @dataclass
 class Tally:
-    """What one (model, kind) was sent."""
+    """What one (model, kind) was sent: ``prompt_chars`` in all, ``sampled_chars`` of them tokenized into
+    ``sampled_tokens``; ``messages`` (each adds 4 template tokens)."""
 
     requests: int = 0
-    prompt_tokens: int = 0
+    messages: int = 0
+    prompt_chars: int = 0
+    sampled_chars: int = 0
+    sampled_tokens: int = 0
     cap_tokens: int = 0
     reply_tokens: int = 0
+
+    def prompt_tokens(self, chars_per_token: float) -> int:
+        """Tokens sent: the sampled ones exactly, the rest at ``chars_per_token``, plus 4 per message."""
+        rest = (self.prompt_chars - self.sampled_chars) / chars_per_token if chars_per_token else 0
+        return round(self.sampled_tokens + rest) + 4 * self.messages
 
 
 class StandInServer:
@@ -67,8 +79,12 @@ class StandInServer:
             None counts whitespace-separated words.
     """
 
-    def __init__(self, count_tokens: Callable[[str], int] | None = None) -> None:
-        self.count_tokens = count_tokens or (lambda text: len(text.split()))
+    def __init__(self, count_tokens: Callable[[str], int] | None = None, *, sample: int = 16) -> None:
+        # Tokenizing every prompt costs more than answering it (~1 us per token here): messages are
+        # tokenized on a deterministic 1-in-``sample`` sample, remembered (system prompts and
+        # demonstrations repeat), and the rest counted by characters at the sample's ratio.
+        self.count_tokens = functools.lru_cache(maxsize=1 << 14)(count_tokens or (lambda text: len(text.split())))
+        self.sample = sample
         self._tallies: dict[tuple[str, str], Tally] = defaultdict(Tally)
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -86,7 +102,8 @@ class StandInServer:
         return self
 
     def stop(self) -> None:
-        self._server.shutdown()
+        if self._thread.is_alive():  # shutdown() waits for a serve loop that never started otherwise
+            self._server.shutdown()
         self._server.server_close()
 
     def __enter__(self) -> "StandInServer":
@@ -96,9 +113,15 @@ class StandInServer:
         self.stop()
 
     def counts(self) -> list[dict[str, Any]]:
-        """One dict per (model, kind) seen: ``model, kind, requests, prompt_tokens, cap_tokens, reply_tokens``."""
+        """One dict per (model, kind) seen: ``model, kind, requests, prompt_tokens, cap_tokens, reply_tokens``
+        (prompt tokens estimated from the sample of that kind, or of all kinds when it has none)."""
         with self._lock:
-            return [{"model": m, "kind": k, **vars(t)} for (m, k), t in sorted(self._tallies.items())]
+            tallies = sorted(self._tallies.items())
+            chars = sum(t.sampled_chars for _, t in tallies)
+            overall = chars / max(1, sum(t.sampled_tokens for _, t in tallies))
+            return [{"model": m, "kind": k, "requests": t.requests,
+                     "prompt_tokens": t.prompt_tokens(t.sampled_chars / t.sampled_tokens if t.sampled_tokens else overall),
+                     "cap_tokens": t.cap_tokens, "reply_tokens": t.reply_tokens} for (m, k), t in tallies]
 
     # ------------------------------------------------------------------ answering
     def answer(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -113,7 +136,7 @@ class StandInServer:
         cap = int(body.get("max_tokens") or 0)
         facts = next((m.get("content") for m in reversed(messages) if _FACT.search(str(m.get("content") or ""))), "")
         content, finish = reply(kind, text, rng, cap, facts_text=str(facts))
-        self._tally(model, kind, self.count_tokens(text) + 4 * len(messages), cap,
+        self._tally(model, kind, [str(m.get("content") or "") for m in messages], cap,
                     len(content.split()) if content else 0)
         return {"id": f"stand-in-{rng.getrandbits(32):08x}", "object": "chat.completion", "created": 0,
                 "model": model, "system_fingerprint": FINGERPRINT,
@@ -124,18 +147,22 @@ class StandInServer:
     def _completion(self, model: str, body: dict[str, Any]) -> dict[str, Any]:
         prompt = str(body.get("prompt", ""))
         echo = echo_logprobs(prompt)
-        self._tally(model, "loglikelihood", self.count_tokens(prompt), int(body.get("max_tokens") or 0), 1)
+        self._tally(model, "loglikelihood", [prompt], int(body.get("max_tokens") or 0), 1)
         return {"id": "stand-in-cmpl", "object": "text_completion", "created": 0, "model": model,
                 "system_fingerprint": FINGERPRINT,
                 "choices": [{"index": 0, "text": prompt + " x", "finish_reason": "length", "logprobs": echo}],
                 "usage": {"prompt_tokens": len(echo["tokens"]) - 1, "completion_tokens": 1,
                           "total_tokens": len(echo["tokens"])}}
 
-    def _tally(self, model: str, kind: str, prompt_tokens: int, cap: int, reply_tokens: int) -> None:
+    def _tally(self, model: str, kind: str, texts: list[str], cap: int, reply_tokens: int) -> None:
+        sampled = [t for t in texts if zlib.crc32(t.encode()) % self.sample == 0]
         with self._lock:
             tally = self._tallies[model, kind]
             tally.requests += 1
-            tally.prompt_tokens += prompt_tokens
+            tally.messages += len(texts) if kind != "loglikelihood" else 0
+            tally.prompt_chars += sum(map(len, texts))
+            tally.sampled_chars += sum(map(len, sampled))
+            tally.sampled_tokens += sum(self.count_tokens(t) for t in sampled)
             tally.cap_tokens += cap
             tally.reply_tokens += reply_tokens
 

@@ -1,0 +1,165 @@
+"""The paper-scale rehearsal (issue 18): the stand-in's replies reach the real code paths, the plan table's
+arithmetic, and a killed rehearsal that resumes sends only what was missing."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from model_fixtures import REPO, model_cache  # noqa: F401 (fixture)
+
+from finelogic.baselines.logic_lm import parse_translation
+from finelogic.data import generate
+from finelogic.eval.judges import parse_reply
+from finelogic.rehearsal import parse_price, plan_table, rehearse
+from finelogic.rehearsal.standin import FINGERPRINT, StandInServer, prompt_kind
+
+#: A few items per test set: enough for every reply shape, seconds per run.
+SMALL = {"accuracy": {"fld": {"name": "fld", "n": 6, "depths": (1, 3)}, "prontoqa_generated": {"n": 2, "hops": (5,)},
+                      "limit": 0},
+         "soundness": {"quality": {"n": 4, "depths": (3, 4)}, "llm_quality_steps": 8}}
+SMALL["depth"] = SMALL["accuracy"]
+
+
+def _chat(server: StandInServer, content: str, system: str = "", max_tokens: int = 3072) -> dict:
+    messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": content}]
+    return server.answer("/v1/chat/completions", {"model": "stand-in:gpt-4o", "messages": messages,
+                                                  "max_tokens": max_tokens})["choices"][0]
+
+
+def test_stand_in_replies_are_deterministic_and_labelled():
+    server = StandInServer(sample=1)  # every message counted (whitespace words: no tokenizer given)
+    body = {"model": "stand-in:gpt-4o", "messages": [{"role": "user", "content": "fact1: a\nQ"}], "max_tokens": 9}
+    first, second = server.answer("/v1/chat/completions", body), server.answer("/v1/chat/completions", body)
+    assert first == second
+    assert first["system_fingerprint"] == FINGERPRINT
+    assert server.counts() == [{"model": "stand-in:gpt-4o", "kind": "answer", "requests": 2,
+                                "prompt_tokens": 2 * (3 + 4), "cap_tokens": 18,
+                                "reply_tokens": 2 * len((first["choices"][0]["message"]["content"] or "").split())}]
+
+
+def test_answer_prompts_get_every_shape_and_judge_prompts_true_or_false():
+    server = StandInServer()
+    answers = [_chat(server, f"fact1: x{i}\nfact2: y\n__PROVED__ __DISPROVED__ __UNKNOWN__", max_tokens=64)
+               for i in range(300)]
+    texts = [a["message"]["content"] for a in answers]
+    assert {a["finish_reason"] for a in answers} == {"stop", "length"}
+    assert any(t == "" for t in texts) and any("-> int1:" in t and t.endswith("__") for t in texts)
+    assert any("->" in t and "__" not in t and a["finish_reason"] == "stop" for t, a in zip(texts, answers))
+    assert max(len(t.split()) for t in texts) <= 64  # a cut reply stays under the cap it was given
+    verdicts = [parse_reply(_chat(server, f"Premises:\nA{i}\nConclusion:\nB\nDo the premises entail the conclusion? "
+                                          "Answer true or false only.")["message"]["content"]) for i in range(100)]
+    assert {True, False, None} == set(verdicts)
+    assert verdicts.count(True) > verdicts.count(None)
+
+
+def test_logic_lm_programs_parse_mostly_and_fail_sometimes():
+    problem = generate("fld", n=1, depths=(3,), seed=0)[0]
+    server = StandInServer()
+    system = "Translate a logic problem into formulas. ..."
+    errors = [parse_translation(_chat(server, f"{problem.facts_text}\nHypothesis: {problem.hypothesis}\nattempt {i}",
+                                      system)["message"]["content"], problem).errors for i in range(40)]
+    failed = sum(bool(e) for e in errors)
+    assert 40 - failed > failed > 0
+    assert any("position" in message or "parse" in message for e in errors for message in e)
+    assert prompt_kind(system) == "logic-lm"
+
+
+def test_plan_table_counts_and_prices_by_model():
+    requests = pd.DataFrame([
+        {"family": "accuracy", "model": "stand-in:gpt-4o", "kind": "answer", "requests": 10, "prompt_tokens": 2_000_000,
+         "cap_tokens": 30_720, "reply_tokens": 5},
+        {"family": "accuracy", "model": "stand-in:gpt-4o", "kind": "logic-lm", "requests": 5, "prompt_tokens": 1_000_000,
+         "cap_tokens": 15_360, "reply_tokens": 5},
+        {"family": "soundness", "model": "stand-in:gpt-4.1-mini", "kind": "judge", "requests": 4, "prompt_tokens": 400,
+         "cap_tokens": 20, "reply_tokens": 4}])
+    plan = plan_table(requests, {"gpt-4o": (2.5, 10.0)}).set_index("model")
+    gpt4o = plan.loc["gpt-4o"]
+    assert (gpt4o["requests"], gpt4o["prompt_tokens"], gpt4o["output_tokens_at_cap"]) == (15, 3_000_000, 46_080)
+    assert gpt4o["input_usd"] == pytest.approx(7.5)  # 3 M tokens x $2.5 per million
+    assert gpt4o["output_usd_at_cap"] == pytest.approx(0.4608)  # 46,080 tokens x $10 per million
+    assert gpt4o["total_usd_at_cap"] == pytest.approx(7.9608)
+    assert pd.isna(plan.loc["gpt-4.1-mini", "input_usd"])  # no price given: no cost made up
+
+
+def test_prices_are_read_as_model_input_output():
+    assert parse_price("gpt-4o=2.5/10") == ("gpt-4o", (2.5, 10.0))
+    with pytest.raises(ValueError, match="MODEL=INPUT/OUTPUT"):
+        parse_price("gpt-4o=2.5")
+
+
+@pytest.mark.slow  # ~1 min on an idle 2-core machine (4 minutes at load 15)
+def test_the_accuracy_depth_and_soundness_runs_take_the_stand_in_replies(model_cache, tmp_path):
+    made = rehearse(["accuracy", "depth", "soundness"], root=tmp_path, overrides=SMALL, data_dir=tmp_path)
+    assert made.errors == {}
+    records = pd.read_csv(tmp_path / "paper" / "accuracy" / "records.csv")
+    assert set(records["model"]) == {"stand-in:Llama-3.1-8B-Instruct", "stand-in:Qwen-2.5-7B-Instruct",
+                                     "stand-in:GPT-4o", "stand-in:DeepSeek-R1"}
+    assert records["correct"].any() and not records["correct"].all()
+    assert records["truncated"].any() and (records["finish_reason"] == "length").any()
+    assert records["no_output"].any()  # empty replies are recorded as such, never scored as answers
+    traces = [json.loads(t) for t in pd.read_csv(tmp_path / "paper" / "accuracy" / "traces.csv")["trace"]]
+    logic_lm = [t for t in traces if t["setting"] == "Logic-LM"]
+    assert any(t["refinements"] > 0 for t in logic_lm) and any(t["solver"] for t in logic_lm)
+    steps = pd.read_csv(tmp_path / "paper" / "soundness" / "steps.csv")
+    assert {True, False} <= set(steps.loc[steps["decided_by"] == "llm", "valid"])
+    report = made.report.set_index(["family", "stage"])
+    assert report.loc[("soundness", "run"), "judge_calls"] > 0
+    assert report.loc[("accuracy", "write"), "files"] == 4
+    requests = made.requests
+    assert set(requests.loc[requests["family"] == "soundness", "model"]) == {"stand-in:gpt-4.1-mini"}
+    assert {"answer", "logic-lm", "symbcot-plan", "sel-inf-select"} <= set(requests["kind"])
+
+
+def _cached_lines(root: Path) -> int:
+    lines = 0
+    for path in (root / "cache" / "responses").glob("*.jsonl"):
+        for line in path.read_bytes().split(b"\n"):
+            try:
+                json.loads(line)
+                lines += 1
+            except ValueError:
+                pass  # the empty tail, or a line torn by the kill
+    return lines
+
+
+@pytest.mark.slow
+def test_a_killed_rehearsal_resumes_sending_only_what_was_missing(model_cache, tmp_path):
+    overrides = {"accuracy": {**SMALL["accuracy"], "settings": ("Direct", "CoT", "Logic-LM")}}
+    script = ("import sys; from finelogic.rehearsal import rehearse; "
+              f"rehearse(['accuracy'], root=sys.argv[1], fresh=sys.argv[2] == 'fresh', overrides={overrides!r}, "
+              "data_dir=sys.argv[1])")
+    env = {**os.environ, "FINELOGIC_CACHE": str(model_cache)}
+
+    def run(root: Path, mode: str) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-c", script, str(root), mode], cwd=REPO, env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    whole, broken = tmp_path / "whole", tmp_path / "broken"
+    assert run(whole, "fresh").wait(timeout=600) == 0
+    sent_whole = int(pd.read_csv(whole / "requests.csv")["requests"].sum())
+
+    killed = run(broken, "fresh")
+    threshold = random.Random(0).randint(20, sent_whole // 2)
+    deadline = time.monotonic() + 600
+    while killed.poll() is None and _cached_lines(broken) < threshold and time.monotonic() < deadline:
+        time.sleep(0.05)
+    killed.send_signal(signal.SIGKILL)
+    killed.wait()
+    stored = _cached_lines(broken)
+    assert 0 < stored < sent_whole
+
+    assert run(broken, "resume").wait(timeout=600) == 0
+    sent_again = int(pd.read_csv(broken / "requests-resumed.csv")["requests"].sum())
+    assert sent_again == sent_whole - stored
+    for name in ("records", "sets", "traces"):
+        ours, theirs = (pd.read_csv(root / "paper" / "accuracy" / f"{name}.csv") for root in (broken, whole))
+        pd.testing.assert_frame_equal(ours.drop(columns=["seconds"], errors="ignore"),
+                                      theirs.drop(columns=["seconds"], errors="ignore"))
