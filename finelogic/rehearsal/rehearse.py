@@ -375,3 +375,16 @@ def _environment(**values: Any) -> Iterator[None]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+def render(root: str | Path, prices: Mapping[str, tuple[float, float]] | None = None) -> str:
+    """The rehearsal's report under ``root`` as two Markdown tables (per family and stage; the plan per
+    model at ``prices``), for the book's "What a paper run costs" page."""
+    root = Path(root)
+    report = pd.read_csv(root / "report.csv")
+    plan = plan_table(pd.read_csv(root / "requests.csv"), prices)
+    stages = report[["family", "stage", "status", "wall_s", "peak_rss_mb", "requests", "prompt_tokens", "cap_tokens",
+                     "judge_calls", "cache_bytes", "result_bytes", "files", "load_avg"]]
+    return (stages.to_markdown(index=False, floatfmt=".1f") + "\n\n"
+            + plan.to_markdown(index=False, floatfmt=".2f") + "\n")
+
