@@ -310,7 +310,7 @@ def grouped_bars(table: pd.DataFrame, *, title: str, ylabel: str = "accuracy (%)
     ax.set_title(wrap(title, 60))
     if own:
         legend_below(fig)
-        finish(fig, alt=f"Bar chart: {title}. {ylabel} per {xlabel or 'group'} "
+        finish(fig, alt=f"Bar chart: {title}. {ylabel} per {ax.get_xlabel() or 'group'} "
                         f"({', '.join(map(label, table.columns))}), one bar per "
                         f"{'; '.join(label(i) for i in table.index)}.")
     return fig
