@@ -259,3 +259,13 @@ def test_the_other_chart_helpers_follow_the_theme():
     fig = teaching.normalization_figure(table, title="item")
     assert_book_figure(fig)
     assert "the correct option (B)" in figures.alt_text(fig)
+
+
+def test_a_dot_plot_without_any_row_of_ours_says_so_in_a_row_of_its_own():
+    reported = paper_table("table2").iloc[:3]
+    fig = figures.paper_vs_ours(pd.DataFrame(columns=list(reported.columns), dtype=float), reported,
+                                xlabels="accuracy (%)", title="Accuracy")
+    assert_book_figure(fig)
+    labels = [t.get_text().replace("\n", " ") for t in fig.axes[0].get_yticklabels()]
+    assert labels[-1] == "ours: nothing evaluated in this run"
+    assert "ours: no value (nothing scored)" in legend_labels(fig)

@@ -333,6 +333,8 @@ def paper_vs_ours(ours: pd.DataFrame, reported: pd.DataFrame, *, title: str, xla
         shared_x: all panels on one x scale (False where units differ, e.g. Table 4's steps vs %).
     """
     metrics = list(ours.columns)
+    if ours.empty:  # one visible "no value" row rather than a figure that shows the paper alone
+        ours = pd.DataFrame([[np.nan] * len(metrics)], columns=metrics, index=["nothing evaluated in this run"])
     rows = [(f"{reference_name}: {label(i)}", "paper", k) for k, i in enumerate(reported.index)] + \
            [(f"ours: {label(i)}", "ours", k) for k, i in enumerate(ours.index)]
     fig, axes = new_figure(1, len(metrics), height=1.5 + 0.42 * len(rows), sharey=True, sharex=shared_x)
