@@ -5,16 +5,17 @@ embedded SmolLM2-135M-Instruct (the float32 directory ``load_default()`` writes,
 model loads as a plain transformers checkpoint). Printed: item-by-item agreement of ``acc`` (argmax of
 the log-likelihood sums; our ``none``) and ``acc_norm`` (argmax of sum / characters; our ``char``), the
 largest per-option log-likelihood difference, every disagreement with its cause (a tie, or a different
-tokenisation at the context/continuation boundary), and the wall time of each scorer on one run
-(model loading excluded on both sides).
+tokenisation at the context/continuation boundary), and the wall time of each scorer, interleaved on one
+run (finelogic, lm-eval, finelogic again: our time is the mean of the two runs that bracket lm-eval's;
+model loading excluded on both sides), with the load average before each.
 
 lm-eval lives in its own virtual environment, never in the project's (``.cache/`` is gitignored)::
 
     python3 -m venv .cache/lmeval-venv
     .cache/lmeval-venv/bin/pip install torch==2.13.0          # first, or pip pulls a CUDA build
-    .cache/lmeval-venv/bin/pip install lm-eval transformers==4.57.6
+    .cache/lmeval-venv/bin/pip install lm-eval transformers==4.57.6 accelerate
 
-Run: ``.venv/bin/python benchmarks/bench_logicmark_vs_lmeval.py [--items 100] [--threads 1]``. The script
+Run: ``.venv/bin/python benchmarks/bench_logicmark_vs_lmeval.py [--items 1000] [--threads 1]``. The script
 skips with a message (exit 0) when that interpreter has no lm-eval. The lm-eval half runs in a
 subprocess with the other interpreter (this same file, ``--lmeval-side``), so it imports no finelogic.
 
@@ -121,7 +122,7 @@ def explain(ours: dict, theirs: dict, normalization: str) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--items", type=int, default=100, help="generated LogicMark items (card hop shares)")
+    parser.add_argument("--items", type=int, default=1000, help="generated LogicMark items (card hop shares)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--batch-size", type=int, default=8, help="sequences per forward pass, both sides")
     parser.add_argument("--threads", type=int, default=1,
@@ -139,6 +140,7 @@ def main() -> int:
               "docstring shows (or pass --lmeval-python).")
         return 0
 
+    import pandas as pd
     import torch
 
     from finelogic.data.generators.logicmark import Config, generate_logicmark, to_record
@@ -156,14 +158,27 @@ def main() -> int:
 
     # Uncached: the point is the time of the scoring itself.
     backend = open_model({"kind": "hf", "path": str(model_dir)}, batch_size=args.batch_size, cache=False)
-    started, cpu_started = time.perf_counter(), time.process_time()
-    ours = score(problems, backend, normalization="none")
-    our_seconds, our_cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    score(problems[:4], backend, normalization="none")  # warm-up (lm-eval's side warms up while loading)
+    backend.stats.reset()
+    loads, our_runs = [], []
 
+    def run_ours() -> pd.DataFrame:
+        loads.append(f"finelogic {os.getloadavg()[0]:.1f}")
+        started, cpu_started = time.perf_counter(), time.process_time()
+        frame = score(problems, backend, normalization="none")
+        our_runs.append((time.perf_counter() - started, time.process_time() - cpu_started))
+        return frame
+
+    ours = run_ours()
     out = work / "lmeval.json"
+    loads.append(f"lm-eval {os.getloadavg()[0]:.1f}")
     subprocess.run([str(args.lmeval_python), __file__, "--lmeval-side", str(items), str(model_dir), str(out),
                     "--batch-size", str(args.batch_size), "--threads", str(args.threads)], check=True)
     theirs = json.loads(out.read_text())
+    again = run_ours()
+    assert again.filter(like="loglik_").equals(ours.filter(like="loglik_")), "our two runs differ"
+    our_seconds = sum(wall for wall, _ in our_runs) / len(our_runs)
+    our_cpu = sum(cpu for _, cpu in our_runs) / len(our_runs)
 
     by_id = {s["id"]: s for s in theirs["samples"]}
     rows = ours.set_index("id")
@@ -186,13 +201,16 @@ def main() -> int:
     token_mismatch = sum(s["tokens"] != [rows.loc[pid, f"tokens_{k}"] for k in range(len(s["tokens"]))]
                          for pid, s in by_id.items())
     lines.append(f"items whose continuation token counts differ: {token_mismatch}/{n}")
-    lines.append(f"wall time, scoring only: finelogic {our_seconds:.1f} s, lm-eval {theirs['seconds']:.1f} s "
+    lines.append(f"wall time, scoring only: finelogic {our_seconds:.1f} s (runs: "
+                 f"{', '.join(f'{wall:.1f}' for wall, _ in our_runs)}), lm-eval {theirs['seconds']:.1f} s "
                  f"(ratio lm-eval / finelogic = {theirs['seconds'] / our_seconds:.2f}x); "
                  f"model load: lm-eval {theirs['load_seconds']:.1f} s")
     lines.append(f"CPU time, scoring only: finelogic {our_cpu:.1f} s, lm-eval {theirs['cpu_seconds']:.1f} s "
                  f"(ratio {theirs['cpu_seconds'] / our_cpu:.2f}x; steadier than wall time on a shared machine)")
-    lines.append(f"load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-    lines.append(f"forward calls (finelogic): {backend.stats.calls}, tokens fed {backend.stats.prompt_tokens}")
+    lines.append(f"load average (1 min) before each run: {', '.join(loads)}; at the end "
+                 f"{' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+    lines.append(f"forward calls (finelogic, per run): {backend.stats.calls // 2}, "
+                 f"tokens fed {backend.stats.prompt_tokens // 2}")
     print("\n".join(lines))
     return 0
 

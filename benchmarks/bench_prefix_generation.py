@@ -1,0 +1,71 @@
+"""Few-shot generation with the shared prefix encoded once (prefix caching) vs every prompt encoded whole.
+
+The accuracy family's Few-shot prompts (the ``tiny`` profile's test sets, principled layout: system prompt,
+then the worked examples, then the problem) share a long token prefix. ``HFBackend.generate`` encodes the
+longest prefix common to a batch's prompts once and copies its KV cache to every row (``share_prefix=True``,
+the default); ``share_prefix=False`` encodes every prompt whole. Both run on the same items, one batch of
+``--items`` prompts, interleaved (reuse, plain, reuse, plain, ... for ``--rounds``), greedy; the script
+prints the tokens fed, each way's best time, the ratio and the load average, and exits non-zero when
+the greedy outputs differ.
+
+    .venv/bin/python benchmarks/bench_prefix_generation.py --items 16 --new-tokens 64 --threads 2
+
+Measured: not yet (see the closing note of issue 19).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=16)
+    parser.add_argument("--new-tokens", type=int, default=64)
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args(argv)
+
+    import torch
+
+    from finelogic.data.suites import evaluation_sets
+    from finelogic.models.base import GenerationConfig
+    from finelogic.models.hf import HFBackend, _common_prefix
+    from finelogic.profiles import get_profile
+    from finelogic.prompts import build_conversation
+
+    torch.set_num_threads(args.threads)
+    sets = evaluation_sets(get_profile("tiny").section("accuracy"), seed=0)
+    problems = [p for s in sets for p in s.problems][:args.items]
+    conversations = [build_conversation(p, "Few-shot") for p in problems]
+    backend = HFBackend(batch_size=len(conversations))
+    prompts = [backend._chat_ids(c) for c in conversations]
+    config = GenerationConfig(max_new_tokens=args.new_tokens)
+    print(f"{len(conversations)} Few-shot prompts ({', '.join(sorted({p.dataset for p in problems}))}), "
+          f"{min(map(len, prompts))}-{max(map(len, prompts))} tokens, shared prefix {_common_prefix(prompts)} "
+          f"tokens; {args.new_tokens} new tokens, greedy, one batch, {args.threads} threads")
+    backend.generate(conversations[:2], GenerationConfig(max_new_tokens=2))  # warm-up
+    times: dict[str, list[float]] = {"prefix reuse": [], "plain": []}
+    outputs, fed = {}, {}
+    for _ in range(args.rounds):
+        for name in times:
+            backend.share_prefix = name == "prefix reuse"
+            print(f"  {name}: load average {os.getloadavg()[0]:.1f}", flush=True)
+            backend.stats.reset()
+            start = time.perf_counter()
+            outputs[name] = backend.generate(conversations, config)
+            times[name].append(time.perf_counter() - start)
+            fed[name] = backend.stats.prompt_tokens
+    same = outputs["prefix reuse"] == outputs["plain"]
+    for name, seconds in times.items():
+        print(f"  {name:12s}: best {min(seconds):7.1f} s of {len(seconds)}, {fed[name]:6d} prompt tokens fed")
+    print(f"  speed-up {min(times['plain']) / min(times['prefix reuse']):.2f}x; identical greedy outputs: "
+          f"{sum(a == b for a, b in zip(outputs['prefix reuse'], outputs['plain']))}/{len(conversations)}; "
+          f"load average now {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
