@@ -19,12 +19,14 @@ Run: ``.venv/bin/python benchmarks/bench_logicmark_vs_lmeval.py [--items 1000] [
 skips with a message (exit 0) when that interpreter has no lm-eval. The lm-eval half runs in a
 subprocess with the other interpreter (this same file, ``--lmeval-side``), so it imports no finelogic.
 
-Measured on the shared 2-core CPU machine (lm-eval 0.4.13, 1 thread each, load average 3.7-6): every item
+Before cross-item batching (up to commit 4120394), measured on the shared 2-core CPU machine (lm-eval
+0.4.13, 1 thread each, load average 3.7-6): every item
 agreed on acc and acc_norm (max per-option difference 2.8e-5 nats, float32 batching noise; identical
 token counts). Scoring time lm-eval / finelogic: 100 items 1.6x wall, 2.0x CPU; 30 items 2.8x wall, 2.9x
 CPU. finelogic feeds roughly 4x fewer tokens (35 per item here: each context once) but runs two small
 passes per item (context, then the options on a copy of its KV cache), so per-call overhead eats part of
-the saving; batching several items' contexts in one pass is the next speed-up.
+the saving. Since then ``loglikelihood`` encodes ``batch_size`` contexts per pass and all their options in
+padded passes of their own.
 """
 from __future__ import annotations
 
