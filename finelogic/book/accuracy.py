@@ -114,7 +114,8 @@ def table2_view(ours: pd.DataFrame, forced: pd.DataFrame | None = None) -> Table
     if forced is not None:
         table = with_forced(table, ours, forced, ("model", "setting", "dataset"))
         intervals["forced"] = ("forced_low", "forced_high")
-        missing, note = f"{PAPER_MISSING}; {FORCED_MISSING}", FORCED_NOTE
+        missing = f"{PAPER_MISSING}; {FORCED_MISSING}" if table["forced"].isna().any() else PAPER_MISSING
+        note = FORCED_NOTE
     return present(table, percent=["paper", "chance"], intervals=intervals, missing=missing, note=note,
                    headers={"paper": "Paper (%)", "ours": "Ours (%) [95% CI]", **FORCED_HEADERS})
 
@@ -137,7 +138,8 @@ def table5_view(summary: pd.DataFrame, compat: pd.DataFrame | None = None,
     if forced is not None:
         table = with_forced(table, summary, forced, ("model", "setting", "depth_bucket"))
         intervals["forced"] = ("forced_low", "forced_high")
-        missing, note = f"{missing}; {FORCED_MISSING}", FORCED_NOTE
+        missing = f"{missing}; {FORCED_MISSING}" if table["forced"].isna().any() else missing
+        note = FORCED_NOTE
     return present(table, percent=[*released, "chance"], intervals=intervals, missing=missing, note=note,
                    headers={"paper": "Paper (%)", "ours": "Ours (%) [95% CI]", "depth_bucket": "Depth (steps)",
                             **{c: "Released depth scorer (%)" for c in released}, **FORCED_HEADERS})
