@@ -385,6 +385,8 @@ def render(root: str | Path, prices: Mapping[str, tuple[float, float]] | None = 
     plan = plan_table(pd.read_csv(root / "requests.csv"), prices)
     stages = report[["family", "stage", "status", "wall_s", "peak_rss_mb", "requests", "prompt_tokens", "cap_tokens",
                      "judge_calls", "cache_bytes", "result_bytes", "files", "load_avg"]]
+    if not prices:  # no prices given: no cost columns, never made-up ones
+        plan = plan[["model", "requests", "prompt_tokens", "output_tokens_at_cap"]]
     return (stages.to_markdown(index=False, floatfmt=".1f") + "\n\n"
             + plan.to_markdown(index=False, floatfmt=".2f") + "\n")
 
