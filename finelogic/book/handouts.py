@@ -137,7 +137,8 @@ def write_handouts(output_dir: Path, names: tuple[str, ...] = TEACHING) -> list[
         for version in VERSIONS:
             exporter = HTMLExporter(exclude_input_prompt=True, exclude_output_prompt=True)
             dropped = {"parameters", "injected-parameters"} | ({SOLUTION_TAG} if version == "student" else set())
-            remove = TagRemovePreprocessor(remove_input_tags={"hide-input"}, remove_cell_tags=dropped, enabled=True)
+            remove = TagRemovePreprocessor(remove_input_tags={"hide-input", "remove-input"}, remove_cell_tags=dropped,
+                                           enabled=True)
             exporter.register_preprocessor(remove, enabled=True)
             title = f"{name} ({version} handout{', with solutions' if version == 'instructor' else ''})"
             nb = handout_notebook(executed, version)
