@@ -82,7 +82,7 @@ def provenance_box(notebook: str, provenance: Provenance | None = None, *, profi
     rows.extend((k, code(v)) for k, v in sorted(parameters.items()))
     rows.extend([("finelogic", code(version)), ("commit", code(commit)),
                  ("built", datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))])
-    body = ("Every table and figure on this page was made by this run; captions below name only what "
+    body = ("Every table and figure on this page was made by this run; their captions name only what "
             "differs (a table's own n or model).\n\n" + "\n".join(f"- **{k}**: {v}" for k, v in rows))
     return _admonition("How this page was made", PROVENANCE_CLASS, body)
 
