@@ -1,6 +1,8 @@
 """The papermill runner: parameters reach notebooks, failures name notebook and cell, unchanged runs skip."""
 from __future__ import annotations
 
+import json
+
 import nbformat
 import pytest
 
@@ -93,7 +95,7 @@ def test_profile_and_seed_cannot_be_passed_as_notebook_parameters(capsys):
 
 @pytest.mark.slow
 def test_the_rerun_box_shows_the_time_the_runner_measured_for_this_build(tmp_path):
-    import json
+
 
     from finelogic.book.provenance import RERUN_TAG, rerun_text
 
@@ -116,3 +118,26 @@ def test_the_rerun_box_shows_the_time_the_runner_measured_for_this_build(tmp_pat
     assert {"parameters", "remove-cell"} <= tags[0] and {"injected-parameters", "hide-input"} <= tags[1]
     assert "finelogic run --profile smoke --notebook page" in shown
     assert f"**{seconds:.1f} s** at profile `smoke`, measured by the runner when this page was built" in shown
+
+
+def test_the_timings_table_lists_each_notebook_in_reading_order_with_load_and_total():
+    from finelogic.book.runner import timings_table
+
+    table = timings_table({
+        "07_logicmark": {"profile": "tiny", "seconds": 90.0, "finished": "2026-12-01 11:00", "load": 1.25},
+        "02_accuracy": {"profile": "tiny", "seconds": 30.5},  # written by an older runner: no load recorded
+    })
+    rows = table.splitlines()
+    assert rows[2] == "| 02_accuracy | `tiny` | 30.5 | not recorded | not recorded |"
+    assert rows[3] == "| 07_logicmark | `tiny` | 90.0 | 2026-12-01 11:00 | 1.25 |"
+    assert rows[4] == "| **all notebooks** | `tiny` | **120.5** (2.0 min) | | |"
+
+
+def test_a_run_records_when_it_finished_and_the_load_then(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    _notebook(src / "page.ipynb", "x = 1")
+    run_notebooks("smoke", ["page"], source_dir=src, output_dir=out)
+    entry = json.loads((out / "timings.json").read_text())["page"]
+    assert entry["load"] >= 0 and entry["finished"].startswith("20")
+    assert "| page | `smoke` |" in (out / "timings.md").read_text()

@@ -24,7 +24,7 @@ from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 from finelogic.book.handouts import TEACHING, write_handouts
 from finelogic.book.provenance import RERUN_TAG, rerun_box
 from finelogic.config import repo_root, results_dir
-from finelogic.files import write_json_atomic
+from finelogic.files import write_json_atomic, write_text_atomic
 from finelogic.profiles import get_profile
 
 log = logging.getLogger(__name__)
@@ -46,7 +46,7 @@ NOTEBOOKS = (
 )
 RUN_KEY = "finelogic_run_key"
 #: Environment variables that choose what a notebook reads (data, models, where results are).
-KEY_ENVIRONMENT = ("FINELOGIC_DATA_DIR", "FINELOGIC_RESULTS", "OPENAI_BASE_URL")
+KEY_ENVIRONMENT = ("FINELOGIC_DATA_DIR", "FINELOGIC_RESULTS", "OPENAI_BASE_URL", "FINELOGIC_OFFLINE")
 #: Notebook -> the result families (``results/<profile>/<family>/``) of other notebooks that it reads.
 UPSTREAM = {"03_depth": ("accuracy",), "04_soundness": ("accuracy",)}
 _PAPERMILL_TAGS = {"injected-parameters", "papermill-error-cell-tag"}
@@ -62,6 +62,8 @@ class RunRecord:
     output: Path
     seconds: float
     skipped: bool
+    finished: str | None = None  # UTC, minutes
+    load: float | None = None  # the 1-minute load average when it finished
 
 
 def notebooks_dir() -> Path:
@@ -204,7 +206,9 @@ def run_notebooks(
         _show_measured_time(nb, name, profile, seconds)
         _one_parameters_cell(nb)
         nbformat.write(nb, output)
-        records.append(RunRecord(name, output, seconds, skipped=False))
+        records.append(RunRecord(name, output, seconds, skipped=False,
+                                 finished=time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+                                 load=round(os.getloadavg()[0], 2)))
     _write_timings(output_dir, profile, records)
     write_handouts(output_dir, tuple(n for n in names if n in TEACHING))
     return records
@@ -234,10 +238,31 @@ def _one_parameters_cell(nb: nbformat.NotebookNode) -> None:
 
 
 def _write_timings(output_dir: Path, profile: str, records: list[RunRecord]) -> None:
-    """Per-notebook seconds of the last real run of each notebook (the reproduce page shows them)."""
+    """Per-notebook seconds of the last real run of each notebook, with when it finished and the machine's
+    1-minute load average then (``timings.json``), and the same as the Markdown table the reproduce page
+    includes (``timings.md``): measured, never typed."""
     path = output_dir / "timings.json"
     timings = json.loads(path.read_text()) if path.exists() else {}
     for record in records:
         if not record.skipped:
-            timings[record.notebook] = {"profile": profile, "seconds": round(record.seconds, 1)}
+            timings[record.notebook] = {"profile": profile, "seconds": round(record.seconds, 1),
+                                        "finished": record.finished, "load": record.load}
     write_json_atomic(timings, path)
+    write_text_atomic(output_dir / "timings.md", timings_table(timings))
+
+
+def timings_table(timings: dict[str, dict[str, Any]]) -> str:
+    """``timings.json`` as a Markdown table in reading order, with the sum per profile."""
+    order = {name: i for i, name in enumerate(NOTEBOOKS)}
+    lines = ["| notebook | profile | seconds | finished (UTC) | load average at the end (1 min) |",
+             "|---|---|---:|---|---:|"]
+    totals: dict[str, float] = {}
+    for name in sorted(timings, key=lambda n: (order.get(n, len(order)), n)):
+        entry = timings[name]
+        totals[entry["profile"]] = totals.get(entry["profile"], 0.0) + float(entry["seconds"])
+        load = entry.get("load")
+        lines.append(f"| {name} | `{entry['profile']}` | {float(entry['seconds']):,.1f} | "
+                     f"{entry.get('finished') or 'not recorded'} | {'not recorded' if load is None else f'{load:.2f}'} |")
+    for profile, total in totals.items():
+        lines.append(f"| **all notebooks** | `{profile}` | **{total:,.1f}** ({total / 60:.1f} min) | | |")
+    return "\n".join(lines) + "\n"
