@@ -19,6 +19,14 @@ Run: ``.venv/bin/python benchmarks/bench_logicmark_vs_lmeval.py [--items 1000] [
 skips with a message (exit 0) when that interpreter has no lm-eval. The lm-eval half runs in a
 subprocess with the other interpreter (this same file, ``--lmeval-side``), so it imports no finelogic.
 
+With cross-item batching (commit 039670c), 2026-12-01 10:51-11:01 UTC on the shared 2-core machine, load
+average 12.1 / 10.5 / 8.7 before finelogic / lm-eval / finelogic:
+``--items 100 --batch-size 32 --threads 1``: identical predictions 100/100 on acc and acc_norm, max
+per-option difference 2.5e-05 nats, identical token counts; finelogic 152.1 s and 51.0 s wall (mean 101.5 s,
+17 forward calls, 3,488 tokens fed), lm-eval 285.5 s: 2.81x wall (5.6x against the second run alone);
+CPU time 15.8 s vs 62.1 s: 3.94x. The 1,000-item run was started but could not finish on the loaded
+machine before the deadline (load average 15-18); rerun it idle.
+
 Before cross-item batching (up to commit 4120394), measured on the shared 2-core CPU machine (lm-eval
 0.4.13, 1 thread each, load average 3.7-6): every item
 agreed on acc and acc_norm (max per-option difference 2.8e-5 nats, float32 batching noise; identical
