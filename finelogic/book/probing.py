@@ -7,8 +7,8 @@ from typing import Any, Sequence
 import pandas as pd
 
 from finelogic.book.display import without_control_tokens
-from finelogic.eval.probing import (LINEAR, MAJORITY, TEXT_ONLY, accuracy_by_steps_remaining, shared_once, summarize,
-                                    table4)
+from finelogic.book.findings import finding_text  # noqa: F401  (the page's sentence; it lives with the others)
+from finelogic.eval.probing import LINEAR, accuracy_by_steps_remaining, shared_once, summarize, table4
 from finelogic.eval.probing_data import TASKS, ProbeRow
 
 
@@ -141,29 +141,3 @@ def table4_with_cis(summary: pd.DataFrame, readout: str) -> pd.DataFrame:
 
 def _with_ci(value: float, low: float, high: float) -> str:
     return f"{value:.1f} [{low:.1f}, {high:.1f}]"
-
-
-def finding_text(summary: pd.DataFrame, readout: str, model: str, control: str | None = None) -> str:
-    """One sentence on what the data supports: for each task, whether ``model``'s probe row accuracy CI
-    clears the text-only baseline's and the control's (random-init) CI upper ends."""
-    chosen = summary[summary["readout"] == readout].set_index(["model", "probe", "task"])
-    shared_model = summary["model"].iloc[0]
-    clear, not_clear = [], []
-    for task in TASKS:
-        if (model, LINEAR, task) not in chosen.index:
-            continue
-        ours = chosen.loc[(model, LINEAR, task)]
-        bars = [chosen.loc[(shared_model, TEXT_ONLY, task), "row_ci_high"],
-                chosen.loc[(shared_model, MAJORITY, task), "row_ci_high"]]
-        if control is not None and (control, LINEAR, task) in chosen.index:
-            bars.append(chosen.loc[(control, LINEAR, task), "row_ci_high"])
-        text = (f"{task.upper()} {ours['row_accuracy']:.1f}% of rows [{ours['row_ci_low']:.1f}, "
-                f"{ours['row_ci_high']:.1f}]")
-        (clear if ours["row_ci_low"] > max(bars) else not_clear).append(text)
-    problems = int(chosen["problems"].max())
-    against = "the text-only and majority baselines" + (" and the random-init control" if control else "")
-    if not clear:
-        return (f"On {problems} test problems no probe of {model} separates from {against} (95% CIs overlap: "
-                + "; ".join(not_clear) + "): at this size the data support no claim about what its states encode.")
-    return (f"On {problems} test problems the probe of {model} beats {against} beyond their 95% CIs on "
-            + "; ".join(clear) + (", but not on " + "; ".join(not_clear) if not_clear else "") + ".")

@@ -1,0 +1,309 @@
+"""The one-sentence finding of each results page ("What this run shows"), computed from the run's tables.
+
+One function per results family takes the run and returns a sentence: the numbers it quotes carry their n
+and 95% interval, and each is compared with its reference (chance, the text-only and majority baselines,
+the random-init control, the base model). A number is "above" or "below" its reference only when its
+interval excludes it (or, against another interval, when the two do not overlap); otherwise it is
+"indistinguishable". When the run has nothing to score, the sentence says so and why. :func:`finding_box`
+shows the sentence in a box at the top of the page.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+import pandas as pd
+from IPython.display import Markdown
+
+from finelogic.data.suites import PAPER_NAMES
+from finelogic.eval.accuracy import summarize
+from finelogic.eval.forced_choice import chance_level, summarize_forced
+from finelogic.eval.probing import LINEAR, MAJORITY, TEXT_ONLY
+from finelogic.eval.probing_data import TASKS
+from finelogic.eval.soundness import soundness_table
+
+#: CSS class of the finding box (beside the admonition kind, as the provenance box has its own).
+FINDING_CLASS = "finelogic-finding"
+FINDING_TITLE = "What this run shows"
+
+#: Chance level of a LogicMark item (four options).
+LOGICMARK_CHANCE = 25.0
+
+
+def finding_box(text: str) -> Markdown:
+    """``text`` in an admonition titled "What this run shows" (the provenance box's form, its own class)."""
+    return Markdown(f"::::{{admonition}} {FINDING_TITLE}\n:class: tip {FINDING_CLASS}\n\n{text}\n::::\n")
+
+
+def interval_text(value: float, low: float, high: float, n: int) -> str:
+    """``"40.0% [11.8, 76.9] (n = 5)"``: a percentage with its 95% interval and n."""
+    return f"{value:.1f}% [{low:.1f}, {high:.1f}] (n = {int(n)})"
+
+
+def against_level(low: float, high: float, level: float) -> str:
+    """``"above"``, ``"below"`` or ``"indistinguishable from"`` a fixed level, by the interval alone."""
+    return "above" if low > level else "below" if high < level else "indistinguishable from"
+
+
+def against_interval(low: float, high: float, other_low: float, other_high: float) -> str:
+    """``"above"``, ``"below"`` or ``"indistinguishable from"`` another interval: apart only when they do
+    not overlap."""
+    return "above" if low > other_high else "below" if high < other_low else "indistinguishable from"
+
+
+def _empty(frame: Any) -> bool:
+    return not isinstance(frame, pd.DataFrame) or frame.empty
+
+
+def _name(dataset: str) -> str:
+    return PAPER_NAMES.get(dataset, dataset)
+
+
+def _joined(parts: Sequence[str]) -> str:
+    return "; ".join(parts)
+
+
+# --- 01 datasets -----------------------------------------------------------------------------------------
+
+
+def datasets(run) -> str:
+    """Which evaluation sets the run loaded, how many items each, and which are real and which generated."""
+    sets = getattr(run, "sets", None)
+    if _empty(sets):
+        return "This run loaded no evaluation set, so the page supports nothing about the data."
+    present = sets[sets["present"].astype(bool)]
+    missing = sets[~sets["present"].astype(bool)]
+    if present.empty:
+        return ("This run found none of the evaluation sets (" + ", ".join(missing["paper_name"]) + "): no real "
+                "data was given (`FINELOGIC_DATA_DIR`) and no stand-in was generated.")
+    loaded = [f"{row.paper_name} {int(row.samples)} items ({'generated stand-in' if row.generated else 'real data'})"
+              for row in present.itertuples()]
+    text = f"This run loads {int(present['samples'].sum())} items: " + ", ".join(loaded)
+    if not missing.empty:
+        text += "; " + " and ".join(missing["paper_name"]) + " are not present (no real data was given)"
+    real = present[~present["generated"].astype(bool)]
+    if real.empty:
+        text += ". No set is real benchmark data, so the accuracies on the later pages are on stand-ins."
+    else:
+        text += f". Real benchmark data: {', '.join(real['paper_name'])}."
+    return text
+
+
+# --- 02 accuracy -----------------------------------------------------------------------------------------
+
+
+def _scored_markers(records: pd.DataFrame) -> int:
+    unscored = records[["no_answer", "no_output", "truncated"]].astype(bool).any(axis=1)
+    return int((~unscored).sum())
+
+
+def _cells_against_chance(summary: pd.DataFrame, label: Iterable[str]) -> dict[str, list[str]]:
+    """Each summary row as ``"<label> <value> [..] (n = ..)"``, grouped by its verdict against chance."""
+    verdicts: dict[str, list[str]] = {"above": [], "indistinguishable from": [], "below": []}
+    for row, name in zip(summary.itertuples(), label):
+        verdict = against_level(row.ci_low, row.ci_high, row.chance)
+        verdicts[verdict].append(f"{name} {interval_text(row.accuracy, row.ci_low, row.ci_high, row.n)}, "
+                                 f"chance {row.chance:.1f}%")
+    return verdicts
+
+
+def _verdict_sentence(verdicts: dict[str, list[str]]) -> str:
+    """``"above chance on A; B, and indistinguishable from chance on C"``."""
+    return ", and ".join(f"{verdict} chance on {_joined(cells)}" for verdict, cells in verdicts.items() if cells)
+
+
+def accuracy(run) -> str:
+    """Per dataset and setting: how many responses carried a marker, the marker accuracy, and the
+    forced-choice accuracy, each against chance (1 / labels)."""
+    records = getattr(run, "records", None)
+    if _empty(records):
+        return "This run scored no response, so the page supports nothing about accuracy."
+    by = ("dataset", "setting")
+    marked = _scored_markers(records)
+    text = f"{marked} of {len(records)} responses ended with an answer marker"
+    if marked:
+        ours = summarize(records, by=by)
+        ours["chance"] = [chance_level(d) for d in ours["dataset"]]
+        labels = [f"{_name(r.dataset)} {r.setting}" for r in ours.itertuples()]
+        text += "; marker accuracy is " + _verdict_sentence(_cells_against_chance(ours, labels))
+    else:
+        text += " (the model never wrote one), so marker accuracy is 0% by construction and says nothing"
+    forced = summarize_forced(records, by=by)
+    if forced.empty:
+        return text + ". No forced-choice answers were scored in this run."
+    labels = [f"{_name(r.dataset)} {r.setting}" for r in forced.itertuples()]
+    return text + ". Forced-choice accuracy is " + _verdict_sentence(_cells_against_chance(forced, labels)) + "."
+
+
+# --- 03 depth --------------------------------------------------------------------------------------------
+
+
+def depth(run) -> str:
+    """Whether forced-choice accuracy on FLD changes with proof depth beyond the 95% intervals (numbered
+    depth buckets; the UNKNOWN bucket has no depth)."""
+    forced = getattr(run, "forced", None)
+    if _empty(forced):
+        return ("No forced-choice answer was scored in this run, so the page supports nothing about accuracy "
+                "and depth.")
+    numbered = forced[forced["depth_bucket"].astype(str) != "UNKNOWN"]
+    sentences = []
+    for (model, setting), group in numbered.groupby(["model", "setting"], sort=False):
+        cells = [f"{r.depth_bucket}: {interval_text(r.accuracy, r.ci_low, r.ci_high, r.n)}" for r in group.itertuples()]
+        apart = [(a.depth_bucket, b.depth_bucket) for a in group.itertuples() for b in group.itertuples()
+                 if a.ci_low > b.ci_high]
+        if len(group) < 2:
+            verdict = "has only one depth bucket, so no change can be read"
+        elif apart:
+            verdict = ("changes with depth beyond the 95% intervals (" + ", ".join(f"{a} above {b}" for a, b in apart)
+                       + ")")
+        else:
+            verdict = "does not change with depth beyond the 95% intervals (they overlap)"
+        sentences.append(f"{setting}: forced-choice accuracy {verdict}: {_joined(cells)}")
+    if not sentences:
+        return "No FLD item with a numbered depth was scored, so the page supports nothing about depth."
+    chance = float(numbered["chance"].iloc[0])
+    return ". ".join(sentences) + f" (chance {chance:.1f}%)."
+
+
+# --- 04 soundness ----------------------------------------------------------------------------------------
+
+
+def soundness(run) -> str:
+    """How many responses could be scored and, if any, their all-valid / all-relevant / all-atomic rates
+    with 95% intervals beside the gold proofs'; else why none could."""
+    steps = getattr(run, "steps", None)
+    policy = getattr(run, "policy", "principled")
+    if _empty(steps):
+        return "This run has no model responses, so the page supports nothing about the soundness of our chains."
+    table = soundness_table(steps, policy=policy, by=())
+    samples, scored = int(table["samples"].sum()), int(table["scored"].sum())
+    if not scored:
+        no_steps, undecided = int(table["no_steps"].sum()), int(table["undecided"].sum())
+        why = []
+        if no_steps:
+            why.append(f"{no_steps} wrote no step in the FLD notation (`fact1 & int2 -> int3: ...`)")
+        if undecided:
+            why.append(f"the judge could not decide {undecided}")
+        return (f"0 of {samples} responses could be scored ({'; '.join(why)}), so the page supports nothing "
+                "about the soundness of our model's chains.")
+    row = table.iloc[0]
+    gold = soundness_table(run.gold_steps, policy=policy, by=()) if not _empty(getattr(run, "gold_steps", None)) else None
+    cells = []
+    for metric in ("all_valid", "all_relevant", "all_atomic"):
+        value, low, high = (100 * row[metric], 100 * row[f"{metric}_low"], 100 * row[f"{metric}_high"])
+        cell = f"{metric.replace('_', ' ')} {interval_text(value, low, high, scored)}"
+        if gold is not None and not gold.empty and int(gold["scored"].iloc[0]):
+            g = gold.iloc[0]
+            verdict = against_interval(low, high, 100 * g[f"{metric}_low"], 100 * g[f"{metric}_high"])
+            cell += f", {verdict} the gold proofs' {100 * g[metric]:.1f}%"
+        cells.append(cell)
+    return f"{scored} of {samples} responses could be scored: " + _joined(cells) + "."
+
+
+# --- 05 probing ------------------------------------------------------------------------------------------
+
+
+def finding_text(summary: pd.DataFrame, readout: str, model: str, control: str | None = None) -> str:
+    """One sentence on what the data supports: for each task, whether ``model``'s probe row accuracy CI
+    clears the text-only baseline's and the control's (random-init) CI upper ends."""
+    chosen = summary[summary["readout"] == readout].set_index(["model", "probe", "task"])
+    if chosen.empty:
+        return "This run trained no probe, so the page supports nothing about what the hidden states encode."
+    shared_model = summary["model"].iloc[0]
+    clear, not_clear = [], []
+    for task in TASKS:
+        if (model, LINEAR, task) not in chosen.index:
+            continue
+        ours = chosen.loc[(model, LINEAR, task)]
+        bars = [chosen.loc[(shared_model, name, task), "row_ci_high"] for name in (TEXT_ONLY, MAJORITY)
+                if (shared_model, name, task) in chosen.index]
+        if control is not None and (control, LINEAR, task) in chosen.index:
+            bars.append(chosen.loc[(control, LINEAR, task), "row_ci_high"])
+        text = (f"{task.upper()} {ours['row_accuracy']:.1f}% of rows [{ours['row_ci_low']:.1f}, "
+                f"{ours['row_ci_high']:.1f}]")
+        (clear if bars and ours["row_ci_low"] > max(bars) else not_clear).append(text)
+    problems = int(chosen["problems"].max())
+    against = "the text-only and majority baselines" + (" and the random-init control" if control else "")
+    if not clear:
+        return (f"On {problems} test problems no probe of {model} separates from {against} (95% CIs overlap: "
+                + "; ".join(not_clear) + "): at this size the data support no claim about what its states encode.")
+    return (f"On {problems} test problems the probe of {model} beats {against} beyond their 95% CIs on "
+            + "; ".join(clear) + (", but not on " + "; ".join(not_clear) if not_clear else "") + ".")
+
+
+def probing(run, control: str | None = None) -> str:
+    """:func:`finding_text` for a probing run: its first readout, its first model, and ``control`` (the
+    random-init model) when the run probed it."""
+    summary = getattr(run, "summary", None)
+    if _empty(summary):
+        return "This run trained no probe, so the page supports nothing about what the hidden states encode."
+    provenance = run.provenance
+    readout = provenance.settings["readouts"][0]
+    control = control if control in provenance.models else None
+    return finding_text(summary, readout, provenance.models[0], control)
+
+
+# --- 06 supervision --------------------------------------------------------------------------------------
+
+
+#: The base model's row each fine-tuned row is compared with: the same prompt (LogiPT has its own, Direct).
+BASE_SETTINGS = {"SFT": "CoT", "LogiPT": "Direct"}
+
+
+def supervision(run) -> str:
+    """Whether each style's training loss fell (first vs last optimizer step) and each fine-tuned model's
+    accuracy against the base model's, with 95% intervals."""
+    training = getattr(run, "training", None)
+    if _empty(training):
+        return "This run trained no model, so the page supports nothing about supervision styles."
+    losses = [f"{row.style} {row.loss_first:.2f} → {row.loss_last:.2f} over {int(row.steps)} steps"
+              for row in training.itertuples()]
+    fell = int((training["loss_last"] < training["loss_first"]).sum())
+    text = (f"The training loss fell from the first to the last step for {fell} of {len(training)} styles ("
+            + _joined(losses) + f"; {int(training['examples'].max())} training examples each)")
+    records = getattr(run, "records", None)
+    if _empty(records):
+        return text + "; no fine-tuned model was evaluated."
+    ours = summarize(records, by=("setting",)).set_index("setting")
+    cells, bases = [], []
+    for setting, row in ours.iterrows():
+        base = None if setting in BASE_SETTINGS.values() else BASE_SETTINGS.get(setting, BASE_SETTINGS["SFT"])
+        if base is None or base not in ours.index:
+            continue
+        b = ours.loc[base]
+        cells.append(f"{setting} {interval_text(row['accuracy'], row['ci_low'], row['ci_high'], row['n'])} "
+                     f"({against_interval(row['ci_low'], row['ci_high'], b['ci_low'], b['ci_high'])} {base})")
+        if base not in bases:
+            bases.append(base)
+    if not cells:
+        return text + "; the run has no base-model row to compare the fine-tuned models with."
+    base_text = _joined(f"{base} {interval_text(*ours.loc[base, ['accuracy', 'ci_low', 'ci_high', 'n']])}"
+                        for base in bases)
+    text += (f". Accuracy of the fine-tuned models against the base model under the same prompt ({base_text}): "
+             + _joined(cells))
+    if _scored_markers(records) == 0:
+        text += "; no response carried an answer marker, so every accuracy here is 0% by construction"
+    return text + "."
+
+
+# --- 07 LogicMark ----------------------------------------------------------------------------------------
+
+
+def logicmark(run, model: str, control: str | None = None) -> str:
+    """``model``'s item-mean accuracy with its 95% interval against chance (25%) and against the
+    random-init ``control``."""
+    by_hop = getattr(run, "by_hop", None)
+    if _empty(by_hop):
+        return "This run scored no LogicMark item, so the page supports nothing."
+    means = by_hop[by_hop["metric"] == "item_mean"].set_index("model")
+    if model not in means.index or pd.isna(means.loc[model, "value"]) or not int(means.loc[model, "n"]):
+        return f"This run scored no LogicMark item with {model}, so the page supports nothing."
+    ours = means.loc[model]
+    text = (f"{model} answers {interval_text(ours['value'], ours['ci_low'], ours['ci_high'], ours['n'])} of the "
+            f"items correctly: {against_level(ours['ci_low'], ours['ci_high'], LOGICMARK_CHANCE)} chance "
+            f"({LOGICMARK_CHANCE:.0f}%)")
+    if control is not None and control in means.index and not pd.isna(means.loc[control, "value"]):
+        c = means.loc[control]
+        verdict = against_interval(ours["ci_low"], ours["ci_high"], c["ci_low"], c["ci_high"])
+        text += (f", and {verdict} the random-init control "
+                 f"{interval_text(c['value'], c['ci_low'], c['ci_high'], c['n'])}")
+    return text + "."
