@@ -307,3 +307,20 @@ def logicmark(run, model: str, control: str | None = None) -> str:
         text += (f", and {verdict} the random-init control "
                  f"{interval_text(c['value'], c['ci_low'], c['ci_high'], c['n'])}")
     return text + "."
+
+
+# --- the landing page's headline figure ------------------------------------------------------------------
+
+
+def headline(fig, alt: str | None = None):
+    """``fig`` as an HTML ``<img>`` with alt text (:func:`finelogic.book.figures.figure_html`), closed, to
+    ``glue`` for the landing page: a glued HTML output keeps its alt text across documents, a PNG one
+    would lose it."""
+    import matplotlib.pyplot as plt
+    from IPython.display import HTML
+
+    from finelogic.book.figures import figure_html
+
+    markup = figure_html(fig, alt)
+    plt.close(fig)
+    return HTML(markup)
