@@ -128,3 +128,10 @@ def test_finding_box_is_an_admonition_titled_what_this_run_shows():
     box = findings.finding_box("0 of 33 responses could be scored.").data
     assert box.startswith("::::{admonition} What this run shows\n:class: tip finelogic-finding")
     assert "0 of 33 responses could be scored." in box
+
+
+def test_accuracy_names_the_model_when_the_run_has_several():
+    records = pd.concat([_records("fld", "CoT", [True] * 3, [None] * 3),
+                         _records("fld", "CoT", [False] * 3, [None] * 3).assign(model="m2")])
+    text = findings.accuracy(SimpleNamespace(records=records))
+    assert "m FLD CoT 100.0% [43.9, 100.0] (n = 3)" in text and "m2 FLD CoT 0.0% [0.0, 56.1] (n = 3)" in text

@@ -117,21 +117,24 @@ def accuracy(run) -> str:
     records = getattr(run, "records", None)
     if _empty(records):
         return "This run scored no response, so the page supports nothing about accuracy."
-    by = ("dataset", "setting")
+    several = "model" in records and records["model"].nunique() > 1
+    by = ("model", "dataset", "setting") if several else ("dataset", "setting")
+
+    def labels(summary: pd.DataFrame) -> list[str]:
+        return [(f"{r.model} " if several else "") + f"{_name(r.dataset)} {r.setting}" for r in summary.itertuples()]
+
     marked = _scored_markers(records)
     text = f"{marked} of {len(records)} responses ended with an answer marker"
     if marked:
         ours = summarize(records, by=by)
         ours["chance"] = [chance_level(d) for d in ours["dataset"]]
-        labels = [f"{_name(r.dataset)} {r.setting}" for r in ours.itertuples()]
-        text += "; marker accuracy is " + _verdict_sentence(_cells_against_chance(ours, labels))
+        text += "; marker accuracy is " + _verdict_sentence(_cells_against_chance(ours, labels(ours)))
     else:
         text += " (the model never wrote one), so marker accuracy is 0% by construction and says nothing"
     forced = summarize_forced(records, by=by)
     if forced.empty:
         return text + ". No forced-choice answers were scored in this run."
-    labels = [f"{_name(r.dataset)} {r.setting}" for r in forced.itertuples()]
-    return text + ". Forced-choice accuracy is " + _verdict_sentence(_cells_against_chance(forced, labels)) + "."
+    return text + ". Forced-choice accuracy is " + _verdict_sentence(_cells_against_chance(forced, labels(forced))) + "."
 
 
 # --- 03 depth --------------------------------------------------------------------------------------------
