@@ -376,54 +376,38 @@ class HFBackend:
     def _states_batched(self, items: list["_PreparedStates"]) -> list[list[torch.Tensor]]:
         """Per item, one ``(n_i, hidden)`` tensor per boundary, texts ``batch_size`` per pass (longest first).
 
-        Every (boundary, suffix) pair of the batch's texts becomes one row of a suffix pass that reads its
-        text's KV cache through the text's padding mask, cut at that row's boundary; the suffix's position
-        ids continue from the boundary. Exact, and one call per ``batch_size`` suffixes.
+        Each text and all its suffixes are packed into ONE sequence: the text's tokens, then every
+        (boundary, suffix) pair's tokens, with an attention mask under which a suffix sees the text up to
+        its boundary and its own earlier tokens only, and position ids that continue from its boundary
+        (a prefix tree, as speculative decoders verify candidate trees). Exact, with no KV cache copied per
+        suffix: the suffixes cost their own tokens and nothing more.
         """
         results: list[list[torch.Tensor]] = [[] for _ in items]
-        order = sorted(range(len(items)), key=lambda i: -len(items[i].ids))
+        packed = [_pack(item) for item in items]
+        order = sorted(range(len(items)), key=lambda i: -len(packed[i][0]))
         batches = [order[i:i + self.batch_size] for i in range(0, len(order), self.batch_size)]
+        dtype = next(self.model.parameters()).dtype
         for batch in tqdm(batches, desc="hidden states", disable=len(batches) < 8):
-            input_ids, mask = _left_pad([items[i].ids for i in batch], self.tokenizer.pad_token_id, self.device)
-            positions = (mask.cumsum(-1) - 1).clamp(min=0)
-            need_cache = any(items[i].candidates is not None for i in batch)
-            out = self.model(input_ids=input_ids, attention_mask=mask, position_ids=positions, use_cache=need_cache,
-                             output_hidden_states=True, logits_to_keep=1)
-            self.stats.add(calls=1, prompt_tokens=sum(len(items[i].ids) for i in batch))
-            width = input_ids.shape[1]
-            rows = []  # (row of the batch, item, boundary's end in the padded row, suffix)
+            width = max(len(packed[i][0]) for i in batch)
+            input_ids = torch.full((len(batch), width), self.tokenizer.pad_token_id, dtype=torch.long)
+            positions = torch.zeros((len(batch), width), dtype=torch.long)
+            allowed = torch.zeros((len(batch), 1, width, width), dtype=torch.bool)
             for row, i in enumerate(batch):
-                item, pad = items[i], width - len(items[i].ids)
-                if item.candidates is None:
-                    hidden = out.hidden_states[item.layer]
-                    results[i] = [hidden[row, pad + end - 1][None] for end in item.ends]
-                else:
-                    rows += [(row, i, pad + end, option) for end, choices in zip(item.ends, item.candidates)
-                             for option in choices]
-            read: dict[int, list[torch.Tensor]] = {}
-            for start in range(0, len(rows), self.batch_size):
-                chunk = rows[start:start + self.batch_size]
-                longest = max(len(o) for *_, o in chunk)
-                padded = torch.tensor([o + [self.tokenizer.pad_token_id] * (longest - len(o)) for *_, o in chunk],
-                                      device=self.device)
-                which = [row for row, *_ in chunk]
-                row_mask = mask[which].clone()
-                for r, (_, _, cut, _) in enumerate(chunk):
-                    row_mask[r, cut:] = 0  # the text after this row's boundary is not there for it
-                row_mask = torch.cat([row_mask, torch.ones(len(chunk), longest, dtype=mask.dtype, device=self.device)], 1)
-                row_positions = (torch.tensor([cut - (width - len(items[i].ids)) for _, i, cut, _ in chunk],
-                                              device=self.device)[:, None] + torch.arange(longest, device=self.device))
-                suffix_out = self.model(input_ids=padded, attention_mask=row_mask, position_ids=row_positions,
-                                        past_key_values=_select_cache(out.past_key_values, which), use_cache=True,
-                                        output_hidden_states=True, logits_to_keep=1)
-                self.stats.add(calls=1, prompt_tokens=int(padded.numel()))
-                for r, (_, i, _, option) in enumerate(chunk):
-                    read.setdefault(i, []).append(suffix_out.hidden_states[items[i].layer][r, len(option) - 1])
-            for i, states in read.items():
-                offset = 0
-                for choices in items[i].candidates:
-                    results[i].append(torch.stack(states[offset:offset + len(choices)]))
-                    offset += len(choices)
+                ids, pos, visible, _ = packed[i]
+                pad = width - len(ids)
+                input_ids[row, pad:] = torch.tensor(ids)
+                positions[row, pad:] = torch.tensor(pos)
+                allowed[row, 0, pad:, pad:] = visible
+                allowed[row, 0, :pad, :pad] = torch.eye(pad, dtype=torch.bool)  # padding sees itself: no empty row
+            mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)
+            out = self.model(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device),
+                             position_ids=positions.to(self.device), use_cache=False,
+                             output_hidden_states=True, logits_to_keep=1)
+            self.stats.add(calls=1, prompt_tokens=sum(len(packed[i][0]) for i in batch))
+            for row, i in enumerate(batch):
+                ids, _, _, reads = packed[i]
+                hidden = out.hidden_states[items[i].layer][row, width - len(ids):]
+                results[i] = [hidden[torch.tensor(where, device=hidden.device)] for where in reads]
         return results
 
     def _states_naive(self, ids: list[int], ends: list[int], candidates: list[list[list[int]]] | None,
@@ -447,6 +431,33 @@ class _PreparedStates:
     layer: int
     normalize: bool
     nested: bool
+
+
+def _pack(item: _PreparedStates) -> tuple[list[int], list[int], torch.Tensor, list[list[int]]]:
+    """One text and its suffixes as one sequence (see ``HFBackend._states_batched``): token ids, position
+    ids, the ``(n, n)`` boolean mask of what each token may attend to, and per boundary the indices whose
+    hidden states are read (the boundary's last token, or each suffix's last token)."""
+    ids, positions = list(item.ids), list(range(len(item.ids)))
+    spans: list[tuple[int, int, int]] = []  # (start in the sequence, length, boundary end)
+    reads: list[list[int]] = []
+    for b, end in enumerate(item.ends):
+        if item.candidates is None:
+            reads.append([end - 1])
+            continue
+        where = []
+        for option in item.candidates[b]:
+            spans.append((len(ids), len(option), end))
+            ids += option
+            positions += range(end, end + len(option))
+            where.append(len(ids) - 1)
+        reads.append(where)
+    n, text = len(ids), len(item.ids)
+    visible = torch.zeros((n, n), dtype=torch.bool)
+    visible[:text, :text] = torch.ones((text, text), dtype=torch.bool).tril()
+    for start, length, end in spans:
+        visible[start:start + length, :end] = True
+        visible[start:start + length, start:start + length] = torch.ones((length, length), dtype=torch.bool).tril()
+    return ids, positions, visible, reads
 
 
 def _finish_states(states: list[torch.Tensor], prepared: _PreparedStates) -> np.ndarray | list[np.ndarray]:
