@@ -22,6 +22,16 @@ batching texts of different lengths adds padding (and suffix rows attend over th
 ways skip the unembedding (``logits_to_keep=1``), which the KV-reuse path before this change computed
 for every position (about a fifth of the forward pass's multiply-adds for SmolLM2-135M); that saving was
 not measured separately.
+
+Since commit 9711498 a text and all its suffixes are packed into one sequence under a prefix-tree
+attention mask (no KV cache copied per suffix row), so "batched" and "per problem" both take that path.
+Against the code of the session start (commit 4120394, a ``git worktree`` of it on ``PYTHONPATH``; one
+pass over a problem's longest prefix, its suffixes on copies of that KV cache), the same features of the
+tiny profile's first 12 problems (211 rows, chat read-out, 2 threads, ``HFBackend(batch_size=8)`` without
+the response cache), interleaved old/new/old/new on an idle machine (load 0.2-1.6), 2026-12-01 11:52 UTC:
+old 32.1 s and 32.8 s wall (63.0 / 64.8 s CPU, 45 forward calls, 10,346 tokens), new 23.3 s and 25.3 s
+(45.8 / 49.6 s CPU, 2 calls, 8,340 tokens): **1.30-1.38x** in wall and CPU time, max |difference|
+8.5e-7. Still short of the issue's 2x.
 """
 from __future__ import annotations
 
