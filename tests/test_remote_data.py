@@ -76,6 +76,7 @@ def test_offline_the_evaluation_sets_say_so_once_and_use_labelled_stand_ins(tmp_
         " 'limit': None}\n"
         "for _ in range(2):\n"
         "    print([(s.name, len(s.problems), s.source) for s in evaluation_sets(settings)])\n"
+        "import sys; print('hub tried:', 'datasets' in sys.modules)\n"  # offline, the hub is not contacted
     )
     env = {"PATH": "/usr/bin:/bin", "FINELOGIC_OFFLINE": "1", "FINELOGIC_CACHE": str(tmp_path),
            "HOME": str(tmp_path)}
@@ -84,3 +85,4 @@ def test_offline_the_evaluation_sets_say_so_once_and_use_labelled_stand_ins(tmp_
     assert result.stderr.count("offline (FINELOGIC_OFFLINE") == 1
     assert "('folio', 0, 'not present')" in result.stdout
     assert "('prontoqa', 2, 'generated stand-in" in result.stdout
+    assert "hub tried: False" in result.stdout

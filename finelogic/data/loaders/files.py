@@ -51,8 +51,9 @@ def dataset_folder(base: Path, name: str, known: Iterable[str]) -> Path | None:
 
 
 def hub_allowed() -> bool:
-    return not any(os.environ.get(v, "").strip().lower() not in ("", "0", "false", "no")
-                   for v in OFFLINE_ENV_VARS)
+    """Whether to try the Hugging Face hub: never with ``FINELOGIC_OFFLINE=1`` or ``HF_*_OFFLINE`` set,
+    always with ``FINELOGIC_OFFLINE=0``, else when huggingface.co answers (:func:`remote.network_allowed`)."""
+    return network_allowed("huggingface.co")
 
 
 def from_hub(repo: str, split: str, convert: Callable[[Item], Problem], strict: bool) -> LoadedDataset:
