@@ -10,19 +10,24 @@ from typing import Any
 import pandas as pd
 
 
-def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
-    """Write ``text`` (UTF-8) to a temporary file beside ``path`` and rename it into place.
+def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
+    """Write ``data`` to a temporary file beside ``path`` and rename it into place.
 
     Two processes writing the same file each rename a complete file of their own: the last one wins,
     and no reader ever sees a mix or a torn end.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.",
-                                     suffix=".tmp", delete=False) as handle:
-        handle.write(text)
+    with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp",
+                                     delete=False) as handle:
+        handle.write(data)
     os.replace(handle.name, path)
     return path
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
+    """``text`` as UTF-8, written atomically (:func:`write_bytes_atomic`)."""
+    return write_bytes_atomic(path, text.encode("utf-8"))
 
 
 def write_csv_atomic(frame: pd.DataFrame, path: str | os.PathLike) -> Path:

@@ -21,11 +21,10 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from finelogic.config import data_dir
-from finelogic.data.loaders.remote import network_allowed
+from finelogic.data.loaders.remote import OFFLINE_ENV_VARS, network_allowed
 from finelogic.data.loaders.records import DataDirError, DataNotFoundError, Item, LoadedDataset, convert_items, describe, warn_skipped
 from finelogic.data.problem import Problem
 
-OFFLINE_ENV_VARS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
 
 
 def default_root() -> Path | None:

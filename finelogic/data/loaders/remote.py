@@ -21,17 +21,19 @@ import hashlib
 import logging
 import os
 import socket
-import tempfile
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from finelogic.config import cache_dir
+from finelogic.files import write_bytes_atomic
 
 log = logging.getLogger("finelogic.data.loaders")
 
 RAW = "https://raw.githubusercontent.com"
+#: The Hugging Face variables that also mean "offline" here.
+OFFLINE_ENV_VARS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
 PROBE_TIMEOUT_S = 3.0
 DOWNLOAD_TIMEOUT_S = 60.0
 
@@ -134,7 +136,7 @@ def env_offline() -> bool | None:
     if value not in ("",):
         return True
     return any(os.environ.get(v, "").strip().lower() not in ("", "0", "false", "no")
-               for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")) or None
+               for v in OFFLINE_ENV_VARS) or None
 
 
 _probed: dict[str, bool] = {}
@@ -203,7 +205,7 @@ def fetch(name: str, root: str | os.PathLike | None = None, *, opener: Opener = 
         if digest != file.sha256:
             raise FetchError(f"{name}: {url} has SHA-256 {digest}, expected {file.sha256} (pinned at "
                              f"{source.home}); not kept")
-        _write_bytes_atomic(target, data)
+        write_bytes_atomic(target, data)
         log.info("fetched %s -> %s", url, target)
     return root
 
@@ -230,11 +232,3 @@ def fetched_root(name: str, *, opener: Opener = download) -> Path | None:
 
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def _write_bytes_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp",
-                                     delete=False) as handle:
-        handle.write(data)
-    os.replace(handle.name, path)
