@@ -8,14 +8,15 @@ have no generator here: without their files they are reported as not present, ne
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from finelogic.data.generate import generate
 from finelogic.data.loaders import DataNotFoundError, load_dataset, remote
 from finelogic.data.loaders.files import default_root
 from finelogic.data.problem import Problem
+from finelogic.data.stored import generate_stored
 
 log = logging.getLogger(__name__)
 
@@ -84,8 +85,11 @@ def evaluation_sets(settings: Mapping[str, Any], seed: int = 0, data_dir: str | 
     Args:
         settings: the profile's section, with keys ``fld`` (keyword arguments for
             :func:`finelogic.data.generate`, e.g. ``{"name": "fld_paper_test", "scale": 0.1}``),
-            ``prontoqa_generated`` (kwargs for the ProntoQA stand-in) and ``limit`` (max items per real
-            dataset, None = all; or a mapping such as ``{"folio": 4, "prontoqa": 2}``).
+            ``prontoqa_generated`` (kwargs for the ProntoQA stand-in), ``limit`` (max items per real
+            dataset, None = all; or a mapping such as ``{"folio": 4, "prontoqa": 2}``) and the optional
+            ``first_fraction`` (keep the first ceil(first_fraction x n) items of each set, e.g. 0.01 for
+            a rehearsal's real slice; None or absent = all). Generated sets are stored on disk and read
+            back on later calls (:mod:`finelogic.data.stored`).
         seed: seeds generation and subsampling.
         data_dir: real files in the published layout; default ``$FINELOGIC_DATA_DIR`` (an error when
             it names no folder).
@@ -94,17 +98,22 @@ def evaluation_sets(settings: Mapping[str, Any], seed: int = 0, data_dir: str | 
     limit = settings.get("limit")
     fld_kwargs = dict(settings["fld"])
     fld_name = fld_kwargs.pop("name")
-    fld = generate(fld_name, seed=seed, **fld_kwargs)
+    fld = generate_stored(fld_name, seed=seed, **fld_kwargs)
     sets = [EvalSet("fld", tuple(fld), f"generated ({fld_name}, finelogic FLD-style generator)", generated=True)]
     for name in ("folio", "multi_logieval"):
         sets.append(_real(name, base, _limit(limit, name), seed) or EvalSet(name, (), "not present", generated=False))
     prontoqa = _real("prontoqa", base, _limit(limit, "prontoqa"), seed)
     if prontoqa is None:
         kwargs = dict(settings["prontoqa_generated"])
-        problems = generate("prontoqa", seed=seed, **kwargs)
+        problems = generate_stored("prontoqa", seed=seed, **kwargs)
         prontoqa = EvalSet("prontoqa", tuple(problems), "generated stand-in (finelogic ProntoQA-style generator)",
                            generated=True)
     sets.append(prontoqa)
+    fraction = settings.get("first_fraction")
+    if fraction is not None:
+        if not 0 < fraction <= 1:
+            raise ValueError(f"first_fraction must be in (0, 1], got {fraction!r}")
+        sets = [replace(s, problems=s.problems[:math.ceil(fraction * len(s.problems))]) for s in sets]
     for s in sets:
         log.info("%s: %d items from %s", s.paper_name, len(s.problems), s.source)
     return sets

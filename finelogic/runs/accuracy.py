@@ -55,7 +55,7 @@ log = logging.getLogger(__name__)
 BASELINES: Mapping[str, Callable[..., Any]] = {SEL_INF: selection_inference, LOGIC_LM: logic_lm, SYMBCOT: symbcot}
 
 #: Optional keys of the ``accuracy`` section (the others are required in every profile).
-OPTIONAL = ("generation_by_setting", "baselines", "prompt_layout", "forced_choice")
+OPTIONAL = ("generation_by_setting", "baselines", "prompt_layout", "forced_choice", "first_fraction")
 
 #: ``forced_reason`` of every record when the section turns forced choice off.
 FORCED_OFF = "forced choice turned off (the section's forced_choice is False)"

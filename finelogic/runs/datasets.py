@@ -58,7 +58,7 @@ def run(profile: str, *, seed: int = 0, data_dir: str | Path | None = None,
     if backends:
         raise ValueError("the datasets run uses no model; do not hand it backends")
     watch = Stopwatch()
-    settings = resolve(profile, FAMILY, overrides)
+    settings = resolve(profile, FAMILY, overrides, optional=("first_fraction",))
     sets = tuple(evaluation_sets(settings, seed=seed, data_dir=data_dir))
     table = pd.DataFrame([(s.name, s.paper_name, len(s.problems), s.source, s.generated, s.present) for s in sets],
                          columns=list(SET_COLUMNS))
