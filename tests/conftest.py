@@ -54,7 +54,7 @@ def built_book(tmp_path_factory) -> Path:
     previous = {k: os.environ.get(k) for k in ("OPENAI_API_KEY", "DEEPSEEK_API_KEY")}
     os.environ.update({k: FAKE_API_KEY for k in previous})
     try:
-        run_notebooks("smoke", output_dir=root / "book" / "generated", force=True)
+        run_notebooks("smoke", output_dir=root / "book" / "generated", force=True, jobs=2)
         jupyter_book = Path(sys.executable).parent / "jupyter-book"
         result = subprocess.run([str(jupyter_book), "build", str(root), "-W", "-n", "--keep-going"],
                                 capture_output=True, text=True, timeout=900)

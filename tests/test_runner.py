@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import nbformat
 import pytest
@@ -124,13 +125,13 @@ def test_the_timings_table_lists_each_notebook_in_reading_order_with_load_and_to
     from finelogic.book.runner import timings_table
 
     table = timings_table({
-        "07_logicmark": {"profile": "tiny", "seconds": 90.0, "finished": "2026-12-01 11:00", "load": 1.25},
+        "07_logicmark": {"profile": "tiny", "seconds": 90.0, "finished": "2026-12-01 11:00", "load": 1.25, "jobs": 1},
         "02_accuracy": {"profile": "tiny", "seconds": 30.5},  # written by an older runner: no load recorded
     })
     rows = table.splitlines()
-    assert rows[2] == "| 02_accuracy | `tiny` | 30.5 | not recorded | not recorded |"
-    assert rows[3] == "| 07_logicmark | `tiny` | 90.0 | 2026-12-01 11:00 | 1.25 |"
-    assert rows[4] == "| **all notebooks** | `tiny` | **120.5** (2.0 min) | | |"
+    assert rows[2] == "| 02_accuracy | `tiny` | 30.5 | 1 | not recorded | not recorded |"
+    assert rows[3] == "| 07_logicmark | `tiny` | 90.0 | 1 | 2026-12-01 11:00 | 1.25 |"
+    assert rows[4] == "| **sum of the notebooks' times** | `tiny` | **120.5** (2.0 min) | | | |"
 
 
 def test_a_run_records_when_it_finished_and_the_load_then(tmp_path):
@@ -141,3 +142,50 @@ def test_a_run_records_when_it_finished_and_the_load_then(tmp_path):
     entry = json.loads((out / "timings.json").read_text())["page"]
     assert entry["load"] >= 0 and entry["finished"].startswith("20")
     assert "| page | `smoke` |" in (out / "timings.md").read_text()
+
+
+def _interval_notebook(path, name: str, body: str = "") -> None:
+    """A notebook that records when it ran (start, end) in ``{name}.json`` beside the results."""
+    _notebook(path, "import json, os, time\n"
+                    "start = time.time()\n" + body +
+                    "time.sleep(1.5)\n"
+                    f"open(os.path.join(os.environ['MARKS'], '{name}.json'), 'w').write("
+                    "json.dumps([start, time.time(), os.environ.get('OMP_NUM_THREADS')]))")
+
+
+@pytest.mark.slow
+def test_jobs_run_notebooks_at_once_but_a_reader_waits_for_the_results_it_reads(tmp_path, monkeypatch):
+    src, out, marks = tmp_path / "src", tmp_path / "out", tmp_path / "marks"
+    for folder in (src, marks):
+        folder.mkdir()
+    monkeypatch.setenv("MARKS", str(marks))
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    # 03_depth reads 02_accuracy's results (UPSTREAM); 05_probing reads nothing of theirs.
+    for name in ("02_accuracy", "03_depth", "05_probing"):
+        _interval_notebook(src / f"{name}.ipynb", name)
+    records = run_notebooks("smoke", ["02_accuracy", "03_depth", "05_probing"], source_dir=src, output_dir=out,
+                            jobs=2)
+    assert [r.notebook for r in records] == ["02_accuracy", "03_depth", "05_probing"]
+    assert all(not r.skipped and r.jobs == 2 for r in records)
+    ran = {name: json.loads((marks / f"{name}.json").read_text()) for name in ("02_accuracy", "03_depth", "05_probing")}
+    assert ran["03_depth"][0] >= ran["02_accuracy"][1]  # started after accuracy ended
+    assert ran["05_probing"][0] < ran["02_accuracy"][1] and ran["02_accuracy"][0] < ran["05_probing"][1]  # overlapped
+    assert {threads for _, _, threads in ran.values()} == {str(max(1, (os.cpu_count() or 1) // 2))}
+    timings = json.loads((out / "timings.json").read_text())
+    assert {timings[n]["jobs"] for n in ran} == {2}
+    # Unchanged inputs: nothing runs again, in parallel mode too.
+    again = run_notebooks("smoke", ["02_accuracy", "03_depth", "05_probing"], source_dir=src, output_dir=out, jobs=2)
+    assert [r.skipped for r in again] == [True, True, True]
+
+
+@pytest.mark.slow
+def test_with_jobs_a_failure_is_named_and_the_notebooks_that_finished_keep_their_times(tmp_path, monkeypatch):
+    src, out, marks = tmp_path / "src", tmp_path / "out", tmp_path / "marks"
+    for folder in (src, marks):
+        folder.mkdir()
+    monkeypatch.setenv("MARKS", str(marks))
+    _interval_notebook(src / "05_probing.ipynb", "05_probing")
+    _notebook(src / "02_accuracy.ipynb", "x = 1 / 0")
+    with pytest.raises(NotebookFailed, match=r"notebook 02_accuracy in cell 2 .*ZeroDivisionError"):
+        run_notebooks("smoke", ["02_accuracy", "05_probing"], source_dir=src, output_dir=out, jobs=2)
+    assert list(json.loads((out / "timings.json").read_text())) == ["05_probing"]

@@ -1,7 +1,7 @@
 """The ``finelogic`` command: run the book's notebooks with papermill.
 
     finelogic list
-    finelogic run [--profile tiny] [--notebook 02_accuracy ...] [--seed 0] [--force] [-p model NAME]
+    finelogic run [--profile tiny] [--notebook 02_accuracy ...] [--seed 0] [--force] [--jobs 2] [-p model NAME]
     finelogic rehearse [--families accuracy ...] [--price gpt-4o=2.5/10 ...] [--resume]
 """
 from __future__ import annotations
@@ -55,6 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--notebook", action="append", choices=NOTEBOOKS, help="repeatable; default: all")
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--force", action="store_true", help="rerun notebooks whose inputs did not change")
+    run.add_argument("--jobs", type=int, default=1, metavar="N",
+                     help="notebooks run at once, each in its own process (default 1); a notebook waits for "
+                          "the ones whose results it reads; PyTorch gets cores/N threads in each")
     run.add_argument("-p", "--parameter", action="append", type=_parameter, default=[],
                      metavar="NAME=VALUE", help="extra notebook parameter (string value)")
     rehearse = sub.add_parser("rehearse", help="run the paper profile against stand-in models (a load and "
@@ -80,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         return _rehearse(args)
     try:
         records = run_notebooks(args.profile, args.notebook, seed=args.seed, force=args.force,
-                                parameters=dict(args.parameter))
+                                parameters=dict(args.parameter), jobs=args.jobs)
     except NotebookFailed as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

@@ -12,11 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import multiprocessing
 import os
 import time
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import nbformat
 from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
@@ -49,6 +51,9 @@ RUN_KEY = "finelogic_run_key"
 KEY_ENVIRONMENT = ("FINELOGIC_DATA_DIR", "FINELOGIC_RESULTS", "OPENAI_BASE_URL", "FINELOGIC_OFFLINE")
 #: Notebook -> the result families (``results/<profile>/<family>/``) of other notebooks that it reads.
 UPSTREAM = {"03_depth": ("accuracy",), "04_soundness": ("accuracy",)}
+#: With ``jobs > 1``, which notebooks start first when no earlier timings are known: the model-bound ones,
+#: longest first (from the tiny book's measured times), so the short ones fill the gaps at the end.
+SLOW_FIRST = ("02_accuracy", "07_logicmark", "05_probing", "06_supervision")
 _PAPERMILL_TAGS = {"injected-parameters", "papermill-error-cell-tag"}
 
 
@@ -64,6 +69,7 @@ class RunRecord:
     skipped: bool
     finished: str | None = None  # UTC, minutes
     load: float | None = None  # the 1-minute load average when it finished
+    jobs: int = 1  # how many notebooks the runner ran at once
 
 
 def notebooks_dir() -> Path:
@@ -151,6 +157,7 @@ def run_notebooks(
     parameters: dict[str, Any] | None = None,
     force: bool = False,
     kernel_name: str = "python3",
+    jobs: int = 1,
 ) -> list[RunRecord]:
     """Execute notebooks with papermill for ``profile``; return one record per notebook.
 
@@ -162,12 +169,12 @@ def run_notebooks(
         source_dir: where the parameterized notebooks are (default ``notebooks/``).
         parameters: extra papermill parameters for every notebook (e.g. ``{"model": "..."}``).
         force: rerun even when the inputs are unchanged since the last successful run.
+        jobs: how many notebooks run at once (each in its own process and kernel; a notebook waits for the
+            notebooks whose results it reads). Times measured with ``jobs > 1`` are times on a shared machine.
 
     Raises:
         NotebookFailed: the first failing notebook, naming it and its failing cell.
     """
-    import papermill  # imported here: papermill is slow to import and only the runner needs it
-
     get_profile(profile)
     source_dir = source_dir or notebooks_dir()
     output_dir = output_dir or default_output_dir()
@@ -181,37 +188,137 @@ def run_notebooks(
     params = {"profile": profile, "seed": seed, **(parameters or {})}
     # Progress bars inside executed notebooks are noise on the rendered page (the kernel inherits this).
     os.environ.setdefault("TQDM_DISABLE", "1")
-    records = []
-    bar = tqdm(names, desc=f"notebooks ({profile})", unit="nb")
-    for name in bar:
+    jobs = max(1, int(jobs))
+    records: dict[str, RunRecord] = {}
+    bar = tqdm(total=len(names), desc=f"notebooks ({profile})", unit="nb")
+
+    def key_of(name: str) -> str:  # computed when the notebook starts: its upstream results are final then
+        upstream = [results_dir(profile) / family for family in UPSTREAM.get(name, ())]
+        return run_key(source_dir / f"{name}.ipynb", params, upstream)
+
+    def finish(name: str, key: str, seconds: float) -> None:
+        records[name] = _finish(name, output_dir / f"{name}.ipynb", key, profile, seconds, jobs)
         bar.set_postfix_str(name)
-        source, output = source_dir / f"{name}.ipynb", output_dir / f"{name}.ipynb"
-        key = run_key(source, params, [results_dir(profile) / family for family in UPSTREAM.get(name, ())])
-        if not force and _previous_key(output) == key:
-            log.info("%s unchanged since its last run; kept %s", name, output)
-            records.append(RunRecord(name, output, 0.0, skipped=True))
-            continue
-        start = time.perf_counter()
-        try:
-            papermill.execute_notebook(
-                str(source), str(output), parameters=params, kernel_name=kernel_name,
-                cwd=str(source_dir), progress_bar=False, log_output=False,
-            )
-        except Exception as error:  # papermill raises PapermillExecutionError; keep its cell info
-            raise NotebookFailed(_failure_message(name, output, error)) from error
-        seconds = time.perf_counter() - start
-        nb = nbformat.read(output, as_version=4)
-        nb.metadata[RUN_KEY] = key
-        nb.metadata["finelogic_seconds"] = round(seconds, 2)
-        _show_measured_time(nb, name, profile, seconds)
-        _one_parameters_cell(nb)
-        nbformat.write(nb, output)
-        records.append(RunRecord(name, output, seconds, skipped=False,
-                                 finished=time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
-                                 load=round(os.getloadavg()[0], 2)))
-    _write_timings(output_dir, profile, records)
+        bar.update()
+
+    def unchanged(name: str, key: str) -> bool:
+        if force or _previous_key(output_dir / f"{name}.ipynb") != key:
+            return False
+        log.info("%s unchanged since its last run; kept %s", name, output_dir / f"{name}.ipynb")
+        records[name] = RunRecord(name, output_dir / f"{name}.ipynb", 0.0, skipped=True)
+        bar.update()
+        return True
+
+    try:
+        if jobs == 1:
+            for name in names:
+                key = key_of(name)
+                if not unchanged(name, key):
+                    finish(name, key, _execute(name, source_dir, output_dir, params, kernel_name))
+        else:
+            _run_in_parallel(names, jobs, key_of, unchanged, finish, source_dir, output_dir, params, kernel_name,
+                             _start_order(names, output_dir, profile))
+    finally:
+        bar.close()
+        _write_timings(output_dir, profile, [records[n] for n in names if n in records])
+    records_in_order = [records[n] for n in names]
     write_handouts(output_dir, tuple(n for n in names if n in TEACHING))
-    return records
+    return records_in_order
+
+
+def _execute(name: str, source_dir: Path, output_dir: Path, params: dict[str, Any], kernel_name: str) -> float:
+    """Execute one notebook with papermill; its wall seconds. Runs in the caller's process or, with
+    ``jobs > 1``, in a worker process (so it is a module-level function)."""
+    import papermill  # imported here: papermill is slow to import and only the runner needs it
+
+    source, output = source_dir / f"{name}.ipynb", output_dir / f"{name}.ipynb"
+    start = time.perf_counter()
+    try:
+        papermill.execute_notebook(
+            str(source), str(output), parameters=params, kernel_name=kernel_name,
+            cwd=str(source_dir), progress_bar=False, log_output=False,
+        )
+    except Exception as error:  # papermill raises PapermillExecutionError; keep its cell info
+        raise NotebookFailed(_failure_message(name, output, error)) from error
+    return time.perf_counter() - start
+
+
+def _worker_environment(values: dict[str, str]) -> None:
+    """A worker process's environment, inherited by the kernels it starts (unset names only)."""
+    for name, value in values.items():
+        os.environ.setdefault(name, value)
+
+
+def _finish(name: str, output: Path, key: str, profile: str, seconds: float, jobs: int) -> RunRecord:
+    """Stamp an executed notebook with its run key and measured time; its record."""
+    nb = nbformat.read(output, as_version=4)
+    nb.metadata[RUN_KEY] = key
+    nb.metadata["finelogic_seconds"] = round(seconds, 2)
+    _show_measured_time(nb, name, profile, seconds)
+    _one_parameters_cell(nb)
+    nbformat.write(nb, output)
+    return RunRecord(name, output, seconds, skipped=False, finished=time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+                     load=round(os.getloadavg()[0], 2), jobs=jobs)
+
+
+def _upstream_notebooks(name: str, names: Sequence[str]) -> set[str]:
+    """The notebooks among ``names`` whose results ``name`` reads (``02_accuracy`` writes ``accuracy``)."""
+    families = set(UPSTREAM.get(name, ()))
+    return {other for other in names if other.split("_", 1)[-1] in families}
+
+
+def _start_order(names: Sequence[str], output_dir: Path, profile: str) -> list[str]:
+    """Longest first: by this profile's last measured times when known, else :data:`SLOW_FIRST`, then
+    reading order."""
+    path = output_dir / "timings.json"
+    try:
+        timings = json.loads(path.read_text()) if path.exists() else {}
+    except ValueError:
+        timings = {}
+    measured = {n: float(t["seconds"]) for n, t in timings.items() if t.get("profile") == profile}
+    if all(n in measured for n in names):
+        return sorted(names, key=lambda n: -measured[n])
+    slow = [n for n in SLOW_FIRST if n in names]
+    return slow + [n for n in names if n not in slow]
+
+
+def _run_in_parallel(names: Sequence[str], jobs: int, key_of: Callable[[str], str],
+                     unchanged: Callable[[str, str], bool], finish: Callable[[str, str, float], None], source_dir: Path,
+                     output_dir: Path, params: dict[str, Any], kernel_name: str, order: Sequence[str]) -> None:
+    """Run up to ``jobs`` notebooks at once, each in its own worker process, a notebook only after the
+    notebooks it reads (:data:`UPSTREAM`) have finished. PyTorch in each kernel gets ``cores // jobs``
+    threads unless ``OMP_NUM_THREADS`` is set. The first failure stops new starts; the running ones finish
+    and are recorded; then it is raised."""
+    threads = {"OMP_NUM_THREADS": str(max(1, (os.cpu_count() or 1) // jobs))}
+    pending = list(order)
+    running: dict[Future, tuple[str, str]] = {}
+    failure: BaseException | None = None
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_worker_environment, initargs=(threads,)) as pool:
+        while (pending and failure is None) or running:
+            active = {name for name, _ in running.values()}
+            for name in list(pending):
+                if failure is not None or len(running) >= jobs:
+                    break
+                if _upstream_notebooks(name, names) & (set(pending) | active):
+                    continue
+                pending.remove(name)
+                key = key_of(name)
+                if not unchanged(name, key):
+                    future = pool.submit(_execute, name, source_dir, output_dir, params, kernel_name)
+                    running[future] = (name, key)
+                    active.add(name)
+            if not running:
+                continue
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                name, key = running.pop(future)
+                try:
+                    finish(name, key, future.result())
+                except BaseException as error:  # noqa: BLE001 - kept and raised once the others finish
+                    failure = failure or error
+    if failure is not None:
+        raise failure
 
 
 def _show_measured_time(nb: nbformat.NotebookNode, name: str, profile: str, seconds: float) -> None:
@@ -246,23 +353,24 @@ def _write_timings(output_dir: Path, profile: str, records: list[RunRecord]) -> 
     for record in records:
         if not record.skipped:
             timings[record.notebook] = {"profile": profile, "seconds": round(record.seconds, 1),
-                                        "finished": record.finished, "load": record.load}
+                                        "finished": record.finished, "load": record.load, "jobs": record.jobs}
     write_json_atomic(timings, path)
     write_text_atomic(output_dir / "timings.md", timings_table(timings))
 
 
 def timings_table(timings: dict[str, dict[str, Any]]) -> str:
-    """``timings.json`` as a Markdown table in reading order, with the sum per profile."""
+    """``timings.json`` as a Markdown table in reading order, with the sum per profile (the wall time of
+    the whole run when notebooks ran one at a time; more than it when several ran at once)."""
     order = {name: i for i, name in enumerate(NOTEBOOKS)}
-    lines = ["| notebook | profile | seconds | finished (UTC) | load average at the end (1 min) |",
-             "|---|---|---:|---|---:|"]
+    lines = ["| notebook | profile | seconds | notebooks at once | finished (UTC) | load average at the end (1 min) |",
+             "|---|---|---:|---:|---|---:|"]
     totals: dict[str, float] = {}
     for name in sorted(timings, key=lambda n: (order.get(n, len(order)), n)):
         entry = timings[name]
         totals[entry["profile"]] = totals.get(entry["profile"], 0.0) + float(entry["seconds"])
         load = entry.get("load")
-        lines.append(f"| {name} | `{entry['profile']}` | {float(entry['seconds']):,.1f} | "
+        lines.append(f"| {name} | `{entry['profile']}` | {float(entry['seconds']):,.1f} | {entry.get('jobs', 1)} | "
                      f"{entry.get('finished') or 'not recorded'} | {'not recorded' if load is None else f'{load:.2f}'} |")
     for profile, total in totals.items():
-        lines.append(f"| **all notebooks** | `{profile}` | **{total:,.1f}** ({total / 60:.1f} min) | | |")
+        lines.append(f"| **sum of the notebooks' times** | `{profile}` | **{total:,.1f}** ({total / 60:.1f} min) | | | |")
     return "\n".join(lines) + "\n"
