@@ -289,8 +289,9 @@ def fact_roles(problem: Problem) -> tuple[list[str], list[str]]:
 
 
 def derivable_now(premises: Sequence[Formula], conclusion: Formula, available: Iterable[Formula]) -> bool:
-    """One inference away (module docstring): premises on the page, conclusion new, one rule, z3-valid."""
-    on_page = set(available)
+    """One inference away (module docstring): premises on the page, conclusion new, one rule, z3-valid.
+    ``available`` may be a set already (built once per point: formulas hash recursively)."""
+    on_page = available if isinstance(available, (set, frozenset)) else set(available)
     return (all(p in on_page for p in premises) and conclusion not in on_page
             and bool(matches_rule(list(premises), conclusion)) and entails(premises, conclusion))
 
@@ -298,8 +299,8 @@ def derivable_now(premises: Sequence[Formula], conclusion: Formula, available: I
 def not_yet_derivable(premises: Sequence[Formula], conclusion: Formula, available: Iterable[Formula],
                       derived: Iterable[Formula]) -> bool:
     """Not on the page, and the step's premises that are on the page plus everything ``derived`` so far
-    do not entail it (z3): some premise it needs is still missing."""
-    on_page = set(available)
+    do not entail it (z3): some premise it needs is still missing. ``available`` may be a set already."""
+    on_page = available if isinstance(available, (set, frozenset)) else set(available)
     if conclusion in on_page:
         return False
     return not entails([p for p in premises if p in on_page] + list(derived), conclusion)
@@ -334,55 +335,119 @@ class Candidate:
     @property
     def rule_family(self) -> str:
         """The rule, the two and-eliminations as one (pairs are matched on it)."""
-        return "and_elim" if self.rule.startswith("and_elim") else self.rule
+        return _rule_family(self.rule)
 
 
 def nsd_candidates(proof: ProofLogic, k: int) -> tuple[list[Candidate], list[Candidate]]:
     """``(derivable, not_derivable)`` candidates after step ``k`` (module docstring), each checked with the
     logic core; in the order :func:`_one_rule_inferences` yields them."""
-    available = proof.available(k)
-    on_page = list(available.values())
-    derived = [proof.formulas[s.conclusion] for s in proof.steps[:k]]
-    future = {s.conclusion: proof.formulas[s.conclusion] for s in proof.steps[k:] if "hypothesis" not in s.conclusion}
-    excluded = set(on_page) | {proof.formulas[s.conclusion] for s in proof.steps}
-    excluded |= {proof.formulas["hypothesis"], proof.formulas["¬hypothesis"]}
-    texts = proof.sentences()
-    vocabulary = proof.problem.meta["vocabulary"]
-    name = f"int{k + 1}"
+    point = _Point(proof, k)
+    yes = point.derivable()
+    no = [c for c in (point.not_yet(i) for i in point.not_yet_pool()) if c is not None]
+    return yes, no
 
-    def make(premise_ids, conclusion, rule, derivable):
+
+def point_usable(proof: ProofLogic, k: int, count: int = CANDIDATES_PER_CLASS) -> bool:
+    """Whether point ``k`` allows ``count`` same-rule pairs: ``pairs_possible(*nsd_candidates(proof, k)) >=
+    count``, without checking every not-yet step with z3 (the slow part of drawing probing problems).
+
+    Not-yet steps are checked in :func:`nsd_candidates`' order, but only those of a rule that still lacks
+    a partner, and only until ``count`` pairs exist. A step of another rule is checked only when a later
+    step with the same conclusion needs to know whether it came first (``nsd_candidates`` keeps the first
+    of equal conclusions), so the answer is the same as the full count's."""
+    point = _Point(proof, k)
+    yes_by_rule: dict[str, int] = {}
+    for c in point.derivable():
+        yes_by_rule[c.rule_family] = yes_by_rule.get(c.rule_family, 0) + 1
+    if sum(yes_by_rule.values()) < count:
+        return False
+    no_by_rule = dict.fromkeys(yes_by_rule, 0)
+    deferred: dict[Formula, list[tuple[tuple[str, ...], Formula, str]]] = {}
+    for inference in point.not_yet_pool():
+        conclusion, family = inference[1], _rule_family(inference[2])
+        if conclusion in point.later:
+            continue
+        if no_by_rule.get(family, 0) >= yes_by_rule.get(family, 0):  # no partner needed: maybe never checked
+            deferred.setdefault(conclusion, []).append(inference)
+            continue
+        for earlier in deferred.pop(conclusion, ()):
+            if point.not_yet(earlier) is not None:
+                break
+        if conclusion not in point.later and point.not_yet(inference) is not None:
+            no_by_rule[family] += 1
+            if sum(min(n, no_by_rule[f]) for f, n in yes_by_rule.items()) >= count:
+                return True
+    return False
+
+
+def _rule_family(rule: str) -> str:
+    return "and_elim" if rule.startswith("and_elim") else rule
+
+
+class _Point:
+    """The state of an NSD point ``k``: what is on the page, what is still to come, and the candidates
+    found so far (``now``: derivable conclusions; ``later``: not-yet conclusions, first one kept)."""
+
+    def __init__(self, proof: ProofLogic, k: int) -> None:
+        self.proof, self.k = proof, k
+        self.available = proof.available(k)
+        self.on_page = set(self.available.values())
+        self.derived = [proof.formulas[s.conclusion] for s in proof.steps[:k]]
+        self.future = {s.conclusion: proof.formulas[s.conclusion] for s in proof.steps[k:]
+                       if "hypothesis" not in s.conclusion}
+        self.excluded = self.on_page | {proof.formulas[s.conclusion] for s in proof.steps}
+        self.excluded |= {proof.formulas["hypothesis"], proof.formulas["¬hypothesis"]}
+        self.texts = proof.sentences()
+        self.vocabulary = proof.problem.meta["vocabulary"]
+        self.name = f"int{k + 1}"
+        self.now: set[Formula] = set()
+        self.later: set[Formula] = set()
+
+    def make(self, premise_ids: tuple[str, ...], conclusion: Formula, rule: str, derivable: bool) -> Candidate | None:
         try:
-            text = render_sentence(conclusion, vocabulary)
+            text = render_sentence(conclusion, self.vocabulary)
         except (KeyError, ValueError):  # no English template for this formula
             return None
-        premise_texts = tuple(texts[i].rstrip(".") for i in premise_ids)
-        return Candidate(tuple(premise_ids), premise_texts, name, conclusion, text, derivable, rule)
+        premise_texts = tuple(self.texts[i].rstrip(".") for i in premise_ids)
+        return Candidate(tuple(premise_ids), premise_texts, self.name, conclusion, text, derivable, rule)
 
-    yes: list[Candidate] = []
-    now: set[Formula] = set()
-    for premise_ids, conclusion, rule in _one_rule_inferences(available):
-        if conclusion in excluded or conclusion in now:
-            continue
-        if derivable_now([available[i] for i in premise_ids], conclusion, on_page):
-            candidate = make(premise_ids, conclusion, rule, True)
-            if candidate is not None:
-                now.add(conclusion)
-                yes.append(candidate)
-    no: list[Candidate] = []
-    later: set[Formula] = set()
-    ahead = {**available, **future}
-    for premise_ids, conclusion, rule in _one_rule_inferences(ahead):
-        if not set(premise_ids) & set(future) or conclusion in excluded or conclusion in now or conclusion in later:
-            continue
-        premises = [ahead[i] for i in premise_ids]
+    def derivable(self) -> list[Candidate]:
+        """The derivable-now candidates (fills ``now``)."""
+        yes: list[Candidate] = []
+        for premise_ids, conclusion, rule in _one_rule_inferences(self.available):
+            if conclusion in self.excluded or conclusion in self.now:
+                continue
+            if derivable_now([self.available[i] for i in premise_ids], conclusion, self.on_page):
+                candidate = self.make(premise_ids, conclusion, rule, True)
+                if candidate is not None:
+                    self.now.add(conclusion)
+                    yes.append(candidate)
+        return yes
+
+    def not_yet_pool(self) -> Iterable[tuple[tuple[str, ...], Formula, str]]:
+        """One-rule steps using a conclusion still to come, not excluded and not derivable now (call
+        :meth:`derivable` first), in :func:`_one_rule_inferences` order; not yet checked with z3."""
+        self.ahead = {**self.available, **self.future}
+        future = set(self.future)
+        for premise_ids, conclusion, rule in _one_rule_inferences(self.ahead):
+            if set(premise_ids) & future and conclusion not in self.excluded and conclusion not in self.now:
+                yield premise_ids, conclusion, rule
+
+    def not_yet(self, inference: tuple[tuple[str, ...], Formula, str]) -> Candidate | None:
+        """The pool step as a not-yet-derivable candidate (fills ``later``), or None when it is not one
+        or its conclusion is already a candidate."""
+        premise_ids, conclusion, rule = inference
+        if conclusion in self.later:
+            return None
+        premises = [self.ahead[i] for i in premise_ids]
         if not (matches_rule(premises, conclusion) and entails(premises, conclusion)):
-            continue
-        if not_yet_derivable(premises, conclusion, on_page, derived):
-            candidate = make(premise_ids, conclusion, rule, False)
-            if candidate is not None:
-                later.add(conclusion)
-                no.append(candidate)
-    return yes, no
+            return None
+        if not not_yet_derivable(premises, conclusion, self.on_page, self.derived):
+            return None
+        candidate = self.make(premise_ids, conclusion, rule, False)
+        if candidate is not None:
+            self.later.add(conclusion)
+        return candidate
 
 
 def _one_rule_inferences(available: Mapping[str, Formula]) -> Iterable[tuple[tuple[str, ...], Formula, str]]:
@@ -455,7 +520,7 @@ def _eligible_points(proof: ProofLogic, limit: int | None = None, order: Sequenc
     for k in order if order is not None else range(1, proof.n_steps):
         if limit is not None and found >= limit:
             return
-        if pairs_possible(*nsd_candidates(proof, k)) >= CANDIDATES_PER_CLASS:
+        if point_usable(proof, k):
             found += 1
             yield k
 
