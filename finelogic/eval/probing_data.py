@@ -54,6 +54,7 @@ exact text split into the shared ``prefix`` and the appended ``suffix``.
 from __future__ import annotations
 
 import random
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -616,14 +617,36 @@ def nsd_rows(problem: Problem, readout: Readout, split: str, rng: random.Random,
     proof = ProofLogic.of(problem)
     head, tail = readout.frame(problem)
     rows = []
-    for k in nsd_points(proof, points, rng):
-        pairs = nsd_pairs(*nsd_candidates(proof, k), rng)
+    for k, pairs in _nsd_choices(proof, points, rng):
         prefix = head + proof.text_through(k)
         for candidate in [y for y, _ in pairs] + [n for _, n in pairs]:
             line = candidate.line()
             rows.append(ProbeRow("nsd", problem.id, split, k, proof.n_steps, int(candidate.derivable), line,
                                  prefix, " " + line + ";" + tail))
     return rows
+
+
+#: Recent NSD choices by problem and random state (:func:`_nsd_choices`).
+_NSD_CHOICES: OrderedDict[tuple[Any, ...], tuple[list[tuple[int, list[tuple[Candidate, Candidate]]]], Any]] = OrderedDict()
+
+
+def _nsd_choices(proof: ProofLogic, points: int, rng: random.Random) -> list[tuple[int, list[tuple[Candidate, Candidate]]]]:
+    """The points and pairs :func:`nsd_rows` writes, drawn with ``rng``. They do not depend on the read-out,
+    so a run that reads the same problems with several models (one read-out each) checks the candidates
+    with z3 once: the choice is kept by problem and ``rng`` state, and ``rng`` is left where drawing them
+    leaves it."""
+    problem = proof.problem
+    key = (problem.id, problem.proof, tuple(sorted(problem.formulas.items())), points, rng.getstate())
+    if key in _NSD_CHOICES:
+        _NSD_CHOICES.move_to_end(key)
+        choices, state = _NSD_CHOICES[key]
+        rng.setstate(state)
+        return choices
+    choices = [(k, nsd_pairs(*nsd_candidates(proof, k), rng)) for k in nsd_points(proof, points, rng)]
+    _NSD_CHOICES[key] = choices, rng.getstate()
+    while len(_NSD_CHOICES) > 4096:
+        _NSD_CHOICES.popitem(last=False)
+    return choices
 
 
 def build_rows(splits: Mapping[str, Sequence[Problem]], task: str, readout: Readout, seed: int,
