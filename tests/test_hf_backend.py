@@ -269,8 +269,9 @@ def test_hidden_states_batch_equals_one_request_at_a_time(hf_backend):
                 StatesRequest(short, [3, 14], {"unit": "char", "suffixes": ["!", " and"]})]
     hf_backend.stats.reset()
     batched = hf_backend.hidden_states_batch(requests)
-    # 5 texts, each packed with its suffixes into one sequence: 2 passes (4 + 1 at batch_size 4)
-    assert hf_backend.stats.calls == 2
+    # 5 texts, each packed with its suffixes into one sequence; no two of them within 10% of each other's
+    # length, so one pass each (padding would cost as much as real tokens)
+    assert hf_backend.stats.calls == 5
     for request, got in zip(requests, batched):
         alone = hf_backend.hidden_states(request.text, request.boundaries, reuse_prefix=False, **request.options)
         if isinstance(alone, list):
@@ -279,6 +280,22 @@ def test_hidden_states_batch_equals_one_request_at_a_time(hf_backend):
         else:
             assert got.shape == alone.shape and np.abs(got - alone).max() < 1e-4
     assert batched[1][0].shape == (2, 576) and np.allclose(np.linalg.norm(batched[1][0], axis=1), 1, atol=1e-5)
+
+
+def test_hidden_states_batch_encodes_the_shared_prefix_once(hf_backend):
+    from finelogic.models.base import StatesRequest
+
+    requests = [StatesRequest(PROOF, step_boundaries(PROOF), {"suffixes": GENERATION_PROMPT}),
+                StatesRequest(PROOF[:60], [20, 60], {"suffixes": [[" x", " yy zz"], [" q"]]}),
+                StatesRequest(PROOF[:40], [40], {"layer": 7})]
+    hf_backend.stats.reset()
+    batched = hf_backend.hidden_states_batch(requests)
+    together = hf_backend.stats.prompt_tokens
+    hf_backend.stats.reset()
+    alone = [hf_backend.hidden_states_batch([r])[0] for r in requests]
+    # the three texts share their first tokens: fed once, not three times
+    assert together < hf_backend.stats.prompt_tokens
+    assert max(np.abs(a - b).max() for got, ref in zip(batched, alone) for a, b in zip(got, ref)) < 1e-4
 
 
 # ------------------------------------------------------------------ shared-prefix generation

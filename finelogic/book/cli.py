@@ -2,7 +2,7 @@
 
     finelogic list
     finelogic run [--profile tiny] [--notebook 02_accuracy ...] [--seed 0] [--force] [--jobs 2] [-p model NAME]
-    finelogic rehearse [--families accuracy ...] [--price gpt-4o=2.5/10 ...] [--resume]
+    finelogic rehearse [--families accuracy ...] [--price gpt-4o=2.5/10 ...] [--resume] [--real-slice 0.01]
 """
 from __future__ import annotations
 
@@ -33,11 +33,15 @@ def _price(text: str) -> tuple[str, tuple[float, float]]:
 
 def _rehearse(args: argparse.Namespace) -> int:
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request to the stand-in otherwise
+    if args.real_slice_only and not args.real_slice:
+        print("error: --real-slice-only needs --real-slice FRACTION", file=sys.stderr)
+        return 2
     made = rehearse(args.families, real_slice=args.real_slice, root=args.root, fresh=not args.resume,
-                    train_steps=args.train_steps)
+                    train_steps=args.train_steps, stand_ins=not args.real_slice_only,
+                    slice_tokens=args.slice_tokens)
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print("Rehearsal with stand-in models (not a paper run): per family and stage")
-        print(made.report.drop(columns=["load_avg"]).to_string(index=False))
+        print(made.report.drop(columns=["load_avg", "note"]).to_string(index=False))
         print("\nPlan for a real run (requests and tokens the stand-ins were sent; output at the token cap)")
         print(made.plan(dict(args.price)).to_string(index=False))
     for family, error in made.errors.items():
@@ -63,7 +67,12 @@ def main(argv: list[str] | None = None) -> int:
     rehearse = sub.add_parser("rehearse", help="run the paper profile against stand-in models (a load and "
                               "code-path simulator) and report what a real run sends and costs")
     rehearse.add_argument("--families", nargs="+", choices=FAMILIES, help="default: all")
-    rehearse.add_argument("--real-slice", type=float, default=0.0, help="not implemented yet")
+    rehearse.add_argument("--real-slice", type=float, default=0.0, metavar="FRACTION",
+                          help="also run the first FRACTION (e.g. 0.01) of every family against llama.cpp's "
+                          "server with the embedded model (needs llama-cpp-python[server])")
+    rehearse.add_argument("--real-slice-only", action="store_true", help="the real slice without the stand-ins")
+    rehearse.add_argument("--slice-tokens", type=int, default=None,
+                          help="the real slice's cap on new tokens per generation (default 32; the paper: 3,072)")
     rehearse.add_argument("--price", action="append", type=_price, default=[], metavar="MODEL=IN/OUT",
                           help="US$ per million input/output tokens, e.g. gpt-4o=2.5/10 (repeatable)")
     rehearse.add_argument("--root", help="the rehearsal's folder (default results/rehearsal)")

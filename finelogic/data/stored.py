@@ -56,9 +56,25 @@ def stored_key(name: str, n: int | None, seed: Any, kwargs: dict[str, Any]) -> s
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+def stored_folder() -> Path:
+    """``$FINELOGIC_CACHE/datasets``: where the stored test sets live."""
+    return cache_dir() / "datasets"
+
+
+def copy_stored(source: Path, target: Path) -> int:
+    """Copy the stored sets of folder ``source`` missing from folder ``target`` (e.g. into a rehearsal's own
+    cache, so it does not generate what the user's cache already holds); returns how many were copied."""
+    copied = 0
+    for path in sorted(source.glob("*.jsonl")) if source.is_dir() else ():
+        if not (target / path.name).is_file():
+            write_text_atomic(target / path.name, path.read_text("utf-8"))
+            copied += 1
+    return copied
+
+
 def stored_path(name: str, n: int | None = None, seed: Any = 0, **kwargs: Any) -> Path:
     """Where :func:`generate_stored` keeps these arguments' problems."""
-    return cache_dir() / "datasets" / f"{safe_name(name)}-{stored_key(name, n, seed, kwargs)[:24]}.jsonl"
+    return stored_folder() / f"{safe_name(name)}-{stored_key(name, n, seed, kwargs)[:24]}.jsonl"
 
 
 def generate_stored(name: str, n: int | None = None, seed: Any = 0, **kwargs: Any) -> list[Problem]:

@@ -374,40 +374,56 @@ class HFBackend:
         return out.hidden_states[layer]
 
     def _states_batched(self, items: list["_PreparedStates"]) -> list[list[torch.Tensor]]:
-        """Per item, one ``(n_i, hidden)`` tensor per boundary, texts ``batch_size`` per pass (longest first).
+        """Per item, one ``(n_i, hidden)`` tensor per boundary.
 
         Each text and all its suffixes are packed into ONE sequence: the text's tokens, then every
         (boundary, suffix) pair's tokens, with an attention mask under which a suffix sees the text up to
         its boundary and its own earlier tokens only, and position ids that continue from its boundary
         (a prefix tree, as speculative decoders verify candidate trees). Exact, with no KV cache copied per
         suffix: the suffixes cost their own tokens and nothing more.
+
+        The token prefix all texts share (a chat template's system prompt and instructions) is encoded
+        once and its KV cache read by every sequence. Sequences run longest first, up to ``batch_size``
+        per pass and only beside sequences of nearly the same length (``_length_buckets``): on a CPU a
+        pass of a few hundred tokens is already large, and padding would cost as much as real tokens.
         """
         results: list[list[torch.Tensor]] = [[] for _ in items]
         packed = [_pack(item) for item in items]
-        order = sorted(range(len(items)), key=lambda i: -len(packed[i][0]))
-        batches = [order[i:i + self.batch_size] for i in range(0, len(order), self.batch_size)]
+        # Reads must fall after the shared prefix; a single text gains nothing from a separate pass.
+        shared = 0 if len(items) < 2 else min(_common_prefix([item.ids for item in items]),
+                                              min(min(min(w) for w in p[3]) for p in packed))
+        prefix_cache = self._prefix_cache(items[0].ids[:shared]) if shared else None
+        # Only the last layer is read: the decoder's output (after the final norm) without the LM head.
+        last_only = all(item.layer in (-1, self.model.config.num_hidden_layers) for item in items)
         dtype = next(self.model.parameters()).dtype
-        for batch in tqdm(batches, desc="hidden states", disable=len(batches) < 8):
-            width = max(len(packed[i][0]) for i in batch)
+        for batch in tqdm(_length_buckets([len(p[0]) - shared for p in packed], self.batch_size),
+                          desc="hidden states", disable=len(items) < 64):
+            width = max(len(packed[i][0]) for i in batch) - shared
             input_ids = torch.full((len(batch), width), self.tokenizer.pad_token_id, dtype=torch.long)
             positions = torch.zeros((len(batch), width), dtype=torch.long)
-            allowed = torch.zeros((len(batch), 1, width, width), dtype=torch.bool)
+            allowed = torch.zeros((len(batch), 1, width, shared + width), dtype=torch.bool)
             for row, i in enumerate(batch):
                 ids, pos, visible, _ = packed[i]
-                pad = width - len(ids)
-                input_ids[row, pad:] = torch.tensor(ids)
-                positions[row, pad:] = torch.tensor(pos)
-                allowed[row, 0, pad:, pad:] = visible
-                allowed[row, 0, :pad, :pad] = torch.eye(pad, dtype=torch.bool)  # padding sees itself: no empty row
+                pad = width - (len(ids) - shared)
+                input_ids[row, pad:] = torch.tensor(ids[shared:])
+                positions[row, pad:] = torch.tensor(pos[shared:])
+                allowed[row, 0, pad:, :shared] = visible[shared:, :shared]
+                allowed[row, 0, pad:, shared + pad:] = visible[shared:, shared:]
+                allowed[row, 0, :pad, shared:shared + pad] = torch.eye(pad, dtype=torch.bool)  # no empty row
             mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)
-            out = self.model(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device),
-                             position_ids=positions.to(self.device), use_cache=False,
-                             output_hidden_states=True, logits_to_keep=1)
-            self.stats.add(calls=1, prompt_tokens=sum(len(packed[i][0]) for i in batch))
+            inputs = dict(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device),
+                          position_ids=positions.to(self.device), use_cache=False,
+                          past_key_values=_select_cache(prefix_cache, [0] * len(batch)) if shared else None)
+            if last_only:
+                hidden_states = self.model.base_model(**inputs).last_hidden_state
+            else:
+                out = self.model(**inputs, output_hidden_states=True, logits_to_keep=1)
+            self.stats.add(calls=1, prompt_tokens=sum(len(packed[i][0]) - shared for i in batch))
             for row, i in enumerate(batch):
                 ids, _, _, reads = packed[i]
-                hidden = out.hidden_states[items[i].layer][row, width - len(ids):]
-                results[i] = [hidden[torch.tensor(where, device=hidden.device)] for where in reads]
+                pad = width - (len(ids) - shared)
+                hidden = (hidden_states if last_only else out.hidden_states[items[i].layer])[row]
+                results[i] = [hidden[torch.tensor(where, device=hidden.device) + (pad - shared)] for where in reads]
         return results
 
     def _states_naive(self, ids: list[int], ends: list[int], candidates: list[list[list[int]]] | None,
@@ -466,6 +482,19 @@ def _finish_states(states: list[torch.Tensor], prepared: _PreparedStates) -> np.
     if prepared.normalize:
         arrays = [a / np.linalg.norm(a, axis=-1, keepdims=True) for a in arrays]
     return arrays if prepared.nested else np.stack([a[0] for a in arrays])
+
+
+def _length_buckets(lengths: Sequence[int], size: int, slack: float = 0.1) -> list[list[int]]:
+    """Indices in batches of at most ``size``, longest first, each batch's lengths within ``slack`` of its
+    longest (so padding stays under that share of the pass)."""
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    batches: list[list[int]] = []
+    for i in order:
+        if batches and len(batches[-1]) < size and lengths[i] >= (1 - slack) * lengths[batches[-1][0]]:
+            batches[-1].append(i)
+        else:
+            batches.append([i])
+    return batches
 
 
 def _common_prefix(sequences: list[list[int]]) -> int:

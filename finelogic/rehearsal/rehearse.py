@@ -16,7 +16,8 @@ the training loop. What does not: the models.
   SmolLM2 Llama config cut to ``layers`` blocks of width ``width``, with its tokenizer), saved once as a
   checkpoint and opened as ``ckpt:`` through the cache.
 - Supervised fine-tuning builds the full paper-size training sets in all four styles and the LogiPT
-  traces, checks every line, and trains ``train_steps`` optimizer steps with the paper's recipe.
+  traces, checks every line, and trains ``train_steps`` optimizer steps with the paper's recipe in float32
+  with a 1,024-token cutoff (:data:`REHEARSAL_TRAIN`; bfloat16 on a CPU is slow).
 
 The rehearsal's results go to ``<root>/paper/<family>/`` (default ``results/rehearsal``), its cache to
 ``<root>/cache``, so nothing mixes with real results. Its report (:func:`rehearse` writes
@@ -57,6 +58,11 @@ REPORT_COLUMNS = ("family", "stage", "status", "wall_s", "peak_rss_mb", "request
 REQUEST_COLUMNS = ("family", "model", "kind", "requests", "prompt_tokens", "cap_tokens", "reply_tokens")
 #: What the stand-in answers quickly: no real backoff is needed between its deterministic retries.
 SERVER_OPTIONS = {"max_concurrency": 8, "backoff_base": 0.01, "backoff_max": 0.05}
+#: The rehearsal's training on the stand-in, over the paper's recipe (which is otherwise kept: full
+#: fine-tuning, its learning rate, schedule and batch): float32, because bfloat16 matmuls on a CPU are
+#: slow (one paper-recipe step took 589 s), and a short cutoff; ``train_steps`` steps. The training sets
+#: stay paper-size and every example is still tokenised and cut.
+REHEARSAL_TRAIN = {"dtype": "float32", "cutoff_len": 1024}
 
 
 @dataclass
@@ -163,7 +169,8 @@ def family_plan(family: str, url: str, checkpoints: Sequence[Path], *, train_ste
         names = [f"SFT-{s}" for s in STYLES] + (["LogiPT"] if section.get("logipt") else [])
         backends = {base["name"]: open_model(served(section["base_model"], url))}
         backends |= {n: open_model(served({"name": n, "kind": "hf", "path": n}, url)) for n in names}
-        return {"overrides": {"base_model": base, "train": {**section.get("train", {}), "max_steps": train_steps}},
+        return {"overrides": {"base_model": base, "train": {**section.get("train", {}), **REHEARSAL_TRAIN,
+                                                            "max_steps": train_steps}},
                 "backends": backends}
     return {"overrides": {}, "backends": {}}
 
