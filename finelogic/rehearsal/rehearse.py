@@ -42,6 +42,7 @@ from typing import Any, Iterator, Mapping, Sequence
 import pandas as pd
 
 from finelogic.config import repo_root
+from finelogic.data.stored import copy_stored, stored_folder
 from finelogic.models.spec import open_model
 from finelogic.profiles import get_profile
 from finelogic.rehearsal.standin import StandInServer
@@ -54,7 +55,7 @@ FAMILIES = ("datasets", "accuracy", "depth", "soundness", "supervision", "probin
 PROFILE = "paper"
 PREFIX = "stand-in:"
 REPORT_COLUMNS = ("family", "stage", "status", "wall_s", "peak_rss_mb", "requests", "prompt_tokens", "cap_tokens",
-                  "judge_calls", "cache_calls", "cache_hits", "cache_bytes", "result_bytes", "files", "load_avg")
+                  "judge_calls", "cache_calls", "cache_hits", "cache_bytes", "result_bytes", "files", "load_avg", "note")
 REQUEST_COLUMNS = ("family", "model", "kind", "requests", "prompt_tokens", "cap_tokens", "reply_tokens")
 #: What the stand-in answers quickly: no real backoff is needed between its deterministic retries.
 SERVER_OPTIONS = {"max_concurrency": 8, "backoff_base": 0.01, "backoff_max": 0.05}
@@ -81,12 +82,15 @@ class Rehearsal:
 def rehearse(families: Sequence[str] | None = None, *, real_slice: float = 0.0, root: str | Path | None = None,
              seed: int = 0, fresh: bool = True, train_steps: int = 2, layers: int = 2, width: int = 64,
              overrides: Mapping[str, Mapping[str, Any]] | None = None, data_dir: str | Path | None = None,
-             keep_going: bool = True) -> Rehearsal:
+             keep_going: bool = True, stand_ins: bool = True, slice_tokens: int | None = None,
+             slice_overrides: Mapping[str, Mapping[str, Any]] | None = None) -> Rehearsal:
     """Run ``families`` (default all, :data:`FAMILIES`) of the paper profile against stand-ins.
 
     Args:
         families: which families, in :data:`FAMILIES` order.
-        real_slice: not yet supported beyond 0 (the llama.cpp slice of issue 18 is left to do).
+        real_slice: a fraction in (0, 1]: also run that share of every family against llama.cpp's server
+            with the embedded model (:mod:`finelogic.rehearsal.real_slice`; rows with stage ``real-slice``,
+            results and cache under ``<root>/real-slice``); 0: no slice.
         root: the rehearsal's folder (results, cache, report); default ``<repo>/results/rehearsal``.
         seed: passed to every run.
         fresh: empty ``root``'s results and cache first (a measurement of a whole paper run); False keeps
@@ -97,26 +101,32 @@ def rehearse(families: Sequence[str] | None = None, *, real_slice: float = 0.0, 
         overrides: extra overrides per family (e.g. smaller sizes for a test), applied last.
         data_dir: the real benchmark files; default ``$FINELOGIC_DATA_DIR``.
         keep_going: record a family's crash in the report and go on (False: raise it).
+        stand_ins: run the families against the stand-ins (False: the real slice only).
+        slice_tokens: the real slice's cap on new tokens (default
+            :data:`finelogic.rehearsal.real_slice.MAX_NEW_TOKENS`).
+        slice_overrides: extra overrides per family for the real slice, applied last.
     """
-    if real_slice:
-        raise NotImplementedError("--real-slice is not implemented yet (issue 18); run without it")
+    if not 0 <= real_slice <= 1:
+        raise ValueError(f"real_slice must be a fraction in [0, 1], got {real_slice!r}")
     unknown = sorted(set(families or ()) - set(FAMILIES))
     if unknown:
         raise ValueError(f"unknown families {unknown}; choose from {', '.join(FAMILIES)}")
     families = [f for f in FAMILIES if f in (families or FAMILIES)]
     root = Path(root) if root is not None else repo_root() / "results" / "rehearsal"
-    if fresh:
+    if fresh and stand_ins:
         for sub in ("cache", PROFILE):
             shutil.rmtree(root / sub, ignore_errors=True)
     root.mkdir(parents=True, exist_ok=True)
+    # Test sets are not model output: start from the user's stored ones rather than generate them again.
+    copy_stored(stored_folder(), root / "cache" / "datasets")
     checkpoints = standin_checkpoints(root / "cache" / "stand-in-models", layers=layers, width=width)
     tokenizer = _tokenizer(checkpoints[0])
     server = StandInServer(lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"])).start()
     rows, request_rows, errors = [], [], {}
-    suffix = "" if fresh else "-resumed"
+    suffix = ("" if fresh else "-resumed") + ("" if stand_ins else "-real-slice")
     try:
         with _environment(FINELOGIC_CACHE=root / "cache", FINELOGIC_RESULTS=root):
-            for family in families:
+            for family in families if stand_ins else ():
                 plan = family_plan(family, server.url, checkpoints, train_steps=train_steps)
                 plan["overrides"].update((overrides or {}).get(family, {}))
                 before = {(c["model"], c["kind"]): c for c in server.counts()}
@@ -133,8 +143,17 @@ def rehearse(families: Sequence[str] | None = None, *, real_slice: float = 0.0, 
                 _write(root, suffix, rows, request_rows)
     finally:
         server.stop()
+    if real_slice:
+        from finelogic.rehearsal.real_slice import rehearse_slice
+
+        train = family_plan("supervision", server.url, checkpoints, train_steps=train_steps)["overrides"]["train"] \
+            if "supervision" in families else {}
+        rehearse_slice(families, real_slice, root / "real-slice", standin=checkpoints[0], seed=seed, fresh=fresh,
+                       data_dir=data_dir, keep_going=keep_going, train=train, max_new_tokens=slice_tokens,
+                       overrides=slice_overrides, rows=rows, errors=errors,
+                       written=lambda: _write(root, suffix, rows, request_rows))
     report, requests = _write(root, suffix, rows, request_rows)
-    if fresh:
+    if fresh and stand_ins:
         plan_table(requests).to_csv(root / "plan.csv", index=False)
     return Rehearsal(report, requests, root, errors)
 
@@ -306,7 +325,7 @@ def _cache_counts(plan: Mapping[str, Any], made: Any) -> tuple[int, int]:
 def _stage(family: str, stage: str, rows: list[dict[str, Any]]) -> Iterator[None]:
     _reset_peak()
     start = time.perf_counter()
-    row = {c: 0 for c in REPORT_COLUMNS} | {"family": family, "stage": stage, "status": "ok"}
+    row = {c: 0 for c in REPORT_COLUMNS} | {"family": family, "stage": stage, "status": "ok", "note": ""}
     rows.append(row)
     try:
         yield
