@@ -359,3 +359,17 @@ def test_the_soundness_parser_and_symbolic_judge_read_symbolic_style_responses(s
     wrong = parse_steps(build(style, problem).replace("int1: ({B}{a} v ¬{C}{a})", "int1: ({B}{a} & ¬{C}{a})"),
                         problem)
     assert SymbolicJudge().judge_many(wrong, problem)[0].valid is False
+
+
+def test_training_problems_are_stored_and_read_back_equal(tmp_path, monkeypatch):
+    """The second call reads back the JSONL the first wrote: the same problems (and, with the file cut to
+    three lines, those three: it is read, not drawn again)."""
+    monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path))
+    sizes = {"fld_n": 4, "fld_unknown": 1, "fld_depths": (0, 1), "prontoqa_n": 2, "prontoqa_hops": 3}
+    first = training_problems(sizes, seed=0)
+    stored = list((tmp_path / "datasets").glob("sft-training-*.jsonl"))
+    assert len(stored) == 1 and len(stored[0].read_text("utf-8").splitlines()) == 6
+    assert training_problems(sizes, seed=0) == first
+    stored[0].write_text("".join(line + "\n" for line in stored[0].read_text("utf-8").splitlines()[:3]), "utf-8")
+    assert training_problems(sizes, seed=0) == first[:3]
+    assert len(list((tmp_path / "datasets").glob("*.jsonl"))) == 1
