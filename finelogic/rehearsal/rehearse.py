@@ -16,8 +16,8 @@ the training loop. What does not: the models.
   SmolLM2 Llama config cut to ``layers`` blocks of width ``width``, with its tokenizer), saved once as a
   checkpoint and opened as ``ckpt:`` through the cache.
 - Supervised fine-tuning builds the full paper-size training sets in all four styles and the LogiPT
-  traces, checks every line, and trains ``train_steps`` optimizer steps with the paper's recipe in float32
-  with a 1,024-token cutoff (:data:`REHEARSAL_TRAIN`; bfloat16 on a CPU is slow).
+  traces, checks every line, and trains ``train_steps`` optimizer steps of 4 examples with the paper's
+  recipe in float32 with a 1,024-token cutoff (:data:`REHEARSAL_TRAIN`; bfloat16 on a CPU is slow).
 
 The rehearsal's results go to ``<root>/paper/<family>/`` (default ``results/rehearsal``), its cache to
 ``<root>/cache``, so nothing mixes with real results. Its report (:func:`rehearse` writes
@@ -60,10 +60,12 @@ REQUEST_COLUMNS = ("family", "model", "kind", "requests", "prompt_tokens", "cap_
 #: What the stand-in answers quickly: no real backoff is needed between its deterministic retries.
 SERVER_OPTIONS = {"max_concurrency": 8, "backoff_base": 0.01, "backoff_max": 0.05}
 #: The rehearsal's training on the stand-in, over the paper's recipe (which is otherwise kept: full
-#: fine-tuning, its learning rate, schedule and batch): float32, because bfloat16 matmuls on a CPU are
-#: slow (one paper-recipe step took 589 s), and a short cutoff; ``train_steps`` steps. The training sets
-#: stay paper-size and every example is still tokenised and cut.
-REHEARSAL_TRAIN = {"dtype": "float32", "cutoff_len": 1024}
+#: fine-tuning, its learning rate and schedule): float32, because bfloat16 matmuls on a CPU are slow (one
+#: paper-recipe step took 589 s); a 1,024-token cutoff (the longest paper-size prompt is ~550 tokens);
+#: 4 examples per step instead of 32 (the stand-in's 49,152-entry vocabulary dominates: 2 steps of 32
+#: smoke-size examples took 144-277 s per model at load 12); ``train_steps`` steps. The training sets stay
+#: paper-size and every example is still tokenised and cut.
+REHEARSAL_TRAIN = {"dtype": "float32", "cutoff_len": 1024, "batch_size": 4, "micro_batch_size": 4}
 
 
 @dataclass
