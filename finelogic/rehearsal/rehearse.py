@@ -213,9 +213,11 @@ def local(name: str, checkpoint: Path) -> dict[str, Any]:
     return {"name": PREFIX + name if not name.startswith(PREFIX) else name, "kind": "ckpt", "path": str(checkpoint)}
 
 
-def standin_checkpoints(folder: Path, *, layers: int = 2, width: int = 64, count: int = 4) -> list[Path]:
+def standin_checkpoints(folder: Path, *, layers: int = 2, width: int = 64, count: int = 6) -> list[Path]:
     """``count`` random-init checkpoints (seeds 0..count-1) of the embedded model's architecture cut to
-    ``layers`` blocks of hidden size ``width``, with the embedded tokenizer; made once per folder."""
+    ``layers`` blocks of hidden size ``width``, with the embedded tokenizer; made once per folder. Six, one
+    per LogicMark model of the paper profile: two models on one checkpoint would share its cache entries,
+    and the second would cost nothing."""
     paths = []
     for seed in range(count):
         target = folder / f"smollm2-arch-{layers}x{width}-seed{seed}"
