@@ -582,3 +582,23 @@ def test_a_warm_rerun_reads_every_feature_from_the_cache(hf_backend, model_cache
     assert first.provenance.model_calls > 0
     assert second.provenance.model_calls == 0 and second.provenance.cache_hits > 0
     pd.testing.assert_frame_equal(first.predictions, second.predictions)
+
+
+def test_a_reused_text_only_baseline_equals_a_fresh_one_and_must_match_its_rows():
+    """The run fits the text-only baseline once and hands it to every other model's probes."""
+    import dataclasses
+
+    from finelogic.eval.probing import TEXT_ONLY, probe_predictions
+
+    rng = np.random.default_rng(0)
+    rows = [ProbeRow(task, f"{split}{p}", split, 1 if task != "css" else s, 3, label, f"line {p} {label} {s}", "", "")
+            for task in ("css", "rfi", "nsd") for split, n in (("train", 6), ("test", 2)) for p in range(n)
+            for s, label in ((1, 1), (2, 0), (3, int(p % 2)))]
+    features = rng.normal(size=(len(rows), 8)).astype(np.float32)
+    fresh = probe_predictions(rows, features)
+    reused = probe_predictions(rows, features[::-1].copy(), text_only=fresh)
+    text = lambda table: table[table["probe"] == TEXT_ONLY].reset_index(drop=True)  # noqa: E731
+    pd.testing.assert_frame_equal(text(reused), text(fresh))
+    moved = [r if r.split == "train" else dataclasses.replace(r, problem_id=r.problem_id + "x") for r in rows]
+    with pytest.raises(ValueError, match="other rows"):
+        probe_predictions(moved, features, text_only=fresh)

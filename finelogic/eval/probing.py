@@ -297,12 +297,15 @@ def text_only_predictions(train: Sequence[ProbeRow], test: Sequence[ProbeRow], *
     return predict_table(test, probe.predict(x_test))
 
 
-def probe_predictions(rows: Sequence[ProbeRow], features: np.ndarray, *, seed: int = 0) -> pd.DataFrame:
+def probe_predictions(rows: Sequence[ProbeRow], features: np.ndarray, *, seed: int = 0,
+                      text_only: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every task's probe (:func:`fit_probe` on the training rows), the majority baseline and the
     text-only baseline, scored on the test rows: ``probe`` (:data:`LINEAR`, :data:`MAJORITY`,
     :data:`TEXT_ONLY`) + :data:`PREDICTION_COLUMNS`.
 
-    ``features[i]`` is row ``i``'s feature vector (:func:`extract_features` of ``rows``).
+    ``features[i]`` is row ``i``'s feature vector (:func:`extract_features` of ``rows``). ``text_only``: an
+    earlier result's :data:`TEXT_ONLY` rows for the same rows (another model's, or another read-out's):
+    that baseline reads the candidate lines and labels only, so a run fits it once; the rows must match.
     """
     tables = []
     for task in TASKS:
@@ -310,11 +313,23 @@ def probe_predictions(rows: Sequence[ProbeRow], features: np.ndarray, *, seed: i
         test_index = [i for i, r in enumerate(rows) if r.task == task and r.split == "test"]
         train, test = [rows[i] for i in train_index], [rows[i] for i in test_index]
         probe = fit_probe(features[train_index], [r.label for r in train], [r.problem_id for r in train], seed=seed)
+        if text_only is None:
+            text = text_only_predictions(train, test, seed=seed)
+        else:
+            text = _reused(text_only[(text_only["probe"] == TEXT_ONLY) & (text_only["task"] == task)], test)
         for name, table in ((LINEAR, predict_table(test, probe.predict(features[test_index]))),
-                            (MAJORITY, majority_table(train, test)),
-                            (TEXT_ONLY, text_only_predictions(train, test, seed=seed))):
+                            (MAJORITY, majority_table(train, test)), (TEXT_ONLY, text)):
             tables.append(table.assign(probe=name))
     return pd.concat(tables, ignore_index=True)[["probe", *PREDICTION_COLUMNS]]
+
+
+def _reused(table: pd.DataFrame, test: Sequence[ProbeRow]) -> pd.DataFrame:
+    """``table``'s predictions as a prediction table of ``test``, which must be the rows it was made of."""
+    fresh = predict_table(test, table["prediction"].to_numpy())
+    keys = ["task", "problem_id", "step", "n_steps", "label"]
+    if len(table) != len(test) or not fresh[keys].equals(table[keys].reset_index(drop=True)):
+        raise ValueError("text_only holds predictions of other rows")
+    return fresh
 
 
 #: Table 4's label for the baselines that are the same for every model (they never see its states).

@@ -24,7 +24,7 @@ from typing import Any, Mapping
 import pandas as pd
 
 from finelogic.data.problem import Problem
-from finelogic.eval.probing import PREDICTION_COLUMNS, extract_features, probe_predictions, summarize
+from finelogic.eval.probing import PREDICTION_COLUMNS, TEXT_ONLY, extract_features, probe_predictions, summarize
 from finelogic.eval.probing_data import TASKS, ProbeRow, Readout, build_rows, probing_problems, split_problems
 from finelogic.runs.base import Provenance, Run, Stopwatch, call_counts, open_models, resolve, set_threads
 
@@ -89,6 +89,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     names, model_ids = tuple(s.name for s, _ in opened), tuple(s.model_id for s, _ in opened)
     layer, points = int(settings["layer"]), int(settings["nsd_points"])
     all_rows, tables, seconds, calls, hits = {}, [], {}, 0, 0
+    text_only = None
     while opened:  # each model is dropped when done, so only one is in memory at a time
         spec, backend = opened.pop(0)
         start = time.perf_counter()
@@ -97,7 +98,10 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
             rows = [r for task in TASKS for r in build_rows(splits, task, readout, seed, nsd_points=points)]
             all_rows[spec.name, readout_name] = rows
             features = extract_features(backend, rows, layer=layer, progress=progress)
-            tables.append(probe_predictions(rows, features, seed=seed).assign(model=spec.name, readout=readout_name))
+            # The text-only baseline reads candidate lines and labels, the same for every model: fit once.
+            table = probe_predictions(rows, features, seed=seed, text_only=text_only)
+            text_only = table[table["probe"] == TEXT_ONLY]
+            tables.append(table.assign(model=spec.name, readout=readout_name))
         seconds[spec.name] = time.perf_counter() - start
         model_calls, cache_hits = call_counts([backend])
         calls, hits = calls + model_calls, hits + cache_hits
