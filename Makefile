@@ -8,6 +8,8 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 TORCH_SPEC ?= torch==2.13.0
 PROFILE ?= tiny
+# Notebooks run at once by `make book` / `make notebooks` (each in its own process; PyTorch gets cores/JOBS threads).
+JOBS ?= 2
 STAMP := $(VENV)/.finelogic-installed
 # llama.cpp's default native build dies with "Illegal instruction" on some CPUs: build portable.
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
@@ -40,7 +42,7 @@ rehearse: venv
 	$(VENV)/bin/finelogic rehearse $(REHEARSE_ARGS)
 
 notebooks: venv
-	$(VENV)/bin/finelogic run --profile $(PROFILE)
+	$(VENV)/bin/finelogic run --profile $(PROFILE) --jobs $(JOBS)
 
 # The teaching handouts (nbconvert, student and instructor) first: the chapters link to them.
 html: venv
