@@ -129,7 +129,8 @@ def rehearse(families: Sequence[str] | None = None, *, real_slice: float = 0.0, 
     try:
         with _environment(FINELOGIC_CACHE=root / "cache", FINELOGIC_RESULTS=root):
             for family in families if stand_ins else ():
-                plan = family_plan(family, server.url, checkpoints, train_steps=train_steps)
+                plan = family_plan(family, server.url, checkpoints, train_steps=train_steps,
+                                   overrides=(overrides or {}).get(family))
                 plan["overrides"].update((overrides or {}).get(family, {}))
                 before = {(c["model"], c["kind"]): c for c in server.counts()}
                 stage_rows, error = _run_family(family, plan, seed, data_dir, root, keep_going)
@@ -160,9 +161,12 @@ def rehearse(families: Sequence[str] | None = None, *, real_slice: float = 0.0, 
     return Rehearsal(report, requests, root, errors)
 
 
-def family_plan(family: str, url: str, checkpoints: Sequence[Path], *, train_steps: int = 2) -> dict[str, Any]:
-    """How ``family`` runs in the rehearsal: ``{"overrides": {...}, "backends": {...}}`` for its ``run``."""
+def family_plan(family: str, url: str, checkpoints: Sequence[Path], *, train_steps: int = 2,
+                overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """How ``family`` runs in the rehearsal: ``{"overrides": {...}, "backends": {...}}`` for its ``run``
+    (``overrides``: the caller's for this family, which decide e.g. which fine-tuned models are served)."""
     profile = get_profile(PROFILE)
+    given = dict(overrides or {})
     if family in ("accuracy", "depth"):
         return {"overrides": {"models": [served(e, url) for e in profile.section("accuracy")["models"]]},
                 "backends": {}}
@@ -187,7 +191,8 @@ def family_plan(family: str, url: str, checkpoints: Sequence[Path], *, train_ste
 
         section = profile.section("sft")
         base = local(_name(section["base_model"]), checkpoints[0])
-        names = [f"SFT-{s}" for s in STYLES] + (["LogiPT"] if section.get("logipt") else [])
+        styles = given.get("styles") or section.get("styles") or STYLES
+        names = [f"SFT-{s}" for s in styles] + (["LogiPT"] if given.get("logipt", section.get("logipt")) else [])
         backends = {base["name"]: open_model(served(section["base_model"], url))}
         backends |= {n: open_model(served({"name": n, "kind": "hf", "path": n}, url)) for n in names}
         return {"overrides": {"base_model": base, "train": {**section.get("train", {}), **REHEARSAL_TRAIN,
