@@ -143,11 +143,13 @@ def slice_plan(family: str, fraction: float, url: str, model: str, *, embedded: 
                          f"model = the {server} (trained weights not served); {cap}")}
     if family == "probing":
         section = profile.section("probing")
-        return {"overrides": {"n_train": sliced(section["n_train"], fraction),
-                              "n_test": sliced(section["n_test"], fraction),
+        # At least the smoke profile's 4 train / 2 test problems: fewer leave a probe a single class.
+        n_train, n_test = max(4, sliced(section["n_train"], fraction)), max(2, sliced(section["n_test"], fraction))
+        return {"overrides": {"n_train": n_train, "n_test": n_test,
                               "models": [in_process(e, embedded) for e in section["models"]]},
                 "backends": {},
-                "note": "hidden states are not served: every model is the embedded model in process"}
+                "note": (f"{n_train} train + {n_test} test problems; hidden states are not served: every model "
+                         "is the embedded model in process")}
     if family == "logicmark":
         from finelogic.runs.logicmark import model_entries
 
