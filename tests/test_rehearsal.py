@@ -163,3 +163,33 @@ def test_a_killed_rehearsal_resumes_sending_only_what_was_missing(model_cache, t
         ours, theirs = (pd.read_csv(root / "paper" / "accuracy" / f"{name}.csv") for root in (broken, whole))
         pd.testing.assert_frame_equal(ours.drop(columns=["seconds"], errors="ignore"),
                                       theirs.drop(columns=["seconds"], errors="ignore"))
+
+
+#: The in-process families at smoke size: a few shallow problems, a few LogicMark items.
+SMALL_LOCAL = {"supervision": {"styles": ("NL",), "fld_n": 4, "fld_unknown": 1, "fld_depths": (0, 1), "prontoqa_n": 2, "prontoqa_hops": 3,
+                               "eval": {"fld": {"name": "fld", "n": 2, "depths": (1,)}, "prontoqa_generated": {"n": 0},
+                                        "limit": {"folio": 0, "multi_logieval": 0, "prontoqa": 0},
+                                        "generation": {"max_new_tokens": 64}, "batch_size": 4}},
+               "probing": {"n_train": 4, "n_test": 2, "depths": (3, 4), "distractors": (4, 6), "nsd_points": 1},
+               "logicmark": {"items": 12}}
+
+
+@pytest.mark.slow  # 236 s at load 12 with all four styles; one style and LogiPT here
+def test_the_supervision_probing_and_logicmark_runs_rehearse_on_the_stand_in_checkpoints(model_cache, tmp_path):
+    """Training in float32 on the 2-block stand-in, its models answered by the server; probing and LogicMark
+    read every profile model as a stand-in checkpoint."""
+    made = rehearse(["supervision", "probing", "logicmark"], root=tmp_path, overrides=SMALL_LOCAL, data_dir=tmp_path,
+                    train_steps=1)
+    assert made.errors == {}
+    training = pd.read_csv(tmp_path / "paper" / "supervision" / "training.csv")
+    assert list(training["setting"]) == ["SFT-NL", "LogiPT"]
+    assert set(training["steps"]) == {1} and set(training["method"]) == {"full"}
+    records = pd.read_csv(tmp_path / "paper" / "supervision" / "records.csv")
+    assert set(records["model"]) == {"stand-in:Llama-3.1-8B-Instruct"}
+    assert {"SFT-NL", "LogiPT"} < set(records["setting"])  # and the base model's rows
+    probes = pd.read_csv(tmp_path / "paper" / "probing" / "predictions.csv")
+    assert probes["model"].nunique() == 4
+    items = pd.read_csv(tmp_path / "paper" / "logicmark" / "items.csv")
+    assert len(items) == 12 * 6 and items["model"].nunique() == 6
+    requests = made.requests
+    assert set(requests["family"]) == {"supervision"}  # probing and LogicMark stay in process
