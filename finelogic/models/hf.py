@@ -9,9 +9,10 @@ Three verbs, each doing as little model work as the maths allows:
   and every continuation is scored from its context's KV cache, all continuations of the batch in
   padded passes of their own (a context is never re-encoded per continuation).
 * ``hidden_states`` / ``hidden_states_batch``: one forward pass gives the state at every prefix
-  boundary (causal masking makes the state at position t depend on tokens <= t only), several texts
-  per pass; suffixes appended after a boundary read the text's KV cache through an attention mask that
-  stops at the boundary, batched, instead of re-encoding the prefix.
+  boundary (causal masking makes the state at position t depend on tokens <= t only); a text and all
+  the suffixes appended after its boundaries are packed into one sequence under a prefix-tree attention
+  mask, so no prefix is re-encoded; the token prefix all texts of a call share is encoded once and its
+  KV cache read by every sequence; sequences of nearly equal length share a pass.
 
 The slow reference paths (one full pass per request / per prefix / per prompt) stay available
 (``share_context=False``, ``reuse_prefix=False``, ``share_prefix=False``): tests check they give the
