@@ -254,6 +254,17 @@ def test_run_scores_every_model_in_row_order_and_writes_the_same_tables_twice(tm
     pd.testing.assert_frame_equal(again.by_hop[columns], run.by_hop[columns])
 
 
+def test_the_random_init_control_may_score_the_first_items_only():
+    embedded, control = LengthBackend(), LengthBackend()
+    run = logicmark_run.run("smoke", backends={EMBEDDED: embedded, RANDOM_CONTROL: control},
+                            random_control=True, random_control_items=2)
+    assert run.items["model"].tolist() == [EMBEDDED] * 5 + [RANDOM_CONTROL] * 2
+    assert run.items["id"].tolist()[5:] == run.items["id"].tolist()[:2]  # the first items, in order
+    assert (embedded.requests, control.requests) == (4 * 5, 4 * 2)
+    means = run.by_hop[run.by_hop["metric"] == "item_mean"].set_index("model")["n"]
+    assert (means[EMBEDDED], means[RANDOM_CONTROL]) == (5, 2) and run.provenance.n == 5
+
+
 def test_run_refuses_an_unknown_normalization_before_any_model_work():
     backend = LengthBackend()
     with pytest.raises(ValueError, match="token_mean, char, none"):

@@ -8,7 +8,8 @@ before, so a rerun makes no model call), scores each by log-likelihood multiple 
 (:func:`finelogic.eval.logicmark.summaries`).
 
 Rows: the embedded SmolLM2-135M-Instruct; with ``random_control`` the same architecture with random
-weights drawn with the run's seed (what the scorer finds in an untrained network); every ``extra_models``
+weights drawn with the run's seed (what the scorer finds in an untrained network; with the optional
+``random_control_items`` on the first that many items only: its rows' ``n`` say so); every ``extra_models``
 entry (hub name or local path, e.g. one of the card's models), labelled as written; every
 ``sft_checkpoints`` entry, labelled ``SFT: <path>`` (none ship with this repository).
 """
@@ -32,7 +33,7 @@ FAMILY = "logicmark"
 EMBEDDED = "SmolLM2-135M-Instruct (embedded)"
 RANDOM_CONTROL = "SmolLM2-135M architecture, random init (control)"
 #: Settings a notebook may pass beside the profile's section (``extra_models`` is added to the profile's).
-OPTIONAL = ("logicmark_path", "normalization", "sft_checkpoints", "threads")
+OPTIONAL = ("logicmark_path", "normalization", "sft_checkpoints", "threads", "random_control_items")
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,8 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
         extra_models: more models scored after the profile's own (a list, or one comma-separated string).
         overrides: any setting of the section, and ``logicmark_path`` (a folder or file of LogicMark records;
             empty: our generator), ``normalization`` (``token_mean``, the card's default; ``char``; ``none``),
-            ``sft_checkpoints`` (a list or comma-separated string), ``threads`` (torch CPU threads).
+            ``sft_checkpoints`` (a list or comma-separated string), ``threads`` (torch CPU threads),
+            ``random_control_items`` (score the random-init control on the first n items only; None: all).
     """
     settings = resolve(profile, FAMILY, overrides, optional=OPTIONAL)
     watch = Stopwatch()
@@ -79,6 +81,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     check_normalization(normalization)  # before any model work
     set_threads(settings.get("threads"))
     path = settings.get("logicmark_path") or None
+    control_items = settings.get("random_control_items")
     problems = logicmark_items(int(settings["items"]), seed, path)
     entries = model_entries(extra_models=settings["extra_models"], sft_checkpoints=settings["sft_checkpoints"],
                             random_control=bool(settings["random_control"]), seed=seed)
@@ -87,8 +90,9 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     frames, calls, hits = [], 0, 0
     while opened:  # each model is dropped when scored, so only one is in memory at a time
         spec, backend = opened.pop(0)
-        log.info("LogicMark: scoring %d items with %s", len(problems), spec.name)
-        frames.append(score(problems, backend, normalization, model=spec.name))
+        items = problems[:control_items] if spec.name == RANDOM_CONTROL and control_items else problems
+        log.info("LogicMark: scoring %d items with %s", len(items), spec.name)
+        frames.append(score(items, backend, normalization, model=spec.name))
         model_calls, cache_hits = call_counts([backend])
         calls, hits = calls + model_calls, hits + cache_hits
         del backend
