@@ -14,6 +14,19 @@ interleaved, ``--rounds`` times; the best time of each is kept and the ratios ar
 
 Prints rows, tokens fed to the model, wall and CPU seconds, the ratios and the load average, and exits
 non-zero when the features differ. Results are at the end of this docstring.
+
+Measured 2026-12-01 on the shared 2-core machine under heavy load (1-min load average 11-15: five helpers'
+jobs), so only the CPU-time ratios mean something; wall times are mostly waiting. Commit 1008093 (shared
+prefix encoded once, length buckets) against 4120394, 1 thread, batch size 8, read-out chat:
+``--problems 3 --rounds 1`` (52 rows): packed 9.3 s CPU (3 calls, 1,915 tokens), session start 17.1 s CPU
+(11 calls, 2,531 tokens): **1.83x in CPU time** (1.96x wall), max |difference| 7.5e-07.
+``--problems 8 --rounds 1`` (140 rows): packed 24.9 s CPU (4 calls, 4,994 tokens), session start 43.1 s CPU
+(30 calls, 6,752 tokens): **1.73x in CPU time** (1.21x wall, load 14), max |difference| 6.4e-07.
+The issue's 2x is not reached: the packed path feeds each problem's text and every suffix once (about 600
+tokens a problem, half of them suffixes: the candidate lines and the chat turn's end), and a forward pass
+costs about the same per token however the work is cut; the gain is the tokens not fed (the session-start
+path's padded suffix batches, the system prompt shared by all problems), the LM head not run, and no KV
+cache copied per suffix batch.
 """
 from __future__ import annotations
 
