@@ -109,8 +109,8 @@ def slice_plan(family: str, fraction: float, url: str, model: str, *, embedded: 
         models = [served(e, url, model) for e in section["models"]]
         generation = {**section["generation"], "max_new_tokens": max_new_tokens}
         overrides = {"models": models, "generation": generation, "first_fraction": fraction}
-        if family == "depth":  # depth reads the slice's accuracy records; it sends nothing itself
-            return {"overrides": {}, "backends": {}, "note": "reads the real slice's accuracy records"}
+        if family == "depth":  # the same overrides, so depth reads the slice's accuracy run instead of making one
+            return {"overrides": overrides, "backends": {}, "note": "reads the real slice's accuracy run"}
         return {"overrides": overrides, "backends": {},
                 "note": f"{share}; every model is the {server} through the OpenAI backend; {cap}"}
     if family == "soundness":
