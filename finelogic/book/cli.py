@@ -46,7 +46,9 @@ def _rehearse(args: argparse.Namespace) -> int:
         print(made.plan(dict(args.price)).to_string(index=False))
     for family, error in made.errors.items():
         print(f"error: {family}: {error}", file=sys.stderr)
-    print(f"\nreport: {made.root}/report.csv, {made.root}/requests.csv, {made.root}/plan.csv")
+    suffix = ("-resumed" if args.resume else "") + ("-real-slice" if args.real_slice_only else "")
+    plan = "" if suffix else f", {made.root}/plan.csv"
+    print(f"\nreport: {made.root}/report{suffix}.csv, {made.root}/requests{suffix}.csv{plan}")
     return 1 if made.errors else 0
 
 
