@@ -75,7 +75,7 @@ def test_shared_context_kv_reuse_equals_one_pass_per_choice(hf_backend):
     requests = [(context, c) for c in choices] + [("2, 4, 6, 8,", " 10")]
     hf_backend.stats.reset()
     fast = hf_backend.loglikelihood(requests)
-    assert hf_backend.stats.calls == 3  # context once + 4 continuations in one batch + the single request
+    assert hf_backend.stats.calls == 1  # both contexts and all five continuations in one packed pass
     slow = [naive_loglikelihood(hf_backend, c, x) for c, x in requests]
     assert [r[1:] for r in fast] == [r[1:] for r in slow]
     assert [r[1] for r in fast] == [1, 7, 1, 6, 3]  # digits are single tokens: " ", "1", "0"
@@ -227,9 +227,8 @@ def test_many_contexts_share_one_pass_and_equal_one_pass_per_request(hf_backend)
     requests = cross_item_requests()
     hf_backend.stats.reset()
     fast = hf_backend.loglikelihood(requests)
-    # contexts: 2 passes (4 + 2); their 21 continuations: at most 6 passes of <= 4 rows (none for a chunk
-    # of one-token continuations); the single: 1 full pass
-    assert hf_backend.stats.calls <= 2 + 6 + 1
+    # seven contexts, four per pass, each packed with all its continuations: 2 passes
+    assert hf_backend.stats.calls == 2
     fed = hf_backend.stats.prompt_tokens
     hf_backend.share_context = False
     try:

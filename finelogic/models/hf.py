@@ -3,11 +3,13 @@
 Three verbs, each doing as little model work as the maths allows:
 
 * ``generate``: chat template, left-padded batches of similar length, stop strings; the longest token
-  prefix shared by a batch's prompts (system prompt, few-shot demonstrations) is encoded once and its KV
-  cache reused by every prompt of the batch, as vLLM's prefix caching does.
-* ``loglikelihood``: lm-eval's tokenisation; many contexts are encoded in one left-padded forward pass
-  and every continuation is scored from its context's KV cache, all continuations of the batch in
-  padded passes of their own (a context is never re-encoded per continuation).
+  prefix each prompt shares with another prompt of its batch (system prompt, a dataset's few-shot
+  demonstrations) is encoded once per distinct prefix and its KV cache reused by every prompt that
+  starts with it, as vLLM's prefix caching does.
+* ``loglikelihood``: lm-eval's tokenisation; ``batch_size`` contexts per forward pass, each packed in
+  one row with all its continuations under a prefix-tree attention mask (a context is never re-encoded
+  per continuation, and no KV cache is copied); shared context prefixes are encoded once, as in
+  ``generate``.
 * ``hidden_states`` / ``hidden_states_batch``: one forward pass gives the state at every prefix
   boundary (causal masking makes the state at position t depend on tokens <= t only); a text and all
   the suffixes appended after its boundaries are packed into one sequence under a prefix-tree attention
@@ -51,7 +53,7 @@ class HFBackend:
         device_map: ``"auto"`` spreads a large model over the visible GPUs (accelerate).
         share_context: score continuations of one context from a shared KV cache (default); False
             runs one full forward pass per (context, continuation), as lm-eval does.
-        share_prefix: encode the token prefix shared by a generation batch's prompts once (default);
+        share_prefix: encode the token prefixes shared by a generation batch's prompts once (default);
             False encodes every prompt whole.
     """
 
@@ -103,8 +105,10 @@ class HFBackend:
                 answers this way, so a crash loses at most the batch in flight).
 
         Prompts run ``batch_size`` at a time, longest first; with ``share_prefix`` (the default) the
-        token prefix all prompts of a batch share (system prompt, few-shot demonstrations) is encoded
-        once and its KV cache copied to every row: greedy outputs are the same as without.
+        longest token prefix each prompt shares with another of its batch (system prompt, a dataset's
+        few-shot demonstrations; at least :data:`MIN_SHARED_PREFIX` tokens) is encoded once per distinct
+        prefix and its KV cache copied to every row that starts with it: greedy outputs are the same as
+        without.
 
         Returns:
             One completion per conversation, in input order, without special tokens, cut before
@@ -131,14 +135,21 @@ class HFBackend:
     def _generate_batch(self, prompts: list[list[int]], config: GenerationConfig) -> list[str]:
         from transformers import StoppingCriteriaList
 
-        shared = _common_prefix(prompts) if self.share_prefix and len(prompts) > 1 else 0
-        # Prefix caching: the shared prefix is encoded once and its KV cache copied to every row; the
-        # rows are prefix + left-padded suffix, so the mask has its zeros in the middle and generate()
-        # takes the position ids from the mask's cumsum (the same positions as without padding).
-        suffix_ids, suffix_mask = _left_pad([p[shared:] for p in prompts], self.tokenizer.pad_token_id, self.device)
-        prefix = torch.tensor([prompts[0][:shared]] * len(prompts), device=self.device, dtype=suffix_ids.dtype)
-        input_ids = torch.cat([prefix, suffix_ids], dim=1)
-        attention_mask = torch.cat([torch.ones_like(prefix), suffix_mask], dim=1)
+        shared = _shared_prefixes(prompts) if self.share_prefix else [0] * len(prompts)
+        prefix = self._prefix_rows(prompts, shared)
+        # Prefix caching: each distinct shared prefix is encoded once and its KV cache given to every row
+        # that starts with it (left-padded to the longest prefix); the rows are [padded prefix][left-padded
+        # suffix], so the mask has zeros in the middle and generate() takes the position ids from the mask's
+        # cumsum (the same positions as without padding).
+        input_ids, attention_mask = _left_pad([p[n:] for p, n in zip(prompts, shared)],
+                                              self.tokenizer.pad_token_id, self.device)
+        if prefix is not None:
+            width = prefix[1].shape[1]
+            pad = self.tokenizer.pad_token_id
+            prefix_ids = torch.tensor([[pad] * (width - n) + p[:n] for p, n in zip(prompts, shared)],
+                                      device=self.device, dtype=input_ids.dtype)
+            input_ids = torch.cat([prefix_ids, input_ids], dim=1)
+            attention_mask = torch.cat([prefix[1], attention_mask], dim=1)
         kwargs: dict[str, Any] = dict(max_new_tokens=config.max_new_tokens, pad_token_id=self.tokenizer.pad_token_id,
                                       eos_token_id=self.tokenizer.eos_token_id)
         if config.greedy:
@@ -151,12 +162,12 @@ class HFBackend:
         with torch.random.fork_rng(devices=[] if self.device.type == "cpu" else [self.device]):
             if config.seed is not None:
                 torch.manual_seed(config.seed)
-            if shared:
-                kwargs["past_key_values"] = _select_cache(self._prefix_cache(prompts[0][:shared]), [0] * len(prompts))
+            if prefix is not None:
+                kwargs["past_key_values"] = prefix[0]
             output = self.model.generate(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
         new = output[:, input_ids.shape[1]:]
         lengths = [_length_until(row, self.tokenizer.eos_token_id) for row in new.tolist()]
-        self.stats.add(calls=1, prompt_tokens=sum(len(p) - shared for p in prompts),
+        self.stats.add(calls=1, prompt_tokens=sum(len(p) - n for p, n in zip(prompts, shared)),
                        generated_tokens=sum(lengths))
         texts = self.tokenizer.batch_decode(new, skip_special_tokens=True)
         completions = []
@@ -171,6 +182,24 @@ class HFBackend:
         out = self.model(input_ids=torch.tensor([prefix], device=self.device), use_cache=True, logits_to_keep=1)
         self.stats.add(calls=1, prompt_tokens=len(prefix))
         return out.past_key_values
+
+    def _prefix_rows(self, sequences: list[list[int]], lengths: list[int]) -> tuple[Any, torch.Tensor] | None:
+        """The KV cache of every row's shared prefix ``sequences[r][:lengths[r]]`` and its ``(rows, width)``
+        mask: each distinct prefix is encoded once, all in one left-padded pass, and each row gets its
+        prefix's cache, left-padded to the longest (a row with length 0 gets a fully masked one).
+        None when no row has a prefix."""
+        distinct = list(dict.fromkeys(tuple(s[:n]) for s, n in zip(sequences, lengths) if n))
+        if not distinct:
+            return None
+        ids, mask = _left_pad([list(d) for d in distinct], self.tokenizer.pad_token_id, self.device)
+        out = self.model(input_ids=ids, attention_mask=mask, position_ids=(mask.cumsum(-1) - 1).clamp(min=0),
+                         use_cache=True, logits_to_keep=1)
+        self.stats.add(calls=1, prompt_tokens=sum(map(len, distinct)))
+        index = {d: k for k, d in enumerate(distinct)}
+        rows = [index[tuple(s[:n])] if n else 0 for s, n in zip(sequences, lengths)]
+        width = ids.shape[1]
+        row_mask = torch.tensor([[0] * (width - n) + [1] * n for n in lengths], device=self.device, dtype=mask.dtype)
+        return _select_cache(out.past_key_values, rows), row_mask
 
     # ------------------------------------------------------------- loglikelihood
     @torch.inference_mode()
@@ -187,29 +216,29 @@ class HFBackend:
             whether each continuation token is the argmax at its position.
         """
         encoded = [self._encode_pair(c, x) for c, x in requests]
-        groups: dict[tuple[int, ...], list[int]] = {}
-        for i, (ctx, _) in enumerate(encoded):
-            groups.setdefault(tuple(ctx), []).append(i)
         results: list[LoglikelihoodResult | None] = [None] * len(encoded)
-        # Contexts of similar length share a batch (little padding); singles need no shared cache.
-        shared = sorted((ids for ids in groups.values() if len(ids) > 1 and self.share_context),
-                        key=lambda ids: -len(encoded[ids[0]][0]))
-        singles = sorted((i for ids in groups.values() if len(ids) == 1 or not self.share_context for i in ids),
-                         key=lambda i: -sum(map(len, encoded[i])))
-        context_batches = [shared[i:i + self.batch_size] for i in range(0, len(shared), self.batch_size)]
-        batches = [singles[i:i + self.batch_size] for i in range(0, len(singles), self.batch_size)]
         with tqdm(total=len(encoded), desc="loglikelihood", disable=len(encoded) < 64) as bar:
-            for batch in context_batches:
-                scores = self._score_shared([encoded[ids[0]][0] for ids in batch],
+            if not self.share_context:
+                singles = sorted(range(len(encoded)), key=lambda i: -sum(map(len, encoded[i])))
+                for start in range(0, len(singles), self.batch_size):
+                    batch = singles[start:start + self.batch_size]
+                    for i, score in zip(batch, self._score_full([encoded[i] for i in batch])):
+                        results[i] = score
+                    bar.update(len(batch))
+                return results  # type: ignore[return-value]
+            groups: dict[tuple[int, ...], list[int]] = {}
+            for i, (ctx, _) in enumerate(encoded):
+                groups.setdefault(tuple(ctx), []).append(i)
+            # Longest contexts first, so a batch's contexts are of similar length (little padding).
+            ordered = sorted(groups.values(), key=lambda ids: -len(encoded[ids[0]][0]))
+            for start in range(0, len(ordered), self.batch_size):
+                batch = ordered[start:start + self.batch_size]
+                scores = self._score_packed([encoded[ids[0]][0] for ids in batch],
                                             [[encoded[i][1] for i in ids] for ids in batch])
                 for ids, group_scores in zip(batch, scores):
                     for i, score in zip(ids, group_scores):
                         results[i] = score
                 bar.update(sum(map(len, batch)))
-            for batch in batches:
-                for i, score in zip(batch, self._score_full([encoded[i] for i in batch])):
-                    results[i] = score
-                bar.update(len(batch))
         return results  # type: ignore[return-value]
 
     def _encode_pair(self, context: str, continuation: str) -> tuple[list[int], list[int]]:
@@ -239,44 +268,60 @@ class HFBackend:
         self.stats.add(calls=1, prompt_tokens=sum(map(len, sequences)))
         return [_score(logits[row, keep - len(cont):], cont) for row, (_, cont) in enumerate(pairs)]
 
-    def _score_shared(self, contexts: list[list[int]],
+    def _score_packed(self, contexts: list[list[int]],
                       continuations: list[list[list[int]]]) -> list[list[LoglikelihoodResult]]:
-        """Encode several contexts in one left-padded pass; score each one's continuations from its KV cache.
+        """Score several contexts' continuations in ONE forward pass, one row per context.
 
-        The continuations of all contexts run ``batch_size`` rows per pass, right-padded (pads sit after
-        the real tokens, so causal masking hides them), each row reading its own context's cache through
-        that context's padding mask, with position ids that continue from the context's real length.
+        A row holds the context, then every continuation but its last token, under an attention mask in
+        which a continuation sees its context and its own earlier tokens only, with positions that
+        continue from the context's end (a prefix tree, as in ``_states_batched``): a context is encoded
+        once, no KV cache is copied, and the pass's fixed cost is paid once per ``batch_size`` contexts.
+        Rows are laid out ``[left pad][context][continuations][right pad]`` so that every context ends at
+        the same column: the logits of the last ``1 + widest continuation block`` columns are all a
+        row's scores need. The prefix a context shares with another of the pass (a chat prompt's system
+        prompt or few-shot demonstrations, as in forced choice) is encoded once per distinct prefix and
+        read from its KV cache (``_prefix_rows``); the row then holds the rest of the context.
         """
-        input_ids, mask = _left_pad(contexts, self.tokenizer.pad_token_id, self.device)
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)
-        out = self.model(input_ids=input_ids, attention_mask=mask, position_ids=positions, use_cache=True,
-                         logits_to_keep=1)
-        self.stats.add(calls=1, prompt_tokens=sum(map(len, contexts)))
-        first = out.logits[:, -1]  # row b predicts the first token of every continuation of context b
-        rows = [(b, cont) for b, conts in enumerate(continuations) for cont in conts]
-        scored: list[LoglikelihoodResult] = []
-        for start in range(0, len(rows), self.batch_size):
-            chunk = rows[start:start + self.batch_size]
-            inputs = [cont[:-1] for _, cont in chunk]
-            width = max(map(len, inputs))
-            if width == 0:  # one-token continuations: the context pass has all it needs
-                scored += [_score(first[b:b + 1], cont) for b, cont in chunk]
-                continue
-            which = [b for b, _ in chunk]
-            padded = torch.tensor([ids + [self.tokenizer.pad_token_id] * (width - len(ids)) for ids in inputs],
-                                  device=self.device)
-            row_mask = torch.cat([mask[which], torch.ones(len(chunk), width, dtype=mask.dtype, device=self.device)], 1)
-            row_positions = (torch.tensor([len(contexts[b]) for b in which], device=self.device)[:, None]
-                             + torch.arange(width, device=self.device))
-            logits = self.model(input_ids=padded, attention_mask=row_mask, position_ids=row_positions,
-                                past_key_values=_select_cache(out.past_key_values, which), use_cache=True).logits
-            self.stats.add(calls=1, prompt_tokens=sum(map(len, inputs)))
-            scored += [_score(torch.cat([first[b:b + 1], logits[row, :len(cont) - 1]]), cont)
-                       for row, (b, cont) in enumerate(chunk)]
-        grouped, offset = [], 0
-        for conts in continuations:
-            grouped.append(scored[offset:offset + len(conts)])
-            offset += len(conts)
+        lengths = _shared_prefixes(contexts) if len(contexts) > 1 else [0]
+        prefix = self._prefix_rows(contexts, lengths)
+        shared = 0 if prefix is None else prefix[1].shape[1]
+        contexts = [ctx[n:] for ctx, n in zip(contexts, lengths)]
+        blocks = [[t for cont in conts for t in cont[:-1]] for conts in continuations]
+        longest, block = max(map(len, contexts)), max(map(len, blocks))
+        width = longest + block
+        input_ids = torch.full((len(contexts), width), self.tokenizer.pad_token_id, dtype=torch.long)
+        positions = torch.zeros((len(contexts), width), dtype=torch.long)
+        allowed = torch.zeros((len(contexts), 1, width, shared + width), dtype=torch.bool)
+        allowed[:, 0, :, shared:] = torch.eye(width, dtype=torch.bool)  # pads see themselves: no empty row
+        for row, (ctx, conts, tokens, offset) in enumerate(zip(contexts, continuations, blocks, lengths)):
+            start, end = longest - len(ctx), longest + len(tokens)
+            input_ids[row, start:end] = torch.tensor(ctx + tokens)
+            if prefix is not None:  # every real token sees the row's shared prefix
+                allowed[row, 0, start:end, :shared] = prefix[1][row].bool().cpu()
+            positions[row, start:longest] = torch.arange(offset, offset + len(ctx))
+            at, context = shared + longest, slice(shared + start, shared + longest)
+            allowed[row, 0, start:longest, context] = torch.ones(len(ctx), len(ctx), dtype=torch.bool).tril()
+            for cont in conts:
+                n = len(cont) - 1
+                positions[row, at - shared:at - shared + n] = torch.arange(offset + len(ctx), offset + len(ctx) + n)
+                allowed[row, 0, at - shared:at - shared + n, context] = True
+                allowed[row, 0, at - shared:at - shared + n, at:at + n] = torch.ones(n, n, dtype=torch.bool).tril()
+                at += n
+        dtype = next(self.model.parameters()).dtype
+        mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)
+        logits = self.model(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device),
+                            position_ids=positions.to(self.device), use_cache=prefix is not None,
+                            past_key_values=None if prefix is None else prefix[0],
+                            logits_to_keep=block + 1).logits  # column 0: the context's last token
+        self.stats.add(calls=1, prompt_tokens=sum(map(len, contexts)) + sum(map(len, blocks)))
+        grouped = []
+        for row, conts in enumerate(continuations):
+            scores, at = [], 1
+            for cont in conts:
+                n = len(cont) - 1
+                scores.append(_score(torch.cat([logits[row, :1], logits[row, at:at + n]]), cont))
+                at += n
+            grouped.append(scores)
         return grouped
 
     # ------------------------------------------------------------- hidden states
@@ -498,14 +543,44 @@ def _length_buckets(lengths: Sequence[int], size: int, slack: float = 0.1) -> li
     return batches
 
 
-def _common_prefix(sequences: list[list[int]]) -> int:
-    """Length of the longest token prefix all ``sequences`` share, leaving each at least one token."""
+def _common_prefix(sequences: list[list[int]], leave: int = 1) -> int:
+    """Length of the longest token prefix all ``sequences`` share, leaving each at least ``leave`` tokens."""
     shortest = min(map(len, sequences))
     first = sequences[0]
     n = 0
-    while n < shortest - 1 and all(s[n] == first[n] for s in sequences):
+    while n < shortest - leave and all(s[n] == first[n] for s in sequences):
         n += 1
     return n
+
+
+#: A shared prefix shorter than this is not worth its own pass and cache copies: LogicMark's contexts share
+#: only "If:\n" (2 tokens); chat prompts share a system prompt (50-60 tokens) and few-shot demonstrations
+#: (300-420 tokens in the tiny profile's Few-shot prompts).
+MIN_SHARED_PREFIX = 16
+
+
+def _shared_prefixes(sequences: list[list[int]], minimum: int = MIN_SHARED_PREFIX) -> list[int]:
+    """Per sequence, the length of the prefix encoded once for it and the sequences that share it: the
+    longest token prefix it shares with another sequence of the list, leaving it at least one token of its
+    own (0 below ``minimum`` tokens), or the prefix all sequences share where that feeds fewer tokens (each
+    distinct prefix is encoded whole, so nested ones repeat their common part). Sorted, a sequence shares
+    its longest prefix with a neighbour, so one pass over neighbours finds them all."""
+    order = sorted(range(len(sequences)), key=sequences.__getitem__)
+    best = [0] * len(sequences)
+    for a, b in zip(order, order[1:]):
+        n = _common_prefix([sequences[a], sequences[b]], leave=0)
+        best[a], best[b] = max(best[a], n), max(best[b], n)
+    lengths = [min(n, len(s) - 1) for n, s in zip(best, sequences)]
+    per_row = [n if n >= minimum else 0 for n in lengths]
+    common = _common_prefix(sequences) if len(sequences) > 1 else 0
+    everyone = [common if common >= minimum else 0] * len(sequences)
+    return min(per_row, everyone, key=lambda shared: _tokens_fed(sequences, shared))
+
+
+def _tokens_fed(sequences: list[list[int]], shared: list[int]) -> int:
+    """Tokens encoded when each distinct prefix ``sequences[r][:shared[r]]`` is encoded once, then every rest."""
+    distinct = {tuple(s[:n]) for s, n in zip(sequences, shared) if n}
+    return sum(map(len, distinct)) + sum(len(s) - n for s, n in zip(sequences, shared))
 
 
 def _normalise_suffixes(suffixes: Suffixes, n: int) -> tuple[list[list[str]] | None, bool]:
