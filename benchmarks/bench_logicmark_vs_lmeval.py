@@ -33,8 +33,8 @@ agreed on acc and acc_norm (max per-option difference 2.8e-5 nats, float32 batch
 token counts). Scoring time lm-eval / finelogic: 100 items 1.6x wall, 2.0x CPU; 30 items 2.8x wall, 2.9x
 CPU. finelogic feeds roughly 4x fewer tokens (35 per item here: each context once) but runs two small
 passes per item (context, then the options on a copy of its KV cache), so per-call overhead eats part of
-the saving. Since then ``loglikelihood`` encodes ``batch_size`` contexts per pass and all their options in
-padded passes of their own.
+the saving. Since then ``loglikelihood`` encodes ``batch_size`` contexts per pass, each packed in one row
+with all its options under a prefix-tree mask (one pass per batch, no KV cache copied).
 """
 from __future__ import annotations
 
