@@ -335,5 +335,8 @@ def test_a_served_model_whose_name_has_slashes_runs_and_writes_only_inside_its_f
         assert run.records["model"].unique().tolist() == [name] and len(run.records) > 0
         assert all(p.resolve().is_relative_to((tmp_path / "results" / "smoke" / "accuracy").resolve()) for p in written)
     cache_files = [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]
-    assert cache_files and all(p.parent == tmp_path / "cache" / "responses" for p in cache_files)
+    # Model calls under responses/, the generated test sets (named by generator, never by model) under datasets/.
+    assert any(p.parent == tmp_path / "cache" / "responses" for p in cache_files)
+    assert all(p.parent in (tmp_path / "cache" / "responses", tmp_path / "cache" / "datasets") for p in cache_files)
+    assert not any("Llama" in p.name for p in cache_files if p.parent.name == "datasets")
     assert not list(tmp_path.parent.glob("escaped*"))
