@@ -178,3 +178,87 @@ def test_batched_hidden_states_send_only_misses_in_chunks_and_keep_the_order(tmp
     assert again.backend.batches == [] and again.stats.cache_hits == 5
     # the single and the batched form share keys: the one call above is served from disk here
     assert again.hidden_states("uvwxyz", [3], layer=-1, suffixes=["!"])[0].tolist() == [[3, 2, 6]]
+
+
+class SlowBackend(CountingBackend):
+    """A CountingBackend whose every call takes ``seconds`` and records when it ran."""
+
+    def __init__(self, seconds=0.6):
+        super().__init__()
+        self.seconds, self.intervals = seconds, []
+
+    def generate(self, conversations, config=GenerationConfig()):
+        import time
+
+        start = time.monotonic()
+        time.sleep(self.seconds)
+        self.intervals.append((start, time.monotonic()))
+        return super().generate(conversations, config)
+
+
+def _in_threads(*calls):
+    import threading
+
+    results = [None] * len(calls)
+    threads = [threading.Thread(target=lambda i=i, c=c: results.__setitem__(i, c())) for i, c in enumerate(calls)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    return results
+
+
+def test_two_runs_asking_different_requests_of_one_cache_compute_at_the_same_time(tmp_path):
+    """One cache file per model: two notebooks asking the embedded model different things must not take turns."""
+    path = tmp_path / "c.jsonl"
+    a, b = CachedBackend(SlowBackend(), path, "m"), CachedBackend(SlowBackend(), path, "m")
+    out = _in_threads(lambda: a.generate([_conv("first"), _conv("second")]),
+                      lambda: b.generate([_conv("third")]))
+    assert out == [["tsrif", "dnoces"], ["driht"]]
+    (a_start, a_end), (b_start, b_end) = a.backend.intervals[0], b.backend.intervals[0]
+    assert a_start < b_end and b_start < a_end  # the two model calls overlapped
+    assert len(path.read_text().splitlines()) == 3
+
+
+def test_a_request_another_run_is_computing_is_waited_for_and_read_not_sent_again(tmp_path):
+    path = tmp_path / "c.jsonl"
+    a, b = CachedBackend(SlowBackend(1.0), path, "m"), CachedBackend(SlowBackend(), path, "m")
+    import threading
+    import time
+
+    first = threading.Thread(target=lambda: a.generate([_conv("shared"), _conv("own")]))
+    first.start()
+    time.sleep(0.3)  # a has claimed both and is computing them
+    assert b.generate([_conv("shared")]) == ["derahs"]
+    first.join(timeout=30)
+    assert a.backend.asked == ["shared", "own"] and b.backend.asked == []  # asked once in all
+    assert b.stats.cache_hits == 1
+    assert not list(path.with_name(path.name + ".claims").iterdir())  # no claim left behind
+
+
+CRASHER = """
+import os, sys
+from finelogic.models.cache import CachedBackend
+
+class Dies:
+    def generate(self, conversations, config=None):
+        os._exit(3)  # killed mid-computation: its claim stays behind
+
+CachedBackend(Dies(), sys.argv[1], "m").generate([[{"role": "user", "content": "orphan"}]])
+"""
+
+
+def test_a_claim_left_by_a_process_that_died_is_taken_over(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path, script = tmp_path / "c.jsonl", tmp_path / "crash.py"
+    script.write_text(CRASHER)
+    repo = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, str(script), str(path)], env={"PYTHONPATH": str(repo)}, timeout=120)
+    assert done.returncode == 3
+    assert len(list(path.with_name(path.name + ".claims").iterdir())) == 1  # the dead process's claim
+    survivor = CachedBackend(CountingBackend(), path, "m")
+    assert _in_threads(lambda: survivor.generate([_conv("orphan")])) == [["nahpro"]]
+    assert survivor.backend.asked == ["orphan"]

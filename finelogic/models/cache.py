@@ -14,11 +14,15 @@ identity (:attr:`finelogic.models.spec.ModelSpec.model_id`: the model, never the
 restarted server on a new port still hits), the verb, and the request. Credentials are never part of a
 request or a key.
 
-Several processes may share one cache file. Misses are computed in chunks, each under an exclusive
-``flock`` on ``<file>.lock``: a process takes the lock, reads what others appended meanwhile, computes only
-what is still missing, stores it and lets go. So two processes on the same run never send a request the
-other has answered (they take turns, chunk by chunk), and appends (one ``write`` each, under a lock on the
-file itself) never interleave or duplicate a line. A torn last line (a crash mid-write) is
+Several processes may share one cache file. Misses are computed in chunks. For each chunk a process
+takes an exclusive ``flock`` on ``<file>.lock`` for a moment: it reads what others appended meanwhile and
+*claims* the requests still missing that no live process has claimed (a file per request key in
+``<file>.claims/`` naming the claimant's process), then lets go, computes its claimed requests, stores them
+and removes its claims. Requests another live process has claimed are waited for (polled) after the
+process's own work and read from the file; a claim left by a process that died is taken over. So two
+processes on the same run never send a request the other is answering or has answered, two runs asking
+different requests of one model compute at the same time, and appends (one ``write`` each, under a lock on
+the file itself) never interleave or duplicate a line. A torn last line (a crash mid-write) is
 skipped with a warning naming the file, and the next append starts on a fresh line.
 """
 from __future__ import annotations
@@ -32,6 +36,8 @@ import logging
 import os
 import tempfile
 import threading
+import time
+import uuid
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
@@ -41,6 +47,8 @@ from finelogic.models.base import (BackendStats, Completion, Conversation, Gener
                                    StatesRequest, hidden_states_of)
 
 log = logging.getLogger(__name__)
+#: How often a process waiting for requests another process has claimed looks for their answers.
+CLAIM_POLL_SECONDS = 0.5
 
 
 def request_key(request: dict[str, Any]) -> str:
@@ -116,6 +124,38 @@ class ResponseCache:
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
+
+    @property
+    def claims(self) -> Path:
+        """The folder of claims: one file per request key being computed, naming its process."""
+        return self.path.with_name(self.path.name + ".claims")
+
+    def claim(self, keys: Sequence[str], token: str) -> set[str]:
+        """Claim ``keys`` for the caller (``token``: one per call); call under :meth:`exclusive`. Returns the
+        keys now the caller's; the others are claimed by another live process or call."""
+        self.claims.mkdir(parents=True, exist_ok=True)
+        ours, mark = set(), f"{os.getpid()} {_start_time(os.getpid())} {token}"
+        for key in keys:
+            path = self.claims / key
+            try:
+                holder = path.read_text().split()
+            except (FileNotFoundError, UnicodeDecodeError):
+                holder = []
+            if len(holder) == 3 and holder[2] != token and _alive(int(holder[0]), holder[1]):
+                continue
+            path.write_text(mark)
+            ours.add(key)
+        return ours
+
+    def release(self, keys: Sequence[str], token: str) -> None:
+        """Remove the caller's claims on ``keys`` (answered, or given up on an error)."""
+        for key in keys:
+            path = self.claims / key
+            try:
+                if path.read_text().split()[-1:] == [token]:
+                    path.unlink()
+            except (FileNotFoundError, IndexError, UnicodeDecodeError):
+                pass
 
     def put(self, key: str, request: dict[str, Any], response: Any) -> None:
         """Store a response unless the key is cached already, here or by another process."""
@@ -285,29 +325,64 @@ counted for the work sent through this wrapper.
             if cacheable and not (isinstance(answer, dict) and answer.get("text") == ""):
                 self.cache.put(keys[i], requests[i], answer)
 
-        for chunk in _chunks(unique, self.chunk_size, group):
-            with self.cache.exclusive() if cacheable else contextlib.nullcontext():
-                if cacheable:  # another process may have answered these while we waited for the lock
-                    self.cache.refresh()
-                    for i in chunk:
-                        answers[i] = self.cache.get(keys[i])
-                    self.stats.add(cache_hits=sum(answers[i] is not None for i in chunk))
+        token = uuid.uuid4().hex
+        pending = unique
+        while pending:
+            waiting = []
+            for chunk in _chunks(pending, self.chunk_size, group):
                 todo = [i for i in chunk if answers[i] is None]
+                if cacheable:  # read what others answered meanwhile; claim what nobody is computing
+                    with self.cache.exclusive():
+                        self.cache.refresh()
+                        for i in chunk:
+                            answers[i] = self.cache.get(keys[i])
+                        self.stats.add(cache_hits=sum(answers[i] is not None for i in chunk))
+                        todo = [i for i in chunk if answers[i] is None]
+                        ours = self.cache.claim([keys[i] for i in todo], token)
+                    waiting += [i for i in todo if keys[i] not in ours]
+                    todo = [i for i in todo if keys[i] in ours]
                 if not todo:
                     continue
-                before = _counts(self.backend)
-                results = run(todo, store)
-                self._mirror(before)
-                if len(results) != len(todo):
-                    raise RuntimeError(f"{self.backend!r} returned {len(results)} answers for {len(todo)} requests")
-                for i, answer in zip(todo, results):
-                    answer = list(answer) if isinstance(answer, tuple) else answer
-                    store(i, answer)
-                    answers[i] = answer
+                try:
+                    before = _counts(self.backend)
+                    results = run(todo, store)
+                    self._mirror(before)
+                    if len(results) != len(todo):
+                        raise RuntimeError(f"{self.backend!r} returned {len(results)} answers for {len(todo)} requests")
+                    for i, answer in zip(todo, results):
+                        answer = list(answer) if isinstance(answer, tuple) else answer
+                        store(i, answer)
+                        answers[i] = answer
+                finally:
+                    if cacheable:
+                        self.cache.release([keys[i] for i in todo], token)
+            if waiting:  # another process is computing these: wait, then read them (or take over)
+                time.sleep(CLAIM_POLL_SECONDS)
+            pending = waiting
         for i in missing:
             if answers[i] is None:
                 answers[i] = answers[first_index[keys[i]]]
         return answers
+
+
+def _start_time(pid: int) -> str:
+    """The process's start time in clock ticks since boot (Linux ``/proc``; "-" elsewhere): with the pid,
+    it tells a live claimant from a new process that reuses a dead one's pid."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return "-"
+
+
+def _alive(pid: int, started: str) -> bool:
+    """Whether process ``pid``, started at ``started`` (see :func:`_start_time`), still runs."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, another user's
+        return True
+    return started == "-" or _start_time(pid) in (started, "-")
 
 
 def _chunks(indices: list[int], size: int, group: Callable[[int], Any] | None) -> list[list[int]]:
