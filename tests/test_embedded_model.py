@@ -89,3 +89,30 @@ def test_random_init_like_keeps_the_architecture_and_draws_new_weights(model_cac
     assert torch.equal(a.state_dict()[weight], b.state_dict()[weight])
     assert not torch.equal(a.state_dict()[weight], c.state_dict()[weight])
     assert not torch.allclose(a.state_dict()[weight], model.state_dict()[weight])
+
+
+def test_a_process_that_needs_the_model_while_another_converts_it_waits_and_reuses_that_copy(tmp_path, monkeypatch):
+    """Two notebooks started at once on an empty cache convert the GGUF once, not twice."""
+    import fcntl
+    import os
+    import threading
+    import time
+
+    from finelogic.models.embedded import converted_path, default_cache_path
+
+    monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path))
+    target = default_cache_path()
+    target.parent.mkdir(parents=True)
+    fd = os.open(target.with_name(target.name + ".lock"), os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # "another process" is converting
+    got = []
+    waiter = threading.Thread(target=lambda: got.append(converted_path()))
+    waiter.start()
+    time.sleep(0.5)
+    assert waiter.is_alive() and not got  # waiting, not converting a second copy
+    target.mkdir()
+    (target / "config.json").write_text("{}")  # the other process's finished copy
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    os.close(fd)
+    waiter.join(timeout=10)
+    assert got == [target] and sorted(p.name for p in target.iterdir()) == ["config.json"]

@@ -65,7 +65,18 @@ def converted_path() -> Path:
     cache folder)."""
     target = default_cache_path()
     if not (target / "config.json").is_file():
-        convert_gguf(gguf_path(), target)
+        import fcntl
+
+        # One process converts; others that need it meanwhile (notebooks run at once) wait and reuse it.
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(target.with_name(target.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if not (target / "config.json").is_file():
+                convert_gguf(gguf_path(), target)
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
     return target
 
 
