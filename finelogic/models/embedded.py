@@ -68,12 +68,16 @@ def converted_path() -> Path:
         import fcntl
 
         # One process converts; others that need it meanwhile (notebooks run at once) wait and reuse it.
+        # The lock only saves duplicate work (the rename into place is what keeps the copy whole), so the
+        # converter removes the lock file when done: nothing is left beside the model.
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(target.with_name(target.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        lock = target.with_name(target.name + ".lock")
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             if not (target / "config.json").is_file():
                 convert_gguf(gguf_path(), target)
+                lock.unlink(missing_ok=True)
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
