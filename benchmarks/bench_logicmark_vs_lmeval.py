@@ -19,6 +19,13 @@ Run: ``.venv/bin/python benchmarks/bench_logicmark_vs_lmeval.py [--items 1000] [
 skips with a message (exit 0) when that interpreter has no lm-eval. The lm-eval half runs in a
 subprocess with the other interpreter (this same file, ``--lmeval-side``), so it imports no finelogic.
 
+With each context packed with all its options in one row (commit f60f468), 2026-12-01 15:00-15:21 UTC,
+``--items 1000 --batch-size 32 --threads 1``, run at nice 10 beside a CI run and a llama.cpp rehearsal (load
+average 2.0 / 3.8 / 2.4 before finelogic / lm-eval / finelogic): identical predictions 1000/1000 on acc and
+acc_norm (31.9% and 28.2% both sides), max per-option difference 2.9e-05 nats, identical token counts;
+finelogic 356.6 s and 149.6 s wall (mean 253.1 s; 32 forward calls, 35,280 tokens fed), lm-eval 973.4 s:
+**3.85x wall**; CPU time 146.3 s vs 528.0 s: **3.61x**.
+
 With cross-item batching (commit 039670c), 2026-12-01 10:51-11:01 UTC on the shared 2-core machine, load
 average 12.1 / 10.5 / 8.7 before finelogic / lm-eval / finelogic:
 ``--items 100 --batch-size 32 --threads 1``: identical predictions 100/100 on acc and acc_norm, max
