@@ -153,12 +153,19 @@ def _interval_notebook(path, name: str, body: str = "") -> None:
                     "json.dumps([start, time.time(), os.environ.get('OMP_NUM_THREADS')]))")
 
 
-@pytest.mark.slow
-def test_jobs_run_notebooks_at_once_but_a_reader_waits_for_the_results_it_reads(tmp_path, monkeypatch):
+@pytest.fixture
+def marked(tmp_path, monkeypatch):
+    """(notebook sources, outputs, marks): empty folders; ``$MARKS`` is where interval notebooks write."""
     src, out, marks = tmp_path / "src", tmp_path / "out", tmp_path / "marks"
     for folder in (src, marks):
         folder.mkdir()
     monkeypatch.setenv("MARKS", str(marks))
+    return src, out, marks
+
+
+@pytest.mark.slow
+def test_jobs_run_notebooks_at_once_but_a_reader_waits_for_the_results_it_reads(marked, monkeypatch):
+    src, out, marks = marked
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     # 03_depth reads 02_accuracy's results (UPSTREAM); 05_probing reads nothing of theirs.
     for name in ("02_accuracy", "03_depth", "05_probing"):
@@ -179,11 +186,8 @@ def test_jobs_run_notebooks_at_once_but_a_reader_waits_for_the_results_it_reads(
 
 
 @pytest.mark.slow
-def test_with_jobs_a_failure_is_named_and_the_notebooks_that_finished_keep_their_times(tmp_path, monkeypatch):
-    src, out, marks = tmp_path / "src", tmp_path / "out", tmp_path / "marks"
-    for folder in (src, marks):
-        folder.mkdir()
-    monkeypatch.setenv("MARKS", str(marks))
+def test_with_jobs_a_failure_is_named_and_the_notebooks_that_finished_keep_their_times(marked):
+    src, out, marks = marked
     _interval_notebook(src / "05_probing.ipynb", "05_probing")
     _notebook(src / "02_accuracy.ipynb", "x = 1 / 0")
     with pytest.raises(NotebookFailed, match=r"notebook 02_accuracy in cell 2 .*ZeroDivisionError"):
