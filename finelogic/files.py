@@ -1,13 +1,28 @@
 """Writing result files so that a reader never sees half of one: a temporary file, then a rename."""
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pandas as pd
+
+
+@contextlib.contextmanager
+def exclusive_lock(path: str | os.PathLike) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on the file ``path`` (created if missing) while the block runs: one
+    process (or open file) at a time."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
 
 
 def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:

@@ -43,6 +43,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from finelogic.files import exclusive_lock
 from finelogic.models.base import (BackendStats, Completion, Conversation, GenerationConfig, LoglikelihoodResult,
                                    StatesRequest, hidden_states_of)
 
@@ -116,14 +117,8 @@ class ResponseCache:
     def exclusive(self) -> Iterator[None]:
         """Hold the cache's lock file: one process at a time computes answers for this cache, so a request
         another process is answering is waited for, then read, never sent twice."""
-        lock = self.path.with_name(self.path.name + ".lock")
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        with exclusive_lock(self.path.with_name(self.path.name + ".lock")):
             yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
 
     @property
     def claims(self) -> Path:

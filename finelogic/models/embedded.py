@@ -19,6 +19,7 @@ from typing import Any
 import torch
 
 from finelogic.config import cache_dir
+from finelogic.files import exclusive_lock
 
 log = logging.getLogger(__name__)
 
@@ -65,22 +66,15 @@ def converted_path() -> Path:
     cache folder)."""
     target = default_cache_path()
     if not (target / "config.json").is_file():
-        import fcntl
-
         # One process converts; others that need it meanwhile (notebooks run at once) wait and reuse it.
         # The lock only saves duplicate work (the rename into place is what keeps the copy whole), so the
         # converter removes the lock file when done: nothing is left beside the model.
         target.parent.mkdir(parents=True, exist_ok=True)
         lock = target.with_name(target.name + ".lock")
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        with exclusive_lock(lock):
             if not (target / "config.json").is_file():
                 convert_gguf(gguf_path(), target)
                 lock.unlink(missing_ok=True)
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
     return target
 
 
