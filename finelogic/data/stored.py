@@ -15,7 +15,6 @@ code therefore makes a new file; an old one is never read again (delete ``datase
 """
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import logging
@@ -26,6 +25,7 @@ from finelogic.config import cache_dir, safe_name
 from finelogic.data.generate import generate
 from finelogic.data.problem import Problem
 from finelogic.files import write_text_atomic
+from finelogic.memo import source_version
 
 log = logging.getLogger(__name__)
 
@@ -33,19 +33,11 @@ log = logging.getLogger(__name__)
 NOT_IN_KEY = ("progress",)
 #: The stored file's layout; bump it when it changes.
 FORMAT = 1
-_PACKAGE = Path(__file__).resolve().parent.parent
 
 
-@functools.lru_cache(maxsize=1)
 def generator_version() -> str:
-    """sha256 of the sources generation runs (relative path and bytes of each ``.py`` file, sorted)."""
-    digest = hashlib.sha256()
-    roots = [_PACKAGE / "data" / "generate.py", _PACKAGE / "data" / "problem.py", _PACKAGE / "data" / "generators",
-             _PACKAGE / "logic"]
-    files = sorted(p for root in roots for p in ([root] if root.is_file() else root.rglob("*.py")))
-    for path in files:
-        digest.update(path.relative_to(_PACKAGE).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+    """sha256 of the sources generation runs (:func:`finelogic.memo.source_version` of them)."""
+    return source_version("data/generate.py", "data/problem.py", "data/generators", "logic")
 
 
 def stored_key(name: str, n: int | None, seed: Any, kwargs: dict[str, Any]) -> str:
