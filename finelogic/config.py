@@ -1,9 +1,11 @@
 """Where things live: the cache, the results, the real data. Environment variables override defaults."""
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from pathlib import Path
+from typing import Any, Iterator
 
 
 def cache_dir() -> Path:
@@ -40,3 +42,19 @@ def safe_name(text: str) -> str:
     if not name:
         raise ValueError(f"{text!r} has no characters usable in a file name")
     return name
+
+
+@contextlib.contextmanager
+def environment(**values: Any) -> Iterator[None]:
+    """Set environment variables (as strings) while the block runs, then restore each to what it was
+    (unset if it was unset), also when the block raises."""
+    previous = {k: os.environ.get(k) for k in values}
+    os.environ.update({k: str(v) for k, v in values.items()})
+    try:
+        yield
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value

@@ -46,23 +46,16 @@ def built_book(tmp_path_factory) -> Path:
     import sys
 
     from finelogic.book.runner import run_notebooks
+    from finelogic.config import environment
 
     root = tmp_path_factory.mktemp("book")
     for name in ("_config.yml", "_toc.yml"):
         shutil.copy(REPO / name, root / name)
     shutil.copytree(REPO / "book", root / "book", ignore=shutil.ignore_patterns("generated", "_build"))
-    previous = {k: os.environ.get(k) for k in ("OPENAI_API_KEY", "DEEPSEEK_API_KEY")}
-    os.environ.update({k: FAKE_API_KEY for k in previous})
-    try:
+    with environment(OPENAI_API_KEY=FAKE_API_KEY, DEEPSEEK_API_KEY=FAKE_API_KEY):
         run_notebooks("smoke", output_dir=root / "book" / "generated", force=True, jobs=2)
         jupyter_book = Path(sys.executable).parent / "jupyter-book"
         result = subprocess.run([str(jupyter_book), "build", str(root), "-W", "-n", "--keep-going"],
                                 capture_output=True, text=True, timeout=900)
-    finally:
-        for key, value in previous.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     return root

@@ -37,9 +37,10 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from finelogic.config import environment
 from finelogic.data.stored import copy_stored, stored_folder
 from finelogic.profiles import get_profile
-from finelogic.rehearsal.rehearse import _environment, _name, _run_family
+from finelogic.rehearsal.rehearse import _name, _run_family
 
 log = logging.getLogger(__name__)
 
@@ -186,7 +187,7 @@ def rehearse_slice(families: Sequence[str], fraction: float, root: Path, *, stan
     start = time.perf_counter()
     with LlamaServer(threads=1, n_ctx=N_CTX, startup_timeout=600) as server:
         log.info("real slice: llama.cpp server up in %.0f s", time.perf_counter() - start)
-        with _environment(FINELOGIC_CACHE=root / "cache", FINELOGIC_RESULTS=root):
+        with environment(FINELOGIC_CACHE=root / "cache", FINELOGIC_RESULTS=root):
             for family in families:
                 plan = slice_plan(family, fraction, server.base_url, server.model, embedded=embedded,
                                   standin=standin, max_new_tokens=max_new_tokens,

@@ -41,7 +41,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import pandas as pd
 
-from finelogic.config import repo_root
+from finelogic.config import environment, repo_root
 from finelogic.data.stored import copy_stored, stored_folder
 from finelogic.models.spec import open_model
 from finelogic.profiles import get_profile
@@ -127,7 +127,7 @@ def rehearse(families: Sequence[str] | None = None, *, real_slice: float = 0.0, 
     rows, request_rows, errors = [], [], {}
     suffix = ("" if fresh else "-resumed") + ("" if stand_ins else "-real-slice")
     try:
-        with _environment(FINELOGIC_CACHE=root / "cache", FINELOGIC_RESULTS=root):
+        with environment(FINELOGIC_CACHE=root / "cache", FINELOGIC_RESULTS=root):
             for family in families if stand_ins else ():
                 plan = family_plan(family, server.url, checkpoints, train_steps=train_steps,
                                    overrides=(overrides or {}).get(family))
@@ -396,20 +396,6 @@ def _name(entry: Any) -> str:
     if isinstance(entry, Mapping):
         return str(entry.get("name") or entry.get("model") or entry.get("path"))
     return {"embedded": "SmolLM2-135M-Instruct", "random-init": "SmolLM2-135M (random init)"}.get(str(entry), str(entry))
-
-
-@contextmanager
-def _environment(**values: Any) -> Iterator[None]:
-    previous = {k: os.environ.get(k) for k in values}
-    os.environ.update({k: str(v) for k, v in values.items()})
-    try:
-        yield
-    finally:
-        for key, value in previous.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
 
 
 def render(root: str | Path, prices: Mapping[str, tuple[float, float]] | None = None) -> str:
