@@ -9,6 +9,7 @@ of the real data files under ``$FINELOGIC_DATA_DIR``, and the results of the not
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -209,15 +210,18 @@ def run_notebooks(
         bar.update()
         return True
 
+    # One notebook's execution, picklable for the worker processes of jobs > 1.
+    execute = functools.partial(_execute, source_dir=source_dir, output_dir=output_dir, params=params,
+                                kernel_name=kernel_name)
     try:
         if jobs == 1:
             for name in names:
                 key = key_of(name)
                 if not unchanged(name, key):
-                    finish(name, key, _execute(name, source_dir, output_dir, params, kernel_name))
+                    finish(name, key, execute(name))
         else:
-            _run_in_parallel(names, jobs, key_of, unchanged, finish, source_dir, output_dir, params, kernel_name,
-                             _start_order(names, output_dir, profile))
+            _run_in_parallel(names, _start_order(names, output_dir, profile), jobs, execute, key_of, unchanged,
+                             finish)
     finally:
         bar.close()
         _write_timings(output_dir, profile, [records[n] for n in names if n in records])
@@ -226,7 +230,7 @@ def run_notebooks(
     return records_in_order
 
 
-def _execute(name: str, source_dir: Path, output_dir: Path, params: dict[str, Any], kernel_name: str) -> float:
+def _execute(name: str, *, source_dir: Path, output_dir: Path, params: dict[str, Any], kernel_name: str) -> float:
     """Execute one notebook with papermill; its wall seconds. Runs in the caller's process or, with
     ``jobs > 1``, in a worker process (so it is a module-level function)."""
     import papermill  # imported here: papermill is slow to import and only the runner needs it
@@ -282,10 +286,11 @@ def _start_order(names: Sequence[str], output_dir: Path, profile: str) -> list[s
     return slow + [n for n in names if n not in slow]
 
 
-def _run_in_parallel(names: Sequence[str], jobs: int, key_of: Callable[[str], str],
-                     unchanged: Callable[[str, str], bool], finish: Callable[[str, str, float], None], source_dir: Path,
-                     output_dir: Path, params: dict[str, Any], kernel_name: str, order: Sequence[str]) -> None:
-    """Run up to ``jobs`` notebooks at once, each in its own worker process, a notebook only after the
+def _run_in_parallel(names: Sequence[str], order: Sequence[str], jobs: int, execute: Callable[[str], float],
+                     key_of: Callable[[str], str], unchanged: Callable[[str, str], bool],
+                     finish: Callable[[str, str, float], None]) -> None:
+    """Run ``names`` (started in ``order``) up to ``jobs`` at once, each ``execute(name)`` in its own worker
+    process (``execute`` must pickle), a notebook only after the
     notebooks it reads (:data:`UPSTREAM`) have finished. PyTorch in each kernel gets ``cores // jobs``
     threads unless ``OMP_NUM_THREADS`` is set. The first failure stops new starts; the running ones finish
     and are recorded; then it is raised."""
@@ -305,7 +310,7 @@ def _run_in_parallel(names: Sequence[str], jobs: int, key_of: Callable[[str], st
                 pending.remove(name)
                 key = key_of(name)
                 if not unchanged(name, key):
-                    future = pool.submit(_execute, name, source_dir, output_dir, params, kernel_name)
+                    future = pool.submit(execute, name)
                     running[future] = (name, key)
                     active.add(name)
             if not running:
