@@ -366,3 +366,19 @@ def test_a_warm_rerun_reads_every_score_from_the_cache(hf_backend, model_cache, 
     assert first.provenance.model_calls > 0
     assert second.provenance.model_calls == 0 and second.provenance.cache_hits == 4 * 5  # every option of 5 items
     pd.testing.assert_frame_equal(first.items, second.items)
+
+
+def test_generated_items_are_stored_once_and_read_back_on_a_rerun(tmp_path, monkeypatch):
+    import json
+
+    from finelogic.data.stored import stored_path
+
+    monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path))
+    items = logicmark_items(10, seed=4)
+    assert items == generate_logicmark(Config(limit=10, seed=4))  # the generator's items, unchanged
+    path = stored_path("logicmark", n=10, seed=4)
+    lines = path.read_text("utf-8").splitlines()
+    assert len(lines) == 10
+    edited = json.loads(lines[0]) | {"hypothesis": "edited on disk"}
+    path.write_text("\n".join([json.dumps(edited), *lines[1:]]) + "\n", "utf-8")
+    assert logicmark_items(10, seed=4)[0].hypothesis == "edited on disk"  # read, not generated again

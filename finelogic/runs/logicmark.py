@@ -119,12 +119,13 @@ def model_entries(*, extra_models: Sequence[str] = (), sft_checkpoints: Sequence
 
 def logicmark_items(n: int, seed: int, path: str | Path | None = None) -> list[Problem]:
     """The items a run scores: ``n`` problems from our generator (the card's configuration and hop
-    shares, ``seed``), or, with ``path``, the LogicMark records there (``load_dataset``): all of them
+    shares, ``seed``; stored once, :func:`finelogic.data.stored.generate_stored`), or, with ``path``, the LogicMark records there (``load_dataset``): all of them
     when there are at most ``n``, else ``n`` drawn with ``seed``, kept in file order."""
     if path is None or str(path) == "":
-        from finelogic.data.generators.logicmark import Config, generate_logicmark
+        from finelogic.data.stored import generate_stored
 
-        return generate_logicmark(Config(limit=n, seed=seed))
+        # Kept on disk like the test sets: the card's 5,000 items take a minute to generate.
+        return generate_stored("logicmark", n=n, seed=seed)
     from finelogic.data.loaders import load_dataset
 
     problems = list(load_dataset("logicmark", path))
