@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 
 import numpy as np
 import pandas as pd
@@ -58,6 +59,19 @@ def test_problems_are_proved_or_disproved_with_enough_facts_of_each_role(problem
         necessary, redundant = fact_roles(problem)
         assert len(necessary) >= 3 and len(redundant) >= 3
         assert not set(necessary) & set(redundant)
+
+
+def test_drawn_problems_are_kept_in_the_memo_and_read_back_instead_of_drawn_again(problems):
+    """The run keeps the drawn problems in a memo (a plain dict here): the same problems as without one,
+    and a second call reads them from it (an edit made in the memo comes back)."""
+    memo: dict = {}
+    assert probing_problems(4, seed=3, depths=(5,), memo=memo) == problems
+    assert len(memo) == 1
+    (key, kept), = memo.items()
+    memo[key] = json.loads(json.dumps([kept[0] | {"hypothesis": "kept in the memo"}, *kept[1:]]))  # as on disk
+    again = probing_problems(4, seed=3, depths=(5,), memo=memo)
+    assert again[0].hypothesis == "kept in the memo" and again[1:] == problems[1:]
+    assert probing_problems(4, seed=4, depths=(5,), memo={key: kept})[0].id != problems[0].id  # other seed: other key
 
 
 def test_cells_get_problems_as_evenly_as_n_allows():
@@ -528,9 +542,10 @@ class ScriptedStates:
         return [np.stack([self._vector(text[:b] + s) for s in options]) for b, options in zip(boundaries, suffixes)]
 
 
-def test_run_probes_every_model_with_one_hidden_states_call_per_problem_and_row_kind():
+def test_run_probes_every_model_with_one_hidden_states_call_per_problem_and_row_kind(tmp_path, monkeypatch):
     from finelogic.runs import probing
 
+    monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path))
     embedded, control = ScriptedStates(), ScriptedStates("random")
     run = probing.run("smoke", backends={probing.EMBEDDED: embedded, probing.RANDOM_INIT: control})
     predictions = run.predictions
@@ -550,6 +565,10 @@ def test_run_probes_every_model_with_one_hidden_states_call_per_problem_and_row_
     assert set(run.summary["task"]) == {"css", "rfi", "nsd"} and len(run.summary) == 18
     summary = run.summary
     assert ((summary["ci_low"] <= summary["metric"] + 1e-9) & (summary["metric"] <= summary["ci_high"] + 1e-9)).all()
+    # the drawn problems are kept for a rerun (read back: test_drawn_problems_are_kept_in_the_memo_...)
+    memo, = (tmp_path / "memo").glob("probing-problems-*.jsonl")
+    kept = json.loads(memo.read_text("utf-8"))["value"]
+    assert sorted(p["id"] for p in kept) == sorted(p.id for p in run.splits["train"] + run.splits["test"])
 
 
 def test_run_names_the_profile_entries_as_table_4_rows():

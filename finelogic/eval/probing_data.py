@@ -56,7 +56,7 @@ from __future__ import annotations
 import random
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, MutableMapping, Sequence
 
 from tqdm import tqdm
 
@@ -65,12 +65,16 @@ from finelogic.data.problem import DISPROVED, PROVED, Problem
 from finelogic.logic import (And, Atom, Const, Exists, ForAll, Formula, Implies, Not, Or, Var, constants, entails,
                              matches_rule, negate, parse_formula, substitute)
 from finelogic.logic.proof import ProofStep, parse_proof_steps
+from finelogic.memo import memo_key
 
 TASKS = ("css", "rfi", "nsd")
 TASK_NAMES = {"css": "CSS", "rfi": "RFI", "nsd": "NSD"}
 LABEL_VALUE = {PROVED: 1, DISPROVED: 0}
 CANDIDATES_PER_CLASS = 3
 _X = Var("x")
+#: The package sources that draw the problems and rows (:func:`finelogic.memo.source_version` of them
+#: versions their memo: a change to any of them draws again).
+SOURCES = ("eval/probing_data.py", "data/problem.py", "data/generators", "logic")
 
 
 @dataclass(frozen=True)
@@ -153,7 +157,8 @@ def chat_text(tokenizer: Any, problem: Problem, content: str) -> str:
 
 
 def probing_problems(n: int, seed: int, depths: Iterable[int], *, distractors: tuple[int, int] = (4, 8),
-                     min_nsd_points: int = 1, progress: bool | None = None) -> list[Problem]:
+                     min_nsd_points: int = 1, progress: bool | None = None,
+                     memo: MutableMapping[str, Any] | None = None) -> list[Problem]:
     """``n`` PROVED/DISPROVED FLD-style problems usable by all three tasks, deterministically from ``seed``.
 
     Every ``(depth, label)`` cell gets ``n // cells`` problems; the ``n % cells`` extras go one each to the
@@ -162,10 +167,19 @@ def probing_problems(n: int, seed: int, depths: Iterable[int], *, distractors: t
     of ``"probing/<seed>/<depth>/<label>/<j>"``; a draw is kept when it has at least three necessary and
     three redundant facts of matching shapes (RFI, :func:`rfi_pairs`) and ``min_nsd_points`` NSD points (:func:`nsd_points`). Returned in cell
     order, depth by depth (PROVED before DISPROVED).
+
+    ``memo``: a mapping kept across runs (a :class:`finelogic.memo.Memo` versioned by :data:`SOURCES`): the
+    problems of these arguments are read from it when there and put in it when drawn (the z3 checks of
+    550 paper-size problems take minutes).
     """
     from finelogic.data.generators.fld import generate_fld_problem
 
     depths = tuple(depths)
+    key = memo_key({"kind": "probing problems", "n": n, "seed": seed, "depths": depths,
+                    "distractors": tuple(distractors), "min_nsd_points": min_nsd_points})
+    kept = memo.get(key) if memo is not None else None
+    if kept is not None:
+        return [Problem.from_dict(p) for p in kept]
     counts = cell_counts(n, depths, seed)
     out: list[Problem] = []
     bar = tqdm(total=n, desc="probing problems", disable=progress is False or (progress is None and n < 50))
@@ -184,6 +198,8 @@ def probing_problems(n: int, seed: int, depths: Iterable[int], *, distractors: t
         if kept < count:
             raise RuntimeError(f"only {kept} of {count} {label} problems at depth {depth} are usable for probing")
     bar.close()
+    if memo is not None:
+        memo[key] = [p.to_dict() for p in out]
     return out
 
 

@@ -1,7 +1,8 @@
 """Table 4 (paper §3.3, Appendix B): the probing family's run, behind ``notebooks/05_probing.ipynb``.
 
 :func:`run` resolves the profile's ``probing`` section once, builds the CSS / RFI / NSD rows from generated
-FLD-style problems (:mod:`finelogic.eval.probing_data`), opens every model once
+FLD-style problems (:mod:`finelogic.eval.probing_data`; the problems are drawn once and kept in a
+:class:`finelogic.memo.Memo`), opens every model once
 (:func:`finelogic.runs.base.open_models`), reads each row's hidden state through the backend
 (:func:`finelogic.eval.probing.extract_features`; the one model-call cache keeps the arrays, so a rerun
 makes no model call) and fits the paper's probe per task beside the majority-class baseline
@@ -25,7 +26,9 @@ import pandas as pd
 
 from finelogic.data.problem import Problem
 from finelogic.eval.probing import PREDICTION_COLUMNS, TEXT_ONLY, extract_features, probe_predictions, summarize
-from finelogic.eval.probing_data import TASKS, ProbeRow, Readout, build_rows, probing_problems, split_problems
+from finelogic.eval.probing_data import (SOURCES, TASKS, ProbeRow, Readout, build_rows, probing_problems,
+                                         split_problems)
+from finelogic.memo import Memo, source_version
 from finelogic.runs.base import Provenance, Run, Stopwatch, call_counts, open_models, resolve, set_threads
 
 log = logging.getLogger(__name__)
@@ -80,8 +83,9 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     set_threads(settings.get("threads"))
     progress = settings.get("progress")
     n_train, n_test = int(settings["n_train"]), int(settings["n_test"])
-    problems = probing_problems(n_train + n_test, seed, settings["depths"],
-                                distractors=tuple(settings["distractors"]), progress=progress)
+    with Memo("probing-problems", source_version(*SOURCES)) as memo:  # drawn once, read by every rerun
+        problems = probing_problems(n_train + n_test, seed, settings["depths"],
+                                    distractors=tuple(settings["distractors"]), progress=progress, memo=memo)
     splits = split_problems(problems, n_train, seed)
     entries = [model_entry(e, seed) for e in settings["models"]]
     entries += [checkpoint_entry(p) for p in settings.get("sft_checkpoints") or ()]
