@@ -78,6 +78,43 @@ def test_loglikelihood_is_cached_and_attributes_pass_through(tmp_path):
     assert cached.tokenizer == "the-tokenizer"
 
 
+def test_the_file_reads_as_one_json_parse_per_line_would_read_it(tmp_path, caplog):
+    """Lines in the cache's own layout are read without parsing their requests; the answers are those of
+    parsing every line whole: first line of a key wins, torn and foreign lines are skipped or read whole."""
+    import hashlib
+    import logging
+
+    from finelogic.models.cache import ResponseCache
+
+    key = lambda name: hashlib.sha256(name.encode()).hexdigest()  # noqa: E731
+    line = lambda k, request, response: json.dumps({"key": k, "request": request, "response": response},  # noqa: E731
+                                                   ensure_ascii=False)
+    tricky = {"kind": "generate", "messages": [{"role": "user", "content": 'say ", "response": [1] } é\n'}]}
+    lines = [line(key("a"), tricky, {"text": 'a ", "response": 2}', "finish_reason": "stop"}),
+             line(key("b"), {"context": "x"}, [-1.5, 3, False]),
+             line(key("a"), {}, {"text": "second a", "finish_reason": None}),  # a key written twice: first wins
+             line(key("c"), {}, [-2.0, 1, True])[:-20],  # torn by a crash, closed off by a later append
+             line(key("d"), {}, {"text": "d}", "finish_reason": "length"}).split('d}"')[0] + "d}",  # torn in the response
+             json.dumps({"response": [0.5, 1, True], "key": key("e"), "request": {}}),  # another layout
+             line(key("f"), {}, [-0.25, 2, False])]
+    path = tmp_path / "c.jsonl"
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    with caplog.at_level(logging.WARNING):
+        cache = ResponseCache(path)
+    assert {k: cache.get(key(k)) for k in "abcdef"} == {
+        "a": {"text": 'a ", "response": 2}', "finish_reason": "stop"}, "b": [-1.5, 3, False], "c": None,
+        "d": None, "e": [0.5, 1, True], "f": [-0.25, 2, False]}
+    assert caplog.text.count("unreadable line") == 2 and len(cache) == 4
+
+
+def test_loglikelihood_keys_are_the_canonical_request_keys(tmp_path):
+    from finelogic.models.cache import _loglikelihood_keys, request_key
+
+    pairs = [("If:\na = b\n\nThen", " a = b"), ('quote " and é', " \\ \t"), ("If:\na = b\n\nThen", " a != b")]
+    assert _loglikelihood_keys("ckpt:/m é:1", pairs) == [
+        request_key({"kind": "loglikelihood", "model": "ckpt:/m é:1", "context": c, "continuation": x}) for c, x in pairs]
+
+
 class StatesBackend:
     """Hidden 'states': one row per boundary, the boundary repeated over 3 dims; counts its calls."""
 

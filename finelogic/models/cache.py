@@ -58,6 +58,22 @@ def request_key(request: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+def _loglikelihood_keys(model_id: str, pairs: Sequence[tuple[str, str]]) -> list[str]:
+    """:func:`request_key` of each ``loglikelihood`` request, its canonical JSON written directly (keys in
+    sorted order) with each distinct text encoded once: a context is shared by all its options, and a
+    paper-size LogicMark rerun keys 120,000 requests."""
+    encoded: dict[str, str] = {}
+
+    def text(value: str) -> str:
+        if value not in encoded:
+            encoded[value] = json.dumps(value, ensure_ascii=False)
+        return encoded[value]
+
+    model = json.dumps(model_id, ensure_ascii=False)
+    return [hashlib.sha256(f'{{"context":{text(c)},"continuation":{text(x)},"kind":"loglikelihood","model":{model}}}'
+                           .encode("utf-8")).hexdigest() for c, x in pairs]
+
+
 class ResponseCache:
     """Responses by request key, loaded from and appended to one JSONL file.
 
@@ -89,15 +105,27 @@ class ResponseCache:
         # Only whole lines are consumed: a torn tail stays unread until a later append closes it off.
         end = raw.rfind(b"\n") + 1
         position = self._offset
+        lines: list[tuple[int, bytes, str | None]] = []  # (byte offset, line, key where put() wrote it)
+        responses: list[bytes] = []
         for line in raw[:end].split(b"\n")[:-1]:
             if line.strip():
+                parts = _key_and_response(line)
+                lines.append((position, line, parts and parts[0]))
+                if parts:
+                    responses.append(parts[1])
+            position += len(line) + 1
+        parsed = iter(_parse_all(responses))
+        for at, line, key in lines:
+            response = next(parsed) if key is not None else _UNREAD
+            if response is _UNREAD:  # not put()'s layout (or a torn line): parse the whole line
                 try:
                     record = json.loads(line)
-                    self._entries.setdefault(record["key"], record["response"])
+                    key, response = record["key"], record["response"]
                 except (ValueError, KeyError, TypeError):
                     log.warning("response cache %s: skipping an unreadable line at byte %d (torn by a crash?)",
-                                self.path, position)
-            position += len(line) + 1
+                                self.path, at)
+                    continue
+            self._entries.setdefault(key, response)
         if raw[end:].strip() and self._torn_at != position:
             self._torn_at = position
             log.warning("response cache %s: skipping a torn last line at byte %d (%d bytes; a crash mid-write?)",
@@ -263,7 +291,7 @@ counted for the work sent through this wrapper.
         keyed = [{"kind": "loglikelihood", "model": self.model_id, "context": c, "continuation": x}
                  for c, x in requests]
         answers = self._answer(keyed, True, lambda todo, _: self.backend.loglikelihood([requests[i] for i in todo]),
-                               group=lambda i: requests[i][0])
+                               group=lambda i: requests[i][0], keys=_loglikelihood_keys(self.model_id, requests))
         return [(float(a[0]), int(a[1]), bool(a[2])) for a in answers]
 
     def hidden_states(self, text: str, boundaries: Sequence[int], **kwargs: Any) -> Any:
@@ -298,11 +326,12 @@ counted for the work sent through this wrapper.
         self.stats.add(**{name: after[name] - before[name] for name in after})
 
     def _answer(self, requests: list[dict], cacheable: bool, run: Callable,
-                group: Callable[[int], Any] | None = None) -> list[Any]:
+                group: Callable[[int], Any] | None = None, keys: list[str] | None = None) -> list[Any]:
         """Answers in request order: cached ones from disk, the rest computed chunk by chunk. ``group(i)``:
         requests with the same group value always share a chunk (a context's continuations, scored from
-        one shared KV cache, must not be split by a chunk boundary)."""
-        keys = [request_key(r) for r in requests]
+        one shared KV cache, must not be split by a chunk boundary). ``keys``: the requests'
+        :func:`request_key`, when the caller has them faster."""
+        keys = keys if keys is not None else [request_key(r) for r in requests]
         if cacheable:
             self.cache.refresh()  # answers another process wrote since we last looked
         answers: list[Any] = [self.cache.get(k) if cacheable else None for k in keys]
@@ -358,6 +387,38 @@ counted for the work sent through this wrapper.
             if answers[i] is None:
                 answers[i] = answers[first_index[keys[i]]]
         return answers
+
+
+#: put()'s line layout, ``{"key": "<64 hex>", "request": {...}, "response": ...}``: the parts a reader needs.
+_HEAD, _MIDDLE, _TAIL = b'{"key": "', b'", "request": ', b', "response": '
+_UNREAD = object()
+
+
+def _key_and_response(line: bytes) -> tuple[str, bytes] | None:
+    """The key and the response's JSON text of a line in put()'s layout, without parsing its request (a
+    cached rerun reads 120,000 LogicMark lines); None for any other line, which is then parsed whole. A
+    JSON string never holds ``, "response": `` unescaped, so the last one starts the response."""
+    if not (line.startswith(_HEAD) and line[73:87] == _MIDDLE and line.endswith(b"}")):
+        return None
+    cut = line.rfind(_TAIL)
+    return (line[9:73].decode("ascii", "replace"), line[cut + len(_TAIL):-1]) if cut > 87 else None
+
+
+def _parse_all(texts: list[bytes]) -> list[Any]:
+    """Each JSON text parsed, in one ``json.loads`` when all are whole; :data:`_UNREAD` for a broken one."""
+    try:
+        values = json.loads(b"[" + b",".join(texts) + b"]")
+        if len(values) == len(texts):
+            return values
+    except ValueError:
+        pass
+    values = []
+    for text in texts:
+        try:
+            values.append(json.loads(text))
+        except ValueError:
+            values.append(_UNREAD)
+    return values
 
 
 def _start_time(pid: int) -> str:
