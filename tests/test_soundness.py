@@ -588,3 +588,101 @@ def test_unknown_soundness_policy_is_an_error(results):
 
     with pytest.raises(ValueError, match="paper_code_compat"):
         soundness.run("smoke", seed=0, policy="lenient")
+
+
+# ---- memos: a rerun reads steps and verdicts back instead of working them out --------------------------
+
+class CountingMemo(dict):
+    """A plain mapping that counts what is written into it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = 0
+
+    def __setitem__(self, key, value) -> None:
+        self.writes += 1
+        super().__setitem__(key, value)
+
+
+DISTINCT_JUDGED = {"principled": 5, "paper_code_compat": 5}
+
+
+@pytest.mark.parametrize("policy", ["principled", "paper_code_compat"])
+def test_memos_give_identical_steps_and_a_rerun_neither_reads_nor_judges_again(policy):
+    problem = dog_problem()
+    records = pd.DataFrame({"id": ["dog"] * len(RESPONSES), "response": RESPONSES, "model": "m",
+                            "setting": "Few-shot"})
+    plain = judge_responses(records, {"dog": problem}, SymbolicJudge(), policy=policy)
+    verdicts, read = CountingMemo(), CountingMemo()
+    first_judge, second_judge = SymbolicJudge(memo=verdicts), SymbolicJudge(memo=verdicts)
+    first = judge_responses(records, {"dog": problem}, first_judge, policy=policy, memo=read)
+    writes = (verdicts.writes, read.writes)
+    again = dog_problem()  # an equal problem, another object: found by content, not by identity
+    second = judge_responses(records, {"dog": again}, second_judge, policy=policy, memo=read)
+    pd.testing.assert_frame_equal(first, plain)
+    pd.testing.assert_frame_equal(second, plain)
+    assert soundness_table(second, policy).equals(soundness_table(plain, policy))
+    # a step met twice (the gold proof's steps recur in three responses) is judged once
+    assert first_judge.computed == DISTINCT_JUDGED[policy] and writes == (first_judge.computed, len(RESPONSES))
+    assert second_judge.computed == 0 and (verdicts.writes, read.writes) == writes
+
+
+def test_a_kept_verdict_is_not_reused_for_a_problem_whose_facts_differ():
+    verdicts = {}
+    step = parse_steps(GOLD, dog_problem())[0]  # fact1 & fact2 -> int1: the dog is big.
+    assert SymbolicJudge(memo=verdicts).judge(step, dog_problem()).valid is True
+    changed = dog_problem()
+    changed = Problem(**{**changed.__dict__, "formulas": {**changed.formulas, "fact2": "{A}{a} -> {C}{a}"}})
+    judge = SymbolicJudge(memo=verdicts)
+    assert judge.judge(step, changed).valid is False and judge.computed == 1
+    assert len(verdicts) == 2
+
+
+def test_hybrid_rerun_reads_symbolic_verdicts_back_but_asks_the_llm_again():
+    """LLM replies are never memoised (the model cache keeps those): the backend sees the same prompts."""
+    from finelogic.eval.judges import HybridJudge, LLMJudge
+
+    problem = dog_problem()
+    records = pd.DataFrame({"id": ["dog", "dog"], "response": [GOLD, "The dog is calm, I think."]})
+    verdicts, read, prompts, computed = {}, {}, [], []
+    tables = []
+    for _ in range(2):
+        model = ScriptedJudgeModel()
+        symbolic = SymbolicJudge(memo=verdicts)
+        tables.append(judge_responses(records, {"dog": problem}, HybridJudge(symbolic, LLMJudge(model)),
+                                      policy="paper_code_compat", memo=read))
+        prompts.append(model.prompts)
+        computed.append(symbolic.computed)
+    pd.testing.assert_frame_equal(tables[0], tables[1])
+    assert computed == [2, 0]
+    assert len(prompts[0]) == 2 and prompts[1] == prompts[0]  # validity, then atomicity of the prose step
+    assert tables[1]["decided_by"].tolist() == ["symbolic", "llm"]
+
+
+def test_the_quality_set_is_kept_and_read_back_equal():
+    from finelogic.eval.judge_quality import judge_quality
+    from finelogic.runs.soundness import quality_set
+
+    memo = CountingMemo()
+    made = quality_set({"n": 3, "depths": (1, 2, 3)}, seed=0, memo=memo)
+    read = quality_set({"n": 3, "depths": (1, 2, 3)}, seed=0, memo=memo)
+    assert memo.writes == 1 and len(read) == len(made) > 10
+    assert [(i.step, i.kind, i.valid, i.atomic, i.response) for i in read] == \
+        [(i.step, i.kind, i.valid, i.atomic, i.response) for i in made]
+    assert [i.problem.to_json() for i in read] == [i.problem.to_json() for i in made]
+    assert judge_quality({"s": SymbolicJudge()}, read).equals(judge_quality({"s": SymbolicJudge()}, made))
+
+
+def test_a_soundness_rerun_gives_the_same_tables_and_adds_nothing_to_its_memos(results, tmp_path, monkeypatch):
+    from finelogic.runs import soundness
+
+    monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path / "cache"))
+    first = soundness.run("smoke", seed=0, policy="paper_code_compat")
+    memos = {p.name: p.read_bytes() for p in (tmp_path / "cache" / "memo").glob("*.jsonl")}
+    second = soundness.run("smoke", seed=0, policy="paper_code_compat")
+    assert sorted(n.rsplit("-", 1)[0] for n in memos) == ["soundness-quality-set", "soundness-steps",
+                                                           "symbolic-verdicts"]
+    assert all(memos.values())
+    assert {p.name: p.read_bytes() for p in (tmp_path / "cache" / "memo").glob("*.jsonl")} == memos
+    for table in ("gold_steps", "quality", "labels", "example"):
+        pd.testing.assert_frame_equal(getattr(second, table), getattr(first, table))

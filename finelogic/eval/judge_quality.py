@@ -29,7 +29,15 @@ from finelogic.logic.proof import ProofStep, parse_proof_steps
 from finelogic.data.generators.nl import render_sentence
 from finelogic.data.problem import Problem
 from finelogic.eval.judges import Judge
-from finelogic.eval.steps import HYPOTHESIS, NEGATED_HYPOTHESIS, Step, parse_steps, template_vocabulary
+from finelogic.eval.steps import (
+    HYPOTHESIS,
+    NEGATED_HYPOTHESIS,
+    Step,
+    parse_steps,
+    step_from_json,
+    step_to_json,
+    template_vocabulary,
+)
 from finelogic.logic import entails, is_atomic_step, negate, parse_formula
 
 KINDS = ("gold", "merged", "swapped_premise", "negated_conclusion")
@@ -45,6 +53,23 @@ class LabelledStep:
     valid: bool
     atomic: bool
     response: str
+
+
+def labelled_to_json(items: Sequence[LabelledStep]) -> dict:
+    """``items`` as JSON (each problem once); :func:`labelled_from_json` reads them back."""
+    problems: dict[int, Problem] = {}  # by object, in the order first seen
+    for item in items:
+        problems.setdefault(id(item.problem), item.problem)
+    position = {key: k for k, key in enumerate(problems)}
+    return {"problems": [problem.to_dict() for problem in problems.values()],
+            "items": [[position[id(i.problem)], step_to_json(i.step), i.kind, i.valid, i.atomic, i.response]
+                      for i in items]}
+
+
+def labelled_from_json(value: dict) -> list[LabelledStep]:
+    problems = [Problem.from_dict(d) for d in value["problems"]]
+    return [LabelledStep(problems[k], step_from_json(step), kind, valid, atomic, response)
+            for k, step, kind, valid, atomic, response in value["items"]]
 
 
 def _formulas(problem: Problem) -> dict:

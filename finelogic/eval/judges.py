@@ -18,13 +18,15 @@ needs.
   (:func:`finelogic.logic.is_atomic_step`). Exact where it decides; where it cannot (unparseable text,
   unknown premise id, no template vocabulary) it says so (``valid=None``) and never guesses. On steps read
   the released way it reads the sentences the released judge would see (a ``???`` text: undecided).
+  Given a ``memo`` mapping it keeps each verdict under a key of everything the verdict reads (the step's
+  ids and texts, the problem's facts, hypothesis, formulas and vocabulary), so a rerun reads them back.
 - :class:`HybridJudge`: symbolic where it decides, the LLM for the rest; ``decided_by`` says which.
 """
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
-from typing import Protocol, Sequence
+from typing import Any, MutableMapping, Protocol, Sequence
 
 from finelogic.data.generators.nl import SentenceParseError, parse_sentence
 from finelogic.data.problem import Problem
@@ -46,6 +48,7 @@ from finelogic.logic import (
     parse_formula,
     premise_formulas,
 )
+from finelogic.memo import memo_key
 from finelogic.models.base import Backend, GenerationConfig
 
 log = logging.getLogger(__name__)
@@ -214,12 +217,42 @@ class SymbolicJudge:
     discharged ``[assump1]`` becomes :class:`finelogic.logic.Discharged`. Conclusion: the hypothesis
     formula for ``hypothesis``, its :func:`~finelogic.logic.negate` for ``¬hypothesis``, else the parsed
     sentence. Deterministic; z3 results are cached by the prover.
+
+    Args:
+        memo: a mapping that keeps verdicts across runs (e.g. a :class:`finelogic.memo.Memo` the run
+            opens; a ``dict`` in tests), keyed by :func:`verdict_key`. A verdict z3 could not reach (a
+            timeout) is not kept. ``computed`` counts the verdicts worked out rather than read back.
     """
+
+    def __init__(self, memo: MutableMapping[str, Any] | None = None) -> None:
+        self.memo = memo
+        self.computed = 0
+        self._problems: dict[int, tuple[Problem, str]] = {}  # id(problem) -> (problem, its key part)
 
     def judge(self, step: Step, problem: Problem) -> Verdict:
         skip = not_judged(step)
         if skip is not None:
             return skip
+        if self.memo is None:
+            return self._judge(step, problem)
+        key = verdict_key(step, self._problem_key(problem))
+        kept = self.memo.get(key)
+        if kept is not None:
+            return Verdict(*kept)
+        verdict = self._judge(step, problem)
+        if not verdict.reason.startswith(_PROVER_FAILED):
+            self.memo[key] = [verdict.valid, verdict.atomic, verdict.reason, verdict.decided_by]
+        return verdict
+
+    def _problem_key(self, problem: Problem) -> str:
+        """:func:`problem_key` of ``problem``, worked out once per problem object."""
+        known = self._problems.get(id(problem))
+        if known is None or known[0] is not problem:
+            known = self._problems[id(problem)] = (problem, problem_key(problem))
+        return known[1]
+
+    def _judge(self, step: Step, problem: Problem) -> Verdict:
+        self.computed += 1
         vocabulary = template_vocabulary(problem)
         if vocabulary is None or HYPOTHESIS not in problem.formulas:
             return undecided("the problem has no formulas in the template grammar (no symbolic check)")
@@ -235,7 +268,7 @@ class SymbolicJudge:
         try:
             valid = entails(premise_formulas(premises), conclusion)
         except ProverError as error:
-            return undecided(f"z3 could not decide: {error}")
+            return undecided(f"{_PROVER_FAILED}: {error}")
         if not valid:
             return Verdict(False, False, "not entailed: premises ∧ ¬conclusion is satisfiable (z3)", SYMBOLIC)
         rules = matches_rule(premises, conclusion)
@@ -274,6 +307,22 @@ class SymbolicJudge:
         if step.conclusion_text is None:
             raise _Undecidable(f"{step.conclusion_id} has no text")
         return _sentence(step.conclusion_text, vocabulary, step.conclusion_id)
+
+
+_PROVER_FAILED = "z3 could not decide"
+
+
+def problem_key(problem: Problem) -> str:
+    """A digest of what the symbolic judge reads of a problem: facts, hypothesis, formulas, vocabulary."""
+    return memo_key([[[f.id, f.text] for f in problem.facts], problem.hypothesis, dict(problem.formulas),
+                     problem.meta.get("vocabulary")])
+
+
+def verdict_key(step: Step, problem: str) -> str:
+    """The memo key of the symbolic verdict on ``step`` of the problem whose :func:`problem_key` is
+    ``problem``: the step as the judge reads it (ids, texts, how it was read) and the problem."""
+    return memo_key(["symbolic-verdict", problem, step.premises, step.premise_texts, step.conclusion_id,
+                     step.conclusion_text, step.parsed, step.released])
 
 
 def _problems_own_sentence(pid: str, text: str, problem: Problem) -> bool:

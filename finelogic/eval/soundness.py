@@ -29,16 +29,17 @@ one, nothing undecided.
 """
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, MutableMapping, Sequence
 
 import pandas as pd
 from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
 from finelogic.data.problem import Problem
-from finelogic.eval.judges import Judge
+from finelogic.eval.judges import Judge, problem_key
 from finelogic.eval.relevance import POLICIES, relevance
 from finelogic.eval.stats import wilson_interval
-from finelogic.eval.steps import parse_steps, released_steps
+from finelogic.eval.steps import parse_steps, released_steps, step_from_json, step_to_json
+from finelogic.memo import memo_key
 
 #: Columns of a step row (plus the key columns carried over from the records).
 STEP_COLUMNS = ("sample", "step", "n_steps", "raw", "premises", "conclusion_id", "parsed", "valid", "atomic",
@@ -48,7 +49,7 @@ METRICS = ("all_valid", "all_relevant", "all_atomic")
 
 def judge_responses(records: pd.DataFrame, problems: Mapping[str, Problem], judge: Judge, *,
                     policy: str = "principled", keys: Sequence[str] = ("id", "model", "setting", "depth_bucket"),
-                    progress: bool | None = None) -> pd.DataFrame:
+                    progress: bool | None = None, memo: MutableMapping[str, Any] | None = None) -> pd.DataFrame:
     """Split every response into steps and judge them all (one batched ``judge_all`` call).
 
     Args:
@@ -60,6 +61,9 @@ def judge_responses(records: pd.DataFrame, problems: Mapping[str, Problem], judg
             code's reading and counting; module docstring).
         keys: record columns copied to every step row (those present).
         progress: a tqdm bar over chunks of steps (None: only for 200 steps or more).
+        memo: a mapping that keeps each response's steps as read under ``policy`` (key: the response
+            text, the problem's facts, hypothesis, formulas, vocabulary and input text, the policy), so
+            a rerun does not read them again. Verdicts are the judge's (``SymbolicJudge(memo=...)``).
 
     Returns:
         One row per step with :data:`STEP_COLUMNS` after the key columns; ``sample`` is the record's
@@ -69,12 +73,20 @@ def judge_responses(records: pd.DataFrame, problems: Mapping[str, Problem], judg
     """
     if policy not in POLICIES:
         raise ValueError(f"unknown soundness policy {policy!r}; choose one of {', '.join(POLICIES)}")
-    read = parse_steps if policy == "principled" else released_steps
     keys = [k for k in keys if k in records.columns]
     parsed = []
+    problem_keys: dict[str, str] = {}
     for position, record in enumerate(records.to_dict("records")):
         problem = problems[record["id"]]
-        parsed.append((position, record, problem, read(str(record.get("response") or ""), problem)))
+        response = str(record.get("response") or "")
+        if memo is None:
+            steps = read_steps(response, problem, policy)
+        else:
+            if record["id"] not in problem_keys:
+                # what the readers read of a problem: the judge's part and the released code's input text
+                problem_keys[record["id"]] = memo_key([problem_key(problem), problem.meta.get("input")])
+            steps = _memo_steps(memo, response, problem, problem_keys[record["id"]], policy)
+        parsed.append((position, record, problem, steps))
     if policy == "paper_code_compat":
         return _released_rows(parsed, judge, keys, progress)
     pairs = [(step, problem) for _, _, problem, steps in parsed for step in steps]
@@ -95,6 +107,23 @@ def judge_responses(records: pd.DataFrame, problems: Mapping[str, Problem], judg
                 "relevant": rel, "relevant_compat": rel_compat,
             })
     return pd.DataFrame(rows, columns=[*keys, *STEP_COLUMNS])
+
+
+def read_steps(response: str, problem: Problem, policy: str = "principled") -> list:
+    """The steps of ``response`` as ``policy`` reads them (:func:`~finelogic.eval.steps.parse_steps` or
+    :func:`~finelogic.eval.steps.released_steps`)."""
+    return (parse_steps if policy == "principled" else released_steps)(response, problem)
+
+
+def _memo_steps(memo: MutableMapping[str, Any], response: str, problem: Problem, problem_digest: str,
+                policy: str) -> list:
+    key = memo_key(["steps", policy, problem_digest, response])
+    kept = memo.get(key)
+    if kept is not None:
+        return [step_from_json(v) for v in kept]
+    steps = read_steps(response, problem, policy)
+    memo[key] = [step_to_json(s) for s in steps]
+    return steps
 
 
 def _released_rows(parsed: list, judge: Judge, keys: list[str], progress: bool | None) -> pd.DataFrame:

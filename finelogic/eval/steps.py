@@ -33,6 +33,7 @@ the response. Each step carries the texts of its premises as they were defined *
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Mapping
@@ -201,16 +202,22 @@ def negated_hypothesis_text(problem: Problem) -> str:
 
 def template_vocabulary(problem: Problem):
     """The problem's :class:`~finelogic.data.generators.nl.Vocabulary` when it uses the template grammar
-    (FLD-style generated problems); None otherwise (real data, ProntoQA-style ``{"{A}": "wumpus"}``)."""
-    from finelogic.data.generators.nl import Vocabulary
-
+    (FLD-style generated problems); None otherwise (real data, ProntoQA-style ``{"{A}": "wumpus"}``).
+    One object per distinct vocabulary (checking the words is most of the cost; the judge asks per step)."""
     raw = problem.meta.get("vocabulary")
     if not isinstance(raw, Mapping) or not raw or set(raw) - {"predicates", "propositions", "constants"}:
         return None
     try:
-        return Vocabulary.from_dict(raw)
+        return _vocabulary(tuple((kind, tuple(dict(table).items())) for kind, table in sorted(raw.items())))
     except ValueError:
         return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _vocabulary(tables: tuple):
+    from finelogic.data.generators.nl import Vocabulary
+
+    return Vocabulary.from_dict({kind: dict(table) for kind, table in tables})
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -244,6 +251,11 @@ def _released_hypothesis(response: str) -> str | None:
 def _released_problem_texts(text: str) -> dict[str, str]:
     """Facts (``factN:`` with no space, at the start of a piece) and the hypothesis from the problem's input,
     cut at ``.`` and ``;`` as the released code does (a fact's own line break does not end it)."""
+    return dict(_released_problem_texts_of(text))  # a copy: the kept one is shared by every response
+
+
+@functools.lru_cache(maxsize=1024)
+def _released_problem_texts_of(text: str) -> dict[str, str]:
     text = text.strip()
     if text.lower().startswith("facts:"):
         text = text[len("facts:"):].lstrip()
@@ -328,3 +340,18 @@ def released_steps(response: str, problem: Problem) -> list[Step]:
             note="" if conclusion else "no conclusion id: judged against ???, relevant (released code)",
             released=True))
     return steps
+
+
+# ----------------------------------------------------------------------------------------------------
+# Steps kept in a memo (JSON)
+
+
+def step_to_json(step: Step) -> list:
+    """``step`` as a JSON list (:func:`step_from_json` reads it back equal)."""
+    return [step.index, step.raw, list(step.premises), list(step.premise_texts), step.conclusion_id,
+            step.conclusion_text, step.parsed, step.note, step.released]
+
+
+def step_from_json(value: list) -> Step:
+    index, raw, premises, texts, conclusion_id, conclusion_text, parsed, note, released = value
+    return Step(index, raw, tuple(premises), tuple(texts), conclusion_id, conclusion_text, parsed, note, released)

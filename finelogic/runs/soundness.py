@@ -21,13 +21,19 @@ Profile section ``soundness`` (read once, here):
 - ``run_accuracy_if_missing``: run the accuracy notebook's evaluation when its records are absent
   (default True; the ``smoke`` profile says False so that its page runs in seconds and then shows the
   gold-proof rows only, never made-up model rows).
+
+The pure symbolic work is kept in memos under ``$FINELOGIC_CACHE/memo`` (:class:`finelogic.memo.Memo`,
+versioned by the sources it runs): the symbolic judge's verdicts (``symbolic-verdicts``), each
+response's steps as read (``soundness-steps``) and the judge-quality set (``soundness-quality-set``), so a
+rerun with every model answer cached neither reads nor judges a step again. The LLM judge's replies are
+the model cache's.
 """
 from __future__ import annotations
 
 import logging
 import random
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, MutableMapping
 
 import pandas as pd
 
@@ -36,10 +42,19 @@ from finelogic.data.generators.fld import generate_fld
 from finelogic.data.problem import DISPROVED, PROVED, Problem
 from finelogic.data.suites import evaluation_sets
 from finelogic.eval.accuracy import depth_bucket
-from finelogic.eval.judge_quality import LabelledStep, judge_quality, label_counts, labelled_steps, teaching_example
+from finelogic.eval.judge_quality import (
+    LabelledStep,
+    judge_quality,
+    label_counts,
+    labelled_from_json,
+    labelled_steps,
+    labelled_to_json,
+    teaching_example,
+)
 from finelogic.eval.judges import HybridJudge, Judge, LLMJudge, SymbolicJudge
 from finelogic.eval.relevance import POLICIES
 from finelogic.eval.soundness import judge_responses
+from finelogic.memo import Memo, memo_key, source_version
 from finelogic.runs import accuracy
 from finelogic.runs.base import Provenance, Run, Stopwatch, call_counts, open_models, resolve
 
@@ -50,6 +65,12 @@ GOLD_MODEL = "gold proofs (sanity check)"
 #: Settings with a default here, so a profile's ``soundness`` section may leave them out.
 OPTIONAL = ("policy", "judge", "llm_judge", "quality", "llm_quality_steps", "run_accuracy_if_missing")
 DEFAULT_QUALITY = {"n": 20, "depths": range(0, 8)}
+#: The package sources the memoised work runs (reading steps, the symbolic judge): their digest versions
+#: the memos, so an edit to any of them starts new ones.
+MEMO_SOURCES = ("eval/steps.py", "eval/soundness.py", "eval/judges.py", "data/generators/nl.py",
+                "data/problem.py", "logic")
+#: The sources the judge-quality set is made by (the FLD generator, the labels' z3 checks).
+QUALITY_SOURCES = ("data", "logic", "eval/judge_quality.py", "eval/steps.py")
 
 
 @dataclass(frozen=True)
@@ -114,17 +135,24 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     llm = LLMJudge(opened[0][1]) if opened else None
 
     records, problems, source = fld_responses(profile, seed, settings.get("run_accuracy_if_missing", True))
-    judge: Judge = HybridJudge(SymbolicJudge(), llm) if settings["judge"] == "hybrid" else SymbolicJudge()
-    steps = judge_responses(records, problems, judge, policy=policy)
-    gold = judge_responses(gold_records(problems), problems, SymbolicJudge(), policy=policy)
+    version = source_version(*MEMO_SOURCES)
+    with Memo("symbolic-verdicts", version) as verdicts, Memo("soundness-steps", version) as read:
+        symbolic = SymbolicJudge(memo=verdicts)
+        judge: Judge = HybridJudge(symbolic, llm) if settings["judge"] == "hybrid" else symbolic
+        steps = judge_responses(records, problems, judge, policy=policy, memo=read)
+        gold = judge_responses(gold_records(problems), problems, symbolic, policy=policy, memo=read)
 
-    items = quality_set(settings.get("quality", DEFAULT_QUALITY), seed)
-    judges = {f"LLM ({opened[0][0].name})": llm} if llm is not None and settings.get("llm_judge") and limit != 0 else {}
-    quality = quality_table(items, judges, limit, seed)
-    quality_problems = {i.problem.id: i.problem for i in items}
-    example_problem, flawed = teaching_example(list(quality_problems.values()))
-    example = judge_responses(pd.DataFrame({"id": [example_problem.id], "response": [flawed]}),
-                              {example_problem.id: example_problem}, SymbolicJudge(), policy=policy)
+        with Memo("soundness-quality-set", source_version(*QUALITY_SOURCES)) as kept_items:
+            items = quality_set(settings.get("quality", DEFAULT_QUALITY), seed, memo=kept_items)
+        scored = llm is not None and settings.get("llm_judge") and limit != 0
+        judges = {f"LLM ({opened[0][0].name})": llm} if scored else {}
+        quality = quality_table(items, judges, limit, seed, symbolic=symbolic)
+        quality_problems = {i.problem.id: i.problem for i in items}
+        example_problem, flawed = teaching_example(list(quality_problems.values()))
+        example = judge_responses(pd.DataFrame({"id": [example_problem.id], "response": [flawed]}),
+                                  {example_problem.id: example_problem}, symbolic, policy=policy, memo=read)
+    log.info("soundness: %d symbolic verdicts worked out, %d read from %s", symbolic.computed, verdicts.hits,
+             verdicts.path)
 
     calls, hits = call_counts(b for _, b in opened)
     provenance = Provenance(
@@ -161,19 +189,29 @@ def gold_records(problems: Mapping[str, Problem]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["id", "model", "setting", "response", "depth_bucket"])
 
 
-def quality_set(quality: Mapping[str, Any], seed: int = 0) -> list[LabelledStep]:
+def quality_set(quality: Mapping[str, Any], seed: int = 0,
+                memo: MutableMapping[str, Any] | None = None) -> list[LabelledStep]:
     """The labelled judge-quality steps from the gold proofs of ``quality["n"]`` fresh FLD problems at
-    ``quality["depths"]``."""
+    ``quality["depths"]``; kept in ``memo`` (generating the problems and checking every label with z3 is
+    pure work: the same settings and seed give the same set)."""
+    key = memo_key(["quality-set", quality["n"], list(quality["depths"]), seed])
+    kept = memo.get(key) if memo is not None else None
+    if kept is not None:
+        return labelled_from_json(kept)
     problems = generate_fld(quality["n"], seed=seed, depths=quality["depths"], labels=(PROVED, DISPROVED),
                             progress=False)
-    return labelled_steps(problems, seed=seed)
+    items = labelled_steps(problems, seed=seed)
+    if memo is not None:
+        memo[key] = labelled_to_json(items)
+    return items
 
 
 def quality_table(items: list[LabelledStep], llm_judges: Mapping[str, Judge], limit: int | None,
-                  seed: int = 0) -> pd.DataFrame:
-    """Judge-quality scores of the symbolic judge on all items and of each LLM judge on a sample of them
-    (the first ``limit`` of a seeded shuffle; None: all); the ``n`` column says how many."""
-    tables = [judge_quality({"symbolic": SymbolicJudge()}, items)]
+                  seed: int = 0, symbolic: SymbolicJudge | None = None) -> pd.DataFrame:
+    """Judge-quality scores of the symbolic judge (``symbolic``, default a fresh one) on all items and of
+    each LLM judge on a sample of them (the first ``limit`` of a seeded shuffle; None: all); the ``n``
+    column says how many."""
+    tables = [judge_quality({"symbolic": symbolic or SymbolicJudge()}, items)]
     if llm_judges:
         sample = list(items)
         random.Random(seed).shuffle(sample)
