@@ -272,6 +272,11 @@ def _program(facts: list[str], rng: random.Random) -> str:
 def _handler(server: StandInServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive: the client reuses its connections
+        # Each response leaves in one write (headers and body buffered, flushed once per request) on a
+        # socket without Nagle's delay. Written unbuffered, the body waited for the client's delayed ACK
+        # of the headers: ~45 ms per request on 127.0.0.1 (55 ms -> 10 ms per serial request, measured).
+        wbufsize = -1
+        disable_nagle_algorithm = True
 
         def log_message(self, *args: Any) -> None:  # one line per request would drown the logs
             pass
