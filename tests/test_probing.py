@@ -214,6 +214,21 @@ def test_nsd_rows_of_the_hand_made_chain_are_three_same_rule_pairs():
     assert [r.candidate.count("&") for r in rows] == [0, 1, 1, 0, 1, 1]
 
 
+def test_nsd_lines_kept_in_a_memo_give_the_same_rows_without_drawing_again(splits):
+    """build_rows keeps each problem's NSD lines (the z3-checked part) in the memo; a second read-out's rows
+    come from it (an edit made in the memo shows), and equal the rows built without a memo."""
+    memo: dict = {}
+    plain = build_rows(splits, "nsd", PLAIN, seed=0, memo=memo)
+    assert plain == build_rows(splits, "nsd", PLAIN, seed=0)
+    assert len(memo) == sum(len(p) for p in splits.values())
+    key, lines = next(iter(memo.items()))
+    memo[key] = [[k, [[line.upper(), label] for line, label in appended]] for k, appended in lines]  # as JSON reads it
+    again = build_rows(splits, "nsd", PLAIN, seed=0, memo=memo)
+    first = splits["train"][0].id
+    assert [r.candidate for r in again if r.problem_id == first] == [r.candidate.upper() for r in plain if r.problem_id == first]
+    assert [r for r in again if r.problem_id != first] == [r for r in plain if r.problem_id != first]
+
+
 def test_nsd_rows_give_nothing_away_in_their_surface(splits):
     """No id in any candidate but the next free ``int{k+1}``; no gold step; no hypothesis; pairs of one
     rule; derivable ones have every premise on the page, the others need a conclusion still to come."""
@@ -565,10 +580,12 @@ def test_run_probes_every_model_with_one_hidden_states_call_per_problem_and_row_
     assert set(run.summary["task"]) == {"css", "rfi", "nsd"} and len(run.summary) == 18
     summary = run.summary
     assert ((summary["ci_low"] <= summary["metric"] + 1e-9) & (summary["metric"] <= summary["ci_high"] + 1e-9)).all()
-    # the drawn problems are kept for a rerun (read back: test_drawn_problems_are_kept_in_the_memo_...)
-    memo, = (tmp_path / "memo").glob("probing-problems-*.jsonl")
-    kept = json.loads(memo.read_text("utf-8"))["value"]
-    assert sorted(p["id"] for p in kept) == sorted(p.id for p in run.splits["train"] + run.splits["test"])
+    # the drawn problems and each problem's NSD lines are kept for a rerun (read back: test_drawn_problems_...)
+    memo, = (tmp_path / "memo").glob("probing-*.jsonl")
+    kept = [json.loads(line)["value"] for line in memo.read_text("utf-8").splitlines()]
+    assert sorted(p["id"] for p in kept[0]) == sorted(p.id for p in run.splits["train"] + run.splits["test"])
+    nsd = [r for r in run.rows[probing.EMBEDDED, "plain"] if r.task == "nsd"]
+    assert len(kept) == 1 + 6 and sum(len(lines) for point in kept[1:] for _, lines in point) == len(nsd)
 
 
 def test_run_names_the_profile_entries_as_table_4_rows():

@@ -627,19 +627,26 @@ def rfi_pairs_possible(problem: Problem) -> int:
     return sum(min(sum(shapes[i] == k for i in necessary), sum(shapes[i] == k for i in redundant)) for k in kinds)
 
 
-def nsd_rows(problem: Problem, readout: Readout, split: str, rng: random.Random, points: int = 6) -> list[ProbeRow]:
+def nsd_rows(problem: Problem, readout: Readout, split: str, rng: random.Random, points: int = 6, *,
+             lines: Sequence[tuple[int, Sequence[tuple[str, int]]]] | None = None) -> list[ProbeRow]:
     """Task C: at up to ``points`` random intermediate points, 3 derivable and 3 not-yet-derivable steps
-    (three same-rule pairs, :func:`nsd_pairs`): derivable rows first, each point's rows together."""
+    (three same-rule pairs, :func:`nsd_pairs`): derivable rows first, each point's rows together.
+    ``lines``: :func:`nsd_lines` of the problem drawn earlier with the same ``rng`` (then ``rng`` is unused)."""
     proof = ProofLogic.of(problem)
     head, tail = readout.frame(problem)
     rows = []
-    for k, pairs in _nsd_choices(proof, points, rng):
+    for k, appended in nsd_lines(problem, rng, points) if lines is None else lines:
         prefix = head + proof.text_through(k)
-        for candidate in [y for y, _ in pairs] + [n for _, n in pairs]:
-            line = candidate.line()
-            rows.append(ProbeRow("nsd", problem.id, split, k, proof.n_steps, int(candidate.derivable), line,
-                                 prefix, " " + line + ";" + tail))
+        for line, label in appended:
+            rows.append(ProbeRow("nsd", problem.id, split, k, proof.n_steps, label, line, prefix, " " + line + ";" + tail))
     return rows
+
+
+def nsd_lines(problem: Problem, rng: random.Random, points: int = 6) -> list[tuple[int, list[tuple[str, int]]]]:
+    """What :func:`nsd_rows` appends, without the read-out: ``(k, [(line, label), ...])`` per point, the
+    derivable lines (label 1) first."""
+    return [(k, [(c.line(), int(c.derivable)) for c in [y for y, _ in pairs] + [n for _, n in pairs]])
+            for k, pairs in _nsd_choices(ProofLogic.of(problem), points, rng)]
 
 
 #: Recent NSD choices by problem and random state (:func:`_nsd_choices`).
@@ -666,11 +673,15 @@ def _nsd_choices(proof: ProofLogic, points: int, rng: random.Random) -> list[tup
 
 
 def build_rows(splits: Mapping[str, Sequence[Problem]], task: str, readout: Readout, seed: int,
-               *, nsd_points: int = 6) -> list[ProbeRow]:
+               *, nsd_points: int = 6, memo: MutableMapping[str, Any] | None = None) -> list[ProbeRow]:
     """All rows of ``task`` for every split (``{"train": [...], "test": [...]}``), in problem order.
 
     Random choices (which facts, points, candidates) come from ``random.Random(f"{seed}/{task}/{id}")``:
     a problem's rows do not depend on the other problems or on the read-out.
+
+    ``memo``: a mapping kept across runs (a :class:`finelogic.memo.Memo` versioned by :data:`SOURCES`) for
+    the NSD lines of each problem (:func:`nsd_lines`, keyed by the problem, its random seed and
+    ``nsd_points``): their z3 checks are done once, whatever the read-out.
     """
     if task not in TASKS:
         raise ValueError(f"task must be one of {TASKS}, got {task!r}")
@@ -683,5 +694,12 @@ def build_rows(splits: Mapping[str, Sequence[Problem]], task: str, readout: Read
             elif task == "rfi":
                 rows += rfi_rows(problem, readout, split, rng)
             else:
-                rows += nsd_rows(problem, readout, split, rng, nsd_points)
+                lines = None
+                if memo is not None:
+                    key = memo_key({"kind": "nsd lines", "problem": problem.to_dict(),
+                                    "random": f"{seed}/{task}/{problem.id}", "points": nsd_points})
+                    lines = memo.get(key)
+                    if lines is None:
+                        lines = memo[key] = nsd_lines(problem, rng, nsd_points)
+                rows += nsd_rows(problem, readout, split, rng, nsd_points, lines=lines)
     return rows

@@ -1,8 +1,8 @@
 """Table 4 (paper §3.3, Appendix B): the probing family's run, behind ``notebooks/05_probing.ipynb``.
 
 :func:`run` resolves the profile's ``probing`` section once, builds the CSS / RFI / NSD rows from generated
-FLD-style problems (:mod:`finelogic.eval.probing_data`; the problems are drawn once and kept in a
-:class:`finelogic.memo.Memo`), opens every model once
+FLD-style problems (:mod:`finelogic.eval.probing_data`; the problems and the NSD lines are drawn once
+and kept in a :class:`finelogic.memo.Memo`), opens every model once
 (:func:`finelogic.runs.base.open_models`), reads each row's hidden state through the backend
 (:func:`finelogic.eval.probing.extract_features`; the one model-call cache keeps the arrays, so a rerun
 makes no model call) and fits the paper's probe per task beside the majority-class baseline
@@ -83,9 +83,10 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     set_threads(settings.get("threads"))
     progress = settings.get("progress")
     n_train, n_test = int(settings["n_train"]), int(settings["n_test"])
-    with Memo("probing-problems", source_version(*SOURCES)) as memo:  # drawn once, read by every rerun
-        problems = probing_problems(n_train + n_test, seed, settings["depths"],
-                                    distractors=tuple(settings["distractors"]), progress=progress, memo=memo)
+    memo = Memo("probing", source_version(*SOURCES))  # problems and NSD lines: drawn once, read by every rerun
+    problems = probing_problems(n_train + n_test, seed, settings["depths"],
+                                distractors=tuple(settings["distractors"]), progress=progress, memo=memo)
+    memo.flush()
     splits = split_problems(problems, n_train, seed)
     entries = [model_entry(e, seed) for e in settings["models"]]
     entries += [checkpoint_entry(p) for p in settings.get("sft_checkpoints") or ()]
@@ -99,7 +100,8 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
         start = time.perf_counter()
         for readout_name in settings["readouts"]:
             readout = Readout(readout_name, backend.tokenizer if readout_name == "chat" else None)
-            rows = [r for task in TASKS for r in build_rows(splits, task, readout, seed, nsd_points=points)]
+            rows = [r for task in TASKS for r in build_rows(splits, task, readout, seed, nsd_points=points, memo=memo)]
+            memo.flush()
             all_rows[spec.name, readout_name] = rows
             features = extract_features(backend, rows, layer=layer, progress=progress)
             # The text-only baseline reads candidate lines and labels, the same for every model: fit once.
