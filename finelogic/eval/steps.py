@@ -213,7 +213,7 @@ def template_vocabulary(problem: Problem):
         return None
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=65536)  # one per problem: a paper test set has ~1,100
 def _vocabulary(tables: tuple):
     from finelogic.data.generators.nl import Vocabulary
 
@@ -254,7 +254,7 @@ def _released_problem_texts(text: str) -> dict[str, str]:
     return dict(_released_problem_texts_of(text))  # a copy: the kept one is shared by every response
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=65536)
 def _released_problem_texts_of(text: str) -> dict[str, str]:
     text = text.strip()
     if text.lower().startswith("facts:"):
