@@ -123,9 +123,9 @@ def test_suffix_after_each_boundary_reuses_the_prefix_cache(hf_backend):
     bounds = step_boundaries(PROOF)
     hf_backend.stats.reset()
     states = hf_backend.hidden_states(PROOF, bounds, suffixes=GENERATION_PROMPT)
-    # One pass: the text and its 3 suffixes packed in one sequence, each suffix seeing the text up to its
-    # boundary only; the text's tokens are fed once.
-    assert hf_backend.stats.calls == 1
+    # Two passes: the text, then its 3 suffixes packed in one block on the text's KV cache, each suffix
+    # seeing the text up to its boundary only; the text's tokens are fed once.
+    assert hf_backend.stats.calls == 2
     reference = np.stack([naive_state(hf_backend, PROOF[:b] + GENERATION_PROMPT) for b in bounds])
     assert states.shape == (3, 576) and np.abs(states - reference).max() < 1e-4
     naive = hf_backend.hidden_states(PROOF, bounds, suffixes=GENERATION_PROMPT, reuse_prefix=False)
@@ -140,6 +140,20 @@ def test_candidate_suffixes_per_boundary(hf_backend):
     assert np.allclose(np.linalg.norm(states[0], axis=1), 1.0, atol=1e-5)
     expected = naive_state(hf_backend, PROOF[:bounds[0]] + " int2: A is D.")
     assert np.abs(states[0][1] - expected / np.linalg.norm(expected)).max() < 1e-5
+
+
+def test_candidates_that_start_alike_feed_their_common_tokens_once(hf_backend):
+    text = "The cat sat on the mat."
+    candidates = [" The dog ran home.", " The dog sat down.", " A bird sang."]
+    encode = lambda s: hf_backend.tokenizer(s, add_special_tokens=False).input_ids
+    ran, sat = encode(candidates[0]), encode(candidates[1])
+    common = next(k for k, (a, b) in enumerate(zip(ran, sat)) if a != b)
+    assert common >= 2  # " The dog"
+    hf_backend.stats.reset()
+    states = hf_backend.hidden_states(text, [len(text)], suffixes=[candidates])
+    assert hf_backend.stats.prompt_tokens == len(encode(text)) + sum(len(encode(c)) for c in candidates) - common
+    naive = hf_backend.hidden_states(text, [len(text)], suffixes=[candidates], reuse_prefix=False)
+    assert states[0].shape == (3, 576) and np.abs(states[0] - naive[0]).max() < 1e-4
 
 
 def test_last_layer_is_read_after_the_final_norm(hf_backend):
@@ -268,9 +282,9 @@ def test_hidden_states_batch_equals_one_request_at_a_time(hf_backend):
                 StatesRequest(short, [3, 14], {"unit": "char", "suffixes": ["!", " and"]})]
     hf_backend.stats.reset()
     batched = hf_backend.hidden_states_batch(requests)
-    # 5 texts, each packed with its suffixes into one sequence; no two of them within 10% of each other's
-    # length, so one pass each (padding would cost as much as real tokens)
-    assert hf_backend.stats.calls == 5
+    # 5 texts, no two of them within 10% of each other's length, so one batch each (padding would cost as
+    # much as real tokens): a pass over the text, and for the 3 with suffixes one over their suffix block
+    assert hf_backend.stats.calls == 8
     for request, got in zip(requests, batched):
         alone = hf_backend.hidden_states(request.text, request.boundaries, reuse_prefix=False, **request.options)
         if isinstance(alone, list):

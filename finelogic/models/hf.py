@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 import torch
@@ -422,55 +422,84 @@ class HFBackend:
     def _states_batched(self, items: list["_PreparedStates"]) -> list[list[torch.Tensor]]:
         """Per item, one ``(n_i, hidden)`` tensor per boundary.
 
-        Each text and all its suffixes are packed into ONE sequence: the text's tokens, then every
-        (boundary, suffix) pair's tokens, with an attention mask under which a suffix sees the text up to
-        its boundary and its own earlier tokens only, and position ids that continue from its boundary
-        (a prefix tree, as speculative decoders verify candidate trees). Exact, with no KV cache copied per
-        suffix: the suffixes cost their own tokens and nothing more.
+        Each text is encoded once, and all its suffixes after it in one packed block that reads the
+        text's KV cache: in the block a suffix sees the text up to its boundary and its own earlier tokens
+        only, with position ids that continue from its boundary (a prefix tree, as speculative decoders
+        verify candidate trees; suffixes of one boundary that start alike share those tokens). Exact, with
+        no KV cache copied per suffix: the suffixes cost their own tokens and nothing more. Two passes
+        per batch, not one over text and block together: attention grows with queries x keys, and the
+        text's queries never need the block's keys (about 40% of the packed pass's attention).
 
         The token prefix all texts share (a chat template's system prompt and instructions) is encoded
         once and its KV cache read by every sequence. Sequences run longest first, up to ``batch_size``
         per pass and only beside sequences of nearly the same length (``_length_buckets``): on a CPU a
         pass of a few hundred tokens is already large, and padding would cost as much as real tokens.
         """
+        from transformers import DynamicCache
+
         results: list[list[torch.Tensor]] = [[] for _ in items]
         packed = [_pack(item) for item in items]
         # Reads must fall after the shared prefix; a single text gains nothing from a separate pass.
         shared = 0 if len(items) < 2 else min(_common_prefix([item.ids for item in items]),
-                                              min(min(min(w) for w in p[3]) for p in packed))
+                                              min(min(min(w) for w in p.reads) for p in packed))
         prefix_cache = self._prefix_cache(items[0].ids[:shared]) if shared else None
         # Only the last layer is read: the decoder's output (after the final norm) without the LM head.
         last_only = all(item.layer in (-1, self.model.config.num_hidden_layers) for item in items)
-        dtype = next(self.model.parameters()).dtype
-        for batch in tqdm(_length_buckets([len(p[0]) - shared for p in packed], self.batch_size),
+        for batch in tqdm(_length_buckets([len(p.ids) - shared for p in packed], self.batch_size),
                           desc="hidden states", disable=len(items) < 64):
-            width = max(len(packed[i][0]) for i in batch) - shared
-            input_ids = torch.full((len(batch), width), self.tokenizer.pad_token_id, dtype=torch.long)
-            positions = torch.zeros((len(batch), width), dtype=torch.long)
-            allowed = torch.zeros((len(batch), 1, width, shared + width), dtype=torch.bool)
+            cache = _select_cache(prefix_cache, [0] * len(batch)) if shared else DynamicCache()
+            texts = [packed[i].text - shared for i in batch]
+            blocks = [len(packed[i].ids) - packed[i].text for i in batch]
+            width, block = max(texts), max(blocks)
+            # Pass 1: the texts after the shared prefix, left-padded, keeping their KV cache.
+            input_ids, positions, allowed = self._states_inputs(len(batch), width, shared)
             for row, i in enumerate(batch):
-                ids, pos, visible, _ = packed[i]
-                pad = width - (len(ids) - shared)
-                input_ids[row, pad:] = torch.tensor(ids[shared:])
-                positions[row, pad:] = torch.tensor(pos[shared:])
-                allowed[row, 0, pad:, :shared] = visible[shared:, :shared]
-                allowed[row, 0, pad:, shared + pad:] = visible[shared:, shared:]
-                allowed[row, 0, :pad, shared:shared + pad] = torch.eye(pad, dtype=torch.bool)  # no empty row
-            mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)
-            inputs = dict(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device),
-                          position_ids=positions.to(self.device), use_cache=False,
-                          past_key_values=_select_cache(prefix_cache, [0] * len(batch)) if shared else None)
-            if last_only:
-                hidden_states = self.model.base_model(**inputs).last_hidden_state
-            else:
-                out = self.model(**inputs, output_hidden_states=True, logits_to_keep=1)
-            self.stats.add(calls=1, prompt_tokens=sum(len(packed[i][0]) - shared for i in batch))
+                p, pad = packed[i], width - texts[row]
+                input_ids[row, pad:] = torch.tensor(p.ids[shared:p.text])
+                positions[row, pad:] = torch.tensor(p.positions[shared:p.text])
+                allowed[row, 0, pad:, :shared] = p.visible[shared:p.text, :shared]
+                allowed[row, 0, pad:, shared + pad:] = p.visible[shared:p.text, shared:p.text]
+            text_states = self._forward_layer(input_ids, positions, allowed, cache, last_only, batch, items)
+            self.stats.add(calls=1, prompt_tokens=sum(texts))
+            # Pass 2: every text's suffix block, right-padded, on that cache (keys: prefix, texts, blocks).
+            block_states = None
+            if block:
+                input_ids, positions, allowed = self._states_inputs(len(batch), block, shared + width)
+                for row, i in enumerate(batch):
+                    p, pad, n = packed[i], width - texts[row], blocks[row]
+                    input_ids[row, :n] = torch.tensor(p.ids[p.text:])
+                    positions[row, :n] = torch.tensor(p.positions[p.text:])
+                    allowed[row, 0, :n, :shared] = p.visible[p.text:, :shared]
+                    allowed[row, 0, :n, shared + pad:shared + width] = p.visible[p.text:, shared:p.text]
+                    allowed[row, 0, :n, shared + width:shared + width + n] = p.visible[p.text:, p.text:]
+                block_states = self._forward_layer(input_ids, positions, allowed, cache, last_only, batch, items)
+                self.stats.add(calls=1, prompt_tokens=sum(blocks))
             for row, i in enumerate(batch):
-                ids, _, _, reads = packed[i]
-                pad = width - (len(ids) - shared)
-                hidden = (hidden_states if last_only else out.hidden_states[items[i].layer])[row]
-                results[i] = [hidden[torch.tensor(where, device=hidden.device) + (pad - shared)] for where in reads]
+                p, pad = packed[i], width - texts[row]
+                at = [[(w - shared + pad) if w < p.text else (w - p.text) for w in where] for where in p.reads]
+                results[i] = [torch.stack([(text_states if w < p.text else block_states)[row][a]
+                                           for w, a in zip(where, ats)]) for where, ats in zip(p.reads, at)]
         return results
+
+    def _states_inputs(self, rows: int, width: int, past: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Padded ``(rows, width)`` input and position ids and the ``(rows, 1, width, past + width)``
+        attention mask of one pass; a padding token sees only itself (no row of the mask is empty)."""
+        input_ids = torch.full((rows, width), self.tokenizer.pad_token_id, dtype=torch.long)
+        allowed = torch.zeros((rows, 1, width, past + width), dtype=torch.bool)
+        allowed[:, 0, :, past:] = torch.eye(width, dtype=torch.bool)
+        return input_ids, torch.zeros((rows, width), dtype=torch.long), allowed
+
+    def _forward_layer(self, input_ids: torch.Tensor, positions: torch.Tensor, allowed: torch.Tensor, cache: Any,
+                       last_only: bool, batch: list[int], items: list["_PreparedStates"]) -> list[torch.Tensor]:
+        """Per row, the hidden states of its item's layer at every position; extends ``cache``."""
+        dtype = next(self.model.parameters()).dtype
+        mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)
+        out = self.model.base_model(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device),
+                                    position_ids=positions.to(self.device), past_key_values=cache, use_cache=True,
+                                    output_hidden_states=not last_only)
+        if last_only:
+            return list(out.last_hidden_state)
+        return [out.hidden_states[items[i].layer][row] for row, i in enumerate(batch)]
 
     def _states_naive(self, ids: list[int], ends: list[int], candidates: list[list[list[int]]] | None,
                       layer: int) -> list[torch.Tensor]:
@@ -495,31 +524,50 @@ class _PreparedStates:
     nested: bool
 
 
-def _pack(item: _PreparedStates) -> tuple[list[int], list[int], torch.Tensor, list[list[int]]]:
-    """One text and its suffixes as one sequence (see ``HFBackend._states_batched``): token ids, position
-    ids, the ``(n, n)`` boolean mask of what each token may attend to, and per boundary the indices whose
-    hidden states are read (the boundary's last token, or each suffix's last token)."""
+class _Packed(NamedTuple):
+    """One text and its suffixes as one sequence (see ``HFBackend._states_batched``)."""
+
+    ids: list[int]  # the text's tokens, then the suffix tokens of every boundary
+    positions: list[int]  # a suffix token's position continues from its boundary
+    visible: torch.Tensor  # (n, n) bool: what each token may attend to
+    reads: list[list[int]]  # per boundary, where its states are read (its last token, or each suffix's last)
+    text: int  # tokens of the text
+
+
+def _pack(item: _PreparedStates) -> _Packed:
+    """``item`` as one sequence: the suffixes of one boundary form a token tree (suffixes that start alike
+    share those tokens, e.g. candidate lines that open with the same subject); a suffix token sees the text
+    up to its boundary and its ancestors in the tree."""
     ids, positions = list(item.ids), list(range(len(item.ids)))
-    spans: list[tuple[int, int, int]] = []  # (start in the sequence, length, boundary end)
+    parents: list[tuple[int, int]] = []  # per suffix token: (its parent in the sequence or -1, boundary end)
     reads: list[list[int]] = []
     for b, end in enumerate(item.ends):
         if item.candidates is None:
             reads.append([end - 1])
             continue
+        tree: dict[tuple[int, int], int] = {}  # (parent, token) -> index in the sequence
         where = []
         for option in item.candidates[b]:
-            spans.append((len(ids), len(option), end))
-            ids += option
-            positions += range(end, end + len(option))
-            where.append(len(ids) - 1)
+            node = -1
+            for depth, token in enumerate(option):
+                if (node, token) not in tree:
+                    tree[node, token] = len(ids)
+                    parents.append((node, end))
+                    ids.append(token)
+                    positions.append(end + depth)
+                node = tree[node, token]
+            where.append(node)
         reads.append(where)
     n, text = len(ids), len(item.ids)
     visible = torch.zeros((n, n), dtype=torch.bool)
     visible[:text, :text] = torch.ones((text, text), dtype=torch.bool).tril()
-    for start, length, end in spans:
-        visible[start:start + length, :end] = True
-        visible[start:start + length, start:start + length] = torch.ones((length, length), dtype=torch.bool).tril()
-    return ids, positions, visible, reads
+    for k, (parent, end) in enumerate(parents, start=text):
+        if parent < 0:
+            visible[k, :end] = True
+        else:
+            visible[k] = visible[parent]
+        visible[k, k] = True
+    return _Packed(ids, positions, visible, reads, text)
 
 
 def _finish_states(states: list[torch.Tensor], prepared: _PreparedStates) -> np.ndarray | list[np.ndarray]:
