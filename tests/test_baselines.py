@@ -297,6 +297,68 @@ def test_a_warm_rerun_through_the_response_cache_makes_no_model_calls(setting, t
     assert again.traces == first.traces
 
 
+class CountingMemo(dict):
+    """A memo mapping that counts what a baseline reads from it and what it adds (each addition is one parse,
+    plus one solver run for Logic-LM)."""
+
+    def __init__(self):
+        super().__init__()
+        self.found = self.added = 0
+
+    def get(self, key, default=None):
+        self.found += key in self
+        return super().get(key, default)
+
+    def __setitem__(self, key, value):
+        self.added += 1
+        super().__setitem__(key, value)
+
+
+def _broken_translations():
+    # Some replies fail to parse and are refined, so the memo holds errors as well as solver labels.
+    return {FLD[0].id: ["fact1: {A}{a} &&\nhypothesis: {A}{a}"],
+            FLD[2].id: ["fact1: ({A}{a}\nhypothesis: {A}{a}", gold_translation(FLD[2])]}
+
+
+@pytest.mark.parametrize("baseline", [logic_lm, symbcot])
+def test_a_rerun_over_the_same_memo_reads_every_translation_and_gives_the_same_records(baseline):
+    plain = baseline(PROBLEMS, ScriptedModel(translations=_broken_translations()), CONFIG)
+    memo = CountingMemo()
+    first = baseline(PROBLEMS, ScriptedModel(translations=_broken_translations()), CONFIG, memo=memo)
+    parsed, found = memo.added, memo.found
+    # Logic-LM: 8 translations, then FLD[0]'s broken reply twice more (read, not parsed again) and FLD[2]'s
+    # corrected one; SymbCoT: 8 translations
+    assert (parsed, found) == ((9, 2) if baseline is logic_lm else (8, 0))
+    again = baseline(PROBLEMS, ScriptedModel(translations=_broken_translations()), CONFIG, memo=memo)
+    assert memo.added == parsed and memo.found == found + parsed + found  # every reply read, none parsed
+    for result in (first, again):
+        assert result.records.drop(columns="seconds").equals(plain.records.drop(columns="seconds"))
+        assert result.traces == plain.traces
+
+
+def test_a_kept_solver_result_is_what_logic_lm_reports():
+    memo = {}
+    logic_lm(FLD[:1], ScriptedModel(), CONFIG, memo=memo)
+    (key, kept), = memo.items()
+    assert kept["label"] == FLD[0].label and kept["error"] is None
+    memo[key] = {**kept, "label": UNKNOWN}  # what a rerun reads is what it reports: nothing is solved again
+    again = logic_lm(FLD[:1], ScriptedModel(), CONFIG, memo=memo)
+    assert again.traces[0]["solver"] == UNKNOWN and again.records.loc[0, "prediction"] == UNKNOWN
+
+
+def test_an_accuracy_run_keeps_the_baselines_translations_in_a_memo_its_rerun_reads(tmp_path, monkeypatch):
+    monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path / "cache"))
+    runs, sizes = [], []
+    for _ in range(2):
+        runs.append(accuracy.run("smoke", seed=11, backends={"embedded": ScriptedModel()},
+                                 data_dir=tmp_path / "no-data", settings=["Logic-LM", "SymbCoT"]))
+        memo, = (tmp_path / "cache" / "memo").glob("baseline-translations-*.jsonl")
+        sizes.append(len(memo.read_text().splitlines()))
+    assert sizes[0] > 0 and sizes[1] == sizes[0]  # one result per distinct reply and baseline; the rerun adds none
+    first, again = (r.records.drop(columns="seconds") for r in runs)
+    assert again.equals(first) and runs[1].traces.equals(runs[0].traces)
+
+
 def test_unknown_settings_and_unlabelled_problems_are_refused_by_name():
     with pytest.raises(ValueError, match="unknown setting\\(s\\) 'ToT'"):
         accuracy.run("smoke", backends={"embedded": ScriptedModel()}, settings=["ToT"])

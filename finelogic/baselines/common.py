@@ -37,7 +37,7 @@ import functools
 import logging
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
@@ -83,7 +83,10 @@ def demonstrations(problem: Problem, *, with_unknown: bool = True) -> tuple[Prob
     """Worked examples for prompts about ``problem``: :func:`finelogic.prompts.default_few_shot_examples`
     (our FLD generator, depth 2), the UNKNOWN one only when ``problem``'s dataset has that label (and
     ``with_unknown``)."""
-    labels = labels_for(problem.dataset)
+    return _demonstrations(labels_for(problem.dataset), with_unknown)
+
+
+def _demonstrations(labels: tuple[str, ...], with_unknown: bool) -> tuple[Problem, ...]:
     examples = default_few_shot_examples(UNKNOWN in labels)
     return tuple(e for e in examples if e.label in labels and (with_unknown or e.label != UNKNOWN))
 
@@ -92,6 +95,24 @@ def with_examples(shots: Sequence[str], lead: str) -> str:
     """``Example 1:\n<shot>`` blocks separated by blank lines, then ``lead`` on a line of its own (the
     problem-specific part of the prompt follows it)."""
     return "".join(f"Example {k}:\n{s}\n\n" for k, s in enumerate(shots, 1)) + lead + "\n"
+
+
+def worked_examples(problem: Problem, shot: Callable[[Problem], str | Sequence[str]], lead: str, *,
+                    with_unknown: bool = True) -> str:
+    """:func:`with_examples` of ``shot(e)`` (one shot, or several) for each of ``problem``'s :func:`demonstrations`.
+
+    Remembered per (``shot``, ``lead``, the dataset's labels, ``with_unknown``), all the text depends on:
+    a paper-size accuracy run builds ~90,000 baseline prompts from the same few examples (rebuilding their
+    shots took ~25 s of a cached rerun). ``shot`` must be a function of the example alone.
+    """
+    return _worked_examples(shot, lead, labels_for(problem.dataset), with_unknown)
+
+
+@functools.lru_cache(maxsize=256)
+def _worked_examples(shot: Callable[[Problem], str | Sequence[str]], lead: str, labels: tuple[str, ...],
+                     with_unknown: bool) -> str:
+    shots = [shot(e) for e in _demonstrations(labels, with_unknown)]
+    return with_examples([one for s in shots for one in ([s] if isinstance(s, str) else s)], lead)
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, MutableMapping, Sequence
 
 import z3
 
@@ -37,10 +37,9 @@ from finelogic.baselines.common import (
     LOGIC_LM,
     BaselineResult,
     BaselineSession,
-    demonstrations,
     marker_for,
     symbol_legend,
-    with_examples,
+    worked_examples,
 )
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Problem
 from finelogic.logic import (
@@ -53,6 +52,7 @@ from finelogic.logic import (
     negate,
     parse_formula,
 )
+from finelogic.memo import memo_key
 from finelogic.models.base import Backend, Conversation, GenerationConfig
 from finelogic.prompts import DIRECT, build_conversation, problem_text
 
@@ -70,6 +70,11 @@ REFINE_PROMPT = ("This translation has an error:\n{error}\n"
                  "Write the whole translation again, with the error corrected, in the same format.")
 
 _LINE = re.compile(r"^[\s>*#-]*`?\s*(fact\s*\d+|hypothesis)\s*`?\s*[:=]\s*(.*?)\s*$", re.I)
+#: The start of :func:`solve`'s error when z3 gave up (a time-out depends on the machine's load: never memoised).
+UNDECIDED = "the solver could not decide"
+#: The package sources :func:`read_translation` runs (:func:`finelogic.memo.source_version` of them versions
+#: its memo).
+SOURCES = ("baselines/logic_lm.py", "logic")
 _SOLVER_WORDS = {
     PROVED: "the translated facts entail the hypothesis",
     DISPROVED: "the translated facts entail the negation of the hypothesis",
@@ -97,9 +102,12 @@ def gold_translation(problem: Problem) -> str:
 def translation_conversation(problem: Problem) -> Conversation:
     """The translation prompt: :data:`TRANSLATION_SYSTEM`, then worked translations of our generator's
     examples (:func:`~finelogic.baselines.common.demonstrations`) and the problem, ending ``Translation:``."""
-    shots = [f"{problem_text(e)}\nTranslation:\n{gold_translation(e)}" for e in demonstrations(problem)]
-    user = with_examples(shots, "Now translate this problem.") + f"{problem_text(problem)}\nTranslation:"
+    user = worked_examples(problem, _translation_shot, "Now translate this problem.") + f"{problem_text(problem)}\nTranslation:"
     return [{"role": "system", "content": TRANSLATION_SYSTEM}, {"role": "user", "content": user}]
+
+
+def _translation_shot(example: Problem) -> str:
+    return f"{problem_text(example)}\nTranslation:\n{gold_translation(example)}"
 
 
 def refinement_conversation(base: Conversation, translation: str, error: str) -> Conversation:
@@ -195,8 +203,32 @@ def solve(translation: Translation) -> tuple[str | None, str | None]:
         proves = entails(facts, translation.hypothesis)
         disproves = entails(facts, negate(translation.hypothesis))
     except (ProverError, z3.Z3Exception) as error:
-        return None, f"the solver could not decide: {error}"
+        return None, f"{UNDECIDED}: {error}"
     return (PROVED if proves else DISPROVED if disproves else UNKNOWN), None
+
+
+def read_translation(reply: str, problem: Problem, *, solver: bool = True,
+                     memo: MutableMapping[str, Any] | None = None) -> dict[str, Any]:
+    """What a translation reply gives, as JSON-able values: ``formulas`` (id -> canonical text of what
+    parsed, :meth:`Translation.formulas`), ``errors`` (:func:`parse_translation`'s), and with ``solver``
+    the solver's ``label`` and ``error`` (:func:`solve`).
+
+    ``memo``: a mapping kept across runs (a :class:`finelogic.memo.Memo` versioned by :data:`SOURCES`),
+    keyed by the reply and the problem's fact ids (all that parsing and solving read): a rerun reads the
+    result instead of parsing and asking z3 again. A z3 time-out is not kept (it depends on the load).
+    """
+    key = memo_key(["logic-lm translation", solver, reply, [f.id for f in problem.facts]]) if memo is not None else ""
+    kept = memo.get(key) if memo is not None else None
+    if kept is not None:
+        return kept
+    translation = parse_translation(reply, problem)
+    result: dict[str, Any] = {"formulas": translation.formulas(), "errors": list(translation.errors)}
+    if solver:
+        label, error = solve(translation)
+        result.update(label=label, error=error)
+    if memo is not None and not (result.get("error") or "").startswith(UNDECIDED):
+        memo[key] = result
+    return result
 
 
 def _id_range(problem: Problem) -> str:
@@ -215,6 +247,7 @@ def logic_lm(
     *,
     model: str | None = None,
     refinements: int = 2,
+    memo: MutableMapping[str, Any] | None = None,
 ) -> BaselineResult:
     """Logic-LM over ``problems`` (see the module docstring); one accuracy record per problem, in order.
 
@@ -225,6 +258,8 @@ def logic_lm(
         config: decoding for every round; default ``GenerationConfig()``. Translations of long problems
             need room: about 25 tokens per fact.
         refinements: self-refinement rounds after a failed translation (0: fall back at once).
+        memo: keeps each reply's parse and solver result across runs (:func:`read_translation`); the
+            records are the same with or without it.
 
     Returns:
         A :class:`~finelogic.baselines.common.BaselineResult`: records with
@@ -252,10 +287,10 @@ def logic_lm(
             data = session.items[i].data
             data["translations"].append(reply)
             data["refinements"] = round_
-            translation = parse_translation(reply, problems[i])
-            label, error = solve(translation)
+            read = read_translation(reply, problems[i], memo=memo)
+            label, error = read["label"], read["error"]
             if error is None:
-                data.update(formulas=translation.formulas(), solver=label)
+                data.update(formulas=dict(read["formulas"]), solver=label)
             else:
                 data["errors"].append(error)
                 failed.append((i, reply, error))

@@ -33,10 +33,9 @@ from finelogic.baselines.common import (
     BaselineResult,
     BaselineSession,
     capped,
-    demonstrations,
     gold_derivation,
     marker_for,
-    with_examples,
+    worked_examples,
 )
 from finelogic.data.problem import UNKNOWN, Problem
 from finelogic.eval.extraction import extract_answer
@@ -83,14 +82,15 @@ def selection_conversation(problem: Problem, derived: Sequence[tuple[str, str]])
 
     Demonstrations: the first step of our PROVED example (nothing derived yet) and the last step of the
     DISPROVED one (its earlier steps shown as derived), with the gold selection."""
-    shots = []
-    for example in demonstrations(problem, with_unknown=False):
-        steps = gold_derivation(example)
-        k = 0 if example.label == "PROVED" else len(steps) - 1
-        before = [(s.conclusion, s.text) for s in steps[:k] if s.text is not None]
-        shots.append(f"{_state(example, before)}\nSelection: {' & '.join(steps[k].premises)}")
-    user = with_examples(shots, LEAD) + f"{_state(problem, derived)}\nSelection:"
+    user = worked_examples(problem, _selection_shot, LEAD, with_unknown=False) + f"{_state(problem, derived)}\nSelection:"
     return [{"role": "system", "content": SELECTION_SYSTEM}, {"role": "user", "content": user}]
+
+
+def _selection_shot(example: Problem) -> str:
+    steps = gold_derivation(example)
+    k = 0 if example.label == "PROVED" else len(steps) - 1
+    before = [(s.conclusion, s.text) for s in steps[:k] if s.text is not None]
+    return f"{_state(example, before)}\nSelection: {' & '.join(steps[k].premises)}"
 
 
 def inference_conversation(problem: Problem, selected: Sequence[tuple[str, str]]) -> Conversation:
@@ -98,32 +98,37 @@ def inference_conversation(problem: Problem, selected: Sequence[tuple[str, str]]
 
     Demonstrations: the PROVED example's first step (a new statement) and last step (``hypothesis``),
     the DISPROVED example's last step (``¬hypothesis``)."""
-    shots = []
-    for example in demonstrations(problem, with_unknown=False):
-        steps = gold_derivation(example)
-        reference = _reference(example) | {s.conclusion: s.text for s in steps if s.text is not None}
-        picks = [steps[0], steps[-1]] if example.label == "PROVED" else [steps[-1]]
-        for step in picks:
-            answer = step.text if step.text is not None else step.conclusion
-            texts = [(p, reference[p]) for p in step.premises]
-            shots.append(f"{_selected(texts, example.hypothesis)}\nInference: {answer}")
-    user = with_examples(shots, LEAD) + f"{_selected(selected, problem.hypothesis)}\nInference:"
+    user = (worked_examples(problem, _inference_shots, LEAD, with_unknown=False)
+            + f"{_selected(selected, problem.hypothesis)}\nInference:")
     return [{"role": "system", "content": INFERENCE_SYSTEM}, {"role": "user", "content": user}]
+
+
+def _inference_shots(example: Problem) -> list[str]:
+    steps = gold_derivation(example)
+    reference = _reference(example) | {s.conclusion: s.text for s in steps if s.text is not None}
+    picks = [steps[0], steps[-1]] if example.label == "PROVED" else [steps[-1]]
+    shots = []
+    for step in picks:
+        answer = step.text if step.text is not None else step.conclusion
+        texts = [(p, reference[p]) for p in step.premises]
+        shots.append(f"{_selected(texts, example.hypothesis)}\nInference: {answer}")
+    return shots
 
 
 def answer_conversation(problem: Problem, proof: str) -> Conversation:
     """The answer prompt: the paper's system prompt (its markers), the problem and the derived steps.
 
     Demonstrations: our examples with their gold proofs as the steps (UNKNOWN: none) and their marker."""
-    shots = []
-    for example in demonstrations(problem):
-        if example.label == UNKNOWN:
-            steps, answer = "none", f"{UNKNOWN_EXPLANATION} {MARKERS[UNKNOWN]}"
-        else:
-            steps, answer = example.proof, MARKERS[example.label]
-        shots.append(f"{problem_text(example)}\nDerived steps:\n{steps}\nAnswer: {answer}")
-    user = with_examples(shots, LEAD) + f"{problem_text(problem)}\nDerived steps:\n{proof or 'none'}\nAnswer:"
+    user = worked_examples(problem, _answer_shot, LEAD) + f"{problem_text(problem)}\nDerived steps:\n{proof or 'none'}\nAnswer:"
     return [{"role": "system", "content": system_prompt(problem.dataset)}, {"role": "user", "content": user}]
+
+
+def _answer_shot(example: Problem) -> str:
+    if example.label == UNKNOWN:
+        steps, answer = "none", f"{UNKNOWN_EXPLANATION} {MARKERS[UNKNOWN]}"
+    else:
+        steps, answer = example.proof, MARKERS[example.label]
+    return f"{problem_text(example)}\nDerived steps:\n{steps}\nAnswer: {answer}"
 
 
 # ----------------------------------------------------------------------------------------------------

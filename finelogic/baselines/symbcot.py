@@ -23,18 +23,17 @@ verifier's, or the solver's when the verifier gives none) is the answer.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, MutableMapping, Sequence
 
 from finelogic.baselines.common import (
     SYMBCOT,
     BaselineResult,
     BaselineSession,
-    demonstrations,
     gold_derivation,
     rule_words,
-    with_examples,
+    worked_examples,
 )
-from finelogic.baselines.logic_lm import gold_translation, parse_translation, translation_conversation
+from finelogic.baselines.logic_lm import gold_translation, read_translation, translation_conversation
 from finelogic.data.problem import UNKNOWN, Problem
 from finelogic.models.base import Backend, Conversation, GenerationConfig
 from finelogic.prompts import MARKERS, UNKNOWN_EXPLANATION, problem_text, system_prompt
@@ -84,10 +83,8 @@ def demo_verification(example: Problem) -> str:
 def plan_solve_conversation(problem: Problem, translation: str) -> Conversation:
     """The plan-and-solve prompt: the paper's system prompt plus :data:`PLAN_SOLVE_INSTRUCTIONS`, worked
     examples, then the problem with the model's ``translation``."""
-    shots = [f"{problem_text(e)}\nTranslation:\n{gold_translation(e)}\nPlan and solution:\n{demo_solution(e)}"
-             for e in demonstrations(problem)]
-    user = (with_examples(shots, "Now this problem.") + f"{problem_text(problem)}\nTranslation:\n{translation.strip()}\n"
-            "Plan and solution:")
+    user = (worked_examples(problem, _plan_solve_shot, "Now this problem.")
+            + f"{problem_text(problem)}\nTranslation:\n{translation.strip()}\nPlan and solution:")
     return [{"role": "system", "content": f"{system_prompt(problem.dataset)} {PLAN_SOLVE_INSTRUCTIONS}"},
             {"role": "user", "content": user}]
 
@@ -95,12 +92,19 @@ def plan_solve_conversation(problem: Problem, translation: str) -> Conversation:
 def verification_conversation(problem: Problem, translation: str, solution: str) -> Conversation:
     """The verification prompt: the paper's system prompt plus :data:`VERIFY_INSTRUCTIONS`, worked
     examples, then the problem, the model's translation and its solution."""
-    shots = [f"{problem_text(e)}\nTranslation:\n{gold_translation(e)}\nSolution:\n{demo_solution(e)}\n"
-             f"Verification:\n{demo_verification(e)}" for e in demonstrations(problem)]
-    user = (with_examples(shots, "Now this problem.") + f"{problem_text(problem)}\nTranslation:\n{translation.strip()}\n"
-            f"Solution:\n{solution.strip()}\nVerification:")
+    user = (worked_examples(problem, _verification_shot, "Now this problem.")
+            + f"{problem_text(problem)}\nTranslation:\n{translation.strip()}\nSolution:\n{solution.strip()}\nVerification:")
     return [{"role": "system", "content": f"{system_prompt(problem.dataset)} {VERIFY_INSTRUCTIONS}"},
             {"role": "user", "content": user}]
+
+
+def _plan_solve_shot(example: Problem) -> str:
+    return f"{problem_text(example)}\nTranslation:\n{gold_translation(example)}\nPlan and solution:\n{demo_solution(example)}"
+
+
+def _verification_shot(example: Problem) -> str:
+    return (f"{problem_text(example)}\nTranslation:\n{gold_translation(example)}\nSolution:\n{demo_solution(example)}\n"
+            f"Verification:\n{demo_verification(example)}")
 
 
 def symbcot(
@@ -109,6 +113,7 @@ def symbcot(
     config: GenerationConfig | None = None,
     *,
     model: str | None = None,
+    memo: MutableMapping[str, Any] | None = None,
 ) -> BaselineResult:
     """SymbCoT over ``problems`` (see the module docstring); one accuracy record per problem, in order.
 
@@ -117,6 +122,9 @@ def symbcot(
 
     Args:
         config: decoding for all three prompts; default ``GenerationConfig()``.
+        memo: keeps each translation's parse across runs
+            (:func:`~finelogic.baselines.logic_lm.read_translation`, without the solver); the records are
+            the same with or without it.
 
     Returns:
         A :class:`~finelogic.baselines.common.BaselineResult`: records with
@@ -129,8 +137,8 @@ def symbcot(
     everyone = range(len(problems))
     translations = session.ask("translate", [(i, translation_conversation(problems[i])) for i in everyone], config)
     for item, text in zip(session.items, translations):
-        parsed = parse_translation(text, item.problem)
-        item.data.update(formulas=parsed.formulas(), translation_errors=list(parsed.errors))
+        read = read_translation(text, item.problem, solver=False, memo=memo)
+        item.data.update(formulas=dict(read["formulas"]), translation_errors=list(read["errors"]))
     solutions = session.ask("plan-solve", [(i, plan_solve_conversation(problems[i], translations[i]))
                                            for i in everyone], config)
     verdicts = session.ask("verify", [(i, verification_conversation(problems[i], translations[i], solutions[i]))

@@ -89,15 +89,17 @@ def forced_choice(problems: Sequence[Problem], records: pd.DataFrame, backend: A
     render = _chat_renderer(backend)
     reason = (NO_LOGLIKELIHOOD if not callable(getattr(backend, "loglikelihood", None))
               else NO_CHAT_TEMPLATE if render is None else None)
-    for index, record in records.iterrows():
-        if reason is not None or not record["response"]:
-            rows[index] = _unscored(reason or NO_OUTPUT)
+    if reason is not None:  # nothing to score (a served model): no row needs reading
+        return unscored_columns(records, reason)
+    columns = [records[c] for c in ("dataset", "id", "response", "setting", "layout")]
+    for index, dataset, id_, response, setting, layout in zip(records.index, *columns):  # iterrows: 10 s/26k rows
+        if not response:
+            rows[index] = _unscored(NO_OUTPUT)
             continue
-        problem = by_key[(record["dataset"], record["id"])]
-        layout = record["layout"] if isinstance(record["layout"], str) else "principled"
-        conversation = build_conversation(problem, record["setting"], few_shot_examples=few_shot_examples,
-                                          layout=layout)
-        context = render(conversation) + str(record["response"]) + cue
+        problem = by_key[(dataset, id_)]
+        layout = layout if isinstance(layout, str) else "principled"
+        conversation = build_conversation(problem, setting, few_shot_examples=few_shot_examples, layout=layout)
+        context = render(conversation) + str(response) + cue
         for label in labels_for(problem.dataset):
             requests.append((context, MARKERS[label]))
             asked.append((index, label))

@@ -9,7 +9,10 @@ The :class:`AccuracyRun` it returns holds the records; ``run.write()`` puts them
 ``results/<profile>/accuracy/`` (``records.csv``, ``sets.csv``, ``traces.csv``, ``run.json``).
 
 The depth page (Table 5) and the soundness page (Table 3) read the same records
-(:meth:`AccuracyRun.read`); run again, it is answered from the model cache.
+(:meth:`AccuracyRun.read`); run again, it is answered from the model cache, and Logic-LM's and SymbCoT's
+parses of the model's translations (with Logic-LM's solver results) from the memo
+``$FINELOGIC_CACHE/memo/baseline-translations-*.jsonl`` (:func:`finelogic.baselines.logic_lm.read_translation`;
+its version digests the code that computes them).
 
 **Prompt layout.** The section's optional ``prompt_layout`` (default ``principled``; the ``paper``
 profile uses ``paper_code_compat``, what the released vLLM script sends) goes to
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import json
 import logging
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -41,10 +45,12 @@ from typing import Any, Callable, Mapping, Sequence
 import pandas as pd
 
 from finelogic.baselines import LOGIC_LM, SEL_INF, SYMBCOT, logic_lm, selection_inference, symbcot
+from finelogic.baselines.logic_lm import SOURCES as TRANSLATION_SOURCES
 from finelogic.data.problem import Problem
 from finelogic.data.suites import EvalSet, evaluation_sets
 from finelogic.eval.accuracy import evaluate_accuracy
 from finelogic.eval.forced_choice import NOT_A_PROMPT_SETTING, forced_choice, unscored_columns
+from finelogic.memo import Memo, source_version
 from finelogic.models.base import GenerationConfig
 from finelogic.prompts import LAYOUTS, SETTINGS
 from finelogic.runs.base import Provenance, Run, Stopwatch, call_counts, open_models, resolve
@@ -53,6 +59,11 @@ log = logging.getLogger(__name__)
 
 #: Printed setting name -> baseline function (the other settings are prompt settings).
 BASELINES: Mapping[str, Callable[..., Any]] = {SEL_INF: selection_inference, LOGIC_LM: logic_lm, SYMBCOT: symbcot}
+
+#: The baselines whose pure work on model replies (parsing translations, the solver) is kept in the memo
+#: :data:`TRANSLATION_MEMO` (``$FINELOGIC_CACHE/memo``), so a cached rerun does not redo it.
+MEMOISED = (LOGIC_LM, SYMBCOT)
+TRANSLATION_MEMO = "baseline-translations"
 
 #: Optional keys of the ``accuracy`` section (the others are required in every profile).
 OPTIONAL = ("generation_by_setting", "baselines", "prompt_layout", "forced_choice", "first_fraction")
@@ -156,25 +167,28 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     problems = [p for s in sets for p in s.problems]
     calls_before, hits_before = call_counts(b for _, b in opened)
     frames, traces = [], []
-    for (spec, backend), scorer in zip(opened, scorers):
-        for setting in section["settings"]:
-            decoding = replace(config, **section.get("generation_by_setting", {}).get(setting, {}))
-            if setting in BASELINES:
-                options = dict(section.get("baselines", {}).get(setting, {}))
-                items = _first_per_dataset(sets, options.pop("items", None))
-                log.info("accuracy: %s, %s, %d items", spec.name, setting, len(items))
-                result = BASELINES[setting](items, backend, decoding, model=spec.name, **options)
-                records = result.records.assign(compat_scorer=scorer)
-                frames.append(records.join(unscored_columns(records, NOT_A_PROMPT_SETTING)))
-                traces += [_trace_row(t) for t in result.traces]
-                continue
-            log.info("accuracy: %s, %s, %d items", spec.name, setting, len(problems))
-            records = evaluate_accuracy(problems, backend, setting, model=spec.name, config=decoding,
-                                        batch_size=section["batch_size"] * 4,
-                                        layout=section["prompt_layout"], compat_scorer=scorer)
-            forced = (forced_choice(problems, records, backend) if section["forced_choice"]
-                      else unscored_columns(records, FORCED_OFF))
-            frames.append(records.join(forced))
+    memoised = any(s in MEMOISED for s in section["settings"])
+    with Memo(TRANSLATION_MEMO, source_version(*TRANSLATION_SOURCES)) if memoised else nullcontext() as memo:
+        for (spec, backend), scorer in zip(opened, scorers):
+            for setting in section["settings"]:
+                decoding = replace(config, **section.get("generation_by_setting", {}).get(setting, {}))
+                if setting in BASELINES:
+                    options = dict(section.get("baselines", {}).get(setting, {}))
+                    items = _first_per_dataset(sets, options.pop("items", None))
+                    log.info("accuracy: %s, %s, %d items", spec.name, setting, len(items))
+                    kept = {"memo": memo} if setting in MEMOISED else {}
+                    result = BASELINES[setting](items, backend, decoding, model=spec.name, **options, **kept)
+                    records = result.records.assign(compat_scorer=scorer)
+                    frames.append(records.join(unscored_columns(records, NOT_A_PROMPT_SETTING)))
+                    traces += [_trace_row(t) for t in result.traces]
+                    continue
+                log.info("accuracy: %s, %s, %d items", spec.name, setting, len(problems))
+                records = evaluate_accuracy(problems, backend, setting, model=spec.name, config=decoding,
+                                            batch_size=section["batch_size"] * 4,
+                                            layout=section["prompt_layout"], compat_scorer=scorer)
+                forced = (forced_choice(problems, records, backend) if section["forced_choice"]
+                          else unscored_columns(records, FORCED_OFF))
+                frames.append(records.join(forced))
     calls, hits = call_counts(b for _, b in opened)
     provenance = Provenance(
         family="accuracy", profile=profile, seed=seed, settings=section,
