@@ -242,3 +242,11 @@ def test_symbolic_judge_on_500_generated_proofs(five_hundred):
     flagged = [v.valid is False or v.atomic is False for i, v in injected if not (i.valid and i.atomic)]
     assert len(flagged) > 2000 and sum(flagged) / len(flagged) >= 0.99
     assert all((v.valid, v.atomic) == (i.valid, i.atomic) for i, v in injected)
+
+
+def test_a_prompt_asked_for_two_steps_is_sent_once_and_both_get_its_reply():
+    backend = FakeBackend(lambda p: "false")
+    steps, problem = steps_of(GOLD)
+    verdicts = LLMJudge(backend).judge_all([(steps[0], problem), (steps[1], problem), (steps[0], problem)])
+    assert [len(prompts) for prompts, _ in backend.calls] == [2]  # validity only: every reply is false
+    assert [v.valid for v in verdicts] == [False, False, False] and verdicts[2] == verdicts[0]

@@ -576,9 +576,10 @@ def test_compat_run_with_a_handed_in_judge_model(results):
     model = ScriptedJudgeModel()
     run = soundness.run("smoke", seed=0, backends={"embedded": model}, judge="hybrid", llm_judge="embedded",
                         llm_quality_steps=0, policy="paper_code_compat")
-    # each response is one ??? step: z3 cannot read ???, the judge model is asked and says "true" (twice)
+    # each response is one ??? step: z3 cannot read ???, the judge model is asked and says "true" (twice);
+    # both steps make the same two prompts, each sent once
     assert run.steps["valid"].tolist() == [True, True] and run.steps["relevant"].tolist() == [True, True]
-    assert run.steps["decided_by"].tolist() == ["llm", "llm"] and len(model.prompts) == 4
+    assert run.steps["decided_by"].tolist() == ["llm", "llm"] and len(model.prompts) == 2
     assert model.prompts[0] == ("Premises:\n\nConclusion:\n???\n"
                                 "Do the premises entail the conclusion? Answer true or false only.")
 

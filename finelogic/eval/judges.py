@@ -200,9 +200,14 @@ class LLMJudge:
         return verdicts  # type: ignore[return-value]
 
     def _ask(self, prompts: list[str]) -> list[str]:
+        """The replies to ``prompts``, each distinct prompt sent once (steps recur across the responses of
+        one problem; at temperature 0 a repeat asks the same question: half the prompts of a paper run)."""
         if not prompts:
             return []
-        return self.backend.generate([[{"role": "user", "content": p}] for p in prompts], self.config)
+        distinct = list(dict.fromkeys(prompts))
+        replies = self.backend.generate([[{"role": "user", "content": p}] for p in distinct], self.config)
+        reply = dict(zip(distinct, replies))
+        return [reply[p] for p in prompts]
 
 
 # ----------------------------------------------------------------------------------------------------
