@@ -233,6 +233,7 @@ class SymbolicJudge:
         self.memo = memo
         self.computed = 0
         self._problems: dict[int, tuple[Problem, str]] = {}  # id(problem) -> (problem, its key part)
+        self._seen: dict[tuple, Verdict] = {}  # a step met again in this run skips the key's digest
 
     def judge(self, step: Step, problem: Problem) -> Verdict:
         skip = not_judged(step)
@@ -240,13 +241,19 @@ class SymbolicJudge:
             return skip
         if self.memo is None:
             return self._judge(step, problem)
-        key = verdict_key(step, self._problem_key(problem))
+        read = _as_read(step, self._problem_key(problem))
+        verdict = self._seen.get(read)
+        if verdict is not None:
+            return verdict
+        key = memo_key(["symbolic-verdict", *read])
         kept = self.memo.get(key)
         if kept is not None:
-            return Verdict(*kept)
+            verdict = self._seen[read] = Verdict(*kept)
+            return verdict
         verdict = self._judge(step, problem)
         if not verdict.reason.startswith(_PROVER_FAILED):
             self.memo[key] = [verdict.valid, verdict.atomic, verdict.reason, verdict.decided_by]
+            self._seen[read] = verdict
         return verdict
 
     def _problem_key(self, problem: Problem) -> str:
@@ -326,8 +333,12 @@ def problem_key(problem: Problem) -> str:
 def verdict_key(step: Step, problem: str) -> str:
     """The memo key of the symbolic verdict on ``step`` of the problem whose :func:`problem_key` is
     ``problem``: the step as the judge reads it (ids, texts, how it was read) and the problem."""
-    return memo_key(["symbolic-verdict", problem, step.premises, step.premise_texts, step.conclusion_id,
-                     step.conclusion_text, step.parsed, step.released])
+    return memo_key(["symbolic-verdict", *_as_read(step, problem)])
+
+
+def _as_read(step: Step, problem: str) -> tuple:
+    return (problem, step.premises, step.premise_texts, step.conclusion_id, step.conclusion_text, step.parsed,
+            step.released)
 
 
 def _problems_own_sentence(pid: str, text: str, problem: Problem) -> bool:
