@@ -373,3 +373,42 @@ def test_training_problems_are_stored_and_read_back_equal(tmp_path, monkeypatch)
     stored[0].write_text("".join(line + "\n" for line in stored[0].read_text("utf-8").splitlines()[:3]), "utf-8")
     assert training_problems(sizes, seed=0) == first[:3]
     assert len(list((tmp_path / "datasets").glob("*.jsonl"))) == 1
+
+
+def test_a_kept_training_set_is_read_back_not_built_and_checked_again():
+    """The first call puts the style's texts and check counts in the memo; the second reads them back: the
+    same examples as without a memo (and, with the kept count edited, that count: it is read, not checked)."""
+    from finelogic.sft.datasets import checked_training_set
+
+    problems = training_problems(check_sizes(get_profile("smoke").section("sft")), seed=0)
+    memo: dict = {}
+    first = checked_training_set("Symb-Filter", problems, seed=0, memo=memo)
+    assert first.examples == training_set("Symb-Filter", problems, seed=0)  # no memo: built and checked
+    assert len(memo) == 1 and first.failures == () and first.lines > len(problems)
+    (key, kept), = memo.items()
+    assert kept["lines"] == first.lines and len(kept["texts"]) == 6
+    assert checked_training_set("Symb-Filter", problems, seed=0, memo=memo) == first
+    memo[key] = {**kept, "lines": 7}
+    assert checked_training_set("Symb-Filter", problems, seed=0, memo=memo).lines == 7
+    assert training_set("Symb-Filter", problems, seed=0, memo=memo) == first.examples
+    # Another style, seed or problem set is another key.
+    checked_training_set("NL", problems, seed=0, memo=memo)
+    checked_training_set("Symb-Filter", problems, seed=1, memo=memo)
+    checked_training_set("Symb-Filter", problems[:5], seed=0, memo=memo)
+    assert len(memo) == 4
+
+
+def test_logipt_labels_are_kept_by_formulas_and_read_back():
+    """z3's label of each problem's formulas is kept: the same examples with or without the memo, and a kept
+    label is read, not proved again (a wrong kept label makes the problem unusable)."""
+    from finelogic.baselines import logipt_data
+
+    problems = training_problems(check_sizes(get_profile("smoke").section("sft")), seed=0)
+    memo: dict = {}
+    examples = logipt_data(problems, memo=memo)
+    assert examples == logipt_data(problems) and len(examples) == 6
+    assert sorted(memo.values()) == sorted(p.label for p in problems)
+    assert logipt_data(problems, memo=memo) == examples
+    memo.update((key, "UNKNOWN") for key in memo)
+    assert [e["id"] for e in logipt_data(problems, memo=memo, skip_unusable=True)] == \
+        [p.id for p in problems if p.label == "UNKNOWN"]

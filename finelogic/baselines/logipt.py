@@ -24,18 +24,20 @@ solver trace (:func:`solver_trace`):
 The derivation is the gold proof (our generator's, checked by z3 when it was made), each step with its
 formula and deduction rule; the label is re-decided by our z3 prover from the fact formulas and must agree
 with the problem's. UNKNOWN items end with the prover's finding (the facts entail neither) instead of
-steps. Every step line is FLD notation under a ``Step N:`` header, so the step parser of
-:mod:`finelogic.eval.steps` reads a model trained on these traces like any other FLD answer (it takes the
+steps (z3's two entailment checks per problem are most of the cost; a ``memo`` mapping keeps their
+verdict per fact and hypothesis formulas across runs). Every step line is FLD notation under a ``Step N:``
+header, so the step parser of :mod:`finelogic.eval.steps` reads a model trained on these traces like any other FLD answer (it takes the
 first ``->`` line of each block, so the symbolic lines and the fact block above the first step are not
 steps). The last line is the label's marker, the only marker in the trace.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, MutableMapping, Sequence
 
 from finelogic.baselines.common import HYPOTHESIS, formula_table, gold_derivation, rule_words, symbol_legend
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Problem
 from finelogic.logic import entails, negate, parse_formula
+from finelogic.memo import memo_key
 from finelogic.prompts import MARKERS, problem_text, system_prompt
 
 STYLE = "LogiPT"
@@ -51,8 +53,11 @@ class LogiPTDataError(ValueError):
     """A problem cannot become a LogiPT example (no formulas, no gold proof, or a label z3 disagrees with)."""
 
 
-def solver_trace(problem: Problem) -> str:
+def solver_trace(problem: Problem, *, memo: MutableMapping[str, Any] | None = None) -> str:
     """The assistant turn of a LogiPT example for ``problem`` (see the module docstring).
+
+    ``memo``: a mapping kept across runs (e.g. a :class:`finelogic.memo.Memo`) for z3's label of the
+    problem's fact and hypothesis formulas (key: those formulas), so a rerun does not prove it again.
 
     Raises:
         LogiPTDataError: naming the problem, when a fact or the hypothesis has no formula, a PROVED or
@@ -62,7 +67,7 @@ def solver_trace(problem: Problem) -> str:
     missing = [i for i in [f.id for f in problem.facts] + [HYPOTHESIS] if i not in table]
     if missing:
         raise LogiPTDataError(f"problem {problem.id!r}: no formula for {missing}; a solver trace needs them all")
-    decided = _prover_label(problem, table)
+    decided = _prover_label(problem, table, memo)
     if decided != problem.label:
         raise LogiPTDataError(f"problem {problem.id!r} is labelled {problem.label} but z3 decides {decided}")
     lines = [legend] if (legend := symbol_legend(problem)) else []
@@ -82,7 +87,17 @@ def solver_trace(problem: Problem) -> str:
     return "\n".join(lines)
 
 
-def _prover_label(problem: Problem, table: dict[str, str]) -> str:
+def _prover_label(problem: Problem, table: dict[str, str], memo: MutableMapping[str, Any] | None = None) -> str:
+    key = memo_key(["prover label", [table[f.id] for f in problem.facts], table[HYPOTHESIS]])
+    kept = memo.get(key) if memo is not None else None
+    if kept is None:
+        kept = _decide(problem, table)
+        if memo is not None:
+            memo[key] = kept
+    return kept
+
+
+def _decide(problem: Problem, table: dict[str, str]) -> str:
     facts = [parse_formula(table[f.id]) for f in problem.facts]
     hypothesis = parse_formula(table[HYPOTHESIS])
     if entails(facts, hypothesis):
@@ -92,13 +107,15 @@ def _prover_label(problem: Problem, table: dict[str, str]) -> str:
     return UNKNOWN
 
 
-def logipt_data(problems: Sequence[Problem], *, skip_unusable: bool = False) -> list[dict[str, Any]]:
+def logipt_data(problems: Sequence[Problem], *, skip_unusable: bool = False,
+                memo: MutableMapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """LogiPT-style supervised examples, one per problem, in order; deterministic, no model involved.
 
     Args:
         problems: labelled problems with formulas for every fact and the hypothesis and, unless UNKNOWN,
             a gold proof (our FLD and ProntoQA generators' items have both).
         skip_unusable: leave out problems that cannot become an example instead of raising.
+        memo: a mapping for z3's labels (:func:`solver_trace`); the examples are the same with or without.
 
     Returns:
         ``{"id", "style": "LogiPT", "messages": [system, user, assistant]}`` dicts: the paper's system
@@ -110,7 +127,7 @@ def logipt_data(problems: Sequence[Problem], *, skip_unusable: bool = False) -> 
     out = []
     for problem in problems:
         try:
-            trace = solver_trace(problem)
+            trace = solver_trace(problem, memo=memo)
         except LogiPTDataError:
             if skip_unusable:
                 continue

@@ -1,7 +1,8 @@
 """The supervision-styles notebook's run (paper Section 4: Figure 4 and the SFT rows of Tables 2, 3 and 5).
 
-For each style: build the training set (:func:`finelogic.sft.datasets.training_set`), check every line it
-writes (:func:`finelogic.sft.style_checks.check`), fine-tune the base model on it (:func:`finelogic.sft.train.train`;
+For each style: build the training set and check every line it writes
+(:func:`finelogic.sft.datasets.checked_training_set`; kept in a :class:`finelogic.memo.Memo`, so a rerun
+reads the checked sets instead of building and checking them again), fine-tune the base model on it (:func:`finelogic.sft.train.train`;
 a checkpoint with the same data and settings is reused), then evaluate the fine-tuned model on the
 profile's SFT test items under the CoT prompt it was trained with. The base model answers the same items
 under the same prompt, so every ``SFT-<style>`` row stands beside its base row, as in the paper's tables
@@ -31,7 +32,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
@@ -40,12 +41,12 @@ from finelogic.data.suites import EvalSet, evaluation_sets
 from finelogic.eval.accuracy import evaluate_accuracy
 from finelogic.eval.judges import SymbolicJudge
 from finelogic.eval.soundness import judge_responses
+from finelogic.memo import Memo, source_version
 from finelogic.models.base import GenerationConfig
 from finelogic.models.spec import ModelSpec, open_model, parse_model
 from finelogic.prompts import DIRECT
 from finelogic.runs.base import Provenance, Run, Stopwatch, call_counts, open_models, resolve
-from finelogic.sft.datasets import SETTING, check_sizes, training_problems, training_set
-from finelogic.sft.style_checks import check
+from finelogic.sft.datasets import SETTING, SOURCES, CheckedSet, check_sizes, checked_training_set, training_problems
 from finelogic.sft.styles import STYLES, StyleError
 from finelogic.sft.train import PAPER_CONFIG, TrainConfig, TrainedModel, train, with_overrides
 
@@ -109,23 +110,25 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     base_entry = settings.get("base_model") or "embedded"
     config = train_config(settings, seed)
     problems = training_problems(check_sizes(settings), seed)  # generated once, written in every style
-    problems_by_id = {p.id: p for p in problems}
-    # Each text is judged once, here; a failing line stops the run before any training.
-    examples = {style: training_set(style, problems, seed, verify=False) for style in styles}
-    checks = style_checks(examples, problems_by_id)
-    failing = checks[checks["failing"] > 0]
-    if not failing.empty:
-        raise StyleError(f"built training texts fail their check: {failing.to_dict('records')}")
-    base = parse_model(base_entry)
-    trained = [train(examples[style], name=f"SFT-{style}", base_model=base, config=config) for style in styles]
-    rows = list(styles)
-    if settings.get("logipt", False):
-        from finelogic.baselines import logipt_data
+    # Built and checked once, then read from the memo; a failing line stops the run before any training.
+    with Memo("supervision-training-data", source_version(*SOURCES, "baselines")) as memo:
+        checked = {style: checked_training_set(style, problems, seed, memo=memo) for style in styles}
+        examples = {style: c.examples for style, c in checked.items()}
+        checks = style_checks(checked.values())
+        failing = checks[checks["failing"] > 0]
+        if not failing.empty:
+            raise StyleError(f"built training texts fail their check: {failing.to_dict('records')}; first: "
+                             + "; ".join(f for c in checked.values() for f in c.failures[:1]))
+        if settings.get("logipt", False):
+            from finelogic.baselines import logipt_data
 
-        order = [problems_by_id[e["id"]] for e in examples[styles[0]]] if styles else problems
-        examples["LogiPT"] = logipt_data(order, skip_unusable=True)
-        trained.append(train(examples["LogiPT"], name="LogiPT", base_model=base, config=config))
-        rows.append("LogiPT")
+            by_id = {p.id: p for p in problems}
+            order = [by_id[e["id"]] for e in examples[styles[0]]] if styles else problems
+            examples["LogiPT"] = logipt_data(order, skip_unusable=True, memo=memo)
+    base = parse_model(base_entry)
+    rows = [*styles, *(["LogiPT"] if "LogiPT" in examples else [])]
+    trained = [train(examples[row], name=row if row == "LogiPT" else f"SFT-{row}", base_model=base, config=config)
+               for row in rows]
     training = pd.DataFrame([_training_row(t, style) for t, style in zip(trained, rows)])
     losses = pd.DataFrame([{"setting": t.name, "step": i + 1, "loss": loss}
                            for t in trained for i, loss in enumerate(t.losses)])
@@ -173,15 +176,10 @@ def evaluate_trained(items: list[Problem], base_entry: Any, trained: list[Traine
     return pd.concat(frames, ignore_index=True), list({id(b): b for _, b in runs}.values())
 
 
-def style_checks(examples: Mapping[str, list[dict[str, Any]]], problems: Mapping[str, Problem]) -> pd.DataFrame:
+def style_checks(checked: Iterable[CheckedSet]) -> pd.DataFrame:
     """Per style: examples, lines judged by :func:`finelogic.sft.style_checks.check`, lines not valid and atomic."""
-    rows = []
-    for style, items in examples.items():
-        if style not in STYLES:  # LogiPT's solver traces are not a supervision style
-            continue
-        verdicts = [v for e in items for v in check(style, problems[e["id"]], e["messages"][-1]["content"])]
-        rows.append({"style": style, "examples": len(items), "lines": len(verdicts),
-                     "failing": sum(not (v.valid and v.atomic) for v in verdicts)})
+    rows = [{"style": c.style, "examples": len(c.examples), "lines": c.lines, "failing": len(c.failures)}
+            for c in checked]
     return pd.DataFrame(rows, columns=["style", "examples", "lines", "failing"])
 
 

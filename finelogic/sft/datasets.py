@@ -19,6 +19,11 @@ An example is ``{"id", "style", "messages", "meta"}``: the system and user turns
 accuracy evaluation sends in the **CoT** setting (:func:`finelogic.prompts.build_conversation`; CoT
 because every style answers with reasoning before the marker), the assistant turn is the style's text.
 ``meta`` holds ``dataset``, ``label`` and ``depth`` for the trainer's and the notebook's summaries.
+
+Building and checking the paper's 12,700 examples in one style takes about a CPU minute (the check runs
+z3 on every step), so :func:`checked_training_set` can keep its result in a ``memo`` mapping across runs
+(the supervision run passes a :class:`finelogic.memo.Memo` versioned by :data:`SOURCES`): a rerun reads the
+style's texts and check counts back and writes the same examples without building or checking them.
 """
 from __future__ import annotations
 
@@ -29,7 +34,7 @@ import os
 import random
 import tempfile
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, MutableMapping, Sequence
 
 from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
@@ -38,6 +43,7 @@ from finelogic.data.generators.prontoqa import generate_prontoqa
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Problem
 from finelogic.data.stored import stored_folder, stored_key
 from finelogic.files import write_text_atomic
+from finelogic.memo import memo_key
 from finelogic.prompts import COT, build_conversation
 from finelogic.sft.style_checks import check
 from finelogic.sft.styles import STYLES, StyleError, build
@@ -51,6 +57,28 @@ SETTING = COT
 SIZE_KEYS = ("fld_n", "fld_unknown", "fld_depths", "prontoqa_n", "prontoqa_hops")
 #: The stored training problems' name in their key; bump its version when :func:`training_problems` changes.
 TRAINING_KEY = "sft-training/1"
+#: The package sources a built and checked training set depends on (the styles, their check and the
+#: symbolic judge it calls, the prompts, the logic and the problem records): a memo of training sets is
+#: versioned by their :func:`finelogic.memo.source_version`, so a change to any of them builds again.
+SOURCES = ("sft", "prompts.py", "eval", "logic", "data")
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckedSet:
+    """A style's training set and the check of every line it writes (:func:`checked_training_set`).
+
+    Attributes:
+        style: the supervision style.
+        examples: the training examples (see the module docstring), in the seeded order.
+        lines: lines judged by :func:`finelogic.sft.style_checks.check` over all examples.
+        failures: ``"problem <id>: <reason>"`` for each line that is not valid and atomic (none for a
+            sound builder).
+    """
+
+    style: str
+    examples: list[dict[str, Any]]
+    lines: int
+    failures: tuple[str, ...] = ()
 
 
 def check_sizes(settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -116,17 +144,34 @@ def _draw_training_problems(size: Mapping[str, Any], seed: int, progress: bool |
     return problems
 
 
-def example(style: str, problem: Problem) -> dict[str, Any]:
-    """One chat-format training example: the CoT evaluation prompt, then ``build(style, problem)``."""
+def example(style: str, problem: Problem, text: str | None = None) -> dict[str, Any]:
+    """One chat-format training example: the CoT evaluation prompt, then ``text`` (default
+    ``build(style, problem)``, the style's text)."""
     messages = build_conversation(problem, SETTING)
-    messages.append({"role": "assistant", "content": build(style, problem)})
+    messages.append({"role": "assistant", "content": build(style, problem) if text is None else text})
     return {"id": problem.id, "style": style, "messages": messages,
             "meta": {"dataset": problem.dataset, "label": problem.label, "depth": problem.depth}}
 
 
-def training_set(style: str, problems: Sequence[Problem], seed: int = 0, *, verify: bool = True,
-                 progress: bool | None = None) -> list[dict[str, Any]]:
-    """The training examples of one supervision style.
+def problems_digest(problems: Sequence[Problem]) -> str:
+    """sha256 of every field of every problem, in order (a memo key part: same digest, same problems).
+    Reads the fields directly: :meth:`Problem.to_dict` deep-copies and costs 4 s for the paper's 12,700."""
+    names = [f.name for f in dataclasses.fields(Problem)]
+    return memo_key([[[[f.id, f.text] for f in p.facts] if n == "facts" else getattr(p, n) for n in names]
+                     for p in problems])
+
+
+def _ordered(problems: Sequence[Problem], seed: int) -> list[Problem]:
+    """The problems in a training set's seeded shuffled order, so FLD depths and ProntoQA mix."""
+    problems = list(problems)
+    random.Random(f"sft/{seed}/order").shuffle(problems)
+    return problems
+
+
+def checked_training_set(style: str, problems: Sequence[Problem], seed: int = 0, *, progress: bool | None = None,
+                         memo: MutableMapping[str, Any] | None = None) -> CheckedSet:
+    """The training examples of one supervision style, each text judged line by line by
+    :func:`finelogic.sft.style_checks.check` (z3; about a millisecond per step once warm).
 
     Args:
         style: one of :data:`finelogic.sft.styles.STYLES`.
@@ -134,28 +179,66 @@ def training_set(style: str, problems: Sequence[Problem], seed: int = 0, *, veri
             the paper's size is 12,700: Section 4's 9,500 FLD and 3,200 ProntoQA).
         seed: the training data seed (the same as ``training_problems``'); same seed, same examples,
             same order.
-        verify: judge every built text with :func:`finelogic.sft.style_checks.check` and raise on any line
-            that is not valid and atomic (z3; about a millisecond per step once warm).
         progress: tqdm bars (None: only for 200 items or more).
+        memo: a mapping kept across runs (a :class:`finelogic.memo.Memo` versioned by :data:`SOURCES`). The
+            texts and the check's counts are read from it under a key of the style, the seed and every
+            field of every problem, and put in it when built; a kept set is neither built nor checked again.
 
     Returns:
-        Examples (see the module docstring) in a seeded shuffled order, so FLD depths and ProntoQA mix.
+        A :class:`CheckedSet`: the examples in a seeded shuffled order, the lines judged, the failures.
     """
     if style not in STYLES:
         raise StyleError(f"unknown supervision style {style!r}; choose one of {', '.join(STYLES)}")
-    problems = list(problems)
-    random.Random(f"sft/{seed}/order").shuffle(problems)
-    out = []
-    show = progress is not False and (progress is True or len(problems) >= 200)
-    for problem in tqdm(problems, desc=f"SFT {style} examples", disable=not show):
+    ordered = _ordered(problems, seed)
+    key = memo_key({"kind": "sft training set", "style": style, "seed": seed,
+                    "problems": problems_digest(ordered)}) if memo is not None else ""
+    kept = memo.get(key) if memo is not None else None
+    if kept is not None:
+        log.info("SFT %s: %d examples read from the memo (built and checked before)", style, len(kept["texts"]))
+        return CheckedSet(style, [example(style, p, text) for p, text in zip(ordered, kept["texts"], strict=True)],
+                          kept["lines"], tuple(kept["failures"]))
+    examples, lines, failures = [], 0, []
+    show = progress is not False and (progress is True or len(ordered) >= 200)
+    for problem in tqdm(ordered, desc=f"SFT {style} examples", disable=not show):
         item = example(style, problem)
-        if verify:
-            bad = [v.reason for v in check(style, problem, item["messages"][-1]["content"])
-                   if not (v.valid and v.atomic)]
-            if bad:
-                raise StyleError(f"problem {problem.id!r}, style {style!r}: the built text fails its check: "
-                                 + "; ".join(bad[:3]))
-        out.append(item)
+        verdicts = check(style, problem, item["messages"][-1]["content"])
+        lines += len(verdicts)
+        failures += [f"problem {problem.id!r}: {v.reason}" for v in verdicts if not (v.valid and v.atomic)]
+        examples.append(item)
+    log.info("SFT %s: %d examples, %d lines checked, %d failing, seed %s", style, len(examples), lines,
+             len(failures), seed)
+    if memo is not None:
+        memo[key] = {"texts": [e["messages"][-1]["content"] for e in examples], "lines": lines,
+                     "failures": failures}
+    return CheckedSet(style, examples, lines, tuple(failures))
+
+
+def training_set(style: str, problems: Sequence[Problem], seed: int = 0, *, verify: bool = True,
+                 progress: bool | None = None, memo: MutableMapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The training examples of one supervision style (:func:`checked_training_set`'s, when ``verify``).
+
+    Args:
+        style, problems, seed, progress, memo: as :func:`checked_training_set`.
+        verify: judge every built text with :func:`finelogic.sft.style_checks.check` and raise on any line
+            that is not valid and atomic; False builds only (``memo`` is then not used).
+
+    Returns:
+        Examples (see the module docstring) in a seeded shuffled order, so FLD depths and ProntoQA mix.
+
+    Raises:
+        StyleError: unknown style, an unsupported problem, or (``verify``) a built line that fails its check.
+    """
+    if verify:
+        checked = checked_training_set(style, problems, seed, progress=progress, memo=memo)
+        if checked.failures:
+            raise StyleError(f"style {style!r}: {len(checked.failures)} built lines fail their check: "
+                             + "; ".join(checked.failures[:3]))
+        return checked.examples
+    if style not in STYLES:
+        raise StyleError(f"unknown supervision style {style!r}; choose one of {', '.join(STYLES)}")
+    ordered = _ordered(problems, seed)
+    show = progress is not False and (progress is True or len(ordered) >= 200)
+    out = [example(style, p) for p in tqdm(ordered, desc=f"SFT {style} examples", disable=not show)]
     log.info("SFT %s: %d examples, seed %s", style, len(out), seed)
     return out
 
