@@ -532,8 +532,9 @@ def test_kv_reuse_features_equal_one_pass_per_row(hf_backend):
     assert np.abs(shared - naive).max() < 1e-4
     assert np.allclose(np.linalg.norm(shared, axis=1), 1.0, atol=1e-5)
     # the start both texts share (the problem) in one pass, then the CSS prefixes' text and the RFI
-    # prefix's with its two suffixes packed, each in a pass of its own (their lengths differ by over 10%)
-    assert calls_shared == 3, calls_shared
+    # prefix's, each in a pass of its own (their lengths differ by over 10%), and the RFI prefix's two
+    # suffixes in one block on its KV cache
+    assert calls_shared == 4, calls_shared
 
 
 # ------------------------------------------------------------------------------------------- the run
@@ -638,3 +639,23 @@ def test_a_reused_text_only_baseline_equals_a_fresh_one_and_must_match_its_rows(
     moved = [r if r.split == "train" else dataclasses.replace(r, problem_id=r.problem_id + "x") for r in rows]
     with pytest.raises(ValueError, match="other rows"):
         probe_predictions(moved, features, text_only=fresh)
+
+
+def test_probe_predictions_kept_in_a_memo_are_read_back_instead_of_fitted_again():
+    """With a memo (the run's, a plain dict here) each probe's test predictions are kept, keyed by its exact
+    inputs: the same tables, and a second call reads them (an edit made in the memo shows)."""
+    from finelogic.eval.probing import LINEAR, probe_predictions
+
+    rng = np.random.default_rng(1)
+    rows = [ProbeRow(task, f"{split}{p}", split, 1 if task != "css" else s, 3, label, f"{task} {p} {label} {s}", "", "")
+            for task in ("css", "rfi", "nsd") for split, n in (("train", 4), ("test", 2)) for p in range(n)
+            for s, label in ((1, 1), (2, 0))]
+    features = rng.normal(size=(len(rows), 4)).astype(np.float32)
+    memo: dict = {}
+    first = probe_predictions(rows, features, memo=memo)
+    assert len(memo) == 6  # a linear and a text-only probe per task
+    pd.testing.assert_frame_equal(first, probe_predictions(rows, features))
+    memo.update({k: [1, 1, 1, 1] for k in memo})  # every probe now "predicts" 1
+    again = probe_predictions(rows, features, memo=memo)
+    assert (again["prediction"][again["probe"] != "majority class"] == 1).all()
+    assert len(again[again["probe"] == LINEAR]) == 12

@@ -21,15 +21,17 @@ gave the label away, this row would show it. :func:`summarize` adds bootstrap 95
 """
 from __future__ import annotations
 
+import hashlib
 import logging
 import warnings
-from typing import Any, Sequence
+from typing import Any, Callable, MutableMapping, Sequence
 
 import numpy as np
 import pandas as pd
 from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
 from finelogic.eval.probing_data import TASKS, ProbeRow
+from finelogic.memo import memo_key
 from finelogic.models.base import StatesRequest, hidden_states_of
 
 log = logging.getLogger(__name__)
@@ -288,17 +290,22 @@ def text_features(train: Sequence[ProbeRow], test: Sequence[ProbeRow]) -> tuple[
     return x_train, vectorizer.transform([r.candidate for r in test]).toarray().astype(np.float32)
 
 
-def text_only_predictions(train: Sequence[ProbeRow], test: Sequence[ProbeRow], *, seed: int = 0) -> pd.DataFrame:
+def text_only_predictions(train: Sequence[ProbeRow], test: Sequence[ProbeRow], *, seed: int = 0,
+                          memo: MutableMapping[str, Any] | None = None) -> pd.DataFrame:
     """The text-only baseline: :func:`fit_probe` (the same pipeline and folds) on :func:`text_features`,
     scored on ``test``. It never sees the context, so it sits at chance unless the line's surface form
-    separates the classes."""
-    x_train, x_test = text_features(train, test)
-    probe = fit_probe(x_train, [r.label for r in train], [r.problem_id for r in train], seed=seed)
-    return predict_table(test, probe.predict(x_test))
+    separates the classes. ``memo``: as :func:`probe_predictions`'."""
+    def fitted() -> list[int]:
+        x_train, x_test = text_features(train, test)
+        probe = fit_probe(x_train, [r.label for r in train], [r.problem_id for r in train], seed=seed)
+        return probe.predict(x_test).tolist()
+
+    inputs = {"kind": "text-only probe", "train": [r.candidate for r in train], "test": [r.candidate for r in test]}
+    return predict_table(test, _kept(memo, inputs, train, seed, fitted))
 
 
 def probe_predictions(rows: Sequence[ProbeRow], features: np.ndarray, *, seed: int = 0,
-                      text_only: pd.DataFrame | None = None) -> pd.DataFrame:
+                      text_only: pd.DataFrame | None = None, memo: MutableMapping[str, Any] | None = None) -> pd.DataFrame:
     """Every task's probe (:func:`fit_probe` on the training rows), the majority baseline and the
     text-only baseline, scored on the test rows: ``probe`` (:data:`LINEAR`, :data:`MAJORITY`,
     :data:`TEXT_ONLY`) + :data:`PREDICTION_COLUMNS`.
@@ -306,21 +313,51 @@ def probe_predictions(rows: Sequence[ProbeRow], features: np.ndarray, *, seed: i
     ``features[i]`` is row ``i``'s feature vector (:func:`extract_features` of ``rows``). ``text_only``: an
     earlier result's :data:`TEXT_ONLY` rows for the same rows (another model's, or another read-out's):
     that baseline reads the candidate lines and labels only, so a run fits it once; the rows must match.
+    ``memo``: a mapping kept across runs (the run's :class:`finelogic.memo.Memo`): each probe's test
+    predictions, keyed by digests of its exact inputs (features or lines, labels, problems), the seed and
+    the scikit-learn version, so a cached rerun fits nothing.
     """
     tables = []
     for task in TASKS:
         train_index = [i for i, r in enumerate(rows) if r.task == task and r.split == "train"]
         test_index = [i for i, r in enumerate(rows) if r.task == task and r.split == "test"]
         train, test = [rows[i] for i in train_index], [rows[i] for i in test_index]
-        probe = fit_probe(features[train_index], [r.label for r in train], [r.problem_id for r in train], seed=seed)
+
+        def fitted() -> list[int]:
+            probe = fit_probe(features[train_index], [r.label for r in train], [r.problem_id for r in train], seed=seed)
+            return probe.predict(features[test_index]).tolist()
+
+        inputs = {"kind": "linear probe", "train": _digest(features[train_index]), "test": _digest(features[test_index])}
+        linear = _kept(memo, inputs, train, seed, fitted)
         if text_only is None:
-            text = text_only_predictions(train, test, seed=seed)
+            text = text_only_predictions(train, test, seed=seed, memo=memo)
         else:
             text = _reused(text_only[(text_only["probe"] == TEXT_ONLY) & (text_only["task"] == task)], test)
-        for name, table in ((LINEAR, predict_table(test, probe.predict(features[test_index]))),
-                            (MAJORITY, majority_table(train, test)), (TEXT_ONLY, text)):
+        for name, table in ((LINEAR, predict_table(test, linear)), (MAJORITY, majority_table(train, test)),
+                            (TEXT_ONLY, text)):
             tables.append(table.assign(probe=name))
     return pd.concat(tables, ignore_index=True)[["probe", *PREDICTION_COLUMNS]]
+
+
+def _kept(memo: MutableMapping[str, Any] | None, inputs: dict[str, Any], train: Sequence[ProbeRow], seed: int,
+          fitted: Callable[[], list[int]]) -> list[int]:
+    """A probe's test predictions: from ``memo`` when its inputs were fitted before, else ``fitted()`` (kept)."""
+    if memo is None:
+        return fitted()
+    import sklearn
+
+    key = memo_key({**inputs, "labels": [r.label for r in train], "groups": [r.problem_id for r in train],
+                    "seed": seed, "sklearn": sklearn.__version__, "numpy": np.__version__})
+    predictions = memo.get(key)
+    if predictions is None:
+        predictions = memo[key] = fitted()
+    return predictions
+
+
+def _digest(array: np.ndarray) -> str:
+    """sha256 of an array's dtype, shape and bytes."""
+    array = np.ascontiguousarray(array)
+    return hashlib.sha256(f"{array.dtype}{array.shape}".encode() + array.tobytes()).hexdigest()
 
 
 def _reused(table: pd.DataFrame, test: Sequence[ProbeRow]) -> pd.DataFrame:

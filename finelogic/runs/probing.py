@@ -2,7 +2,7 @@
 
 :func:`run` resolves the profile's ``probing`` section once, builds the CSS / RFI / NSD rows from generated
 FLD-style problems (:mod:`finelogic.eval.probing_data`; the problems and the NSD lines are drawn once
-and kept in a :class:`finelogic.memo.Memo`), opens every model once
+and kept in a :class:`finelogic.memo.Memo`, and so are the probes' predictions), opens every model once
 (:func:`finelogic.runs.base.open_models`), reads each row's hidden state through the backend
 (:func:`finelogic.eval.probing.extract_features`; the one model-call cache keeps the arrays, so a rerun
 makes no model call) and fits the paper's probe per task beside the majority-class baseline
@@ -87,6 +87,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     problems = probing_problems(n_train + n_test, seed, settings["depths"],
                                 distractors=tuple(settings["distractors"]), progress=progress, memo=memo)
     memo.flush()
+    probes = Memo("probing-probes", source_version("eval/probing.py"))  # each probe's test predictions
     splits = split_problems(problems, n_train, seed)
     entries = [model_entry(e, seed) for e in settings["models"]]
     entries += [checkpoint_entry(p) for p in settings.get("sft_checkpoints") or ()]
@@ -105,7 +106,8 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
             all_rows[spec.name, readout_name] = rows
             features = extract_features(backend, rows, layer=layer, progress=progress)
             # The text-only baseline reads candidate lines and labels, the same for every model: fit once.
-            table = probe_predictions(rows, features, seed=seed, text_only=text_only)
+            table = probe_predictions(rows, features, seed=seed, text_only=text_only, memo=probes)
+            probes.flush()
             text_only = table[table["probe"] == TEXT_ONLY]
             tables.append(table.assign(model=spec.name, readout=readout_name))
         seconds[spec.name] = time.perf_counter() - start
