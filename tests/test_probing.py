@@ -582,7 +582,9 @@ def test_run_probes_every_model_with_one_hidden_states_call_per_problem_and_row_
     summary = run.summary
     assert ((summary["ci_low"] <= summary["metric"] + 1e-9) & (summary["metric"] <= summary["ci_high"] + 1e-9)).all()
     # the drawn problems and each problem's NSD lines are kept for a rerun (read back: test_drawn_problems_...)
-    memo, = (tmp_path / "memo").glob("probing-*.jsonl")
+    memo, = (tmp_path / "memo").glob("probing-" + "?" * 16 + ".jsonl")
+    probes, = (tmp_path / "memo").glob("probing-probes-*.jsonl")
+    assert len(probes.read_text("utf-8").splitlines()) == 2 * 3 + 3  # linear probes per model and task, text-only once
     kept = [json.loads(line)["value"] for line in memo.read_text("utf-8").splitlines()]
     assert sorted(p["id"] for p in kept[0]) == sorted(p.id for p in run.splits["train"] + run.splits["test"])
     nsd = [r for r in run.rows[probing.EMBEDDED, "plain"] if r.task == "nsd"]
