@@ -65,12 +65,13 @@ GOLD_MODEL = "gold proofs (sanity check)"
 #: Settings with a default here, so a profile's ``soundness`` section may leave them out.
 OPTIONAL = ("policy", "judge", "llm_judge", "quality", "llm_quality_steps", "run_accuracy_if_missing")
 DEFAULT_QUALITY = {"n": 20, "depths": range(0, 8)}
-#: The package sources the memoised work runs (reading steps, the symbolic judge): their digest versions
-#: the memos, so an edit to any of them starts new ones.
-MEMO_SOURCES = ("eval/steps.py", "eval/soundness.py", "eval/judges.py", "data/generators/nl.py",
-                "data/problem.py", "logic")
-#: The sources the judge-quality set is made by (the FLD generator, the labels' z3 checks).
-QUALITY_SOURCES = ("data", "logic", "eval/judge_quality.py", "eval/steps.py")
+#: The package sources each memoised computation runs: their digest versions its memo, so an edit to any
+#: of them starts a new one. Reading steps (:func:`finelogic.eval.soundness.read_steps`):
+STEPS_SOURCES = ("eval/steps.py", "eval/soundness.py", "data/generators/nl.py", "data/problem.py", "logic")
+#: The symbolic judge's verdicts:
+VERDICT_SOURCES = ("eval/judges.py", "eval/steps.py", "data/generators/nl.py", "data/problem.py", "logic")
+#: The judge-quality set (:func:`quality_set` here: the FLD generator, the labels' z3 checks):
+QUALITY_SOURCES = ("runs/soundness.py", "data", "logic", "eval/judge_quality.py", "eval/steps.py")
 
 
 @dataclass(frozen=True)
@@ -135,8 +136,8 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     llm = LLMJudge(opened[0][1]) if opened else None
 
     records, problems, source = fld_responses(profile, seed, settings.get("run_accuracy_if_missing", True))
-    version = source_version(*MEMO_SOURCES)
-    with Memo("symbolic-verdicts", version) as verdicts, Memo("soundness-steps", version) as read:
+    with Memo("symbolic-verdicts", source_version(*VERDICT_SOURCES)) as verdicts, \
+            Memo("soundness-steps", source_version(*STEPS_SOURCES)) as read:
         symbolic = SymbolicJudge(memo=verdicts)
         judge: Judge = HybridJudge(symbolic, llm) if settings["judge"] == "hybrid" else symbolic
         steps = judge_responses(records, problems, judge, policy=policy, memo=read)
