@@ -11,10 +11,10 @@ Three verbs, each doing as little model work as the maths allows:
   per continuation, and no KV cache is copied); shared context prefixes are encoded once, as in
   ``generate``.
 * ``hidden_states`` / ``hidden_states_batch``: one forward pass gives the state at every prefix
-  boundary (causal masking makes the state at position t depend on tokens <= t only); a text and all
-  the suffixes appended after its boundaries are packed into one sequence under a prefix-tree attention
-  mask, so no prefix is re-encoded; the token prefix all texts of a call share is encoded once and its
-  KV cache read by every sequence; sequences of nearly equal length share a pass.
+  boundary (causal masking makes the state at position t depend on tokens <= t only); all the suffixes
+  appended after a text's boundaries then run in one block on the text's KV cache under a prefix-tree
+  attention mask, so no prefix is re-encoded; the token prefix all texts of a call share is encoded once
+  and its KV cache read by every text; texts of nearly equal length share a pass.
 
 The slow reference paths (one full pass per request / per prefix / per prompt) stay available
 (``share_context=False``, ``reuse_prefix=False``, ``share_prefix=False``): tests check they give the
@@ -341,7 +341,7 @@ class HFBackend:
             suffixes: text appended after each boundary before reading out, reusing the text's
                 KV cache (masked to the boundary) instead of re-encoding the prefix: one string for
                 all boundaries (e.g. the generation prompt), one string per boundary, or one list of
-                candidate strings per boundary. All suffixes run batched, ``batch_size`` per call.
+                candidate strings per boundary. All of a text's suffixes run in one block.
             normalize: L2-normalise every returned vector.
             unit: ``"char"`` or ``"token"`` (see ``boundaries``).
             reuse_prefix: False = the naive reference: one full forward pass per prefix (+suffix).
@@ -431,9 +431,10 @@ class HFBackend:
         text's queries never need the block's keys (about 40% of the packed pass's attention).
 
         The token prefix all texts share (a chat template's system prompt and instructions) is encoded
-        once and its KV cache read by every sequence. Sequences run longest first, up to ``batch_size``
-        per pass and only beside sequences of nearly the same length (``_length_buckets``): on a CPU a
-        pass of a few hundred tokens is already large, and padding would cost as much as real tokens.
+        once and its KV cache read by every text. Texts run longest first, up to ``batch_size`` per pass
+        and only beside texts of nearly the same length (``_length_buckets``; suffix blocks vary less): on
+        a CPU a pass of a few hundred tokens is already large, and padding would cost as much as real
+        tokens.
         """
         from transformers import DynamicCache
 
@@ -445,7 +446,7 @@ class HFBackend:
         prefix_cache = self._prefix_cache(items[0].ids[:shared]) if shared else None
         # Only the last layer is read: the decoder's output (after the final norm) without the LM head.
         last_only = all(item.layer in (-1, self.model.config.num_hidden_layers) for item in items)
-        for batch in tqdm(_length_buckets([len(p.ids) - shared for p in packed], self.batch_size),
+        for batch in tqdm(_length_buckets([p.text - shared for p in packed], self.batch_size),
                           desc="hidden states", disable=len(items) < 64):
             cache = _select_cache(prefix_cache, [0] * len(batch)) if shared else DynamicCache()
             texts = [packed[i].text - shared for i in batch]
