@@ -36,8 +36,9 @@ packed 19.2 s CPU (9 forward calls, 4,791 tokens), session start 42.1 s CPU (30 
 **2.20x in CPU time** (2.54x wall, load 7.6-9.6), max |difference| 7.6e-07; a second run: packed 21.0 s,
 session start 41.6 s CPU: **1.98x** (load 4.7-6.6), max |difference| 7.6e-07; ``--problems 12`` (211 rows,
 run beside the second): packed 33.5 s CPU (9 calls, 7,360 tokens), session start 61.9 s CPU (45 calls,
-10,346 tokens): **1.85x** (load 5.2-6.3), max |difference| 7.6e-07. So about 2x, not reliably above. Before those commits, in
-the same kind of run: packed 25.5 s, session start 40.6 s CPU, 1.59x (load 5.7-7.1). A torch.profiler
+10,346 tokens): **1.85x** (load 5.2-6.3), max |difference| 7.6e-07. So about 2x, not reliably above.
+Before those commits, in the same kind of run: packed 25.5 s, session start 40.6 s CPU, 1.59x (load
+5.7-7.1). A torch.profiler
 trace (1 thread) of the old packed pass put 66% of its time in the linear layers' matmuls and 24% in
 attention: the packed sequence (text + all suffixes, about 650 tokens) attended to itself, so the text's
 queries met every suffix key only to mask it out. The text now runs alone and the suffix block reads its
