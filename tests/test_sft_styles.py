@@ -398,17 +398,15 @@ def test_a_kept_training_set_is_read_back_not_built_and_checked_again():
     assert len(memo) == 4
 
 
-def test_logipt_labels_are_kept_by_formulas_and_read_back():
-    """z3's label of each problem's formulas is kept: the same examples with or without the memo, and a kept
-    label is read, not proved again (a wrong kept label makes the problem unusable)."""
+def test_logipt_traces_are_kept_and_read_back():
+    """Each problem's solver trace is kept: the same examples with or without the memo, and a kept trace is
+    read, not derived again (an edited kept trace comes back)."""
     from finelogic.baselines import logipt_data
 
     problems = training_problems(check_sizes(get_profile("smoke").section("sft")), seed=0)
     memo: dict = {}
     examples = logipt_data(problems, memo=memo)
-    assert examples == logipt_data(problems) and len(examples) == 6
-    assert sorted(memo.values()) == sorted(p.label for p in problems)
+    assert examples == logipt_data(problems) and len(examples) == 6 and len(memo) == 6
     assert logipt_data(problems, memo=memo) == examples
-    memo.update((key, "UNKNOWN") for key in memo)
-    assert [e["id"] for e in logipt_data(problems, memo=memo, skip_unusable=True)] == \
-        [p.id for p in problems if p.label == "UNKNOWN"]
+    memo.update((key, {"trace": "kept"}) for key in memo)
+    assert [e["messages"][-1]["content"] for e in logipt_data(problems, memo=memo)] == ["kept"] * 6

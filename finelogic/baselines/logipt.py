@@ -24,14 +24,15 @@ solver trace (:func:`solver_trace`):
 The derivation is the gold proof (our generator's, checked by z3 when it was made), each step with its
 formula and deduction rule; the label is re-decided by our z3 prover from the fact formulas and must agree
 with the problem's. UNKNOWN items end with the prover's finding (the facts entail neither) instead of
-steps (z3's two entailment checks per problem are most of the cost; a ``memo`` mapping keeps their
-verdict per fact and hypothesis formulas across runs). Every step line is FLD notation under a ``Step N:``
+steps (z3's checks and the derivation's rule matching cost ~4 ms a problem; a ``memo`` mapping keeps each
+problem's trace across runs). Every step line is FLD notation under a ``Step N:``
 header, so the step parser of :mod:`finelogic.eval.steps` reads a model trained on these traces like any other FLD answer (it takes the
 first ``->`` line of each block, so the symbolic lines and the fact block above the first step are not
 steps). The last line is the label's marker, the only marker in the trace.
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, MutableMapping, Sequence
 
 from finelogic.baselines.common import HYPOTHESIS, formula_table, gold_derivation, rule_words, symbol_legend
@@ -56,18 +57,35 @@ class LogiPTDataError(ValueError):
 def solver_trace(problem: Problem, *, memo: MutableMapping[str, Any] | None = None) -> str:
     """The assistant turn of a LogiPT example for ``problem`` (see the module docstring).
 
-    ``memo``: a mapping kept across runs (e.g. a :class:`finelogic.memo.Memo`) for z3's label of the
-    problem's fact and hypothesis formulas (key: those formulas), so a rerun does not prove it again.
+    ``memo``: a mapping kept across runs (e.g. a :class:`finelogic.memo.Memo`) of each problem's trace (or
+    why it has none) under a key of every field of the problem, so a rerun does not derive it again.
 
     Raises:
         LogiPTDataError: naming the problem, when a fact or the hypothesis has no formula, a PROVED or
             DISPROVED item has no gold proof, or z3's verdict on the fact formulas is not the label.
     """
+    if memo is None:
+        return _trace(problem)
+    key = memo_key(["logipt trace", [[[f.id, f.text] for f in problem.facts] if n.name == "facts"
+                                     else getattr(problem, n.name) for n in dataclasses.fields(problem)]])
+    kept = memo.get(key)
+    if kept is None:
+        try:
+            kept = {"trace": _trace(problem)}
+        except LogiPTDataError as error:
+            kept = {"error": str(error)}
+        memo[key] = kept
+    if "error" in kept:
+        raise LogiPTDataError(kept["error"])
+    return kept["trace"]
+
+
+def _trace(problem: Problem) -> str:
     table = formula_table(problem)
     missing = [i for i in [f.id for f in problem.facts] + [HYPOTHESIS] if i not in table]
     if missing:
         raise LogiPTDataError(f"problem {problem.id!r}: no formula for {missing}; a solver trace needs them all")
-    decided = _prover_label(problem, table, memo)
+    decided = _prover_label(problem, table)
     if decided != problem.label:
         raise LogiPTDataError(f"problem {problem.id!r} is labelled {problem.label} but z3 decides {decided}")
     lines = [legend] if (legend := symbol_legend(problem)) else []
@@ -87,17 +105,7 @@ def solver_trace(problem: Problem, *, memo: MutableMapping[str, Any] | None = No
     return "\n".join(lines)
 
 
-def _prover_label(problem: Problem, table: dict[str, str], memo: MutableMapping[str, Any] | None = None) -> str:
-    key = memo_key(["prover label", [table[f.id] for f in problem.facts], table[HYPOTHESIS]])
-    kept = memo.get(key) if memo is not None else None
-    if kept is None:
-        kept = _decide(problem, table)
-        if memo is not None:
-            memo[key] = kept
-    return kept
-
-
-def _decide(problem: Problem, table: dict[str, str]) -> str:
+def _prover_label(problem: Problem, table: dict[str, str]) -> str:
     facts = [parse_formula(table[f.id]) for f in problem.facts]
     hypothesis = parse_formula(table[HYPOTHESIS])
     if entails(facts, hypothesis):
@@ -115,7 +123,7 @@ def logipt_data(problems: Sequence[Problem], *, skip_unusable: bool = False,
         problems: labelled problems with formulas for every fact and the hypothesis and, unless UNKNOWN,
             a gold proof (our FLD and ProntoQA generators' items have both).
         skip_unusable: leave out problems that cannot become an example instead of raising.
-        memo: a mapping for z3's labels (:func:`solver_trace`); the examples are the same with or without.
+        memo: a mapping for the traces (:func:`solver_trace`); the examples are the same with or without.
 
     Returns:
         ``{"id", "style": "LogiPT", "messages": [system, user, assistant]}`` dicts: the paper's system

@@ -7,7 +7,7 @@ a checkpoint with the same data and settings is reused), then evaluate the fine-
 profile's SFT test items under the CoT prompt it was trained with. The base model answers the same items
 under the same prompt, so every ``SFT-<style>`` row stands beside its base row, as in the paper's tables
 (``model`` = the base model, ``setting`` = ``SFT-<style>``). The FLD responses are judged step by step
-with the symbolic judge (Table 3's SFT rows).
+with the symbolic judge (Table 3's SFT rows), through the soundness run's step and verdict memos.
 
 Profile section ``sft`` (read once, here):
 
@@ -46,6 +46,7 @@ from finelogic.models.base import GenerationConfig
 from finelogic.models.spec import ModelSpec, open_model, parse_model
 from finelogic.prompts import DIRECT
 from finelogic.runs.base import Provenance, Run, Stopwatch, call_counts, open_models, resolve
+from finelogic.runs.soundness import STEPS_SOURCES, VERDICT_SOURCES
 from finelogic.sft.datasets import SETTING, SOURCES, CheckedSet, check_sizes, checked_training_set, training_problems
 from finelogic.sft.styles import STYLES, StyleError
 from finelogic.sft.train import PAPER_CONFIG, TrainConfig, TrainedModel, train, with_overrides
@@ -55,6 +56,8 @@ log = logging.getLogger(__name__)
 FAMILY = "supervision"
 #: Settings a notebook may pass that a profile's ``sft`` section need not set.
 OPTIONAL = ("styles", "base_model", "logipt", "train", "eval")
+#: What LogiPT's traces run besides the training sets' :data:`finelogic.sft.datasets.SOURCES` (the memo's version).
+LOGIPT_SOURCES = ("baselines/logipt.py", "baselines/common.py")
 
 
 @dataclass(frozen=True)
@@ -111,7 +114,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     config = train_config(settings, seed)
     problems = training_problems(check_sizes(settings), seed)  # generated once, written in every style
     # Built and checked once, then read from the memo; a failing line stops the run before any training.
-    with Memo("supervision-training-data", source_version(*SOURCES, "baselines")) as memo:
+    with Memo("supervision-training-data", source_version(*SOURCES, *LOGIPT_SOURCES)) as memo:
         checked = {style: checked_training_set(style, problems, seed, memo=memo) for style in styles}
         examples = {style: c.examples for style, c in checked.items()}
         checks = style_checks(checked.values())
@@ -188,7 +191,10 @@ def _judged_fld_steps(records: pd.DataFrame, problems: Mapping[str, Problem]) ->
     fld = records[records["dataset"] == "fld"] if not records.empty else records
     if fld.empty:
         return pd.DataFrame()
-    return judge_responses(fld, problems, SymbolicJudge())
+    # The soundness run's memos: a step or response judged there (or by an earlier run) is read back.
+    with Memo("symbolic-verdicts", source_version(*VERDICT_SOURCES)) as verdicts, \
+            Memo("soundness-steps", source_version(*STEPS_SOURCES)) as read:
+        return judge_responses(fld, problems, SymbolicJudge(memo=verdicts), memo=read)
 
 
 def _training_row(trained: TrainedModel, style: str) -> dict[str, Any]:

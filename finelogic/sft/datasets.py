@@ -58,9 +58,11 @@ SIZE_KEYS = ("fld_n", "fld_unknown", "fld_depths", "prontoqa_n", "prontoqa_hops"
 #: The stored training problems' name in their key; bump its version when :func:`training_problems` changes.
 TRAINING_KEY = "sft-training/1"
 #: The package sources a built and checked training set depends on (the styles, their check and the
-#: symbolic judge it calls, the prompts, the logic and the problem records): a memo of training sets is
-#: versioned by their :func:`finelogic.memo.source_version`, so a change to any of them builds again.
-SOURCES = ("sft", "prompts.py", "eval", "logic", "data")
+#: symbolic judge it calls, the prompts, the logic, the problem records and the generators' vocabularies):
+#: a memo of training sets is versioned by their :func:`finelogic.memo.source_version`, so a change to any
+#: of them builds again.
+SOURCES = ("sft/datasets.py", "sft/styles.py", "sft/style_checks.py", "prompts.py", "eval/judges.py",
+           "eval/steps.py", "eval/extraction.py", "logic", "data/problem.py", "data/generators")
 
 
 @dataclasses.dataclass(frozen=True)
