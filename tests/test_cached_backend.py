@@ -299,3 +299,23 @@ def test_a_claim_left_by_a_process_that_died_is_taken_over(tmp_path):
     survivor = CachedBackend(CountingBackend(), path, "m")
     assert _in_threads(lambda: survivor.generate([_conv("orphan")])) == [["nahpro"]]
     assert survivor.backend.asked == ["orphan"]
+
+
+def test_a_checkpoint_moved_with_its_files_keeps_its_cache_identity_and_a_retrained_one_does_not(tmp_path):
+    import os
+    import shutil
+
+    from finelogic.models.spec import parse_model
+
+    first = tmp_path / "a" / "SFT-NL"
+    first.mkdir(parents=True)
+    (first / "config.json").write_text("{}")
+    (first / "model.safetensors").write_bytes(b"weights")
+    before = parse_model(f"ckpt:{first}").model_id
+    moved = tmp_path / "elsewhere" / "SFT-NL"
+    moved.parent.mkdir()
+    shutil.move(first, moved)  # a rename keeps the files' times
+    assert parse_model(f"ckpt:{moved}").model_id == before
+    (moved / "model.safetensors").write_bytes(b"retrained")
+    os.utime(moved / "model.safetensors", ns=(1, 1))
+    assert parse_model(f"ckpt:{moved}").model_id != before

@@ -16,7 +16,9 @@ A dict gives the same fields explicitly plus a display ``name``:
 
 :func:`open_model` returns every model behind the one cache (:class:`finelogic.models.cache.CachedBackend`,
 all verbs), keyed by :attr:`ModelSpec.model_id`, which names the model and never the transport: a vLLM
-server restarted on another port still finds its answers.
+server restarted on another port still finds its answers, and a checkpoint is named by its folder's name
+and its files' names, sizes and modification times, not by where the folder lies: a cache moved with its
+checkpoints (``mv``, ``cp -a``) still hits, a retrained checkpoint does not.
 """
 from __future__ import annotations
 
@@ -72,7 +74,10 @@ class ModelSpec:
         if self.kind == "hf":
             return f"hf:{self.path}"
         if self.kind == "ckpt":
-            return f"ckpt:{Path(self.path).expanduser().resolve()}:{_folder_digest(Path(self.path).expanduser())}"
+            # The folder's name and files, not where it lies: a cache and its checkpoints moved together
+            # (``mv``, ``cp -a``) still hit; a retrained checkpoint has new files and misses.
+            folder = Path(self.path).expanduser().resolve()
+            return f"ckpt:{folder.name}:{_folder_digest(folder)}"
         extra = self.options.get("extra_body")
         return f"openai:{self.model}" + (f":{json.dumps(extra, sort_keys=True)}" if extra else "")
 
