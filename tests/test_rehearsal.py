@@ -19,7 +19,7 @@ from finelogic.baselines.logic_lm import parse_translation
 from finelogic.data import generate
 from finelogic.eval.judges import parse_reply
 from finelogic.rehearsal import parse_price, plan_table, rehearse
-from finelogic.rehearsal.standin import FINGERPRINT, StandInServer, prompt_kind
+from finelogic.rehearsal.standin import FINGERPRINT, StandInProcess, StandInServer, prompt_kind
 
 #: A few items per test set: enough for every reply shape, seconds per run.
 SMALL = {"accuracy": {"fld": {"name": "fld", "n": 6, "depths": (1, 3)}, "prontoqa_generated": {"n": 2, "hops": (5,)},
@@ -43,6 +43,35 @@ def test_stand_in_replies_are_deterministic_and_labelled():
     assert server.counts() == [{"model": "stand-in:gpt-4o", "kind": "answer", "requests": 2,
                                 "prompt_tokens": 2 * (3 + 4), "cap_tokens": 18,
                                 "reply_tokens": 2 * len((first["choices"][0]["message"]["content"] or "").split())}]
+
+
+def test_the_server_in_its_own_process_answers_counts_and_dies_with_a_killed_parent(tmp_path):
+    from finelogic.models.spec import open_model
+
+    with StandInProcess() as server:  # whitespace words as tokens: no tokenizer folder
+        model = open_model({"kind": "openai", "model": "stand-in:gpt-4o", "base_url": server.url}, cache=False)
+        replies = model.generate([[{"role": "user", "content": "Is it true? Answer true or false only."}]] * 2)
+        assert replies[0] == replies[1] and replies[0].strip().lower() in ("true", "false")
+        assert [(c["model"], c["kind"], c["requests"]) for c in server.counts()] == [("stand-in:gpt-4o", "judge", 1)]
+    # A parent killed with SIGKILL has no time to stop its server: the server must end by itself.
+    script = ("import sys, time; from finelogic.rehearsal.standin import StandInProcess; s = StandInProcess(); "
+              "print(s._process.pid, flush=True); time.sleep(120)")
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=REPO)
+    child = int(parent.stdout.readline())
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and _running(child):
+        time.sleep(0.2)
+    assert not _running(child), f"the stand-in server process {child} outlived its killed parent"
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"  # a zombie has ended; only its exit status waits to be read
 
 
 def test_answer_prompts_get_every_shape_and_judge_prompts_true_or_false():

@@ -21,7 +21,7 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """In the server's process, before it starts: ask Linux to SIGTERM it when its parent dies, so a
     killed run (SIGKILL leaves no time to stop it) never leaves an orphaned server burning CPU."""
     if sys.platform.startswith("linux"):
@@ -69,7 +69,7 @@ class LlamaServer:
 
     def start(self) -> "LlamaServer":
         self._process = subprocess.Popen(self.command, stdout=self._log, stderr=subprocess.STDOUT,
-                                         preexec_fn=_die_with_parent)
+                                         preexec_fn=die_with_parent)
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self._process.poll() is not None:

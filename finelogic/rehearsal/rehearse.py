@@ -8,7 +8,8 @@ the training loop. What does not: the models.
 
 - Every OpenAI-compatible model of the profile (GPT-4o, DeepSeek-R1, the GPT-4.1-mini judge) and every
   generating in-process model (Llama-3.1-8B-Instruct, Qwen-2.5-7B-Instruct, the fine-tuned models: a real
-  user serves these with vLLM) is answered by :class:`~finelogic.rehearsal.standin.StandInServer`, a load
+  user serves these with vLLM) is answered by :class:`~finelogic.rehearsal.standin.StandInServer` (in a
+  process of its own, :class:`~finelogic.rehearsal.standin.StandInProcess`), a load
   and code-path simulator on 127.0.0.1, through the real OpenAI backend
   (``open_model({"kind": "openai", ...})``); it is named ``stand-in:<model>``.
 - Every model read in process (probing's hidden states, LogicMark's log-likelihoods, the SFT base model)
@@ -45,7 +46,7 @@ from finelogic.config import environment, repo_root
 from finelogic.data.stored import copy_stored, stored_folder
 from finelogic.models.spec import open_model
 from finelogic.profiles import get_profile
-from finelogic.rehearsal.standin import StandInServer
+from finelogic.rehearsal.standin import StandInProcess
 
 log = logging.getLogger(__name__)
 
@@ -122,8 +123,7 @@ def rehearse(families: Sequence[str] | None = None, *, real_slice: float = 0.0, 
     # Test sets are not model output: start from the user's stored ones rather than generate them again.
     copy_stored(stored_folder(), root / "cache" / "datasets")
     checkpoints = standin_checkpoints(root / "cache" / "stand-in-models", layers=layers, width=width)
-    tokenizer = _tokenizer(checkpoints[0])
-    server = StandInServer(lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"])).start()
+    server = StandInProcess(checkpoints[0])  # its own process: its work runs beside the run's, not in turns
     rows, request_rows, errors = [], [], {}
     suffix = ("" if fresh else "-resumed") + ("" if stand_ins else "-real-slice")
     try:
@@ -384,12 +384,6 @@ def _write(root: Path, suffix: str, rows: list[dict[str, Any]],
     report.to_csv(root / f"report{suffix}.csv", index=False)
     requests.to_csv(root / f"requests{suffix}.csv", index=False)
     return report, requests
-
-
-def _tokenizer(checkpoint: Path) -> Any:
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(checkpoint)
 
 
 def _name(entry: Any) -> str:

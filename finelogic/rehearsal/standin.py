@@ -21,17 +21,22 @@ response's ``system_fingerprint`` (``finelogic-stand-in``).
 It counts what it is sent, per model and prompt kind: requests, prompt tokens (a tokenizer handed in, else
 whitespace words, counts a deterministic sample of the messages; the rest are counted by characters at the
 sample's ratio; each message adds 4 tokens for the chat template), the token caps asked for, and reply tokens
-(:meth:`StandInServer.counts`). Start it with :meth:`StandInServer.start` (a daemon thread: it dies with
-the process) or as a context manager.
+(:meth:`StandInServer.counts`; also served as JSON at ``GET /counts``). Start it with
+:meth:`StandInServer.start` (a daemon thread: it dies with the process) or as a context manager, or in a
+process of its own with :class:`StandInProcess` (what the rehearsal does: the server's work then runs on
+another core than the run it answers, instead of taking turns with it for one interpreter lock).
 """
 from __future__ import annotations
 
 import functools
 import hashlib
 import json
+import multiprocessing
+import os
 import random
 import re
 import threading
+import urllib.request
 import zlib
 from collections import defaultdict
 from dataclasses import dataclass
@@ -281,16 +286,86 @@ def _handler(server: StandInServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args: Any) -> None:  # one line per request would drown the logs
             pass
 
-        def do_POST(self) -> None:
-            try:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
-                data, status = json.dumps(server.answer(self.path, body)).encode(), 200
-            except Exception as error:  # a bug here must reach the client as a 500, not a hang
-                data, status = json.dumps({"error": {"message": repr(error), "type": "stand-in"}}).encode(), 500
+        def do_GET(self) -> None:
+            if self.path.rstrip("/").endswith("/counts"):
+                self._send(200, json.dumps(server.counts()).encode())
+            else:
+                self._send(404, json.dumps({"error": {"message": f"no such path {self.path}"}}).encode())
+
+        def _send(self, status: int, data: bytes) -> None:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
 
+        def do_POST(self) -> None:
+            try:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+                data, status = json.dumps(server.answer(self.path, body)).encode(), 200
+            except Exception as error:  # a bug here must reach the client as a 500, not a hang
+                data, status = json.dumps({"error": {"message": repr(error), "type": "stand-in"}}).encode(), 500
+            self._send(status, data)
+
     return Handler
+
+
+class StandInProcess:
+    """A :class:`StandInServer` in a process of its own (spawned; it ends with :meth:`stop`, and a daemon
+    process also ends with its parent), counting prompt tokens with the tokenizer saved at ``tokenizer``
+    (a folder ``AutoTokenizer`` reads; None: whitespace words). Same ``url`` / ``counts`` / ``stop`` as the
+    in-process server; ``counts`` asks the server (``GET /counts``). The process gets SIGTERM when its parent
+    dies, even by SIGKILL (Linux), so a killed rehearsal leaves no server running."""
+
+    def __init__(self, tokenizer: str | os.PathLike | None = None, *, sample: int = 16, timeout: float = 120) -> None:
+        context = multiprocessing.get_context("spawn")
+        receive, send = context.Pipe(duplex=False)
+        self._process = context.Process(target=_serve, args=(None if tokenizer is None else str(tokenizer), sample, send),
+                                        daemon=True, name="stand-in-server")
+        self._process.start()
+        send.close()
+        if not receive.poll(timeout):
+            self._process.kill()
+            raise RuntimeError(f"the stand-in server process did not start within {timeout:.0f} s")
+        message = receive.recv()
+        if not str(message).startswith("http://"):
+            self._process.join(5)
+            raise RuntimeError(f"the stand-in server process failed to start: {message}")
+        self.url = str(message)
+
+    def counts(self) -> list[dict[str, Any]]:
+        """:meth:`StandInServer.counts` of the server process."""
+        with urllib.request.urlopen(self.url.rsplit("/v1", 1)[0] + "/counts", timeout=60) as response:
+            return json.loads(response.read())
+
+    def stop(self) -> None:
+        if self._process.is_alive():
+            self._process.terminate()
+        self._process.join(10)
+
+    def __enter__(self) -> "StandInProcess":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+def _serve(tokenizer: str | None, sample: int, send: Any) -> None:
+    """The server process: build the counter, start the server, send its URL (or the error), serve."""
+    from finelogic.models.llama_server import die_with_parent
+
+    die_with_parent()  # a SIGKILLed rehearsal leaves no server behind
+    try:
+        count = None
+        if tokenizer is not None:
+            from transformers import AutoTokenizer
+
+            loaded = AutoTokenizer.from_pretrained(tokenizer)
+            count = lambda text: len(loaded(text, add_special_tokens=False)["input_ids"])  # noqa: E731
+        server = StandInServer(count, sample=sample)
+    except Exception as error:  # the parent raises it, naming it
+        send.send(f"{type(error).__name__}: {error}")
+        return
+    send.send(server.url)
+    send.close()
+    server._server.serve_forever(0.05)
