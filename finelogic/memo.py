@@ -85,6 +85,14 @@ class Memo:
             raw = self.path.read_bytes()
         except FileNotFoundError:
             return
+        lines = [line for line in raw.split(b"\n") if line.strip()]
+        try:  # the usual case, every line whole: one parse for the file
+            records = json.loads(b"[" + b",".join(lines) + b"]")
+            for record in records:
+                self._entries.setdefault(record["key"], record["value"])
+            return
+        except (ValueError, KeyError, TypeError):
+            pass
         position = 0
         for line in raw.split(b"\n"):
             if line.strip():
