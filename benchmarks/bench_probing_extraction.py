@@ -45,6 +45,13 @@ queries met every suffix key only to mask it out. The text now runs alone and th
 cache (attention 24% -> 18%); the suffix trees save 4% of the tokens; batching texts by their own length
 halves the padding. What is left is mostly the matmuls (about 67%, near this core's sgemm rate of 60-70
 GFLOP/s): the ratio is bounded by the tokens each path feeds.
+
+Measured idle 2026-12-01 17:34-17:37 UTC at commit 43927a5 (nothing else running; load 0.7-0.9 during the
+run), ``--problems 8 --threads 1 --rounds 2``: packed 20.4 s CPU (9 forward calls, 4,791 tokens), session
+start 36.6 s CPU (30 calls, 6,752 tokens): **1.80x in CPU time, 1.82x wall**, max |difference| 7.6e-07.
+Idle at the session's start (commit 6b750fe, before 7ccc9da): 23.2 vs 37.1 s CPU, 1.60x. The issue's 2x is
+**not met** on an idle machine; the loaded runs above flattered the packed path (the session-start path's 30
+small calls suffer more from a busy machine than 9 large ones).
 """
 from __future__ import annotations
 
