@@ -66,6 +66,23 @@ def test_the_server_in_its_own_process_answers_counts_and_dies_with_a_killed_par
     assert not _running(child), f"the stand-in server process {child} outlived its killed parent"
 
 
+def test_the_server_process_counts_prompt_tokens_as_the_checkpoints_tokenizer_does(model_cache):
+    from transformers import AutoTokenizer
+
+    from finelogic.models.embedded import converted_path
+    from finelogic.models.spec import open_model
+
+    folder = converted_path()
+    prompts = ["fact1: {A}{a} -> {B}{a}\nfact2: {A}{a}\nhypothesis: {B}{a}", "Is it true?  Answer café ∀x <|im_end|>"]
+    with StandInProcess(folder, sample=1) as server:  # sample=1: every message tokenized, none estimated
+        model = open_model({"kind": "openai", "model": "stand-in:m", "base_url": server.url}, cache=False)
+        model.generate([[{"role": "user", "content": p}] for p in prompts])
+        counted = sum(c["prompt_tokens"] for c in server.counts())
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    expected = sum(len(tokenizer(p, add_special_tokens=False)["input_ids"]) + 4 for p in prompts)  # 4 per message
+    assert counted == expected
+
+
 def _running(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]

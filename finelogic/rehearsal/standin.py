@@ -40,6 +40,7 @@ import urllib.request
 import zlib
 from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
@@ -313,7 +314,7 @@ def _handler(server: StandInServer) -> type[BaseHTTPRequestHandler]:
 class StandInProcess:
     """A :class:`StandInServer` in a process of its own (spawned; it ends with :meth:`stop`, and a daemon
     process also ends with its parent), counting prompt tokens with the tokenizer saved at ``tokenizer``
-    (a folder ``AutoTokenizer`` reads; None: whitespace words). Same ``url`` / ``counts`` / ``stop`` as the
+    (a folder holding a fast tokenizer's ``tokenizer.json``, e.g. a checkpoint's; None: whitespace words). Same ``url`` / ``counts`` / ``stop`` as the
     in-process server; ``counts`` asks the server (``GET /counts``). The process gets SIGTERM when its parent
     dies, even by SIGKILL (Linux), so a killed rehearsal leaves no server running."""
 
@@ -358,10 +359,12 @@ def _serve(tokenizer: str | None, sample: int, send: Any) -> None:
     try:
         count = None
         if tokenizer is not None:
-            from transformers import AutoTokenizer
+            # The Rust tokenizer the fast transformers tokenizer wraps (same counts; 0.2 s to load instead of
+            # ~8 s importing transformers), so the server is up before the run needs it.
+            from tokenizers import Tokenizer
 
-            loaded = AutoTokenizer.from_pretrained(tokenizer)
-            count = lambda text: len(loaded(text, add_special_tokens=False)["input_ids"])  # noqa: E731
+            loaded = Tokenizer.from_file(str(Path(tokenizer) / "tokenizer.json"))
+            count = lambda text: len(loaded.encode(text, add_special_tokens=False).ids)  # noqa: E731
         server = StandInServer(count, sample=sample)
     except Exception as error:  # the parent raises it, naming it
         send.send(f"{type(error).__name__}: {error}")
