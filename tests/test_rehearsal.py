@@ -83,6 +83,14 @@ def test_the_server_process_counts_prompt_tokens_as_the_checkpoints_tokenizer_do
     assert counted == expected
 
 
+def test_a_plain_script_starts_the_server_process_without_a_main_guard(tmp_path):
+    script = tmp_path / "rehearse_here.py"  # no `if __name__ == "__main__":`, as a user writes it
+    script.write_text("from finelogic.rehearsal.standin import StandInProcess\n"
+                      "with StandInProcess() as server:\n    print(server.url.startswith('http://127.0.0.1:'))\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert done.returncode == 0 and done.stdout.strip() == "True", done.stderr[-2000:]
+
+
 def _running(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]

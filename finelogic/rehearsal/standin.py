@@ -31,10 +31,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import multiprocessing
 import os
 import random
 import re
+import select
+import subprocess
+import sys
 import threading
 import urllib.request
 import zlib
@@ -312,27 +314,26 @@ def _handler(server: StandInServer) -> type[BaseHTTPRequestHandler]:
 
 
 class StandInProcess:
-    """A :class:`StandInServer` in a process of its own (spawned; it ends with :meth:`stop`, and a daemon
-    process also ends with its parent), counting prompt tokens with the tokenizer saved at ``tokenizer``
-    (a folder holding a fast tokenizer's ``tokenizer.json``, e.g. a checkpoint's; None: whitespace words). Same ``url`` / ``counts`` / ``stop`` as the
-    in-process server; ``counts`` asks the server (``GET /counts``). The process gets SIGTERM when its parent
-    dies, even by SIGKILL (Linux), so a killed rehearsal leaves no server running."""
+    """A :class:`StandInServer` in a process of its own (a fresh interpreter, so no script needs a
+    ``__main__`` guard), counting prompt tokens with the tokenizer saved at ``tokenizer`` (a folder holding a
+    fast tokenizer's ``tokenizer.json``, e.g. a checkpoint's; None: whitespace words). Same ``url`` /
+    ``counts`` / ``stop`` as the in-process server; ``counts`` asks the server (``GET /counts``). The process
+    gets SIGTERM when its parent dies, even by SIGKILL (Linux), so a killed rehearsal leaves no server."""
 
     def __init__(self, tokenizer: str | os.PathLike | None = None, *, sample: int = 16, timeout: float = 120) -> None:
-        context = multiprocessing.get_context("spawn")
-        receive, send = context.Pipe(duplex=False)
-        self._process = context.Process(target=_serve, args=(None if tokenizer is None else str(tokenizer), sample, send),
-                                        daemon=True, name="stand-in-server")
-        self._process.start()
-        send.close()
-        if not receive.poll(timeout):
-            self._process.kill()
-            raise RuntimeError(f"the stand-in server process did not start within {timeout:.0f} s")
-        message = receive.recv()
-        if not str(message).startswith("http://"):
-            self._process.join(5)
-            raise RuntimeError(f"the stand-in server process failed to start: {message}")
-        self.url = str(message)
+        from finelogic.models.llama_server import die_with_parent
+
+        arguments = [str(sample)] + ([] if tokenizer is None else [str(tokenizer)])
+        self._process = subprocess.Popen(
+            [sys.executable, "-c", "import sys; from finelogic.rehearsal.standin import serve; serve(*sys.argv[1:])",
+             *arguments], stdout=subprocess.PIPE, text=True, preexec_fn=die_with_parent)
+        ready, _, _ = select.select([self._process.stdout], [], [], timeout)
+        line = self._process.stdout.readline().strip() if ready else ""
+        if not line.startswith("http://"):
+            self.stop()
+            raise RuntimeError(f"the stand-in server process did not start within {timeout:.0f} s: "
+                               f"{line or 'no answer'}")
+        self.url = line
 
     def counts(self) -> list[dict[str, Any]]:
         """:meth:`StandInServer.counts` of the server process."""
@@ -340,9 +341,14 @@ class StandInProcess:
             return json.loads(response.read())
 
     def stop(self) -> None:
-        if self._process.is_alive():
+        if self._process.poll() is None:
             self._process.terminate()
-        self._process.join(10)
+        try:
+            self._process.wait(10)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+        self._process.stdout.close()
 
     def __enter__(self) -> "StandInProcess":
         return self
@@ -351,11 +357,9 @@ class StandInProcess:
         self.stop()
 
 
-def _serve(tokenizer: str | None, sample: int, send: Any) -> None:
-    """The server process: build the counter, start the server, send its URL (or the error), serve."""
-    from finelogic.models.llama_server import die_with_parent
-
-    die_with_parent()  # a SIGKILLed rehearsal leaves no server behind
+def serve(sample: str = "16", tokenizer: str | None = None) -> None:
+    """The server process (:class:`StandInProcess`): build the counter, start the server, print its URL
+    (or the error) on one line, serve until terminated."""
     try:
         count = None
         if tokenizer is not None:
@@ -365,10 +369,9 @@ def _serve(tokenizer: str | None, sample: int, send: Any) -> None:
 
             loaded = Tokenizer.from_file(str(Path(tokenizer) / "tokenizer.json"))
             count = lambda text: len(loaded.encode(text, add_special_tokens=False).ids)  # noqa: E731
-        server = StandInServer(count, sample=sample)
+        server = StandInServer(count, sample=int(sample))
     except Exception as error:  # the parent raises it, naming it
-        send.send(f"{type(error).__name__}: {error}")
+        print(f"error: {type(error).__name__}: {error}", flush=True)
         return
-    send.send(server.url)
-    send.close()
+    print(server.url, flush=True)
     server._server.serve_forever(0.05)
