@@ -32,7 +32,6 @@ steps). The last line is the label's marker, the only marker in the trace.
 """
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, MutableMapping, Sequence
 
 from finelogic.baselines.common import HYPOTHESIS, formula_table, gold_derivation, rule_words, symbol_legend
@@ -66,8 +65,7 @@ def solver_trace(problem: Problem, *, memo: MutableMapping[str, Any] | None = No
     """
     if memo is None:
         return _trace(problem)
-    key = memo_key(["logipt trace", [[[f.id, f.text] for f in problem.facts] if n.name == "facts"
-                                     else getattr(problem, n.name) for n in dataclasses.fields(problem)]])
+    key = memo_key(["logipt trace", problem.key_fields()])
     kept = memo.get(key)
     if kept is None:
         try:
