@@ -12,7 +12,7 @@ code, so its result can be kept like a model answer. A :class:`Memo` is that sto
   again (delete ``memo/`` to reclaim the space);
 * ``memo[key] = value`` buffers; :meth:`Memo.flush` appends the buffer in one ``write`` under a lock on the
   file (several processes may share a memo: a key written twice is read once), and runs every
-  :data:`FLUSH_EVERY` new results, at :meth:`~Memo.close` and when the ``with`` block ends, so a crash loses
+  :data:`FLUSH_EVERY` new results and when the ``with`` block ends, so a crash loses
   at most the last few; a torn last line is skipped with a warning naming the file.
 
 Evaluation code takes any mapping (``memo.get(key)`` / ``memo[key] = value``; a plain ``dict`` in tests)
@@ -28,7 +28,7 @@ import logging
 import os
 import threading
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from finelogic.config import cache_dir, safe_name
 from finelogic.files import exclusive_lock
@@ -133,10 +133,6 @@ class Memo:
         if full:
             self.flush()
 
-    def update(self, pairs: Iterable[tuple[str, Any]]) -> None:
-        for key, value in pairs:
-            self[key] = value
-
     def flush(self) -> None:
         """Append the buffered results to the file: one ``write`` under the file's lock."""
         with self._lock:
@@ -149,9 +145,6 @@ class Memo:
                 if handle.tell() and not _ends_with_newline(self.path):
                     text = "\n" + text  # close off a torn line left by a crash
                 handle.write(text.encode("utf-8"))
-
-    def close(self) -> None:
-        self.flush()
 
     def __enter__(self) -> "Memo":
         return self

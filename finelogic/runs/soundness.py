@@ -30,10 +30,11 @@ the model cache's.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
 from dataclasses import dataclass, field
-from typing import Any, Mapping, MutableMapping
+from typing import Any, Iterator, Mapping, MutableMapping
 
 import pandas as pd
 
@@ -136,8 +137,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     llm = LLMJudge(opened[0][1]) if opened else None
 
     records, problems, source = fld_responses(profile, seed, settings.get("run_accuracy_if_missing", True))
-    with Memo("symbolic-verdicts", source_version(*VERDICT_SOURCES)) as verdicts, \
-            Memo("soundness-steps", source_version(*STEPS_SOURCES)) as read:
+    with judging_memos() as (verdicts, read):
         symbolic = SymbolicJudge(memo=verdicts)
         judge: Judge = HybridJudge(symbolic, llm) if settings["judge"] == "hybrid" else symbolic
         steps = judge_responses(records, problems, judge, policy=policy, memo=read)
@@ -162,6 +162,15 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
         n=len(records), data={"responses": source}, model_calls=calls, cache_hits=hits, seconds=float(watch))
     return SoundnessRun(provenance, steps=steps, gold_steps=gold, quality=quality, labels=label_counts(items),
                         example=example, problems=problems, items=tuple(items), example_problem=example_problem)
+
+
+@contextlib.contextmanager
+def judging_memos() -> Iterator[tuple[Memo, Memo]]:
+    """The symbolic judge's verdicts and the steps as read, kept across runs (and shared with the
+    supervision run's judged FLD responses); flushed when the block ends."""
+    with Memo("symbolic-verdicts", source_version(*VERDICT_SOURCES)) as verdicts, \
+            Memo("soundness-steps", source_version(*STEPS_SOURCES)) as read:
+        yield verdicts, read
 
 
 def fld_responses(profile: str, seed: int = 0,

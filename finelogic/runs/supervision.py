@@ -46,7 +46,7 @@ from finelogic.models.base import GenerationConfig
 from finelogic.models.spec import ModelSpec, open_model, parse_model
 from finelogic.prompts import DIRECT
 from finelogic.runs.base import Provenance, Run, Stopwatch, call_counts, open_models, resolve
-from finelogic.runs.soundness import STEPS_SOURCES, VERDICT_SOURCES
+from finelogic.runs.soundness import judging_memos
 from finelogic.sft.datasets import SETTING, SOURCES, CheckedSet, check_sizes, checked_training_set, training_problems
 from finelogic.sft.styles import STYLES, StyleError
 from finelogic.sft.train import PAPER_CONFIG, TrainConfig, TrainedModel, train, with_overrides
@@ -192,8 +192,7 @@ def _judged_fld_steps(records: pd.DataFrame, problems: Mapping[str, Problem]) ->
     if fld.empty:
         return pd.DataFrame()
     # The soundness run's memos: a step or response judged there (or by an earlier run) is read back.
-    with Memo("symbolic-verdicts", source_version(*VERDICT_SOURCES)) as verdicts, \
-            Memo("soundness-steps", source_version(*STEPS_SOURCES)) as read:
+    with judging_memos() as (verdicts, read):
         return judge_responses(fld, problems, SymbolicJudge(memo=verdicts), memo=read)
 
 
