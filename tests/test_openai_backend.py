@@ -119,6 +119,38 @@ def test_other_4xx_fail_at_once_naming_the_request_and_keep_finished_answers(fak
     assert sorted(line["request"]["messages"][-1]["content"] for line in cache_lines(tmp_path / "c.jsonl")) == sorted(prompts)
 
 
+def test_many_small_calls_reuse_the_backends_senders_instead_of_starting_threads_per_call(fake_server, tmp_path,
+                                                                                        monkeypatch):
+    import threading
+
+    backend = cached(fake_server, tmp_path / "c.jsonl", max_concurrency=4)
+    backend.generate([chat(f"warm-up {i}") for i in range(4)])
+    started = []
+    start = threading.Thread.start
+    monkeypatch.setattr(threading.Thread, "start", lambda thread: (started.append(thread.name), start(thread))[1])
+    client_side = lambda names: [n for n in names if "process_request" not in n]  # the fake server's own threads
+    for call in range(40):  # a selection-inference run asks in hundreds of small rounds like these
+        assert backend.generate([chat(f"round {call} item {i}") for i in range(3)]) == \
+            [f"answer to round {call} item {i}" for i in range(3)]
+    assert not client_side(started), f"{len(client_side(started))} threads started by 40 calls"
+    assert sum(fake_server.counts.values()) == 4 + 40 * 3
+
+
+def test_a_failing_request_lets_the_ones_in_flight_finish_into_the_cache_before_it_is_raised(fake_server, tmp_path):
+    backend = cached(fake_server, tmp_path / "c.jsonl", max_concurrency=4, backoff_base=0.01)
+    fake_server.slow_seconds = 0.5
+    slow = [f"slow prompt {i}" for i in range(3)]
+    for prompt in slow:
+        fake_server.script[prompt] = ["slow"]
+    fake_server.script["rejected"] = ["400"]
+    with pytest.raises(RequestFailed, match="rejected"):
+        backend.generate([chat(p) for p in slow + ["rejected"]])
+    # The 400 came back at once; the three slow answers were in flight and are kept, not lost or late.
+    assert sorted(line["request"]["messages"][-1]["content"] for line in cache_lines(tmp_path / "c.jsonl")) == slow
+    assert backend.generate([chat(p) for p in slow]) == [f"answer to {p}" for p in slow]
+    assert sum(fake_server.counts.values()) == 4
+
+
 def test_api_key_never_reaches_cache_logs_or_errors(fake_server, tmp_path, monkeypatch, caplog):
     secret = "sk-test-0123456789abcdefSECRET"
     monkeypatch.setenv("FINELOGIC_TEST_KEY", secret)

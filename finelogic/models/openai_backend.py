@@ -105,6 +105,8 @@ class OpenAIBackend:
         self.stats = BackendStats()
         self._aligned: bool | None = None
         self._lock = threading.Lock()
+        self._senders: tuple[int, ThreadPoolExecutor] | None = None
+        self._pool_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"OpenAIBackend({self.model!r}, base_url={self.base_url!r})"
@@ -234,8 +236,8 @@ class OpenAIBackend:
                 if on_result is not None:
                     on_result(i, response)
 
-        with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool, \
-                tqdm(total=len(todo), desc=f"{self.model} {desc}", disable=len(todo) < 8) as bar:
+        with tqdm(total=len(todo), desc=f"{self.model} {desc}", disable=len(todo) < 8) as bar:
+            pool = self._pool()
             futures = [pool.submit(one, key, indices[0]) for key, indices in todo.items()]
             for future in futures:
                 future.add_done_callback(lambda _: bar.update(1))
@@ -244,7 +246,18 @@ class OpenAIBackend:
             if failed:
                 for future in pending:
                     future.cancel()
+                wait(pending)  # the ones already sending finish (and reach on_result) before the error is raised
                 raise failed[0].exception()  # finished answers already went to on_result
+
+    def _pool(self) -> ThreadPoolExecutor:
+        """The backend's senders: ``max_concurrency`` threads, started once and kept for every call (a
+        run makes hundreds of small calls; a pool per call started 2,237 threads in a cached accuracy
+        rerun, 9.5 s of its 55). A process forked after they started gets its own."""
+        with self._pool_lock:  # not self._lock: ensure_aligned holds that while it sends
+            if self._senders is None or self._senders[0] != os.getpid():
+                pool = ThreadPoolExecutor(max_workers=self.max_concurrency, thread_name_prefix=f"{self.model}-send")
+                self._senders = (os.getpid(), pool)
+            return self._senders[1]
 
     def _with_retries(self, index: int, request: dict[str, Any], send: Callable) -> dict[str, Any]:
         """The one place that retries: classifies each failure as retryable or fatal."""
