@@ -141,6 +141,23 @@ def test_hidden_states_are_cached_as_arrays_per_request(tmp_path):
     assert again.backend.stats.calls == 1 and len(list((tmp_path / "c.arrays").glob("*.npz"))) == 3
 
 
+def test_hidden_states_files_written_by_earlier_versions_are_still_read(tmp_path):
+    """Caches filled before the one-block layout (one .npz member per array) keep answering."""
+    first = CachedBackend(StatesBackend(), tmp_path / "c.jsonl", "m")
+    nested = first.hidden_states("abcdef", [2, 4], layer=-1, suffixes=[["x", "y"], "z"])
+    plain = first.hidden_states("abcdef", [2, 4], layer=-1)
+    for path in (tmp_path / "c.arrays").glob("*.npz"):  # rewrite each file the old way
+        with np.load(path) as stored:
+            arrays = np.split(stored["data"], np.cumsum(stored["sizes"])[:-1])
+            was_nested = bool(stored["nested"])
+        np.savez(path, count=len(arrays), nested=was_nested, **{f"a{i}": a for i, a in enumerate(arrays)})
+    again = CachedBackend(StatesBackend(), tmp_path / "c.jsonl", "m")
+    assert [a.tolist() for a in again.hidden_states("abcdef", [2, 4], layer=-1, suffixes=[["x", "y"], "z"])] == \
+        [a.tolist() for a in nested]
+    assert again.hidden_states("abcdef", [2, 4], layer=-1).tolist() == plain.tolist()
+    assert again.backend.stats.calls == 0
+
+
 def test_a_loader_is_called_only_when_something_is_not_cached(tmp_path):
     opened = []
 

@@ -53,6 +53,7 @@ exact text split into the shared ``prefix`` and the appended ``suffix``.
 """
 from __future__ import annotations
 
+import functools
 import random
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -254,6 +255,14 @@ def split_problems(problems: Sequence[Problem], n_train: int, seed: int = 0) -> 
 # ------------------------------------------------------------------------------------------- proofs
 
 
+@functools.lru_cache(maxsize=8192)
+def gold_steps(proof: str) -> tuple[ProofStep, ...]:
+    """A gold proof's steps (:func:`~finelogic.logic.proof.parse_proof_steps`), parsed once per proof text:
+    every task and every model's read-out reads the same proofs (a paper-size probing run parsed each
+    proof a dozen times, 40% of building its rows)."""
+    return tuple(parse_proof_steps(proof))
+
+
 @dataclass(frozen=True)
 class ProofLogic:
     """A gold proof's steps with their formulas: what NSD's derivability checks work on."""
@@ -268,7 +277,7 @@ class ProofLogic:
             raise ValueError(f"problem {problem.id!r}: probing needs a PROVED/DISPROVED problem with a gold proof")
         formulas = {k: parse_formula(v) for k, v in problem.formulas.items()}
         formulas["¬hypothesis"] = negate(formulas["hypothesis"])
-        return cls(problem, tuple(parse_proof_steps(problem.proof)), formulas)
+        return cls(problem, gold_steps(problem.proof), formulas)
 
     @property
     def n_steps(self) -> int:
@@ -298,7 +307,7 @@ class ProofLogic:
 
 def fact_roles(problem: Problem) -> tuple[list[str], list[str]]:
     """``(necessary, redundant)`` fact ids: cited by the gold proof / listed as distractors, in fact order."""
-    cited = {p for s in parse_proof_steps(problem.proof or "") for p in s.premises}
+    cited = {p for s in gold_steps(problem.proof or "") for p in s.premises}
     distractors = set(problem.meta.get("distractors", ()))
     necessary = [f.id for f in problem.facts if f.id in cited]
     redundant = [f.id for f in problem.facts if f.id in distractors and f.id not in cited]
