@@ -47,7 +47,8 @@ from finelogic.models.spec import ModelSpec, open_model, parse_model
 from finelogic.prompts import DIRECT
 from finelogic.runs.base import Provenance, Run, Stopwatch, call_counts, open_models, resolve
 from finelogic.runs.soundness import judging_memos
-from finelogic.sft.datasets import SETTING, SOURCES, CheckedSet, check_sizes, checked_training_set, training_problems
+from finelogic.sft.datasets import (SETTING, SOURCES, CheckedSet, check_sizes, checked_training_set, problems_digest,
+                                    training_problems)
 from finelogic.sft.styles import STYLES, StyleError
 from finelogic.sft.train import PAPER_CONFIG, TrainConfig, TrainedModel, train, with_overrides
 
@@ -115,7 +116,8 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     problems = training_problems(check_sizes(settings), seed)  # generated once, written in every style
     # Built and checked once, then read from the memo; a failing line stops the run before any training.
     with Memo("supervision-training-data", source_version(*SOURCES, *LOGIPT_SOURCES)) as memo:
-        checked = {style: checked_training_set(style, problems, seed, memo=memo) for style in styles}
+        digest = problems_digest(problems)
+        checked = {style: checked_training_set(style, problems, seed, memo=memo, digest=digest) for style in styles}
         examples = {style: c.examples for style, c in checked.items()}
         checks = style_checks(checked.values())
         failing = checks[checks["failing"] > 0]

@@ -169,7 +169,7 @@ def _ordered(problems: Sequence[Problem], seed: int) -> list[Problem]:
 
 
 def checked_training_set(style: str, problems: Sequence[Problem], seed: int = 0, *, progress: bool | None = None,
-                         memo: MutableMapping[str, Any] | None = None) -> CheckedSet:
+                         memo: MutableMapping[str, Any] | None = None, digest: str | None = None) -> CheckedSet:
     """The training examples of one supervision style, each text judged line by line by
     :func:`finelogic.sft.style_checks.check` (z3; about a millisecond per step once warm).
 
@@ -183,6 +183,8 @@ def checked_training_set(style: str, problems: Sequence[Problem], seed: int = 0,
         memo: a mapping kept across runs (a :class:`finelogic.memo.Memo` versioned by :data:`SOURCES`). The
             texts and the check's counts are read from it under a key of the style, the seed and every
             field of every problem, and put in it when built; a kept set is neither built nor checked again.
+        digest: ``problems_digest(problems)`` when the caller has it (the styles of one run share their
+            problems: 12,700 of them take about a second to digest).
 
     Returns:
         A :class:`CheckedSet`: the examples in a seeded shuffled order, the lines judged, the failures.
@@ -190,8 +192,9 @@ def checked_training_set(style: str, problems: Sequence[Problem], seed: int = 0,
     if style not in STYLES:
         raise StyleError(f"unknown supervision style {style!r}; choose one of {', '.join(STYLES)}")
     ordered = _ordered(problems, seed)
+    # The order is a function of the problems and the seed, so both name the set.
     key = memo_key({"kind": "sft training set", "style": style, "seed": seed,
-                    "problems": problems_digest(ordered)}) if memo is not None else ""
+                    "problems": digest or problems_digest(problems)}) if memo is not None else ""
     kept = memo.get(key) if memo is not None else None
     if kept is not None:
         log.info("SFT %s: %d examples read from the memo (built and checked before)", style, len(kept["texts"]))
