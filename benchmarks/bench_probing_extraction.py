@@ -50,8 +50,21 @@ Measured idle 2026-12-01 17:34-17:37 UTC at commit 43927a5 (nothing else running
 run), ``--problems 8 --threads 1 --rounds 2``: packed 20.4 s CPU (9 forward calls, 4,791 tokens), session
 start 36.6 s CPU (30 calls, 6,752 tokens): **1.80x in CPU time, 1.82x wall**, max |difference| 7.6e-07.
 Idle at the session's start (commit 6b750fe, before 7ccc9da): 23.2 vs 37.1 s CPU, 1.60x. The issue's 2x is
-**not met** on an idle machine; the loaded runs above flattered the packed path (the session-start path's 30
-small calls suffer more from a busy machine than 9 large ones).
+**not met** on an idle machine with one thread; the loaded runs above flattered the packed path (the
+session-start path's 30 small calls suffer more from a busy machine than 9 large ones).
+
+Measured idle 2026-12-01 20:10-20:17 UTC at commit ea9f832 (no other work; load 1.0-1.8 during the runs, the
+benchmark's own threads), with two threads (what a run uses on this 2-core machine: torch's default, and the
+probing notebook's ``threads=None``) and with one:
+``--problems 8 --threads 2 --rounds 2``: packed 11.5 s wall (22.8 s CPU), session start 24.4 s (47.7 s CPU):
+**2.12x wall, 2.09x CPU**; ``--problems 16 --threads 2 --rounds 2``: packed 25.0 s (49.4 s CPU, 11 calls,
+10,014 tokens), session start 48.6 s (95.6 s CPU, 60 calls, 14,236 tokens): **1.94x wall, 1.94x CPU**;
+``--problems 8 --threads 1 --rounds 2``: 19.7 vs 36.2 s, **1.83x wall, 1.84x CPU**; max |difference|
+7.6e-07 in every run. So about 2x with the threads a run uses, and not reliably at or above it. A
+torch.profiler trace of the packed path (8 problems, 1 thread) puts 71% of its time in the linear layers'
+matmuls (about 61 GFLOP/s) and 17% in attention; padding is 1.5% of the tokens (4,864 fed for 4,791). What
+is left would need attention that skips the keys a suffix cannot see (its text beyond its boundary, the
+other suffixes: most of the second pass's keys), which SDPA with a mask computes anyway.
 """
 from __future__ import annotations
 
