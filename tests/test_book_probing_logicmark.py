@@ -102,5 +102,26 @@ def test_finding_text_says_what_the_data_support():
     assert clear == ("On 10 test problems the probe of m1 beats the text-only and majority baselines beyond their "
                      "95% CIs on NSD 100.0% of rows [100.0, 100.0].")
     none = probing_page.finding_text(_three_probe_summary(3), "chat", "m1")
-    assert none.startswith("On 10 test problems no probe of m1 separates from the text-only and majority baselines")
-    assert none.endswith("at this size the data support no claim about what its states encode.")
+    assert none.startswith("On 10 test problems no probe of m1 beats all of the text-only and majority baselines "
+                           "beyond their 95% CIs: NSD 50.0% of rows")
+    assert "not beyond the text-only baseline's" in none and "the majority class's 50.0% of rows [50.0, 50.0]" in none
+    assert none.endswith("At this size the data support no claim that its states encode more than those baselines "
+                         "pick up.")
+
+
+def test_finding_text_names_the_baselines_a_probe_clears_and_those_it_does_not():
+    """A probe above the random-init control but within the text-only baseline's CI: the sentence must not
+    say its CI overlaps the control's (an earlier wording did, for the tiny book's CSS and RFI rows)."""
+    m1 = _three_probe_summary(3)  # m1 right on 3 of 6 rows a problem, as the text-only baseline
+    rows = [_row(f"p{i}", lab, "nsd", step=1) for i in range(10) for lab in (1, 1, 1, 0, 0, 0)]
+    wrong = [1 - r.label for r in rows]  # the control is always wrong
+    from finelogic.eval.probing import summarize
+    control = summarize(predict_table(rows, wrong).assign(probe="linear probe", model="ctl", readout="chat"))
+    summary = pd.concat([m1, control], ignore_index=True)
+    text = probing_page.finding_text(summary, "chat", "m1", control="ctl")
+    ours = summary[(summary.model == "m1") & (summary.probe == "linear probe")].iloc[0]
+    ctl = summary[summary.model == "ctl"].iloc[0]
+    assert ours.row_ci_low > ctl.row_ci_high  # the probe clears the control...
+    assert "beyond the random-init control's 0.0% of rows [0.0, 0.0]" in text
+    assert "not beyond the random-init control" not in text
+    assert "not beyond the text-only baseline's" in text  # ...but not the text-only baseline

@@ -207,30 +207,45 @@ def soundness(run) -> str:
 
 def finding_text(summary: pd.DataFrame, readout: str, model: str, control: str | None = None) -> str:
     """One sentence on what the data supports: for each task, whether ``model``'s probe row accuracy CI
-    clears the text-only baseline's and the control's (random-init) CI upper ends."""
+    clears the text-only baseline's, the majority class's and the control's (random-init) CI upper ends;
+    where it does not clear them all, which ones it does and does not clear, with their values."""
     chosen = summary[summary["readout"] == readout].set_index(["model", "probe", "task"])
     if chosen.empty:
         return "This run trained no probe, so the page supports nothing about what the hidden states encode."
     shared_model = summary["model"].iloc[0]
+    names = {TEXT_ONLY: "the text-only baseline", MAJORITY: "the majority class", LINEAR: "the random-init control"}
     clear, not_clear = [], []
     for task in TASKS:
         if (model, LINEAR, task) not in chosen.index:
             continue
         ours = chosen.loc[(model, LINEAR, task)]
-        bars = [chosen.loc[(shared_model, name, task), "row_ci_high"] for name in (TEXT_ONLY, MAJORITY)
-                if (shared_model, name, task) in chosen.index]
+        others = [(names[name], chosen.loc[(shared_model, name, task)]) for name in (TEXT_ONLY, MAJORITY)
+                  if (shared_model, name, task) in chosen.index]
         if control is not None and (control, LINEAR, task) in chosen.index:
-            bars.append(chosen.loc[(control, LINEAR, task), "row_ci_high"])
-        text = (f"{task.upper()} {ours['row_accuracy']:.1f}% of rows [{ours['row_ci_low']:.1f}, "
-                f"{ours['row_ci_high']:.1f}]")
-        (clear if bars and ours["row_ci_low"] > max(bars) else not_clear).append(text)
+            others.append((names[LINEAR], chosen.loc[(control, LINEAR, task)]))
+        text = f"{task.upper()} {_rows_interval(ours)}"
+        beaten = [(n, o) for n, o in others if ours["row_ci_low"] > o["row_ci_high"]]
+        within = [(n, o) for n, o in others if ours["row_ci_low"] <= o["row_ci_high"]]
+        if others and not within:
+            clear.append(text)
+            continue
+        if within:
+            text += (" (not beyond " + ", ".join(f"{n}'s {_rows_interval(o)}" for n, o in within)
+                     + ("; beyond " + ", ".join(f"{n}'s {_rows_interval(o)}" for n, o in beaten) if beaten else "")
+                     + ")")
+        not_clear.append(text)
     problems = int(chosen["problems"].max())
     against = "the text-only and majority baselines" + (" and the random-init control" if control else "")
     if not clear:
-        return (f"On {problems} test problems no probe of {model} separates from {against} (95% CIs overlap: "
-                + "; ".join(not_clear) + "): at this size the data support no claim about what its states encode.")
+        return (f"On {problems} test problems no probe of {model} beats all of {against} beyond their 95% CIs: "
+                + "; ".join(not_clear) + ". At this size the data support no claim that its states encode more "
+                "than those baselines pick up.")
     return (f"On {problems} test problems the probe of {model} beats {against} beyond their 95% CIs on "
             + "; ".join(clear) + (", but not on " + "; ".join(not_clear) if not_clear else "") + ".")
+
+
+def _rows_interval(row: Any) -> str:
+    return f"{row['row_accuracy']:.1f}% of rows [{row['row_ci_low']:.1f}, {row['row_ci_high']:.1f}]"
 
 
 def probing(run, control: str | None = None) -> str:
