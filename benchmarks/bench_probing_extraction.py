@@ -123,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     from finelogic.eval.probing import extract_features
     from finelogic.eval.probing_data import TASKS, Readout, build_rows, probing_problems
     from finelogic.models.hf import HFBackend
+    from finelogic.models.onednn import OneDNNLinears
     from finelogic.profiles import get_profile
 
     torch.set_num_threads(args.threads)
@@ -134,14 +135,25 @@ def main(argv: list[str] | None = None) -> int:
     readout = Readout(args.readout, backend.tokenizer if args.readout == "chat" else None)
     rows = [r for task in TASKS for r in build_rows({"test": problems}, task, readout, args.seed,
                                                      nsd_points=settings["nsd_points"])]
+    plain = HFBackend(backend.model, backend.tokenizer, batch_size=args.batch_size, cpu_linears="torch")
+    onednn = OneDNNLinears()
+
+    def old_on_onednn():
+        with onednn:
+            return extract_features(OneProblemPerCall(old), rows, progress=False)
+
     ways = {"packed": (backend, lambda: extract_features(backend, rows, progress=False)),
-            "session start": (old, lambda: extract_features(OneProblemPerCall(old), rows, progress=False))}
+            "packed, F.linear": (plain, lambda: extract_features(plain, rows, progress=False)),
+            "session start": (old, lambda: extract_features(OneProblemPerCall(old), rows, progress=False)),
+            "session start, oneDNN": (old, old_on_onednn)}
     if args.naive:
         ways["naive"] = (backend, lambda: extract_features(backend, rows, reuse_prefix=False, progress=False))
     print(f"profile {args.profile}, {len(problems)} problems, {len(rows)} rows "
           f"({', '.join(f'{t}: {sum(r.task == t for r in rows)}' for t in TASKS)}), read-out {args.readout}, "
           f"{args.threads} threads, batch size {args.batch_size}, baseline {args.baseline}")
-    extract_features(backend, rows[:4], progress=False)  # warm-up
+    extract_features(backend, rows[:4], progress=False)  # warm-up (and oneDNN's weights reordered)
+    with onednn:
+        extract_features(OneProblemPerCall(old), rows[:4], progress=False)
     timings: dict[str, list[float]] = {name: [] for name in ways}
     cpu: dict[str, list[float]] = {name: [] for name in ways}
     loads: list[float] = []
@@ -158,11 +170,18 @@ def main(argv: list[str] | None = None) -> int:
             tokens[name], calls[name] = used.stats.prompt_tokens, used.stats.calls
     diff = max(float(np.abs(features[name] - features["packed"]).max()) for name in ways)
     for name in timings:
-        print(f"  {name:13s}: best {min(timings[name]):7.1f} s wall, {min(cpu[name]):7.1f} s CPU of "
+        print(f"  {name:21s}: best {min(timings[name]):7.1f} s wall, {min(cpu[name]):7.1f} s CPU of "
               f"{len(timings[name])}, {calls[name]:5d} forward calls, {tokens[name]:7d} tokens fed")
-    ratios = ", ".join(f"{min(timings[name]) / min(timings['packed']):.2f}x faster than {name} in wall time, "
-                       f"{min(cpu[name]) / min(cpu['packed']):.2f}x in CPU time" for name in ways if name != "packed")
-    print(f"  packed is {ratios}; max |difference| {diff:.2e}; load average (1 min) during the run "
+    def ratio(slow: str, fast: str) -> str:
+        return (f"{min(timings[slow]) / min(timings[fast]):.2f}x in wall time, "
+                f"{min(cpu[slow]) / min(cpu[fast]):.2f}x in CPU time")
+
+    print(f"  packed (as runs use it) against the session-start path as it was: {ratio('session start', 'packed')}")
+    print(f"  the same linear layers on both sides: F.linear {ratio('session start', 'packed, F.linear')}; "
+          f"oneDNN {ratio('session start, oneDNN', 'packed')}")
+    if "naive" in ways:
+        print(f"  packed against naive: {ratio('naive', 'packed')}")
+    print(f"  max |difference| {diff:.2e}; load average (1 min) during the run "
           f"{min(loads):.1f}-{max(loads):.1f}, now {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     return 0 if diff < 1e-4 else 1
 

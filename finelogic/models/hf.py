@@ -22,6 +22,7 @@ same numbers.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple, Sequence
@@ -31,6 +32,7 @@ import torch
 from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 from transformers import StoppingCriteria
 
+from finelogic.models import onednn
 from finelogic.models.base import (BackendStats, Completion, Conversation, GenerationConfig, LoglikelihoodResult,
                                    StatesRequest, split_whitespace, truncate_at_stop)
 
@@ -55,11 +57,17 @@ class HFBackend:
             runs one full forward pass per (context, continuation), as lm-eval does.
         share_prefix: encode the token prefixes shared by a generation batch's prompts once (default);
             False encodes every prompt whole.
+        cpu_linears: how ``generate``, ``loglikelihood`` and ``hidden_states_batch`` run float32 linear
+            layers on a CPU: ``"onednn"`` through oneDNN with weights reordered once
+            (:mod:`finelogic.models.onednn`; 1.3-1.5x faster than MKL's sgemm on AMD EPYC cores, at the
+            cost of one extra copy of the weights), ``"torch"`` as ``F.linear`` does, ``"auto"`` (default)
+            oneDNN where this torch build has it. The model is not modified. Training, and the one-pass
+            references (``share_context=False``, ``reuse_prefix=False``), always use ``F.linear``.
     """
 
     def __init__(self, model: Any = None, tokenizer: Any = None, *, device: str = "cpu",
                  dtype: torch.dtype = torch.float32, batch_size: int = 8, device_map: str | None = None,
-                 share_context: bool = True, share_prefix: bool = True) -> None:
+                 share_context: bool = True, share_prefix: bool = True, cpu_linears: str = "auto") -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         if model is None:
@@ -83,6 +91,16 @@ class HFBackend:
         self.share_context = share_context
         self.share_prefix = share_prefix
         self.stats = BackendStats()
+        if cpu_linears not in ("auto", "onednn", "torch"):
+            raise ValueError(f"cpu_linears must be 'auto', 'onednn' or 'torch', got {cpu_linears!r}")
+        if cpu_linears == "onednn" and not onednn.available():
+            raise RuntimeError("cpu_linears='onednn' but this torch build has no oneDNN linear ops")
+        use = cpu_linears == "onednn" or (cpu_linears == "auto" and onednn.available())
+        self._linears = onednn.OneDNNLinears() if use else None
+
+    def _kernels(self) -> Any:
+        """The context the big inference passes run in: oneDNN linears on CPU (see ``cpu_linears``)."""
+        return self._linears if self._linears is not None else contextlib.nullcontext()
 
     @property
     def device(self) -> torch.device:
@@ -119,7 +137,8 @@ class HFBackend:
         results: list[Completion] = [Completion("")] * len(prompts)
         batches = [order[i:i + self.batch_size] for i in range(0, len(order), self.batch_size)]
         for batch in tqdm(batches, desc="generate", disable=len(batches) < 2):
-            texts = self._generate_batch([prompts[i] for i in batch], config)
+            with self._kernels():
+                texts = self._generate_batch([prompts[i] for i in batch], config)
             for i, text in zip(batch, texts):
                 results[i] = text
                 if on_result is not None:
@@ -233,8 +252,9 @@ class HFBackend:
             ordered = sorted(groups.values(), key=lambda ids: -len(encoded[ids[0]][0]))
             for start in range(0, len(ordered), self.batch_size):
                 batch = ordered[start:start + self.batch_size]
-                scores = self._score_packed([encoded[ids[0]][0] for ids in batch],
-                                            [[encoded[i][1] for i in ids] for ids in batch])
+                with self._kernels():
+                    scores = self._score_packed([encoded[ids[0]][0] for ids in batch],
+                                                [[encoded[i][1] for i in ids] for ids in batch])
                 for ids, group_scores in zip(batch, scores):
                     for i, score in zip(ids, group_scores):
                         results[i] = score
@@ -373,7 +393,8 @@ class HFBackend:
         float32 noise: padding changes the order of a few sums).
         """
         prepared = [self._prepare_states(r) for r in requests]
-        states = self._states_batched(prepared)
+        with self._kernels():
+            states = self._states_batched(prepared)
         return [_finish_states(s, p) for s, p in zip(states, prepared)]
 
     def _prepare_states(self, request: StatesRequest) -> "_PreparedStates":
