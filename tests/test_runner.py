@@ -193,3 +193,17 @@ def test_with_jobs_a_failure_is_named_and_the_notebooks_that_finished_keep_their
     with pytest.raises(NotebookFailed, match=r"notebook 02_accuracy in cell 2 .*ZeroDivisionError"):
         run_notebooks("smoke", ["02_accuracy", "05_probing"], source_dir=src, output_dir=out, jobs=2)
     assert list(json.loads((out / "timings.json").read_text())) == ["05_probing"]
+
+
+def test_relative_paths_in_the_environment_mean_paths_from_where_the_command_was_typed(tmp_path, monkeypatch):
+    """`FINELOGIC_DATA_DIR=data make book` from the folder that holds data/: the kernels run in the notebooks'
+    folder, yet they find the data (they used to fail with 'no such folder')."""
+    src, out, here = tmp_path / "src", tmp_path / "out", tmp_path / "here"
+    src.mkdir()
+    (here / "data").mkdir(parents=True)
+    monkeypatch.chdir(here)
+    monkeypatch.setenv("FINELOGIC_DATA_DIR", "data")
+    _notebook(src / "where.ipynb", "import os, pathlib\nprint(pathlib.Path(os.environ['FINELOGIC_DATA_DIR']).is_dir())")
+    run_notebooks("smoke", ["where"], source_dir=src, output_dir=out)
+    executed = nbformat.read(out / "where.ipynb", as_version=4)
+    assert executed.cells[-1].outputs[0]["text"].strip() == "True"

@@ -50,6 +50,9 @@ NOTEBOOKS = (
 RUN_KEY = "finelogic_run_key"
 #: Environment variables that choose what a notebook reads (data, models, where results are).
 KEY_ENVIRONMENT = ("FINELOGIC_DATA_DIR", "FINELOGIC_RESULTS", "OPENAI_BASE_URL", "FINELOGIC_OFFLINE")
+#: Environment variables that hold paths: a relative one means a path from where the command was typed, but
+#: the kernels run in the notebooks' folder, so the runner makes them absolute before any notebook starts.
+PATH_ENVIRONMENT = ("FINELOGIC_DATA_DIR", "FINELOGIC_CACHE", "FINELOGIC_RESULTS")
 #: Notebook -> the result families (``results/<profile>/<family>/``) of other notebooks that it reads.
 UPSTREAM = {"03_depth": ("accuracy",), "04_soundness": ("accuracy",)}
 #: With ``jobs > 1``, which notebooks start first when no earlier timings are known: the model-bound ones,
@@ -177,6 +180,9 @@ def run_notebooks(
         NotebookFailed: the first failing notebook, naming it and its failing cell.
     """
     get_profile(profile)
+    for variable in PATH_ENVIRONMENT:
+        if os.environ.get(variable):
+            os.environ[variable] = str(Path(os.environ[variable]).expanduser().resolve())
     source_dir = source_dir or notebooks_dir()
     output_dir = output_dir or default_output_dir()
     output_dir.mkdir(parents=True, exist_ok=True)
