@@ -8,7 +8,10 @@ text's KV cache under a prefix-tree attention mask, suffixes of a boundary that 
 tokens). ``session start``: the same requests, one ``hidden_states`` call per problem, to
 ``HFBackend`` as it was at commit 4120394 (read with ``git show`` and loaded beside today's module, on the
 same weights): one pass over the problem's longest prefix with logits at every position, its suffixes in
-padded batches on copies of that KV cache. ``naive`` (``--naive``): one full pass per row. The ways run
+padded batches on copies of that KV cache. ``packed, F.linear``: the packed path with
+``cpu_linears="torch"`` (MKL's sgemm, as at the session's start), and ``session start, oneDNN``: the old path
+inside :class:`~finelogic.models.onednn.OneDNNLinears`; these two separate what the batching gives from
+what the oneDNN linear layers give. ``naive`` (``--naive``): one full pass per row. The ways run
 interleaved, ``--rounds`` times; the best time of each is kept and the ratios are taken within the run.
 
     .venv/bin/python benchmarks/bench_probing_extraction.py --problems 12 --threads 1 --rounds 2
@@ -65,6 +68,24 @@ torch.profiler trace of the packed path (8 problems, 1 thread) puts 71% of its t
 matmuls (about 61 GFLOP/s) and 17% in attention; padding is 1.5% of the tokens (4,864 fed for 4,791). What
 is left would need attention that skips the keys a suffix cannot see (its text beyond its boundary, the
 other suffixes: most of the second pass's keys), which SDPA with a mask computes anyway.
+
+Measured idle 2026-12-01 22:35-22:59 UTC at commit 910a861, which runs the packed path's linear layers through
+oneDNN (``HFBackend(cpu_linears="auto")``, the default; ``benchmarks/bench_cpu_linears.py``: MKL's sgemm
+reaches 60-75 GFLOP/s a core on this AMD EPYC, oneDNN 85-95), nothing else running (load 1.0-2.0 during the
+runs, the benchmark's own threads), best of 2 rounds, wall seconds:
+
+    problems threads  packed  packed,F.linear  session start  session start,oneDNN  as used/as it was  same linears F.linear / oneDNN
+       8        2      9.6        11.4            24.6               20.5                 2.57x              2.16x / 2.15x
+      16        2     17.7        22.0            46.9               35.2                 2.65x              2.13x / 1.99x
+       8        1     16.1        18.8            34.6               30.1                 2.15x              1.84x / 1.87x
+
+(CPU-time ratios within 0.03 of these; max |difference| 1.1e-06 in every run; a first 8-problem, 2-thread run
+before the two decomposing ways were added: 9.2 vs 23.7 s, 2.58x.) So the packed path as runs use it is at
+least 2x the session-start path as it was in every configuration; with the same linear layers on both sides
+the batching alone gives 1.84-2.16x. Tried and dropped at 910a861: attention over only the key columns each
+block of 64 queries may see (a torch function mode around the passes, runs of columns sliced or gathered):
+it cuts the query-key pairs by about 40%, but SDPA's time fell only from 2.15 to 2.04 s (small calls use the
+cores less well) and the gathers cost 0.55 s, so the run was slower (10.5 vs 9.6-10.1 s, 2 threads).
 """
 from __future__ import annotations
 
