@@ -19,6 +19,13 @@ Run: ``.venv/bin/python benchmarks/bench_logicmark_vs_lmeval.py [--items 1000] [
 skips with a message (exit 0) when that interpreter has no lm-eval. The lm-eval half runs in a
 subprocess with the other interpreter (this same file, ``--lmeval-side``), so it imports no finelogic.
 
+With the linear layers on oneDNN (``HFBackend(cpu_linears="auto")``, commit 3abf89a), 2026-12-01 23:33-23:44 UTC,
+``--items 1000 --batch-size 32 --threads 1``, run beside a CI run (load average 2.0 / 2.0 / 2.2 before
+finelogic / lm-eval / finelogic on 2 CPUs): identical predictions 1000/1000 on acc and acc_norm (31.9% and
+28.2% both sides), max per-option difference 6.7e-05 nats (oneDNN's sums run in another order than MKL's,
+which lm-eval's side uses), identical token counts; finelogic 103.6 s and 93.7 s wall (mean 98.6 s; 32 forward
+calls, 35,280 tokens fed), lm-eval 459.1 s: **4.65x wall**; CPU time 97.1 s vs 403.3 s: **4.15x**.
+
 With each context packed with all its options in one row (commit f60f468), 2026-12-01 15:00-15:21 UTC,
 ``--items 1000 --batch-size 32 --threads 1``, run at nice 10 beside a CI run and a llama.cpp rehearsal (load
 average 2.0 / 3.8 / 2.4 before finelogic / lm-eval / finelogic): identical predictions 1000/1000 on acc and
