@@ -59,8 +59,8 @@ class HFBackend:
             False encodes every prompt whole.
         cpu_linears: how ``generate``, ``loglikelihood`` and ``hidden_states_batch`` run float32 linear
             layers on a CPU: ``"onednn"`` through oneDNN with weights reordered once
-            (:mod:`finelogic.models.onednn`; 1.3-1.5x faster than MKL's sgemm on AMD EPYC cores, at the
-            cost of one extra copy of the weights), ``"torch"`` as ``F.linear`` does, ``"auto"`` (default)
+            (:mod:`finelogic.models.onednn`; 1.1-1.5x faster than MKL's sgemm for batched passes on AMD EPYC
+            cores, at the cost of one extra copy of the weights), ``"torch"`` as ``F.linear`` does, ``"auto"`` (default)
             oneDNN where this torch build has it. The model is not modified. Training, and the one-pass
             references (``share_context=False``, ``reuse_prefix=False``), always use ``F.linear``.
     """

@@ -6,8 +6,7 @@ oneDNN's matmul, given a weight reordered once into its blocked layout, runs at 
 (``benchmarks/bench_cpu_linears.py`` prints both). :class:`OneDNNLinears` is a torch function mode: inside
 it, every float32 ``F.linear`` on a CPU tensor of at least :data:`MIN_ROWS` rows with gradients off runs
 through oneDNN, each weight reordered on first use and kept; nothing else changes, and the model is not
-modified. Results equal
-``F.linear``'s within float32 rounding (the sums run in another order).
+modified. Results equal ``F.linear``'s within float32 rounding (the sums run in another order).
 
 Used by :class:`~finelogic.models.hf.HFBackend` around the forward passes of ``generate``,
 ``loglikelihood`` and ``hidden_states_batch`` (``cpu_linears="auto"``, its default). Not for training: the
@@ -43,14 +42,15 @@ class OneDNNLinears(TorchFunctionMode):
     """Inside: float32 CPU ``F.linear`` of at least ``MIN_ROWS`` rows without gradients runs on oneDNN
     with reordered weights.
 
-    A reordered weight is kept while its weight lives (one extra copy of every linear weight used; about
-    0.5 GB for SmolLM2-135M). A weight changed in place since it was reordered (an optimiser step) is
+    A reordered weight is kept while its weight lives (one extra copy of every linear weight used; 0.55 GB
+    for SmolLM2-135M). A weight changed in place since it was reordered (an optimiser step) is
     reordered again: its version counter has moved.
     """
 
     def __init__(self) -> None:
         super().__init__()
-        self._reordered: dict[int, tuple[torch.Tensor, int, torch.Tensor]] = {}
+        # id(weight) -> (a weak reference to it, its version when reordered, the reordered copy)
+        self._reordered: dict[int, tuple[weakref.ref, int | None, torch.Tensor]] = {}
 
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
