@@ -74,10 +74,11 @@ oneDNN (``HFBackend(cpu_linears="auto")``, the default; ``benchmarks/bench_cpu_l
 reaches 60-75 GFLOP/s a core on this AMD EPYC, oneDNN 85-95), nothing else running (load 1.0-2.0 during the
 runs, the benchmark's own threads), best of 2 rounds, wall seconds:
 
-    problems threads  packed  packed,F.linear  session start  session start,oneDNN  as used/as it was  same linears F.linear / oneDNN
-       8        2      9.6        11.4            24.6               20.5                 2.57x              2.16x / 2.15x
-      16        2     17.7        22.0            46.9               35.2                 2.65x              2.13x / 1.99x
-       8        1     16.1        18.8            34.6               30.1                 2.15x              1.84x / 1.87x
+    problems  threads  packed  packed      session  session start  as used /  same linears:
+                               (F.linear)  start    (oneDNN)       as it was  F.linear / oneDNN
+       8         2       9.6    11.4        24.6     20.5           2.57x      2.16x / 2.15x
+      16         2      17.7    22.0        46.9     35.2           2.65x      2.13x / 1.99x
+       8         1      16.1    18.8        34.6     30.1           2.15x      1.84x / 1.87x
 
 (CPU-time ratios within 0.03 of these; max |difference| 1.1e-06 in every run; a first 8-problem, 2-thread run
 before the two decomposing ways were added: 9.2 vs 23.7 s, 2.58x.) So the packed path as runs use it is at
