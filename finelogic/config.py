@@ -26,6 +26,16 @@ def repo_root() -> Path:
     return Path(__file__).resolve().parent.parent
 
 
+def notebooks_dir() -> Path:
+    """The parameterized notebooks (``notebooks/``)."""
+    return repo_root() / "notebooks"
+
+
+def book_output_dir() -> Path:
+    """Where executed notebooks land for the book (``book/generated``)."""
+    return repo_root() / "book" / "generated"
+
+
 def results_dir(profile: str) -> Path:
     """``$FINELOGIC_RESULTS`` or ``<repo>/results``, then ``/<profile>``; created on first use."""
     base = Path(os.environ.get("FINELOGIC_RESULTS", repo_root() / "results")).expanduser()

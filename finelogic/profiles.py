@@ -41,7 +41,7 @@ _PROFILES = {
          "probing": {"n_train": 4, "n_test": 2, "depths": (3, 4), "distractors": (4, 6), "nsd_points": 1,
                      "readouts": ("plain",), "layer": -1, "models": ("embedded", "random-init")},
          "soundness": {"judge": "symbolic", "quality": {"n": 6, "depths": (1, 2, 3)},
-                       "llm_judge": None, "run_accuracy_if_missing": False},
+                       "llm_judge": None},
          # SFT: two optimizer steps per style on a handful of shallow problems; two test items.
          "sft": {"fld_n": 4, "fld_unknown": 1, "fld_depths": (0, 1), "prontoqa_n": 2, "prontoqa_hops": 3,
                  "logipt": True,

@@ -340,7 +340,13 @@ def test_depth_run_reads_the_written_accuracy_run_and_calls_no_model(tmp_path):
                                                         correct_column="correct_depth"))
     assert run.summary["n"].sum() == 12 and set(run.summary["setting"]) == {"Direct", "CoT"}
     assert list(run.curves().columns) == ["0-3", "4-7", "8-11", "12-15", "16-19"]
-    # Another seed does not match the written run: the accuracy run is made again, with the given backend.
+    # Another seed does not match the written run: an error naming the command, or, with models handed in,
+    # the accuracy run is made again with them.
+    from finelogic.runs.base import UpstreamMissing
+
+    with pytest.raises(UpstreamMissing, match=r"made with another seed; make it with `finelogic run --profile smoke "
+                                              r"--family accuracy` \(seed 12\)"):
+        depth.run("smoke", seed=12, data_dir="/nonexistent")
     backend = Says("__PROVED__")
     again = depth.run("smoke", seed=12, backends={"embedded": backend}, data_dir="/nonexistent")
     assert again.provenance.model_calls == backend.stats.calls == 2

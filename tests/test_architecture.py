@@ -53,3 +53,54 @@ def test_evaluation_and_baselines_read_no_profile_and_write_no_file():
                                                             for a in node.args[1:])):
                     offending.append(f"{path.relative_to(PACKAGE)}:{node.lineno} calls {name}")
     assert offending == []
+
+
+def _module_name(path: Path, package: Path) -> str:
+    parts = (package.name, *path.relative_to(package).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_cycles(package: Path) -> list[list[str]]:
+    """Cycles in the graph of ``package``'s modules, drawn from every ``import`` (also those inside
+    functions: a deferred import still ties the two modules together), within a folder and across."""
+    modules = {_module_name(p, package): p for p in package.rglob("*.py")}
+    edges: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = []
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(package.name):
+                targets = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules else node.module
+                           for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names if a.name.startswith(package.name + ".")]
+            edges[name] |= {t for t in targets if t in modules and t != name and not modules[t].name == "__init__.py"}
+    cycles, state = [], {}
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = "open"
+        for nxt in sorted(edges[node]):
+            if state.get(nxt) == "open":
+                cycles.append(stack[stack.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt, stack + [nxt])
+        state[node] = "done"
+
+    for start in sorted(edges):
+        if start not in state:
+            visit(start, [start])
+    return cycles
+
+
+def test_no_module_imports_itself_back_through_others():
+    assert import_cycles(PACKAGE) == []
+
+
+def test_a_planted_cycle_within_a_folder_is_found(tmp_path):
+    package = tmp_path / "finelogic"
+    (package / "book").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "book" / "__init__.py").write_text("")
+    (package / "book" / "runner.py").write_text("from finelogic.book.handouts import TEACHING\n")
+    (package / "book" / "handouts.py").write_text("def out():\n    from finelogic.book.runner import run\n")
+    (package / "book" / "tables.py").write_text("import finelogic.book.handouts\n")
+    assert import_cycles(package) == [["finelogic.book.handouts", "finelogic.book.runner", "finelogic.book.handouts"]]

@@ -25,12 +25,12 @@ def test_the_slice_is_the_first_ceil_fraction_and_names_every_model_real_slice(t
     assert {m["model"] for m in models} == {"smollm2"} and {m["kind"] for m in models} == {"openai"}
     assert [m.get("scorer") for m in models] == [None, None, "api", "api"]  # the profile's released scorers kept
     assert plan["overrides"]["generation"]["max_new_tokens"] == 32 and plan["overrides"]["first_fraction"] == 0.01
-    assert "capped at 32 (paper: 3,072)" in plan["note"]
+    assert "capped at 32 (the profile: 3,072)" in plan["note"]
     assert served("embedded", "u", "m")["options"]["extra_body"] == {"repeat_penalty": 1.0}
     assert in_process("gpt2", tmp_path) == {"name": "real-slice:gpt2 (embedded, in process)", "kind": "ckpt",
                                             "path": str(tmp_path)}
     depth = slice_plan("depth", 0.01, "http://127.0.0.1:9/v1", "smollm2", embedded=tmp_path, standin=tmp_path)
-    assert depth["overrides"] == plan["overrides"]  # else depth makes its own accuracy run with the paper's models
+    assert depth["overrides"] == plan["overrides"]  # the accuracy run's key: depth reads the slice's accuracy run
     probing = slice_plan("probing", 0.01, "u", "m", embedded=tmp_path, standin=tmp_path)["overrides"]
     assert (probing["n_train"], probing["n_test"]) == (math.ceil(4.5), 2)  # at least 2 test problems
     with pytest.raises(ValueError, match="fraction"):

@@ -250,11 +250,21 @@ def results(tmp_path, monkeypatch):
     return tmp_path / "results"
 
 
-def test_smoke_soundness_run_without_an_accuracy_run_judges_gold_proofs_only(results):
+def test_soundness_without_an_accuracy_run_names_the_command_that_makes_it(results):
+    from finelogic.runs import soundness
+    from finelogic.runs.base import UpstreamMissing
+
+    # Never a quiet run of the profile's default models instead (the accuracy run is the upstream run).
+    with pytest.raises(UpstreamMissing, match=r"no accuracy run in .*smoke/accuracy; make it with "
+                                              r"`finelogic run --profile smoke --family accuracy`"):
+        soundness.run("smoke", seed=0)
+
+
+def test_smoke_soundness_run_that_judges_no_responses_judges_gold_proofs_only(results):
     from finelogic.runs import soundness
 
-    run = soundness.run("smoke", seed=0)
-    assert run.steps.empty and run.source == "no accuracy run (no records.csv)" and run.judge == "symbolic"
+    run = soundness.run("smoke", seed=0, judge_responses=False)
+    assert run.steps.empty and run.source == "responses not judged" and run.judge == "symbolic"
     # smoke's 6 FLD items: the 4 PROVED/DISPROVED ones have gold proofs, every gold step sound
     assert run.gold_steps["sample"].nunique() == 4
     assert run.gold_steps["valid"].all() and run.gold_steps["atomic"].all()
@@ -274,7 +284,7 @@ def test_the_llm_judge_is_a_handed_in_backend_scored_on_a_seeded_sample(results)
     from finelogic.runs import soundness
 
     model = ScriptedJudgeModel()
-    run = soundness.run("smoke", seed=0, backends={"embedded": model}, llm_judge="embedded", llm_quality_steps=4)
+    run = soundness.run("smoke", seed=0, judge_responses=False, backends={"embedded": model}, llm_judge="embedded", llm_quality_steps=4)
     llm = run.quality[run.quality["judge"] == "LLM (SmolLM2-135M-Instruct)"].set_index("criterion")
     assert llm.loc["valid", "n"] == 4 and llm.loc["valid", "undecided"] == 0
     assert llm.loc["valid", "recall"] == 1.0  # "true" to everything: every valid step found
@@ -295,11 +305,11 @@ def test_hybrid_judge_reads_the_accuracy_runs_records_and_asks_the_llm_only_what
     records = pd.DataFrame({"id": [p.id for p in proved], "dataset": "fld", "model": "m", "setting": "CoT",
                             "depth_bucket": "0-3",
                             "response": [proved[0].proof, *("fact1 -> int1: the moon is made of cheese." for _ in proved[1:])]})
-    AccuracyRun(Provenance("accuracy", "smoke", 0), records=records).write()
+    made = AccuracyRun(Provenance("accuracy", "smoke", 0), records=records, eval_sets=(fld,))
     model = ScriptedJudgeModel()
-    run = soundness.run("smoke", seed=0, backends={"embedded": model}, judge="hybrid", llm_judge="embedded",
-                        llm_quality_steps=0)
-    assert run.source == "`records.csv` of the accuracy run"
+    run = soundness.run("smoke", seed=0, accuracy_run=made, backends={"embedded": model}, judge="hybrid",
+                        llm_judge="embedded", llm_quality_steps=0)
+    assert run.source == "the accuracy run handed in"
     assert run.steps["sample"].nunique() == len(proved)
     first = run.steps[run.steps["sample"] == 0]
     assert (first["decided_by"] == "symbolic").all()  # a gold proof: z3 decides every step
@@ -315,7 +325,7 @@ def test_soundness_page_shows_the_gold_row_beside_the_papers_table(results):
     from finelogic.book import soundness as page
     from finelogic.runs import soundness
 
-    run = soundness.run("smoke", seed=0)
+    run = soundness.run("smoke", seed=0, judge_responses=False)
     table = page.table3_side_by_side(run)
     gold = table.loc[("ours", "gold proofs (sanity check)", "gold")]
     assert (gold["all_valid"], gold["all_relevant"], gold["all_atomic"]) == (100.0, 100.0, 100.0)
@@ -542,7 +552,7 @@ def test_smoke_soundness_page_runs_under_both_policies(results, policy):
     from finelogic.book import soundness as page
     from finelogic.runs import soundness
 
-    run = soundness.run("smoke", seed=0, policy=policy)
+    run = soundness.run("smoke", seed=0, judge_responses=False, policy=policy)
     assert run.policy == policy and run.provenance.settings["policy"] == policy
     table = page.table3_side_by_side(run)
     gold = table.loc[("ours", "gold proofs (sanity check)", "gold")]
@@ -572,10 +582,10 @@ def test_compat_run_with_a_handed_in_judge_model(results):
     ids = [p.id for p in fld.problems[:2]]
     records = pd.DataFrame({"id": ids, "dataset": "fld", "model": "m", "setting": "CoT", "depth_bucket": "0-3",
                             "response": ["I think it holds. __PROVED__", ""]})
-    AccuracyRun(Provenance("accuracy", "smoke", 0), records=records).write()
+    made = AccuracyRun(Provenance("accuracy", "smoke", 0), records=records, eval_sets=(fld,))
     model = ScriptedJudgeModel()
-    run = soundness.run("smoke", seed=0, backends={"embedded": model}, judge="hybrid", llm_judge="embedded",
-                        llm_quality_steps=0, policy="paper_code_compat")
+    run = soundness.run("smoke", seed=0, accuracy_run=made, backends={"embedded": model}, judge="hybrid",
+                        llm_judge="embedded", llm_quality_steps=0, policy="paper_code_compat")
     # each response is one ??? step: z3 cannot read ???, the judge model is asked and says "true" (twice);
     # both steps make the same two prompts, each sent once
     assert run.steps["valid"].tolist() == [True, True] and run.steps["relevant"].tolist() == [True, True]
@@ -588,7 +598,7 @@ def test_unknown_soundness_policy_is_an_error(results):
     from finelogic.runs import soundness
 
     with pytest.raises(ValueError, match="paper_code_compat"):
-        soundness.run("smoke", seed=0, policy="lenient")
+        soundness.run("smoke", seed=0, judge_responses=False, policy="lenient")
 
 
 # ---- memos: a rerun reads steps and verdicts back instead of working them out --------------------------
@@ -678,12 +688,27 @@ def test_a_soundness_rerun_gives_the_same_tables_and_adds_nothing_to_its_memos(r
     from finelogic.runs import soundness
 
     monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path / "cache"))
-    first = soundness.run("smoke", seed=0, policy="paper_code_compat")
+    first = soundness.run("smoke", seed=0, judge_responses=False, policy="paper_code_compat")
     memos = {p.name: p.read_bytes() for p in (tmp_path / "cache" / "memo").glob("*.jsonl")}
-    second = soundness.run("smoke", seed=0, policy="paper_code_compat")
+    second = soundness.run("smoke", seed=0, judge_responses=False, policy="paper_code_compat")
     assert sorted(n.rsplit("-", 1)[0] for n in memos) == ["soundness-quality-set", "soundness-steps",
                                                            "symbolic-verdicts"]
     assert all(memos.values())
     assert {p.name: p.read_bytes() for p in (tmp_path / "cache" / "memo").glob("*.jsonl")} == memos
     for table in ("gold_steps", "quality", "labels", "example"):
         pd.testing.assert_frame_equal(getattr(second, table), getattr(first, table))
+
+
+def test_responses_naming_no_problem_of_the_accuracy_run_are_an_error(results):
+    from finelogic.data.suites import evaluation_sets
+    from finelogic.profiles import get_profile
+    from finelogic.runs import soundness
+    from finelogic.runs.accuracy import AccuracyRun
+    from finelogic.runs.base import Provenance
+
+    fld = next(s for s in evaluation_sets(get_profile("smoke").section("accuracy"), seed=0) if s.name == "fld")
+    records = pd.DataFrame({"id": [fld.problems[0].id, "fld-from-another-run"], "dataset": "fld", "model": "m",
+                            "setting": "CoT", "depth_bucket": "0-3", "response": ["x", "y"]})
+    made = AccuracyRun(Provenance("accuracy", "smoke", 0), records=records, eval_sets=(fld,))
+    with pytest.raises(ValueError, match="1 FLD responses .* name no FLD problem .*fld-from-another-run"):
+        soundness.run("smoke", seed=0, accuracy_run=made)

@@ -1,7 +1,8 @@
 """The ``finelogic`` command: run the book's notebooks with papermill.
 
     finelogic list
-    finelogic run [--profile tiny] [--notebook 02_accuracy ...] [--seed 0] [--force] [--jobs 2] [-p model NAME]
+    finelogic run [--profile tiny] [--family accuracy ...] [--notebook t1_deduction ...] [--seed 0] [--force]
+                  [--jobs 2] [-p model NAME]
     finelogic rehearse [--families accuracy ...] [--price gpt-4o=2.5/10 ...] [--resume] [--real-slice 0.01]
 """
 from __future__ import annotations
@@ -14,7 +15,8 @@ import pandas as pd
 
 from finelogic.book.runner import NOTEBOOKS, NotebookFailed, run_notebooks
 from finelogic.profiles import PROFILE_NAMES
-from finelogic.rehearsal import FAMILIES, parse_price, rehearse
+from finelogic.rehearsal import parse_price, rehearse
+from finelogic.runs.registry import FAMILIES, family, names
 
 
 def _parameter(text: str) -> tuple[str, str]:
@@ -58,7 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("list", help="list the notebook families")
     run = sub.add_parser("run", help="execute notebooks with papermill into book/generated/")
     run.add_argument("--profile", default="tiny", choices=PROFILE_NAMES)
-    run.add_argument("--notebook", action="append", choices=NOTEBOOKS, help="repeatable; default: all")
+    run.add_argument("--family", action="append", choices=names(), help="a notebook family's page (repeatable)")
+    run.add_argument("--notebook", action="append", choices=NOTEBOOKS,
+                     help="a notebook by its file stem (repeatable); with neither option: all")
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--force", action="store_true", help="rerun notebooks whose inputs did not change")
     run.add_argument("--jobs", type=int, default=1, metavar="N",
@@ -68,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
                      metavar="NAME=VALUE", help="extra notebook parameter (string value)")
     rehearse = sub.add_parser("rehearse", help="run the paper profile against stand-in models (a load and "
                               "code-path simulator) and report what a real run sends and costs")
-    rehearse.add_argument("--families", nargs="+", choices=FAMILIES, help="default: all")
+    rehearse.add_argument("--families", nargs="+", choices=names(), help="default: all")
     rehearse.add_argument("--real-slice", type=float, default=0.0, metavar="FRACTION",
                           help="also run the first FRACTION (e.g. 0.01) of every family against llama.cpp's "
                           "server with the embedded model (needs llama-cpp-python[server])")
@@ -88,12 +92,15 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 
     if args.command == "list":
-        print("\n".join(NOTEBOOKS))
+        reads = {f.notebook: f"{f.name} family" + (f", reads {', '.join(f.upstream)}" if f.upstream else "")
+                 for f in FAMILIES}
+        print("\n".join(f"{n:20s} {reads.get(n, 'teaching chapter')}" for n in NOTEBOOKS))
         return 0
     if args.command == "rehearse":
         return _rehearse(args)
     try:
-        records = run_notebooks(args.profile, args.notebook, seed=args.seed, force=args.force,
+        chosen = [family(n).notebook for n in args.family or ()] + list(args.notebook or ())
+        records = run_notebooks(args.profile, chosen or None, seed=args.seed, force=args.force,
                                 parameters=dict(args.parameter), jobs=args.jobs)
     except NotebookFailed as error:
         print(f"error: {error}", file=sys.stderr)

@@ -152,10 +152,10 @@ def write_handouts(output_dir: Path, names: tuple[str, ...] = TEACHING) -> list[
 
 
 def main(argv: list[str] | None = None) -> int:
-    from finelogic.book.runner import default_output_dir
+    from finelogic.config import book_output_dir
 
     argv = sys.argv[1:] if argv is None else argv
-    output_dir = Path(argv[0]) if argv else default_output_dir()
+    output_dir = Path(argv[0]) if argv else book_output_dir()
     for path in write_handouts(output_dir):
         print(path)
     return 0

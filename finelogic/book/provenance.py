@@ -99,9 +99,9 @@ def read_timings(path: Path | None = None) -> dict[str, dict[str, Any]]:
     """``timings.json`` of the build (notebook -> ``{"profile", "seconds"}``); ``{}`` when absent or
     unreadable. Default: the runner's default output folder (``book/generated``)."""
     if path is None:
-        from finelogic.book.runner import default_output_dir
+        from finelogic.config import book_output_dir
 
-        path = default_output_dir() / "timings.json"
+        path = book_output_dir() / "timings.json"
     try:
         return json.loads(Path(path).read_text())
     except (OSError, ValueError):

@@ -5,7 +5,7 @@ its last successful run is not run again, so rebuilding an unchanged book is fas
 anyway. Its inputs (:func:`run_key`) are everything it reads: its own text, the package sources, its
 parameters, the environment settings that choose data or models (:data:`KEY_ENVIRONMENT`), the content
 of the real data files under ``$FINELOGIC_DATA_DIR``, and the results of the notebooks it reads
-(:data:`UPSTREAM`).
+(the registry's upstream families, :data:`finelogic.runs.registry.FAMILIES`).
 """
 from __future__ import annotations
 
@@ -26,38 +26,21 @@ from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
 from finelogic.book.handouts import TEACHING, write_handouts
 from finelogic.book.provenance import RERUN_TAG, rerun_box
-from finelogic.config import repo_root, results_dir
+from finelogic.config import book_output_dir, notebooks_dir, repo_root, results_dir
 from finelogic.files import write_json_atomic, write_text_atomic
 from finelogic.profiles import get_profile
+from finelogic.runs.registry import FAMILIES, Family
 
 log = logging.getLogger(__name__)
 
-# The book's notebook families, in reading order (file stems in notebooks/).
-NOTEBOOKS = (
-    "01_datasets",
-    "02_accuracy",
-    "03_depth",
-    "04_soundness",
-    "05_probing",
-    "06_supervision",
-    "07_logicmark",
-    # Teaching chapters (a course unit), run after the result families.
-    "t1_deduction",
-    "t2_step_soundness",
-    "t3_probing",
-    "t4_loglikelihood",
-)
+# The book's notebooks, in reading order: one per notebook family (the registry's), then the teaching chapters.
+NOTEBOOKS = (*(f.notebook for f in FAMILIES), *TEACHING)
 RUN_KEY = "finelogic_run_key"
 #: Environment variables that choose what a notebook reads (data, models, where results are).
 KEY_ENVIRONMENT = ("FINELOGIC_DATA_DIR", "FINELOGIC_RESULTS", "OPENAI_BASE_URL", "FINELOGIC_OFFLINE")
 #: Environment variables that hold paths: a relative one means a path from where the command was typed, but
 #: the kernels run in the notebooks' folder, so the runner makes them absolute before any notebook starts.
 PATH_ENVIRONMENT = ("FINELOGIC_DATA_DIR", "FINELOGIC_CACHE", "FINELOGIC_RESULTS")
-#: Notebook -> the result families (``results/<profile>/<family>/``) of other notebooks that it reads.
-UPSTREAM = {"03_depth": ("accuracy",), "04_soundness": ("accuracy",)}
-#: With ``jobs > 1``, which notebooks start first when no earlier timings are known: the model-bound ones,
-#: longest first (from the tiny book's measured times), so the short ones fill the gaps at the end.
-SLOW_FIRST = ("02_accuracy", "07_logicmark", "05_probing", "06_supervision")
 _PAPERMILL_TAGS = {"injected-parameters", "papermill-error-cell-tag"}
 
 
@@ -74,14 +57,6 @@ class RunRecord:
     finished: str | None = None  # UTC, minutes
     load: float | None = None  # the 1-minute load average when it finished
     jobs: int = 1  # how many notebooks the runner ran at once
-
-
-def notebooks_dir() -> Path:
-    return repo_root() / "notebooks"
-
-
-def default_output_dir() -> Path:
-    return repo_root() / "book" / "generated"
 
 
 def _package_digest() -> str:
@@ -162,6 +137,7 @@ def run_notebooks(
     force: bool = False,
     kernel_name: str = "python3",
     jobs: int = 1,
+    families: Sequence[Family] = FAMILIES,
 ) -> list[RunRecord]:
     """Execute notebooks with papermill for ``profile``; return one record per notebook.
 
@@ -175,6 +151,8 @@ def run_notebooks(
         force: rerun even when the inputs are unchanged since the last successful run.
         jobs: how many notebooks run at once (each in its own process and kernel; a notebook waits for the
             notebooks whose results it reads). Times measured with ``jobs > 1`` are times on a shared machine.
+        families: the notebook families (default the registry's); their notebooks, then the teaching
+            chapters found in ``source_dir``, are the default ``names``.
 
     Raises:
         NotebookFailed: the first failing notebook, naming it and its failing cell.
@@ -184,10 +162,10 @@ def run_notebooks(
         if os.environ.get(variable):
             os.environ[variable] = str(Path(os.environ[variable]).expanduser().resolve())
     source_dir = source_dir or notebooks_dir()
-    output_dir = output_dir or default_output_dir()
+    output_dir = output_dir or book_output_dir()
     output_dir.mkdir(parents=True, exist_ok=True)
     if names is None:
-        names = [n for n in NOTEBOOKS if (source_dir / f"{n}.ipynb").exists()]
+        names = [n for n in (*(f.notebook for f in families), *TEACHING) if (source_dir / f"{n}.ipynb").exists()]
     unknown = [n for n in names if not (source_dir / f"{n}.ipynb").exists()]
     if unknown:
         raise FileNotFoundError(f"no such notebook(s) in {source_dir}: {', '.join(unknown)}")
@@ -200,7 +178,7 @@ def run_notebooks(
     bar = tqdm(total=len(names), desc=f"notebooks ({profile})", unit="nb")
 
     def key_of(name: str) -> str:  # computed when the notebook starts: its upstream results are final then
-        upstream = [results_dir(profile) / family for family in UPSTREAM.get(name, ())]
+        upstream = [results_dir(profile) / family for family in _upstream_families(name, families)]
         return run_key(source_dir / f"{name}.ipynb", params, upstream)
 
     def finish(name: str, key: str, seconds: float) -> None:
@@ -226,8 +204,8 @@ def run_notebooks(
                 if not unchanged(name, key):
                     finish(name, key, execute(name))
         else:
-            _run_in_parallel(names, _start_order(names, output_dir, profile), jobs, execute, key_of, unchanged,
-                             finish)
+            _run_in_parallel(names, _start_order(names, output_dir, profile, families), jobs, execute, key_of,
+                             unchanged, finish, families)
     finally:
         bar.close()
         _write_timings(output_dir, profile, [records[n] for n in names if n in records])
@@ -271,15 +249,21 @@ def _finish(name: str, output: Path, key: str, profile: str, seconds: float, job
                      load=round(os.getloadavg()[0], 2), jobs=jobs)
 
 
-def _upstream_notebooks(name: str, names: Sequence[str]) -> set[str]:
-    """The notebooks among ``names`` whose results ``name`` reads (``02_accuracy`` writes ``accuracy``)."""
-    families = set(UPSTREAM.get(name, ()))
-    return {other for other in names if other.split("_", 1)[-1] in families}
+def _upstream_families(name: str, families: Sequence[Family] = FAMILIES) -> tuple[str, ...]:
+    """The families whose results the notebook ``name`` reads (none for a teaching chapter)."""
+    return next((f.upstream for f in families if f.notebook == name), ())
 
 
-def _start_order(names: Sequence[str], output_dir: Path, profile: str) -> list[str]:
-    """Longest first: by this profile's last measured times when known, else :data:`SLOW_FIRST`, then
-    reading order."""
+def _upstream_notebooks(name: str, names: Sequence[str], families: Sequence[Family] = FAMILIES) -> set[str]:
+    """The notebooks among ``names`` whose results ``name`` reads."""
+    upstream = set(_upstream_families(name, families))
+    return {f.notebook for f in families if f.name in upstream and f.notebook in names}
+
+
+def _start_order(names: Sequence[str], output_dir: Path, profile: str,
+                 families: Sequence[Family] = FAMILIES) -> list[str]:
+    """Longest first: by this profile's last measured times when known, else by the registry's tiny-book
+    minutes (teaching chapters last, in reading order)."""
     path = output_dir / "timings.json"
     try:
         timings = json.loads(path.read_text()) if path.exists() else {}
@@ -288,16 +272,16 @@ def _start_order(names: Sequence[str], output_dir: Path, profile: str) -> list[s
     measured = {n: float(t["seconds"]) for n, t in timings.items() if t.get("profile") == profile}
     if all(n in measured for n in names):
         return sorted(names, key=lambda n: -measured[n])
-    slow = [n for n in SLOW_FIRST if n in names]
-    return slow + [n for n in names if n not in slow]
+    minutes = {f.notebook: f.minutes for f in families}
+    return sorted(names, key=lambda n: -minutes.get(n, 0.0))
 
 
 def _run_in_parallel(names: Sequence[str], order: Sequence[str], jobs: int, execute: Callable[[str], float],
                      key_of: Callable[[str], str], unchanged: Callable[[str, str], bool],
-                     finish: Callable[[str, str, float], None]) -> None:
+                     finish: Callable[[str, str, float], None], families: Sequence[Family] = FAMILIES) -> None:
     """Run ``names`` (started in ``order``) up to ``jobs`` at once, each ``execute(name)`` in its own worker
     process (``execute`` must pickle), a notebook only after the
-    notebooks it reads (:data:`UPSTREAM`) have finished. PyTorch in each kernel gets ``cores // jobs``
+    notebooks it reads (their families' upstream) have finished. PyTorch in each kernel gets ``cores // jobs``
     threads unless ``OMP_NUM_THREADS`` is set. The first failure stops new starts; the running ones finish
     and are recorded; then it is raised."""
     threads = {"OMP_NUM_THREADS": str(max(1, (os.cpu_count() or 1) // jobs))}
@@ -311,7 +295,7 @@ def _run_in_parallel(names: Sequence[str], order: Sequence[str], jobs: int, exec
             for name in list(pending):
                 if failure is not None or len(running) >= jobs:
                     break
-                if _upstream_notebooks(name, names) & (set(pending) | active):
+                if _upstream_notebooks(name, names, families) & (set(pending) | active):
                     continue
                 pending.remove(name)
                 key = key_of(name)

@@ -32,31 +32,25 @@ from __future__ import annotations
 
 import logging
 import os
-import resource
 import shutil
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
 from finelogic.config import environment, repo_root
 from finelogic.data.stored import copy_stored, stored_folder
 from finelogic.models.spec import open_model
-from finelogic.profiles import get_profile
+from finelogic.rehearsal.running import PROFILE, REPORT_COLUMNS, run_family
 from finelogic.rehearsal.standin import StandInProcess
+from finelogic.runs import registry
+from finelogic.runs.base import PlanContext, Run, entry_name
 
 log = logging.getLogger(__name__)
 
-#: The notebook families, in the order rehearsed (depth and soundness read accuracy's records; the slow
-#: in-process families last).
-FAMILIES = ("datasets", "accuracy", "depth", "soundness", "supervision", "probing", "logicmark")
-PROFILE = "paper"
 PREFIX = "stand-in:"
-REPORT_COLUMNS = ("family", "stage", "status", "wall_s", "peak_rss_mb", "requests", "prompt_tokens", "cap_tokens",
-                  "judge_calls", "cache_calls", "cache_hits", "cache_bytes", "result_bytes", "files", "load_avg", "note")
 REQUEST_COLUMNS = ("family", "model", "kind", "requests", "prompt_tokens", "cap_tokens", "reply_tokens")
 #: What the stand-in answers quickly: no real backoff is needed between its deterministic retries.
 SERVER_OPTIONS = {"max_concurrency": 8, "backoff_base": 0.01, "backoff_max": 0.05}
@@ -87,10 +81,11 @@ def rehearse(families: Sequence[str] | None = None, *, real_slice: float = 0.0, 
              overrides: Mapping[str, Mapping[str, Any]] | None = None, data_dir: str | Path | None = None,
              keep_going: bool = True, stand_ins: bool = True, slice_tokens: int | None = None,
              slice_overrides: Mapping[str, Mapping[str, Any]] | None = None) -> Rehearsal:
-    """Run ``families`` (default all, :data:`FAMILIES`) of the paper profile against stand-ins.
+    """Run ``families`` (default all, :data:`finelogic.runs.registry.FAMILIES`) of the paper profile against
+    stand-ins.
 
     Args:
-        families: which families, in :data:`FAMILIES` order.
+        families: which families by name, run in the registry's order (each after its upstream).
         real_slice: a fraction in (0, 1]: also run that share of every family against llama.cpp's server
             with the embedded model (:mod:`finelogic.rehearsal.real_slice`; rows with stage ``real-slice``,
             results and cache under ``<root>/real-slice``); 0: no slice.
@@ -111,10 +106,7 @@ def rehearse(families: Sequence[str] | None = None, *, real_slice: float = 0.0, 
     """
     if not 0 <= real_slice <= 1:
         raise ValueError(f"real_slice must be a fraction in [0, 1], got {real_slice!r}")
-    unknown = sorted(set(families or ()) - set(FAMILIES))
-    if unknown:
-        raise ValueError(f"unknown families {unknown}; choose from {', '.join(FAMILIES)}")
-    families = [f for f in FAMILIES if f in (families or FAMILIES)]
+    chosen = registry.ordered(families)  # a ValueError naming the valid families for an unknown one
     root = Path(root) if root is not None else repo_root() / "results" / "rehearsal"
     if fresh and stand_ins:
         for sub in ("cache", PROFILE):
@@ -125,34 +117,35 @@ def rehearse(families: Sequence[str] | None = None, *, real_slice: float = 0.0, 
     checkpoints = standin_checkpoints(root / "cache" / "stand-in-models", layers=layers, width=width)
     server = StandInProcess(checkpoints[0])  # its own process: its work runs beside the run's, not in turns
     rows, request_rows, errors = [], [], {}
+    made: dict[str, Run] = {}
     suffix = ("" if fresh else "-resumed") + ("" if stand_ins else "-real-slice")
     try:
         with environment(FINELOGIC_CACHE=root / "cache", FINELOGIC_RESULTS=root):
-            for family in families if stand_ins else ():
-                plan = family_plan(family, server.url, checkpoints, train_steps=train_steps,
-                                   overrides=(overrides or {}).get(family))
-                plan["overrides"].update((overrides or {}).get(family, {}))
+            for family in chosen if stand_ins else ():
+                given = (overrides or {}).get(family.name, {})
+                plan = family.rehearsal_plan(plan_context(server.url, checkpoints, train_steps=train_steps,
+                                                          given=given))
+                plan["overrides"].update(given)
                 before = {(c["model"], c["kind"]): c for c in server.counts()}
-                stage_rows, error = _run_family(family, plan, seed, data_dir, root, keep_going)
+                stage_rows, error = run_family(family, plan, seed, data_dir, root, keep_going, made)
                 sent = _difference(server.counts(), before)
-                request_rows += [{"family": family, **c} for c in sent]
+                request_rows += [{"family": family.name, **c} for c in sent]
                 stage_rows[0].update(requests=sum(c["requests"] for c in sent),
                                      prompt_tokens=sum(c["prompt_tokens"] for c in sent),
                                      cap_tokens=sum(c["cap_tokens"] for c in sent),
                                      judge_calls=sum(c["requests"] for c in sent if c["kind"] == "judge"))
                 rows += stage_rows
                 if error:
-                    errors[family] = error
+                    errors[family.name] = error
                 _write(root, suffix, rows, request_rows)
     finally:
         server.stop()
     if real_slice:
         from finelogic.rehearsal.real_slice import rehearse_slice
 
-        train = family_plan("supervision", server.url, checkpoints, train_steps=train_steps)["overrides"]["train"] \
-            if "supervision" in families else {}
-        rehearse_slice(families, real_slice, root / "real-slice", standin=checkpoints[0], seed=seed, fresh=fresh,
-                       data_dir=data_dir, keep_going=keep_going, train=train, max_new_tokens=slice_tokens,
+        rehearse_slice(chosen, real_slice, root / "real-slice", standin=checkpoints[0], seed=seed, fresh=fresh,
+                       data_dir=data_dir, keep_going=keep_going, train={**REHEARSAL_TRAIN, "max_steps": train_steps},
+                       max_new_tokens=slice_tokens,
                        overrides=slice_overrides, rows=rows, errors=errors,
                        written=lambda: _write(root, suffix, rows, request_rows))
     report, requests = _write(root, suffix, rows, request_rows)
@@ -161,50 +154,32 @@ def rehearse(families: Sequence[str] | None = None, *, real_slice: float = 0.0, 
     return Rehearsal(report, requests, root, errors)
 
 
+def plan_context(url: str, checkpoints: Sequence[Path], *, train_steps: int = 2,
+                 given: Mapping[str, Any] | None = None) -> PlanContext:
+    """What the families are told about the stand-ins (:class:`~finelogic.runs.base.PlanContext`): served
+    models are the stand-in server at ``url``, in-process ones the random-init ``checkpoints`` (one per
+    model index), training starts from the first, with :data:`REHEARSAL_TRAIN` and ``train_steps`` steps
+    over the profile's training settings."""
+    train = {**REHEARSAL_TRAIN, "max_steps": train_steps}
+    return PlanContext(PROFILE, serve=lambda entry: served(entry, url),
+                       local=lambda entry, i=0: local(entry_name(entry), checkpoints[i % len(checkpoints)]),
+                       trainable=lambda entry: local(entry_name(entry), checkpoints[0]), train=train,
+                       given=dict(given or {}))
+
+
 def family_plan(family: str, url: str, checkpoints: Sequence[Path], *, train_steps: int = 2,
                 overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """How ``family`` runs in the rehearsal: ``{"overrides": {...}, "backends": {...}}`` for its ``run``
-    (``overrides``: the caller's for this family, which decide e.g. which fine-tuned models are served)."""
-    profile = get_profile(PROFILE)
-    given = dict(overrides or {})
-    if family in ("accuracy", "depth"):
-        return {"overrides": {"models": [served(e, url) for e in profile.section("accuracy")["models"]]},
-                "backends": {}}
-    if family == "soundness":
-        return {"overrides": {"llm_judge": served(profile.section("soundness")["llm_judge"], url)}, "backends": {}}
-    if family == "probing":
-        models = [local(_name(e), checkpoints[i % len(checkpoints)]) for i, e in
-                  enumerate(profile.section("probing")["models"])]
-        return {"overrides": {"models": models}, "backends": {}}
-    if family == "logicmark":
-        from finelogic.runs.logicmark import model_entries
-
-        section = profile.section("logicmark")
-        entries = model_entries(extra_models=section.get("extra_models", ()),
-                                random_control=bool(section["random_control"]))
-        backends = {e["name"]: open_model(local(e["name"], checkpoints[i % len(checkpoints)]),
-                                          batch_size=int(section["batch_size"]))
-                    for i, e in enumerate(entries)}
-        return {"overrides": {}, "backends": backends}
-    if family == "supervision":
-        from finelogic.sft.styles import STYLES
-
-        section = profile.section("sft")
-        base = local(_name(section["base_model"]), checkpoints[0])
-        styles = given.get("styles") or section.get("styles") or STYLES
-        names = [f"SFT-{s}" for s in styles] + (["LogiPT"] if given.get("logipt", section.get("logipt")) else [])
-        backends = {base["name"]: open_model(served(section["base_model"], url))}
-        backends |= {n: open_model(served({"name": n, "kind": "hf", "path": n}, url)) for n in names}
-        return {"overrides": {"base_model": base, "train": {**section.get("train", {}), **REHEARSAL_TRAIN,
-                                                            "max_steps": train_steps}},
-                "backends": backends}
-    return {"overrides": {}, "backends": {}}
+    """How ``family`` runs in the rehearsal: its ``rehearsal_plan`` (:mod:`finelogic.runs.registry`) with the
+    stand-ins' context (``overrides``: the caller's for this family, which decide e.g. which fine-tuned
+    models are served)."""
+    return registry.family(family).rehearsal_plan(plan_context(url, checkpoints, train_steps=train_steps,
+                                                               given=overrides))
 
 
 def served(entry: Any, url: str) -> dict[str, Any]:
     """A profile's model entry as a stand-in on the server at ``url``, through the OpenAI backend
     (a ``scorer`` key is kept)."""
-    name = _name(entry)
+    name = entry_name(entry)
     model = entry.get("model") or entry.get("path") or name if isinstance(entry, Mapping) else name
     spec = {"name": PREFIX + name, "kind": "openai", "model": PREFIX + str(model), "base_url": url,
             "options": dict(SERVER_OPTIONS)}
@@ -295,78 +270,6 @@ def parse_price(text: str) -> tuple[str, tuple[float, float]]:
 # ---------------------------------------------------------------------------------------------- helpers
 
 
-def _run_family(family: str, plan: Mapping[str, Any], seed: int, data_dir: Any, root: Path,
-                keep_going: bool) -> tuple[list[dict[str, Any]], str | None]:
-    """Run and write one family; one report row per stage (``run``, ``write``)."""
-    import importlib
-
-    module = importlib.import_module(f"finelogic.runs.{family}")
-    kwargs = dict(plan["overrides"])
-    if family in ("datasets", "accuracy", "depth", "supervision") and data_dir is not None:
-        kwargs["data_dir"] = data_dir
-    rows, error, made = [], None, None
-    cache_before = _bytes(root / "cache")
-    with _stage(family, "run", rows):
-        try:
-            made = module.run(PROFILE, seed=seed, backends=dict(plan["backends"]) or None, **kwargs)
-        except Exception as exc:  # the rehearsal's job is to find these: record and go on
-            if not keep_going:
-                raise
-            error = f"{type(exc).__name__}: {exc}"[:500]
-            log.exception("rehearsal: %s failed", family)
-    calls, hits = _cache_counts(plan, made)
-    rows[0].update(status="ok" if error is None else f"error: {error}", cache_calls=calls, cache_hits=hits,
-                   cache_bytes=_bytes(root / "cache") - cache_before)
-    if made is not None:
-        with _stage(family, "write", rows):
-            paths = made.write(root / PROFILE / family)
-        rows[1].update(status="ok", files=len(paths), result_bytes=sum(p.stat().st_size for p in paths))
-    return rows, error
-
-
-def _cache_counts(plan: Mapping[str, Any], made: Any) -> tuple[int, int]:
-    if made is None:
-        return 0, 0
-    return made.provenance.model_calls, made.provenance.cache_hits
-
-
-@contextmanager
-def _stage(family: str, stage: str, rows: list[dict[str, Any]]) -> Iterator[None]:
-    _reset_peak()
-    start = time.perf_counter()
-    row = {c: 0 for c in REPORT_COLUMNS} | {"family": family, "stage": stage, "status": "ok", "note": ""}
-    rows.append(row)
-    try:
-        yield
-    finally:
-        row.update(wall_s=round(time.perf_counter() - start, 1), peak_rss_mb=round(_peak_mb()),
-                   load_avg=" ".join(f"{x:.2f}" for x in os.getloadavg()))
-        log.info("rehearsal: %s %s: %.1f s, peak %d MB", family, stage, row["wall_s"], row["peak_rss_mb"])
-
-
-def _reset_peak() -> None:
-    """Reset the process's peak resident memory (Linux: ``/proc/self/clear_refs`` 5), so each stage has its own."""
-    try:
-        Path("/proc/self/clear_refs").write_text("5")
-    except OSError:
-        pass
-
-
-def _peak_mb() -> float:
-    """Peak resident memory since the last reset (VmHWM), else since the process started."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def _bytes(folder: Path) -> int:
-    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.exists() else 0
-
-
 def _difference(after: list[dict[str, Any]], before: Mapping[tuple[str, str], Mapping[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for count in after:
@@ -384,12 +287,6 @@ def _write(root: Path, suffix: str, rows: list[dict[str, Any]],
     report.to_csv(root / f"report{suffix}.csv", index=False)
     requests.to_csv(root / f"requests{suffix}.csv", index=False)
     return report, requests
-
-
-def _name(entry: Any) -> str:
-    if isinstance(entry, Mapping):
-        return str(entry.get("name") or entry.get("model") or entry.get("path"))
-    return {"embedded": "SmolLM2-135M-Instruct", "random-init": "SmolLM2-135M (random init)"}.get(str(entry), str(entry))
 
 
 def render(root: str | Path, prices: Mapping[str, tuple[float, float]] | None = None) -> str:

@@ -53,7 +53,8 @@ from finelogic.eval.forced_choice import NOT_A_PROMPT_SETTING, forced_choice, un
 from finelogic.memo import Memo, source_version
 from finelogic.models.base import GenerationConfig
 from finelogic.prompts import LAYOUTS, SETTINGS
-from finelogic.runs.base import Provenance, Run, Stopwatch, call_counts, open_models, resolve
+from finelogic.runs.base import (PlanContext, Provenance, Run, Stopwatch, call_counts, open_models, plan,
+                                 resolve)
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +66,7 @@ BASELINES: Mapping[str, Callable[..., Any]] = {SEL_INF: selection_inference, LOG
 MEMOISED = (LOGIC_LM, SYMBCOT)
 TRANSLATION_MEMO = "baseline-translations"
 
+FAMILY = "accuracy"
 #: Optional keys of the ``accuracy`` section (the others are required in every profile).
 OPTIONAL = ("generation_by_setting", "baselines", "prompt_layout", "forced_choice", "first_fraction")
 
@@ -191,7 +193,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
                 frames.append(records.join(forced))
     calls, hits = call_counts(b for _, b in opened)
     provenance = Provenance(
-        family="accuracy", profile=profile, seed=seed, settings=section,
+        family=FAMILY, profile=profile, seed=seed, settings=section,
         models=tuple(spec.name for spec, _ in opened), model_ids=tuple(spec.model_id for spec, _ in opened),
         n=len(problems), data={s.name: s.source for s in sets},
         model_calls=calls - calls_before, cache_hits=hits - hits_before, seconds=float(watch))
@@ -202,7 +204,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
 def resolved_section(profile: str, overrides: Mapping[str, Any]) -> dict[str, Any]:
     """The profile's ``accuracy`` section with ``overrides``; ``prompt_layout`` defaults to ``principled``,
     ``forced_choice`` to True."""
-    section = resolve(profile, "accuracy", overrides, optional=OPTIONAL)
+    section = resolve(profile, FAMILY, overrides, optional=OPTIONAL)
     section.setdefault("prompt_layout", "principled")
     section.setdefault("forced_choice", True)
     if section["prompt_layout"] not in LAYOUTS:
@@ -238,3 +240,16 @@ def _first_per_dataset(sets: Sequence[EvalSet], items: Mapping[str, int] | None)
     if items is None:
         return [p for s in sets for p in s.problems]
     return [p for s in sets for p in s.problems[:items.get(s.name, 0)]]
+
+
+def rehearsal_plan(ctx: PlanContext) -> dict[str, Any]:
+    """The rehearsal (:mod:`finelogic.rehearsal`): every model of the section served by the stand-in; in the
+    real slice also the first ``fraction`` of each test set and new tokens capped."""
+    section = ctx.section(FAMILY)
+    overrides: dict[str, Any] = {"models": [ctx.serve(e) for e in section["models"]]}
+    if ctx.fraction is None:
+        return plan(overrides)
+    overrides |= {"generation": {**section["generation"], "max_new_tokens": ctx.max_new_tokens},
+                  "first_fraction": ctx.fraction}
+    return plan(overrides, note=(f"first {ctx.fraction:g} of each set; every model is the {ctx.served_by} through "
+                                 f"the OpenAI backend; {ctx.capped(section['generation'])}"))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import logging
 import subprocess
 import time
 from dataclasses import dataclass, field, fields
@@ -26,6 +27,8 @@ from finelogic.config import repo_root, results_dir
 from finelogic.files import write_csv_atomic, write_json_atomic
 from finelogic.models.spec import ModelSpec, open_model, parse_model
 from finelogic.profiles import get_profile
+
+log = logging.getLogger(__name__)
 
 R = TypeVar("R", bound="Run")
 
@@ -221,3 +224,104 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, (set, frozenset, tuple, range)):
         return list(value)
     return str(value)
+
+
+@dataclass(frozen=True)
+class PlanContext:
+    """What the rehearsal (:mod:`finelogic.rehearsal`) tells a family about the models that stand in for
+    the profile's, so the family itself says how it is rehearsed (its ``rehearsal_plan(ctx)``) and how
+    its real slice is cut (its ``slice_plan(ctx)``); both return a :data:`Plan`.
+
+    Attributes:
+        profile: the profile rehearsed (``paper``).
+        serve: a profile model entry -> a spec reached over HTTP (the stand-in server, or llama.cpp's).
+        local: (a profile model entry, its index) -> a spec read in process (a random-init stand-in
+            checkpoint, or the embedded model in the real slice).
+        trainable: a profile model entry -> the in-process spec fine-tuning starts from.
+        train: the training settings the rehearsal uses (over the profile's ``train``).
+        fraction: the real slice's share of every set (None: the stand-in rehearsal at full size).
+        max_new_tokens: the real slice's cap on new tokens (None: the profile's).
+        given: the caller's overrides for this family (e.g. which styles are trained).
+        served_by: what answers served models, for the report's notes (``the llama.cpp server (m)``).
+    """
+
+    profile: str
+    serve: Any
+    local: Any
+    trainable: Any
+    served_by: str = "stand-in server"
+    train: Mapping[str, Any] = field(default_factory=dict)
+    fraction: float | None = None
+    max_new_tokens: int | None = None
+    given: Mapping[str, Any] = field(default_factory=dict)
+
+    def sliced(self, n: int) -> int:
+        """``ceil(fraction x n)``, at least 1 (``n`` itself outside a slice)."""
+        import math
+
+        return n if self.fraction is None else max(1, math.ceil(self.fraction * n))
+
+    def capped(self, section_generation: Mapping[str, Any]) -> str:
+        """The report's words for the slice's cap on new tokens against the profile's."""
+        asked = section_generation.get("max_new_tokens")
+        return f"new tokens capped at {self.max_new_tokens}" + (f" (the profile: {asked:,})" if asked else "")
+
+    def section(self, name: str) -> Mapping[str, Any]:
+        return get_profile(self.profile).section(name)
+
+
+def plan(overrides: Mapping[str, Any] | None = None, backends: Mapping[str, Any] | None = None,
+         note: str = "") -> dict[str, Any]:
+    """A family's rehearsal or slice plan: the ``run`` overrides, ready backends, and the report's note."""
+    return {"overrides": dict(overrides or {}), "backends": dict(backends or {}), "note": note}
+
+
+def entry_name(entry: Any) -> str:
+    """The display name of a profile's model entry (a spec dict's ``name``, else its model or path)."""
+    if isinstance(entry, Mapping):
+        return str(entry.get("name") or entry.get("model") or entry.get("path"))
+    return {"embedded": "SmolLM2-135M-Instruct", "random-init": "SmolLM2-135M (random init)"}.get(str(entry), str(entry))
+
+
+class UpstreamMissing(LookupError):
+    """A run needs another family's run (its upstream) and none was made with the same key; the message
+    names the folder, what differs, and the command that makes it."""
+
+
+def make_command(family: str, profile: str) -> str:
+    """The command that makes ``family``'s run for ``profile`` (and renders its page)."""
+    return f"finelogic run --profile {profile} --family {family}"
+
+
+def find_run(run_type: type[R], family: str, profile: str, seed: int, settings: Mapping[str, Any] | None, *,
+             data: Mapping[str, str] | None = None, directory: str | Path | None = None) -> R:
+    """The written run of ``family`` whose key is (``profile``, ``seed``, ``settings``, and ``data`` when
+    given; ``settings`` None: any settings): read from ``results/<profile>/<family>`` (or ``directory``).
+
+    Raises:
+        UpstreamMissing: no run there, or one made with another key; the message says which part of the
+            key differs and the command that makes the run wanted.
+    """
+    directory = Path(directory) if directory is not None else results_dir(profile) / family
+    again = f"make it with `{make_command(family, profile)}`" + (f" (seed {seed})" if seed else "")
+    try:
+        written = run_type.read(directory)
+    except FileNotFoundError:
+        raise UpstreamMissing(f"no {family} run in {directory}; {again}") from None
+    made = written.provenance
+    wanted = (dict(made.settings) if settings is None
+              else Provenance(family, profile, seed, settings=settings).as_dict()["settings"])
+    differs = [name for name, ours, theirs in (("profile", profile, made.profile), ("seed", seed, made.seed),
+                                                ("settings", wanted, dict(made.settings)))
+               if ours != theirs]
+    if not differs and data is not None and dict(made.data) != dict(data):
+        differs.append("data")
+    if differs:
+        detail = ", ".join(differs)
+        if "settings" in differs:
+            keys = sorted(k for k in set(wanted) | set(made.settings) if wanted.get(k) != made.settings.get(k))
+            detail += f" ({', '.join(keys)})"
+        raise UpstreamMissing(f"the {family} run in {directory} was made with another {detail}; {again}, "
+                              "or pass the same settings")
+    log.info("reading the %s run in %s", family, directory)
+    return written

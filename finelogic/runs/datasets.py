@@ -21,7 +21,7 @@ from finelogic.data.generate import generate
 from finelogic.data.problem import PROVED, Problem
 from finelogic.data.stats import dataset_summary
 from finelogic.data.suites import EvalSet, evaluation_sets
-from finelogic.runs.base import Provenance, Run, Stopwatch, resolve
+from finelogic.runs.base import PlanContext, Provenance, Run, Stopwatch, plan, resolve
 
 FAMILY = "datasets"
 SET_COLUMNS = ("dataset", "paper_name", "samples", "source", "generated", "present")
@@ -71,3 +71,10 @@ def run(profile: str, *, seed: int = 0, data_dir: str | Path | None = None,
                             n=sum(len(s.problems) for s in sets), data={s.name: s.source for s in sets},
                             seconds=float(watch))
     return DatasetsRun(provenance, sets=table, summary=summary, depths=depths, eval_sets=sets, example=example)
+
+
+def rehearsal_plan(ctx: PlanContext) -> dict[str, Any]:
+    """No model: the rehearsal loads the full sets; the real slice the first ``fraction`` of each."""
+    if ctx.fraction is None:
+        return plan()
+    return plan({"first_fraction": ctx.fraction}, note=f"first {ctx.fraction:g} of each set; no model")

@@ -1,9 +1,8 @@
 """FLD accuracy by proof depth (paper Section 5.2.2, Table 5, Figure 3).
 
-The depth page reads the FLD records of the accuracy run: :func:`run` takes them from
-``results/<profile>/accuracy/`` when that run was written with the same profile, seed, settings and data,
-and otherwise makes the accuracy run itself (answered from the model cache when the accuracy page ran, so
-it costs no model calls). FLD items fall into the buckets of
+The depth page reads the FLD records of the accuracy run, its upstream run: handed in, or found in
+``results/<profile>/accuracy/`` by its key (profile, seed, settings and data; an error naming the command
+that makes it when there is none), or made now when the caller hands in the models. FLD items fall into the buckets of
 :data:`finelogic.eval.accuracy.DEPTH_BUCKETS` (UNKNOWN items form their own bucket).
 """
 from __future__ import annotations
@@ -15,14 +14,15 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from finelogic.config import results_dir
 from finelogic.data.suites import evaluation_sets
 from finelogic.eval.accuracy import COMPAT_COLUMNS, DEPTH_BUCKETS, SUMMARY_COLUMNS, summarize
 from finelogic.eval.forced_choice import summarize_forced
 from finelogic.runs import accuracy
-from finelogic.runs.base import Provenance, Run, Stopwatch
+from finelogic.runs.base import PlanContext, Provenance, Run, Stopwatch, find_run, plan
 
 log = logging.getLogger(__name__)
+
+FAMILY = "depth"
 
 #: The buckets of the paper's Table 5 (it has no UNKNOWN column).
 TABLE5_BUCKETS = DEPTH_BUCKETS[:-1]
@@ -66,51 +66,45 @@ class DepthRun(accuracy.SectionOfRun, Run):
                                 sort=False).reindex(columns=list(TABLE5_BUCKETS))
 
 
-def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = None,
-        data_dir: str | Path | None = None, **overrides: Any) -> DepthRun:
-    """Table 5 from the accuracy run of the same profile, seed and overrides.
+def run(profile: str, *, seed: int = 0, accuracy_run: accuracy.AccuracyRun | None = None,
+        backends: Mapping[str, Any] | None = None, data_dir: str | Path | None = None,
+        **overrides: Any) -> DepthRun:
+    """Table 5 from the accuracy run of the same profile, seed and overrides (its upstream run).
 
-    Arguments as for :func:`finelogic.runs.accuracy.run`. The written accuracy run is used when its
-    settings, seed and data sources match and no backends are handed in; else the accuracy run is made.
+    Args:
+        accuracy_run: the upstream run; None finds the written one with the same key
+            (:func:`~finelogic.runs.base.find_run`: profile, seed, the accuracy section with ``overrides``,
+            the data it read), or, when ``backends`` are handed in, makes it now with them.
+        Others as for :func:`finelogic.runs.accuracy.run`.
+
+    Raises:
+        UpstreamMissing: no written accuracy run with that key (the message names the command that makes it).
 
     Provenance ``n`` counts the FLD records (model × setting × FLD item); ``model_calls`` those the
-    accuracy run made now (0 when it was read).
+    accuracy run made now (0 when it was read or handed in).
     """
     watch = Stopwatch()
-    made = _written(profile, seed, data_dir, overrides) if backends is None else None
-    if made is None:
+    calls = hits = 0
+    made = accuracy_run
+    if made is None and backends:
         made = accuracy.run(profile, seed=seed, backends=backends, data_dir=data_dir, **overrides)
         calls, hits = made.provenance.model_calls, made.provenance.cache_hits
-    else:
-        calls = hits = 0
+    elif made is None:
+        section = accuracy.resolved_section(profile, overrides)
+        sources = {s.name: s.source for s in evaluation_sets(section, seed=seed, data_dir=data_dir)}
+        made = find_run(accuracy.AccuracyRun, accuracy.FAMILY, profile, seed, section, data=sources)
     fld = made.records[made.records["dataset"] == "fld"]
     summary = summarize(fld, by=("model", "setting", "depth_bucket"))
     compat = summarize(fld, by=("model", "setting", "depth_bucket"), correct_column=COMPAT_COLUMNS["depth"])
     forced = summarize_forced(fld, by=("model", "setting", "depth_bucket"))
     source = made.provenance
-    provenance = Provenance(family="depth", profile=profile, seed=seed, settings=source.settings,
+    provenance = Provenance(family=FAMILY, profile=profile, seed=seed, settings=source.settings,
                             models=source.models, model_ids=source.model_ids, n=len(fld), data=source.data,
                             model_calls=calls, cache_hits=hits, seconds=float(watch))
     return DepthRun(provenance, summary=summary, compat=compat, forced=forced, sets=made.sets, accuracy_run=made)
 
 
-def _written(profile: str, seed: int, data_dir: str | Path | None,
-             overrides: Mapping[str, Any]) -> accuracy.AccuracyRun | None:
-    """The written accuracy run when it was made as this call would make it, else None."""
-    directory = results_dir(profile) / "accuracy"
-    try:
-        written = accuracy.AccuracyRun.read(directory)
-    except FileNotFoundError:
-        return None
-    section = accuracy.resolved_section(profile, overrides)
-    wanted = Provenance("accuracy", profile, seed, settings=section).as_dict()["settings"]
-    made = written.provenance
-    if (made.profile, made.seed, dict(made.settings)) != (profile, seed, wanted):
-        log.info("depth: the accuracy run in %s was made with other settings; running it again", directory)
-        return None
-    sources = {s.name: s.source for s in evaluation_sets(section, seed=seed, data_dir=data_dir)}
-    if dict(written.provenance.data) != sources:
-        log.info("depth: the accuracy run in %s read other data; running it again", directory)
-        return None
-    log.info("depth: reading the accuracy run in %s", directory)
-    return written
+def rehearsal_plan(ctx: PlanContext) -> dict[str, Any]:
+    """The accuracy run's overrides (depth reads the rehearsal's accuracy run, handed in as its upstream)."""
+    made = accuracy.rehearsal_plan(ctx)
+    return plan(made["overrides"], note="reads the accuracy run of the same rehearsal" if ctx.fraction else "")

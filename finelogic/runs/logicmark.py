@@ -25,7 +25,8 @@ import pandas as pd
 
 from finelogic.data.problem import Problem
 from finelogic.eval.logicmark import check_normalization, score, summaries
-from finelogic.runs.base import Provenance, Run, Stopwatch, call_counts, open_models, resolve, set_threads
+from finelogic.runs.base import (PlanContext, Provenance, Run, Stopwatch, call_counts, open_models, plan, resolve,
+                                 set_threads)
 
 log = logging.getLogger(__name__)
 
@@ -142,3 +143,19 @@ def parse_model_list(value: str | Sequence[str] | None) -> list[str]:
         return []
     items = value.split(",") if isinstance(value, str) else list(value)
     return [str(item).strip() for item in items if str(item).strip()]
+
+
+def rehearsal_plan(ctx: PlanContext) -> dict[str, Any]:
+    """Every model read in process and handed in (log-likelihoods: llama.cpp's server echoes prompt
+    log-probs shifted by one, so :class:`~finelogic.models.openai_backend.OpenAIBackend` refuses them);
+    the real slice scores its share of the items."""
+    from finelogic.models.spec import open_model
+
+    section = ctx.section(FAMILY)
+    entries = model_entries(extra_models=section.get("extra_models", ()), random_control=bool(section["random_control"]))
+    backends = {e["name"]: open_model(ctx.local(e["name"], i), batch_size=int(section["batch_size"]))
+                for i, e in enumerate(entries)}
+    if ctx.fraction is None:
+        return plan(backends=backends)
+    return plan({"items": ctx.sliced(int(section["items"]))}, backends,
+                note="log-likelihoods are not served: every model is read in process")

@@ -29,7 +29,8 @@ from finelogic.eval.probing import PREDICTION_COLUMNS, TEXT_ONLY, extract_featur
 from finelogic.eval.probing_data import (SOURCES, TASKS, ProbeRow, Readout, build_rows, probing_problems,
                                          split_problems)
 from finelogic.memo import Memo, source_version
-from finelogic.runs.base import Provenance, Run, Stopwatch, call_counts, open_models, resolve, set_threads
+from finelogic.runs.base import (PlanContext, Provenance, Run, Stopwatch, call_counts, open_models, plan, resolve,
+                                 set_threads)
 
 log = logging.getLogger(__name__)
 
@@ -141,3 +142,17 @@ def checkpoint_entry(path: str | Path) -> dict[str, Any]:
     """A local fine-tuned checkpoint as a model entry, its row named by its folder."""
     folder = Path(path).expanduser()
     return {"kind": "ckpt", "path": str(folder), "name": folder.name, "device_map": "auto"}
+
+
+def rehearsal_plan(ctx: PlanContext) -> dict[str, Any]:
+    """Every model read in process (hidden states are not an API): the stand-in checkpoints; in the real
+    slice the embedded model, on the slice's share of the problems (at least 4 train / 2 test problems:
+    fewer leave a probe a single class)."""
+    section = ctx.section(FAMILY)
+    models = [ctx.local(e, i) for i, e in enumerate(section["models"])]
+    if ctx.fraction is None:
+        return plan({"models": models})
+    n_train, n_test = max(4, ctx.sliced(section["n_train"])), max(2, ctx.sliced(section["n_test"]))
+    return plan({"n_train": n_train, "n_test": n_test, "models": models},
+                note=(f"{n_train} train + {n_test} test problems; hidden states are not served: every model "
+                      "is read in process"))

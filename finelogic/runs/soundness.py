@@ -1,8 +1,10 @@
 """The stepwise-soundness notebook's run (paper §3.2, Table 3), as a profile's ``soundness`` section says.
 
-Inputs are the FLD responses of the accuracy run (``results/<profile>/accuracy``; when it is absent the
-accuracy run is made now, unless the profile says not to, see ``run_accuracy_if_missing``). The FLD
-problems are regenerated with the accuracy section's settings and seed, so record ids pair with problems.
+Inputs are the FLD responses of the accuracy run of the same profile and seed, its upstream run: handed
+in, or read from ``results/<profile>/accuracy`` (an error naming the command that makes it when there is
+none; never a run of other models made quietly instead). The FLD problems are the accuracy run's own
+(regenerated from its recorded settings when it does not carry them); a response whose id names no
+problem is an error.
 Gold proofs are judged the same way as a sanity row: they must be all-valid and all-atomic. The judges
 themselves are scored on a labelled step set made from fresh gold proofs
 (:mod:`finelogic.eval.judge_quality`), and a teaching example (a gold proof with three flaws) is judged.
@@ -18,9 +20,8 @@ Profile section ``soundness`` (read once, here):
   ``"embedded"`` or ``{"kind": "openai", "model": "gpt-4.1-mini"}``;
 - ``quality``: ``{"n": ..., "depths": ...}`` FLD problems whose gold proofs make the judge-quality set;
 - ``llm_quality_steps``: how many of those steps the LLM judge is scored on (None: all);
-- ``run_accuracy_if_missing``: run the accuracy notebook's evaluation when its records are absent
-  (default True; the ``smoke`` profile says False so that its page runs in seconds and then shows the
-  gold-proof rows only, never made-up model rows).
+- ``judge_responses``: judge the accuracy run's FLD responses (default True); False judges the gold
+  proofs of the profile's FLD test set and scores the judges only, with no upstream run.
 
 The pure symbolic work is kept in memos under ``$FINELOGIC_CACHE/memo`` (:class:`finelogic.memo.Memo`,
 versioned by the sources it runs): the symbolic judge's verdicts (``symbolic-verdicts``), each
@@ -38,7 +39,6 @@ from typing import Any, Iterator, Mapping, MutableMapping
 
 import pandas as pd
 
-from finelogic.config import results_dir
 from finelogic.data.generators.fld import generate_fld
 from finelogic.data.problem import DISPROVED, PROVED, Problem
 from finelogic.data.suites import evaluation_sets
@@ -57,14 +57,17 @@ from finelogic.eval.relevance import POLICIES
 from finelogic.eval.soundness import judge_responses
 from finelogic.memo import Memo, memo_key, source_version
 from finelogic.runs import accuracy
-from finelogic.runs.base import Provenance, Run, Stopwatch, call_counts, open_models, resolve
+from finelogic.runs.base import (PlanContext, Provenance, Run, Stopwatch, call_counts, find_run, open_models,
+                                 plan, resolve)
 
 log = logging.getLogger(__name__)
 
 FAMILY = "soundness"
 GOLD_MODEL = "gold proofs (sanity check)"
+#: Judge-quality steps the LLM judge is asked about in the rehearsal's real slice (the paper profile: all).
+SLICE_QUALITY_STEPS = 20
 #: Settings with a default here, so a profile's ``soundness`` section may leave them out.
-OPTIONAL = ("policy", "judge", "llm_judge", "quality", "llm_quality_steps", "run_accuracy_if_missing")
+OPTIONAL = ("policy", "judge", "llm_judge", "quality", "llm_quality_steps", "judge_responses")
 DEFAULT_QUALITY = {"n": 20, "depths": range(0, 8)}
 #: The package sources each memoised computation runs: their digest versions its memo, so an edit to any
 #: of them starts a new one. Reading steps (:func:`finelogic.eval.soundness.read_steps`):
@@ -111,13 +114,16 @@ class SoundnessRun(Run):
         return self.provenance.settings.get("policy", "principled")
 
 
-def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = None,
-        **overrides: Any) -> SoundnessRun:
+def run(profile: str, *, seed: int = 0, accuracy_run: accuracy.AccuracyRun | None = None,
+        backends: Mapping[str, Any] | None = None, **overrides: Any) -> SoundnessRun:
     """Judge every FLD response of the profile's accuracy run and the gold proofs; score the judges.
 
     Args:
         profile: reads the ``soundness`` section (and the ``accuracy`` section's FLD settings).
-        seed: the accuracy run's seed (pairs records with problems) and the judge-quality set's.
+        seed: the accuracy run's seed and the judge-quality set's.
+        accuracy_run: the upstream run whose FLD responses are judged; None reads the written one of this
+            profile and seed (:func:`~finelogic.runs.base.find_run`; ``UpstreamMissing`` names the command
+            that makes it when there is none).
         backends: a ready backend for the LLM judge, by its entry (e.g. ``{"embedded": scripted}``).
         overrides: settings of the ``soundness`` section; None keeps the profile's.
     """
@@ -136,7 +142,16 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     opened = open_models([settings["llm_judge"]], backends) if wants_llm else []
     llm = LLMJudge(opened[0][1]) if opened else None
 
-    records, problems, source = fld_responses(profile, seed, settings.get("run_accuracy_if_missing", True))
+    if settings.get("judge_responses", True):
+        made = accuracy_run if accuracy_run is not None else find_run(
+            accuracy.AccuracyRun, accuracy.FAMILY, profile, seed, None)
+        records, problems = fld_responses(made)
+        source = ("the accuracy run handed in" if accuracy_run is not None
+                  else "`records.csv` of the accuracy run")
+    else:  # the gold proofs of the profile's FLD test set only
+        fld = [s for s in evaluation_sets(accuracy.resolved_section(profile, {}), seed=seed) if s.name == "fld"]
+        problems = {p.id: p for s in fld for p in s.problems}
+        records, source = pd.DataFrame(columns=["id", "dataset", "response"]), "responses not judged"
     with judging_memos() as (verdicts, read):
         symbolic = SymbolicJudge(memo=verdicts)
         judge: Judge = HybridJudge(symbolic, llm) if settings["judge"] == "hybrid" else symbolic
@@ -173,22 +188,24 @@ def judging_memos() -> Iterator[tuple[Memo, Memo]]:
         yield verdicts, read
 
 
-def fld_responses(profile: str, seed: int = 0,
-                  run_if_missing: bool = True) -> tuple[pd.DataFrame, dict[str, Problem], str]:
-    """The accuracy run's FLD records (:meth:`finelogic.runs.accuracy.AccuracyRun.read` of
-    ``results/<profile>/accuracy``; made now when absent and ``run_if_missing``), the FLD problems by id,
-    and a caption-ready source line."""
-    directory = results_dir(profile) / "accuracy"
-    if (directory / "run.json").is_file():
-        records, source = accuracy.AccuracyRun.read(directory).records, "`records.csv` of the accuracy run"
-    elif run_if_missing:
-        records, source = accuracy.run(profile, seed=seed).records, "the accuracy run (run now: no records.csv)"
-    else:
-        records, source = pd.DataFrame(columns=["id", "dataset", "response"]), "no accuracy run (no records.csv)"
-    fld = next(s for s in evaluation_sets(resolve(profile, "accuracy", {}), seed=seed) if s.name == "fld")
-    problems = {p.id: p for p in fld.problems}
-    records = records[(records["dataset"] == "fld") & records["id"].isin(problems)].reset_index(drop=True)
-    return records, problems, source
+def fld_responses(made: accuracy.AccuracyRun) -> tuple[pd.DataFrame, dict[str, Problem]]:
+    """The accuracy run's FLD records and its FLD problems by id: the run's own test sets, or, for a run
+    that does not carry them, the sets regenerated from its recorded settings and seed.
+
+    Raises:
+        ValueError: a record's id names no FLD problem of the run (it was made from other problems).
+    """
+    fld_sets = [s for s in made.eval_sets if s.name == "fld"]
+    if not fld_sets:
+        fld_sets = [s for s in evaluation_sets(made.provenance.settings, seed=made.provenance.seed) if s.name == "fld"]
+    problems = {p.id: p for s in fld_sets for p in s.problems}
+    records = made.records[made.records["dataset"] == "fld"].reset_index(drop=True) if not made.records.empty \
+        else pd.DataFrame(columns=["id", "dataset", "response"])
+    unknown = sorted(set(records["id"]) - set(problems))
+    if unknown:
+        raise ValueError(f"{len(unknown)} FLD responses of the accuracy run name no FLD problem of its test set "
+                         f"(e.g. {', '.join(unknown[:3])}): the records and the problems come from different runs")
+    return records, problems
 
 
 def gold_records(problems: Mapping[str, Problem]) -> pd.DataFrame:
@@ -228,3 +245,17 @@ def quality_table(items: list[LabelledStep], llm_judges: Mapping[str, Judge], li
         sample = sample if limit is None else sample[:limit]
         tables.append(judge_quality(dict(llm_judges), sample))
     return pd.concat(tables, ignore_index=True)
+
+
+def rehearsal_plan(ctx: PlanContext) -> dict[str, Any]:
+    """The LLM judge served (the stand-in, or llama.cpp in the real slice, which also cuts the
+    judge-quality set to the slice's share and scores the LLM judge on :data:`SLICE_QUALITY_STEPS` steps)."""
+    section = ctx.section(FAMILY)
+    judge = ctx.serve(section["llm_judge"])
+    if ctx.fraction is None:
+        return plan({"llm_judge": judge})
+    # The teaching example needs a deep enough gold proof: one problem per depth, whatever the fraction.
+    quality = {**section["quality"], "n": max(len(section["quality"]["depths"]), ctx.sliced(section["quality"]["n"]))}
+    return plan({"llm_judge": judge, "quality": quality, "llm_quality_steps": SLICE_QUALITY_STEPS},
+                note=(f"judge = the {ctx.served_by}; judge quality: {quality['n']} problems, the LLM judge on "
+                      f"{SLICE_QUALITY_STEPS} of their steps"))

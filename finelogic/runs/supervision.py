@@ -45,7 +45,8 @@ from finelogic.memo import Memo, source_version
 from finelogic.models.base import GenerationConfig
 from finelogic.models.spec import ModelSpec, open_model, parse_model
 from finelogic.prompts import DIRECT
-from finelogic.runs.base import Provenance, Run, Stopwatch, call_counts, open_models, resolve
+from finelogic.runs.base import (PlanContext, Provenance, Run, Stopwatch, call_counts, open_models, plan,
+                                 resolve)
 from finelogic.runs.soundness import judging_memos
 from finelogic.sft.datasets import (SETTING, SOURCES, CheckedSet, check_sizes, checked_training_set, problems_digest,
                                     training_problems)
@@ -55,6 +56,8 @@ from finelogic.sft.train import PAPER_CONFIG, TrainConfig, TrainedModel, train, 
 log = logging.getLogger(__name__)
 
 FAMILY = "supervision"
+#: The profile section it reads (the paper calls the fine-tuned models SFT-<style>).
+SECTION = "sft"
 #: Settings a notebook may pass that a profile's ``sft`` section need not set.
 OPTIONAL = ("styles", "base_model", "logipt", "train", "eval")
 #: What LogiPT's traces run besides the training sets' :data:`finelogic.sft.datasets.SOURCES` (the memo's version).
@@ -106,7 +109,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
             None keeps the profile's.
     """
     watch = Stopwatch()
-    settings = resolve(profile, "sft", overrides, optional=OPTIONAL)
+    settings = resolve(profile, SECTION, overrides, optional=OPTIONAL)
     styles = tuple(settings.get("styles") or STYLES)
     unknown = [s for s in styles if s not in STYLES]
     if unknown:
@@ -204,3 +207,28 @@ def _training_row(trained: TrainedModel, style: str) -> dict[str, Any]:
             "tokens": trained.tokens, "target_tokens": trained.target_tokens, "seconds": round(trained.seconds, 1),
             "tokens_per_s": round(trained.tokens_per_second, 1), "loss_first": round(first, 3),
             "loss_last": round(last, 3), "method": trained.config["method"], "checkpoint": trained.path.name}
+
+
+def rehearsal_plan(ctx: PlanContext) -> dict[str, Any]:
+    """Training starts from the in-process stand-in (``ctx.trainable``) with the rehearsal's training
+    settings; the base and every fine-tuned model are evaluated through the served model (the trained
+    weights are not served). The real slice also cuts the training and test sets to its share and caps
+    new tokens."""
+    section = ctx.section(SECTION)
+    base = ctx.trainable(section["base_model"])
+    styles = ctx.given.get("styles") or section.get("styles") or STYLES
+    names = [f"SFT-{s}" for s in styles] + (["LogiPT"] if ctx.given.get("logipt", section.get("logipt")) else [])
+    backends = {base["name"]: open_model(ctx.serve(section["base_model"]))}
+    backends |= {n: open_model(ctx.serve({"name": n, "kind": "hf", "path": n})) for n in names}
+    overrides: dict[str, Any] = {"base_model": base, "train": {**section.get("train", {}), **ctx.train}}
+    if ctx.fraction is None:
+        return plan(overrides, backends)
+    sizes = {k: ctx.sliced(section[k]) for k in ("fld_n", "prontoqa_n")}
+    sizes["fld_unknown"] = min(sizes["fld_n"], ctx.sliced(section["fld_unknown"]))
+    evaluation = {**section["eval"], "first_fraction": ctx.fraction,
+                  "generation": {**section["eval"]["generation"], "max_new_tokens": ctx.max_new_tokens}}
+    return plan({**overrides, **sizes, "eval": evaluation}, backends,
+                note=(f"training sets {sizes['fld_n']} FLD + {sizes['prontoqa_n']} ProntoQA, "
+                      f"{ctx.train.get('max_steps')} steps on the random-init stand-in; evaluation: first "
+                      f"{ctx.fraction:g} of each set, base and every fine-tuned model = the {ctx.served_by} "
+                      f"(trained weights not served); {ctx.capped(section['eval']['generation'])}"))

@@ -1,0 +1,97 @@
+"""Running one family in a rehearsal (stand-ins or the real slice), measured stage by stage.
+
+Shared by :mod:`finelogic.rehearsal.rehearse` and :mod:`finelogic.rehearsal.real_slice`, which both run
+families through :func:`run_family`: the family's record (:mod:`finelogic.runs.registry`) says whether its
+``run`` reads real data and which upstream runs it reads; those are the runs made earlier in the same
+rehearsal (``made``), handed in, never read from another folder.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import resource
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from finelogic.runs.base import Run
+from finelogic.runs.registry import Family
+
+log = logging.getLogger(__name__)
+
+PROFILE = "paper"
+REPORT_COLUMNS = ("family", "stage", "status", "wall_s", "peak_rss_mb", "requests", "prompt_tokens", "cap_tokens",
+                  "judge_calls", "cache_calls", "cache_hits", "cache_bytes", "result_bytes", "files", "load_avg", "note")
+
+
+def run_family(family: Family, plan: Mapping[str, Any], seed: int, data_dir: Any, root: Path, keep_going: bool,
+               made: dict[str, Run]) -> tuple[list[dict[str, Any]], str | None]:
+    """Run and write one family; one report row per stage (``run``, ``write``). Its run is added to
+    ``made`` (by family name) for the families downstream of it.
+
+    Raises:
+        UpstreamMissing: (through the family's ``run``) an upstream family was not run before it here.
+    """
+    kwargs = dict(plan["overrides"])
+    if family.reads_data and data_dir is not None:
+        kwargs["data_dir"] = data_dir
+    kwargs |= {f"{name}_run": made[name] for name in family.upstream if name in made}
+    rows: list[dict[str, Any]] = []
+    error, run = None, None
+    cache_before = folder_bytes(root / "cache")
+    with stage(family.name, "run", rows):
+        try:
+            run = family.run(PROFILE, seed=seed, backends=dict(plan["backends"]) or None, **kwargs)
+        except Exception as exc:  # the rehearsal's job is to find these: record and go on
+            if not keep_going:
+                raise
+            error = f"{type(exc).__name__}: {exc}"[:500]
+            log.exception("rehearsal: %s failed", family.name)
+    calls, hits = (run.provenance.model_calls, run.provenance.cache_hits) if run is not None else (0, 0)
+    rows[0].update(status="ok" if error is None else f"error: {error}", cache_calls=calls, cache_hits=hits,
+                   cache_bytes=folder_bytes(root / "cache") - cache_before)
+    if run is not None:
+        made[family.name] = run
+        with stage(family.name, "write", rows):
+            paths = run.write(root / PROFILE / family.name)
+        rows[1].update(status="ok", files=len(paths), result_bytes=sum(p.stat().st_size for p in paths))
+    return rows, error
+
+
+@contextmanager
+def stage(family: str, name: str, rows: list[dict[str, Any]]) -> Iterator[None]:
+    """A report row for ``family``'s stage ``name``: wall time, peak memory, load (appended to ``rows``)."""
+    _reset_peak()
+    start = time.perf_counter()
+    row = {c: 0 for c in REPORT_COLUMNS} | {"family": family, "stage": name, "status": "ok", "note": ""}
+    rows.append(row)
+    try:
+        yield
+    finally:
+        row.update(wall_s=round(time.perf_counter() - start, 1), peak_rss_mb=round(_peak_mb()),
+                   load_avg=" ".join(f"{x:.2f}" for x in os.getloadavg()))
+        log.info("rehearsal: %s %s: %.1f s, peak %d MB", family, name, row["wall_s"], row["peak_rss_mb"])
+
+
+def _reset_peak() -> None:
+    """Reset the process's peak resident memory (Linux: ``/proc/self/clear_refs`` 5), so each stage has its own."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass
+
+
+def _peak_mb() -> float:
+    """Peak resident memory since the last reset (VmHWM), else since the process started."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def folder_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.exists() else 0

@@ -1,0 +1,95 @@
+"""The notebook families, declared once: what each is, what it reads, how it is rehearsed.
+
+Everything that iterates over families (the papermill runner and its start order, the ``finelogic`` command,
+the rehearsal and its real slice, the finding boxes) iterates over :data:`FAMILIES`; nothing else lists
+their names. A family is found by a plain import of its module (STYLE.md: no string registries, no plugin
+discovery); :func:`family` turns a name typed by a user into its record, with the valid names in the error.
+
+Adding a family is: one module in ``finelogic/runs/`` (``FAMILY``, a ``run`` function, a :class:`~finelogic.runs.base.Run`
+subclass, a ``rehearsal_plan``), one :class:`Family` entry here, one notebook in ``notebooks/``, one page
+entry in ``_toc.yml`` (``tests/test_registry.py`` builds a toy family this way and runs it through the runner).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Callable, Sequence
+
+from finelogic.runs import accuracy, datasets, depth, logicmark, probing, soundness, supervision
+from finelogic.runs.base import PlanContext, Run
+
+#: How a family's models are reached in the rehearsal's real slice.
+IN_PROCESS, SERVED, NO_MODEL = "in process", "served", "no model"
+
+
+@dataclass(frozen=True)
+class Family:
+    """One notebook family.
+
+    Attributes:
+        module: its ``finelogic.runs`` module (``FAMILY``, ``run``, ``rehearsal_plan``).
+        notebook: the notebook's file stem in ``notebooks/`` (its page in the book).
+        run_type: the :class:`~finelogic.runs.base.Run` subclass its ``run`` returns (``read`` gives it back).
+        section: the profile section it reads.
+        upstream: the families whose runs it reads, handed to ``run`` as ``<name>_run`` arguments.
+        models: how the real slice reaches its models (:data:`SERVED`, :data:`IN_PROCESS`, :data:`NO_MODEL`).
+        reads_data: whether ``run`` takes ``data_dir`` (real benchmark files).
+        minutes: its notebook's time in the tiny book (2 cores, idle; the reproduce page's table): the
+            runner starts the longest first when no timings of the profile are known yet (as measured
+            in the tiny book at commit 9e321f1).
+    """
+
+    module: ModuleType
+    notebook: str
+    run_type: type[Run]
+    section: str
+    upstream: tuple[str, ...] = ()
+    models: str = IN_PROCESS
+    reads_data: bool = False
+    minutes: float = 0.0
+
+    @property
+    def name(self) -> str:
+        """Its name: the result folder ``results/<profile>/<name>``."""
+        return self.module.FAMILY
+
+    @property
+    def run(self) -> Callable[..., Run]:
+        return self.module.run
+
+    def rehearsal_plan(self, ctx: PlanContext) -> dict[str, Any]:
+        """How the rehearsal runs it (``{"overrides", "backends", "note"}``; see ``PlanContext``)."""
+        return self.module.rehearsal_plan(ctx)
+
+
+#: In reading order, which is also an order in which every upstream family comes first.
+FAMILIES: tuple[Family, ...] = (
+    Family(datasets, "01_datasets", datasets.DatasetsRun, "datasets", models=NO_MODEL, reads_data=True, minutes=0.2),
+    Family(accuracy, "02_accuracy", accuracy.AccuracyRun, "accuracy", models=SERVED, reads_data=True, minutes=12.9),
+    Family(depth, "03_depth", depth.DepthRun, "accuracy", upstream=(accuracy.FAMILY,), models=SERVED,
+           reads_data=True, minutes=0.2),
+    Family(soundness, "04_soundness", soundness.SoundnessRun, "soundness", upstream=(accuracy.FAMILY,),
+           models=SERVED, minutes=0.7),
+    Family(probing, "05_probing", probing.ProbingRun, "probing", minutes=9.2),
+    Family(supervision, "06_supervision", supervision.SupervisionRun, supervision.SECTION, models=SERVED,
+           reads_data=True, minutes=4.2),
+    Family(logicmark, "07_logicmark", logicmark.LogicMarkRun, "logicmark", minutes=5.1),
+)
+
+
+def names(families: Sequence[Family] = FAMILIES) -> tuple[str, ...]:
+    return tuple(f.name for f in families)
+
+
+def family(name: str, families: Sequence[Family] = FAMILIES) -> Family:
+    """The family called ``name`` (or whose notebook is ``name``); a ValueError listing the names otherwise."""
+    for entry in families:
+        if name in (entry.name, entry.notebook):
+            return entry
+    raise ValueError(f"unknown notebook family {name!r}; the families are {', '.join(names(families))}")
+
+
+def ordered(chosen: Sequence[str] | None = None, families: Sequence[Family] = FAMILIES) -> list[Family]:
+    """The families named in ``chosen`` (default all), in :data:`FAMILIES` order, each after its upstream."""
+    picked = [family(n, families) for n in chosen] if chosen is not None else list(families)
+    return [f for f in families if f in picked]
