@@ -16,7 +16,7 @@ Multi-LogiEval question / the ProntoQA statement into ``hypothesis``, so all fou
 this one shape. With an empty suffix (Direct) the message ends after the hypothesis line.
 
 **CoT.** The released code's CoT suffix is a leftover from an unrelated puzzle task
-(``reference/official_code.md``); we use the standard ``Let's think step by step.`` (Wei et al.; Kojima
+(``book/released-code.md``, "Prompts"); we use the standard ``Let's think step by step.`` (Wei et al.; Kojima
 et al.) instead, so CoT numbers here are not byte-for-byte the paper's prompt.
 
 **Few-shot.** The examples go *inline*, in the one user message, before the problem: the paper's Figure 8
@@ -27,7 +27,7 @@ and the closing marker. By default the examples are written by our own FLD gener
 (:func:`default_few_shot_examples`: fixed seed, depth 2, one PROVED, one DISPROVED and, for three-label
 datasets only, one UNKNOWN); pass ``few_shot_examples=`` to use others.
 
-**The released code's layout** (``layout="paper_code_compat"``; ``reference/official_code.md``, read from
+**The released code's layout** (``layout="paper_code_compat"``; ``book/released-code.md``, "Prompts", read from
 ``src/eval_vllm_overall.py`` of the authors' repository). What its vLLM script sends, byte for byte:
 
 - the user message is the item's own ``input`` text **unchanged** (the paper's merged evaluation files

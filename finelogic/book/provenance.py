@@ -1,4 +1,4 @@
-"""How each page was made (DESIGN.md, 'Readers'): one provenance box per page, short table captions, and
+"""How each page was made (``book/design.md``, "Who it is for"): one provenance box per page, short table captions, and
 the "Rerun this page" box with the page's measured time.
 
 * :func:`provenance_box` -- once per page: notebook, profile, seed, models, n, package version, commit, date.

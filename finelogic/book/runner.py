@@ -1,4 +1,4 @@
-"""Run the book's notebooks with papermill (DESIGN.md: papermill executes, jupyter-book only renders).
+"""Run the book's notebooks with papermill (``book/design.md`` ("Papermill executes, Jupyter Book renders")).
 
 Every notebook takes ``profile`` and ``seed`` parameters. A notebook whose inputs did not change since
 its last successful run is not run again, so rebuilding an unchanged book is fast; ``force=True`` reruns

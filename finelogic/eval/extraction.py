@@ -22,13 +22,13 @@ offers only two markers) is not an answer and is skipped.
 ``paper_code_compat``: the authors' released code. It tests ``marker in response`` (case-sensitive
 substring) for each marker in the fixed order ``__PROVED__, __DISPROVED__, __UNKNOWN__, __YES__, __NO__,
 DISPROVED, PROVED, UNKNOWN, YES, NO`` and takes the first one present, wherever it is in the text;
-with none present it answers UNKNOWN (``reference/official_code.md``). So an empty response is
+with none present it answers UNKNOWN (``book/released-code.md``, "Answer scoring"). So an empty response is
 "correct" on every UNKNOWN item, a response that mentions ``__PROVED__`` anywhere is PROVED, and
 ``NO`` matches inside ``NOT`` or ``NONE``. ``labels`` is ignored. This reads a label only; whether the
 released code counted it *correct* depends on the item's gold marker, which the three released scorers
 below decide.
 
-**The released scorers** (``reference/official_code.md``, "Answer scoring"): the authors scored with three
+**The released scorers** (``book/released-code.md``, "Answer scoring"): the authors scored with three
 different functions, each reproduced here as a small function of (response, gold label, dataset) that
 returns a :class:`ReleasedVerdict`:
 

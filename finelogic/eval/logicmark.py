@@ -1,9 +1,9 @@
 """LogicMark: log-likelihood multiple choice by hop depth (the LogicMark card's evaluation).
 
-The card (``seeds/logicmark_card.txt``) scores each problem without prompting tricks: the context is the
+The card (``book/data-formats.md``, "LogicMark") scores each problem without prompting tricks: the context is the
 record's ``If:\\n<premises>\\n\\nThen``, every option is a continuation, and the prediction is the option
 with the best "average log-likelihood over ending tokens". The reference tool for this kind of scoring is
-EleutherAI's lm-evaluation-harness (``reference/methods.md``):
+EleutherAI's lm-evaluation-harness (``book/methods.md``, "Log-likelihood multiple choice"):
 
 * one request per option: ``(context, " " + option)``; the backend moves trailing whitespace of the
   context onto the continuation and scores the continuation's tokens (``Backend.loglikelihood``);

@@ -160,7 +160,7 @@ def correctness_span(correct: Sequence[bool]) -> int:
     ``i*`` is the earliest step from which every prediction (``i*`` and all later) is correct; the span
     is 0 when the last prediction is wrong. All correct: ``i* = 1``, span ``n - 1``. (Appendix B.3's
     wording, "right at ``i``, wrong at ``i - 1``", read literally would also count an early switch that
-    later flips back; the stable-from-``i*`` reading of ``reference/official_code.md`` is used.)
+    later flips back; the stable-from-``i*`` reading of ``book/released-code.md`` ("Probing") is used.)
     """
     n = len(correct)
     if n == 0:

@@ -1,7 +1,7 @@
 """Probing datasets of paper §3.3 / Appendix B, built from FLD-style problems with long gold proofs.
 
 The paper did not release its probing sets; this module rebuilds them from the description
-(``reference/official_code.md``, "Probing"): PROVED and DISPROVED problems only, split by problem.
+(``book/released-code.md``, "Probing"): PROVED and DISPROVED problems only, split by problem.
 
 * **Task A, CSS** (correctness spanning steps): one row per proof prefix ending at step ``i``
   (``i = 1..n``); label = the problem's answer (1 = PROVED, 0 = DISPROVED).

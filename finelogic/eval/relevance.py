@@ -9,10 +9,10 @@ conclusion (a redefined id is the latest definition before the citing step). Ste
 (``void -> assump1``) are not counted. A response that never reaches the hypothesis has no relevant step.
 An unparsed step has no conclusion anyone could cite: not relevant.
 
-``paper_code_compat``: the rule of the authors' released code (``reference/official_code.md``), read as a
-fact about its behaviour: a step is relevant when its conclusion id is a premise of *any later* step. On
-steps read the released way (:func:`finelogic.eval.steps.released_steps`, what the policy judges) it is
-:func:`released_relevance`, exactly:
+``paper_code_compat``: the rule of the authors' released code (``book/released-code.md``, "Soundness details
+of the released code"), read as a fact about its behaviour: a step is relevant when its conclusion id is a
+premise of *any later* step. On steps read the released way (:func:`finelogic.eval.steps.released_steps`,
+what the policy judges) it is :func:`released_relevance`, exactly:
 
 * a step concluding ``assumpN`` is skipped (None), yet its premises still count as later citations;
 * a step without a conclusion id (prose, an empty response) counts as relevant;

@@ -18,7 +18,7 @@ Step-level rates are over counted steps the judge decided (relevance: over count
 notation, whatever the judge said), pooled across samples. All proportions come with Wilson 95% intervals.
 
 ``policy="paper_code_compat"`` in :func:`judge_responses` reproduces the released ``src/eval_step.py``
-instead (``reference/official_code.md``): the steps are read its way
+instead (``book/released-code.md``, "Soundness details of the released code"): the steps are read its way
 (:func:`finelogic.eval.steps.released_steps`; a response without steps is one step judged against
 ``???``), steps concluding ``assumpN`` are neither judged nor counted, relevance is
 :func:`finelogic.eval.relevance.released_relevance`, and every judgement is True or False (a judge that

@@ -20,7 +20,7 @@ the response. Each step carries the texts of its premises as they were defined *
 (``premise_texts``; None for an id not defined yet), so a judge needs only the step and the problem.
 
 **The released code's reading** (``policy="paper_code_compat"``; :func:`released_steps`,
-``reference/official_code.md``, "Soundness details of the released code"), reproduced from its behaviour:
+``book/released-code.md``, "Soundness details of the released code"), reproduced from its behaviour:
 
 - steps are the blocks starting at a line ``Step N:`` / ``N.`` / ``N:``; without such lines the text is cut
   at ``;`` (when that gives two or more parts), else at line breaks, else at periods, and only the parts

@@ -1,4 +1,4 @@
-"""Formulas in FLD's formal notation (Morishita et al.; ``reference/datasets.md``, FLD section).
+"""Formulas in FLD's formal notation (Morishita et al.; ``book/data-formats.md``, "Formal notation").
 
 The notation, exactly as FLD records print it::
 

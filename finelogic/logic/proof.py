@@ -1,4 +1,4 @@
-"""FLD proof notation, read once for gold proofs and model responses alike (reference: datasets.md, "FLD").
+"""FLD proof notation, read once for gold proofs and model responses alike (``book/data-formats.md``, "Proof notation").
 
 A proof is steps joined by ``;``: ``fact1 & fact3 -> int1: <text>; int1 & fact2 -> hypothesis;``.
 

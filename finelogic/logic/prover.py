@@ -1,4 +1,4 @@
-"""Decide entailment between FLD formulas with z3 (``reference/methods.md``: symbolic checking).
+"""Decide entailment between FLD formulas with z3 (``book/methods.md``, "Checking proof steps symbolically").
 
 A step is valid when its premises entail its conclusion, i.e. ``premises ∧ ¬conclusion`` is
 unsatisfiable (the official FLD generator checks its proofs the same way).

@@ -2,7 +2,7 @@
 
 Paper §3.2 (stepwise soundness): a step is *atomic* when it "applies a single, minimal inference rule".
 Here that is made exact: :func:`is_atomic_step` is True when ``(premises, conclusion)`` is one instance of
-one rule in :data:`RULES`, the deduction rules of the FLD generator (``reference/datasets.md``).
+one rule in :data:`RULES`, the deduction rules of the FLD generator (``book/data-formats.md``, "Deduction rules").
 
 A rule is a tuple of premise patterns and a conclusion pattern. Patterns are formulas that may contain
 metavariables: :class:`MetaFormula` stands for any formula (so negated / conjoined / disjoined "variants"

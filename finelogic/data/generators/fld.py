@@ -1,6 +1,6 @@
 """FLD-style deduction problems with gold proofs, generated offline and deterministically from a seed.
 
-Our own generator after the description of FLD (Morishita et al.) in ``reference/datasets.md`` and the
+Our own generator after the description of FLD (Morishita et al.) in ``book/data-formats.md`` ("FLD") and the
 paper's Appendix A.1 (test: depths 0–19 × 25 PROVED + 25 DISPROVED, plus 100 UNKNOWN; train: depths
 0–15 × 250 + 250, plus 1,500 UNKNOWN).
 
@@ -12,7 +12,7 @@ negation (:func:`finelogic.logic.negate`) for DISPROVED, whose proof ends ``... 
 
 **Depth** (FLD's ``depth``, the paper's "steps" buckets 0–19) is the height of the proof tree: the number
 of rule applications on the longest path from a fact to the hypothesis. The FLD v0.2 record in
-``shared/data/fld`` has 6 such applications on its longest path and ``depth`` 6 (its ``void -> assump1``
+the tests' data (``fld/``) has 6 such applications on its longest path and ``depth`` 6 (its ``void -> assump1``
 line opens an assumption and applies no rule). Depth 0: the hypothesis (or, for DISPROVED, its negation)
 is itself a fact and the proof is the one restatement step ``fact3 -> hypothesis;`` (rule
 ``reiteration``). A proof can have more steps than its depth (side branches); ``meta["num_steps"]``

@@ -1,6 +1,6 @@
 """LogicMark-style problems: variable (in)equality premises, four options, exact hop-depth targeting.
 
-Our own generator written from the LogicMark card (``seeds/logicmark_card.txt``; the original
+Our own generator written from the LogicMark card (``book/data-formats.md``, "LogicMark"; the original
 ``baseloggen_v2.py`` is not public). A problem::
 
     If:            premises over variables a, b, c, ...: ``x = y`` or ``x != y``

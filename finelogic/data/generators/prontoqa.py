@@ -1,6 +1,6 @@
 """ProntoQA-style problems: a fictional ontology chain, one distractor rule, a gold chain proof.
 
-Our own generator after the description in ``reference/datasets.md`` ("ProntoQA"): fictional concepts
+Our own generator after the description in ``book/data-formats.md`` ("ProntoQA"): fictional concepts
 (wumpus, yumpus, ...), an entity (Max, Fae, ...), property families (colours, sizes, materials,
 temperaments, ...), a linear ontology chain, one distractor rule on the negated property, the asked
 statement negated with probability 0.5. A problem with ``h`` hops reads, before shuffling::

@@ -1,6 +1,6 @@
 """Loaders for the published benchmark files: every format becomes a list of :class:`Problem` records.
 
-Implements the format facts of ``reference/datasets.md`` (FLD v0.2 / FLDx2, FOLIO v0.0 / v2 / Logic-LM,
+Implements the format facts of ``book/data-formats.md`` (FLD v0.2 / FLDx2, FOLIO v0.0 / v2 / Logic-LM,
 Multi-LogiEval, ProntoQA's Logic-LM dev set, LogicMark, the paper's merged evaluation JSON).
 
 One module per format (``fld``, ``folio``, ``multi_logieval``, ``prontoqa``, ``logicmark``,

@@ -1,4 +1,4 @@
-"""FLD v0.2 and FLDx2 records (reference: datasets.md, "FLD"): ``fld/*.json`` or ``fld/*.jsonl``."""
+"""FLD v0.2 and FLDx2 records (``book/data-formats.md``, "FLD"): ``fld/*.json`` or ``fld/*.jsonl``."""
 from __future__ import annotations
 
 import re
@@ -31,7 +31,7 @@ def _first(value: Any) -> str | None:
 
 
 def fld_problem(record: Mapping[str, Any], *, problem_id: str, meta: Mapping[str, Any] | None = None) -> Problem:
-    """One FLD v0.2 or FLDx2 record -> Problem (reference: datasets.md, "FLD").
+    """One FLD v0.2 or FLDx2 record -> Problem (``book/data-formats.md``, "FLD").
 
     ``context``/``facts`` (``sent1: ... sent2: ...``) become facts ``fact1, fact2, ...`` in order; the
     original ids are kept in ``meta["original_ids"]`` and renamed consistently inside the proof. The proof

@@ -16,9 +16,10 @@ _INPUT_HYPOTHESIS = re.compile(r"^\s*(?:Hypothesis|Question)\s*:\s*(.*)$", re.M 
 
 
 def infer_paper_dataset(record: Mapping[str, Any]) -> str:
-    """Which benchmark a merged-JSON item came from, by its dataset-specific fields (datasets.md):
-    ``original_data`` -> fld; ``Premise``/``Conclusion``/``Label`` -> folio; ``explanation`` or
-    ``options`` -> prontoqa; ``context`` + ``question`` + ``answer`` -> multi_logieval."""
+    """Which benchmark a merged-JSON item came from, by its dataset-specific fields
+    (``book/data-formats.md``, "The paper's merged evaluation JSON"): ``original_data`` -> fld;
+    ``Premise``/``Conclusion``/``Label`` -> folio; ``explanation`` or ``options`` -> prontoqa;
+    ``context`` + ``question`` + ``answer`` -> multi_logieval."""
     if "original_data" in record:
         return "fld"
     if {"Premise", "Conclusion", "Label"} & record.keys():
