@@ -6,6 +6,7 @@ What is scanned: every book page (``book/*.md``) and every markdown cell of ever
 inline markup (backticks, emphasis, ``{glue:text}``/``{doc}`` roles) is unwrapped to its text. The text is
 cut into sentences (at ``.``, ``!`` or ``?`` followed by a space and a capital, a bracket or a quote; at
 blank lines, list items and table rows; common abbreviations such as "e.g." do not end a sentence).
+Headings are skipped: "What the paper found" names a section and states nothing.
 
 What counts as a *claim* (:data:`CLAIM`): a sentence in which
 
@@ -117,19 +118,28 @@ ABBREVIATIONS = ("e.g.", "i.e.", "cf.", "vs.", "et al.", "etc.", "approx.", "res
 
 def _plain(markdown: str) -> str:
     """Markdown -> text: no fenced code, directive options or comments; inline markup unwrapped."""
-    lines, fence = [], None
+    lines: list[str] = []
+    fence: str | None = None  # the marks of an open code block
+    directives: list[str] = []  # the marks of the open ```{directive} / :::{directive} blocks
     for line in markdown.splitlines():
         stripped = line.strip()
-        opener = re.match(r"^(`{3,}|~{3,}|:{3,})", stripped)
-        if fence is None and opener and stripped.startswith("`") and not re.match(r"^`{3,}\s*\{", stripped):
-            fence = opener.group(1)  # a plain fenced code block (not a ```{directive})
-            continue
         if fence is not None:
-            if stripped.startswith(fence) and stripped.strip("`~") == "":
+            if stripped and set(stripped) == {fence[0]} and len(stripped) >= len(fence):
                 fence = None
             continue
-        if re.match(r"^(`{3,}|:{3,})", stripped) or re.match(r"^:[\w-]+:", stripped):
-            lines.append("")  # directive fences and option lines end a paragraph
+        mark = re.match(r"^(`{3,}|~{3,}|:{3,})(.*)$", stripped)
+        if mark:
+            marks, rest = mark.group(1), mark.group(2).strip()
+            lines.append("")  # fences end a paragraph
+            if rest.startswith("{"):
+                directives.append(marks)  # a directive: its body is text
+            elif not rest and directives and marks == directives[-1]:
+                directives.pop()
+            elif marks[0] in "`~":
+                fence = marks  # a code block, with or without a language
+            continue
+        if re.match(r"^:[\w-]+:", stripped):
+            lines.append("")  # a directive's option line
             continue
         lines.append(line)
     text = "\n".join(lines)
@@ -153,6 +163,8 @@ def sentences(markdown: str) -> list[str]:
             current = []
         if stripped.startswith("|"):
             blocks.append(stripped)  # a table row is one unit
+        elif stripped.startswith("#"):
+            continue  # a heading names a section; it states nothing
         elif stripped:
             current.append(stripped)
     if current:
@@ -190,9 +202,9 @@ def test_the_scan_reads_every_page_and_notebook() -> None:
     assert {"book/index.md", "book/differences.md", "book/reproduce.md", "book/rehearsal.md"} <= set(texts)
     notebooks = {key.split(" cell ")[0] for key in texts if key.endswith(tuple(f" cell {i}" for i in range(200)))}
     assert len(notebooks) == len(list((REPO / "notebooks").glob("*.ipynb"))) >= 11
-    # Enough claims are found for the test to mean something (about 150 at the time of writing).
+    # Enough claims are found for the test to mean something (69 at the time of writing).
     claims = [s for text in texts.values() for s in sentences(text) if CLAIM.search(s)]
-    assert len(claims) > 80, len(claims)
+    assert len(claims) > 50, len(claims)
 
 
 def test_every_claim_about_the_paper_or_card_names_its_source() -> None:
@@ -236,7 +248,7 @@ def test_every_paper_cell_of_the_differences_table_names_its_source() -> None:
     "The authors trained on four GPUs.",
     "A vLLM server (multi-GPU, the paper's setup) answers.",
     "The probe is the paper's: standardisation and a cross-validated logistic regression.",
-    "Here `avg` is computed as the card computes it.",
+    "Here avg is computed as the card computes it.",
     "The LogicMark card scores the options by log-likelihood.",
 ])
 def test_an_uncited_claim_is_flagged(sentence: str) -> None:
@@ -269,6 +281,14 @@ def test_sentences_are_cut_at_full_stops_but_not_inside_abbreviations_or_code() 
     assert uncited_claims(text) == ["The paper finds X, e.g. at depth 5.", "- the authors trained Z"]
 
 
+def test_text_after_a_directive_is_still_read() -> None:
+    # A directive's closing fence must not open a code block that hides the rest of the page.
+    text = "```{include} generated/timings.md\n```\n\nThe paper trains for ten epochs.\n"
+    assert uncited_claims(text) == ["The paper trains for ten epochs."]
+    admonition = "````{admonition} Solution\n:class: dropdown\n\nThe card says why.\n```{glue} t\n```\n````\n"
+    assert uncited_claims(admonition) == ["The card says why."]
+
+
 def test_a_planted_uncited_sentence_in_a_real_page_is_flagged() -> None:
     page = (REPO / "book" / "index.md").read_text()
     planted = page + "\nThe paper trains every model for ten epochs.\n"
@@ -282,3 +302,31 @@ def test_a_differences_row_without_a_source_is_flagged() -> None:
              "| models | Llama (Section 5.1) | SmolLM2 | CPU |\n")
     cells = _paper_cells(table)
     assert [row for row, cell in cells if not SOURCE.search(cell)] == ["decoding"]
+
+
+def test_table4_shares_are_not_of_100_problems_as_the_probing_page_says() -> None:
+    """The probing page's arithmetic on Table 4 (RFI and NSD read as shares of test problems)."""
+    from finelogic import paper
+
+    table = paper.reported("table4")
+
+    def fits(value: float, n: int) -> bool:
+        return any(round(100 * k / n, 1) == value for k in range(n + 1))
+
+    rfi = table[table.metric == "RFI"]
+    nsd = table[table.metric == "NSD"]
+    whole = sorted({v for v in pd_values(rfi) + pd_values(nsd) if fits(v, 100)})
+    assert whole == [16.0, 32.0]
+    assert [v for v in pd_values(rfi) if not fits(v, 81)] == [0.7, 9.2]
+    assert [v for v in pd_values(nsd) if not fits(v, 97)] == [44.2, 43.2]
+    assert set(rfi[~rfi.value.map(lambda v: fits(v, 81))].setting) == {"LogiPT"}
+    assert set(nsd[~nsd.value.map(lambda v: fits(v, 97))].setting) == {"LogiPT"}
+    page = json.loads((REPO / "notebooks" / "05_probing.ipynb").read_text())["cells"][0]
+    text = " ".join("".join(page["source"]).split())
+    assert "only 16.0 and 32.0 are whole percentages" in text
+    assert "Ten of its twelve RFI values are multiples of 1/81" in text
+    assert "ten of its twelve NSD values multiples of 1/97" in text
+
+
+def pd_values(frame) -> list[float]:
+    return [float(v) for v in frame["value"]]
