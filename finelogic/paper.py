@@ -281,9 +281,12 @@ _TABLES: dict[str, _Printed] = {
         _TABLE4_COLUMNS,
         _TABLE4_ROWS,
         {
-            "CSS": "steps (mean correctness span)",
-            "RFI": "% of test problems with all 6 candidate facts classified correctly",
-            "NSD": "% of test problems with all 6 candidate steps classified correctly",
+            # The paper does not define these units; these are the released code's (src/probing.py).
+            "CSS": "steps (mean correctness span; released code: src/probing.py)",
+            "RFI": "% of test problems with every candidate-fact row classified correctly "
+                   "(released code: src/probing.py)",
+            "NSD": "% of test problems with every candidate-step row classified correctly "
+                   "(released code: src/probing.py)",
         },
     ),
     "table5": _Printed(
@@ -335,8 +338,9 @@ def reported(name: str) -> pd.DataFrame:
 def unit(name: str, metric: str | None = None) -> str:
     """The unit of ``metric`` in table ``name``; without ``metric``, the table's units in words.
 
-    Accuracies are percentages; Table 3 is the % of samples whose every step passes; Table 4's
-    CSS is in proof steps, RFI and NSD are % of test problems whose six probe rows are all right.
+    Accuracies are percentages; Table 3 is the % of samples whose every step passes. The paper does not
+    define Table 4's units (Section 3.3); by the released code (``src/probing.py``) CSS is the mean span
+    in proof steps, RFI and NSD the % of test problems whose probe rows are all right.
     """
     table = _lookup(name)
     if metric is not None:

@@ -104,7 +104,7 @@ _PROFILES = {
         "The paper's sample sizes and models; needs GPUs (transformers / vLLM) or API keys.",
         {"datasets": {"fld": {"name": "fld_paper_test", "scale": 1.0},
                       "prontoqa_generated": {"n": 500, "hops": (5,)}, "limit": None},
-         # The paper's models and sampling (temperature 0.7, top-p 0.9, 3,072 new tokens). The HF models
+         # The paper's models; the released code's sampling (temperature 0.7, top-p 0.9, 3,072 tokens). The HF models
          # want a GPU (or point them at a vLLM server with "openai:<model>@http://host:8000/v1").
          # LogicMark: the card's 5,000 items and some of its models (hub names; need the network).
          "logicmark": {"items": 5000, "batch_size": 32, "random_control": True,
@@ -116,7 +116,7 @@ _PROFILES = {
                                   "path": "meta-llama/Llama-3.1-8B-Instruct", "device_map": "auto"},
                                  {"name": "Qwen-2.5-7B-Instruct", "kind": "hf",
                                   "path": "Qwen/Qwen2.5-7B-Instruct", "device_map": "auto"},
-                                 # The paper scored its API models with the released API scorer.
+                                 # The released code scores API models with its API scorer (src/evaluate_api.py).
                                  {"name": "GPT-4o", "kind": "openai", "model": "gpt-4o", "scorer": "api"},
                                  {"name": "DeepSeek-R1", "kind": "openai", "model": "deepseek-reasoner",
                                   "base_url": "https://api.deepseek.com", "api_key_env": "DEEPSEEK_API_KEY",
@@ -133,7 +133,7 @@ _PROFILES = {
                      "models": ({"name": "Llama-3.1-8B-Instruct", "path": "meta-llama/Llama-3.1-8B-Instruct"},
                                 {"name": "Qwen-2.5-7B-Instruct", "path": "Qwen/Qwen2.5-7B-Instruct"},
                                 "embedded", "random-init")},
-         # The paper's judge: GPT-4.1-mini at temperature 0 (Section 3.2); symbolic first where it decides.
+         # The judge: GPT-4.1-mini (Section 3.2) at temperature 0 (released code); symbolic first where it decides.
          # This profile reproduces the paper, so steps are read, counted and judged as the released
          # eval_step.py does ("paper_code_compat"; "principled" is the other profiles' default).
          "soundness": {"policy": "paper_code_compat", "judge": "hybrid",

@@ -341,8 +341,10 @@ def test_units_per_table_and_metric() -> None:
     assert paper.unit("table2") == "accuracy (%)"
     assert paper.unit("table5", "16-19") == "accuracy (%)"
     assert paper.unit("table1") == "problems (count)"
-    assert paper.unit("table4", "CSS") == "steps (mean correctness span)"
+    # The paper does not define Table 4's units; the released code does, and the unit says so.
+    assert paper.unit("table4", "CSS") == "steps (mean correctness span; released code: src/probing.py)"
     assert paper.unit("table4", "NSD").startswith("% of test problems")
+    assert all("released code: src/probing.py" in paper.unit("table4", m) for m in ("CSS", "RFI", "NSD"))
     assert paper.unit("table3", "all_valid") == "% of samples whose every step is valid"
     assert paper.unit("table4").startswith("CSS: steps")  # mixed units are spelled out
     with pytest.raises(KeyError, match="CSS"):

@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
                           "server with the embedded model (needs llama-cpp-python[server])")
     rehearse.add_argument("--real-slice-only", action="store_true", help="the real slice without the stand-ins")
     rehearse.add_argument("--slice-tokens", type=int, default=None,
-                          help="the real slice's cap on new tokens per generation (default 32; the paper: 3,072)")
+                          help="the real slice's cap on new tokens per generation (default 32; released code: 3,072)")
     rehearse.add_argument("--price", action="append", type=_price, default=[], metavar="MODEL=IN/OUT",
                           help="US$ per million input/output tokens, e.g. gpt-4o=2.5/10 (repeatable)")
     rehearse.add_argument("--root", help="the rehearsal's folder (default results/rehearsal)")

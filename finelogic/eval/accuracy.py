@@ -114,8 +114,8 @@ def evaluate_accuracy(
         backend: anything with ``generate(conversations, config) -> list[str]``.
         setting: ``DIRECT``, ``COT``, ``FEW_SHOT`` from :mod:`finelogic.prompts`, or one of their names.
         model: recorded in the ``model`` column; default :func:`model_name_of` the backend.
-        config: decoding parameters; default ``GenerationConfig()`` (greedy; the paper sampled at
-            temperature 0.7, top-p 0.9 with up to 3072 new tokens).
+        config: decoding parameters; default ``GenerationConfig()`` (greedy; the released code samples at
+            temperature 0.7, top-p 0.9 with up to 3072 new tokens; the paper states no decoding settings).
         few_shot_examples: worked examples for the Few-shot setting (see
             :func:`finelogic.prompts.build_conversation`).
         batch_size: conversations per ``generate`` call.

@@ -160,7 +160,8 @@ def correctness_span(correct: Sequence[bool]) -> int:
     ``i*`` is the earliest step from which every prediction (``i*`` and all later) is correct; the span
     is 0 when the last prediction is wrong. All correct: ``i* = 1``, span ``n - 1``. (Appendix B.3's
     wording, "right at ``i``, wrong at ``i - 1``", read literally would also count an early switch that
-    later flips back; the stable-from-``i*`` reading of ``book/released-code.md`` ("Probing") is used.)
+    later flips back; Section 3.3's "the earliest step after which the model consistently predicts the
+    correct label" is used, as the released code computes it: ``book/released-code.md`` ("Probing").)
     """
     n = len(correct)
     if n == 0:

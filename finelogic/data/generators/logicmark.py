@@ -1,7 +1,7 @@
 """LogicMark-style problems: variable (in)equality premises, four options, exact hop-depth targeting.
 
-Our own generator written from the LogicMark card (``book/data-formats.md``, "LogicMark"; the original
-``baseloggen_v2.py`` is not public). A problem::
+Our own generator written from the LogicMark card (``book/data-formats.md``, "LogicMark"): the card names
+its generator, ``baseloggen_v2.py``, and shows its ``Config`` and how it is called, but not its code. A problem::
 
     If:            premises over variables a, b, c, ...: ``x = y`` or ``x != y``
     a = b
