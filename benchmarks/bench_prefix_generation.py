@@ -42,11 +42,11 @@ def main(argv: list[str] | None = None) -> int:
     from finelogic.data.suites import evaluation_sets
     from finelogic.models.base import GenerationConfig
     from finelogic.models.hf import HFBackend, _common_prefix
-    from finelogic.profiles import get_profile
+    from finelogic.runs import accuracy as accuracy_settings
     from finelogic.prompts import build_conversation
 
     torch.set_num_threads(args.threads)
-    sets = evaluation_sets(get_profile("tiny").section("accuracy"), seed=0)
+    sets = evaluation_sets(accuracy_settings.PROFILES["tiny"], seed=0)
     problems = [p for s in sets for p in s.problems][:args.items]
     conversations = [build_conversation(p, "Few-shot") for p in problems]
     backend = HFBackend(batch_size=len(conversations))

@@ -146,17 +146,17 @@ def main(argv: list[str] | None = None) -> int:
     from finelogic.eval.probing_data import TASKS, Readout, build_rows, probing_problems
     from finelogic.models.hf import HFBackend
     from finelogic.models.onednn import OneDNNLinears
-    from finelogic.profiles import get_profile
+    from finelogic.runs import probing
 
     torch.set_num_threads(args.threads)
-    settings = get_profile(args.profile).section("probing")
-    problems = probing_problems(args.problems, args.seed, settings["depths"],
-                                distractors=tuple(settings["distractors"]))
+    settings = probing.PROFILES[args.profile]
+    problems = probing_problems(args.problems, args.seed, settings.depths,
+                                distractors=settings.distractors)
     backend = HFBackend(batch_size=args.batch_size)  # uncached: the point is the time
     old = baseline_backend(args.baseline, backend.model, backend.tokenizer, args.batch_size)
     readout = Readout(args.readout, backend.tokenizer if args.readout == "chat" else None)
     rows = [r for task in TASKS for r in build_rows({"test": problems}, task, readout, args.seed,
-                                                     nsd_points=settings["nsd_points"])]
+                                                     nsd_points=settings.nsd_points)]
     plain = HFBackend(backend.model, backend.tokenizer, batch_size=args.batch_size, cpu_linears="torch")
     onednn = OneDNNLinears()
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import tempfile
 
-from finelogic.profiles import get_profile
-from finelogic.sft.datasets import check_sizes, training_problems, training_set
+from finelogic.runs import supervision
+from finelogic.sft.datasets import training_problems, training_set
 from finelogic.sft.train import TrainConfig, train
 
 
 def main() -> None:
-    problems = training_problems(check_sizes(get_profile("tiny").section("sft")), 0)
+    problems = training_problems(supervision.PROFILES["tiny"].sizes(), 0)
     examples = [e for e in training_set("Symb-Direct", problems, 0, verify=False)
                 if e["meta"]["depth"] is not None and e["meta"]["depth"] <= 1][:8]
     base = dict(max_steps=4, batch_size=2, micro_batch_size=2, cutoff_len=512, learning_rate=1e-3, lora_r=16)

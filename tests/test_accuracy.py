@@ -306,8 +306,8 @@ def test_accuracy_run_adds_the_forced_choice_answer_of_each_prompt_setting_recor
 
 def test_accuracy_run_overrides_replace_profile_keys_and_unknown_ones_are_refused():
     run = _smoke_run(Says("__PROVED__"), settings=["CoT"], models=None)
-    assert set(run.records["setting"]) == {"CoT"} and run.provenance.settings["models"] == ("embedded",)
-    with pytest.raises(ValueError, match="unknown setting\\(s\\) setting"):
+    assert set(run.records["setting"]) == {"CoT"} and run.provenance.settings["models"] == ["embedded"]
+    with pytest.raises(ValueError, match=r"accuracy\.setting: unknown setting; the settings of accuracy are"):
         _smoke_run(Says("x"), setting=["CoT"])
 
 
@@ -317,7 +317,8 @@ def test_accuracy_run_writes_and_reads_back_the_same_tables(tmp_path):
     run = _smoke_run(SaysAndScores("__DISPROVED__", ""), settings=["Direct", "Sel-Inf"])
     assert run.records["forced_correct"].notna().any() and run.records["forced_correct"].isna().any()
     paths = run.write(tmp_path / "accuracy")
-    assert sorted(p.name for p in paths) == ["records.csv", "run.json", "sets.csv", "traces.csv"]
+    assert sorted(p.name for p in paths) == ["eval_sets.json", "forced_summary.csv", "records.csv", "run.json",
+                                             "sets.csv", "summary.csv", "traces.csv"]
     back = AccuracyRun.read(tmp_path / "accuracy")
     pd.testing.assert_frame_equal(back.records, run.records)
     pd.testing.assert_frame_equal(back.sets, run.sets)
@@ -433,7 +434,7 @@ def test_smoke_accuracy_run_sends_our_prompts_by_default():
     assert set(run.records["layout"]) == {"principled"} and run.provenance.settings["prompt_layout"] == "principled"
     assert all(c[1]["content"].endswith("\nLet's think step by step.") for c in backend.seen[8:])
     assert backend.seen[7][0]["content"] == SYSTEM_PROMPT_TWO_LABELS  # ProntoQA, Direct
-    with pytest.raises(ValueError, match="unknown prompt_layout 'released'"):
+    with pytest.raises(ValueError, match="prompt_layout: expected one of principled, paper_code_compat, got 'released'"):
         _smoke_run(backend, prompt_layout="released")
 
 
@@ -458,12 +459,12 @@ def test_the_paper_profile_reproduces_the_released_prompts_and_scores_api_models
     from finelogic.runs.accuracy import resolved_section, split_scorers
 
     section = resolved_section("paper", {})
-    assert section["prompt_layout"] == "paper_code_compat"
-    names = [m["name"] if isinstance(m, dict) else m for m in section["models"]]
-    assert dict(zip(names, split_scorers(section["models"])[1])) == {
+    assert section.prompt_layout == "paper_code_compat"
+    names = [m["name"] if isinstance(m, dict) else m for m in section.models]
+    assert dict(zip(names, split_scorers(section.models)[1])) == {
         "Llama-3.1-8B-Instruct": "vllm_overall", "Qwen-2.5-7B-Instruct": "vllm_overall",
         "GPT-4o": "api", "DeepSeek-R1": "api"}
-    assert resolved_section("smoke", {})["prompt_layout"] == "principled"
+    assert resolved_section("smoke", {}).prompt_layout == "principled"
 
 
 # ------------------------------------------------------------------------------------------------ pages

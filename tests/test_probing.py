@@ -459,7 +459,8 @@ def test_table4_has_one_row_per_probe_and_one_majority_row(tmp_path):
     assert table.loc[("(labels only)", "majority class")].tolist() == [2.0, 0.0, 0.0]
     run = ProbingRun(Provenance("probing", "smoke", 0), predictions, summarize(predictions).round(4))
     paths = run.write(tmp_path)
-    assert [p.name for p in paths] == ["predictions.csv", "summary.csv", "run.json"]
+    assert [p.name for p in paths] == ["predictions.csv", "summary.csv", "row_counts.csv", "splits.json",
+                                       "shown_rows.json", "seconds.json", "run.json"]
     assert len(pd.read_csv(paths[1])) == 12       # 2 models x 2 probes x 3 tasks
     again = ProbingRun.read(tmp_path)
     pd.testing.assert_frame_equal(again.predictions, predictions)

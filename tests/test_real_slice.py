@@ -9,7 +9,7 @@ import pytest
 from model_fixtures import model_cache  # noqa: F401 (fixture)
 
 from finelogic.data.stored import generate_stored
-from finelogic.profiles import get_profile
+from finelogic.runs import accuracy
 from finelogic.rehearsal import rehearse
 from finelogic.rehearsal.real_slice import in_process, served, slice_plan, sliced
 
@@ -43,7 +43,8 @@ def test_accuracy_and_soundness_slices_run_against_the_llama_cpp_server(model_ca
     pytest.importorskip("llama_cpp.server", reason="llama-cpp-python[server] is not installed")
     # The paper's FLD test set, stored once in the test cache (the slice's soundness pairs records with it).
     generate_stored("fld_paper_test", seed=0, scale=1.0)
-    generate_stored("prontoqa", seed=0, **get_profile("paper").section("accuracy")["prontoqa_generated"])
+    paper = accuracy.PROFILES["paper"].prontoqa_generated
+    generate_stored("prontoqa", seed=0, n=paper.n, hops=paper.hops)
     overrides = {"accuracy": {"settings": ("Direct",)},
                  "soundness": {"quality": {"n": 4, "depths": (4, 5, 6, 7)}, "llm_quality_steps": 2}}
     made = rehearse(["accuracy", "soundness"], real_slice=0.001, stand_ins=False, root=tmp_path, data_dir=tmp_path,

@@ -36,11 +36,50 @@ def test_reading_a_folder_without_a_run_names_it(tmp_path):
         ToyRun.read(tmp_path)
 
 
-def test_overrides_replace_profile_settings_and_unknown_names_are_refused():
-    section = resolve("smoke", "accuracy", {"settings": ["CoT"], "models": None})
-    assert section["settings"] == ["CoT"] and section["models"] == ("embedded",)  # None keeps the profile's
-    with pytest.raises(ValueError, match=r"unknown setting\(s\) setings.*settings"):
-        resolve("smoke", "accuracy", {"setings": ["CoT"]})
+def test_overrides_change_one_field_and_keep_the_profiles_others():
+    from finelogic.runs import accuracy, supervision
+
+    section = resolve(accuracy.PROFILES, "smoke", "accuracy", {"settings": ["CoT"], "models": None})
+    assert section.settings == ("CoT",) and section.models == ("embedded",)  # None keeps the profile's
+    # a nested section given as a mapping is merged field by field, not replaced
+    section = resolve(accuracy.PROFILES, "tiny", "accuracy", {"generation": {"temperature": 0.5}})
+    assert (section.generation.max_new_tokens, section.generation.temperature) == (96, 0.5)
+    trained = resolve(supervision.PROFILES, "tiny", "sft", {"train": {"max_steps": 40}})
+    assert (trained.train.max_steps, trained.train.lora_layers, trained.train.cutoff_len) == (40, 8, 512)
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"setings": ["CoT"]}, r"^accuracy\.setings: unknown setting; the settings of accuracy are .*settings"),
+    ({"generation": {"max_new_tokenz": 8}},
+     r"^accuracy\.generation\.max_new_tokenz: unknown setting; .*max_new_tokens"),
+    ({"generation_by_setting": {"Directt": {"max_new_tokens": 8}}},
+     r"^accuracy: generation_by_setting\.Directt: unknown setting; the settings are Direct, CoT"),
+    ({"generation_by_setting": {"Direct": {"max_tokens": 8}}},
+     r"generation_by_setting\.Direct\.max_tokens: unknown decoding setting; .*max_new_tokens"),
+    ({"baselines": {"Sel-Inf": {"roundz": 2}}}, r"baselines\.Sel-Inf\.roundz: unknown option; .*rounds"),
+    ({"batch_size": "8"}, r"^accuracy\.batch_size: expected an integer, got '8'"),
+    ({"fld": {"depths": [1, "deep"]}}, r"^accuracy\.fld\.depths\[1\]: expected an integer"),
+    ({"limit": {"folo": 3}}, r"limit: unknown dataset 'folo'"),
+    ({"prompt_layout": "paper"}, r"^accuracy\.prompt_layout: expected one of principled, paper_code_compat"),
+])
+def test_a_misspelled_or_ill_typed_setting_at_any_depth_names_its_path(overrides, message):
+    from finelogic.runs import accuracy
+    from finelogic.settings import SettingsError
+
+    with pytest.raises(SettingsError, match=message):
+        accuracy.run("smoke", **overrides)
+
+
+def test_every_profile_of_every_family_is_a_valid_typed_value():
+    from finelogic.profiles import PROFILE_NAMES
+    from finelogic.runs.registry import FAMILIES
+    from finelogic.settings import as_data, build
+
+    for family in FAMILIES:
+        for name in PROFILE_NAMES:
+            settings = family.module.PROFILES[name]
+            # what a run's provenance records builds the same settings back
+            assert build(type(settings), as_data(settings), family.name) == settings
 
 
 def test_handed_in_backends_are_used_as_given_and_unused_ones_are_an_error():

@@ -11,8 +11,8 @@ from finelogic.data.problem import Fact, Problem
 from finelogic.eval.extraction import POLICIES, extract_answer
 from finelogic.prompts import COT, build_conversation, labels_for
 from finelogic.sft import STYLES, build, check, read_jsonl, training_set, write_jsonl
-from finelogic.profiles import get_profile
-from finelogic.sft.datasets import check_sizes, fld_plan, training_problems
+from finelogic.runs import supervision
+from finelogic.sft.datasets import fld_plan, training_problems
 from finelogic.sft.styles import StyleError, gold_steps
 
 SHEEP_VOCABULARY = {"predicates": {"A": "tall", "B": "proud", "C": "messy", "D": "stale", "E": "quiet"},
@@ -312,16 +312,16 @@ def test_gold_steps_renumber_intermediates_after_splitting():
 
 
 def test_paper_sizes_are_the_papers_training_shape():
-    paper = check_sizes(get_profile("paper").section("sft"))
+    paper = supervision.PROFILES["paper"].sizes()
     assert paper["fld_n"] + paper["prontoqa_n"] == 9500 + 3200
     assert fld_plan(paper["fld_n"], paper["fld_unknown"], paper["fld_depths"]) == fld_paper_plan("train")
-    tiny = check_sizes(get_profile("tiny").section("sft"))  # a CPU-sized set of shallow problems: 14 FLD + 2 UNKNOWN at depths 0-1, 4 ProntoQA
+    tiny = supervision.PROFILES["tiny"].sizes()  # a CPU-sized set of shallow problems: 14 FLD + 2 UNKNOWN at depths 0-1, 4 ProntoQA
     assert (tiny["fld_n"], tiny["fld_unknown"], tuple(tiny["fld_depths"]), tiny["prontoqa_n"]) == (16, 2, (0, 1), 4)
     assert tiny["prontoqa_hops"] == 3
 
 
 def test_smoke_training_set_shape_and_jsonl_round_trip(tmp_path):
-    smoke = check_sizes(get_profile("smoke").section("sft"))
+    smoke = supervision.PROFILES["smoke"].sizes()
     examples = training_set("Symb-Struct", training_problems(smoke, seed=0), seed=0)  # 4 FLD (1 UNKNOWN) + 2 ProntoQA
     assert len(examples) == 6
     assert sorted(e["meta"]["dataset"] for e in examples) == ["fld"] * 4 + ["prontoqa"] * 2
@@ -380,7 +380,7 @@ def test_a_kept_training_set_is_read_back_not_built_and_checked_again():
     same examples as without a memo (and, with the kept count edited, that count: it is read, not checked)."""
     from finelogic.sft.datasets import checked_training_set
 
-    problems = training_problems(check_sizes(get_profile("smoke").section("sft")), seed=0)
+    problems = training_problems(supervision.PROFILES["smoke"].sizes(), seed=0)
     memo: dict = {}
     first = checked_training_set("Symb-Filter", problems, seed=0, memo=memo)
     assert first.examples == training_set("Symb-Filter", problems, seed=0)  # no memo: built and checked
@@ -403,7 +403,7 @@ def test_logipt_traces_are_kept_and_read_back():
     read, not derived again (an edited kept trace comes back)."""
     from finelogic.baselines import logipt_data
 
-    problems = training_problems(check_sizes(get_profile("smoke").section("sft")), seed=0)
+    problems = training_problems(supervision.PROFILES["smoke"].sizes(), seed=0)
     memo: dict = {}
     examples = logipt_data(problems, memo=memo)
     assert examples == logipt_data(problems) and len(examples) == 6 and len(memo) == 6

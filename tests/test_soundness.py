@@ -295,12 +295,12 @@ def test_the_llm_judge_is_a_handed_in_backend_scored_on_a_seeded_sample(results)
 
 def test_hybrid_judge_reads_the_accuracy_runs_records_and_asks_the_llm_only_what_z3_cannot(results):
     from finelogic.data.suites import evaluation_sets
-    from finelogic.profiles import get_profile
+    from finelogic.runs import accuracy as accuracy_settings
     from finelogic.runs import soundness
     from finelogic.runs.accuracy import AccuracyRun
     from finelogic.runs.base import Provenance
 
-    fld = next(s for s in evaluation_sets(get_profile("smoke").section("accuracy"), seed=0) if s.name == "fld")
+    fld = next(s for s in evaluation_sets(accuracy_settings.PROFILES["smoke"], seed=0) if s.name == "fld")
     proved = [p for p in fld.problems if p.proof]
     records = pd.DataFrame({"id": [p.id for p in proved], "dataset": "fld", "model": "m", "setting": "CoT",
                             "depth_bucket": "0-3",
@@ -573,12 +573,12 @@ def test_smoke_soundness_page_runs_under_both_policies(results, policy):
 
 def test_compat_run_with_a_handed_in_judge_model(results):
     from finelogic.data.suites import evaluation_sets
-    from finelogic.profiles import get_profile
+    from finelogic.runs import accuracy as accuracy_settings
     from finelogic.runs import soundness
     from finelogic.runs.accuracy import AccuracyRun
     from finelogic.runs.base import Provenance
 
-    fld = next(s for s in evaluation_sets(get_profile("smoke").section("accuracy"), seed=0) if s.name == "fld")
+    fld = next(s for s in evaluation_sets(accuracy_settings.PROFILES["smoke"], seed=0) if s.name == "fld")
     ids = [p.id for p in fld.problems[:2]]
     records = pd.DataFrame({"id": ids, "dataset": "fld", "model": "m", "setting": "CoT", "depth_bucket": "0-3",
                             "response": ["I think it holds. __PROVED__", ""]})
@@ -672,11 +672,12 @@ def test_hybrid_rerun_reads_symbolic_verdicts_back_but_asks_the_llm_again():
 
 def test_the_quality_set_is_kept_and_read_back_equal():
     from finelogic.eval.judge_quality import judge_quality
+    from finelogic.runs import soundness
     from finelogic.runs.soundness import quality_set
 
     memo = CountingMemo()
-    made = quality_set({"n": 3, "depths": (1, 2, 3)}, seed=0, memo=memo)
-    read = quality_set({"n": 3, "depths": (1, 2, 3)}, seed=0, memo=memo)
+    made = quality_set(soundness.Quality(n=3, depths=(1, 2, 3)), seed=0, memo=memo)
+    read = quality_set(soundness.Quality(n=3, depths=(1, 2, 3)), seed=0, memo=memo)
     assert memo.writes == 1 and len(read) == len(made) > 10
     assert [(i.step, i.kind, i.valid, i.atomic, i.response) for i in read] == \
         [(i.step, i.kind, i.valid, i.atomic, i.response) for i in made]
@@ -701,12 +702,12 @@ def test_a_soundness_rerun_gives_the_same_tables_and_adds_nothing_to_its_memos(r
 
 def test_responses_naming_no_problem_of_the_accuracy_run_are_an_error(results):
     from finelogic.data.suites import evaluation_sets
-    from finelogic.profiles import get_profile
+    from finelogic.runs import accuracy as accuracy_settings
     from finelogic.runs import soundness
     from finelogic.runs.accuracy import AccuracyRun
     from finelogic.runs.base import Provenance
 
-    fld = next(s for s in evaluation_sets(get_profile("smoke").section("accuracy"), seed=0) if s.name == "fld")
+    fld = next(s for s in evaluation_sets(accuracy_settings.PROFILES["smoke"], seed=0) if s.name == "fld")
     records = pd.DataFrame({"id": [fld.problems[0].id, "fld-from-another-run"], "dataset": "fld", "model": "m",
                             "setting": "CoT", "depth_bucket": "0-3", "response": ["x", "y"]})
     made = AccuracyRun(Provenance("accuracy", "smoke", 0), records=records, eval_sets=(fld,))

@@ -9,7 +9,7 @@ import pandas as pd
 from finelogic.book.display import without_control_tokens
 from finelogic.book.findings import finding_text  # noqa: F401  (the page's sentence; it lives with the others)
 from finelogic.eval.probing import LINEAR, accuracy_by_steps_remaining, shared_once, summarize, table4
-from finelogic.eval.probing_data import TASKS, ProbeRow
+from finelogic.eval.probing_data import TASKS, ProbeRow, row_counts, shown_rows
 
 
 def caption_params(settings: dict[str, Any]) -> dict[str, Any]:
@@ -73,16 +73,11 @@ def table4_figure(predictions: pd.DataFrame, readout: str):
                                  title="Table 4: the paper's probes and ours")
 
 
-def set_sizes(rows: Sequence[ProbeRow]) -> pd.DataFrame:
-    """Problems, rows and the share of label 1 (%) per task and split; index ``(task, split)``."""
-    records = []
-    for task in TASKS:
-        for split in ("train", "test"):
-            chosen = [r for r in rows if r.task == task and r.split == split]
-            records.append({"task": task.upper(), "split": split, "problems": len({r.problem_id for r in chosen}),
-                            "rows": len(chosen),
-                            "label 1 (%)": round(100 * sum(r.label for r in chosen) / max(len(chosen), 1), 1)})
-    return pd.DataFrame(records).set_index(["task", "split"])
+def set_sizes(rows: Sequence[ProbeRow] | pd.DataFrame) -> pd.DataFrame:
+    """Problems, rows and the share of label 1 (%) per task and split (a run's ``row_counts``, or the counts
+    of ``rows``); index ``(task, split)``."""
+    counts = rows if isinstance(rows, pd.DataFrame) else row_counts(rows)
+    return counts.set_index(["task", "split"])
 
 
 def proof_lengths(splits: dict[str, list[Any]]) -> pd.Series:
@@ -105,11 +100,11 @@ def seconds_text(seconds: dict[str, float]) -> str:
 
 
 def examples_text(rows: Sequence[ProbeRow]) -> str:
-    """Markdown: one test row per task (CSS: its first prefix), the end of its prefix and its suffix."""
+    """Markdown: one test row per task (CSS: its first prefix), the end of its prefix and its suffix
+    (``rows``: a run's ``shown_rows``, or all rows)."""
     examples = []
-    for task in TASKS:
-        row = next(r for r in rows if r.task == task and r.split == "test" and (task != "css" or r.step == 1))
-        examples.append(f"**{task.upper()}** (label {row.label}, step {row.step} of {row.n_steps}): "
+    for row in shown_rows(rows):
+        examples.append(f"**{row.task.upper()}** (label {row.label}, step {row.step} of {row.n_steps}): "
                         f"…`{without_control_tokens(row.prefix)[-80:]!r}` + `{without_control_tokens(row.suffix)!r}`")
     return "\n\n".join(examples)
 

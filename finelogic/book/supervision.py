@@ -36,14 +36,11 @@ def eval_params(run) -> dict[str, Any]:
 def figure4(run) -> list[Any]:
     """Figure 4: the first FLD training problem with a proof (its user turn), then its assistant turn as
     each style writes it, side by side."""
-    first_style = next(iter(run.examples))
-    example = next(e for e in run.examples[first_style]
-                   if e["meta"]["dataset"] == "fld" and e["meta"]["label"] != "UNKNOWN")
-    problem_id = example["id"]
-    texts = {style: e["messages"][-1]["content"] for style, examples in run.examples.items()
-             for e in examples if e["id"] == problem_id}
-    return [Markdown("**Problem** `" + problem_id + "`, gold **" + example["meta"]["label"] + "**\n\n```text\n"
-                     + example["messages"][1]["content"] + "\n```"),
+    rows = run.figure4
+    first = rows.iloc[0]
+    texts = dict(zip(rows["style"], rows["text"]))
+    return [Markdown("**Problem** `" + first["id"] + "`, gold **" + first["label"] + "**\n\n```text\n"
+                     + first["user"] + "\n```"),
             side_by_side(texts)]
 
 

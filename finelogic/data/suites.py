@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -22,6 +22,59 @@ log = logging.getLogger(__name__)
 
 # The paper's names for the four test sets (Table 1 / Table 2 columns) and our dataset keys.
 PAPER_NAMES = {"fld": "FLD", "folio": "FOLIO", "multi_logieval": "Multi-LogiEval", "prontoqa": "ProntoQA"}
+#: The test sets read from real files, which ``limit`` may name.
+REAL_SETS = ("folio", "multi_logieval", "prontoqa")
+
+
+@dataclass(frozen=True)
+class FLDSet:
+    """Which FLD-style test set to generate (:func:`finelogic.data.generate`): ``name`` (``fld``: ``n``
+    problems spread over ``depths`` x the three labels; ``fld_paper_test``: the paper's shape, times
+    ``scale``)."""
+
+    name: str = "fld_paper_test"
+    n: int | None = None
+    depths: tuple[int, ...] | None = None
+    scale: float | None = None
+
+    def kwargs(self) -> dict[str, Any]:
+        """The generator's keyword arguments (the ones set)."""
+        return {k: v for k, v in (("n", self.n), ("depths", self.depths), ("scale", self.scale)) if v is not None}
+
+
+@dataclass(frozen=True)
+class ProntoQASet:
+    """The generated ProntoQA stand-in, used when the real ``prontoqa/dev.json`` is absent."""
+
+    n: int = 0
+    hops: tuple[int, ...] = (5,)
+
+
+@dataclass(frozen=True)
+class TestSets:
+    """The four test sets a run evaluates on (:func:`evaluation_sets`).
+
+    Attributes:
+        fld: the generated FLD set.
+        prontoqa_generated: the ProntoQA stand-in.
+        limit: max items per real dataset (None: all), one number for all or a mapping by dataset
+            (:data:`REAL_SETS`; a dataset not named: all).
+        first_fraction: keep the first ``ceil(first_fraction x n)`` items of each set (a rehearsal's
+            real slice); None: all.
+    """
+
+    fld: FLDSet = FLDSet()
+    prontoqa_generated: ProntoQASet = ProntoQASet()
+    limit: int | Mapping[str, int | None] | None = None
+    first_fraction: float | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.limit, Mapping):
+            unknown = sorted(set(self.limit) - set(REAL_SETS))
+            if unknown:
+                raise ValueError(f"limit: unknown dataset {unknown[0]!r}; the real test sets are {', '.join(REAL_SETS)}")
+        if self.first_fraction is not None and not 0 < self.first_fraction <= 1:
+            raise ValueError(f"first_fraction must be in (0, 1], got {self.first_fraction!r}")
 
 
 @dataclass(frozen=True)
@@ -79,40 +132,39 @@ def _subsample(problems: list[Problem], limit: int | None, seed: int) -> list[Pr
     return [p for i, p in enumerate(problems) if i in keep]
 
 
-def evaluation_sets(settings: Mapping[str, Any], seed: int = 0, data_dir: str | Path | None = None) -> list[EvalSet]:
-    """The four test sets for one profile section.
+def evaluation_sets(settings: TestSets | Mapping[str, Any], seed: int = 0,
+                    data_dir: str | Path | None = None) -> list[EvalSet]:
+    """The four test sets for one family's settings.
 
     Args:
-        settings: the profile's section, with keys ``fld`` (keyword arguments for
-            :func:`finelogic.data.generate`, e.g. ``{"name": "fld_paper_test", "scale": 0.1}``),
-            ``prontoqa_generated`` (kwargs for the ProntoQA stand-in), ``limit`` (max items per real
-            dataset, None = all; or a mapping such as ``{"folio": 4, "prontoqa": 2}``) and the optional
-            ``first_fraction`` (keep the first ceil(first_fraction x n) items of each set, e.g. 0.01 for
-            a rehearsal's real slice; None or absent = all). Generated sets are stored on disk and read
-            back on later calls (:mod:`finelogic.data.stored`).
+        settings: a :class:`TestSets` (or a family's settings derived from it), or the same as plain
+            data (a run's recorded provenance settings; keys other than the test sets' are ignored).
+            Generated sets are stored on disk and read back on later calls (:mod:`finelogic.data.stored`).
         seed: seeds generation and subsampling.
         data_dir: real files in the published layout; default ``$FINELOGIC_DATA_DIR`` (an error when
             it names no folder).
     """
+    if not isinstance(settings, TestSets):
+        from finelogic.settings import build
+
+        wanted = {k: settings[k] for k in ("fld", "prontoqa_generated", "limit", "first_fraction") if k in settings}
+        settings = build(TestSets, wanted, "test sets")
     base = Path(data_dir) if data_dir else default_root()
-    limit = settings.get("limit")
-    fld_kwargs = dict(settings["fld"])
-    fld_name = fld_kwargs.pop("name")
-    fld = generate_stored(fld_name, seed=seed, **fld_kwargs)
+    limit = settings.limit
+    fld_name = settings.fld.name
+    fld = generate_stored(fld_name, seed=seed, **settings.fld.kwargs())
     sets = [EvalSet("fld", tuple(fld), f"generated ({fld_name}, finelogic FLD-style generator)", generated=True)]
     for name in ("folio", "multi_logieval"):
         sets.append(_real(name, base, _limit(limit, name), seed) or EvalSet(name, (), "not present", generated=False))
     prontoqa = _real("prontoqa", base, _limit(limit, "prontoqa"), seed)
     if prontoqa is None:
-        kwargs = dict(settings["prontoqa_generated"])
+        kwargs = {"n": settings.prontoqa_generated.n, "hops": settings.prontoqa_generated.hops}
         problems = generate_stored("prontoqa", seed=seed, **kwargs)
         prontoqa = EvalSet("prontoqa", tuple(problems), "generated stand-in (finelogic ProntoQA-style generator)",
                            generated=True)
     sets.append(prontoqa)
-    fraction = settings.get("first_fraction")
+    fraction = settings.first_fraction
     if fraction is not None:
-        if not 0 < fraction <= 1:
-            raise ValueError(f"first_fraction must be in (0, 1], got {fraction!r}")
         sets = [replace(s, problems=s.problems[:math.ceil(fraction * len(s.problems))]) for s in sets]
     for s in sets:
         log.info("%s: %d items from %s", s.paper_name, len(s.problems), s.source)

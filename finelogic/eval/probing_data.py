@@ -712,3 +712,29 @@ def build_rows(splits: Mapping[str, Sequence[Problem]], task: str, readout: Read
                         lines = memo[key] = nsd_lines(problem, rng, nsd_points)
                 rows += nsd_rows(problem, readout, split, rng, nsd_points, lines=lines)
     return rows
+
+
+def row_counts(rows: Sequence[ProbeRow]) -> "pd.DataFrame":
+    """Problems, rows and the share of label 1 (%) per task and split: columns ``task`` (upper case),
+    ``split``, ``problems``, ``rows``, ``label 1 (%)``."""
+    import pandas as pd
+
+    records = []
+    for task in TASKS:
+        for split in ("train", "test"):
+            chosen = [r for r in rows if r.task == task and r.split == split]
+            records.append({"task": task.upper(), "split": split, "problems": len({r.problem_id for r in chosen}),
+                            "rows": len(chosen),
+                            "label 1 (%)": round(100 * sum(r.label for r in chosen) / max(len(chosen), 1), 1)})
+    return pd.DataFrame(records, columns=["task", "split", "problems", "rows", "label 1 (%)"])
+
+
+def shown_rows(rows: Sequence[ProbeRow]) -> list[ProbeRow]:
+    """One test row per task, the one a page shows (CSS: the first prefix of a problem); tasks without a
+    test row are left out."""
+    shown = []
+    for task in TASKS:
+        row = next((r for r in rows if r.task == task and r.split == "test" and (task != "css" or r.step == 1)), None)
+        if row is not None:
+            shown.append(row)
+    return shown

@@ -46,8 +46,8 @@ class GenerationConfig:
 
     Attributes:
         max_new_tokens: upper bound on generated tokens per completion.
-        temperature: 0 means greedy decoding (the default); the paper sampled at 0.7.
-        top_p: nucleus sampling mass (used only when ``temperature > 0``; the paper used 0.9).
+        temperature: 0 means greedy decoding (the default); the released code samples at 0.7.
+        top_p: nucleus sampling mass (used only when ``temperature > 0``; the released code uses 0.9).
         seed: seeds sampling; with ``temperature > 0`` and no seed, results are not reproducible
             and the OpenAI backend does not cache them.
         stop: strings that end a completion; the returned text stops before the first of them.

@@ -38,7 +38,8 @@ from __future__ import annotations
 import json
 import logging
 from contextlib import nullcontext
-from dataclasses import dataclass, field, replace
+import inspect
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -47,14 +48,15 @@ import pandas as pd
 from finelogic.baselines import LOGIC_LM, SEL_INF, SYMBCOT, logic_lm, selection_inference, symbcot
 from finelogic.baselines.logic_lm import SOURCES as TRANSLATION_SOURCES
 from finelogic.data.problem import Problem
-from finelogic.data.suites import EvalSet, evaluation_sets
-from finelogic.eval.accuracy import evaluate_accuracy
-from finelogic.eval.forced_choice import NOT_A_PROMPT_SETTING, forced_choice, unscored_columns
+from finelogic.data.suites import EvalSet, FLDSet, ProntoQASet, TestSets, evaluation_sets
+from finelogic.eval.accuracy import evaluate_accuracy, summarize
+from finelogic.eval.forced_choice import NOT_A_PROMPT_SETTING, forced_choice, summarize_forced, unscored_columns
 from finelogic.memo import Memo, source_version
 from finelogic.models.base import GenerationConfig
-from finelogic.prompts import LAYOUTS, SETTINGS
-from finelogic.runs.base import (PlanContext, Provenance, Run, Stopwatch, call_counts, open_models, plan,
-                                 resolve)
+from finelogic.prompts import SETTINGS
+from finelogic.settings import Policy
+from finelogic.runs.base import (EVAL_SETS, PlanContext, Provenance, Run, Stopwatch, call_counts, open_models, kept,
+                                 plan, resolve)
 
 log = logging.getLogger(__name__)
 
@@ -67,8 +69,6 @@ MEMOISED = (LOGIC_LM, SYMBCOT)
 TRANSLATION_MEMO = "baseline-translations"
 
 FAMILY = "accuracy"
-#: Optional keys of the ``accuracy`` section (the others are required in every profile).
-OPTIONAL = ("generation_by_setting", "baselines", "prompt_layout", "forced_choice", "first_fraction")
 
 #: ``forced_reason`` of every record when the section turns forced choice off.
 FORCED_OFF = "forced choice turned off (the section's forced_choice is False)"
@@ -76,8 +76,69 @@ FORCED_OFF = "forced choice turned off (the section's forced_choice is False)"
 #: The released scorers a model entry's ``scorer`` key may name (the depth scorer is Table 5's, for all).
 MODEL_SCORERS = ("vllm_overall", "api")
 
+#: Table 2's cells: one per model × setting × dataset.
+TABLE2_KEYS = ("model", "setting", "dataset")
 SET_COLUMNS = ("dataset", "paper_name", "n", "source", "generated", "present")
 TRACE_COLUMNS = ("id", "dataset", "setting", "model", "trace")
+
+
+@dataclass(frozen=True)
+class AccuracySettings(TestSets):
+    """The accuracy family's settings (its test sets, :class:`~finelogic.data.suites.TestSets`, and):
+
+    Attributes:
+        models: model entries (:func:`finelogic.models.spec.parse_model`); a dict entry may carry
+            ``"scorer": "api"`` (module docstring).
+        settings: prompt settings (``Direct``, ``CoT``, ``Few-shot``) and baselines (``Sel-Inf``,
+            ``Logic-LM``, ``SymbCoT``), in table order.
+        generation: decoding (its ``seed`` is the run's).
+        generation_by_setting: decoding fields changed for one setting, e.g. ``{"Direct": {"max_new_tokens": 32}}``.
+        baselines: a baseline's options (its function's keyword arguments, and ``items``: run it on the
+            first n items of each named set only), e.g. ``{"Sel-Inf": {"rounds": 1, "items": {"fld": 1}}}``.
+        prompt_layout: ``principled`` or ``paper_code_compat`` (what the released vLLM script sends).
+        forced_choice: score every prompt-setting record's forced choice too.
+        batch_size: conversations per batch of the in-process models.
+    """
+
+    models: tuple[Any, ...] = ("embedded",)
+    settings: tuple[str, ...] = ("Direct", "CoT")
+    generation: GenerationConfig = GenerationConfig()
+    generation_by_setting: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    baselines: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    prompt_layout: Policy = Policy.PRINCIPLED
+    forced_choice: bool = True
+    batch_size: int = 16
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        valid = (*SETTINGS, *BASELINES)
+        unknown = [s for s in self.settings if s not in valid]
+        if unknown:
+            raise ValueError(f"settings: unknown setting {unknown[0]!r}; choose prompt settings ({', '.join(SETTINGS)}) "
+                             f"or baselines ({', '.join(BASELINES)})")
+        decoding = [f.name for f in fields(GenerationConfig)]
+        for setting, changes in self.generation_by_setting.items():
+            if setting not in valid:
+                raise ValueError(f"generation_by_setting.{setting}: unknown setting; the settings are {', '.join(valid)}")
+            wrong = sorted(set(changes) - set(decoding))
+            if wrong:
+                raise ValueError(f"generation_by_setting.{setting}.{wrong[0]}: unknown decoding setting; the decoding "
+                                 f"settings are {', '.join(decoding)}")
+        for name, options in self.baselines.items():
+            if name not in BASELINES:
+                raise ValueError(f"baselines.{name}: unknown baseline; the baselines are {', '.join(BASELINES)}")
+            accepted = sorted({*baseline_options(name), "items"})
+            wrong = sorted(set(options) - set(accepted))
+            if wrong:
+                raise ValueError(f"baselines.{name}.{wrong[0]}: unknown option; the options of {name} are "
+                                 f"{', '.join(accepted)}")
+        split_scorers(self.models)  # an unknown scorer is an error here, before any model is opened
+
+
+def baseline_options(name: str) -> tuple[str, ...]:
+    """The keyword options a baseline's function takes from its settings (not the ones the run passes)."""
+    passed = {"problems", "backend", "config", "model", "memo"}
+    return tuple(p for p in inspect.signature(BASELINES[name]).parameters if p not in passed)
 
 
 class SectionOfRun:
@@ -97,7 +158,7 @@ class SectionOfRun:
     @property
     def decoding(self) -> GenerationConfig:
         """The section's decoding (``generation_by_setting`` may change it per setting)."""
-        return GenerationConfig(seed=self.provenance.seed, **self.provenance.settings["generation"])
+        return GenerationConfig(**{**self.provenance.settings["generation"], "seed": self.provenance.seed})
 
 
 @dataclass(frozen=True)
@@ -112,13 +173,17 @@ class AccuracyRun(SectionOfRun, Run):
             ``generated (...)`` or ``not present``), ``generated``, ``present``.
         traces: one row per baseline item: ``id``, ``dataset``, ``setting``, ``model``, ``trace`` (the
             baseline's trace as JSON text, see :class:`finelogic.baselines.BaselineResult`).
-        eval_sets: the test sets themselves (only on a run just made: :meth:`read` leaves it empty).
+        summary: Table 2's cells: accuracy with its 95% interval per model × setting × dataset
+            (:func:`finelogic.eval.accuracy.summarize`); forced_summary: the same for the forced choice.
+        eval_sets: the test sets themselves (their problems are written too, so a read run has them).
     """
 
     records: pd.DataFrame = field(default_factory=pd.DataFrame)
     sets: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(SET_COLUMNS)))
     traces: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(TRACE_COLUMNS)))
-    eval_sets: tuple[EvalSet, ...] = field(default=(), repr=False, compare=False)
+    summary: pd.DataFrame = field(default_factory=pd.DataFrame)
+    forced_summary: pd.DataFrame = field(default_factory=pd.DataFrame)
+    eval_sets: tuple[EvalSet, ...] = kept(EVAL_SETS, default=(), repr=False)
 
     def trace_list(self, setting: str | None = None, model: str | None = None) -> list[dict[str, Any]]:
         """The baseline traces as dicts, in record order; only ``setting`` / ``model`` when given."""
@@ -158,24 +223,20 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     """
     watch = Stopwatch()
     section = resolved_section(profile, overrides)
-    unknown = [s for s in section["settings"] if s not in SETTINGS and s not in BASELINES]
-    if unknown:
-        raise ValueError(f"unknown setting(s) {', '.join(map(repr, unknown))}; choose prompt settings "
-                         f"({', '.join(SETTINGS)}) or baselines ({', '.join(BASELINES)})")
     sets = tuple(evaluation_sets(section, seed=seed, data_dir=data_dir))
-    entries, scorers = split_scorers(section["models"])
-    opened = open_models(entries, backends, batch_size=section["batch_size"])
-    config = GenerationConfig(seed=seed, **section["generation"])
+    entries, scorers = split_scorers(section.models)
+    opened = open_models(entries, backends, batch_size=section.batch_size)
+    config = replace(section.generation, seed=seed)
     problems = [p for s in sets for p in s.problems]
     calls_before, hits_before = call_counts(b for _, b in opened)
     frames, traces = [], []
-    memoised = any(s in MEMOISED for s in section["settings"])
+    memoised = any(s in MEMOISED for s in section.settings)
     with Memo(TRANSLATION_MEMO, source_version(*TRANSLATION_SOURCES)) if memoised else nullcontext() as memo:
         for (spec, backend), scorer in zip(opened, scorers):
-            for setting in section["settings"]:
-                decoding = replace(config, **section.get("generation_by_setting", {}).get(setting, {}))
+            for setting in section.settings:
+                decoding = replace(config, **section.generation_by_setting.get(setting, {}))
                 if setting in BASELINES:
-                    options = dict(section.get("baselines", {}).get(setting, {}))
+                    options = dict(section.baselines.get(setting, {}))
                     items = _first_per_dataset(sets, options.pop("items", None))
                     log.info("accuracy: %s, %s, %d items", spec.name, setting, len(items))
                     kept = {"memo": memo} if setting in MEMOISED else {}
@@ -186,9 +247,9 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
                     continue
                 log.info("accuracy: %s, %s, %d items", spec.name, setting, len(problems))
                 records = evaluate_accuracy(problems, backend, setting, model=spec.name, config=decoding,
-                                            batch_size=section["batch_size"] * 4,
-                                            layout=section["prompt_layout"], compat_scorer=scorer)
-                forced = (forced_choice(problems, records, backend) if section["forced_choice"]
+                                            batch_size=section.batch_size * 4,
+                                            layout=section.prompt_layout, compat_scorer=scorer)
+                forced = (forced_choice(problems, records, backend) if section.forced_choice
                           else unscored_columns(records, FORCED_OFF))
                 frames.append(records.join(forced))
     calls, hits = call_counts(b for _, b in opened)
@@ -197,19 +258,16 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
         models=tuple(spec.name for spec, _ in opened), model_ids=tuple(spec.model_id for spec, _ in opened),
         n=len(problems), data={s.name: s.source for s in sets},
         model_calls=calls - calls_before, cache_hits=hits - hits_before, seconds=float(watch))
-    return AccuracyRun(provenance, records=pd.concat(frames, ignore_index=True), sets=sets_table(sets),
-                       traces=pd.DataFrame(traces, columns=list(TRACE_COLUMNS)), eval_sets=sets)
+    records = pd.concat(frames, ignore_index=True)
+    return AccuracyRun(provenance, records=records, sets=sets_table(sets),
+                       traces=pd.DataFrame(traces, columns=list(TRACE_COLUMNS)),
+                       summary=summarize(records, by=TABLE2_KEYS),
+                       forced_summary=summarize_forced(records, by=TABLE2_KEYS), eval_sets=sets)
 
 
-def resolved_section(profile: str, overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """The profile's ``accuracy`` section with ``overrides``; ``prompt_layout`` defaults to ``principled``,
-    ``forced_choice`` to True."""
-    section = resolve(profile, FAMILY, overrides, optional=OPTIONAL)
-    section.setdefault("prompt_layout", "principled")
-    section.setdefault("forced_choice", True)
-    if section["prompt_layout"] not in LAYOUTS:
-        raise ValueError(f"unknown prompt_layout {section['prompt_layout']!r}; choose one of {', '.join(LAYOUTS)}")
-    return section
+def resolved_section(profile: str, overrides: Mapping[str, Any]) -> AccuracySettings:
+    """The profile's accuracy settings with ``overrides`` merged field by field (:func:`finelogic.settings.merge`)."""
+    return resolve(PROFILES, profile, FAMILY, overrides)
 
 
 def split_scorers(entries: Sequence[Any]) -> tuple[list[Any], list[str]]:
@@ -245,11 +303,50 @@ def _first_per_dataset(sets: Sequence[EvalSet], items: Mapping[str, int] | None)
 def rehearsal_plan(ctx: PlanContext) -> dict[str, Any]:
     """The rehearsal (:mod:`finelogic.rehearsal`): every model of the section served by the stand-in; in the
     real slice also the first ``fraction`` of each test set and new tokens capped."""
-    section = ctx.section(FAMILY)
-    overrides: dict[str, Any] = {"models": [ctx.serve(e) for e in section["models"]]}
+    section = PROFILES[ctx.profile]
+    overrides: dict[str, Any] = {"models": [ctx.serve(e) for e in section.models]}
     if ctx.fraction is None:
         return plan(overrides)
-    overrides |= {"generation": {**section["generation"], "max_new_tokens": ctx.max_new_tokens},
-                  "first_fraction": ctx.fraction}
+    overrides |= {"generation": {"max_new_tokens": ctx.max_new_tokens}, "first_fraction": ctx.fraction}
     return plan(overrides, note=(f"first {ctx.fraction:g} of each set; every model is the {ctx.served_by} through "
-                                 f"the OpenAI backend; {ctx.capped(section['generation'])}"))
+                                 f"the OpenAI backend; {ctx.capped(section.generation.max_new_tokens)}"))
+
+
+#: The family's settings in each profile (``finelogic.profiles``): FLD one PROVED, one DISPROVED and one
+#: UNKNOWN item at depths 1, 5, 9, 13, 17 in tiny (every Table 5 bucket).
+PROFILES = {
+    "smoke": AccuracySettings(fld=FLDSet("fld", n=6, depths=(0, 5, 17)), prontoqa_generated=ProntoQASet(n=2),
+                              limit=2, models=("embedded",), settings=("Direct", "CoT"),
+                              generation=GenerationConfig(max_new_tokens=16), batch_size=8),
+    # On 2 cores a decoding step costs ~0.3-0.4 s at any batch size up to 32, and prompts ~6.5 ms per token:
+    # 33 items x (Direct, CoT) plus one item per baseline is about 4-5 minutes.
+    "tiny": AccuracySettings(
+        fld=FLDSet("fld", n=15, depths=(1, 5, 9, 13, 17)), prontoqa_generated=ProntoQASet(n=6), limit=6,
+        models=("embedded",), settings=("Direct", "CoT", "Few-shot", "Sel-Inf", "Logic-LM", "SymbCoT"),
+        generation=GenerationConfig(max_new_tokens=96), batch_size=17,  # 33 items: two length-sorted batches
+        # Direct asks for the label only; 32 tokens leave room for it and save a third. Few-shot's prompt carries
+        # worked examples (~610 tokens per item against CoT's ~290); 64 new tokens leave room for a short proof
+        # and its marker, as the examples show.
+        generation_by_setting={"Direct": {"max_new_tokens": 32}, "Few-shot": {"max_new_tokens": 64},
+                               "Logic-LM": {"max_new_tokens": 128}, "SymbCoT": {"max_new_tokens": 128}},
+        # The baselines send several long prompts per item (~1,000 tokens with their demonstrations): one FLD
+        # item each here shows the machinery, not a score.
+        baselines={"Sel-Inf": {"rounds": 1, "items": {"fld": 1}}, "Logic-LM": {"refinements": 0, "items": {"fld": 1}},
+                   "SymbCoT": {"items": {"fld": 1}}}),
+    # The paper's models; the released code's sampling (temperature 0.7, top-p 0.9, 3,072 new tokens; released
+    # code: src/eval_vllm_overall.py). The HF models want a GPU (or point them at a vLLM server with
+    # "openai:<model>@http://host:8000/v1"). This profile reproduces the paper: its prompts as the released
+    # vLLM script sends them.
+    "paper": AccuracySettings(
+        fld=FLDSet("fld_paper_test", scale=1.0), prontoqa_generated=ProntoQASet(n=500), limit=None,
+        models=({"name": "Llama-3.1-8B-Instruct", "kind": "hf", "path": "meta-llama/Llama-3.1-8B-Instruct",
+                 "device_map": "auto"},
+                {"name": "Qwen-2.5-7B-Instruct", "kind": "hf", "path": "Qwen/Qwen2.5-7B-Instruct", "device_map": "auto"},
+                # The paper scored its API models with the released API scorer (released code: src/evaluate_api.py).
+                {"name": "GPT-4o", "kind": "openai", "model": "gpt-4o", "scorer": "api"},
+                {"name": "DeepSeek-R1", "kind": "openai", "model": "deepseek-reasoner",
+                 "base_url": "https://api.deepseek.com", "api_key_env": "DEEPSEEK_API_KEY", "scorer": "api"}),
+        settings=("Direct", "CoT", "Few-shot", "Logic-LM", "SymbCoT", "Sel-Inf"),
+        prompt_layout=Policy.PAPER_CODE_COMPAT,
+        generation=GenerationConfig(max_new_tokens=3072, temperature=0.7, top_p=0.9), batch_size=16),
+}

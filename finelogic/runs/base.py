@@ -12,9 +12,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
+import io
 import json
 import logging
+import os
+import shutil
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -24,13 +29,14 @@ import pandas as pd
 
 import finelogic
 from finelogic.config import repo_root, results_dir
-from finelogic.files import write_csv_atomic, write_json_atomic
 from finelogic.models.spec import ModelSpec, open_model, parse_model
 from finelogic.profiles import get_profile
+from finelogic.settings import as_data, merge
 
 log = logging.getLogger(__name__)
 
 R = TypeVar("R", bound="Run")
+S = TypeVar("S")
 
 
 @functools.lru_cache(maxsize=1)
@@ -76,6 +82,10 @@ class Provenance:
     version: str = finelogic.__version__
     commit: str = field(default_factory=git_commit)
 
+    def __post_init__(self) -> None:
+        # Typed settings are recorded as the plain data they are made of (read back the same way).
+        object.__setattr__(self, "settings", as_data(self.settings))
+
     def as_dict(self) -> dict[str, Any]:
         return json.loads(json.dumps(dataclasses.asdict(self), default=_jsonable))
 
@@ -88,10 +98,85 @@ class Provenance:
         return cls(**kwargs)
 
 
+class Codec:
+    """How a run field that is not a table is written and read back (``kept(codec)`` on the field).
+
+    ``dump(value) -> str`` gives the file's text (JSON or JSON lines), ``load(text) -> value`` the value
+    back; ``suffix`` is the file's. A field without a codec and not a DataFrame is live only: it is not
+    written, and must be declared ``compare=False`` (the page reads nothing from it).
+    """
+
+    def __init__(self, name: str, dump: Any, load: Any, suffix: str = ".json") -> None:
+        self.name, self.dump, self.load, self.suffix = name, dump, load, suffix
+
+    def __repr__(self) -> str:
+        return f"Codec({self.name})"
+
+
+def kept(codec: Codec, **kwargs: Any) -> Any:
+    """A run field that :meth:`Run.write` writes with ``codec`` and :meth:`Run.read` reads back."""
+    return field(metadata={"codec": codec}, **kwargs)
+
+
+def _problem_lines(problems: Iterable[Any]) -> str:
+    return "".join(p.to_json() + "\n" for p in problems)
+
+
+def _problems_from(text: str) -> list[Any]:
+    from finelogic.data.problem import Problem
+
+    return [Problem.from_dict(json.loads(line)) for line in text.splitlines() if line.strip()]
+
+
+def _eval_sets_dump(sets: Sequence[Any]) -> str:
+    return json.dumps([{"name": s.name, "source": s.source, "generated": s.generated,
+                        "problems": [p.to_dict() for p in s.problems]} for s in sets], ensure_ascii=False)
+
+
+def _eval_sets_load(text: str) -> tuple[Any, ...]:
+    from finelogic.data.problem import Problem
+    from finelogic.data.suites import EvalSet
+
+    return tuple(EvalSet(s["name"], tuple(Problem.from_dict(p) for p in s["problems"]), s["source"], s["generated"])
+                 for s in json.loads(text))
+
+
+#: A sequence of :class:`~finelogic.data.problem.Problem` records (JSON lines, the record's own schema).
+PROBLEMS = Codec("problems", _problem_lines, lambda text: tuple(_problems_from(text)), ".jsonl")
+#: One problem or None.
+PROBLEM = Codec("problem", lambda p: _problem_lines([p] if p is not None else []),
+                lambda text: next(iter(_problems_from(text)), None), ".jsonl")
+#: Problems by id.
+PROBLEMS_BY_ID = Codec("problems by id", lambda ps: _problem_lines(ps.values()),
+                       lambda text: {p.id: p for p in _problems_from(text)}, ".jsonl")
+#: Test sets (:class:`~finelogic.data.suites.EvalSet`): name, source, whether generated, their problems.
+EVAL_SETS = Codec("test sets", _eval_sets_dump, _eval_sets_load)
+#: Plain JSON data (numbers, strings, lists, string-keyed mappings).
+JSON = Codec("json", lambda v: json.dumps(v, ensure_ascii=False, sort_keys=True), json.loads)
+
+
+def settings_codec(cls: type) -> Codec:
+    """A frozen dataclass of settings (or None), written as its plain data and built back
+    (:func:`finelogic.settings.build`)."""
+    from finelogic.settings import build
+
+    return Codec(cls.__name__, lambda v: json.dumps(as_data(v), sort_keys=True),
+                 lambda text: None if json.loads(text) is None else build(cls, json.loads(text), cls.__name__))
+
+
+class BrokenRun(ValueError):
+    """A result folder whose files do not match what its ``run.json`` recorded (a file cut, edited, missing
+    or from another run); the message names the file."""
+
+
 @dataclass(frozen=True)
 class Run:
-    """Base of every family's run: DataFrame fields are its tables; other fields need defaults (they are
-    not written, so :meth:`read` leaves them at their defaults)."""
+    """Base of every family's run: DataFrame fields are its tables, fields declared with :func:`kept` are
+    written with their codec; other fields are live only (``compare=False``: not written).
+
+    ``run.write()`` writes the whole set or nothing (a temporary folder renamed into place), ``run.json``
+    last, listing every file with its rows and SHA-256; :meth:`read` checks them and gives back a run
+    equal to the one written (:func:`same_run`)."""
 
     provenance: Provenance
 
@@ -99,46 +184,147 @@ class Run:
         """The run's tables by field name, in field order."""
         return {f.name: getattr(self, f.name) for f in fields(self) if isinstance(getattr(self, f.name), pd.DataFrame)}
 
+    def kept_fields(self) -> dict[str, Codec]:
+        """The fields written with a codec, by name."""
+        return {f.name: f.metadata["codec"] for f in fields(self) if "codec" in f.metadata}
+
     def write(self, directory: str | Path | None = None) -> list[Path]:
-        """Every table as ``<name>.csv`` and the provenance (with column types) as ``run.json``, each written
-        atomically; default folder ``results/<profile>/<family>``. Returns the paths written."""
+        """Every table as ``<name>.csv``, every kept field with its codec, and ``run.json`` (provenance, column
+        types, and per file its rows and SHA-256); default folder ``results/<profile>/<family>``. The set is
+        written whole: into a temporary folder beside it, then renamed into place (a reader sees the old
+        set or the new one, never a mix). Returns the paths written."""
         directory = Path(directory) if directory is not None else results_dir(self.provenance.profile) / self.provenance.family
-        paths = [write_csv_atomic(frame, directory / f"{name}.csv") for name, frame in self.tables().items()]
-        dtypes = {name: {c: str(t) for c, t in frame.dtypes.items()} for name, frame in self.tables().items()}
-        paths.append(write_json_atomic({"provenance": self.provenance.as_dict(), "dtypes": dtypes}, directory / "run.json"))
-        return paths
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}-", dir=directory.parent))
+        try:
+            files: dict[str, dict[str, Any]] = {}
+            for name, frame in self.tables().items():
+                text = frame.to_csv(index=False)
+                files[f"{name}.csv"] = _write_member(staging / f"{name}.csv", text, rows=len(frame))
+            for name, codec in self.kept_fields().items():
+                text = codec.dump(getattr(self, name))
+                files[name + codec.suffix] = _write_member(staging / (name + codec.suffix), text)
+            dtypes = {name: {c: str(t) for c, t in frame.dtypes.items()} for name, frame in self.tables().items()}
+            # A CSV cannot tell an empty string from a missing value: text columns with nothing missing say so.
+            complete = {name: [c for c in frame.columns if _is_text(frame[c]) and not frame[c].isna().any()]
+                        for name, frame in self.tables().items()}
+            meta = {"provenance": self.provenance.as_dict(), "dtypes": dtypes, "complete_text": complete,
+                    "files": files}
+            (staging / "run.json").write_text(json.dumps(meta, indent=2, sort_keys=True, ensure_ascii=False,
+                                                         default=str) + "\n", encoding="utf-8")
+            _swap_into_place(staging, directory)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        return [directory / name for name in [*files, "run.json"]]
 
     @classmethod
     def read(cls: type[R], directory: str | Path) -> R:
-        """The run written to ``directory`` by :meth:`write`: its tables (column types restored) and
-        provenance; fields that are not tables keep their defaults."""
+        """The run written to ``directory`` by :meth:`write`: tables (column types restored), kept fields and
+        provenance; live-only fields keep their defaults.
+
+        Raises:
+            FileNotFoundError: no ``run.json`` there.
+            BrokenRun: a file listed in ``run.json`` is missing, or its rows or SHA-256 differ (named).
+        """
         directory = Path(directory)
         meta_path = directory / "run.json"
         if not meta_path.is_file():
             raise FileNotFoundError(f"no run in {directory} (no run.json); run the notebook family first")
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        listed = meta.get("files")
+        texts: dict[str, str] = {}
+        for name, entry in (listed or {}).items():
+            texts[name] = _checked_member(directory / name, entry)
         kwargs: dict[str, Any] = {"provenance": Provenance.from_dict(meta["provenance"])}
         for name, dtypes in meta["dtypes"].items():
-            frame = pd.read_csv(directory / f"{name}.csv", keep_default_na=False, na_values=[""])
+            path = directory / f"{name}.csv"
+            source = io.StringIO(texts[f"{name}.csv"]) if f"{name}.csv" in texts else path
+            try:
+                frame = pd.read_csv(source, keep_default_na=False, na_values=[""])
+            except pd.errors.EmptyDataError:  # a table with no columns
+                frame = pd.DataFrame()
+            for column in meta.get("complete_text", {}).get(name, ()):
+                if column in frame and frame[column].isna().any():
+                    frame[column] = frame[column].astype(object).fillna("")
             kwargs[name] = _restore(frame, dtypes)
+        known = {f.name: f for f in fields(cls)}
+        for name, codec in ((n, f.metadata["codec"]) for n, f in known.items() if "codec" in f.metadata):
+            file = name + codec.suffix
+            if file in texts:
+                kwargs[name] = codec.load(texts[file])
         return cls(**kwargs)
 
 
-def resolve(profile: str, family: str, overrides: Mapping[str, Any], *, optional: Iterable[str] = ()) -> dict[str, Any]:
-    """The profile's ``family`` section with ``overrides`` applied (None values keep the profile's).
+def same_run(a: Run, b: Run) -> bool:
+    """True when ``a`` and ``b`` hold the same tables (values and column types), kept fields and provenance
+    (live-only fields are not compared)."""
+    if type(a) is not type(b) or a.provenance.as_dict() != b.provenance.as_dict():
+        return False
+    for name, frame in a.tables().items():
+        other = getattr(b, name)
+        if not isinstance(other, pd.DataFrame) or not frame.reset_index(drop=True).equals(other.reset_index(drop=True)):
+            return False
+        if [str(t) for t in frame.dtypes] != [str(t) for t in other.dtypes]:
+            return False
+    return all(getattr(a, name) == getattr(b, name) for name in a.kept_fields())
+
+
+def _is_text(column: pd.Series) -> bool:
+    return pd.api.types.is_string_dtype(column) or column.dtype == object
+
+
+def _write_member(path: Path, text: str, rows: int | None = None) -> dict[str, Any]:
+    data = text.encode("utf-8")
+    path.write_bytes(data)
+    entry: dict[str, Any] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+    if rows is not None:
+        entry["rows"] = rows
+    return entry
+
+
+def _checked_member(path: Path, entry: Mapping[str, Any]) -> str:
+    """The text of a listed file, after checking it is the file ``run.json`` recorded."""
+    if not path.is_file():
+        raise BrokenRun(f"{path}: listed in {path.parent / 'run.json'} but missing; run the family again")
+    data = path.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != entry.get("sha256"):
+        raise BrokenRun(f"{path}: its content is not what {path.parent / 'run.json'} recorded (SHA-256 {digest[:12]} "
+                        f"!= {str(entry.get('sha256'))[:12]}, {len(data)} bytes, {entry.get('bytes')} recorded): "
+                        "edited, cut or from another run; run the family again")
+    return data.decode("utf-8")
+
+
+def _swap_into_place(staging: Path, directory: Path) -> None:
+    """Rename the written ``staging`` folder to ``directory``, replacing an old set whole."""
+    if directory.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{directory.name}-old-", dir=directory.parent))
+        os.replace(directory, old / directory.name)
+        try:
+            os.replace(staging, directory)
+        except BaseException:
+            os.replace(old / directory.name, directory)
+            raise
+        finally:
+            shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(staging, directory)
+
+
+def resolve(profiles: Mapping[str, S], profile: str, family: str, overrides: Mapping[str, Any]) -> S:
+    """A family's settings in ``profile`` (its ``PROFILES`` entry) with ``overrides`` merged field by field
+    (None values keep the profile's; :func:`finelogic.settings.merge`).
 
     Raises:
-        ValueError: an override names no setting of the section (nor of ``optional``); the message
-            lists the valid names.
+        ValueError: an unknown profile (with the valid names).
+        SettingsError: an override names no setting, at any depth, or has the wrong type; the message
+            starts with the setting's path (``accuracy.generation.max_new_tokens``) and lists the valid names.
     """
-    section = dict(get_profile(profile).section(family))
-    valid = set(section) | set(optional)
-    unknown = sorted(k for k in overrides if k not in valid)
-    if unknown:
-        raise ValueError(f"{family} run: unknown setting(s) {', '.join(unknown)}; "
-                         f"the {profile!r} profile's {family} settings are {', '.join(sorted(valid))}")
-    section.update({k: v for k, v in overrides.items() if v is not None})
-    return section
+    get_profile(profile)
+    if profile not in profiles:
+        raise ValueError(f"the {profile!r} profile has no {family} settings (it has {', '.join(profiles)})")
+    return merge(profiles[profile], overrides, family)
 
 
 def open_models(entries: Sequence[Any], backends: Mapping[str, Any] | None = None, *,
@@ -261,13 +447,10 @@ class PlanContext:
 
         return n if self.fraction is None else max(1, math.ceil(self.fraction * n))
 
-    def capped(self, section_generation: Mapping[str, Any]) -> str:
-        """The report's words for the slice's cap on new tokens against the profile's."""
-        asked = section_generation.get("max_new_tokens")
+    def capped(self, asked: int | None) -> str:
+        """The report's words for the slice's cap on new tokens against the profile's (``asked``)."""
         return f"new tokens capped at {self.max_new_tokens}" + (f" (the profile: {asked:,})" if asked else "")
 
-    def section(self, name: str) -> Mapping[str, Any]:
-        return get_profile(self.profile).section(name)
 
 
 def plan(overrides: Mapping[str, Any] | None = None, backends: Mapping[str, Any] | None = None,

@@ -20,10 +20,14 @@ import pandas as pd
 from finelogic.data.generate import generate
 from finelogic.data.problem import PROVED, Problem
 from finelogic.data.stats import dataset_summary
-from finelogic.data.suites import EvalSet, evaluation_sets
-from finelogic.runs.base import PlanContext, Provenance, Run, Stopwatch, plan, resolve
+from finelogic.data.suites import EvalSet, FLDSet, ProntoQASet, TestSets, evaluation_sets
+from finelogic.runs.base import EVAL_SETS, PROBLEM, PlanContext, Provenance, Run, Stopwatch, kept, plan, resolve
 
 FAMILY = "datasets"
+#: The test sets each profile counts for Table 1.
+PROFILES = {"smoke": TestSets(fld=FLDSet("fld", n=6), prontoqa_generated=ProntoQASet(n=6), limit=20),
+            "tiny": TestSets(fld=FLDSet("fld_paper_test", scale=0.1), prontoqa_generated=ProntoQASet(n=100)),
+            "paper": TestSets(fld=FLDSet("fld_paper_test", scale=1.0), prontoqa_generated=ProntoQASet(n=500))}
 SET_COLUMNS = ("dataset", "paper_name", "samples", "source", "generated", "present")
 
 
@@ -34,14 +38,14 @@ class DatasetsRun(Run):
     Tables: ``sets`` (:data:`SET_COLUMNS`, one row per test set in Table 1's order), ``summary`` (one
     row per present set, by its paper name: label types, label counts, depths), ``depths`` (``dataset``
     (paper name), ``depth``, ``items``; items without a depth are left out). ``eval_sets`` and
-    ``example`` (a generated FLD problem of depth 3 with its gold proof) only in a live run.
+    ``example`` (a generated FLD problem of depth 3 with its gold proof) are written too.
     """
 
     sets: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(SET_COLUMNS)))
     summary: pd.DataFrame = field(default_factory=pd.DataFrame)
     depths: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["dataset", "depth", "items"]))
-    eval_sets: tuple[EvalSet, ...] = field(default=(), repr=False, compare=False)
-    example: Problem | None = None
+    eval_sets: tuple[EvalSet, ...] = kept(EVAL_SETS, default=(), repr=False)
+    example: Problem | None = kept(PROBLEM, default=None)
 
 
 def run(profile: str, *, seed: int = 0, data_dir: str | Path | None = None,
@@ -58,7 +62,7 @@ def run(profile: str, *, seed: int = 0, data_dir: str | Path | None = None,
     if backends:
         raise ValueError("the datasets run uses no model; do not hand it backends")
     watch = Stopwatch()
-    settings = resolve(profile, FAMILY, overrides, optional=("first_fraction",))
+    settings = resolve(PROFILES, profile, FAMILY, overrides)
     sets = tuple(evaluation_sets(settings, seed=seed, data_dir=data_dir))
     table = pd.DataFrame([(s.name, s.paper_name, len(s.problems), s.source, s.generated, s.present) for s in sets],
                          columns=list(SET_COLUMNS))

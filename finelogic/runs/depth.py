@@ -23,6 +23,8 @@ from finelogic.runs.base import PlanContext, Provenance, Run, Stopwatch, find_ru
 log = logging.getLogger(__name__)
 
 FAMILY = "depth"
+#: Depth reads the accuracy run: its settings are the accuracy family's.
+PROFILES = accuracy.PROFILES
 
 #: The buckets of the paper's Table 5 (it has no UNKNOWN column).
 TABLE5_BUCKETS = DEPTH_BUCKETS[:-1]

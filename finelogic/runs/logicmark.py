@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -25,16 +25,56 @@ import pandas as pd
 
 from finelogic.data.problem import Problem
 from finelogic.eval.logicmark import check_normalization, score, summaries
-from finelogic.runs.base import (PlanContext, Provenance, Run, Stopwatch, call_counts, open_models, plan, resolve,
-                                 set_threads)
+from finelogic.runs.base import (PROBLEMS, PlanContext, Provenance, Run, Stopwatch, call_counts, kept, open_models, plan,
+                                 resolve, set_threads)
 
 log = logging.getLogger(__name__)
 
 FAMILY = "logicmark"
 EMBEDDED = "SmolLM2-135M-Instruct (embedded)"
 RANDOM_CONTROL = "SmolLM2-135M architecture, random init (control)"
-#: Settings a notebook may pass beside the profile's section (``extra_models`` is added to the profile's).
-OPTIONAL = ("logicmark_path", "normalization", "sft_checkpoints", "threads", "random_control_items")
+
+
+@dataclass(frozen=True)
+class LogicMarkSettings:
+    """The LogicMark family's settings.
+
+    Attributes:
+        items: items scored (from our generator, or drawn from ``logicmark_path``'s records).
+        batch_size: contexts per forward pass.
+        random_control: also score a random-init model of the embedded architecture (chance level).
+        random_control_items: score the control on the first n items only (None: all).
+        extra_models: more models (hub names or paths), scored after the profile's own.
+        logicmark_path: a folder or file of LogicMark records (empty: our generator).
+        normalization: ``token_mean`` (the card's), ``char`` or ``none``.
+        sft_checkpoints: local fine-tuned checkpoints; threads: torch CPU threads (None: torch's default).
+    """
+
+    items: int = 1000
+    batch_size: int = 32
+    random_control: bool = True
+    random_control_items: int | None = None
+    extra_models: tuple[str, ...] = ()
+    logicmark_path: str | None = None
+    normalization: str = "token_mean"
+    sft_checkpoints: tuple[str, ...] = ()
+    threads: int | None = None
+
+    def __post_init__(self) -> None:
+        check_normalization(self.normalization)
+
+
+#: The family's settings per profile. tiny: 1,000 items (per-hop Wilson intervals of about +-3 to +-10
+#: points); 32 contexts per pass (~1.3x less CPU than 8 on 100 items). The random-init control costs as much
+#: per item as the embedded model and only has to show chance: its first 500 items (per-hop n 46-209).
+#: paper: the card's 5,000 items and some of its models (hub names; they need the network).
+PROFILES = {
+    "smoke": LogicMarkSettings(items=5, batch_size=8, random_control=False),
+    "tiny": LogicMarkSettings(items=1000, batch_size=32, random_control=True, random_control_items=500),
+    "paper": LogicMarkSettings(items=5000, batch_size=32, random_control=True,
+                               extra_models=("HuggingFaceTB/SmolLM2-135M", "HuggingFaceTB/SmolLM2-1.7B", "gpt2",
+                                             "EleutherAI/pythia-70m")),
+}
 
 
 @dataclass(frozen=True)
@@ -47,7 +87,7 @@ class LogicMarkRun(Run):
             item_mean per model.
         by_style, by_answer_type: accuracy by the generator's graph style / the answer's operator.
         by_normalization: accuracy over all items under each normalisation.
-        problems: the items scored, in order (not written; empty after :meth:`read`).
+        problems: the items scored, in order (written as JSON lines).
     """
 
     items: pd.DataFrame
@@ -55,7 +95,7 @@ class LogicMarkRun(Run):
     by_style: pd.DataFrame
     by_answer_type: pd.DataFrame
     by_normalization: pd.DataFrame
-    problems: tuple[Problem, ...] = ()
+    problems: tuple[Problem, ...] = kept(PROBLEMS, default=(), repr=False)
 
 
 def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = None,
@@ -74,19 +114,20 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
             ``sft_checkpoints`` (a list or comma-separated string), ``threads`` (torch CPU threads),
             ``random_control_items`` (score the random-init control on the first n items only; None: all).
     """
-    settings = resolve(profile, FAMILY, overrides, optional=OPTIONAL)
+    given = dict(overrides)
+    if given.get("sft_checkpoints") is not None:
+        given["sft_checkpoints"] = parse_model_list(given["sft_checkpoints"])
+    settings = resolve(PROFILES, profile, FAMILY, given)  # checked (normalisation too) before any model work
+    settings = replace(settings, extra_models=(*settings.extra_models, *parse_model_list(extra_models)))
     watch = Stopwatch()
-    settings["extra_models"] = [*settings.get("extra_models", ()), *parse_model_list(extra_models)]
-    settings["sft_checkpoints"] = parse_model_list(settings.get("sft_checkpoints"))
-    normalization = settings.setdefault("normalization", "token_mean")
-    check_normalization(normalization)  # before any model work
-    set_threads(settings.get("threads"))
-    path = settings.get("logicmark_path") or None
-    control_items = settings.get("random_control_items")
-    problems = logicmark_items(int(settings["items"]), seed, path)
-    entries = model_entries(extra_models=settings["extra_models"], sft_checkpoints=settings["sft_checkpoints"],
-                            random_control=bool(settings["random_control"]), seed=seed)
-    opened = open_models(entries, backends, batch_size=int(settings["batch_size"]))
+    normalization = settings.normalization
+    set_threads(settings.threads)
+    path = settings.logicmark_path or None
+    control_items = settings.random_control_items
+    problems = logicmark_items(settings.items, seed, path)
+    entries = model_entries(extra_models=settings.extra_models, sft_checkpoints=settings.sft_checkpoints,
+                            random_control=settings.random_control, seed=seed)
+    opened = open_models(entries, backends, batch_size=settings.batch_size)
     names, model_ids = tuple(s.name for s, _ in opened), tuple(s.model_id for s, _ in opened)
     frames, calls, hits = [], 0, 0
     while opened:  # each model is dropped when scored, so only one is in memory at a time
@@ -151,11 +192,11 @@ def rehearsal_plan(ctx: PlanContext) -> dict[str, Any]:
     the real slice scores its share of the items."""
     from finelogic.models.spec import open_model
 
-    section = ctx.section(FAMILY)
-    entries = model_entries(extra_models=section.get("extra_models", ()), random_control=bool(section["random_control"]))
-    backends = {e["name"]: open_model(ctx.local(e["name"], i), batch_size=int(section["batch_size"]))
+    section = PROFILES[ctx.profile]
+    entries = model_entries(extra_models=section.extra_models, random_control=section.random_control)
+    backends = {e["name"]: open_model(ctx.local(e["name"], i), batch_size=section.batch_size)
                 for i, e in enumerate(entries)}
     if ctx.fraction is None:
         return plan(backends=backends)
-    return plan({"items": ctx.sliced(int(section["items"]))}, backends,
+    return plan({"items": ctx.sliced(section.items)}, backends,
                 note="log-likelihoods are not served: every model is read in process")

@@ -16,6 +16,8 @@ control), ``{"name": ..., "path": ...}`` (a transformers model, ``device_map="au
 """
 from __future__ import annotations
 
+import dataclasses
+import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -26,22 +28,77 @@ import pandas as pd
 
 from finelogic.data.problem import Problem
 from finelogic.eval.probing import PREDICTION_COLUMNS, TEXT_ONLY, extract_features, probe_predictions, summarize
-from finelogic.eval.probing_data import (SOURCES, TASKS, ProbeRow, Readout, build_rows, probing_problems,
+from finelogic.eval.probing_data import (SOURCES, TASKS, ProbeRow, Readout, build_rows, probing_problems, row_counts,
+                                         shown_rows,
                                          split_problems)
 from finelogic.memo import Memo, source_version
-from finelogic.runs.base import (PlanContext, Provenance, Run, Stopwatch, call_counts, open_models, plan, resolve,
+from finelogic.runs.base import (JSON, Codec, PlanContext, Provenance, Run, Stopwatch, call_counts, kept, open_models, plan, resolve,
                                  set_threads)
 
 log = logging.getLogger(__name__)
+
+#: The splits' problems as written with a run.
+SPLITS = Codec("splits", lambda splits: json.dumps({k: [p.to_dict() for p in v] for k, v in splits.items()},
+                                                   ensure_ascii=False),
+               lambda text: {k: [Problem.from_dict(d) for d in v] for k, v in json.loads(text).items()})
+#: Probing rows as written with a run (their fields).
+ROWS = Codec("probing rows", lambda rows: json.dumps([dataclasses.asdict(r) for r in rows], ensure_ascii=False),
+             lambda text: tuple(ProbeRow(**d) for d in json.loads(text)))
 
 FAMILY = "probing"
 #: Row labels of the two default models (the Table-4 rows of earlier runs).
 EMBEDDED = "SmolLM2-135M-Instruct"
 RANDOM_INIT = "SmolLM2-135M (random init)"
 #: Settings a notebook may pass beside the profile's section.
-OPTIONAL = ("sft_checkpoints", "threads", "progress")
 #: Sequences per forward call for every probed model.
 BATCH_SIZE = 8
+
+
+@dataclass(frozen=True)
+class ProbingSettings:
+    """The probing family's settings (Appendix B).
+
+    Attributes:
+        n_train, n_test: problems for the probes' training and test splits.
+        depths: FLD proof depths of the problems; distractors: (min, max) distractor facts.
+        nsd_points: next-step-derivability candidates per problem.
+        readouts: ``chat`` (the chat template) and/or ``plain``; layer: the hidden layer read (-1: last).
+        models: model entries (``"embedded"``, ``"random-init"``, ``{"name", "path"}``, any spec).
+        sft_checkpoints: local fine-tuned checkpoints, each a row named by its folder.
+        threads: torch CPU threads (None: torch's default); progress: tqdm bars (None: only for long work).
+    """
+
+    n_train: int = 60
+    n_test: int = 30
+    depths: tuple[int, ...] = (4, 5, 6)
+    distractors: tuple[int, ...] = (4, 6)
+    nsd_points: int = 1
+    readouts: tuple[str, ...] = ("chat",)
+    layer: int = -1
+    models: tuple[Any, ...] = ("embedded", "random-init")
+    sft_checkpoints: tuple[str, ...] = ()
+    threads: int | None = None
+    progress: bool | None = None
+
+    def __post_init__(self) -> None:
+        wrong = [r for r in self.readouts if r not in ("chat", "plain")]
+        if wrong:
+            raise ValueError(f"readouts: unknown read-out {wrong[0]!r}; choose chat or plain")
+
+
+#: The family's settings per profile. tiny: depths 4-6 give gold proofs of 4-8 steps (10-19 is paper scale);
+#: ~550 tokens per problem and model with the KV cache reused; 60 train / 30 test problems give bootstrap
+#: intervals over problems narrow enough to tell a probe from the text-only baseline. paper: Appendix B (FLD
+#: proofs of depth 10-19, 450 train / 100 test problems, 6 NSD points) on the two models the paper probed.
+PROFILES = {
+    # 6 short problems; features are cached, so a rerun skips the model.
+    "smoke": ProbingSettings(n_train=4, n_test=2, depths=(3, 4), distractors=(4, 6), nsd_points=1, readouts=("plain",)),
+    "tiny": ProbingSettings(n_train=60, n_test=30, depths=(4, 5, 6), distractors=(4, 6), nsd_points=1),
+    "paper": ProbingSettings(n_train=450, n_test=100, depths=tuple(range(10, 20)), distractors=(4, 8), nsd_points=6,
+                             models=({"name": "Llama-3.1-8B-Instruct", "path": "meta-llama/Llama-3.1-8B-Instruct"},
+                                     {"name": "Qwen-2.5-7B-Instruct", "path": "Qwen/Qwen2.5-7B-Instruct"},
+                                     "embedded", "random-init")),
+}
 
 
 @dataclass(frozen=True)
@@ -53,16 +110,22 @@ class ProbingRun(Run):
             :data:`~finelogic.eval.probing.PREDICTION_COLUMNS`.
         summary: :func:`~finelogic.eval.probing.summarize` of the predictions, with bootstrap CIs over
             test problems (rounded to 4 decimals).
-        splits: ``train`` / ``test`` -> problems (not written; empty after :meth:`read`).
-        rows: ``(model, readout)`` -> the probing rows of all tasks and splits (not written).
-        seconds: model -> seconds for its features and probes (not written).
+        row_counts: problems, rows and the share of label 1 per task and split (the first model's rows:
+            every model reads the same rows).
+        splits: ``train`` / ``test`` -> problems.
+        shown_rows: one test row per task, the page's examples.
+        seconds: model -> seconds for its features and probes.
+        rows: ``(model, readout)`` -> the probing rows of all tasks and splits: live only (megabytes of
+            prompt text; the page shows ``row_counts`` and ``shown_rows``, which are written).
     """
 
     predictions: pd.DataFrame
     summary: pd.DataFrame
-    splits: Mapping[str, list[Problem]] = field(default_factory=dict)
-    rows: Mapping[tuple[str, str], list[ProbeRow]] = field(default_factory=dict)
-    seconds: Mapping[str, float] = field(default_factory=dict)
+    row_counts: pd.DataFrame = field(default_factory=pd.DataFrame)
+    splits: Mapping[str, list[Problem]] = kept(SPLITS, default_factory=dict, repr=False)
+    shown_rows: tuple[ProbeRow, ...] = kept(ROWS, default=(), repr=False)
+    seconds: Mapping[str, float] = kept(JSON, default_factory=dict)
+    rows: Mapping[tuple[str, str], list[ProbeRow]] = field(default_factory=dict, repr=False, compare=False)
 
 
 def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = None, **overrides: Any) -> ProbingRun:
@@ -79,28 +142,31 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
             a row named by its folder), ``threads`` (torch CPU threads; None: torch's default),
             ``progress`` (tqdm bars: True / False / None = only for long work).
     """
-    settings = resolve(profile, FAMILY, overrides, optional=OPTIONAL)
+    given = dict(overrides)
+    if isinstance(given.get("sft_checkpoints"), str):  # a notebook parameter from the command line
+        given["sft_checkpoints"] = [p.strip() for p in given["sft_checkpoints"].split(",") if p.strip()]
+    settings = resolve(PROFILES, profile, FAMILY, given)
     watch = Stopwatch()
-    set_threads(settings.get("threads"))
-    progress = settings.get("progress")
-    n_train, n_test = int(settings["n_train"]), int(settings["n_test"])
+    set_threads(settings.threads)
+    progress = settings.progress
+    n_train, n_test = settings.n_train, settings.n_test
     memo = Memo("probing", source_version(*SOURCES))  # problems and NSD lines: drawn once, read by every rerun
-    problems = probing_problems(n_train + n_test, seed, settings["depths"],
-                                distractors=tuple(settings["distractors"]), progress=progress, memo=memo)
+    problems = probing_problems(n_train + n_test, seed, settings.depths, distractors=settings.distractors,
+                                progress=progress, memo=memo)
     memo.flush()
     probes = Memo("probing-probes", source_version("eval/probing.py"))  # each probe's test predictions
     splits = split_problems(problems, n_train, seed)
-    entries = [model_entry(e, seed) for e in settings["models"]]
-    entries += [checkpoint_entry(p) for p in settings.get("sft_checkpoints") or ()]
+    entries = [model_entry(e, seed) for e in settings.models]
+    entries += [checkpoint_entry(p) for p in settings.sft_checkpoints]
     opened = open_models(entries, backends, batch_size=BATCH_SIZE)
     names, model_ids = tuple(s.name for s, _ in opened), tuple(s.model_id for s, _ in opened)
-    layer, points = int(settings["layer"]), int(settings["nsd_points"])
+    layer, points = settings.layer, settings.nsd_points
     all_rows, tables, seconds, calls, hits = {}, [], {}, 0, 0
     text_only = None
     while opened:  # each model is dropped when done, so only one is in memory at a time
         spec, backend = opened.pop(0)
         start = time.perf_counter()
-        for readout_name in settings["readouts"]:
+        for readout_name in settings.readouts:
             readout = Readout(readout_name, backend.tokenizer if readout_name == "chat" else None)
             rows = [r for task in TASKS for r in build_rows(splits, task, readout, seed, nsd_points=points, memo=memo)]
             memo.flush()
@@ -117,12 +183,15 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
         log.info("probing %s: %.1f s, %d model calls, %d cached", spec.name, seconds[spec.name], model_calls, cache_hits)
         del backend
     predictions = pd.concat(tables, ignore_index=True)[["model", "readout", "probe", *PREDICTION_COLUMNS]]
-    depths = tuple(settings["depths"])
+    depths = settings.depths
     provenance = Provenance(FAMILY, profile, seed, settings=settings, models=names, model_ids=model_ids,
                             n=len(splits["test"]), data={"fld (probing)": f"generated, depths {min(depths)}-{max(depths)}, "
                                                                           f"{n_train} train + {n_test} test problems"},
                             model_calls=calls, cache_hits=hits, seconds=float(watch))
-    return ProbingRun(provenance, predictions, summarize(predictions, seed=seed).round(4), splits, all_rows, seconds)
+    first = next(iter(all_rows.values()), [])
+    return ProbingRun(provenance, predictions, summarize(predictions, seed=seed).round(4), row_counts=row_counts(first),
+                      splits={k: list(v) for k, v in splits.items()}, shown_rows=tuple(shown_rows(first)),
+                      seconds=dict(seconds), rows=all_rows)
 
 
 def model_entry(entry: Any, seed: int) -> Any:
@@ -148,11 +217,11 @@ def rehearsal_plan(ctx: PlanContext) -> dict[str, Any]:
     """Every model read in process (hidden states are not an API): the stand-in checkpoints; in the real
     slice the embedded model, on the slice's share of the problems (at least 4 train / 2 test problems:
     fewer leave a probe a single class)."""
-    section = ctx.section(FAMILY)
-    models = [ctx.local(e, i) for i, e in enumerate(section["models"])]
+    section = PROFILES[ctx.profile]
+    models = [ctx.local(e, i) for i, e in enumerate(section.models)]
     if ctx.fraction is None:
         return plan({"models": models})
-    n_train, n_test = max(4, ctx.sliced(section["n_train"])), max(2, ctx.sliced(section["n_test"]))
+    n_train, n_test = max(4, ctx.sliced(section.n_train)), max(2, ctx.sliced(section.n_test))
     return plan({"n_train": n_train, "n_test": n_test, "models": models},
                 note=(f"{n_train} train + {n_test} test problems; hidden states are not served: every model "
                       "is read in process"))

@@ -1,13 +1,14 @@
 """The notebook families, declared once: what each is, what it reads, how it is rehearsed.
 
 Everything that iterates over families (the papermill runner and its start order, the ``finelogic`` command,
-the rehearsal and its real slice, the finding boxes) iterates over :data:`FAMILIES`; nothing else lists
-their names. A family is found by a plain import of its module (STYLE.md: no string registries, no plugin
-discovery); :func:`family` turns a name typed by a user into its record, with the valid names in the error.
+the rehearsal and its real slice) iterates over :data:`FAMILIES`; nothing else lists their names. A family
+is found by a plain import of its module (no string registry, no plugin discovery); :func:`family` turns a
+name typed by a user into its record, with the valid names in the error.
 
-Adding a family is: one module in ``finelogic/runs/`` (``FAMILY``, a ``run`` function, a :class:`~finelogic.runs.base.Run`
-subclass, a ``rehearsal_plan``), one :class:`Family` entry here, one notebook in ``notebooks/``, one page
-entry in ``_toc.yml`` (``tests/test_registry.py`` builds a toy family this way and runs it through the runner).
+Adding a family is: one module in ``finelogic/runs/`` (``FAMILY``, a ``run`` function, a
+:class:`~finelogic.runs.base.Run` subclass, a ``rehearsal_plan``), one :class:`Family` entry here, one
+notebook in ``notebooks/``, one page entry in ``_toc.yml`` (``tests/test_registry.py`` builds a toy family
+this way and runs it through the runner).
 """
 from __future__ import annotations
 

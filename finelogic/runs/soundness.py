@@ -32,6 +32,7 @@ the model cache's.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import random
 from dataclasses import dataclass, field
@@ -53,22 +54,61 @@ from finelogic.eval.judge_quality import (
     teaching_example,
 )
 from finelogic.eval.judges import HybridJudge, Judge, LLMJudge, SymbolicJudge
-from finelogic.eval.relevance import POLICIES
 from finelogic.eval.soundness import judge_responses
 from finelogic.memo import Memo, memo_key, source_version
 from finelogic.runs import accuracy
-from finelogic.runs.base import (PlanContext, Provenance, Run, Stopwatch, call_counts, find_run, open_models,
+from finelogic.settings import Policy
+from finelogic.runs.base import (PROBLEM, PROBLEMS_BY_ID, Codec, PlanContext, Provenance, Run, Stopwatch, call_counts, find_run, kept, open_models,
                                  plan, resolve)
 
 log = logging.getLogger(__name__)
 
 FAMILY = "soundness"
 GOLD_MODEL = "gold proofs (sanity check)"
+#: The judge-quality set as written with a run (each problem once).
+LABELLED_STEPS = Codec("labelled steps", lambda items: json.dumps(labelled_to_json(items), ensure_ascii=False),
+                       lambda text: tuple(labelled_from_json(json.loads(text))))
 #: Judge-quality steps the LLM judge is asked about in the rehearsal's real slice (the paper profile: all).
 SLICE_QUALITY_STEPS = 20
-#: Settings with a default here, so a profile's ``soundness`` section may leave them out.
-OPTIONAL = ("policy", "judge", "llm_judge", "quality", "llm_quality_steps", "judge_responses")
-DEFAULT_QUALITY = {"n": 20, "depths": range(0, 8)}
+
+
+@dataclass(frozen=True)
+class Quality:
+    """The judge-quality set: the gold proofs of ``n`` fresh FLD problems at ``depths``."""
+
+    n: int = 20
+    depths: tuple[int, ...] = tuple(range(0, 8))
+
+
+@dataclass(frozen=True)
+class SoundnessSettings:
+    """The soundness family's settings (module docstring): ``policy``, ``judge`` (``symbolic`` or
+    ``hybrid``), ``llm_judge`` (a model spec, or None), ``quality``, ``llm_quality_steps`` (None: all),
+    ``judge_responses``."""
+
+    policy: Policy = Policy.PRINCIPLED
+    judge: str = "symbolic"
+    llm_judge: Any = None
+    quality: Quality = Quality()
+    llm_quality_steps: int | None = None
+    judge_responses: bool = True
+
+    def __post_init__(self) -> None:
+        if self.judge not in ("symbolic", "hybrid"):
+            raise ValueError(f"judge: must be 'symbolic' or 'hybrid', got {self.judge!r}")
+
+
+#: The family's settings per profile. paper: the paper's judge, GPT-4.1-mini (Section 3.2), at temperature 0
+#: (released code: src/eval_step.py), symbolic first where it decides; steps read, counted and judged as the
+#: released eval_step.py does (``paper_code_compat``).
+PROFILES = {
+    "smoke": SoundnessSettings(quality=Quality(n=6, depths=(1, 2, 3))),
+    "tiny": SoundnessSettings(quality=Quality(n=40, depths=tuple(range(0, 10))), llm_judge="embedded",
+                              llm_quality_steps=16),
+    "paper": SoundnessSettings(policy=Policy.PAPER_CODE_COMPAT, judge="hybrid",
+                               quality=Quality(n=100, depths=tuple(range(0, 20))),
+                               llm_judge={"name": "GPT-4.1-mini", "kind": "openai", "model": "gpt-4.1-mini"}),
+}
 #: The package sources each memoised computation runs: their digest versions its memo, so an edit to any
 #: of them starts a new one. Reading steps (:func:`finelogic.eval.soundness.read_steps`):
 STEPS_SOURCES = ("eval/steps.py", "eval/soundness.py", "data/generators/nl.py", "data/problem.py", "logic")
@@ -86,7 +126,7 @@ class SoundnessRun(Run):
     ``quality`` (:func:`finelogic.eval.judge_quality.judge_quality` rows per judge and criterion),
     ``labels`` (the judge-quality set by kind, :func:`~finelogic.eval.judge_quality.label_counts`),
     ``example`` (the judged steps of the teaching example). ``source`` and ``judge`` are kept in the
-    provenance; the problems, the labelled steps and the example's problem only in a live run.
+    provenance; the problems, the labelled steps and the example's problem are written too.
     """
 
     steps: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -94,9 +134,9 @@ class SoundnessRun(Run):
     quality: pd.DataFrame = field(default_factory=pd.DataFrame)
     labels: pd.DataFrame = field(default_factory=pd.DataFrame)
     example: pd.DataFrame = field(default_factory=pd.DataFrame)
-    problems: Mapping[str, Problem] = field(default_factory=dict)
-    items: tuple[LabelledStep, ...] = ()
-    example_problem: Problem | None = None
+    problems: Mapping[str, Problem] = kept(PROBLEMS_BY_ID, default_factory=dict, repr=False)
+    items: tuple[LabelledStep, ...] = kept(LABELLED_STEPS, default=(), repr=False)
+    example_problem: Problem | None = kept(PROBLEM, default=None)
 
     @property
     def source(self) -> str:
@@ -128,21 +168,16 @@ def run(profile: str, *, seed: int = 0, accuracy_run: accuracy.AccuracyRun | Non
         overrides: settings of the ``soundness`` section; None keeps the profile's.
     """
     watch = Stopwatch()
-    settings = resolve(profile, FAMILY, overrides, optional=OPTIONAL)
-    settings.setdefault("judge", "symbolic")
-    policy = settings.setdefault("policy", "principled")
-    if policy not in POLICIES:
-        raise ValueError(f"soundness policy must be one of {', '.join(POLICIES)}, got {policy!r}")
-    if settings["judge"] not in ("symbolic", "hybrid"):
-        raise ValueError(f"soundness judge must be 'symbolic' or 'hybrid', got {settings['judge']!r}")
-    limit = settings.get("llm_quality_steps")
-    wants_llm = settings["judge"] == "hybrid" or (settings.get("llm_judge") and limit != 0)
+    settings = resolve(PROFILES, profile, FAMILY, overrides)
+    policy = settings.policy
+    limit = settings.llm_quality_steps
+    wants_llm = settings.judge == "hybrid" or (settings.llm_judge and limit != 0)
     if backends and not wants_llm:
         raise ValueError(f"backends given for {', '.join(map(repr, backends))}, but this soundness run uses no LLM judge")
-    opened = open_models([settings["llm_judge"]], backends) if wants_llm else []
+    opened = open_models([settings.llm_judge], backends) if wants_llm else []
     llm = LLMJudge(opened[0][1]) if opened else None
 
-    if settings.get("judge_responses", True):
+    if settings.judge_responses:
         made = accuracy_run if accuracy_run is not None else find_run(
             accuracy.AccuracyRun, accuracy.FAMILY, profile, seed, None)
         records, problems = fld_responses(made)
@@ -154,13 +189,13 @@ def run(profile: str, *, seed: int = 0, accuracy_run: accuracy.AccuracyRun | Non
         records, source = pd.DataFrame(columns=["id", "dataset", "response"]), "responses not judged"
     with judging_memos() as (verdicts, read):
         symbolic = SymbolicJudge(memo=verdicts)
-        judge: Judge = HybridJudge(symbolic, llm) if settings["judge"] == "hybrid" else symbolic
+        judge: Judge = HybridJudge(symbolic, llm) if settings.judge == "hybrid" else symbolic
         steps = judge_responses(records, problems, judge, policy=policy, memo=read)
         gold = judge_responses(gold_records(problems), problems, symbolic, policy=policy, memo=read)
 
         with Memo("soundness-quality-set", source_version(*QUALITY_SOURCES)) as kept_items:
-            items = quality_set(settings.get("quality", DEFAULT_QUALITY), seed, memo=kept_items)
-        scored = llm is not None and settings.get("llm_judge") and limit != 0
+            items = quality_set(settings.quality, seed, memo=kept_items)
+        scored = llm is not None and settings.llm_judge and limit != 0
         judges = {f"LLM ({opened[0][0].name})": llm} if scored else {}
         quality = quality_table(items, judges, limit, seed, symbolic=symbolic)
         quality_problems = {i.problem.id: i.problem for i in items}
@@ -216,16 +251,16 @@ def gold_records(problems: Mapping[str, Problem]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["id", "model", "setting", "response", "depth_bucket"])
 
 
-def quality_set(quality: Mapping[str, Any], seed: int = 0,
+def quality_set(quality: Quality, seed: int = 0,
                 memo: MutableMapping[str, Any] | None = None) -> list[LabelledStep]:
-    """The labelled judge-quality steps from the gold proofs of ``quality["n"]`` fresh FLD problems at
-    ``quality["depths"]``; kept in ``memo`` (generating the problems and checking every label with z3 is
+    """The labelled judge-quality steps from the gold proofs of ``quality.n`` fresh FLD problems at
+    ``quality.depths``; kept in ``memo`` (generating the problems and checking every label with z3 is
     pure work: the same settings and seed give the same set)."""
-    key = memo_key(["quality-set", quality["n"], list(quality["depths"]), seed])
+    key = memo_key(["quality-set", quality.n, list(quality.depths), seed])
     kept = memo.get(key) if memo is not None else None
     if kept is not None:
         return labelled_from_json(kept)
-    problems = generate_fld(quality["n"], seed=seed, depths=quality["depths"], labels=(PROVED, DISPROVED),
+    problems = generate_fld(quality.n, seed=seed, depths=quality.depths, labels=(PROVED, DISPROVED),
                             progress=False)
     items = labelled_steps(problems, seed=seed)
     if memo is not None:
@@ -250,12 +285,12 @@ def quality_table(items: list[LabelledStep], llm_judges: Mapping[str, Judge], li
 def rehearsal_plan(ctx: PlanContext) -> dict[str, Any]:
     """The LLM judge served (the stand-in, or llama.cpp in the real slice, which also cuts the
     judge-quality set to the slice's share and scores the LLM judge on :data:`SLICE_QUALITY_STEPS` steps)."""
-    section = ctx.section(FAMILY)
-    judge = ctx.serve(section["llm_judge"])
+    section = PROFILES[ctx.profile]
+    judge = ctx.serve(section.llm_judge)
     if ctx.fraction is None:
         return plan({"llm_judge": judge})
     # The teaching example needs a deep enough gold proof: one problem per depth, whatever the fraction.
-    quality = {**section["quality"], "n": max(len(section["quality"]["depths"]), ctx.sliced(section["quality"]["n"]))}
+    quality = {"n": max(len(section.quality.depths), ctx.sliced(section.quality.n))}
     return plan({"llm_judge": judge, "quality": quality, "llm_quality_steps": SLICE_QUALITY_STEPS},
                 note=(f"judge = the {ctx.served_by}; judge quality: {quality['n']} problems, the LLM judge on "
                       f"{SLICE_QUALITY_STEPS} of their steps"))

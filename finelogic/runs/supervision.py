@@ -17,8 +17,9 @@ Profile section ``sft`` (read once, here):
 - ``logipt``: also train a ``LogiPT`` row on solver traces of the same problems
   (:func:`finelogic.baselines.logipt_data`; its prompt is the Direct one, so it is evaluated under Direct);
 - ``base_model``: a model spec (default ``"embedded"``);
-- ``train``: :class:`finelogic.sft.train.TrainConfig` fields (``"paper": True`` starts from the paper's
-  recipe, :data:`finelogic.sft.train.PAPER_CONFIG`);
+- ``train``: a :class:`finelogic.sft.train.TrainConfig` (the paper profile's is the paper's recipe,
+  :data:`finelogic.sft.train.PAPER_CONFIG`); an override such as ``train={"max_steps": 8}`` changes
+  that field and keeps the profile's others;
 - ``eval``: the test items, with the keys of the accuracy section (``fld``, ``prontoqa_generated``,
   ``limit``), plus ``generation`` (decoding; the styles' texts are long, so ``max_new_tokens`` must leave
   room for the answer marker) and ``batch_size``.
@@ -30,14 +31,14 @@ per trained model), ``losses.csv`` (loss per step), ``checks.csv`` (lines checke
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
 from finelogic.data.problem import Problem
-from finelogic.data.suites import EvalSet, evaluation_sets
+from finelogic.data.suites import EvalSet, FLDSet, ProntoQASet, TestSets, evaluation_sets
 from finelogic.eval.accuracy import evaluate_accuracy
 from finelogic.eval.judges import SymbolicJudge
 from finelogic.eval.soundness import judge_responses
@@ -45,23 +46,91 @@ from finelogic.memo import Memo, source_version
 from finelogic.models.base import GenerationConfig
 from finelogic.models.spec import ModelSpec, open_model, parse_model
 from finelogic.prompts import DIRECT
-from finelogic.runs.base import (PlanContext, Provenance, Run, Stopwatch, call_counts, open_models, plan,
-                                 resolve)
+from finelogic.runs.base import (EVAL_SETS, PlanContext, Provenance, Run, Stopwatch, call_counts, kept, open_models,
+                                 plan, resolve, settings_codec)
 from finelogic.runs.soundness import judging_memos
-from finelogic.sft.datasets import (SETTING, SOURCES, CheckedSet, check_sizes, checked_training_set, problems_digest,
-                                    training_problems)
+from finelogic.sft.datasets import (SETTING, SIZE_KEYS, SOURCES, CheckedSet, check_sizes, checked_training_set,
+                                    problems_digest, training_problems)
 from finelogic.sft.styles import STYLES, StyleError
-from finelogic.sft.train import PAPER_CONFIG, TrainConfig, TrainedModel, train, with_overrides
+from finelogic.sft.train import PAPER_CONFIG, TrainConfig, TrainedModel, train
 
 log = logging.getLogger(__name__)
 
 FAMILY = "supervision"
 #: The profile section it reads (the paper calls the fine-tuned models SFT-<style>).
 SECTION = "sft"
-#: Settings a notebook may pass that a profile's ``sft`` section need not set.
-OPTIONAL = ("styles", "base_model", "logipt", "train", "eval")
 #: What LogiPT's traces run besides the training sets' :data:`finelogic.sft.datasets.SOURCES` (the memo's version).
 LOGIPT_SOURCES = ("baselines/logipt.py", "baselines/common.py")
+
+
+@dataclass(frozen=True)
+class SFTEval(TestSets):
+    """The fine-tuned models' test items (:class:`~finelogic.data.suites.TestSets`), their decoding (the
+    styles' texts are long: ``max_new_tokens`` must leave room for the answer marker) and batch size."""
+
+    generation: GenerationConfig = GenerationConfig()
+    batch_size: int = 16
+
+
+@dataclass(frozen=True)
+class SupervisionSettings:
+    """The supervision family's settings (profile section ``sft``; module docstring): the training-set
+    sizes (:data:`finelogic.sft.datasets.SIZE_KEYS`), ``styles``, ``logipt``, ``base_model``, ``train``
+    (:class:`~finelogic.sft.train.TrainConfig`: an override changes the fields it names, the seed is the
+    run's) and ``eval``."""
+
+    fld_n: int = 16
+    fld_unknown: int = 2
+    fld_depths: tuple[int, ...] = (0, 1)
+    prontoqa_n: int = 4
+    prontoqa_hops: int = 3
+    styles: tuple[str, ...] = STYLES
+    logipt: bool = False
+    base_model: Any = "embedded"
+    train: TrainConfig = TrainConfig()
+    eval: SFTEval = SFTEval()
+
+    def __post_init__(self) -> None:
+        unknown = [s for s in self.styles if s not in STYLES]
+        if unknown:
+            raise ValueError(f"styles: unknown supervision style {unknown[0]!r}; choose from {', '.join(STYLES)}")
+        check_sizes(self.sizes())
+
+    def sizes(self) -> dict[str, Any]:
+        """The training-set sizes (:data:`~finelogic.sft.datasets.SIZE_KEYS`)."""
+        return {k: getattr(self, k) for k in SIZE_KEYS}
+
+
+#: The family's settings per profile.
+PROFILES = {
+    # Two optimizer steps per style on a handful of shallow problems; two test items.
+    "smoke": SupervisionSettings(
+        fld_n=4, fld_unknown=1, fld_depths=(0, 1), prontoqa_n=2, prontoqa_hops=3, logipt=True,
+        train=TrainConfig(max_steps=2, batch_size=2, micro_batch_size=2, cutoff_len=256, lora_r=4, lora_alpha=8,
+                          lora_layers=2),
+        eval=SFTEval(fld=FLDSet("fld", n=2, depths=(1,)), prontoqa_generated=ProntoQASet(n=0),
+                     limit={"folio": 0, "multi_logieval": 0, "prontoqa": 0},
+                     generation=GenerationConfig(max_new_tokens=16), batch_size=4)),
+    # LoRA on the top 8 of 30 blocks, 4 steps of 2 shallow examples per style (~20 s each at ~120 tokens/s);
+    # evaluated on 4 shallow FLD items and 2 ProntoQA items with 96 new tokens (~35 s per model: decoding
+    # steps dominate). Enough to see the loss fall and the machinery work, not to learn to reason.
+    "tiny": SupervisionSettings(
+        fld_n=16, fld_unknown=2, fld_depths=(0, 1), prontoqa_n=4, prontoqa_hops=3,
+        train=TrainConfig(max_steps=4, batch_size=2, micro_batch_size=2, cutoff_len=512, learning_rate=1e-3,
+                          lora_r=16, lora_alpha=32, lora_layers=8),
+        eval=SFTEval(fld=FLDSet("fld", n=4, depths=(0, 1, 2)), prontoqa_generated=ProntoQASet(n=2, hops=(3,)),
+                     limit={"folio": 0, "multi_logieval": 0, "prontoqa": 2},
+                     generation=GenerationConfig(max_new_tokens=96), batch_size=8)),
+    # Section 4: full fine-tuning of the base model with the paper's recipe on the paper-size sets (Section 4,
+    # Appendix A.1); evaluated on the accuracy family's paper test sets (needs a GPU).
+    "paper": SupervisionSettings(
+        fld_n=9500, fld_unknown=1500, fld_depths=tuple(range(0, 16)), prontoqa_n=3200, prontoqa_hops=3, logipt=True,
+        base_model={"name": "Llama-3.1-8B-Instruct", "kind": "hf", "path": "meta-llama/Llama-3.1-8B-Instruct",
+                    "device_map": "auto"},
+        train=PAPER_CONFIG,
+        eval=SFTEval(fld=FLDSet("fld_paper_test", scale=1.0), prontoqa_generated=ProntoQASet(n=500),
+                     generation=GenerationConfig(max_new_tokens=3072, temperature=0.7, top_p=0.9), batch_size=16)),
+}
 
 
 @dataclass(frozen=True)
@@ -78,19 +147,13 @@ class SupervisionRun(Run):
     losses: pd.DataFrame = field(default_factory=pd.DataFrame)
     checks: pd.DataFrame = field(default_factory=pd.DataFrame)
     steps: pd.DataFrame = field(default_factory=pd.DataFrame)
-    trained: tuple[TrainedModel, ...] = ()
-    examples: Mapping[str, list[dict[str, Any]]] = field(default_factory=dict)
-    sets: tuple[EvalSet, ...] = ()
-    base: ModelSpec | None = None
-    config: GenerationConfig | None = None
-    train_config: TrainConfig | None = None
-
-
-def train_config(settings: Mapping[str, Any], seed: int = 0) -> TrainConfig:
-    """The ``train`` settings of an ``sft`` section over the defaults or the paper's recipe, seeded."""
-    overrides = dict(settings.get("train", {}))
-    start = PAPER_CONFIG if overrides.pop("paper", False) else TrainConfig()
-    return with_overrides(with_overrides(start, overrides), {"seed": seed})
+    figure4: pd.DataFrame = field(default_factory=pd.DataFrame)
+    sets: tuple[EvalSet, ...] = kept(EVAL_SETS, default=(), repr=False)
+    base: ModelSpec | None = kept(settings_codec(ModelSpec), default=None)
+    config: GenerationConfig | None = kept(settings_codec(GenerationConfig), default=None)
+    train_config: TrainConfig | None = kept(settings_codec(TrainConfig), default=None)
+    trained: tuple[TrainedModel, ...] = field(default=(), repr=False, compare=False)
+    examples: Mapping[str, list[dict[str, Any]]] = field(default_factory=dict, repr=False, compare=False)
 
 
 def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = None,
@@ -109,14 +172,11 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
             None keeps the profile's.
     """
     watch = Stopwatch()
-    settings = resolve(profile, SECTION, overrides, optional=OPTIONAL)
-    styles = tuple(settings.get("styles") or STYLES)
-    unknown = [s for s in styles if s not in STYLES]
-    if unknown:
-        raise ValueError(f"unknown supervision styles {unknown}; choose from {', '.join(STYLES)}")
-    base_entry = settings.get("base_model") or "embedded"
-    config = train_config(settings, seed)
-    problems = training_problems(check_sizes(settings), seed)  # generated once, written in every style
+    settings = resolve(PROFILES, profile, SECTION, overrides)
+    styles = settings.styles
+    base_entry = settings.base_model
+    config = replace(settings.train, seed=seed)
+    problems = training_problems(settings.sizes(), seed)  # generated once, written in every style
     # Built and checked once, then read from the memo; a failing line stops the run before any training.
     with Memo("supervision-training-data", source_version(*SOURCES, *LOGIPT_SOURCES)) as memo:
         digest = problems_digest(problems)
@@ -127,7 +187,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
         if not failing.empty:
             raise StyleError(f"built training texts fail their check: {failing.to_dict('records')}; first: "
                              + "; ".join(f for c in checked.values() for f in c.failures[:1]))
-        if settings.get("logipt", False):
+        if settings.logipt:
             from finelogic.baselines import logipt_data
 
             by_id = {p.id: p for p in problems}
@@ -141,12 +201,12 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     losses = pd.DataFrame([{"setting": t.name, "step": i + 1, "loss": loss}
                            for t in trained for i, loss in enumerate(t.losses)])
 
-    evaluation = dict(settings.get("eval", {}))
+    evaluation = settings.eval
     sets = tuple(evaluation_sets(evaluation, seed=seed, data_dir=data_dir)) if evaluate else ()
-    generation = GenerationConfig(seed=seed, **evaluation.get("generation", {}))
+    generation = replace(evaluation.generation, seed=seed)
     test_items = [p for s in sets for p in s.problems]
     records, opened = evaluate_trained(test_items, base_entry, trained, generation,
-                                       batch_size=evaluation.get("batch_size", 16), backends=backends)
+                                       batch_size=evaluation.batch_size, backends=backends)
     fld = {p.id: p for s in sets if s.name == "fld" for p in s.problems}
     steps = _judged_fld_steps(records, fld)
     calls, hits = call_counts(opened)
@@ -156,8 +216,8 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
         model_ids=(base.model_id, *(t.spec.model_id for t in trained)), n=len(test_items),
         data={s.name: s.source for s in sets}, model_calls=calls, cache_hits=hits, seconds=float(watch))
     return SupervisionRun(provenance, records=records, training=training, losses=losses, checks=checks,
-                          steps=steps, trained=tuple(trained), examples=examples, sets=sets, base=base,
-                          config=generation, train_config=config)
+                          steps=steps, figure4=figure4_rows(examples), sets=sets, base=base, config=generation,
+                          train_config=config, trained=tuple(trained), examples=examples)
 
 
 def evaluate_trained(items: list[Problem], base_entry: Any, trained: list[TrainedModel],
@@ -182,6 +242,19 @@ def evaluate_trained(items: list[Problem], base_entry: Any, trained: list[Traine
                                     batch_size=batch_size * 4)
         frames.append(records.assign(setting=setting))
     return pd.concat(frames, ignore_index=True), list({id(b): b for _, b in runs}.values())
+
+
+def figure4_rows(examples: Mapping[str, list[dict[str, Any]]]) -> pd.DataFrame:
+    """Figure 4: the first FLD training problem with a proof, as each style writes it: one row per style
+    with ``style, id, label, user`` (the problem as the prompt states it) and ``text`` (the style's answer)."""
+    columns = ["style", "id", "label", "user", "text"]
+    if not examples:
+        return pd.DataFrame(columns=columns)
+    first = next(e for e in next(iter(examples.values()))
+                 if e["meta"]["dataset"] == "fld" and e["meta"]["label"] != "UNKNOWN")
+    rows = [(style, e["id"], first["meta"]["label"], first["messages"][1]["content"], e["messages"][-1]["content"])
+            for style, chosen in examples.items() for e in chosen if e["id"] == first["id"]]
+    return pd.DataFrame(rows, columns=columns)
 
 
 def style_checks(checked: Iterable[CheckedSet]) -> pd.DataFrame:
@@ -214,21 +287,20 @@ def rehearsal_plan(ctx: PlanContext) -> dict[str, Any]:
     settings; the base and every fine-tuned model are evaluated through the served model (the trained
     weights are not served). The real slice also cuts the training and test sets to its share and caps
     new tokens."""
-    section = ctx.section(SECTION)
-    base = ctx.trainable(section["base_model"])
-    styles = ctx.given.get("styles") or section.get("styles") or STYLES
-    names = [f"SFT-{s}" for s in styles] + (["LogiPT"] if ctx.given.get("logipt", section.get("logipt")) else [])
-    backends = {base["name"]: open_model(ctx.serve(section["base_model"]))}
+    section = PROFILES[ctx.profile]
+    base = ctx.trainable(section.base_model)
+    styles = ctx.given.get("styles") or section.styles
+    names = [f"SFT-{s}" for s in styles] + (["LogiPT"] if ctx.given.get("logipt", section.logipt) else [])
+    backends = {base["name"]: open_model(ctx.serve(section.base_model))}
     backends |= {n: open_model(ctx.serve({"name": n, "kind": "hf", "path": n})) for n in names}
-    overrides: dict[str, Any] = {"base_model": base, "train": {**section.get("train", {}), **ctx.train}}
+    overrides: dict[str, Any] = {"base_model": base, "train": dict(ctx.train)}  # merged into the profile's
     if ctx.fraction is None:
         return plan(overrides, backends)
-    sizes = {k: ctx.sliced(section[k]) for k in ("fld_n", "prontoqa_n")}
-    sizes["fld_unknown"] = min(sizes["fld_n"], ctx.sliced(section["fld_unknown"]))
-    evaluation = {**section["eval"], "first_fraction": ctx.fraction,
-                  "generation": {**section["eval"]["generation"], "max_new_tokens": ctx.max_new_tokens}}
+    sizes = {k: ctx.sliced(getattr(section, k)) for k in ("fld_n", "prontoqa_n")}
+    sizes["fld_unknown"] = min(sizes["fld_n"], ctx.sliced(section.fld_unknown))
+    evaluation = {"first_fraction": ctx.fraction, "generation": {"max_new_tokens": ctx.max_new_tokens}}
     return plan({**overrides, **sizes, "eval": evaluation}, backends,
                 note=(f"training sets {sizes['fld_n']} FLD + {sizes['prontoqa_n']} ProntoQA, "
                       f"{ctx.train.get('max_steps')} steps on the random-init stand-in; evaluation: first "
                       f"{ctx.fraction:g} of each set, base and every fine-tuned model = the {ctx.served_by} "
-                      f"(trained weights not served); {ctx.capped(section['eval']['generation'])}"))
+                      f"(trained weights not served); {ctx.capped(section.eval.generation.max_new_tokens)}"))

@@ -1,0 +1,176 @@
+"""Typed settings: each notebook family's settings are a frozen dataclass (nested ones included), built from
+plain data by :func:`build`, which rejects an unknown or ill-typed key at any depth with its full path
+(``accuracy.generation.max_new_tokens``) and the valid names, and changed by :func:`merge`, which changes
+the fields it is given and keeps the others (a nested section is merged field by field too).
+
+Defaults live in the dataclasses only. A field typed ``Mapping[str, X]`` with ``X`` a dataclass is built
+key by key; a ``tuple[...]`` field accepts any sequence; ``int`` accepts no bool, ``float`` accepts an
+int. Checks a field needs beyond its type go in the dataclass's ``__post_init__`` (a ``ValueError`` there
+is reported with the path of the section that raised it).
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+import json
+import types
+import typing
+from collections.abc import Mapping as MappingABC
+from typing import Any, Mapping, TypeVar, Union
+
+S = TypeVar("S")
+
+
+class SettingsError(ValueError):
+    """A setting that does not exist or has the wrong type; the message starts with its path."""
+
+
+class Policy(str, enum.Enum):
+    """How the paper's definitions meet its released code (``book/released-code.md``), chosen once per run
+    and handed down: ``principled`` follows the paper's text, ``paper_code_compat`` reproduces what the
+    released code does. A ``str`` enum, so it is written to a run's provenance as its plain value."""
+
+    PRINCIPLED = "principled"
+    PAPER_CODE_COMPAT = "paper_code_compat"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def build(cls: type[S], value: Any, path: str) -> S:
+    """``value`` (a mapping of field names, an instance of ``cls``, or None for the defaults) as a ``cls``.
+
+    Raises:
+        SettingsError: an unknown key (with the valid names), a value of the wrong type, or a check of
+            ``cls`` failing; the message starts with the setting's path.
+    """
+    if isinstance(value, cls):
+        return value
+    if value is None:
+        value = {}
+    if not isinstance(value, MappingABC):
+        raise SettingsError(f"{path}: expected a mapping of settings ({', '.join(_names(cls))}), got {value!r}")
+    hints = _hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    unknown = sorted(k for k in value if k not in fields)
+    if unknown:
+        raise SettingsError(f"{path}.{unknown[0]}: unknown setting; the settings of {path} are "
+                            f"{', '.join(_names(cls))}")
+    kwargs = {name: _coerce(hints[name], item, f"{path}.{name}") for name, item in value.items()}
+    try:
+        return cls(**kwargs)
+    except SettingsError:
+        raise
+    except (TypeError, ValueError) as error:
+        raise SettingsError(f"{path}: {error}") from None
+
+
+def merge(instance: S, overrides: Mapping[str, Any] | None, path: str) -> S:
+    """``instance`` with ``overrides`` applied field by field (None values keep the current one; a nested
+    settings section given as a mapping is merged into the current section, not replacing it).
+
+    Raises:
+        SettingsError: as :func:`build`.
+    """
+    if not overrides:
+        return instance
+    cls = type(instance)
+    fields = {f.name for f in dataclasses.fields(cls) if f.init}
+    unknown = sorted(k for k in overrides if k not in fields)
+    if unknown:
+        raise SettingsError(f"{path}.{unknown[0]}: unknown setting; the settings of {path} are "
+                            f"{', '.join(_names(cls))}")
+    changed = {}
+    for name, value in overrides.items():
+        if value is None:
+            continue
+        current = getattr(instance, name)
+        if dataclasses.is_dataclass(current) and isinstance(value, MappingABC):
+            changed[name] = merge(current, value, f"{path}.{name}")
+        else:
+            changed[name] = value
+    return build(cls, {**{f: getattr(instance, f) for f in fields}, **changed}, path)
+
+
+def as_data(value: Any) -> Any:
+    """Settings as plain JSON data (dicts, lists, strings, numbers): what a run's provenance records."""
+    return json.loads(json.dumps(value, default=_plain))
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (set, frozenset, tuple, range)):
+        return list(value)
+    if isinstance(value, types.MappingProxyType):
+        return dict(value)
+    return str(value)
+
+
+@functools.lru_cache(maxsize=None)
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _names(cls: type) -> list[str]:
+    return sorted(f.name for f in dataclasses.fields(cls) if f.init)
+
+
+def _coerce(hint: Any, value: Any, path: str) -> Any:
+    """``value`` checked against the type ``hint`` (built when it is a settings dataclass)."""
+    if hint is Any:
+        return value
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        errors: list[SettingsError] = []
+        for option in (a for a in args if a is not type(None)):
+            try:
+                return _coerce(option, value, path)
+            except SettingsError as error:
+                errors.append(error)
+        if len(errors) == 1:
+            raise errors[0]
+        raise SettingsError(f"{path}: expected {_type_name(hint)}, got {value!r}")
+    if dataclasses.is_dataclass(hint):
+        return build(hint, value, path)
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        try:
+            return hint(value)
+        except ValueError:
+            raise SettingsError(f"{path}: expected one of {', '.join(m.value for m in hint)}, got {value!r}") from None
+    if origin is tuple:
+        if isinstance(value, (str, bytes, MappingABC)) or not isinstance(value, (tuple, list, range)):
+            raise SettingsError(f"{path}: expected a sequence, got {value!r}")
+        item = args[0] if args and (len(args) == 1 or args[1] is Ellipsis) else Any
+        return tuple(_coerce(item, v, f"{path}[{i}]") for i, v in enumerate(value))
+    if origin in (Mapping, MappingABC, dict):
+        if not isinstance(value, MappingABC):
+            raise SettingsError(f"{path}: expected a mapping, got {value!r}")
+        key_type, item = args if args else (Any, Any)
+        return types.MappingProxyType({k: _coerce(item, v, f"{path}.{k}") for k, v in value.items()})
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise SettingsError(f"{path}: expected true or false, got {value!r}")
+        return value
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise SettingsError(f"{path}: expected an integer, got {value!r}")
+        return value
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise SettingsError(f"{path}: expected a number, got {value!r}")
+        return float(value)
+    if hint is str:
+        if not isinstance(value, str):
+            raise SettingsError(f"{path}: expected a string, got {value!r}")
+        return value
+    return value
+
+
+def _type_name(hint: Any) -> str:
+    return " or ".join(getattr(a, "__name__", str(a)) for a in typing.get_args(hint)) or str(hint)

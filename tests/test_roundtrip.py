@@ -1,0 +1,109 @@
+"""A run reads back whole: what ``run.write()`` puts in its folder gives back an equal run (every table,
+every kept field, the provenance), for every notebook family, and a folder whose files were changed after
+the run wrote them is refused, naming the file."""
+from __future__ import annotations
+
+import hashlib
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_accuracy import SaysAndScores
+from test_probing import ScriptedStates
+
+from finelogic.runs import accuracy, datasets, depth, logicmark, probing, soundness
+from finelogic.runs.base import BrokenRun, same_run
+from finelogic.runs.registry import FAMILIES
+
+
+class HashScores:
+    """Log-likelihoods that are a fixed function of the text: enough for LogicMark's tables."""
+
+    def loglikelihood(self, requests):
+        out = []
+        for context, continuation in requests:
+            digest = int(hashlib.sha256((context + continuation).encode()).hexdigest()[:6], 16)
+            out.append((-1.0 - digest / 2**24, max(1, len(continuation.split())), False))
+        return out
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory):
+    """One smoke run of every family that needs no training, with handed-in models."""
+    cache = tmp_path_factory.mktemp("cache")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("FINELOGIC_CACHE", str(cache))
+    try:
+        runs = {}
+        runs["datasets"] = datasets.run("smoke", seed=0, data_dir="/nonexistent")
+        runs["accuracy"] = accuracy.run("smoke", seed=0, backends={"embedded": SaysAndScores("__PROVED__", "")},
+                                        data_dir="/nonexistent", settings=["Direct", "CoT", "Sel-Inf"])
+        runs["depth"] = depth.run("smoke", seed=0, accuracy_run=runs["accuracy"], data_dir="/nonexistent")
+        runs["soundness"] = soundness.run("smoke", seed=0, accuracy_run=runs["accuracy"])
+        runs["probing"] = probing.run("smoke", backends={probing.EMBEDDED: ScriptedStates(),
+                                                         probing.RANDOM_INIT: ScriptedStates("random")})
+        runs["logicmark"] = logicmark.run("smoke", backends={logicmark.EMBEDDED: HashScores()})
+    finally:
+        mp.undo()
+    return runs
+
+
+@pytest.mark.parametrize("family", ["datasets", "accuracy", "depth", "soundness", "probing", "logicmark"])
+def test_a_written_run_reads_back_equal(made, family, tmp_path):
+    run = made[family]
+    entry = next(f for f in FAMILIES if f.name == family)
+    run.write(tmp_path / family)
+    back = entry.run_type.read(tmp_path / family)
+    assert same_run(back, run)
+    # what pages read beyond the tables came back too
+    for name in run.kept_fields():
+        assert getattr(back, name) == getattr(run, name), name
+    # written again from what was read: the same bytes
+    back.write(tmp_path / "again")
+    for path in sorted((tmp_path / family).iterdir()):
+        assert path.read_bytes() == (tmp_path / "again" / path.name).read_bytes(), path.name
+
+
+def test_the_pages_inputs_survive_the_round_trip(made, tmp_path):
+    made["logicmark"].write(tmp_path / "logicmark")
+    back = logicmark.LogicMarkRun.read(tmp_path / "logicmark")
+    assert len(back.problems) == 5 and back.problems == made["logicmark"].problems  # page 07 reads them
+    made["accuracy"].write(tmp_path / "accuracy")
+    back = accuracy.AccuracyRun.read(tmp_path / "accuracy")
+    # Table 2's cells are written with the run, and its test sets with their problems
+    pd.testing.assert_frame_equal(back.summary, made["accuracy"].summary)
+    assert [len(s.problems) for s in back.eval_sets] == [len(s.problems) for s in made["accuracy"].eval_sets]
+
+
+@pytest.mark.parametrize("damage", ["cut a row", "edit a cell", "delete a file", "swap in another run's file"])
+def test_a_result_folder_changed_after_it_was_written_is_refused_naming_the_file(made, tmp_path, damage):
+    run = made["accuracy"]
+    run.write(tmp_path / "a")
+    records = tmp_path / "a" / "records.csv"
+    if damage == "cut a row":
+        lines = records.read_text().splitlines(keepends=True)
+        records.write_text("".join(lines[:-1]))
+    elif damage == "edit a cell":
+        frame = pd.read_csv(records)
+        frame.loc[0, "correct"] = not bool(frame.loc[0, "correct"])
+        frame.to_csv(records, index=False)
+    elif damage == "delete a file":
+        records.unlink()
+    else:
+        other = accuracy.run("smoke", seed=0, backends={"embedded": SaysAndScores("__DISPROVED__")},
+                             data_dir="/nonexistent", settings=["Direct"])
+        other.write(tmp_path / "b")
+        records.write_bytes((tmp_path / "b" / "records.csv").read_bytes())
+    with pytest.raises(BrokenRun, match=r"records\.csv"):
+        accuracy.AccuracyRun.read(tmp_path / "a")
+
+
+def test_a_rewrite_replaces_the_whole_set(made, tmp_path):
+    made["accuracy"].write(tmp_path / "a")
+    (tmp_path / "a" / "stray.csv").write_text("x\n1\n")
+    made["accuracy"].write(tmp_path / "a")
+    assert not (tmp_path / "a" / "stray.csv").exists()  # the old folder was replaced whole, not merged
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging folder left behind
+    meta = json.loads((tmp_path / "a" / "run.json").read_text())
+    assert meta["files"]["records.csv"]["rows"] == len(made["accuracy"].records)
