@@ -48,6 +48,7 @@ from functools import lru_cache
 from typing import Sequence
 
 from finelogic.data.problem import DISPROVED, LABELS, PROVED, UNKNOWN, Problem
+from finelogic.settings import Policy
 
 SYSTEM_PROMPT_THREE_LABELS = (
     'Based on the provided facts, verify the hypothesis. Conclude with one of the markers: "__PROVED__" for '
@@ -68,7 +69,8 @@ RELEASED_COT_SUFFIX = ("Let's think step by step, by considering whether each pe
                        "to contradiction.")
 
 #: Prompt layouts: ours (the default) and the released code's (see the module docstring).
-LAYOUTS = ("principled", "paper_code_compat")
+#: The prompt layouts: ours (``principled``) and the released script's (``paper_code_compat``).
+LAYOUTS = tuple(Policy)
 
 THREE_LABEL_DATASETS = frozenset({"fld", "folio"})
 TWO_LABEL_DATASETS = frozenset({"multi_logieval", "prontoqa"})
@@ -127,12 +129,13 @@ def labels_for(dataset: str) -> tuple[str, ...]:
     raise ValueError(f"no accuracy prompt for dataset {dataset!r}; known datasets: {known}")
 
 
-def system_prompt(dataset: str, setting: PromptSetting | str | None = None, layout: str = "principled") -> str:
+def system_prompt(dataset: str, setting: PromptSetting | str | None = None,
+                  layout: Policy | str = Policy.PRINCIPLED) -> str:
     """The paper's system prompt for ``dataset``: three markers or two (see :func:`labels_for`); under the
     released layout, the two-label Direct prompt says "for true" / "for false"."""
     if UNKNOWN in labels_for(dataset):
         return SYSTEM_PROMPT_THREE_LABELS
-    if layout == "paper_code_compat" and setting is not None and get_setting(setting) == DIRECT:
+    if Policy.of(layout, "prompt layout") is Policy.PAPER_CODE_COMPAT and setting is not None and get_setting(setting) == DIRECT:
         return SYSTEM_PROMPT_TWO_LABELS_DIRECT
     return SYSTEM_PROMPT_TWO_LABELS
 
@@ -209,7 +212,7 @@ def released_few_shot_block(examples: Sequence[Problem]) -> str:
 
 def build_conversation(problem: Problem, setting: PromptSetting | str, *,
                        few_shot_examples: Sequence[Problem] | None = None,
-                       layout: str = "principled") -> list[dict[str, str]]:
+                       layout: Policy | str = Policy.PRINCIPLED) -> list[dict[str, str]]:
     """Chat messages for one problem: the paper's system prompt, then the user message.
 
     Args:
@@ -224,8 +227,7 @@ def build_conversation(problem: Problem, setting: PromptSetting | str, *,
     Returns:
         ``[{"role": "system", ...}, {"role": "user", ...}]``.
     """
-    if layout not in LAYOUTS:
-        raise ValueError(f"unknown prompt layout {layout!r}; choose one of {', '.join(LAYOUTS)}")
+    layout = Policy.of(layout, "prompt layout")
     setting = get_setting(setting)
     labels = labels_for(problem.dataset)
     examples = None
@@ -233,7 +235,7 @@ def build_conversation(problem: Problem, setting: PromptSetting | str, *,
         if few_shot_examples is None:
             few_shot_examples = default_few_shot_examples(UNKNOWN in labels)
         examples = [e for e in few_shot_examples if e.label in labels]
-    if layout == "paper_code_compat":
+    if layout is Policy.PAPER_CODE_COMPAT:
         suffix = (released_few_shot_block(examples) if setting.few_shot
                   else RELEASED_COT_SUFFIX if setting == COT else setting.suffix)
         given = problem.meta.get("input") if problem.meta else None

@@ -37,6 +37,14 @@ class Policy(str, enum.Enum):
     def __str__(self) -> str:
         return self.value
 
+    @classmethod
+    def of(cls, value: "Policy | str", what: str = "policy") -> "Policy":
+        """``value`` as a policy; a ValueError naming ``what`` and the two policies otherwise."""
+        try:
+            return cls(value)
+        except ValueError:
+            raise ValueError(f"unknown {what} {value!r}; choose one of {', '.join(m.value for m in cls)}") from None
+
 
 def build(cls: type[S], value: Any, path: str) -> S:
     """``value`` (a mapping of field names, an instance of ``cls``, or None for the defaults) as a ``cls``.

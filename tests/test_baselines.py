@@ -360,7 +360,7 @@ def test_an_accuracy_run_keeps_the_baselines_translations_in_a_memo_its_rerun_re
 
 
 def test_unknown_settings_and_unlabelled_problems_are_refused_by_name():
-    with pytest.raises(ValueError, match="unknown setting\\(s\\) 'ToT'"):
+    with pytest.raises(ValueError, match="accuracy: settings: unknown setting 'ToT'; choose prompt settings"):
         accuracy.run("smoke", backends={"embedded": ScriptedModel()}, settings=["ToT"])
     choice = Problem(id="lm-1", dataset="logicmark", facts=(), hypothesis="a = b", options=("x", "y"), answer_index=0)
     model = ScriptedModel()

@@ -35,6 +35,7 @@ from finelogic.eval.extraction import ReleasedVerdict, extract_answer, score_api
 from finelogic.eval.stats import wilson_interval
 from finelogic.models.base import Backend, GenerationConfig
 from finelogic.prompts import PromptSetting, build_conversation, get_setting, labels_for
+from finelogic.settings import Policy
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ log = logging.getLogger(__name__)
 DEPTH_BUCKETS = ("0-3", "4-7", "8-11", "12-15", "16-19", "UNKNOWN")
 
 #: The extraction policy of ``prediction``/``correct`` (the compat columns hold the other one).
-POLICY = "principled"
+POLICY = Policy.PRINCIPLED
 
 #: One record per problem, in this column order.
 RECORD_COLUMNS = (
@@ -101,7 +102,7 @@ def evaluate_accuracy(
     few_shot_examples: Sequence[Problem] | None = None,
     batch_size: int = 64,
     progress: bool | None = None,
-    layout: str = "principled",
+    layout: Policy | str = Policy.PRINCIPLED,
     compat_scorer: str = "vllm_overall",
 ) -> pd.DataFrame:
     """Solve every problem with ``backend`` under one prompt setting; one record per problem, in order.

@@ -52,8 +52,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from finelogic.data.problem import DISPROVED, LABELS, PROVED, UNKNOWN
+from finelogic.settings import Policy
 
-POLICIES = ("principled", "paper_code_compat")
 
 _WORD_LABEL = {"PROVED": PROVED, "DISPROVED": DISPROVED, "UNKNOWN": UNKNOWN, "YES": PROVED, "NO": DISPROVED}
 
@@ -81,7 +81,7 @@ def marker_labels(response: str, labels: Sequence[str] = LABELS) -> list[str]:
     return [label for label in found if label in labels]
 
 
-def extract_answer(response: str | None, policy: str = "principled",
+def extract_answer(response: str | None, policy: Policy | str = Policy.PRINCIPLED,
                    labels: Sequence[str] = LABELS) -> str | None:
     """The label a response concludes with, or None when the principled policy finds no marker.
 
@@ -95,12 +95,10 @@ def extract_answer(response: str | None, policy: str = "principled",
             UNKNOWN is not among them.
     """
     response = response or ""
-    if policy == "principled":
+    if Policy.of(policy, "answer policy") is Policy.PRINCIPLED:
         found = marker_labels(response, labels)
         return found[-1] if found else None
-    if policy == "paper_code_compat":
-        return next((label for marker, label in COMPAT_ORDER if marker in response), UNKNOWN)
-    raise ValueError(f"unknown answer policy {policy!r}; choose one of {', '.join(POLICIES)}")
+    return next((label for marker, label in COMPAT_ORDER if marker in response), UNKNOWN)
 
 
 # ------------------------------------------------------------------------------------ released scorers

@@ -32,17 +32,14 @@ from __future__ import annotations
 from typing import Sequence
 
 from finelogic.eval.steps import Step
+from finelogic.settings import Policy
 
-POLICIES = ("principled", "paper_code_compat")
 
-
-def relevance(steps: Sequence[Step], policy: str = "principled") -> tuple[bool | None, ...]:
+def relevance(steps: Sequence[Step], policy: Policy | str = Policy.PRINCIPLED) -> tuple[bool | None, ...]:
     """Per step: relevant (True/False) or not counted (None), under ``policy`` (module docstring)."""
-    if policy == "principled":
+    if Policy.of(policy, "relevance policy") is Policy.PRINCIPLED:
         return principled_relevance(steps)
-    if policy == "paper_code_compat":
-        return paper_code_compat_relevance(steps)
-    raise ValueError(f"unknown relevance policy {policy!r}; choose one of {', '.join(POLICIES)}")
+    return paper_code_compat_relevance(steps)
 
 
 def principled_relevance(steps: Sequence[Step]) -> tuple[bool | None, ...]:

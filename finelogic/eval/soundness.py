@@ -36,10 +36,11 @@ from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
 from finelogic.data.problem import Problem
 from finelogic.eval.judges import Judge, problem_key
-from finelogic.eval.relevance import POLICIES, relevance
+from finelogic.eval.relevance import relevance
 from finelogic.eval.stats import wilson_interval
 from finelogic.eval.steps import parse_steps, released_steps, step_from_json, step_to_json
 from finelogic.memo import memo_key
+from finelogic.settings import Policy
 
 #: Columns of a step row (plus the key columns carried over from the records).
 STEP_COLUMNS = ("sample", "step", "n_steps", "raw", "premises", "conclusion_id", "parsed", "valid", "atomic",
@@ -48,7 +49,7 @@ METRICS = ("all_valid", "all_relevant", "all_atomic")
 
 
 def judge_responses(records: pd.DataFrame, problems: Mapping[str, Problem], judge: Judge, *,
-                    policy: str = "principled", keys: Sequence[str] = ("id", "model", "setting", "depth_bucket"),
+                    policy: Policy | str = Policy.PRINCIPLED, keys: Sequence[str] = ("id", "model", "setting", "depth_bucket"),
                     progress: bool | None = None, memo: MutableMapping[str, Any] | None = None) -> pd.DataFrame:
     """Split every response into steps and judge them all (one batched ``judge_all`` call).
 
@@ -71,8 +72,7 @@ def judge_responses(records: pd.DataFrame, problems: Mapping[str, Problem], judg
         is counted (as excluded) by :func:`soundness_table` (never under ``paper_code_compat``, where
         every response has a step).
     """
-    if policy not in POLICIES:
-        raise ValueError(f"unknown soundness policy {policy!r}; choose one of {', '.join(POLICIES)}")
+    policy = Policy.of(policy, "soundness policy")
     keys = [k for k in keys if k in records.columns]
     parsed = []
     problem_keys: dict[str, str] = {}
@@ -87,7 +87,7 @@ def judge_responses(records: pd.DataFrame, problems: Mapping[str, Problem], judg
                 problem_keys[record["id"]] = memo_key([problem_key(problem), problem.meta.get("input")])
             steps = _memo_steps(memo, response, problem, problem_keys[record["id"]], policy)
         parsed.append((position, record, problem, steps))
-    if policy == "paper_code_compat":
+    if policy is Policy.PAPER_CODE_COMPAT:
         return _released_rows(parsed, judge, keys, progress)
     pairs = [(step, problem) for _, _, problem, steps in parsed for step in steps]
     verdicts = _verdicts(judge, pairs, progress)
@@ -97,7 +97,7 @@ def judge_responses(records: pd.DataFrame, problems: Mapping[str, Problem], judg
         if not steps:
             rows.append(base | {"step": -1, "parsed": False, "reason": "no steps"})
             continue
-        principled, compat = relevance(steps, "principled"), relevance(steps, "paper_code_compat")
+        principled, compat = relevance(steps, Policy.PRINCIPLED), relevance(steps, Policy.PAPER_CODE_COMPAT)
         for step, rel, rel_compat in zip(steps, principled, compat):
             verdict = next(verdicts)
             rows.append(base | {
@@ -109,10 +109,10 @@ def judge_responses(records: pd.DataFrame, problems: Mapping[str, Problem], judg
     return pd.DataFrame(rows, columns=[*keys, *STEP_COLUMNS])
 
 
-def read_steps(response: str, problem: Problem, policy: str = "principled") -> list:
+def read_steps(response: str, problem: Problem, policy: Policy | str = Policy.PRINCIPLED) -> list:
     """The steps of ``response`` as ``policy`` reads them (:func:`~finelogic.eval.steps.parse_steps` or
     :func:`~finelogic.eval.steps.released_steps`)."""
-    return (parse_steps if policy == "principled" else released_steps)(response, problem)
+    return (parse_steps if Policy.of(policy) is Policy.PRINCIPLED else released_steps)(response, problem)
 
 
 def _memo_steps(memo: MutableMapping[str, Any], response: str, problem: Problem, problem_digest: str,
@@ -128,7 +128,7 @@ def _memo_steps(memo: MutableMapping[str, Any], response: str, problem: Problem,
 
 def _released_rows(parsed: list, judge: Judge, keys: list[str], progress: bool | None) -> pd.DataFrame:
     """Step rows the released code's way (module docstring): assumption steps not judged, None -> False."""
-    relevances = [relevance(steps, "paper_code_compat") for _, _, _, steps in parsed]
+    relevances = [relevance(steps, Policy.PAPER_CODE_COMPAT) for _, _, _, steps in parsed]
     pairs = [(step, problem) for (_, _, problem, steps), rel in zip(parsed, relevances)
              for step, r in zip(steps, rel) if r is not None]
     verdicts = _verdicts(judge, pairs, progress)
@@ -161,13 +161,11 @@ def _judge_with_progress(judge: Judge, pairs: list, chunk: int = 256) -> Iterabl
         yield from judge.judge_all(pairs[start:start + chunk])
 
 
-def _relevance_column(policy: str) -> str:
-    if policy not in POLICIES:
-        raise ValueError(f"unknown relevance policy {policy!r}; choose one of {', '.join(POLICIES)}")
-    return "relevant" if policy == "principled" else "relevant_compat"
+def _relevance_column(policy: Policy | str) -> str:
+    return "relevant" if Policy.of(policy, "relevance policy") is Policy.PRINCIPLED else "relevant_compat"
 
 
-def sample_soundness(steps: pd.DataFrame, policy: str = "principled") -> pd.DataFrame:
+def sample_soundness(steps: pd.DataFrame, policy: Policy | str = Policy.PRINCIPLED) -> pd.DataFrame:
     """One row per sample: ``status`` (``scored``, ``no_steps``, ``undecided``), the three sample-level
     metrics (None unless scored), ``n_counted`` and ``n_undecided`` counted steps."""
     column = _relevance_column(policy)
@@ -191,7 +189,7 @@ def _proportion(successes: int, n: int) -> tuple[float, float, float]:
     return (successes / n if n else float("nan")), low, high
 
 
-def soundness_table(steps: pd.DataFrame, policy: str = "principled",
+def soundness_table(steps: pd.DataFrame, policy: Policy | str = Policy.PRINCIPLED,
                     by: Sequence[str] = ("model", "setting")) -> pd.DataFrame:
     """Table 3 from step rows (:func:`judge_responses`): one row per group of ``by`` columns.
 
