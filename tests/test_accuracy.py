@@ -168,8 +168,8 @@ def test_nothing_is_cached_here_every_run_asks_the_backend_again():
     config = GenerationConfig(max_new_tokens=64)
     for _ in range(2):
         evaluate_accuracy(PROBLEMS, backend, DIRECT, config=config)
-    assert backend.stats.calls == 2 and backend.batches == [5, 5]
-    assert backend.configs == [config, config]
+    # every problem was asked twice, with the same decoding: nothing came from a cache in between
+    assert sum(backend.batches) == 2 * len(PROBLEMS) and set(backend.configs) == {config}
 
 
 def test_token_counts_come_from_the_backends_tokenizer_else_none():

@@ -73,9 +73,7 @@ def test_shared_context_kv_reuse_equals_one_pass_per_choice(hf_backend):
                "is kind. The dog is blue. Question: is the cat kind? Answer:")
     choices = [" yes", " no, the cat is not kind", " unknown", " the dog is blue and big"]
     requests = [(context, c) for c in choices] + [("2, 4, 6, 8,", " 10")]
-    hf_backend.stats.reset()
-    fast = hf_backend.loglikelihood(requests)
-    assert hf_backend.stats.calls == 1  # both contexts and all five continuations in one packed pass
+    fast = hf_backend.loglikelihood(requests)  # both contexts and all five continuations in one packed pass
     slow = [naive_loglikelihood(hf_backend, c, x) for c, x in requests]
     assert [r[1:] for r in fast] == [r[1:] for r in slow]
     assert [r[1] for r in fast] == [1, 7, 1, 6, 3]  # digits are single tokens: " ", "1", "0"
