@@ -3,8 +3,11 @@
 A response is read in one of three ways, tried in this order:
 
 1. **``Step N:`` blocks** (also ``**Step N.**``): each block is one step; the first line of the block that
-   contains ``->`` is read as an FLD step, the rest of the block is commentary. A block without ``->`` is
-   one unparseable step (the model wrote prose).
+   contains ``->`` is read as an FLD step, the rest of the block is commentary. A block that is a sentence
+   of the natural-language supervision style (:data:`NL_STEP`: ``From fact4 and step 1, it follows that
+   <sentence>[, which is the hypothesis].``) is read as the step it states (``step k`` cites ``intk``; the
+   sentence is the conclusion's text, which the judge reads back into a formula). Any other block is one
+   unparseable step (the model wrote prose).
 2. **FLD notation** (the response contains ``->``): the text is cut at ``;`` and line breaks; every piece
    with ``->`` is a step ``fact1 & int2 -> int3: text``; pieces without it (prose, answer markers) are
    not steps.
@@ -45,6 +48,13 @@ _MARKER = re.compile(r"__[A-Za-z]+__")
 _STEP_HEADER = re.compile(r"^[ \t>*#-]*step\s*(\d+)\s*\**\s*[:.)]\**", re.I | re.M)
 # ``fact1: {A}{a} -> {B}{a}``: a fact translated into a formula (symbolic styles), not a step.
 _TRANSLATION = re.compile(r"^\s*(?:fact\s*\d+|hypothesis)\s*:", re.I)
+
+#: What a natural-language step says after ``Step N:`` (the SFT-NL style writes it; :mod:`finelogic.sft.styles`).
+NL_STEP = re.compile(r"^From (?P<premises>.+?), it follows that (?P<sentence>.+?)"
+                     r"(?P<tail>, which is the hypothesis|, which is the negation of the hypothesis)?\.?$")
+#: The tail a natural-language step adds when it concludes the hypothesis or its negation.
+NL_TAIL = {HYPOTHESIS: ", which is the hypothesis", NEGATED_HYPOTHESIS: ", which is the negation of the hypothesis"}
+_NL_CITATION = re.compile(r"step (\d+)|(fact\d+)")
 
 #: The text the released code shows the judge for an id it has no text for (and for a missing conclusion).
 UNKNOWN_TEXT = "???"
@@ -127,6 +137,22 @@ def _parse_fld_step(index: int, text: str) -> Step:
     return Step(index, raw, step.premises, conclusion_id=step.conclusion, conclusion_text=step.text)
 
 
+def read_nl_step(index: int, number: int, line: str) -> Step:
+    """A natural-language step line (:data:`NL_STEP`) numbered ``number`` as the step it states; any other
+    text is one unparseable step."""
+    m = NL_STEP.match(line)
+    if m is None:
+        return Step(index, line, parsed=False, note="no FLD step notation in the block")
+    premises = []
+    for cited in re.split(r", | and ", m["premises"]):
+        ref = _NL_CITATION.fullmatch(cited.strip())
+        if ref is None:
+            return Step(index, line, parsed=False, note=f"cites {cited!r}, not a fact or a step")
+        premises.append(f"int{ref[1]}" if ref[1] else ref[2])
+    conclusion = {tail: key for key, tail in NL_TAIL.items()}.get(m["tail"] or "", f"int{number}")
+    return Step(index, line, tuple(premises), conclusion_id=conclusion, conclusion_text=m["sentence"])
+
+
 def split_steps(response: str) -> list[Step]:
     """The steps of ``response`` (see the module docstring), premise texts not yet resolved."""
     text = _MARKER.sub("\n", response or "")
@@ -138,7 +164,7 @@ def split_steps(response: str) -> list[Step]:
             block = text[header.end():end].strip()
             line = next((ln for ln in re.split(r"[;\n]", block) if "->" in ln or "→" in ln), None)
             if line is None:
-                steps.append(Step(k, block, parsed=False, note="no FLD step notation in the block"))
+                steps.append(read_nl_step(k, int(header[1]), block.split("\n")[0].strip()))
             else:
                 steps.append(_parse_fld_step(k, line))
         return steps

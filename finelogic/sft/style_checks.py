@@ -14,13 +14,12 @@ from typing import Iterable, Mapping, Sequence
 from finelogic.data.generators.nl import ADJECTIVES, EVENTS, NOUNS, Vocabulary, render_sentence
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Problem
 from finelogic.eval.judges import SymbolicJudge, Verdict
-from finelogic.eval.steps import HYPOTHESIS, NEGATED_HYPOTHESIS, Step
+from finelogic.eval.steps import HYPOTHESIS, NEGATED_HYPOTHESIS, Step, read_nl_step
 from finelogic.logic import Atom, Const, Formula, FormulaSyntaxError, format_formula, negate, parse_formula
 from finelogic.prompts import MARKERS
 from finelogic.sft.styles import (
     FILTER,
     NL,
-    NL_TAIL,
     STRUCT,
     STYLES,
     SYMBOL,
@@ -39,8 +38,7 @@ _DEFINITION_LINE = re.compile(rf"^(?P<symbol>{SYMBOL})(?P<var>x?) = (?P<meaning>
 _TRANSLATION_LINE = re.compile(r"^(?P<id>fact\d+|hypothesis): (?P<formula>.+)$")
 _SYMBOLIC_STEP = re.compile(rf"^(?P<premises>{_ID}(?: & {_ID})*) -> (?P<conclusion>int\d+|¬?hypothesis): "
                             r"(?P<formula>.+);$")
-_NL_STEP = re.compile(r"^Step (?P<number>\d+): From (?P<premises>.+?), it follows that (?P<sentence>.+?)"
-                      r"(?P<tail>, which is the hypothesis|, which is the negation of the hypothesis)?\.$")
+_NL_STEP_LINE = re.compile(r"^Step (?P<number>\d+): (?P<rest>.+)$")
 
 
 @dataclass(frozen=True)
@@ -98,20 +96,17 @@ def _read_symbolic_step(line: str, m: re.Match) -> _ReadStep:
 
 
 def _read_nl_step(line: str, number: int, words: Words) -> _ReadStep:
-    m = _NL_STEP.match(line)
+    m = _NL_STEP_LINE.match(line)
     if m is None or int(m["number"]) != number:
         return _ReadStep(line, (), f"int{number}", None, f"not a step line numbered {number}")
-    premises = []
-    for cited in re.split(r", | and ", m["premises"]):
-        ref = re.fullmatch(r"step (\d+)|(fact\d+)", cited)
-        if ref is None:
-            return _ReadStep(line, (), f"int{number}", None, f"cites {cited!r}, not a fact or a step")
-        premises.append(f"int{ref[1]}" if ref[1] else ref[2])
-    conclusion = {v: k for k, v in NL_TAIL.items()}.get(m["tail"] or "", f"int{number}")
+    step = read_nl_step(number - 1, number, m["rest"])
+    if not step.parsed:
+        return _ReadStep(line, (), f"int{number}", None, step.note)
+    premises, conclusion = tuple(step.premises), step.conclusion_id or f"int{number}"
     try:
-        return _ReadStep(line, tuple(premises), conclusion, words.formula(m["sentence"]))
+        return _ReadStep(line, premises, conclusion, words.formula(step.conclusion_text or ""))
     except ValueError as error:  # SentenceParseError is a ValueError
-        return _ReadStep(line, tuple(premises), conclusion, None, f"sentence outside the grammar ({error})")
+        return _ReadStep(line, premises, conclusion, None, f"sentence outside the grammar ({error})")
 
 
 def check(style: str, problem: Problem, text: str | None = None) -> list[Verdict]:

@@ -49,7 +49,7 @@ from typing import Iterable, Mapping, Protocol, Sequence
 from finelogic.data.generators.nl import Vocabulary, parse_sentence, render_sentence
 from finelogic.data.generators.prontoqa import CONCEPTS
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Problem
-from finelogic.eval.steps import HYPOTHESIS, NEGATED_HYPOTHESIS, template_vocabulary
+from finelogic.eval.steps import HYPOTHESIS, NEGATED_HYPOTHESIS, NL_TAIL, template_vocabulary
 from finelogic.logic import (
     Atom,
     Const,
@@ -81,7 +81,6 @@ CLOSING = {
 NO_DERIVATION = "No chain of steps from the facts reaches the hypothesis or its negation."
 
 SYMBOL = r"\{[A-Za-z][A-Za-z0-9_]*\}"
-NL_TAIL = {HYPOTHESIS: ", which is the hypothesis", NEGATED_HYPOTHESIS: ", which is the negation of the hypothesis"}
 
 
 class StyleError(ValueError):
