@@ -103,3 +103,27 @@ def test_a_crash_while_saving_leaves_no_checkpoint(tmp_path, model_cache, monkey
         train(EXAMPLES, name="SFT-crash", config=with_overrides(QUICK, {"max_steps": 1}), output_root=tmp_path,
               progress=False)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_pass_takes_every_example_once_and_length_grouped_steps_pad_less():
+    import random
+    from dataclasses import dataclass as dc
+
+    from finelogic.sft.train import step_order
+
+    @dc
+    class Enc:
+        input_ids: list
+
+    lengths = [random.Random(i).randint(50, 400) for i in range(64)]
+    encoded = [Enc([0] * n) for n in lengths]
+
+    def padding(config):
+        steps = step_order(encoded, config, random.Random(0))
+        assert sorted(i for s in steps for i in s) == list(range(64))  # each example once per pass
+        assert {len(s) for s in steps} == {config.batch_size}
+        return sum(max(lengths[i] for i in s) * len(s) - sum(lengths[i] for i in s) for s in steps)
+
+    plain = padding(TrainConfig(batch_size=4, micro_batch_size=4, group_by_length=False))
+    grouped = padding(TrainConfig(batch_size=4, micro_batch_size=4))
+    assert grouped < plain / 3
