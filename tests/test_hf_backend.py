@@ -397,3 +397,26 @@ def test_cpu_linears_must_name_a_known_way(hf_backend):
 
     with pytest.raises(ValueError, match="cpu_linears must be 'auto', 'onednn' or 'torch', got 'mkl'"):
         HFBackend(hf_backend.model, hf_backend.tokenizer, cpu_linears="mkl")
+
+
+def test_a_kept_stop_string_ends_the_completion_and_stays_in_it():
+    from finelogic.models.base import GenerationConfig, truncate_at_stop
+
+    text = "Step 1: ... so the hypothesis holds. __PROVED__ and then more text __DISPROVED__"
+    assert truncate_at_stop(text, ("__PROVED__", "__DISPROVED__")) == "Step 1: ... so the hypothesis holds. "
+    assert truncate_at_stop(text, ("__PROVED__", "__DISPROVED__"), keep=True) == \
+        "Step 1: ... so the hypothesis holds. __PROVED__"
+    assert truncate_at_stop("no marker", ("__PROVED__",), keep=True) == "no marker"
+    # the cache key of a plain decoding did not change when keep_stop was added
+    assert "keep_stop" not in GenerationConfig().as_dict()
+    assert GenerationConfig(keep_stop=True).as_dict()["keep_stop"] is True
+
+
+def test_generation_stops_right_after_a_kept_stop_string(hf_backend):
+    from finelogic.models.base import GenerationConfig
+
+    conversation = [{"role": "user", "content": "Count from 1 to 20, separated by spaces."}]
+    plain = hf_backend.generate([conversation], GenerationConfig(max_new_tokens=48))[0]
+    assert " 5" in plain  # what the model says without a stop string
+    kept = hf_backend.generate([conversation], GenerationConfig(max_new_tokens=48, stop=(" 5",), keep_stop=True))[0]
+    assert kept.endswith(" 5") and plain.startswith(kept) and kept.finish_reason == "stop"

@@ -51,6 +51,9 @@ class GenerationConfig:
         seed: seeds sampling; with ``temperature > 0`` and no seed, results are not reproducible
             and the OpenAI backend does not cache them.
         stop: strings that end a completion; the returned text stops before the first of them.
+        keep_stop: keep the stop string that ended the completion at its end (e.g. stop right after an
+            answer marker and keep the marker); a server is then not sent the stop strings (it would
+            drop them) and the text is cut here, so a served model generates to its cap.
     """
 
     max_new_tokens: int = 256
@@ -58,6 +61,7 @@ class GenerationConfig:
     top_p: float = 1.0
     seed: int | None = 0
     stop: tuple[str, ...] = ()
+    keep_stop: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.stop, str):
@@ -76,7 +80,12 @@ class GenerationConfig:
         return self.temperature == 0
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self) | {"stop": list(self.stop)}
+        """The decoding as plain data (a cache key's part); ``keep_stop`` only when set, so the keys of
+        generations made before it existed stay the same."""
+        settings = asdict(self) | {"stop": list(self.stop)}
+        if not self.keep_stop:
+            del settings["keep_stop"]
+        return settings
 
 
 @dataclass(frozen=True)
@@ -148,8 +157,12 @@ class Backend(Protocol):
     def hidden_states(self, text: str, boundaries: Sequence[int], **kwargs: Any) -> Any: ...
 
 
-def truncate_at_stop(text: str, stop: Sequence[str]) -> str:
-    """``text`` up to (not including) the earliest occurrence of any stop string."""
+def truncate_at_stop(text: str, stop: Sequence[str], keep: bool = False) -> str:
+    """``text`` up to the earliest occurrence of any stop string: not including it, or, with ``keep``,
+    including it (the stop string that ends first wins when two overlap)."""
+    if keep:
+        ends = [i + len(s) for s in stop if s and (i := text.find(s)) >= 0]
+        return text[:min(ends)] if ends else text
     cut = min((i for s in stop if s and (i := text.find(s)) >= 0), default=len(text))
     return text[:cut]
 

@@ -191,7 +191,7 @@ class HFBackend:
         texts = self.tokenizer.batch_decode(new, skip_special_tokens=True)
         completions = []
         for text, length in zip(texts, lengths):
-            cut = truncate_at_stop(text, config.stop)
+            cut = truncate_at_stop(text, config.stop, keep=config.keep_stop)
             ended = length < config.max_new_tokens or len(cut) < len(text)
             completions.append(Completion(cut, "stop" if ended else "length"))
         return completions

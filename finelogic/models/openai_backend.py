@@ -123,12 +123,13 @@ class OpenAIBackend:
             params["top_p"] = config.top_p
         if config.seed is not None:
             params["seed"] = config.seed
-        if config.stop:
+        if config.stop and not config.keep_stop:  # a server drops the stop string; kept ones are cut here
             params["stop"] = list(config.stop)
         requests = [{"endpoint": "chat", "messages": [dict(m) for m in conv], **params} for conv in conversations]
 
         def completion(response: dict[str, Any]) -> Completion:
-            return Completion(truncate_at_stop(response["text"] or "", config.stop), response["finish_reason"])
+            text = truncate_at_stop(response["text"] or "", config.stop, keep=config.keep_stop)
+            return Completion(text, response["finish_reason"])
 
         report = None if on_result is None else (lambda i, response: on_result(i, completion(response)))
         return [completion(r) for r in self._run(requests, self._chat, desc="chat", on_result=report)]
