@@ -28,7 +28,7 @@ def test_generated_items_hold_every_stated_property_but_the_cards_own_contradict
     assert table["hop = shortest derivation"] == (200, 200, "holds")
     # The card's example config asks min_answer_hop=2 and 10% 1-hop items: the 20 1-hop items break the first.
     assert table["min_answer_hop"] == (180, 200, "differs")
-    assert table["500 per bucket"] == (0, 5, "differs")  # 40 per bucket would be equal buckets of 200
+    assert table["500 per bucket"] == (2, 5, "differs")  # 20 of 200 (500 of 5,000): only 1-hop and 5-hop
     assert table["style mixed"][2] == "not checkable"
 
 

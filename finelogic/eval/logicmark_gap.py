@@ -82,9 +82,9 @@ def card_properties(problems: Sequence[Problem], config: Config = Config()) -> p
         rows.append(_row(f"{hop}-hop share", f"target {shares.get(hop, 0):.0%} of items",
                          f"{hop}-hop items (target {target.get(hop, 0)})", counts.get(hop, 0), n,
                          holds=counts.get(hop, 0) == target.get(hop, 0)))
-    per_bucket = n // len(HOPS)
+    per_bucket = n // 10  # the heading's 500 of 5,000 (five such buckets would be 2,500 items)
     rows.append(_row("500 per bucket", "heading: '5000 examples, 500 per hop bucket'",
-                     f"buckets holding {per_bucket} items (equal buckets)",
+                     f"hop buckets holding {per_bucket} items (the heading's 500 per 5,000)",
                      sum(counts.get(h, 0) == per_bucket for h in HOPS), len(HOPS)))
     below = sum((p.depth or 0) < config.min_answer_hop for p in problems)
     rows.append(_row("min_answer_hop", f"min_answer_hop={config.min_answer_hop}: minimum hop of the correct answer",
