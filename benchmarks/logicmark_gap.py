@@ -84,6 +84,11 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     args.out.mkdir(parents=True, exist_ok=True)
     started = datetime.datetime.now(datetime.timezone.utc)
+    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip() or "unknown"
+    dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True).stdout.strip()
+    commit += " (with uncommitted changes)" if dirty else ""
     notes, timings = [], []
     if args.threads:
         import torch
@@ -131,8 +136,6 @@ def main() -> None:
         (args.out / "variants.md").write_text(markdown(wide_variants(table)))
 
     # 3. Provenance.
-    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip() or "unknown"
     hops = pd.Series([p.depth for p in problems]).value_counts().sort_index()
     lines = [
         f"- command: `{' '.join([Path(sys.executable).name, *sys.argv])}`",

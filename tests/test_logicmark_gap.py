@@ -41,6 +41,8 @@ def test_a_broken_item_is_reported_as_differing():
     assert table["same variable set"] == (2, 3, "differs")
     assert table["one option follows"] == (0, 1, "differs")
     assert table["style chain"] == (1, 1, "holds")
+    # "c != e" is not a flipped premise; "a = d" and "b = c" are not distractors of that kind either.
+    assert table["distractor = flipped premise"] == (0, 3, "not stated")
 
 
 def test_a_star_with_a_cycle_is_neither_chain_nor_star():

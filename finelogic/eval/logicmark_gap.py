@@ -54,7 +54,8 @@ def card_properties(problems: Sequence[Problem], config: Config = Config()) -> p
     Returns:
         :data:`PROPERTY_COLUMNS`: ``count`` of ``of`` items (or options, or premises) satisfy what is
         ``checked``; ``verdict`` ``holds`` when all do (or, for shares, when the counts are the card's),
-        ``differs`` otherwise, ``not checkable`` for the ``mixed`` style (any graph is a combination).
+        ``differs`` otherwise, ``not checkable`` for the ``mixed`` style (any graph is a combination),
+        ``not stated`` for what we count beside the card's claims (distractors that read like a premise).
     """
     n = len(problems)
     parsed = [_statements(p) for p in problems]
@@ -111,6 +112,10 @@ def card_properties(problems: Sequence[Problem], config: Config = Config()) -> p
     rows.append(_row("false distractors", "other distractors are false statements",
                      "non-flipped distractors whose negation follows (provably false; the rest are undetermined)",
                      sum(premises.entails(o.flipped()) for premises, o in others), len(others)))
+    rows.append(_row("distractor = flipped premise", "(not stated by the card)",
+                     "non-flipped distractors that are a premise with its operator flipped (read like a stated fact)",
+                     sum(o.flipped() in set(premises.statements) for premises, o in others), len(others))
+                | {"verdict": "not stated"})
     rows.append(_row("one option follows", "the model must select the option that is logically entailed",
                      "items in which exactly the correct option follows from the premises",
                      sum(sum(premises.entails(o) for o in options) == 1 and premises.entails(a)
