@@ -123,9 +123,11 @@ def main() -> None:
         backend = open_model(spec)
         for layout in LAYOUTS:
             clock, load = time.perf_counter(), os.getloadavg()[0]
+            calls, hits = backend.stats.calls, backend.stats.cache_hits
             records[layout].append(score(problems, backend, model=name, layout=layout))
-            timings.append(f"{name}, layout {layout}: {time.perf_counter() - clock:.0f} s "
-                           f"(load average {load:.1f} before)")
+            timings.append(f"{name}, layout {layout}: {time.perf_counter() - clock:.0f} s, "
+                           f"{backend.stats.calls - calls} model calls, {backend.stats.cache_hits - hits} "
+                           f"requests from the cache (load average {load:.1f} before)")
             log.info(timings[-1])
         names.append(name)
         del backend
