@@ -50,6 +50,14 @@ def test_the_same_file_through_llama_cpp_never_shares_cached_answers_with_the_hf
 
 
 @needs_gemma
+@needs_llama
+def test_gemma_reports_itself_installed():
+    from finelogic.models.llama_cpp import gemma3_270m_installed
+
+    assert gemma3_270m_installed()
+
+
+@needs_gemma
 def test_gemma_is_named_by_its_packaged_checksum():
     assert parse_model("gemma3-270m").model_id == (
         "llama.cpp:gemma-3-270m-q4_k_m.gguf:sha256:a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818")

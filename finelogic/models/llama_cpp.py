@@ -81,6 +81,13 @@ def _package_dir(name: str, hint: str) -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+def gemma3_270m_installed() -> bool:
+    """Whether llama-cpp-python and the Gemma package's four chunk packages are installed (the ``gguf``
+    extra), so that a run can leave the Gemma row out with a note instead of failing."""
+    names = ("llama_cpp", GEMMA_PACKAGE, *GEMMA_PARTS)
+    return all(importlib.util.find_spec(name) is not None for name in names)
+
+
 def gemma3_270m_chunks() -> list[Path]:
     """The four chunk files of ``gemma-3-270m-q4_k_m.gguf``, in order, from the installed part packages."""
     chunks = []
