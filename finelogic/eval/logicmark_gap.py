@@ -106,7 +106,8 @@ def card_properties(problems: Sequence[Problem], config: Config = Config()) -> p
     distractors = [(premises, o) for (premises, options), a in zip(parsed, answers) for o in options if o != a]
     rows.append(_row("same variable set", "distractors drawn from the same variable set",
                      "distractors whose variables all occur in the premises",
-                     sum({o.left, o.right} <= set(premises.variables) for premises, o in distractors), len(distractors)))
+                     sum({o.left, o.right} <= set(premises.variables) for premises, o in distractors),
+                     len(distractors)))
     others = [(premises, o) for (premises, options), a in zip(parsed, answers) for o in options
               if o not in (a, a.flipped())]
     rows.append(_row("false distractors", "other distractors are false statements",
