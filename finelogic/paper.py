@@ -44,6 +44,7 @@ import pandas as pd
 
 __all__ = [
     "LOGICMARK_HOP_SHARE",
+    "LOGICMARK_NEAREST",
     "TABLES",
     "logicmark_params",
     "reported",
@@ -221,6 +222,9 @@ _LOGICMARK_ROWS: list[Row] = [
 LOGICMARK_HOP_SHARE: Mapping[str, float] = MappingProxyType(
     {"1-hop": 0.10, "2-hop": 0.40, "3-hop": 0.25, "4-hop": 0.15, "5-hop": 0.10}
 )
+# The card's rows nearest to the models this repository runs (SmolLM2-135M: the embedded model's base; the
+# others of about its size, or Gemma 3 270M's): the rows a page draws beside ours, in the card's spelling.
+LOGICMARK_NEAREST: tuple[str, ...] = ("SmolLM2-135M", "pythia-70m", "pythia-160M", "gpt2", "Qwen2.5-0.5B")
 _LOGICMARK_PARAMS: dict[str, str] = {
     "Qwen2.5-3B": "3.1B",
     "Qwen2.5-Math-1.5B": "1.5B",

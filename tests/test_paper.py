@@ -357,3 +357,13 @@ def test_reported_frames_concatenate_into_one_tidy_table() -> None:
     )
     assert len(combined) == sum(EXPECTED_CELLS.values())
     assert not combined.duplicated(["table", "model", "setting", "metric"]).any()
+
+
+def test_the_nearest_logicmark_rows_are_card_rows_with_their_numbers():
+    from finelogic.paper import LOGICMARK_NEAREST
+
+    card = paper.reported("logicmark")
+    nearest = card[card["model"].isin(LOGICMARK_NEAREST)]
+    assert sorted(set(nearest["model"])) == sorted(LOGICMARK_NEAREST)
+    smollm = nearest[nearest["model"] == "SmolLM2-135M"].set_index("metric")["value"]
+    assert (smollm["1-hop"], smollm["avg"]) == (58.80, 42.78)

@@ -13,6 +13,13 @@ EleutherAI's lm-evaluation-harness (``book/methods.md``, "Log-likelihood multipl
 
 Ties go to the first option (``numpy.argmax``, as lm-eval does); records flag them (``tie_<norm>``).
 
+The prompt layout is a parameter (:data:`LAYOUTS`), so that the card's wording can be tried one change at a
+time (``benchmarks/logicmark_gap.py``): ``text`` (the default above), ``text_no_space`` (the option
+continues ``...Then`` with no space between, as when context and option are joined as written), and
+``lettered`` (the card's "Task Format": the options listed as ``A. ...`` under ``Then``, then
+``Answer:``, and the letters ``" A"`` ... scored as continuations; the ``Answer:`` cue is our reading, the
+card shows no cue).
+
 :func:`score` returns one record per problem; :func:`accuracy_by` and :func:`card_layout` turn records
 into accuracies with 95% intervals, per hop bucket and as the card's ``avg`` (the hop-share-weighted
 mean, :data:`finelogic.paper.LOGICMARK_HOP_SHARE`), beside the plain mean over items.
@@ -41,6 +48,8 @@ log = logging.getLogger(__name__)
 
 #: ``token_mean`` (the card's), ``char`` (lm-eval's ``acc_norm``), ``none`` (lm-eval's ``acc``).
 NORMALIZATIONS = ("token_mean", "char", "none")
+#: Prompt layouts (module docstring): ``text`` is the default.
+LAYOUTS = ("text", "text_no_space", "lettered")
 #: The card's hop buckets, in its column order.
 HOPS = (1, 2, 3, 4, 5)
 #: Columns of :func:`accuracy_by` (accuracy and interval in %).
@@ -57,16 +66,32 @@ def context_of(problem: Problem) -> str:
     return "If:\n" + "\n".join(f.text for f in problem.facts) + "\n\n" + problem.hypothesis
 
 
-def requests_for(problem: Problem) -> list[tuple[str, str]]:
-    """One ``(context, " " + option)`` request per option, in option order (lm-eval's target delimiter)."""
+def requests_for(problem: Problem, layout: str = "text") -> list[tuple[str, str]]:
+    """One request per option, in option order: ``(context, " " + option)`` (``text``, lm-eval's target
+    delimiter), ``(context, option)`` (``text_no_space``), or the lettered block and ``" A"``, ``" B"``, ...
+    (``lettered``; see the module docstring)."""
     if not problem.options or problem.answer_index is None:
         raise ValueError(f"Problem {problem.id!r} is not multiple-choice (no options / answer_index)")
+    check_layout(layout)
     context = context_of(problem)
-    return [(context, " " + option) for option in problem.options]
+    if layout == "text":
+        return [(context, " " + option) for option in problem.options]
+    if layout == "text_no_space":
+        return [(context, option) for option in problem.options]
+    letters = [chr(ord("A") + k) for k in range(len(problem.options))]
+    block = "".join(f"\n{letter}. {option}" for letter, option in zip(letters, problem.options))
+    return [(context + block + "\nAnswer:", " " + letter) for letter in letters]
+
+
+def check_layout(layout: str) -> None:
+    """Raise ValueError naming the valid choices unless ``layout`` is one of :data:`LAYOUTS`."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"unknown LogicMark layout {layout!r}; choose one of {', '.join(LAYOUTS)}")
 
 
 def normalized(logprob_sum: float, n_tokens: int, option: str, normalization: str) -> float:
-    """One option's score: ``sum / n_tokens`` (token_mean), ``sum / len(option)`` (char) or ``sum`` (none)."""
+    """One option's score: ``sum / n_tokens`` (token_mean), ``sum / len(option)`` (char) or ``sum`` (none).
+    ``option`` is the scored continuation's text without its leading space (a letter, for ``lettered``)."""
     if normalization == "token_mean":
         return logprob_sum / n_tokens
     if normalization == "char":
@@ -98,7 +123,7 @@ def answer_type(option: str) -> str | None:
 
 
 def score(problems: Sequence[Problem], backend: Any, normalization: str = "token_mean", *,
-          model: str | None = None, chunk_size: int | None = None) -> pd.DataFrame:
+          model: str | None = None, chunk_size: int | None = None, layout: str = "text") -> pd.DataFrame:
     """Score LogicMark problems by log-likelihood multiple choice; one record per problem, in order.
 
     Args:
@@ -110,6 +135,8 @@ def score(problems: Sequence[Problem], backend: Any, normalization: str = "token
         model: the ``model`` column; default :func:`finelogic.eval.accuracy.model_name_of` the backend.
         chunk_size: problems per ``loglikelihood`` call (None: all in one call); a tqdm bar runs over
             chunks when there is more than one.
+        layout: how each option is asked (:data:`LAYOUTS`; module docstring); ``char`` divides by the
+            length of what is scored (the option's text, or its letter with ``lettered``).
 
     Returns:
         Columns ``id, model, hop, style, answer_type, answer_index``; per option ``k``: ``option_k``,
@@ -122,7 +149,7 @@ def score(problems: Sequence[Problem], backend: Any, normalization: str = "token
     check_normalization(normalization)  # before any model work
     if chunk_size is not None and chunk_size < 1:
         raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
-    per_problem = [requests_for(p) for p in problems]
+    per_problem = [requests_for(p, layout) for p in problems]
     size = chunk_size or max(len(problems), 1)
     chunks = [range(i, min(i + size, len(problems))) for i in range(0, len(problems), size)]
     results: list[Sequence[tuple[float, int, bool]]] = []
@@ -136,7 +163,8 @@ def score(problems: Sequence[Problem], backend: Any, normalization: str = "token
             results.append(scored[start:start + len(per_problem[i])])
             start += len(per_problem[i])
     name = model or model_name_of(backend)
-    records = [_record(p, r, name, normalization) for p, r in zip(problems, results)]
+    records = [_record(p, r, name, normalization, [x.strip() for _, x in q])
+               for p, r, q in zip(problems, results, per_problem)]
     frame = pd.DataFrame(records)
     if records:
         log.info("%s: %d of %d LogicMark items correct (%s)", name, int(frame["correct"].sum()), len(frame),
@@ -145,17 +173,17 @@ def score(problems: Sequence[Problem], backend: Any, normalization: str = "token
 
 
 def _record(problem: Problem, scored: Sequence[tuple[float, int, bool]], model: str,
-            normalization: str) -> dict[str, Any]:
+            normalization: str, scored_texts: Sequence[str]) -> dict[str, Any]:
     options = problem.options or ()
     record: dict[str, Any] = {
         "id": problem.id, "model": model, "hop": problem.depth, "style": problem.meta.get("style"),
         "answer_type": answer_type(options[problem.answer_index]), "answer_index": problem.answer_index,
     }
     scores: dict[str, list[float]] = {norm: [] for norm in NORMALIZATIONS}
-    for k, (option, (logprob_sum, n_tokens, _)) in enumerate(zip(options, scored)):
+    for k, (option, text, (logprob_sum, n_tokens, _)) in enumerate(zip(options, scored_texts, scored)):
         record |= {f"option_{k}": option, f"loglik_{k}": float(logprob_sum), f"tokens_{k}": int(n_tokens)}
         for norm in NORMALIZATIONS:
-            value = normalized(float(logprob_sum), int(n_tokens), option, norm)
+            value = normalized(float(logprob_sum), int(n_tokens), text, norm)
             record[f"score_{norm}_{k}"] = value
             scores[norm].append(value)
     for norm in NORMALIZATIONS:

@@ -1,7 +1,8 @@
 """Model backends with the same three verbs: ``generate``, ``loglikelihood``, ``hidden_states``.
 
 ``HFBackend`` runs a transformers model in process (default: the embedded SmolLM2-135M-Instruct,
-see ``load_default``); ``OpenAIBackend`` talks to any OpenAI-compatible server with an on-disk cache.
+see ``load_default``); ``LlamaCppBackend`` runs a GGUF file in process through llama.cpp (no hidden
+states); ``OpenAIBackend`` talks to any OpenAI-compatible server with an on-disk cache.
 Heavy imports (torch, transformers, openai) happen on first use of the name that needs them.
 """
 from __future__ import annotations
@@ -12,6 +13,7 @@ from finelogic.models.base import Backend, BackendStats, GenerationConfig, split
 
 _LAZY = {
     "HFBackend": "finelogic.models.hf",
+    "LlamaCppBackend": "finelogic.models.llama_cpp",
     "OpenAIBackend": "finelogic.models.openai_backend",
     "RequestFailed": "finelogic.models.openai_backend",
     "LogprobAlignmentError": "finelogic.models.openai_backend",

