@@ -2,7 +2,7 @@
 what the card states, and the scoring's choices varied one at a time.
 
 :func:`card_properties` checks generated items against every property the LogicMark card
-(``seeds/logicmark_card.txt``) states about its items, one row per property: what the card says, what
+(``book/data-formats.md``, "LogicMark") states about its items, one row per property: what the card says, what
 was counted, how many items (or options) satisfy it, and ``holds`` / ``differs``.
 
 :func:`variant_table` turns the records of :func:`finelogic.eval.logicmark.score` under several layouts
