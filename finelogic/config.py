@@ -15,6 +15,11 @@ def cache_dir() -> Path:
     return path
 
 
+def store_path() -> Path:
+    """The one store of model calls and memos, ``$FINELOGIC_CACHE/store.sqlite`` (:mod:`finelogic.store`)."""
+    return cache_dir() / "store.sqlite"
+
+
 def data_dir() -> Path | None:
     """``$FINELOGIC_DATA_DIR`` when set (the real benchmark files), else None."""
     value = os.environ.get("FINELOGIC_DATA_DIR")

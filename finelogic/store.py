@@ -1,0 +1,557 @@
+"""One store for what finelogic keeps and reuses: model calls (all three verbs) and memos, in one SQLite file.
+
+The store is ``$FINELOGIC_CACHE/store.sqlite`` (:func:`finelogic.config.store_path`): a SQLite database in
+WAL mode (readers never wait for a writer; several processes share it), written through the standard
+library's :mod:`sqlite3`. Why SQLite rather than the JSONL and ``.npz`` files it replaces: a record is a
+row written in one transaction or not at all, so nothing an accident does to a file (a lost newline, a disk
+filling in the middle of an append, two files joined with ``cat``) can glue one request's key to another
+request's answer.
+
+Tables (inspect them with ``sqlite3 $FINELOGIC_CACHE/store.sqlite``; README, "Caches"):
+
+* ``calls(key, kind, model, request, value, stored)``: one row per model call. ``key`` is the sha256 of the
+  canonical JSON of ``request`` (:func:`finelogic.models.cache.request_key`); ``kind`` is the verb
+  (``generate``, ``loglikelihood``, ``hidden_states``); ``value`` is JSON text for the first two
+  (``{"text": ..., "finish_reason": ...}``, ``[logprob, tokens, greedy]``) and an ``.npz`` blob (no pickle)
+  for hidden states.
+* ``memos(memo, version, key, value, stored)``: the results of :class:`finelogic.memo.Memo`, JSON text.
+* ``claims(key, holder, pid, host, started, expires)``: requests a process is computing now (below).
+* ``imports(source, size, rows, skipped, at)``: the JSONL files of earlier versions already imported.
+
+**Validated on read.** Every value is checked against its kind's type when read (:func:`decode`): a text
+must be a non-empty string, a log-likelihood a number (not a string, not NaN), a token count a whole
+number, arrays an ``.npz`` whose rows add up. A row that fails is named in a warning (store path, table,
+key and what is wrong), deleted, and computed again; it is never coerced into an answer.
+
+**Claims with a lease.** Before computing a request, a process claims it in the same transaction that
+found it missing, so two processes never compute one request. A claim holds for :data:`LEASE_SECONDS`
+and is renewed every third of that while its process works (by one heartbeat thread per process); a
+process that is killed or stopped (``SIGSTOP``) stops renewing, so the others wait for it at most one lease,
+saying so in the log, and then take its requests over (a process that still runs keeps its claims however
+long its model takes). A claim of a process on this machine that has died is taken over
+at once. A damaged claim row (a holder or expiry of the wrong type) is named and taken over.
+
+**Earlier caches are imported once, never read again.** :func:`import_jsonl` reads a model-call JSONL file
+of an earlier version with one whole-line JSON parse per line, keeps a record only when its key is the
+sha256 of its own request and its answer passes :func:`decode` (so a glued or cut line is skipped and
+named, never split into someone else's answer), and records the file with its size in ``imports``: a file
+is imported again only if it changed. Memo JSONL files are imported the same way
+(:func:`import_memo_jsonl`); an earlier ``.npz`` array file is imported when its request is first asked.
+The old files are left as they are (delete them once the store answers).
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import logging
+import math
+import os
+import socket
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+#: The store's layout; a store written by a newer layout is refused rather than misread.
+FORMAT = 1
+#: The store's file name inside ``$FINELOGIC_CACHE``.
+STORE_NAME = "store.sqlite"
+#: How long a claim holds without renewal: the longest a stopped or hung peer delays the others.
+LEASE_SECONDS = 30.0
+#: How long a write waits for another process's transaction (they take milliseconds) before failing.
+BUSY_SECONDS = 120.0
+#: Keys per ``IN (...)`` query (below SQLite's limit on bound parameters).
+_BATCH = 500
+#: The verbs of a model call, each with its own value type.
+KINDS = ("generate", "loglikelihood", "hidden_states")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, kind TEXT NOT NULL, model TEXT NOT NULL,
+                                  request TEXT NOT NULL, value NOT NULL, stored REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS memos (memo TEXT NOT NULL, version TEXT NOT NULL, key TEXT NOT NULL,
+                                  value TEXT NOT NULL, stored REAL NOT NULL, PRIMARY KEY (memo, version, key));
+CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, holder TEXT, pid INTEGER, host TEXT, started TEXT,
+                                   expires REAL);
+CREATE TABLE IF NOT EXISTS imports (source TEXT PRIMARY KEY, size INTEGER NOT NULL, rows INTEGER NOT NULL,
+                                    skipped INTEGER NOT NULL, at REAL NOT NULL);
+"""
+
+
+class StoreError(RuntimeError):
+    """The store cannot be used: not a SQLite file, a newer layout, a file it cannot write."""
+
+
+class BadValue(ValueError):
+    """A stored value that is not of its kind's type (see :func:`decode`)."""
+
+
+# ---------------------------------------------------------------------------------------------- values
+def encode(kind: str, value: Any) -> str | bytes:
+    """The stored form of an answer of ``kind``: JSON text, or an ``.npz`` blob for hidden states.
+
+    Raises :class:`BadValue` for an answer that is not of the kind's type, so nothing unreadable is
+    written in the first place."""
+    if kind == "hidden_states":
+        return _arrays_blob(value)
+    text = json.dumps(value, ensure_ascii=False, allow_nan=True)
+    decode(kind, text)  # the same check as on read: what is written can be read back
+    return text
+
+
+def decode(kind: str, raw: Any) -> Any:
+    """The answer stored as ``raw`` for ``kind``, checked by type; :class:`BadValue` says what is wrong.
+
+    * ``generate``: JSON ``{"text": non-empty str, "finish_reason": str or null}``;
+    * ``loglikelihood``: JSON ``[logprob, tokens, greedy]``: a number that is not NaN or +inf (a string such as
+      ``"-inf"`` is refused), a whole number >= 0, a boolean;
+    * ``hidden_states``: an ``.npz`` blob of ``nested`` (bool), ``sizes`` (whole numbers) and ``data`` (the
+      rows of every array, ``sizes`` adding up to its length): one array, or a list when ``nested``;
+    * ``json``: any JSON text (memos).
+    """
+    if kind == "hidden_states":
+        return _blob_arrays(raw)
+    if not isinstance(raw, str):
+        raise BadValue(f"a {type(raw).__name__} where JSON text was expected")
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError) as error:
+        raise BadValue(f"not one JSON value ({error})") from None
+    if kind == "generate":
+        if not isinstance(value, dict) or set(value) - {"text", "finish_reason"}:
+            raise BadValue(f"a generation must be {{'text', 'finish_reason'}}, not {_short(value)}")
+        if not isinstance(value.get("text"), str) or not value["text"]:
+            raise BadValue(f"the text must be a non-empty string, not {_short(value.get('text'))}")
+        if not isinstance(value.get("finish_reason"), (str, type(None))):
+            raise BadValue(f"finish_reason must be a string or null, not {_short(value.get('finish_reason'))}")
+    elif kind == "loglikelihood":
+        if not (isinstance(value, list) and len(value) == 3):
+            raise BadValue(f"a log-likelihood must be [logprob, tokens, greedy], not {_short(value)}")
+        logprob, tokens, greedy = value
+        if isinstance(logprob, bool) or not isinstance(logprob, (int, float)) or math.isnan(logprob) \
+                or logprob == math.inf:
+            raise BadValue(f"the log-prob must be a number (not NaN or +inf), not {_short(logprob)}")
+        if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
+            raise BadValue(f"the token count must be a whole number >= 0, not {_short(tokens)}")
+        if not isinstance(greedy, bool):
+            raise BadValue(f"'greedy' must be true or false, not {_short(greedy)}")
+    elif kind != "json":
+        raise BadValue(f"unknown kind {kind!r}")
+    return value
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _arrays_blob(result: Any) -> bytes:
+    """One array, or a list of arrays with the same trailing shape, as an ``.npz`` blob: all rows in one
+    member (reading an ``.npz`` member costs about 0.15 ms) and the rows per array."""
+    nested = isinstance(result, list)
+    arrays = [np.asarray(a) for a in (result if nested else [result])]
+    if any(a.dtype == object for a in arrays):
+        raise BadValue("hidden states must be numeric arrays, not objects")
+    sizes = np.array([len(a) for a in arrays], dtype=np.int64)
+    data = np.concatenate(arrays) if arrays else np.zeros((0, 0), dtype=np.float32)
+    buffer = io.BytesIO()
+    np.savez(buffer, nested=nested, sizes=sizes, data=data)
+    return buffer.getvalue()
+
+
+def _blob_arrays(raw: Any) -> Any:
+    if not isinstance(raw, bytes):
+        raise BadValue(f"a {type(raw).__name__} where an .npz blob was expected")
+    try:
+        with np.load(io.BytesIO(raw), allow_pickle=False) as stored:
+            return arrays_of(stored)
+    except BadValue:
+        raise
+    except Exception as error:  # a cut or foreign blob: zipfile, numpy and KeyError each say it their way
+        raise BadValue(f"not a whole .npz of arrays ({type(error).__name__}: {error})") from None
+
+
+def arrays_of(stored: Any) -> Any:
+    """The array (or list of arrays) in an opened ``.npz`` of hidden states, checked: this layout or the
+    one-member-per-array layout of files written before 2026-12-01."""
+    if "data" in stored.files:
+        data, sizes, nested = stored["data"], stored["sizes"], stored["nested"]
+        if sizes.ndim != 1 or sizes.dtype.kind not in "iu" or (sizes < 0).any() or int(sizes.sum()) != len(data):
+            raise BadValue(f"row counts {sizes.tolist()[:8]} do not add up to the {len(data)} rows stored")
+        arrays = np.split(data, np.cumsum(sizes)[:-1]) if len(sizes) else []
+    else:
+        count, nested = int(stored["count"]), stored["nested"]
+        arrays = [stored[f"a{i}"] for i in range(count)]
+    if nested.shape != () or nested.dtype != bool:
+        raise BadValue(f"'nested' must be one boolean, not {nested!r}")
+    if any(a.dtype.kind not in "fiub" for a in arrays):
+        raise BadValue("hidden states must be numeric arrays")
+    if not bool(nested) and len(arrays) != 1:
+        raise BadValue(f"one array expected, {len(arrays)} stored")
+    return arrays if bool(nested) else arrays[0]
+
+
+# ---------------------------------------------------------------------------------------------- processes
+_HOST = socket.gethostname()
+
+
+def start_time(pid: int) -> str:
+    """The process's start time in clock ticks since boot (Linux ``/proc``; "-" elsewhere): with the pid,
+    it tells a live claimant from a new process that reuses a dead one's pid."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return "-"
+
+
+def alive(pid: int, started: str) -> bool:
+    """Whether process ``pid`` of this machine, started at ``started`` (see :func:`start_time`), still runs."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, another user's
+        return True
+    except (OverflowError, ValueError):
+        return False
+    return started == "-" or start_time(pid) in (started, "-")
+
+
+# ---------------------------------------------------------------------------------------------- the store
+class Store:
+    """The SQLite store at ``path`` (created with its tables if missing). Safe for the threads of one
+    process (one connection behind a lock) and for several processes (SQLite's locking, WAL).
+
+    Use :func:`open_store` to share one connection per file within a process."""
+
+    def __init__(self, path: str | os.PathLike, *, busy_seconds: float = BUSY_SECONDS) -> None:
+        self.path = Path(path)
+        if self.path.is_dir():
+            raise StoreError(f"store {self.path}: a folder, not a SQLite file")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self._beats = threading.Condition()
+        self._holders: dict[str, list[float]] = {}  # holder -> [lease, when its next renewal is due]
+        self._beater: threading.Thread | None = None
+        try:
+            self._db = sqlite3.connect(str(self.path), timeout=busy_seconds, isolation_level=None,
+                                       check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")  # WAL: a crash loses no committed row
+            with self.transaction() as db:
+                for statement in _SCHEMA.split(";"):  # not executescript(): it would commit midway
+                    if statement.strip():
+                        db.execute(statement)
+                row = db.execute("SELECT value FROM meta WHERE name = 'format'").fetchone()
+                if row is None:
+                    db.execute("INSERT INTO meta VALUES ('format', ?)", (str(FORMAT),))
+                elif row[0] != str(FORMAT):
+                    raise StoreError(f"store {self.path}: layout {row[0]!r}, this finelogic reads layout {FORMAT} "
+                                     "(a newer finelogic wrote it: use that, or another FINELOGIC_CACHE)")
+        except sqlite3.DatabaseError as error:
+            raise StoreError(f"store {self.path}: not a usable SQLite store ({error})") from None
+
+    def __repr__(self) -> str:
+        return f"Store({str(self.path)!r})"
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction (``BEGIN IMMEDIATE``: it takes the store's write lock at once, so what it
+        reads is still true when it writes); committed when the block ends, rolled back if it raises."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        """Rows of a read-only query (WAL: never waits for a writer)."""
+        with self._lock:
+            return self._db.execute(sql, params).fetchall()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # ------------------------------------------------------------------ model calls
+    def get_calls(self, keys: Sequence[str], kind: str) -> dict[str, Any]:
+        """The stored, valid answers of ``kind`` among ``keys``; a bad row is named, deleted and missing."""
+        return self._get_calls(self._db, keys, kind, locked=False)
+
+    def _get_calls(self, db: sqlite3.Connection, keys: Sequence[str], kind: str, *, locked: bool) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        bad: list[str] = []
+        unique = list(dict.fromkeys(keys))
+        with self._lock:
+            for start in range(0, len(unique), _BATCH):
+                batch = unique[start:start + _BATCH]
+                rows = db.execute(f"SELECT key, kind, value FROM calls WHERE key IN ({','.join('?' * len(batch))})",
+                                  batch).fetchall()
+                for key, stored_kind, raw in rows:
+                    try:
+                        if stored_kind != kind:
+                            raise BadValue(f"stored as a {stored_kind!r} answer, asked as {kind!r}")
+                        found[key] = decode(kind, raw)
+                    except BadValue as error:
+                        log.warning("store %s: calls row %s (%s) is bad: %s; it is removed and computed again",
+                                    self.path, key, kind, error)
+                        bad.append(key)
+        if bad:
+            if locked:
+                self._delete(db, "calls", bad)
+            else:
+                with self.transaction() as tx:
+                    self._delete(tx, "calls", bad)
+        return found
+
+    @staticmethod
+    def _delete(db: sqlite3.Connection, table: str, keys: Sequence[str]) -> None:
+        db.executemany(f"DELETE FROM {table} WHERE key = ?", [(k,) for k in keys])
+
+    def put_call(self, key: str, kind: str, model: str, request: dict[str, Any], value: Any,
+                 holder: str | None = None) -> None:
+        """Store one answer (kept if the key is stored already) and drop ``holder``'s claim on it, in one
+        transaction. ``value`` is checked by :func:`encode` first."""
+        raw = encode(kind, value)
+        text = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        with self.transaction() as db:
+            db.execute("INSERT OR IGNORE INTO calls VALUES (?, ?, ?, ?, ?, ?)", (key, kind, model, text, raw, time.time()))
+            if holder is not None:
+                db.execute("DELETE FROM claims WHERE key = ? AND holder = ?", (key, holder))
+
+    def put_calls(self, rows: Iterable[tuple[str, str, str, str, Any]]) -> int:
+        """Store many ``(key, kind, model, request JSON, encoded value)`` rows in one transaction (imports);
+        returns how many were new."""
+        with self.transaction() as db:
+            before = db.total_changes
+            db.executemany("INSERT OR IGNORE INTO calls VALUES (?, ?, ?, ?, ?, ?)",
+                           [(*row, time.time()) for row in rows])
+            return db.total_changes - before
+
+    # ------------------------------------------------------------------ claims
+    def answer_or_claim(self, keys: Sequence[str], kind: str, holder: str,
+                        lease: float = LEASE_SECONDS) -> tuple[dict[str, Any], set[str], list[dict[str, Any]]]:
+        """In one transaction: the stored answers among ``keys``, and claims on the rest for ``holder``.
+
+        Returns ``(answers, ours, others)``: ``ours`` the keys now claimed by ``holder``; ``others`` one
+        record per key another live holder is computing (``key``, ``pid``, ``host``, ``expires``)."""
+        now, mine = time.time(), os.getpid()
+        ours: set[str] = set()
+        others: list[dict[str, Any]] = []
+        expired: dict[tuple[Any, Any], int] = {}
+        with self.transaction() as db:
+            answers = self._get_calls(db, keys, kind, locked=True)
+            missing = [k for k in dict.fromkeys(keys) if k not in answers]
+            held = {}
+            for start in range(0, len(missing), _BATCH):
+                batch = missing[start:start + _BATCH]
+                held.update({row[0]: row[1:] for row in db.execute(
+                    f"SELECT key, holder, pid, host, started, expires FROM claims WHERE key IN "
+                    f"({','.join('?' * len(batch))})", batch)})
+            for key in missing:
+                if key in held:
+                    who, pid, host, started, expires = held[key]
+                    if not (isinstance(who, str) and isinstance(pid, int) and isinstance(host, str)
+                            and isinstance(started, str) and isinstance(expires, (int, float))):
+                        log.warning("store %s: claims row %s is damaged (holder %s, pid %s, expires %s); taken over",
+                                    self.path, key, _short(who), _short(pid), _short(expires))
+                    elif who != holder:
+                        dead = host == _HOST and not alive(pid, started)
+                        if expires > now and not dead:
+                            others.append({"key": key, "pid": pid, "host": host, "expires": expires})
+                            continue
+                        expired[(pid, host)] = expired.get((pid, host), 0) + 1
+                ours.add(key)
+            db.executemany("INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?, ?)",
+                           [(k, holder, mine, _HOST, start_time(mine), now + lease) for k in ours])
+        for (pid, host), count in expired.items():
+            log.warning("store %s: taking over %d request(s) claimed by process %s on %s, which died or stopped "
+                        "renewing its lease", self.path, count, pid, host)
+        return answers, ours, others
+
+    def renew(self, holder: str, lease: float = LEASE_SECONDS) -> None:
+        """Extend ``holder``'s claims by ``lease`` from now (the heartbeat of a working process)."""
+        with self.transaction() as db:
+            db.execute("UPDATE claims SET expires = ? WHERE holder = ?", (time.time() + lease, holder))
+
+    def release(self, keys: Sequence[str], holder: str) -> None:
+        """Drop ``holder``'s claims on ``keys`` (answered, not kept, or given up on an error)."""
+        with self.transaction() as db:
+            db.executemany("DELETE FROM claims WHERE key = ? AND holder = ?", [(k, holder) for k in keys])
+
+    @contextlib.contextmanager
+    def heartbeat(self, holder: str, lease: float = LEASE_SECONDS) -> Iterator[None]:
+        """Renew ``holder``'s claims every third of the lease while the block runs. One thread per store
+        renews every holder of the process (none is started per call); a stopped or killed process stops
+        renewing, and its claims lapse after at most one lease."""
+        with self._beats:
+            self._holders[holder] = [lease, time.monotonic() + lease / 3]
+            if self._beater is None or not self._beater.is_alive():
+                self._beater = threading.Thread(target=self._beat, name=f"finelogic-store-lease {self.path.name}",
+                                                daemon=True)
+                self._beater.start()
+            self._beats.notify()
+        try:
+            yield
+        finally:
+            with self._beats:
+                self._holders.pop(holder, None)
+
+    def _beat(self) -> None:
+        """The renewing thread: sleeps until the next holder is due, renews it, forever (a daemon)."""
+        while True:
+            with self._beats:
+                now = time.monotonic()
+                due = [h for h, (_, at) in self._holders.items() if at <= now]
+                for holder in due:
+                    lease = self._holders[holder][0]
+                    self._holders[holder][1] = now + lease / 3
+                if not due:
+                    nearest = min((at for _, at in self._holders.values()), default=now + 60.0)
+                    self._beats.wait(timeout=max(nearest - now, 0.01))
+                    continue
+                leases = {h: self._holders[h][0] for h in due}
+            for holder, lease in leases.items():
+                try:
+                    self.renew(holder, lease)
+                except sqlite3.Error as error:  # the next beat tries again; the claim may lapse meanwhile
+                    log.warning("store %s: could not renew the claims of %s (%s)", self.path, holder, error)
+
+    # ------------------------------------------------------------------ memos
+    def memo_items(self, memo: str, version: str) -> dict[str, Any]:
+        """Every valid value of memo ``memo`` at ``version``; a bad row is named, deleted and left out."""
+        items, bad = {}, []
+        for key, raw in self.query("SELECT key, value FROM memos WHERE memo = ? AND version = ?", (memo, version)):
+            try:
+                items[key] = decode("json", raw)
+            except BadValue as error:
+                log.warning("store %s: memos row %s of %s is bad: %s; it is removed and computed again",
+                            self.path, key, memo, error)
+                bad.append(key)
+        if bad:
+            with self.transaction() as db:
+                db.executemany("DELETE FROM memos WHERE memo = ? AND version = ? AND key = ?",
+                               [(memo, version, k) for k in bad])
+        return items
+
+    def put_memos(self, memo: str, version: str, items: dict[str, Any]) -> None:
+        """Store memo results in one transaction (a key stored already keeps its value)."""
+        rows = [(memo, version, k, json.dumps(v, ensure_ascii=False), time.time()) for k, v in items.items()]
+        with self.transaction() as db:
+            db.executemany("INSERT OR IGNORE INTO memos VALUES (?, ?, ?, ?, ?)", rows)
+
+    # ------------------------------------------------------------------ imports
+    def needs_import(self, source: Path) -> bool:
+        """Whether ``source`` (an earlier version's file) exists and is not imported at its present size."""
+        try:
+            size = source.stat().st_size
+        except OSError:
+            return False
+        row = self.query("SELECT size FROM imports WHERE source = ?", (str(source.resolve()),))
+        return not row or row[0][0] != size
+
+    def record_import(self, source: Path, rows: int, skipped: int) -> None:
+        with self.transaction() as db:
+            db.execute("INSERT OR REPLACE INTO imports VALUES (?, ?, ?, ?, ?)",
+                       (str(source.resolve()), source.stat().st_size, rows, skipped, time.time()))
+
+    # ------------------------------------------------------------------ inspection
+    def summary(self) -> list[tuple[str, str, str, int]]:
+        """Rows per table and kind: ``(table, kind or memo, model or version, rows)``, for a look inside."""
+        calls = self.query("SELECT 'calls', kind, model, count(*) FROM calls GROUP BY kind, model ORDER BY 2, 3")
+        memos = self.query("SELECT 'memos', memo, substr(version, 1, 16), count(*) FROM memos "
+                           "GROUP BY memo, version ORDER BY 2, 3")
+        claims = self.query("SELECT 'claims', '', '', count(*) FROM claims")
+        return calls + memos + claims
+
+
+_OPEN: dict[tuple[str, int], Store] = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def open_store(path: str | os.PathLike) -> Store:
+    """The process's one :class:`Store` for ``path`` (opened once per process and file)."""
+    key = (str(Path(path).resolve()), os.getpid())  # a forked child opens its own connection
+    with _OPEN_LOCK:
+        if key not in _OPEN:
+            _OPEN[key] = Store(path)
+        return _OPEN[key]
+
+
+# ---------------------------------------------------------------------------------------------- earlier files
+def canonical_key(request: Any) -> str:
+    """sha256 of the canonical JSON of ``request`` (keys sorted, no spaces, UTF-8): a call's key."""
+    canonical = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def import_jsonl(store: Store, source: str | os.PathLike) -> int:
+    """Import the model-call JSONL file ``source`` of an earlier version once (see the module docstring);
+    returns the rows added. A line that is not one JSON record whose key is its own request's sha256 and
+    whose answer passes :func:`decode` is skipped, with the file and line named."""
+    source = Path(source)
+    if not store.needs_import(source):
+        return 0
+    if not source.is_file():
+        raise StoreError(f"{source}: not a regular file; it cannot be imported into {store.path}")
+    rows, skipped = [], []
+    with source.open("rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                key, request, response = record["key"], record["request"], record["response"]
+                if canonical_key(request) != key:
+                    raise BadValue("its key is not its request's (two records glued, or an edited line)")
+                kind, model = request["kind"], request["model"]
+                if kind not in ("generate", "loglikelihood"):
+                    raise BadValue(f"unknown kind {kind!r}")
+                raw = encode(kind, response)
+            except (ValueError, KeyError, TypeError, RecursionError) as error:
+                skipped.append(number)
+                if len(skipped) <= 5:
+                    log.warning("importing %s into %s: line %d skipped (%s)", source, store.path, number,
+                                str(error)[:200])
+                continue
+            text = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+            rows.append((key, kind, model, text, raw))
+    added = store.put_calls(rows)
+    store.record_import(source, len(rows), len(skipped))
+    log.info("imported %s into %s: %d answers (%d new), %d line(s) skipped%s", source, store.path, len(rows), added,
+             len(skipped), f" (lines {skipped[:10]}{'...' if len(skipped) > 10 else ''})" if skipped else "")
+    return added
+
+
+def import_memo_jsonl(store: Store, source: str | os.PathLike, memo: str, version: str) -> int:
+    """Import an earlier version's memo file (``{"key": ..., "value": ...}`` lines) once; returns how many
+    results it held. Unreadable lines are skipped with the file and line named."""
+    source = Path(source)
+    if not store.needs_import(source):
+        return 0
+    items, skipped = {}, 0
+    for number, line in enumerate(source.read_bytes().split(b"\n"), start=1):
+        if line.strip():
+            try:
+                record = json.loads(line)
+                if not isinstance(record, dict) or set(record) != {"key", "value"} or not isinstance(record["key"], str):
+                    raise BadValue("not a {key, value} record")
+                items.setdefault(record["key"], record["value"])
+            except (ValueError, RecursionError) as error:
+                skipped += 1
+                log.warning("importing %s into %s: line %d skipped (%s)", source, store.path, number, str(error)[:200])
+    store.put_memos(memo, version, items)
+    store.record_import(source, len(items), skipped)
+    log.info("imported %s into %s: %d results, %d line(s) skipped", source, store.path, len(items), skipped)
+    return len(items)
+
