@@ -116,14 +116,23 @@ def test_a_bad_generation_row_is_named_and_asked_again(tmp_path, caplog, stored,
         ('{"text": "answer to x", "finish_reason": null}',)]  # stored again, right
 
 
-def test_a_log_likelihood_stored_as_a_string_is_recomputed_not_read_as_a_number(tmp_path, caplog):
+@pytest.mark.parametrize("options", [1, 800])  # one asked, or enough that the store reads them all at once
+@pytest.mark.parametrize("stored, why", [
+    ('["-inf", 4, false]', "the log-prob must be a number (not NaN or +inf), not '-inf'"),
+    ('[-4.0, 4, "no"]', "'greedy' must be true or false, not 'no'"),
+    ('[-4.0, 4.5, false]', "the token count must be a whole number >= 0, not 4.5"),
+    ('[-4.0, 4, false][-1.0, 1, true]', "more than one JSON value"),
+])
+def test_a_log_likelihood_of_the_wrong_type_is_recomputed_not_read_as_a_number(tmp_path, caplog, options, stored, why):
     store = tmp_path / "store.sqlite"
-    CachedBackend(Echo(), store, "m").loglikelihood([("ctx", " abc")])
-    sql(store, "UPDATE calls SET value = '[\"-inf\", 4, false]'")
+    pairs = [("ctx", " abc")] + [("ctx", f" option {i}") for i in range(options - 1)]
+    expected = [(-float(len(x)), len(x), False) for _, x in pairs]
+    assert CachedBackend(Echo(), store, "m").loglikelihood(pairs) == expected
+    sql(store, "UPDATE calls SET value = ? WHERE request LIKE '%\" abc\"%'", (stored,))
     again = CachedBackend(Echo(), store, "m")
-    assert again.loglikelihood([("ctx", " abc")]) == [(-4.0, 4, False)]
-    assert again.backend.stats.calls == 1
-    assert "the log-prob must be a number (not NaN or +inf), not '-inf'" in caplog.text
+    assert again.loglikelihood(pairs) == expected
+    assert again.backend.asked == [" abc"]
+    assert why in caplog.text
 
 
 def test_a_cut_array_blob_is_named_and_computed_again(tmp_path, caplog):

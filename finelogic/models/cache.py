@@ -184,7 +184,7 @@ class CachedBackend:
         time, each answer stored in its own transaction."""
         keyed = [_states_key(self.model_id, r) for r in requests]
         keys = [request_key(k) for k in keyed]
-        found = self.store.get_calls(keys, "hidden_states")
+        found = self.store.get_calls(keys, "hidden_states", self.model_id)
         for i, key in enumerate(keys):
             if key not in found and self.legacy_arrays is not None:
                 legacy = self._legacy_states(key)
@@ -254,7 +254,7 @@ class CachedBackend:
         scored from one shared KV cache, must not be split by a chunk boundary). ``keys``: the requests'
         :func:`request_key`, when the caller has them faster."""
         keys = keys if keys is not None else [request_key(r) for r in requests]
-        found = self.store.get_calls(keys, kind) if cacheable else {}
+        found = self.store.get_calls(keys, kind, self.model_id) if cacheable else {}
         answers: list[Any] = [found.get(k) for k in keys]
         missing = [i for i, a in enumerate(answers) if a is None]
         self.stats.add(cache_hits=len(requests) - len(missing))
