@@ -228,3 +228,19 @@ def test_an_earlier_cache_is_imported_once_and_its_answers_kept_after_it_is_dele
     legacy.unlink()
     cached = CachedBackend(Echo(), tmp_path / "store.sqlite", "m", legacy=legacy)
     assert cached.generate([chat("a")]) == ["from before"] and cached.backend.asked == []
+
+
+def test_finelogic_cache_says_where_the_store_is_and_what_it_holds(tmp_path, monkeypatch, capsys):
+    from finelogic.book.cli import main
+    from finelogic.config import store_path
+    from finelogic.memo import Memo
+
+    monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path))
+    CachedBackend(Echo(), store_path(), "openai:some/model").generate([chat("a"), chat("b")])
+    with Memo("symbolic-verdicts", "f" * 64) as memo:
+        memo["k"] = True
+    assert main(["cache"]) == 0
+    lines = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert lines[0][0] == str(tmp_path / "store.sqlite")
+    assert ["calls", "generate", "openai:some/model", "2"] in lines
+    assert ["memos", "symbolic-verdicts", "f" * 16, "1"] in lines and ["claims", "0"] in lines
