@@ -407,7 +407,10 @@ class Store:
                  holder: str | None = None) -> None:
         """Store one answer (kept if the key is stored already) and drop ``holder``'s claim on it, in one
         transaction. ``value`` is checked by :func:`encode` first."""
-        raw = encode(kind, value)
+        try:
+            raw = encode(kind, value)
+        except BadValue as error:
+            raise BadValue(f"{model}: the answer to {kind} request {key[:16]}... cannot be stored ({error})") from None
         text = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         with self.transaction() as db:
             row = (key, kind, model, text, raw, time.time())
