@@ -3,7 +3,9 @@ variable, URL or file at fault, and no secret appears where a URL is shown or st
 from __future__ import annotations
 
 import base64
+import json
 import logging
+import os
 
 import pytest
 
@@ -73,3 +75,127 @@ def test_credentials_in_a_base_url_are_sent_but_never_shown_logged_or_stored(fak
     assert secret not in caplog.text and "127.0.0.1" in caplog.text
     stored = b"".join(p.read_bytes() for p in tmp_path.glob("store.sqlite*"))
     assert secret.encode() not in stored
+
+
+# ---------------------------------------------------------------------------------------------- data files
+CARD = {"id": "symbolic_00042", "domain": "Symbolic", "context": "If:\na = b\nb != c\na = d\n\nThen",
+        "options": ["a != c", "d = c", "b = d", "a = c"], "answer_index": 0, "answer": "a != c", "hop_depth": 2}
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch):
+    """No hub, no user data folder: a refused file must not be replaced by anything fetched."""
+    monkeypatch.setenv("FINELOGIC_OFFLINE", "1")
+    monkeypatch.delenv("FINELOGIC_DATA_DIR", raising=False)
+
+
+def _load_in_time(*args, **kwargs):
+    """load_dataset(*args), in a thread given 10 s: a read that blocks (a FIFO) fails the test, not the suite."""
+    import threading
+
+    from finelogic.data.loaders import load_dataset
+
+    outcome = []
+
+    def load():
+        try:
+            outcome.append(load_dataset(*args, **kwargs))
+        except Exception as error:  # noqa: BLE001 (the test inspects it)
+            outcome.append(error)
+
+    worker = threading.Thread(target=load, daemon=True)
+    worker.start()
+    worker.join(timeout=10)
+    assert outcome, "the load blocked"
+    return outcome[0]
+
+
+def _lines(path, records):
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+@pytest.mark.parametrize("hostile", ["fifo", "dangling link", "link loop"])
+def test_a_fifo_or_broken_link_in_place_of_prontoqas_file_is_an_error_naming_it_not_the_stand_in(tmp_path, hostile):
+    from finelogic.data.loaders import DatasetFormatError
+
+    (tmp_path / "prontoqa").mkdir()
+    target = tmp_path / "prontoqa" / "dev.json"
+    if hostile == "fifo":
+        os.mkfifo(target)
+    elif hostile == "dangling link":
+        target.symlink_to(tmp_path / "moved-away.json")
+    else:
+        target.symlink_to(target)
+    error = _load_in_time("prontoqa", tmp_path)
+    assert isinstance(error, DatasetFormatError) and str(error).startswith(f"{target}: ")
+    assert {"fifo": "a FIFO (named pipe), not a regular file", "dangling link": "moved-away.json', which does not exist",
+            "link loop": "a loop of symbolic links"}[hostile] in str(error)
+
+
+def test_a_dangling_folio_file_is_an_error_not_a_fall_back_to_the_other_copy(tmp_path):
+    from finelogic.data.loaders import DatasetFormatError
+
+    folio = tmp_path / "folio"
+    (folio / "Logic-LLM_data_FOLIO").mkdir(parents=True)
+    (folio / "Logic-LLM_data_FOLIO" / "dev.json").write_text("[]")  # the other copy, which must not be read
+    (folio / "folio-validation.jsonl").symlink_to(tmp_path / "elsewhere.jsonl")
+    error = _load_in_time("folio", tmp_path)
+    assert isinstance(error, DatasetFormatError) and "folio-validation.jsonl: a symbolic link to" in str(error)
+
+
+def test_a_fifo_named_json_among_fld_files_is_refused_instead_of_blocking(tmp_path):
+    from finelogic.data.loaders import DatasetFormatError
+
+    os.mkfifo(tmp_path / "z-pipe.json")
+    error = _load_in_time("fld", tmp_path)
+    assert isinstance(error, DatasetFormatError) and f"{tmp_path / 'z-pipe.json'}: a FIFO" in str(error)
+
+
+def test_two_items_with_one_id_are_an_error_naming_both(tmp_path):
+    from finelogic.data.loaders import DatasetFormatError
+
+    path = _lines(tmp_path / "cards.jsonl", [CARD, {**CARD, "answer_index": 1, "answer": "d = c"}])
+    error = _load_in_time("logicmark", path)
+    assert isinstance(error, DatasetFormatError)
+    assert str(error) == f"{path} line 2: id 'symbolic_00042' is already the id of {path} line 1"
+    kept = _load_in_time("logicmark", path, strict=False)
+    assert [p.id for p in kept] == ["symbolic_00042"] and kept.skipped[0][0] == f"{path} line 2"
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_a_non_finite_number_is_an_error_never_an_id_like_nan(tmp_path, constant):
+    from finelogic.data.loaders import DatasetFormatError
+
+    path = tmp_path / "cards.jsonl"
+    path.write_text(json.dumps(CARD).replace('"symbolic_00042"', constant) + "\n")
+    error = _load_in_time("logicmark", path)
+    assert isinstance(error, DatasetFormatError)
+    assert str(error).startswith(f"{path} line 1: holds the number {constant}, which is not JSON")
+
+
+def test_json_nested_100000_deep_is_an_error_naming_the_file(tmp_path):
+    from finelogic.data.loaders import DatasetFormatError
+
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    error = _load_in_time("logicmark", path)
+    assert isinstance(error, DatasetFormatError) and str(error).startswith(f"{path}: JSON nested too deeply")
+
+
+def test_a_string_of_millions_of_characters_is_an_error_naming_the_item(tmp_path):
+    from finelogic.data.loaders import DatasetFormatError
+
+    path = _lines(tmp_path / "cards.jsonl", [CARD, {**CARD, "id": "huge", "context": "a = b\n" * 500_000}])
+    error = _load_in_time("logicmark", path)
+    assert isinstance(error, DatasetFormatError)
+    assert str(error).startswith(f"{path} line 2: a string of 3,000,000 characters (at most 1,000,000)")
+
+
+def test_a_server_reply_nested_too_deep_is_retried_like_any_unreadable_reply(fake_server):
+    backend = OpenAIBackend("fake-model", base_url=fake_server.url, max_attempts=3, backoff_base=0.01)
+    fake_server.script["deep"] = ["deep", "ok"]
+    assert backend.generate([[{"role": "user", "content": "deep"}]]) == ["answer to deep"]
+    fake_server.script["hopeless"] = ["deep"] * 3
+    with pytest.raises(RequestFailed, match=r"failed after 3 attempts.*unreadable response \(RecursionError"):
+        backend.generate([[{"role": "user", "content": "hopeless"}]])

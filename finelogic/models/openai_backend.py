@@ -307,7 +307,7 @@ class OpenAIBackend:
                     log.warning("%s: %s; recorded as an empty completion", what, last)
                     return {"text": "", "finish_reason": empty.finish_reason or "empty"}
             except (openai.APIResponseValidationError, ValueError, KeyError, TypeError, AttributeError,
-                    IndexError) as error:
+                    IndexError, RecursionError) as error:  # RecursionError: JSON nested too deep to read
                 last = f"unreadable response ({type(error).__name__}: {self._redact(str(error))[:200]})"
             if attempt < self.max_attempts:
                 log.warning("%s: attempt %d/%d failed (%s); retrying in %.2f s",
