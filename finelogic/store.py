@@ -297,11 +297,9 @@ class Store:
         self._beats = threading.Condition()
         self._holders: dict[str, list[float]] = {}  # holder -> [lease, when its next renewal is due]
         self._beater: threading.Thread | None = None
+        self._busy = busy_seconds
+        self._pid, self._conn = -1, None
         try:
-            self._db = sqlite3.connect(str(self.path), timeout=busy_seconds, isolation_level=None,
-                                       check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")  # WAL: a crash loses no committed row
             with self.transaction() as db:
                 for statement in _SCHEMA.split(";"):  # not executescript(): it would commit midway
                     if statement.strip():
@@ -318,12 +316,28 @@ class Store:
     def __repr__(self) -> str:
         return f"Store({str(self.path)!r})"
 
+    @property
+    def _db(self) -> sqlite3.Connection:
+        """This process's connection (a process forked from the one that opened the store opens its own:
+        a SQLite connection must not cross a fork)."""
+        if self._pid != os.getpid():
+            self._conn = sqlite3.connect(str(self.path), timeout=self._busy, isolation_level=None,
+                                         check_same_thread=False)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")  # WAL: a crash loses no committed row
+            self._pid = os.getpid()
+        return self._conn
+
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """A write transaction (``BEGIN IMMEDIATE``: it takes the store's write lock at once, so what it
         reads is still true when it writes); committed when the block ends, rolled back if it raises."""
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as error:
+                raise StoreError(f"store {self.path}: {error} (another process held its write lock for "
+                                 f"{self._busy:.0f} s, or the folder is read-only)") from None
             try:
                 yield self._db
             except BaseException:
@@ -338,7 +352,9 @@ class Store:
 
     def close(self) -> None:
         with self._lock:
-            self._db.close()
+            if self._conn is not None and self._pid == os.getpid():
+                self._conn.close()
+            self._pid, self._conn = -1, None
 
     # ------------------------------------------------------------------ model calls
     def get_calls(self, keys: Sequence[str], kind: str, model: str | None = None) -> dict[str, Any]:
