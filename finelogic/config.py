@@ -35,9 +35,13 @@ def cache_dir() -> Path:
     return path
 
 
+#: The file name of the one store of model calls and memos (:mod:`finelogic.store`).
+STORE_FILE = "store.sqlite"
+
+
 def store_path() -> Path:
     """The one store of model calls and memos, ``$FINELOGIC_CACHE/store.sqlite`` (:mod:`finelogic.store`)."""
-    return cache_dir() / "store.sqlite"
+    return cache_dir() / STORE_FILE
 
 
 def data_dir() -> Path | None:

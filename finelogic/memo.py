@@ -32,7 +32,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from finelogic.config import cache_dir, safe_name, store_path
+from finelogic.config import STORE_FILE, cache_dir, safe_name, store_path
 from finelogic.store import Store, import_memo_jsonl, open_store
 
 log = logging.getLogger(__name__)
@@ -75,19 +75,21 @@ class Memo:
     """
 
     def __init__(self, name: str, version: str, store: Store | str | os.PathLike | None = None) -> None:
-        legacy_folder = cache_dir() / "memo"
+        legacy_folder: Path | None = None  # where an earlier version kept this memo's file
         if isinstance(store, Store):
             self.store = store
         else:
             path = Path(store) if store is not None else store_path()
             if path.suffix != ".sqlite" and not path.is_file():  # a folder (made if missing)
                 path.mkdir(parents=True, exist_ok=True)
-                legacy_folder, path = path, path / "store.sqlite"
+                legacy_folder, path = path, path / STORE_FILE
+            elif store is None:
+                legacy_folder = cache_dir() / "memo"
             self.store = open_store(path)
         self.name, self.version = name, version
         self.path = self.store.path
-        legacy = legacy_folder / f"{safe_name(name)}-{version[:16]}.jsonl"
-        if legacy.exists():
+        legacy = legacy_folder / f"{safe_name(name)}-{version[:16]}.jsonl" if legacy_folder else None
+        if legacy is not None and legacy.exists():
             import_memo_jsonl(self.store, legacy, name, version)
         self._entries: dict[str, Any] = self.store.memo_items(name, version)
         self._pending: dict[str, Any] = {}

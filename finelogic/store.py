@@ -38,6 +38,9 @@ named, never split into someone else's answer), and records the file with its si
 is imported again only if it changed. Memo JSONL files are imported the same way
 (:func:`import_memo_jsonl`); an earlier ``.npz`` array file is imported when its request is first asked.
 The old files are left as they are (delete them once the store answers).
+
+Generated test sets are not here: :mod:`finelogic.data.stored` keeps each as one JSONL file written whole
+(a temporary file renamed into place), which no accident above can glue to another.
 """
 from __future__ import annotations
 
@@ -61,9 +64,7 @@ log = logging.getLogger(__name__)
 
 #: The store's layout; a store written by a newer layout is refused rather than misread.
 FORMAT = 1
-#: The store's file name inside ``$FINELOGIC_CACHE``.
-STORE_NAME = "store.sqlite"
-#: How long a claim holds without renewal: the longest a stopped or hung peer delays the others.
+#: How long a claim holds without renewal: the longest a stopped or killed peer delays the others.
 LEASE_SECONDS = 30.0
 #: How long a write waits for another process's transaction (they take milliseconds) before failing.
 BUSY_SECONDS = 120.0
@@ -75,8 +76,6 @@ SCAN_SHARE = 0.25
 _JSON = json.JSONDecoder()
 #: SQL: the row's value is one JSON text (what :meth:`Store._scan` gathers; other rows are decoded one by one).
 _WHOLE = "typeof(value) = 'text' AND json_valid(value)"
-#: The verbs of a model call, each with its own value type.
-KINDS = ("generate", "loglikelihood", "hidden_states")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
