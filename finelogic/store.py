@@ -1,4 +1,4 @@
-"""One store for what finelogic keeps and reuses: model calls (all three verbs) and memos, in one SQLite file.
+"""One store for what finelogic keeps and reuses: model calls (all verbs), memos, generated sets: one SQLite file.
 
 The store is ``$FINELOGIC_CACHE/store.sqlite`` (:func:`finelogic.config.store_path`): a SQLite database in
 WAL mode (readers never wait for a writer; several processes share it), written through the standard
@@ -16,6 +16,9 @@ Tables (inspect them with ``sqlite3 $FINELOGIC_CACHE/store.sqlite``; README, "Ca
   for hidden states.
 * ``memos(memo, version, key, value, stored)``: the results of :class:`finelogic.memo.Memo`, JSON text.
 * ``claims(key, holder, pid, host, started, expires)``: requests a process is computing now (below).
+* ``datasets(key, name, problems, count, sha256, stored)``: generated test and training sets
+  (:mod:`finelogic.data.stored`), each one row of JSON lines with their count and sha256, so an edited or
+  cut set is caught on read and made again.
 * ``imports(source, size, rows, skipped, at)``: the JSONL files of earlier versions already imported.
 
 **Validated on read.** Every value is checked against its kind's type when read (:func:`decode`): a text
@@ -37,10 +40,9 @@ sha256 of its own request and its answer passes :func:`decode` (so a glued or cu
 named, never split into someone else's answer), and records the file with its size in ``imports``: a file
 is imported again only if it changed. Memo JSONL files are imported the same way
 (:func:`import_memo_jsonl`); an earlier ``.npz`` array file is imported when its request is first asked.
-The old files are left as they are (delete them once the store answers).
+An earlier version's generated set (``datasets/*.jsonl``) is imported when it is first asked for. The old
+files are left as they are (delete them once the store answers).
 
-Generated test sets are not here: :mod:`finelogic.data.stored` keeps each as one JSONL file written whole
-(a temporary file renamed into place), which no accident above can glue to another.
 """
 from __future__ import annotations
 
@@ -88,6 +90,8 @@ CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, holder TEXT, pid INTEGE
                                    expires REAL);
 CREATE TABLE IF NOT EXISTS imports (source TEXT PRIMARY KEY, size INTEGER NOT NULL, rows INTEGER NOT NULL,
                                     skipped INTEGER NOT NULL, at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS datasets (key TEXT PRIMARY KEY, name TEXT NOT NULL, problems TEXT NOT NULL,
+                                     count INTEGER NOT NULL, sha256 TEXT NOT NULL, stored REAL NOT NULL);
 """
 
 
@@ -281,6 +285,15 @@ def alive(pid: int, started: str) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------- the store
+def _identity(path: Path) -> tuple[int, int] | None:
+    """The file's device and inode (None when it is gone): what tells a replaced file from the same one."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
 class Store:
     """The SQLite store at ``path`` (created with its tables if missing). Safe for the threads of one
     process (one connection behind a lock) and for several processes (SQLite's locking, WAL).
@@ -297,9 +310,13 @@ class Store:
         self._holders: dict[str, list[float]] = {}  # holder -> [lease, when its next renewal is due]
         self._beater: threading.Thread | None = None
         self._busy = busy_seconds
-        self._pid, self._conn = -1, None
+        self._pid, self._conn, self._file = -1, None, None
+        self._create()
+
+    def _create(self) -> None:
+        """Open the file and make its tables where missing; refuse a file that is not a store of this layout."""
         try:
-            with self.transaction() as db:
+            with self._opened() as db:
                 for statement in _SCHEMA.split(";"):  # not executescript(): it would commit midway
                     if statement.strip():
                         db.execute(statement)
@@ -320,17 +337,37 @@ class Store:
         """This process's connection (a process forked from the one that opened the store opens its own:
         a SQLite connection must not cross a fork)."""
         if self._pid != os.getpid():
+            self.path.parent.mkdir(parents=True, exist_ok=True)  # its folder may have been removed since
             self._conn = sqlite3.connect(str(self.path), timeout=self._busy, isolation_level=None,
                                          check_same_thread=False)
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")  # WAL: a crash loses no committed row
             self._pid = os.getpid()
+            self._file = _identity(self.path)
         return self._conn
+
+    def _same_file(self) -> None:
+        """Reconnect (and make the tables again) when the store's file was deleted or replaced since this
+        connection opened it (``rm store.sqlite*`` to clear it, a fresh rehearsal removing its cache):
+        otherwise answers would go on being written to the deleted file and be lost."""
+        if self._conn is not None and self._pid == os.getpid() and _identity(self.path) != self._file:
+            log.warning("store %s: the file was deleted or replaced; opening it afresh", self.path)
+            self._conn.close()
+            self._pid, self._conn = -1, None
+            self._create()
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """A write transaction (``BEGIN IMMEDIATE``: it takes the store's write lock at once, so what it
         reads is still true when it writes); committed when the block ends, rolled back if it raises."""
+        with self._lock:
+            self._same_file()
+            with self._opened() as db:
+                yield db
+
+    @contextlib.contextmanager
+    def _opened(self) -> Iterator[sqlite3.Connection]:
+        """:meth:`transaction` on the connection as it is (no check that the file is still the same)."""
         with self._lock:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
@@ -347,6 +384,7 @@ class Store:
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         """Rows of a read-only query (WAL: never waits for a writer)."""
         with self._lock:
+            self._same_file()
             return self._db.execute(sql, params).fetchall()
 
     def close(self) -> None:
@@ -359,7 +397,9 @@ class Store:
     def get_calls(self, keys: Sequence[str], kind: str, model: str | None = None) -> dict[str, Any]:
         """The stored, valid answers of ``kind`` among ``keys``; a bad row is named, deleted and missing.
         With ``model`` (the keys' model), a call asking for a large share of its answers reads them in one scan."""
-        return self._get_calls(self._db, keys, kind, model, locked=False)
+        with self._lock:
+            self._same_file()
+            return self._get_calls(self._db, keys, kind, model, locked=False)
 
     def _get_calls(self, db: sqlite3.Connection, keys: Sequence[str], kind: str, model: str | None, *,
                    locked: bool) -> dict[str, Any]:
@@ -561,6 +601,52 @@ class Store:
         with self.transaction() as db:
             db.executemany("INSERT OR IGNORE INTO memos VALUES (?, ?, ?, ?, ?)", rows)
 
+    # ------------------------------------------------------------------ generated sets
+    def get_dataset(self, key: str) -> list[dict[str, Any]] | None:
+        """The records of the generated set stored under ``key`` (None when there is none, or its row is
+        bad: named, deleted, and then made again). A row is good when its text's sha256 and line count are
+        the ones written with it and every line is one JSON object: a hand edit or a cut text is caught."""
+        rows = self.query("SELECT name, problems, count, sha256 FROM datasets WHERE key = ?", (key,))
+        if not rows:
+            return None
+        name, text, count, digest = rows[0]
+        try:
+            if type(text) is not str:
+                raise BadValue(f"a {type(text).__name__} where JSON lines were expected")
+            if hashlib.sha256(text.encode("utf-8")).hexdigest() != digest:
+                raise BadValue("its text is not the one stored (sha256 differs: edited or cut?)")
+            lines = text.splitlines()
+            if len(lines) != count:
+                raise BadValue(f"{len(lines)} lines where {count} were stored")
+            records = [decode("json", line) for line in lines]
+            if not all(type(r) is dict for r in records):
+                raise BadValue("a line that is not a JSON object")
+            return records
+        except BadValue as error:
+            self.drop_dataset(key, f"{name}: {error}")
+            return None
+
+    def drop_dataset(self, key: str, why: str) -> None:
+        """Delete a bad generated set's row, saying why (it is made again)."""
+        log.warning("store %s: datasets row %s (%s) is bad; it is removed and made again", self.path, key, why)
+        with self.transaction() as db:
+            db.execute("DELETE FROM datasets WHERE key = ?", (key,))
+
+    def put_dataset(self, key: str, name: str, lines: Sequence[str]) -> None:
+        """Store a generated set as its records' JSON lines, with their count and sha256, in one transaction."""
+        text = "".join(line + "\n" for line in lines)
+        with self.transaction() as db:
+            db.execute("REPLACE INTO datasets VALUES (?, ?, ?, ?, ?, ?)",
+                       (key, name, text, len(lines), hashlib.sha256(text.encode("utf-8")).hexdigest(), time.time()))
+
+    def copy_datasets(self, target: "Store") -> int:
+        """Copy the generated sets ``target`` lacks into it; returns how many."""
+        have = {key for key, in target.query("SELECT key FROM datasets")}
+        rows = [r for r in self.query("SELECT key, name, problems, count, sha256, stored FROM datasets") if r[0] not in have]
+        with target.transaction() as db:
+            db.executemany("INSERT OR IGNORE INTO datasets VALUES (?, ?, ?, ?, ?, ?)", rows)
+        return len(rows)
+
     # ------------------------------------------------------------------ imports
     def needs_import(self, source: Path) -> bool:
         """Whether ``source`` (an earlier version's file) exists and is not imported at its present size."""
@@ -582,8 +668,9 @@ class Store:
         calls = self.query("SELECT 'calls', kind, model, count(*) FROM calls GROUP BY kind, model ORDER BY 2, 3")
         memos = self.query("SELECT 'memos', memo, substr(version, 1, 16), count(*) FROM memos "
                            "GROUP BY memo, version ORDER BY 2, 3")
+        sets = self.query("SELECT 'datasets', name, '', count(*) FROM datasets GROUP BY name ORDER BY 2")
         claims = self.query("SELECT 'claims', '', '', count(*) FROM claims")
-        return calls + memos + claims
+        return calls + memos + sets + claims
 
 
 _OPEN: dict[tuple[str, int], Store] = {}

@@ -244,3 +244,17 @@ def test_finelogic_cache_says_where_the_store_is_and_what_it_holds(tmp_path, mon
     assert lines[0][0] == str(tmp_path / "store.sqlite")
     assert ["calls", "generate", "openai:some/model", "2"] in lines
     assert ["memos", "symbolic-verdicts", "f" * 16, "1"] in lines and ["claims", "0"] in lines
+
+
+def test_a_store_deleted_while_a_run_has_it_open_is_made_again_and_keeps_the_later_answers(tmp_path, caplog):
+    import shutil
+
+    folder = tmp_path / "cache"
+    cached = CachedBackend(Echo(), folder / "store.sqlite", "m")
+    cached.generate([chat("before")])
+    shutil.rmtree(folder)  # `rm -r $FINELOGIC_CACHE`, or a fresh rehearsal clearing its cache
+    assert cached.generate([chat("after")]) == ["answer to after"]
+    assert "was deleted or replaced; opening it afresh" in caplog.text
+    again = CachedBackend(Echo(), folder / "store.sqlite", "m")
+    assert again.generate([chat("after"), chat("before")]) == ["answer to after", "answer to before"]
+    assert again.backend.asked == ["before"]  # "after" was kept in the new store, not in the deleted one
