@@ -54,7 +54,7 @@ def _rehearse(args: argparse.Namespace) -> int:
 
 
 def _cache() -> int:
-    """Where the store is and what it holds (rows per verb and model, per memo, claims held now)."""
+    """Where the store is and what it holds (rows per verb and model, per memo, per generated set, claims now)."""
     from finelogic.config import store_path
     from finelogic.store import open_store
 
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     rehearse.add_argument("--resume", action="store_true",
                           help="keep the rehearsal's cache and results: a resumed or fully cached rehearsal")
     rehearse.add_argument("--train-steps", type=int, default=2, help="optimizer steps per fine-tuned model")
-    sub.add_parser("cache", help="where the one store of model calls and memos is, and what it holds")
+    sub.add_parser("cache", help="where the one store (model calls, memos, generated sets) is, and what it holds")
     args = parser.parse_args(argv)
     clashing = sorted({name for name, _ in getattr(args, "parameter", []) if name in ("profile", "seed")})
     if clashing:  # one source of truth: the run records and names its profile and seed
