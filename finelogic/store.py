@@ -700,8 +700,9 @@ def import_jsonl(store: Store, source: str | os.PathLike) -> int:
     source = Path(source)
     if not store.needs_import(source):
         return 0
-    if not source.is_file():
-        raise StoreError(f"{source}: not a regular file; it cannot be imported into {store.path}")
+    if not source.is_file():  # a FIFO or the like: reading it could block
+        log.warning("%s: not a regular file; not imported into %s", source, store.path)
+        return 0
     rows, skipped = [], []
     with source.open("rb") as handle:
         for number, line in enumerate(handle, start=1):
@@ -736,6 +737,9 @@ def import_memo_jsonl(store: Store, source: str | os.PathLike, memo: str, versio
     results it held. Unreadable lines are skipped with the file and line named."""
     source = Path(source)
     if not store.needs_import(source):
+        return 0
+    if not source.is_file():  # a FIFO or the like: reading it could block
+        log.warning("%s: not a regular file; not imported into %s", source, store.path)
         return 0
     items, skipped = {}, 0
     for number, line in enumerate(source.read_bytes().split(b"\n"), start=1):

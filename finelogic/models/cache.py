@@ -69,7 +69,6 @@ def _loglikelihood_keys(model_id: str, pairs: Sequence[tuple[str, str]]) -> list
                            .encode("utf-8")).hexdigest() for c, x in pairs]
 
 
-
 class CachedBackend:
     """Any backend behind the cache: same verbs, answered from the store where the request was seen before.
 
