@@ -5,7 +5,8 @@ Both caches wrap the same scripted backend (answers at once, so only the cache i
 * **cached rerun**: ``--requests`` generations (2,000) and ``--scores`` log-likelihoods (20,000, a
   LogicMark-like rerun) stored once, then asked again by a fresh wrapper (a new run: the store opened, or
   the JSONL file read whole, then every answer a hit, in one call per verb and then 16 generations per call
-  as the accuracy evaluation asks); the best of ``--repeats`` tries of each part;
+  as the accuracy evaluation asks); the best of ``--repeats`` (5) tries of each part, old and new taking
+  turns within each try;
 * **8-way concurrent writes**: ``--workers`` processes (8) started together, each asking its own
   ``--requests / workers`` generations (``disjoint``) or all asking the same ``--requests`` (``shared``:
   claims decide who computes what), answers stored one by one as they arrive (``on_result``, as the OpenAI
@@ -84,31 +85,34 @@ def chats(names: list[str]) -> list[list[dict[str, str]]]:
     return [[{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": name}] for name in names]
 
 
-def cached_rerun(kind: str, folder: Path, revision: str, requests: int, scores: int,
-                 repeats: int) -> tuple[float, float, float, float]:
-    """Seconds for a fresh wrapper (a new run) to open its cache, answer every generation from it in one
-    call, every log-likelihood in one call, then every generation again 16 per call (best of ``repeats``
-    each)."""
+def cached_rerun(folders: dict[str, Path], revision: str, requests: int, scores: int,
+                 repeats: int) -> dict[str, list[float]]:
+    """Per cache kind, seconds for a fresh wrapper (a new run) to open its cache, answer every generation
+    from it in one call, every log-likelihood in one call, then every generation again 16 per call: the
+    best of ``repeats`` tries each, the kinds taking turns within each try (so load drift hits both)."""
     asked = chats([f"question {i}: " + "premise. " * 40 for i in range(requests)])
     pairs = [(f"context {i // 4}: " + "fact. " * 60, f" option {i % 4}") for i in range(scores)]
-    filling = wrapper(kind, folder, revision)
-    filling.generate(asked)
-    filling.loglikelihood(pairs)
-    best = [float("inf")] * 3
+    for kind, folder in folders.items():
+        filling = wrapper(kind, folder, revision)
+        filling.generate(asked)
+        filling.loglikelihood(pairs)
+    best = {kind: [float("inf")] * 4 for kind in folders}
     for _ in range(repeats):
-        start = time.perf_counter()
-        again = wrapper(kind, folder, revision)
-        opened = time.perf_counter()
-        assert again.generate(asked)[-1] == f"answer to {asked[-1][-1]['content']}"
-        middle = time.perf_counter()
-        assert len(again.loglikelihood(pairs)) == scores
-        end = time.perf_counter()
-        for at in range(0, requests, 16):  # as the accuracy evaluation asks: a batch at a time
-            again.generate(asked[at:at + 16])
-        small = time.perf_counter()
-        assert again.backend.stats.calls == 0
-        best = [min(b, t) for b, t in zip(best, (opened - start, middle - opened, end - middle, small - end))]
-    return best[0], best[1], best[2], best[3]
+        for kind, folder in folders.items():
+            start = time.perf_counter()
+            again = wrapper(kind, folder, revision)
+            opened = time.perf_counter()
+            assert again.generate(asked)[-1] == f"answer to {asked[-1][-1]['content']}"
+            middle = time.perf_counter()
+            assert len(again.loglikelihood(pairs)) == scores
+            end = time.perf_counter()
+            for at in range(0, requests, 16):  # as the accuracy evaluation asks: a batch at a time
+                again.generate(asked[at:at + 16])
+            small = time.perf_counter()
+            assert again.backend.stats.calls == 0
+            times = (opened - start, middle - opened, end - middle, small - end)
+            best[kind] = [min(b, t) for b, t in zip(best[kind], times)]
+    return best
 
 
 def _worker(kind: str, folder: str, revision: str, names: list[str], go: Any, ready: Any) -> None:
@@ -148,17 +152,16 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--scores", type=int, default=20000)
     parser.add_argument("--workers", type=int, default=8)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--baseline", default="7c40b26", help="git revision of the JSONL cache")
     args = parser.parse_args()
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
     rows = []
     with tempfile.TemporaryDirectory() as root:
-        timings: dict[str, list[float]] = {}
-        for kind in ("old", "new"):
-            folder = Path(root) / f"rerun-{kind}"
+        folders = {kind: Path(root) / f"rerun-{kind}" for kind in ("old", "new")}
+        for folder in folders.values():
             folder.mkdir()
-            timings[kind] = list(cached_rerun(kind, folder, args.baseline, args.requests, args.scores, args.repeats))
+        timings = cached_rerun(folders, args.baseline, args.requests, args.scores, args.repeats)
         parts = ("opening the cache", f"{args.requests} generations in one call",
                  f"{args.scores} log-likelihoods in one call", f"{args.requests} generations, 16 per call")
         for i, what in enumerate(parts):
