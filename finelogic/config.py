@@ -8,11 +8,40 @@ from pathlib import Path
 from typing import Any, Iterator
 
 
+class EnvironmentSettingError(ValueError):
+    """An environment variable set to something finelogic cannot use; the message names the variable."""
+
+
+def folder_setting(name: str, default: Path) -> Path:
+    """The folder environment variable ``name`` names, or ``default`` when it is unset.
+
+    Set but empty (or only spaces: ``FINELOGIC_CACHE=``, a shell variable that expanded to nothing) is an
+    error naming the variable, never the working folder (``Path("")`` is ``.``), where caches and results
+    would otherwise land unnoticed."""
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    if not value.strip():
+        raise EnvironmentSettingError(f"{name} is set but empty; unset it (default {default}) or name a folder")
+    if value != value.strip():
+        raise EnvironmentSettingError(f"{name}={value!r} starts or ends with whitespace; write the folder without it")
+    return Path(value).expanduser()
+
+
 def cache_dir() -> Path:
     """``$FINELOGIC_CACHE`` or ``~/.cache/finelogic``; created on first use."""
-    path = Path(os.environ.get("FINELOGIC_CACHE", Path.home() / ".cache" / "finelogic")).expanduser()
+    path = folder_setting("FINELOGIC_CACHE", Path.home() / ".cache" / "finelogic")
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+#: The file name of the one store of model calls and memos (:mod:`finelogic.store`).
+STORE_FILE = "store.sqlite"
+
+
+def store_path() -> Path:
+    """The one store of model calls and memos, ``$FINELOGIC_CACHE/store.sqlite`` (:mod:`finelogic.store`)."""
+    return cache_dir() / STORE_FILE
 
 
 def data_dir() -> Path | None:
@@ -38,10 +67,21 @@ def book_output_dir() -> Path:
 
 def results_dir(profile: str) -> Path:
     """``$FINELOGIC_RESULTS`` or ``<repo>/results``, then ``/<profile>``; created on first use."""
-    base = Path(os.environ.get("FINELOGIC_RESULTS", repo_root() / "results")).expanduser()
+    base = folder_setting("FINELOGIC_RESULTS", repo_root() / "results")
     path = base / profile
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def redact_url(url: str | None) -> str | None:
+    """``url`` with any password (or token) in it replaced by ``***``: ``http://user:KEY@host/v1`` becomes
+    ``http://user:***@host/v1``, ``http://KEY@host`` becomes ``http://***@host``. For every place a URL is
+    shown or stored (logs, errors, provenance)."""
+    if not url:
+        return url
+    return re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*://)([^/?#@]*)@",
+                  lambda m: m.group(1) + (m.group(2).split(":", 1)[0] + ":***" if ":" in m.group(2) else "***") + "@",
+                  url)
 
 
 def safe_name(text: str) -> str:

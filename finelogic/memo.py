@@ -5,15 +5,17 @@ the symbolic judge's verdicts on ~90,000 steps, the baselines' solver calls, the
 checks, the supervision styles' line checks. Each is a pure function of its inputs and of the package's
 code, so its result can be kept like a model answer. A :class:`Memo` is that store for one kind of result:
 
-* one append-only JSONL file ``$FINELOGIC_CACHE/memo/<name>-<version>.jsonl`` (data, never pickle), a line
-  ``{"key": ..., "value": ...}`` per result;
-* the ``version`` is part of the file name: a digest of the sources the computation runs
-  (:func:`source_version`), so a change to that code starts a new file and an old result is never read
-  again (delete ``memo/`` to reclaim the space);
-* ``memo[key] = value`` buffers; :meth:`Memo.flush` appends the buffer in one ``write`` under a lock on the
-  file (several processes may share a memo: a key written twice is read once), and runs every
-  :data:`FLUSH_EVERY` new results and when the ``with`` block ends, so a crash loses
-  at most the last few; a torn last line is skipped with a warning naming the file.
+* rows of the ``memos`` table of the one store (:mod:`finelogic.store`, ``$FINELOGIC_CACHE/store.sqlite``),
+  ``(memo, version, key, value)``, the value JSON (data, never pickle), checked on read (a row that is not
+  JSON is named, deleted and computed again);
+* the ``version`` is a digest of the sources the computation runs (:func:`source_version`), so a change to
+  that code starts afresh and an old result is never read again (``DELETE FROM memos WHERE memo = ...``, or
+  delete the store, to reclaim the space);
+* ``memo[key] = value`` buffers; :meth:`Memo.flush` writes the buffer in one transaction (several processes
+  may share a memo: a key written twice keeps its first value), and runs every :data:`FLUSH_EVERY` new
+  results and when the ``with`` block ends, so a crash loses at most the last few;
+* a memo file of an earlier version (``$FINELOGIC_CACHE/memo/<name>-<version>.jsonl``) is imported once
+  (:func:`finelogic.store.import_memo_jsonl`) and not read again.
 
 Evaluation code takes any mapping (``memo.get(key)`` / ``memo[key] = value``; a plain ``dict`` in tests)
 and never opens files: the run that calls it opens the :class:`Memo`. Keys are strings; :func:`memo_key`
@@ -30,8 +32,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from finelogic.config import cache_dir, safe_name
-from finelogic.files import exclusive_lock
+from finelogic.config import STORE_FILE, cache_dir, safe_name, store_path
+from finelogic.store import Store, import_memo_jsonl, open_store
 
 log = logging.getLogger(__name__)
 
@@ -65,44 +67,34 @@ class Memo:
     """A persistent ``key -> JSON value`` map for one kind of result, tied to a code version.
 
     Args:
-        name: what is kept, e.g. ``"symbolic-verdicts"`` (becomes part of the file name).
+        name: what is kept, e.g. ``"symbolic-verdicts"``.
         version: what the results depend on besides the key, e.g. ``source_version("eval", "logic")``.
-        folder: where the file lives; default ``$FINELOGIC_CACHE/memo``.
+        store: the store (:class:`finelogic.store.Store`), its SQLite file, or a folder holding it as
+            ``store.sqlite`` (and where an earlier version kept this memo's JSONL file); default the one
+            store, ``$FINELOGIC_CACHE/store.sqlite``.
     """
 
-    def __init__(self, name: str, version: str, folder: str | os.PathLike | None = None) -> None:
-        folder = Path(folder) if folder is not None else cache_dir() / "memo"
-        folder.mkdir(parents=True, exist_ok=True)
-        self.path = folder / f"{safe_name(name)}-{version[:16]}.jsonl"
-        self._entries: dict[str, Any] = {}
+    def __init__(self, name: str, version: str, store: Store | str | os.PathLike | None = None) -> None:
+        legacy_folder: Path | None = None  # where an earlier version kept this memo's file
+        if isinstance(store, Store):
+            self.store = store
+        else:
+            path = Path(store) if store is not None else store_path()
+            if path.suffix != ".sqlite" and not path.is_file():  # a folder (made if missing)
+                path.mkdir(parents=True, exist_ok=True)
+                legacy_folder, path = path, path / STORE_FILE
+            elif store is None:
+                legacy_folder = cache_dir() / "memo"
+            self.store = open_store(path)
+        self.name, self.version = name, version
+        self.path = self.store.path
+        legacy = legacy_folder / f"{safe_name(name)}-{version[:16]}.jsonl" if legacy_folder else None
+        if legacy is not None and legacy.exists():
+            import_memo_jsonl(self.store, legacy, name, version)
+        self._entries: dict[str, Any] = self.store.memo_items(name, version)
         self._pending: dict[str, Any] = {}
         self._lock = threading.Lock()
         self.hits = 0
-        self._read()
-
-    def _read(self) -> None:
-        try:
-            raw = self.path.read_bytes()
-        except FileNotFoundError:
-            return
-        lines = [line for line in raw.split(b"\n") if line.strip()]
-        try:  # the usual case, every line whole: one parse for the file
-            records = json.loads(b"[" + b",".join(lines) + b"]")
-            for record in records:
-                self._entries.setdefault(record["key"], record["value"])
-            return
-        except (ValueError, KeyError, TypeError):
-            pass
-        position = 0
-        for line in raw.split(b"\n"):
-            if line.strip():
-                try:
-                    record = json.loads(line)
-                    self._entries.setdefault(record["key"], record["value"])
-                except (ValueError, KeyError, TypeError):
-                    log.warning("memo %s: skipping an unreadable line at byte %d (torn by a crash?)", self.path,
-                                position)
-            position += len(line) + 1
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -124,6 +116,9 @@ class Memo:
         return self._entries[key]
 
     def __setitem__(self, key: str, value: Any) -> None:
+        if not isinstance(key, str):
+            raise TypeError(f"memo {self.name}: keys are strings (memo_key makes one), not {type(key).__name__}")
+        json.dumps(value)  # not JSON-able: refused here, naming the caller's line, not at the flush
         with self._lock:
             if key in self._entries:
                 return
@@ -134,17 +129,11 @@ class Memo:
             self.flush()
 
     def flush(self) -> None:
-        """Append the buffered results to the file: one ``write`` under the file's lock."""
+        """Write the buffered results to the store in one transaction."""
         with self._lock:
             pending, self._pending = self._pending, {}
-        if not pending:
-            return
-        text = "".join(json.dumps({"key": k, "value": v}, ensure_ascii=False) + "\n" for k, v in pending.items())
-        with exclusive_lock(self.path.with_name(self.path.name + ".lock")):
-            with self.path.open("ab") as handle:
-                if handle.tell() and not _ends_with_newline(self.path):
-                    text = "\n" + text  # close off a torn line left by a crash
-                handle.write(text.encode("utf-8"))
+        if pending:
+            self.store.put_memos(self.name, self.version, pending)
 
     def __enter__(self) -> "Memo":
         return self
@@ -153,10 +142,4 @@ class Memo:
         self.flush()
 
     def __repr__(self) -> str:
-        return f"Memo({self.path}, {len(self._entries)} results)"
-
-
-def _ends_with_newline(path: Path) -> bool:
-    with path.open("rb") as handle:
-        handle.seek(-1, os.SEEK_END)
-        return handle.read(1) == b"\n"
+        return f"Memo({self.name!r} in {self.path}, {len(self._entries)} results)"

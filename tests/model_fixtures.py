@@ -53,7 +53,8 @@ class FakeOpenAI:
 
     ``script[prompt]`` lists what successive requests for that prompt get: ``"ok"``, ``"429"``
     (with ``Retry-After: retry_after``), ``"500"``, ``"slow"`` (answers after ``slow_seconds``),
-    ``"malformed"`` (200 with broken JSON), ``"drop"`` (closes the connection unanswered),
+    ``"malformed"`` (200 with broken JSON), ``"deep"`` (200 with JSON nested 100,000 deep), ``"drop"``
+    (closes the connection unanswered),
     ``"400"``/``"401"`` (error bodies that quote the Authorization header, as careless servers do),
     ``"trickle"`` (a whole answer sent one byte every ``trickle_seconds``), ``"html"`` (200 with a web
     page), ``"no_choices"`` (200 with ``choices: []``), ``"null"`` (content null, finish_reason ``stop``),
@@ -126,6 +127,8 @@ class FakeOpenAI:
                     time.sleep(fake.slow_seconds)
                 if behaviour == "malformed":
                     return self._send(200, b'{"id": "x", "choices": [', {})
+                if behaviour == "deep":  # valid JSON, nested deeper than Python's reader follows
+                    return self._send(200, b'{"choices": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", {})
                 if behaviour == "html":
                     return self._send(200, b"<html><body>502 Bad Gateway</body></html>", {}, "text/html")
                 if behaviour in ("no_choices", "null", "null_length"):

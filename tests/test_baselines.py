@@ -7,6 +7,7 @@ proof and formulas, or with what a test tells it to. No neural model is loaded.
 from __future__ import annotations
 
 import re
+import sqlite3
 
 import pandas as pd
 import pytest
@@ -352,8 +353,8 @@ def test_an_accuracy_run_keeps_the_baselines_translations_in_a_memo_its_rerun_re
     for _ in range(2):
         runs.append(accuracy.run("smoke", seed=11, backends={"embedded": ScriptedModel()},
                                  data_dir=tmp_path / "no-data", settings=["Logic-LM", "SymbCoT"]))
-        memo, = (tmp_path / "cache" / "memo").glob("baseline-translations-*.jsonl")
-        sizes.append(len(memo.read_text().splitlines()))
+        with sqlite3.connect(tmp_path / "cache" / "store.sqlite") as db:  # as `sqlite3 store.sqlite` shows it
+            sizes.append(db.execute("SELECT count(*) FROM memos WHERE memo = 'baseline-translations'").fetchone()[0])
     assert sizes[0] > 0 and sizes[1] == sizes[0]  # one result per distinct reply and baseline; the rerun adds none
     first, again = (r.records.drop(columns="seconds") for r in runs)
     assert again.equals(first) and runs[1].traces.equals(runs[0].traces)

@@ -1,7 +1,10 @@
-"""The response cache in front of an in-process backend: reruns are free, nothing is duplicated."""
+"""The response cache in front of an in-process backend: reruns are free, nothing is duplicated.
+
+The answers live in the one SQLite store; the tests look inside it with plain SQL, as a user would with
+``sqlite3``."""
 from __future__ import annotations
 
-import json
+import sqlite3
 
 import numpy as np
 
@@ -31,29 +34,35 @@ def _conv(text):
     return [{"role": "user", "content": text}]
 
 
+def _rows(path, sql="SELECT key FROM calls"):
+    """What ``sqlite3 <path> <sql>`` prints, as a list of rows."""
+    with sqlite3.connect(path) as db:
+        return db.execute(sql).fetchall()
+
+
 def test_second_run_is_answered_from_disk_without_model_calls(tmp_path):
-    path = tmp_path / "cache.jsonl"
+    path = tmp_path / "cache.sqlite"
     first = CachedBackend(CountingBackend(), path, "m")
     assert first.generate([_conv("abc"), _conv("xy")]) == ["cba", "yx"]
     again = CachedBackend(CountingBackend(), path, "m")  # a new process: only the file is shared
     assert again.generate([_conv("xy"), _conv("abc")]) == ["yx", "cba"]
     assert again.backend.stats.calls == 0 and again.stats.cache_hits == 2
-    assert len(path.read_text().splitlines()) == 2
+    assert len(_rows(path)) == 2
 
 
 def test_only_misses_reach_the_model_and_duplicates_are_computed_once(tmp_path):
-    cached = CachedBackend(CountingBackend(), tmp_path / "c.jsonl", "m", chunk_size=2)
+    cached = CachedBackend(CountingBackend(), tmp_path / "c.sqlite", "m", chunk_size=2)
     cached.generate([_conv("a")])
     out = cached.generate([_conv("a"), _conv("b"), _conv("b"), _conv("c"), _conv("d")])
     assert out == ["a", "b", "b", "c", "d"]
     assert cached.backend.asked == ["a", "b", "c", "d"]  # 'a' once, 'b' once despite appearing twice
     assert cached.backend.stats.calls == 3  # chunks: [a], [b, c], [d]
-    keys = [json.loads(line)["key"] for line in (tmp_path / "c.jsonl").read_text().splitlines()]
+    keys = [key for key, in _rows(tmp_path / "c.sqlite")]
     assert len(keys) == len(set(keys)) == 4
 
 
 def test_models_and_configs_never_share_answers(tmp_path):
-    path = tmp_path / "c.jsonl"
+    path = tmp_path / "c.sqlite"
     CachedBackend(CountingBackend(), path, "model-a").generate([_conv("q")])
     other_model = CachedBackend(CountingBackend(), path, "model-b")
     other_model.generate([_conv("q")])
@@ -63,48 +72,19 @@ def test_models_and_configs_never_share_answers(tmp_path):
 
 
 def test_unseeded_sampling_is_never_cached(tmp_path):
-    cached = CachedBackend(CountingBackend(), tmp_path / "c.jsonl", "m")
+    cached = CachedBackend(CountingBackend(), tmp_path / "c.sqlite", "m")
     sampled = GenerationConfig(temperature=0.7, top_p=0.9, seed=None)
     cached.generate([_conv("q")], sampled)
     cached.generate([_conv("q")], sampled)
-    assert cached.backend.stats.calls == 2 and not (tmp_path / "c.jsonl").exists()
+    assert cached.backend.stats.calls == 2 and _rows(tmp_path / "c.sqlite") == []
 
 
 def test_loglikelihood_is_cached_and_attributes_pass_through(tmp_path):
-    cached = CachedBackend(CountingBackend(), tmp_path / "c.jsonl", "m")
+    cached = CachedBackend(CountingBackend(), tmp_path / "c.sqlite", "m")
     assert cached.loglikelihood([("ctx", " abc")]) == [(-4.0, 4, False)]
     assert cached.loglikelihood([("ctx", " abc")]) == [(-4.0, 4, False)]
     assert cached.backend.stats.calls == 1
     assert cached.tokenizer == "the-tokenizer"
-
-
-def test_the_file_reads_as_one_json_parse_per_line_would_read_it(tmp_path, caplog):
-    """Lines in the cache's own layout are read without parsing their requests; the answers are those of
-    parsing every line whole: first line of a key wins, torn and foreign lines are skipped or read whole."""
-    import hashlib
-    import logging
-
-    from finelogic.models.cache import ResponseCache
-
-    key = lambda name: hashlib.sha256(name.encode()).hexdigest()  # noqa: E731
-    line = lambda k, request, response: json.dumps({"key": k, "request": request, "response": response},  # noqa: E731
-                                                   ensure_ascii=False)
-    tricky = {"kind": "generate", "messages": [{"role": "user", "content": 'say ", "response": [1] } é\n'}]}
-    lines = [line(key("a"), tricky, {"text": 'a ", "response": 2}', "finish_reason": "stop"}),
-             line(key("b"), {"context": "x"}, [-1.5, 3, False]),
-             line(key("a"), {}, {"text": "second a", "finish_reason": None}),  # a key written twice: first wins
-             line(key("c"), {}, [-2.0, 1, True])[:-20],  # torn by a crash, closed off by a later append
-             line(key("d"), {}, {"text": "d}", "finish_reason": "length"}).split('d}"')[0] + "d}",  # torn in the response
-             json.dumps({"response": [0.5, 1, True], "key": key("e"), "request": {}}),  # another layout
-             line(key("f"), {}, [-0.25, 2, False])]
-    path = tmp_path / "c.jsonl"
-    path.write_text("\n".join(lines) + "\n", "utf-8")
-    with caplog.at_level(logging.WARNING):
-        cache = ResponseCache(path)
-    assert {k: cache.get(key(k)) for k in "abcdef"} == {
-        "a": {"text": 'a ", "response": 2}', "finish_reason": "stop"}, "b": [-1.5, 3, False], "c": None,
-        "d": None, "e": [0.5, 1, True], "f": [-0.25, 2, False]}
-    assert caplog.text.count("unreadable line") == 2 and len(cache) == 4
 
 
 def test_loglikelihood_keys_are_the_canonical_request_keys(tmp_path):
@@ -128,33 +108,45 @@ class StatesBackend:
 
 
 def test_hidden_states_are_cached_as_arrays_per_request(tmp_path):
-    first = CachedBackend(StatesBackend(), tmp_path / "c.jsonl", "m")
+    first = CachedBackend(StatesBackend(), tmp_path / "c.sqlite", "m")
     plain = first.hidden_states("abcdef", [2, 4], layer=-1)
     nested = first.hidden_states("abcdef", [2, 4], layer=-1, suffixes=["x", "y"])
     assert plain.tolist() == [[2, 1, 6], [4, 3, 6]] and [a.tolist() for a in nested] == [[[2, 1, 6]], [[4, 3, 6]]]
-    again = CachedBackend(StatesBackend(), tmp_path / "c.jsonl", "m")  # a new process: only the files are shared
+    again = CachedBackend(StatesBackend(), tmp_path / "c.sqlite", "m")  # a new process: only the files are shared
     assert again.hidden_states("abcdef", [2, 4], layer=-1).tolist() == plain.tolist()
     assert [a.tolist() for a in again.hidden_states("abcdef", [2, 4], layer=-1, suffixes=["x", "y"])] == \
         [a.tolist() for a in nested]
     assert again.backend.stats.calls == 0 and again.stats.cache_hits == 2
     again.hidden_states("abcdef", [2, 4], layer=0)  # another layer is another request
-    assert again.backend.stats.calls == 1 and len(list((tmp_path / "c.arrays").glob("*.npz"))) == 3
+    assert again.backend.stats.calls == 1
+    assert _rows(tmp_path / "c.sqlite", "SELECT kind, count(*) FROM calls GROUP BY kind") == [("hidden_states", 3)]
 
 
-def test_hidden_states_files_written_by_earlier_versions_are_still_read(tmp_path):
-    """Caches filled before the one-block layout (one .npz member per array) keep answering."""
-    first = CachedBackend(StatesBackend(), tmp_path / "c.jsonl", "m")
-    nested = first.hidden_states("abcdef", [2, 4], layer=-1, suffixes=[["x", "y"], "z"])
-    plain = first.hidden_states("abcdef", [2, 4], layer=-1)
-    for path in (tmp_path / "c.arrays").glob("*.npz"):  # rewrite each file the old way
-        with np.load(path) as stored:
-            arrays = np.split(stored["data"], np.cumsum(stored["sizes"])[:-1])
-            was_nested = bool(stored["nested"])
-        np.savez(path, count=len(arrays), nested=was_nested, **{f"a{i}": a for i, a in enumerate(arrays)})
-    again = CachedBackend(StatesBackend(), tmp_path / "c.jsonl", "m")
-    assert [a.tolist() for a in again.hidden_states("abcdef", [2, 4], layer=-1, suffixes=[["x", "y"], "z"])] == \
-        [a.tolist() for a in nested]
-    assert again.hidden_states("abcdef", [2, 4], layer=-1).tolist() == plain.tolist()
+def test_hidden_states_files_written_by_earlier_versions_are_imported_when_asked(tmp_path):
+    """Caches filled before the store (an .npz per request, in either of its two layouts) keep answering."""
+    from finelogic.models.cache import request_key
+
+    legacy = tmp_path / "responses" / "m.jsonl"  # the model's JSONL file then; its arrays beside it
+    (tmp_path / "responses" / "m.arrays").mkdir(parents=True)
+
+    def old_file(text, boundaries, options):
+        key = request_key({"kind": "hidden_states", "model": "m", "text": text, "boundaries": boundaries,
+                           "options": options})
+        return tmp_path / "responses" / "m.arrays" / f"{key}.npz"
+
+    rows = np.array([[2, 1, 6], [4, 3, 6]], dtype=np.float32)
+    np.savez(old_file("abcdef", [2, 4], {"layer": -1}), nested=False, sizes=np.array([2]), data=rows)
+    np.savez(old_file("abcdef", [2, 4], {"layer": -1, "suffixes": ["x", "y"]}), count=2, nested=True,
+             a0=rows[:1], a1=rows[1:])  # the layout before 2026-12-01: one member per array
+    cached = CachedBackend(StatesBackend(), tmp_path / "c.sqlite", "m", legacy=legacy)
+    assert cached.hidden_states("abcdef", [2, 4], layer=-1).tolist() == [[2, 1, 6], [4, 3, 6]]
+    assert [a.tolist() for a in cached.hidden_states("abcdef", [2, 4], layer=-1, suffixes=["x", "y"])] == \
+        [[[2, 1, 6]], [[4, 3, 6]]]
+    assert cached.backend.stats.calls == 0
+    for path in (tmp_path / "responses" / "m.arrays").iterdir():
+        path.unlink()  # imported: the store answers without the old files
+    again = CachedBackend(StatesBackend(), tmp_path / "c.sqlite", "m")
+    assert again.hidden_states("abcdef", [2, 4], layer=-1).tolist() == [[2, 1, 6], [4, 3, 6]]
     assert again.backend.stats.calls == 0
 
 
@@ -165,8 +157,8 @@ def test_a_loader_is_called_only_when_something_is_not_cached(tmp_path):
         opened.append(1)
         return CountingBackend()
 
-    CachedBackend(load, tmp_path / "c.jsonl", "m").generate([_conv("abc")])
-    warm = CachedBackend(load, tmp_path / "c.jsonl", "m")
+    CachedBackend(load, tmp_path / "c.sqlite", "m").generate([_conv("abc")])
+    warm = CachedBackend(load, tmp_path / "c.sqlite", "m")
     assert warm.generate([_conv("abc")]) == ["cba"] and not warm.loaded and opened == [1]
     assert warm.generate([_conv("new")]) == ["wen"] and warm.loaded and opened == [1, 1]
 
@@ -178,8 +170,8 @@ def test_completions_keep_their_finish_reason_through_the_cache(tmp_path):
         def generate(self, conversations, config=GenerationConfig()):
             return [Completion(text, "length") for text in super().generate(conversations, config)]
 
-    CachedBackend(Cut(), tmp_path / "c.jsonl", "m").generate([_conv("abc")])
-    answer, = CachedBackend(Cut(), tmp_path / "c.jsonl", "m").generate([_conv("abc")])
+    CachedBackend(Cut(), tmp_path / "c.sqlite", "m").generate([_conv("abc")])
+    answer, = CachedBackend(Cut(), tmp_path / "c.sqlite", "m").generate([_conv("abc")])
     assert answer == "cba" and answer.finish_reason == "length"
 
 
@@ -192,7 +184,7 @@ def test_a_contexts_continuations_are_never_split_between_chunks(tmp_path):
             seen.append(sorted({c for c, _ in requests}))
             return super().loglikelihood(requests)
 
-    cached = CachedBackend(Recording(), tmp_path / "c.jsonl", "m", chunk_size=5)
+    cached = CachedBackend(Recording(), tmp_path / "c.sqlite", "m", chunk_size=5)
     cached.loglikelihood([("a", " 1")])  # one option of context a is cached already
     requests = [(ctx, f" {k}") for ctx in ("a", "b", "c") for k in range(3)]
     assert cached.loglikelihood(requests) == [(-2.0, 2, False)] * 9
@@ -215,7 +207,7 @@ class BatchStatesBackend(StatesBackend):
 def test_batched_hidden_states_send_only_misses_in_chunks_and_keep_the_order(tmp_path):
     from finelogic.models.base import StatesRequest
 
-    cached = CachedBackend(BatchStatesBackend(), tmp_path / "c.jsonl", "m", chunk_size=2)
+    cached = CachedBackend(BatchStatesBackend(), tmp_path / "c.sqlite", "m", chunk_size=2)
     single = cached.hidden_states("abcdef", [2, 4], layer=-1)  # the single form is a batch of one
     requests = [StatesRequest("abcdef", [2, 4], {"layer": -1}), StatesRequest("xyz", [1], {"layer": 0}),
                 StatesRequest("uvwxyz", [3], {"layer": -1, "suffixes": ["!"]}),
@@ -226,7 +218,7 @@ def test_batched_hidden_states_send_only_misses_in_chunks_and_keep_the_order(tmp
     assert answers[0].tolist() == single.tolist() == [[2, 1, 6], [4, 3, 6]]
     assert answers[1].tolist() == answers[3].tolist() == [[1, 1, 3]]
     assert [a.tolist() for a in answers[2]] == [[[3, 2, 6]]] and answers[4].tolist() == [[1, 0, 2], [2, 1, 2]]
-    again = CachedBackend(BatchStatesBackend(), tmp_path / "c.jsonl", "m")  # a new process: only the files
+    again = CachedBackend(BatchStatesBackend(), tmp_path / "c.sqlite", "m")  # a new process: only the files
     stored = again.hidden_states_batch(requests)
     assert [stored[k].tolist() for k in (0, 1, 3, 4)] == [answers[k].tolist() for k in (0, 1, 3, 4)]
     assert again.backend.batches == [] and again.stats.cache_hits == 5
@@ -264,18 +256,18 @@ def _in_threads(*calls):
 
 def test_two_runs_asking_different_requests_of_one_cache_compute_at_the_same_time(tmp_path):
     """One cache file per model: two notebooks asking the embedded model different things must not take turns."""
-    path = tmp_path / "c.jsonl"
+    path = tmp_path / "c.sqlite"
     a, b = CachedBackend(SlowBackend(), path, "m"), CachedBackend(SlowBackend(), path, "m")
     out = _in_threads(lambda: a.generate([_conv("first"), _conv("second")]),
                       lambda: b.generate([_conv("third")]))
     assert out == [["tsrif", "dnoces"], ["driht"]]
     (a_start, a_end), (b_start, b_end) = a.backend.intervals[0], b.backend.intervals[0]
     assert a_start < b_end and b_start < a_end  # the two model calls overlapped
-    assert len(path.read_text().splitlines()) == 3
+    assert len(_rows(path)) == 3
 
 
 def test_a_request_another_run_is_computing_is_waited_for_and_read_not_sent_again(tmp_path):
-    path = tmp_path / "c.jsonl"
+    path = tmp_path / "c.sqlite"
     a, b = CachedBackend(SlowBackend(1.0), path, "m"), CachedBackend(SlowBackend(), path, "m")
     import threading
     import time
@@ -287,7 +279,7 @@ def test_a_request_another_run_is_computing_is_waited_for_and_read_not_sent_agai
     first.join(timeout=30)
     assert a.backend.asked == ["shared", "own"] and b.backend.asked == []  # asked once in all
     assert b.stats.cache_hits == 1
-    assert not list(path.with_name(path.name + ".claims").iterdir())  # no claim left behind
+    assert _rows(path, "SELECT * FROM claims") == []  # no claim left behind
 
 
 CRASHER = """
@@ -307,12 +299,12 @@ def test_a_claim_left_by_a_process_that_died_is_taken_over(tmp_path):
     import sys
     from pathlib import Path
 
-    path, script = tmp_path / "c.jsonl", tmp_path / "crash.py"
+    path, script = tmp_path / "c.sqlite", tmp_path / "crash.py"
     script.write_text(CRASHER)
     repo = Path(__file__).resolve().parent.parent
     done = subprocess.run([sys.executable, str(script), str(path)], env={"PYTHONPATH": str(repo)}, timeout=120)
     assert done.returncode == 3
-    assert len(list(path.with_name(path.name + ".claims").iterdir())) == 1  # the dead process's claim
+    assert len(_rows(path, "SELECT * FROM claims")) == 1  # the dead process's claim
     survivor = CachedBackend(CountingBackend(), path, "m")
     assert _in_threads(lambda: survivor.generate([_conv("orphan")])) == [["nahpro"]]
     assert survivor.backend.asked == ["orphan"]

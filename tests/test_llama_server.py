@@ -181,8 +181,14 @@ def test_a_run_killed_midway_against_the_real_server_resends_only_what_was_missi
     deadline = time.monotonic() + 120
 
     def finished() -> list[dict]:
-        files = list((cache / "responses").glob("*.jsonl")) if (cache / "responses").is_dir() else []
-        return [json.loads(line) for f in files for line in f.read_text().splitlines() if line.endswith("}")]
+        """The answers stored so far (``sqlite3 $FINELOGIC_CACHE/store.sqlite "SELECT key FROM calls"``)."""
+        import sqlite3
+
+        try:
+            with sqlite3.connect(f"file:{cache / 'store.sqlite'}?mode=ro", uri=True) as db:
+                return [{"key": key} for key, in db.execute("SELECT key FROM calls WHERE kind = 'generate'")]
+        except sqlite3.OperationalError:  # not created yet (or its tables not yet)
+            return []
 
     while len(finished()) < 4 and time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.05)

@@ -386,19 +386,21 @@ def test_a_warm_rerun_reads_every_score_from_the_cache(hf_backend, model_cache, 
 
 
 def test_generated_items_are_stored_once_and_read_back_on_a_rerun(tmp_path, monkeypatch):
+    import hashlib
     import json
-
-    from finelogic.data.stored import stored_path
+    import sqlite3
 
     monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path))
     items = logicmark_items(10, seed=4)
     assert items == generate_logicmark(Config(limit=10, seed=4))  # the generator's items, unchanged
-    path = stored_path("logicmark", n=10, seed=4)
-    lines = path.read_text("utf-8").splitlines()
-    assert len(lines) == 10
-    edited = json.loads(lines[0]) | {"hypothesis": "edited on disk"}
-    path.write_text("\n".join([json.dumps(edited), *lines[1:]]) + "\n", "utf-8")
-    assert logicmark_items(10, seed=4)[0].hypothesis == "edited on disk"  # read, not generated again
+    with sqlite3.connect(tmp_path / "store.sqlite") as db:  # as `sqlite3 store.sqlite` shows the stored set
+        (key, text, count), = db.execute("SELECT key, problems, count FROM datasets WHERE name = 'logicmark'")
+        assert count == 10
+        lines = text.splitlines()
+        edited = "".join(f"{line}\n" for line in [json.dumps(json.loads(lines[0]) | {"hypothesis": "edited"}), *lines[1:]])
+        db.execute("UPDATE datasets SET problems = ?, sha256 = ? WHERE key = ?",
+                   (edited, hashlib.sha256(edited.encode()).hexdigest(), key))  # a deliberate edit, hash and all
+    assert logicmark_items(10, seed=4)[0].hypothesis == "edited"  # read, not generated again
 
 
 def test_the_gemma_base_row_is_scored_on_its_first_items_beside_the_embedded_model():

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import sqlite3
 
 from finelogic.memo import Memo, memo_key, source_version
 
@@ -26,20 +27,34 @@ def test_another_code_version_starts_empty(tmp_path):
     assert Memo("verdicts", "v1", tmp_path).get("k") == 1 and Memo("verdicts", "v2", tmp_path).get("k") == 2
 
 
-def test_a_torn_last_line_is_skipped_and_closed_off(tmp_path, caplog):
-    with Memo("m", "v", tmp_path) as memo:
-        memo["a"] = 1
-    path = next(tmp_path.glob("m-*.jsonl"))
-    with path.open("a") as handle:
-        handle.write('{"key": "b", "val')  # a crash mid-write
-    memo = Memo("m", "v", tmp_path)
+def test_an_earlier_versions_memo_file_is_imported_once_skipping_a_torn_line(tmp_path, caplog):
+    path = tmp_path / f"m-{'v' * 16}.jsonl"  # where versions before the store kept memo "m" at version v...
+    path.write_text('{"key": "a", "value": 1}\n{"key": "b", "val')  # ...with a crash mid-write
+    memo = Memo("m", "v" * 20, tmp_path)
     assert memo.get("a") == 1 and "b" not in memo
-    assert "unreadable line" in caplog.text and str(path) in caplog.text
+    assert "line 2 skipped" in caplog.text and str(path) in caplog.text
     memo["c"] = 3
     memo.flush()
-    assert Memo("m", "v", tmp_path).get("c") == 3
-    assert [json.loads(l)["key"] for l in path.read_text().splitlines() if l.startswith('{"key": "a"') or
-            l.startswith('{"key": "c"')] == ["a", "c"]
+    path.write_text('{"key": "a", "value": 1}\n')  # changed: imported again; "c" stays
+    assert {k: Memo("m", "v" * 20, tmp_path).get(k) for k in "abc"} == {"a": 1, "b": None, "c": 3}
+    caplog.clear()
+    Memo("m", "v" * 20, tmp_path)
+    assert "imported" not in caplog.text  # unchanged since: not read again
+
+
+def test_a_memo_value_edited_into_something_not_json_is_named_and_recomputed(tmp_path, caplog):
+    import sqlite3
+
+    with Memo("m", "v", tmp_path) as memo:
+        memo["a"], memo["b"] = {"valid": True}, {"valid": False}
+    with sqlite3.connect(tmp_path / "store.sqlite") as db:
+        db.execute("UPDATE memos SET value = '{\"valid\": tru' WHERE key = 'a'")
+    again = Memo("m", "v", tmp_path)
+    assert again.get("a") is None and again.get("b") == {"valid": False}
+    assert "memos row a of m is bad" in caplog.text and str(tmp_path / "store.sqlite") in caplog.text
+    again["a"] = {"valid": True}
+    again.flush()
+    assert Memo("m", "v", tmp_path).get("a") == {"valid": True}
 
 
 def _write_many(folder, start):
@@ -57,8 +72,9 @@ def test_two_processes_append_without_losing_or_tearing_lines(tmp_path):
         w.join(60)
     memo = Memo("shared", "v", tmp_path)
     assert sorted(int(k) for k in memo._entries) == list(range(450))
-    lines = next(tmp_path.glob("shared-*.jsonl")).read_text().splitlines()
-    assert all(json.loads(line)["value"] == int(json.loads(line)["key"]) for line in lines)
+    with sqlite3.connect(tmp_path / "store.sqlite") as db:
+        rows = db.execute("SELECT key, value FROM memos WHERE memo = 'shared'").fetchall()
+    assert len(rows) == 450 and all(json.loads(value) == int(key) for key, value in rows)
 
 
 def test_the_source_version_changes_with_the_code_it_names():

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from finelogic.models import GenerationConfig
-from finelogic.models.cache import CachedBackend, ResponseCache
+from finelogic.models.cache import CachedBackend
 from finelogic.models.openai_backend import LogprobAlignmentError, OpenAIBackend, RequestFailed
 from finelogic.models.spec import open_model, parse_model
 from model_fixtures import REPO, FakeOpenAI, fake_server  # noqa: F401  (fixture)
@@ -31,23 +31,33 @@ def cached(server, path, model_id="openai:fake-model", **options) -> CachedBacke
 @pytest.fixture
 def backend(fake_server, tmp_path):
     """A backend with tiny time-outs and backoff, so fault tests take milliseconds."""
-    return cached(fake_server, tmp_path / "cache.jsonl", max_concurrency=4, timeout=0.3, max_attempts=5,
+    return cached(fake_server, tmp_path / "cache.sqlite", max_concurrency=4, timeout=0.3, max_attempts=5,
                   backoff_base=0.01, backoff_max=0.5)
 
 
 def cache_lines(path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    """The answers in the store ``path``, as ``sqlite3 <path> "SELECT key, request, value FROM calls"`` shows them."""
+    import sqlite3
+
+    with sqlite3.connect(path) as db:
+        rows = db.execute("SELECT key, request, value FROM calls ORDER BY rowid").fetchall()
+    return [{"key": key, "request": json.loads(request), "response": json.loads(value)} for key, request, value in rows]
+
+
+def store_bytes(path) -> bytes:
+    """Every byte of the store ``path`` and its write-ahead log, as a secret scan would read them."""
+    return b"".join(p.read_bytes() for p in path.parent.glob(path.name + "*"))
 
 
 def test_generate_keeps_input_order_and_a_warm_cache_makes_no_calls(backend, fake_server, tmp_path):
     prompts = [f"question {i}" for i in range(6)]
     assert backend.generate([chat(p) for p in prompts]) == [f"answer to {p}" for p in prompts]
     assert backend.stats.calls == 6 and sum(fake_server.counts.values()) == 6
-    again = cached(fake_server, tmp_path / "cache.jsonl")
+    again = cached(fake_server, tmp_path / "cache.sqlite")
     assert again.generate([chat(p) for p in prompts]) == [f"answer to {p}" for p in prompts]
     assert again.stats.calls == 0 and again.stats.cache_hits == 6
     assert sum(fake_server.counts.values()) == 6
-    assert len(cache_lines(tmp_path / "cache.jsonl")) == 6
+    assert len(cache_lines(tmp_path / "cache.sqlite")) == 6
 
 
 def test_identical_requests_in_one_call_are_sent_once(backend, fake_server):
@@ -103,11 +113,11 @@ def test_attempts_are_capped_and_nothing_is_cached_for_a_failure(backend, fake_s
     with pytest.raises(RequestFailed, match=r"request 0 \('doomed'\) failed after 5 attempts.*HTTP 500"):
         backend.generate([chat("doomed")])
     assert fake_server.counts["doomed"] == 5
-    assert not (tmp_path / "cache.jsonl").exists() or cache_lines(tmp_path / "cache.jsonl") == []
+    assert cache_lines(tmp_path / "cache.sqlite") == []
 
 
 def test_other_4xx_fail_at_once_naming_the_request_and_keep_finished_answers(fake_server, tmp_path):
-    backend = cached(fake_server, tmp_path / "c.jsonl", max_concurrency=1, backoff_base=0.01)
+    backend = cached(fake_server, tmp_path / "c.sqlite", max_concurrency=1, backoff_base=0.01)
     fake_server.script["second prompt, which the server rejects"] = ["400"]
     prompts = ["first prompt", "second prompt, which the server rejects", "third prompt"]
     with pytest.raises(RequestFailed, match=r"request 1 \('second prompt, which the server rejects'\) failed: HTTP 400"):
@@ -116,14 +126,14 @@ def test_other_4xx_fail_at_once_naming_the_request_and_keep_finished_answers(fak
     assert backend.generate([chat(p) for p in prompts]) == [f"answer to {p}" for p in prompts]
     assert fake_server.counts["first prompt"] == 1  # the answer from before the failure was kept
     assert fake_server.counts["third prompt"] == 1  # asked once, whether before or after the failure
-    assert sorted(line["request"]["messages"][-1]["content"] for line in cache_lines(tmp_path / "c.jsonl")) == sorted(prompts)
+    assert sorted(line["request"]["messages"][-1]["content"] for line in cache_lines(tmp_path / "c.sqlite")) == sorted(prompts)
 
 
 def test_many_small_calls_reuse_the_backends_senders_instead_of_starting_threads_per_call(fake_server, tmp_path,
                                                                                         monkeypatch):
     import threading
 
-    backend = cached(fake_server, tmp_path / "c.jsonl", max_concurrency=4)
+    backend = cached(fake_server, tmp_path / "c.sqlite", max_concurrency=4)
     backend.generate([chat(f"warm-up {i}") for i in range(4)])
     started = []
     start = threading.Thread.start
@@ -137,7 +147,7 @@ def test_many_small_calls_reuse_the_backends_senders_instead_of_starting_threads
 
 
 def test_a_failing_request_lets_the_ones_in_flight_finish_into_the_cache_before_it_is_raised(fake_server, tmp_path):
-    backend = cached(fake_server, tmp_path / "c.jsonl", max_concurrency=4, backoff_base=0.01)
+    backend = cached(fake_server, tmp_path / "c.sqlite", max_concurrency=4, backoff_base=0.01)
     fake_server.slow_seconds = 0.5
     slow = [f"slow prompt {i}" for i in range(3)]
     for prompt in slow:
@@ -146,7 +156,7 @@ def test_a_failing_request_lets_the_ones_in_flight_finish_into_the_cache_before_
     with pytest.raises(RequestFailed, match="rejected"):
         backend.generate([chat(p) for p in slow + ["rejected"]])
     # The 400 came back at once; the three slow answers were in flight and are kept, not lost or late.
-    assert sorted(line["request"]["messages"][-1]["content"] for line in cache_lines(tmp_path / "c.jsonl")) == slow
+    assert sorted(line["request"]["messages"][-1]["content"] for line in cache_lines(tmp_path / "c.sqlite")) == slow
     assert backend.generate([chat(p) for p in slow]) == [f"answer to {p}" for p in slow]
     assert sum(fake_server.counts.values()) == 4
 
@@ -155,7 +165,7 @@ def test_api_key_never_reaches_cache_logs_or_errors(fake_server, tmp_path, monke
     secret = "sk-test-0123456789abcdefSECRET"
     monkeypatch.setenv("FINELOGIC_TEST_KEY", secret)
     caplog.set_level(logging.DEBUG)
-    backend = cached(fake_server, tmp_path / "c.jsonl", api_key_env="FINELOGIC_TEST_KEY", max_attempts=2,
+    backend = cached(fake_server, tmp_path / "c.sqlite", api_key_env="FINELOGIC_TEST_KEY", max_attempts=2,
                      backoff_base=0.01)
     fake_server.script.update({"flaky": ["500", "ok"], "unauthorised": ["401"], "bad": ["400"]})
     backend.generate([chat("flaky"), chat("fine")])
@@ -167,26 +177,9 @@ def test_api_key_never_reaches_cache_logs_or_errors(fake_server, tmp_path, monke
         errors.append(str(caught.value))
     assert fake_server.authorizations[0] == f"Bearer {secret}"  # the key was really sent ...
     assert "invalid key Bearer ***" in errors[0]  # ... and the server quoted it back
-    assert secret not in (tmp_path / "c.jsonl").read_text()
+    assert secret.encode() not in store_bytes(tmp_path / "c.sqlite")
     assert secret not in caplog.text and secret not in "\n".join(errors)
-    assert "FINELOGIC_TEST_KEY" not in (tmp_path / "c.jsonl").read_text()
-
-
-def test_torn_last_line_is_skipped_and_the_next_record_starts_a_new_line(tmp_path, caplog):
-    path = tmp_path / "cache.jsonl"
-    good = [json.dumps({"key": k, "request": {}, "response": {"text": k}}) for k in ("a", "b")]
-    path.write_text("\n".join(good) + '\n{"key": "c", "request": {}, "resp')
-    with caplog.at_level(logging.WARNING):
-        cache = ResponseCache(path)
-    assert len(cache) == 2 and cache.get("b") == {"text": "b"} and "c" not in cache
-    assert "torn" in caplog.text
-    cache.put("d", {}, {"text": "d"})
-    cache.put("d", {}, {"text": "d"})  # already cached: not written twice
-    lines = path.read_text().split("\n")
-    assert lines[2] == '{"key": "c", "request": {}, "resp' and json.loads(lines[3])["key"] == "d"
-    assert lines[4:] == [""]
-    assert {k: ResponseCache(path).get(k) for k in "abcd"} == {"a": {"text": "a"}, "b": {"text": "b"}, "c": None,
-                                                               "d": {"text": "d"}}
+    assert b"FINELOGIC_TEST_KEY" not in store_bytes(tmp_path / "c.sqlite")
 
 
 def test_loglikelihood_reads_the_continuation_from_echoed_logprobs(backend, fake_server):
@@ -195,7 +188,7 @@ def test_loglikelihood_reads_the_continuation_from_echoed_logprobs(backend, fake
                                      ("kettle orbit; kettle", " orbit; lamp")])
     assert results == [(-0.05, 1, True), (-4.0, 1, False), (-4.05, 2, False)]
     assert fake_server.counts["kettle orbit; kettle lamp"] == 1
-    again = cached(fake_server, backend.cache.path)
+    again = cached(fake_server, backend.store.path)
     assert again.loglikelihood([("kettle orbit; kettle", " orbit;")]) == [(-0.05, 1, True)]
     assert again.stats.calls == 0  # answered from the cache: no self-check, no request
 
@@ -209,11 +202,11 @@ def test_a_server_with_shifted_echo_logprobs_is_refused(backend, fake_server):
 
 def test_echo_without_one_logprob_per_token_fails_loudly(fake_server, tmp_path):
     fake_server.short_logprobs = True
-    backend = cached(fake_server, tmp_path / "c.jsonl", check_alignment=False, max_attempts=1)
+    backend = cached(fake_server, tmp_path / "c.sqlite", check_alignment=False, max_attempts=1)
     with pytest.raises(RequestFailed, match="one log-prob per prompt token"):
         backend.loglikelihood([("kettle orbit; kettle", " orbit;")])
     assert fake_server.counts["kettle orbit; kettle orbit;"] == 1  # not retried: it would fail again
-    assert not (tmp_path / "c.jsonl").exists()  # and nothing wrong was cached
+    assert cache_lines(tmp_path / "c.sqlite") == []  # and nothing wrong was cached
 
 
 def test_hidden_states_are_not_offered_by_servers(backend):
@@ -233,21 +226,30 @@ print("done", backend.stats.calls)
 """
 
 
+def _stored_quietly(path) -> list[dict]:
+    """cache_lines, or none while the other process is still creating the store's tables."""
+    import sqlite3
+
+    try:
+        return cache_lines(path)
+    except sqlite3.OperationalError:
+        return []
+
+
 def test_a_run_killed_midway_resumes_without_repeating_or_duplicating(fake_server, tmp_path):
-    script, cache = tmp_path / "run.py", tmp_path / "cache.jsonl"
+    script, cache = tmp_path / "run.py", tmp_path / "cache.sqlite"
     script.write_text(RUNNER)
     fake_server.delay = 0.05
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     process = subprocess.Popen([sys.executable, str(script), fake_server.url, str(cache)], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
-    while (not cache.exists() or cache.read_text().count("\n") < 8) and time.monotonic() < deadline:
+    while (not cache.exists() or len(_stored_quietly(cache)) < 8) and time.monotonic() < deadline:
         time.sleep(0.02)
     process.send_signal(signal.SIGKILL)
     process.wait()
     assert process.returncode == -signal.SIGKILL
-    finished = {json.loads(line)["request"]["messages"][0]["content"]
-                for line in cache.read_text().splitlines() if line.endswith("}")}
+    finished = {line["request"]["messages"][0]["content"] for line in cache_lines(cache)}
     assert 8 <= len(finished) < 30
     rerun = subprocess.run([sys.executable, str(script), fake_server.url, str(cache)], env=env,
                            capture_output=True, text=True, timeout=60)
@@ -304,7 +306,7 @@ print(backend.stats.calls)
 
 
 def test_two_processes_sharing_a_cache_write_no_duplicate_or_torn_line(fake_server, tmp_path):
-    script, cache = tmp_path / "twin.py", tmp_path / "cache.jsonl"
+    script, cache = tmp_path / "twin.py", tmp_path / "cache.sqlite"
     script.write_text(TWIN)
     fake_server.delay = 0.02
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -312,10 +314,8 @@ def test_two_processes_sharing_a_cache_write_no_duplicate_or_torn_line(fake_serv
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outputs = [p.communicate(timeout=120) for p in processes]
     assert [p.returncode for p in processes] == [0, 0], [err for _, err in outputs]
-    lines = cache.read_text().split("\n")
-    assert lines[-1] == "" and all(json.loads(line) for line in lines[:-1])  # whole lines only
-    keys = [json.loads(line)["key"] for line in lines[:-1]]
-    assert len(keys) == len(set(keys)) == 30  # no duplicate line
+    keys = [line["key"] for line in cache_lines(cache)]
+    assert len(keys) == len(set(keys)) == 30  # every answer stored once
     # The processes take turns chunk by chunk and read each other's answers: every item was asked once.
     assert sum(fake_server.counts.values()) == 30 and sum(int(out) for out, _ in outputs) == 30
     assert all(count == 1 for count in fake_server.counts.values())
@@ -337,14 +337,14 @@ def test_null_content_is_asked_again_then_recorded_empty_with_its_reason_and_nev
     assert answers == ["answer to flaky", "", ""]
     assert [a.finish_reason for a in answers] == ["stop", "stop", "length"]
     assert fake_server.counts == {"flaky": 2, "silent": 2, "capped": 1}  # a spent token cap is not retried
-    stored = [line["request"]["messages"][-1]["content"] for line in cache_lines(tmp_path / "cache.jsonl")]
+    stored = [line["request"]["messages"][-1]["content"] for line in cache_lines(tmp_path / "cache.sqlite")]
     assert stored == ["flaky"]  # only the request with a real answer was cached
     backend.generate([chat("silent")])
     assert fake_server.counts["silent"] == 3  # a rerun asks again
 
 
 def test_a_trickling_body_cannot_hold_a_request_past_its_timeout(fake_server, tmp_path):
-    backend = cached(fake_server, tmp_path / "c.jsonl", timeout=1.0, max_attempts=2, backoff_base=0.01)
+    backend = cached(fake_server, tmp_path / "c.sqlite", timeout=1.0, max_attempts=2, backoff_base=0.01)
     fake_server.script["slowly"] = ["trickle", "ok"]
     fake_server.trickle_seconds = 0.2  # each read arrives well within the 1 s timeout
     start = time.perf_counter()
@@ -367,8 +367,12 @@ def test_a_served_model_whose_name_has_slashes_runs_and_writes_only_inside_its_f
         assert run.records["model"].unique().tolist() == [name] and len(run.records) > 0
         assert all(p.resolve().is_relative_to((tmp_path / "results" / "smoke" / "accuracy").resolve()) for p in written)
     cache_files = [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]
-    # Model calls under responses/, the generated test sets (named by generator, never by model) under datasets/.
-    assert any(p.parent == tmp_path / "cache" / "responses" for p in cache_files)
-    assert all(p.parent in (tmp_path / "cache" / "responses", tmp_path / "cache" / "datasets") for p in cache_files)
+    # Model calls in the one store (named by nothing a model chooses), the generated test sets (named by
+    # generator, never by model) under datasets/.
+    assert {p.name for p in cache_files if p.parent == tmp_path / "cache"} <= {"store.sqlite", "store.sqlite-wal",
+                                                                             "store.sqlite-shm"}
+    models = {line["request"]["model"] for line in cache_lines(tmp_path / "cache" / "store.sqlite")}
+    assert models == {"openai:meta-llama/Llama-3.1-8B-Instruct", "openai:../../escaped"}
+    assert all(p.parent in (tmp_path / "cache", tmp_path / "cache" / "datasets") for p in cache_files)
     assert not any("Llama" in p.name for p in cache_files if p.parent.name == "datasets")
     assert not list(tmp_path.parent.glob("escaped*"))

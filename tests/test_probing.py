@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 
 import numpy as np
 import pandas as pd
@@ -583,10 +584,10 @@ def test_run_probes_every_model_with_one_hidden_states_call_per_problem_and_row_
     summary = run.summary
     assert ((summary["ci_low"] <= summary["metric"] + 1e-9) & (summary["metric"] <= summary["ci_high"] + 1e-9)).all()
     # the drawn problems and each problem's NSD lines are kept for a rerun (read back: test_drawn_problems_...)
-    memo, = (tmp_path / "memo").glob("probing-" + "?" * 16 + ".jsonl")
-    probes, = (tmp_path / "memo").glob("probing-probes-*.jsonl")
-    assert len(probes.read_text("utf-8").splitlines()) == 2 * 3 + 3  # linear probes per model and task, text-only once
-    kept = [json.loads(line)["value"] for line in memo.read_text("utf-8").splitlines()]
+    with sqlite3.connect(tmp_path / "store.sqlite") as db:  # the memos, as `sqlite3 store.sqlite` shows them
+        probes = db.execute("SELECT count(*) FROM memos WHERE memo = 'probing-probes'").fetchone()[0]
+        kept = [json.loads(v) for v, in db.execute("SELECT value FROM memos WHERE memo = 'probing' ORDER BY rowid")]
+    assert probes == 2 * 3 + 3  # linear probes per model and task, text-only once
     assert sorted(p["id"] for p in kept[0]) == sorted(p.id for p in run.splits["train"] + run.splits["test"])
     nsd = [r for r in run.rows[probing.EMBEDDED, "plain"] if r.task == "nsd"]
     assert len(kept) == 1 + 6 and sum(len(lines) for point in kept[1:] for _, lines in point) == len(nsd)

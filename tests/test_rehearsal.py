@@ -173,15 +173,14 @@ def test_the_accuracy_depth_and_soundness_runs_take_the_stand_in_replies(model_c
 
 
 def _cached_lines(root: Path) -> int:
-    lines = 0
-    for path in (root / "cache" / "responses").glob("*.jsonl"):
-        for line in path.read_bytes().split(b"\n"):
-            try:
-                json.loads(line)
-                lines += 1
-            except ValueError:
-                pass  # the empty tail, or a line torn by the kill
-    return lines
+    """Model answers in the rehearsal's store (``sqlite3 <root>/cache/store.sqlite "SELECT count(*) FROM calls"``)."""
+    import sqlite3
+
+    try:  # read-only: polling must not create the file before the rehearsal does
+        with sqlite3.connect(f"file:{root / 'cache' / 'store.sqlite'}?mode=ro", uri=True) as db:
+            return db.execute("SELECT count(*) FROM calls").fetchone()[0]
+    except sqlite3.OperationalError:  # not created yet (or its tables not yet)
+        return 0
 
 
 @pytest.mark.slow

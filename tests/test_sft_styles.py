@@ -363,17 +363,28 @@ def test_the_soundness_parser_and_symbolic_judge_read_symbolic_style_responses(s
 
 
 def test_training_problems_are_stored_and_read_back_equal(tmp_path, monkeypatch):
-    """The second call reads back the JSONL the first wrote: the same problems (and, with the file cut to
-    three lines, those three: it is read, not drawn again)."""
+    """The second call reads back the set the first stored: the same problems (and, with the row changed to
+    its first three, hash and count too, those three: it is read, not drawn again)."""
+    import hashlib
+    import sqlite3
+
     monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path))
     sizes = {"fld_n": 4, "fld_unknown": 1, "fld_depths": (0, 1), "prontoqa_n": 2, "prontoqa_hops": 3}
     first = training_problems(sizes, seed=0)
-    stored = list((tmp_path / "datasets").glob("sft-training-*.jsonl"))
-    assert len(stored) == 1 and len(stored[0].read_text("utf-8").splitlines()) == 6
+
+    def rows():
+        with sqlite3.connect(tmp_path / "store.sqlite") as db:
+            return db.execute("SELECT key, name, problems, count FROM datasets").fetchall()
+
+    (key, name, text, count), = rows()
+    assert name == "sft-training" and count == 6
     assert training_problems(sizes, seed=0) == first
-    stored[0].write_text("".join(line + "\n" for line in stored[0].read_text("utf-8").splitlines()[:3]), "utf-8")
+    three = "".join(line + "\n" for line in text.splitlines()[:3])
+    with sqlite3.connect(tmp_path / "store.sqlite") as db:
+        db.execute("UPDATE datasets SET problems = ?, count = 3, sha256 = ? WHERE key = ?",
+                   (three, hashlib.sha256(three.encode()).hexdigest(), key))
     assert training_problems(sizes, seed=0) == first[:3]
-    assert len(list((tmp_path / "datasets").glob("*.jsonl"))) == 1
+    assert len(rows()) == 1
 
 
 def test_a_kept_training_set_is_read_back_not_built_and_checked_again():

@@ -685,17 +685,23 @@ def test_the_quality_set_is_kept_and_read_back_equal():
     assert judge_quality({"s": SymbolicJudge()}, read).equals(judge_quality({"s": SymbolicJudge()}, made))
 
 
+def _memo_rows(store) -> list[tuple]:
+    """The memos' rows in the store, as ``sqlite3 store.sqlite "SELECT memo, key, value FROM memos"`` shows them."""
+    import sqlite3
+
+    with sqlite3.connect(store) as db:
+        return db.execute("SELECT memo, key, value FROM memos ORDER BY memo, key").fetchall()
+
+
 def test_a_soundness_rerun_gives_the_same_tables_and_adds_nothing_to_its_memos(results, tmp_path, monkeypatch):
     from finelogic.runs import soundness
 
     monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path / "cache"))
     first = soundness.run("smoke", seed=0, judge_responses=False, policy="paper_code_compat")
-    memos = {p.name: p.read_bytes() for p in (tmp_path / "cache" / "memo").glob("*.jsonl")}
+    memos = _memo_rows(tmp_path / "cache" / "store.sqlite")
     second = soundness.run("smoke", seed=0, judge_responses=False, policy="paper_code_compat")
-    assert sorted(n.rsplit("-", 1)[0] for n in memos) == ["soundness-quality-set", "soundness-steps",
-                                                           "symbolic-verdicts"]
-    assert all(memos.values())
-    assert {p.name: p.read_bytes() for p in (tmp_path / "cache" / "memo").glob("*.jsonl")} == memos
+    assert sorted({memo for memo, _, _ in memos}) == ["soundness-quality-set", "soundness-steps", "symbolic-verdicts"]
+    assert _memo_rows(tmp_path / "cache" / "store.sqlite") == memos
     for table in ("gold_steps", "quality", "labels", "example"):
         pd.testing.assert_frame_equal(getattr(second, table), getattr(first, table))
 

@@ -4,6 +4,7 @@
     finelogic run [--profile tiny] [--family accuracy ...] [--notebook t1_deduction ...] [--seed 0] [--force]
                   [--jobs 2] [-p model NAME]
     finelogic rehearse [--families accuracy ...] [--price gpt-4o=2.5/10 ...] [--resume] [--real-slice 0.01]
+    finelogic cache
 """
 from __future__ import annotations
 
@@ -54,6 +55,23 @@ def _rehearse(args: argparse.Namespace) -> int:
     return 1 if made.errors else 0
 
 
+def _cache() -> int:
+    """Where the store is and what it holds (rows per verb and model, per memo, per generated set, claims now)."""
+    from finelogic.config import store_path
+    from finelogic.store import open_store
+
+    path = store_path()
+    if not path.is_file():
+        print(f"{path}: no store yet (nothing cached)")
+        return 0
+    store = open_store(path)
+    print(f"{path} ({sum(p.stat().st_size for p in path.parent.glob(path.name + '*')) / 1e6:.1f} MB with its log)")
+    for table, what, which, rows in store.summary():
+        print(f"{table:7s} {what:28s} {which:48s} {rows:9d}")
+    print(f"look inside: sqlite3 {path}; clear: rm {path}*  (while no run is going)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="finelogic", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -85,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     rehearse.add_argument("--resume", action="store_true",
                           help="keep the rehearsal's cache and results: a resumed or fully cached rehearsal")
     rehearse.add_argument("--train-steps", type=int, default=2, help="optimizer steps per fine-tuned model")
+    sub.add_parser("cache", help="where the one store (model calls, memos, generated sets) is, and what it holds")
     args = parser.parse_args(argv)
     clashing = sorted({name for name, _ in getattr(args, "parameter", []) if name in ("profile", "seed")})
     if clashing:  # one source of truth: the run records and names its profile and seed
@@ -98,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "rehearse":
         return _rehearse(args)
+    if args.command == "cache":
+        return _cache()
     try:
         chosen = [family(n).notebook for n in args.family or ()] + list(args.notebook or ())
         records = run_notebooks(args.profile, chosen or None, seed=args.seed, force=args.force,

@@ -17,7 +17,7 @@ _LAZY = {
     "OpenAIBackend": "finelogic.models.openai_backend",
     "RequestFailed": "finelogic.models.openai_backend",
     "LogprobAlignmentError": "finelogic.models.openai_backend",
-    "ResponseCache": "finelogic.models.cache",
+    "CachedBackend": "finelogic.models.cache",
     "EmbeddedModelMissing": "finelogic.models.embedded",
     "gguf_path": "finelogic.models.embedded",
     "load_default": "finelogic.models.embedded",

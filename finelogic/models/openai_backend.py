@@ -14,8 +14,10 @@ Concurrency and retries live here and nowhere else (caching is the one cache lay
   :class:`~finelogic.models.base.Completion` with its ``finish_reason`` (at once when that is ``length``:
   the token cap was spent before any answer, and a retry would spend it again).
 
-The API key is read from the environment only; it is never part of a request, a log record or an
-exception message.
+The API key is read from the environment only, and checked before any request (whitespace or a
+character that is not ASCII is an error naming the variable); it is never part of a request, a log
+record or an exception message. A base URL must start with ``http://`` or ``https://``; credentials in
+it (``http://user:KEY@host/v1``) are sent as basic authentication and shown as ``user:***`` everywhere.
 """
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ from typing import Any, Callable, Sequence
 
 from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
+from finelogic.config import redact_url
 from finelogic.models.base import (BackendStats, Completion, Conversation, GenerationConfig, LoglikelihoodResult,
                                    split_whitespace, truncate_at_stop)
 
@@ -98,10 +101,16 @@ class OpenAIBackend:
         self.backoff_max = backoff_max
         self.check_alignment = check_alignment
         self.extra_body = dict(extra_body or {})
-        self._secret = os.environ.get(api_key_env) or None
-        self._client = openai.OpenAI(api_key=self._secret or "no-key", base_url=base_url, max_retries=0,
-                                     timeout=timeout, http_client=_deadline_client(timeout))
-        self.base_url = str(self._client.base_url)
+        plain_url, credentials = server_url(base_url)
+        self._secret = api_key(api_key_env)
+        self._url_secret = (credentials[1] or credentials[0]) if credentials else None
+        self._client = openai.OpenAI(api_key=self._secret or "no-key", base_url=plain_url, max_retries=0,
+                                     timeout=timeout, http_client=_deadline_client(timeout, credentials))
+        shown = str(self._client.base_url)
+        if credentials:  # shown with its user, never its password: in reprs, errors and logs
+            scheme, rest = shown.split("://", 1)
+            shown = f"{scheme}://{credentials[0] + ':' if credentials[1] else ''}***@{rest}"
+        self.base_url = shown
         self.stats = BackendStats()
         self._aligned: bool | None = None
         self._lock = threading.Lock()
@@ -299,7 +308,7 @@ class OpenAIBackend:
                     log.warning("%s: %s; recorded as an empty completion", what, last)
                     return {"text": "", "finish_reason": empty.finish_reason or "empty"}
             except (openai.APIResponseValidationError, ValueError, KeyError, TypeError, AttributeError,
-                    IndexError) as error:
+                    IndexError, RecursionError) as error:  # RecursionError: JSON nested too deep to read
                 last = f"unreadable response ({type(error).__name__}: {self._redact(str(error))[:200]})"
             if attempt < self.max_attempts:
                 log.warning("%s: attempt %d/%d failed (%s); retrying in %.2f s",
@@ -312,9 +321,10 @@ class OpenAIBackend:
         return min(self.backoff_max, self.backoff_base * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
 
     def _redact(self, text: str) -> str:
-        if self._secret:
-            text = text.replace(self._secret, "***")
-        return re.sub(r"(?i)(bearer\s+)\S+", r"\1***", text)
+        for secret in (self._secret, self._url_secret):
+            if secret:
+                text = text.replace(secret, "***")
+        return redact_url(re.sub(r"(?i)((?:bearer|basic)\s+)\S+", r"\1***", text))
 
     def _count_usage(self, response: dict[str, Any]) -> None:
         usage = response.get("usage")
@@ -323,7 +333,51 @@ class OpenAIBackend:
                            generated_tokens=usage.get("completion_tokens") or 0)
 
 
-def _deadline_client(timeout: float) -> Any:
+def server_url(base_url: str | None) -> tuple[str | None, tuple[str, str] | None]:
+    """``base_url`` checked, and split from any credentials in it: ``(url without them, (user, password))``.
+
+    A URL without ``http://`` or ``https://`` (``127.0.0.1:8000/v1``) is an error at once, not 30 s of
+    retries ending in "Connection error."; so is whitespace in it. Credentials (``http://user:KEY@host/v1``)
+    are taken out of the URL and sent as HTTP basic authentication, so the URL that requests, logs and
+    errors carry holds no secret. Raises ValueError naming the URL, its password replaced by ``***``."""
+    if base_url is None:
+        return None, None
+    shown = redact_url(base_url)
+    if base_url != base_url.strip() or any(c.isspace() for c in base_url):
+        raise ValueError(f"base URL {shown!r} holds whitespace (a pasted line end?); write the URL alone")
+    match = re.match(r"^(https?)://(?:([^/?#@]*)@)?([^/?#@]+)(.*)$", base_url, re.IGNORECASE)
+    if not match:
+        hint = f"; did you mean 'http://{shown}'?" if "://" not in base_url else ""
+        raise ValueError(f"base URL {shown!r} must start with http:// or https://{hint}")
+    scheme, userinfo, host, rest = match.groups()
+    if userinfo is None:
+        return base_url, None
+    from urllib.parse import unquote
+
+    user, _, password = userinfo.partition(":")  # no colon: the user part alone (httpx's reading too)
+    return f"{scheme}://{host}{rest}", (unquote(user), unquote(password))
+
+
+def api_key(variable: str) -> str | None:
+    """The API key in environment variable ``variable`` (None when unset or empty), checked before any
+    request: whitespace in it (a key copied with its line end) or a character that is not ASCII (a
+    pasted quote or dash) cannot travel in an HTTP header and is an error naming the variable (never the
+    key) and what is wrong, not a connection error after 30 s of retries."""
+    value = os.environ.get(variable)
+    if not value:
+        return None
+    if any(c.isspace() for c in value):
+        where = "ends with" if value.rstrip() != value else "starts with" if value.lstrip() != value else "holds"
+        raise ValueError(f"the API key in ${variable} {where} whitespace (a line end copied with it?); "
+                         "set it to the key alone")
+    odd = [i for i, c in enumerate(value) if not (c.isascii() and c.isprintable())]
+    if odd:
+        raise ValueError(f"the API key in ${variable} holds {len(odd)} character(s) that are not printable ASCII "
+                         f"(first at position {odd[0]}; a pasted quote or dash?); set it to the key alone")
+    return value
+
+
+def _deadline_client(timeout: float, credentials: tuple[str, str] | None = None) -> Any:
     """An httpx client whose every response must arrive whole within ``timeout`` seconds.
 
     httpx's own timeouts apply per read: a server trickling one byte every half second never trips a
@@ -352,7 +406,8 @@ def _deadline_client(timeout: float) -> Any:
             response.stream = DeadlineStream(response.stream, deadline)
             return response
 
-    return httpx.Client(transport=DeadlineTransport(), timeout=timeout)
+    return httpx.Client(transport=DeadlineTransport(), timeout=timeout,
+                        auth=httpx.BasicAuth(*credentials) if credentials else None)
 
 
 def _preview(request: dict[str, Any]) -> str:

@@ -41,8 +41,7 @@ from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 from finelogic.data.generators.fld import even_plan, generate_fld_problem
 from finelogic.data.generators.prontoqa import generate_prontoqa
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Problem
-from finelogic.data.stored import stored_folder, stored_key
-from finelogic.files import write_text_atomic
+from finelogic.data.stored import kept_problems, stored_folder, stored_key
 from finelogic.memo import memo_key
 from finelogic.prompts import COT, build_conversation
 from finelogic.sft.style_checks import check
@@ -112,22 +111,14 @@ def training_problems(sizes: Mapping[str, Any], seed: int = 0, *, progress: bool
     FLD item ``k`` of cell ``(d, label)`` is drawn from the seed ``sft/<seed>/<d>/<label>/<k>``;
     ProntoQA problems from ``generate_prontoqa`` with the seed ``sft/<seed>``, renamed ``sft-prontoqa-...``.
 
-    Stored like the test sets (:mod:`finelogic.data.stored`: JSONL under ``$FINELOGIC_CACHE/datasets``,
-    named by the generator version, the sizes and the seed): the paper's 12,700 take minutes to draw, so
-    a rerun reads them back.
+    Stored like the test sets (:func:`finelogic.data.stored.kept_problems`: a row of the store, keyed by the
+    generator version, the sizes and the seed): the paper's 12,700 take minutes to draw, so a rerun reads
+    them back.
     """
     size = check_sizes(sizes)
-    path = stored_folder() / f"sft-training-{stored_key(TRAINING_KEY, None, seed, size)[:24]}.jsonl"
-    if path.is_file():
-        try:
-            problems = [Problem.from_dict(json.loads(line)) for line in path.read_text("utf-8").splitlines()]
-            log.info("SFT training problems: %d read from %s", len(problems), path)
-            return problems
-        except (ValueError, TypeError, KeyError) as error:  # a file from elsewhere: draw them again
-            log.warning("unreadable stored SFT training problems in %s (%s); drawing them again", path, error)
-    problems = _draw_training_problems(size, seed, progress)
-    write_text_atomic(path, "".join(p.to_json() + "\n" for p in problems))
-    return problems
+    key = stored_key(TRAINING_KEY, None, seed, size)
+    return kept_problems("sft-training", key, lambda: _draw_training_problems(size, seed, progress),
+                         legacy=stored_folder() / f"sft-training-{key[:24]}.jsonl")
 
 
 def _draw_training_problems(size: Mapping[str, Any], seed: int, progress: bool | None) -> list[Problem]:

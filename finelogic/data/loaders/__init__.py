@@ -29,7 +29,10 @@ Checks against silently wrong data: ``$FINELOGIC_DATA_DIR`` naming no folder rai
 ProntoQA 500, each Multi-LogiEval rule file, the paper's merged files 203/390/500) and a selection of
 Multi-LogiEval's published files with some missing are errors (``strict=False``: reported in ``.skipped``
 or warned); a UTF-8 file with a stray byte of another encoding is an error naming the byte's offset; a
-folder where a file is expected is an error, never a fall-back to the next candidate file.
+folder, FIFO, socket, dangling or looping symbolic link where a file is expected, or a file present but
+unreadable, is an error naming it (:func:`~finelogic.data.loaders.records.data_file`), never a fall-back to
+the next candidate file or to a stand-in; two items with one id, a ``NaN`` or ``Infinity`` anywhere, JSON
+nested thousands deep and strings over a million characters are errors naming the file and item.
 """
 from __future__ import annotations
 
@@ -50,7 +53,9 @@ from finelogic.data.loaders.records import (
     DatasetFormatError,
     Format,
     LoadedDataset,
+    data_file,
     load_files,
+    present,
     read_text,
     split_sentences,
 )
@@ -105,6 +110,8 @@ def load_dataset(
     if unknown:
         raise TypeError(f"load_dataset({name!r}) takes no options {sorted(unknown)}")
     base = Path(path).expanduser() if path is not None else default_root()
+    if path is not None and present(base) and not base.is_dir():
+        data_file(base)  # a FIFO, socket, dangling or looping link given as the file: named, never read
     if path is not None and not base.exists():
         raise DataNotFoundError(f"{base}: no such file or folder (expected {fmt.where})")
     if base is not None:
@@ -170,6 +177,8 @@ def load_multi_logieval(
     ``multi_logieval/data/``). Files decode as UTF-8, else cp1252 (``meta["encoding"]`` says which).
     """
     base = Path(path).expanduser()
+    if present(base) and not base.is_dir():
+        data_file(base)
     multi_logieval.check_logic_types(logic_types)
     fmt = FORMATS["multi_logieval"]
     files = [base] if base.is_file() else fmt.find(base, depths=depths, logic_types=logic_types)

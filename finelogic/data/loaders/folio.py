@@ -7,12 +7,13 @@ from typing import Any
 
 from finelogic.data.loaders.records import (
     FOLIO_LABELS,
-    DatasetFormatError,
     Format,
     Item,
     bad,
+    data_file,
     label,
     numbered_facts,
+    present,
     required,
     split_sentences,
 )
@@ -66,15 +67,16 @@ def convert(item: Item) -> Problem:
 
 def find(folder: Path, split: str | None) -> list[Path]:
     """The first of ``folio_v2_<split>.jsonl``, ``folio-<split>.jsonl``, ``folio_<split>.jsonl`` (and for
-    validation/dev the Logic-LM ``Logic-LLM_data_FOLIO/dev.json``) that exists."""
+    validation/dev the Logic-LM ``Logic-LLM_data_FOLIO/dev.json``) that exists; a folder, FIFO, dangling or
+    looping link in its place is an error naming it (:func:`~finelogic.data.loaders.records.data_file`)."""
     split = split or "validation"
     candidates = [f"folio_v2_{split}.jsonl", f"folio-{split}.jsonl", f"folio_{split}.jsonl"]
     if split in ("validation", "dev"):
         candidates.append("Logic-LLM_data_FOLIO/dev.json")
     for candidate in candidates:
-        if (folder / candidate).is_dir():  # never fall back silently to the next candidate
-            raise DatasetFormatError(f"{folder / candidate}: is a folder, expected a file")
-    return [folder / c for c in candidates if (folder / c).is_file()][:1]
+        if present(folder / candidate):  # the first one there must be a file: never fall back to the next
+            return [data_file(folder / candidate)]
+    return []
 
 
 FORMAT = Format(

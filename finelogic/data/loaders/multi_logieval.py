@@ -16,6 +16,9 @@ from finelogic.data.loaders.records import (
     describe,
     label,
     numbered_facts,
+    MAX_STRING,
+    check_strings,
+    parse_json,
     read_text,
     required,
     split_sentences,
@@ -42,12 +45,14 @@ def read(path: Path) -> list[Item]:
     """One ``{"logic", "rule", "depth", "samples": [...]}`` file -> its samples (file fields attached)."""
     text, encoding = read_text(path)
     try:
-        document = json.loads(text)
+        document = parse_json(text, str(path))
     except json.JSONDecodeError as error:
         raise DatasetFormatError(f"{path} line {error.lineno} column {error.colno}: invalid JSON "
                                  f"({error.msg}); truncated or corrupted file?") from None
     if not isinstance(document, dict):
         raise DatasetFormatError(f"{path}: expected an object with 'samples', got {type(document).__name__}")
+    if len(text) > MAX_STRING:  # a shorter file cannot hold a longer string
+        check_strings(document, str(path))
     for name in ("logic", "rule", "depth", "samples"):
         if name not in document:
             raise DatasetFormatError(f"{path}: missing field '{name}'")

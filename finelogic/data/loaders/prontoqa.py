@@ -4,7 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from finelogic.data.loaders.records import DatasetFormatError, Format, Item, bad, label, numbered_facts, required, split_sentences
+from finelogic.data.loaders.records import (Format, Item, bad, data_file, label, numbered_facts, present, required,
+                                           split_sentences)
 from finelogic.data.problem import DISPROVED, PROVED, Fact, Problem
 
 # The Logic-LM ProntoQA set is the 5-hop set; depth is derived per item from its explanation.
@@ -92,9 +93,7 @@ def convert(item: Item) -> Problem:
 
 def find(folder: Path, split: str | None) -> list[Path]:
     file = folder / f"{split or 'dev'}.json"
-    if file.is_dir():
-        raise DatasetFormatError(f"{file}: is a folder, expected a file")
-    return [file] if file.is_file() else []
+    return [data_file(file)] if present(file) else []  # present but not a file: an error, not a stand-in
 
 
 FORMAT = Format(convert=convert, where="prontoqa/dev.json (Logic-LM's 500-item 5-hop set)", find=find,

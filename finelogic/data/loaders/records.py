@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
+import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,6 +110,101 @@ class Format:
 # --------------------------------------------------------------------------------------------------
 
 
+#: The longest string a data file may hold (characters): the published sets' longest text is a few
+#: thousand; a longer one is a corrupted or hostile file, refused before it reaches a model or a cache.
+MAX_STRING = 1_000_000
+_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"))
+
+
+def data_file(path: str | os.PathLike) -> Path:
+    """``path``, checked to be a regular file (after following symbolic links): the one test every loader's
+    file passes before it is opened or chosen over the next candidate.
+
+    Raises:
+        DatasetFormatError: naming the path and what it is instead: a folder, a FIFO, socket or device (a
+            read would block or never end), a symbolic link to nothing, or a loop of links. Never a silent
+            fall-back to another file or to the generated stand-in.
+    """
+    path = Path(path)
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        if os.path.islink(path):
+            raise DatasetFormatError(f"{path}: a symbolic link to {os.readlink(path)!r}, which does not exist") from None
+        raise DataNotFoundError(f"{path}: no such file") from None
+    except OSError as error:  # ELOOP and the like
+        raise DatasetFormatError(f"{path}: cannot be followed ({error.strerror}; a loop of symbolic links?)") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise DatasetFormatError(f"{path}: is a folder, expected a file")
+    if not stat.S_ISREG(info.st_mode):
+        kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a regular file")
+        raise DatasetFormatError(f"{path}: {kind}, not a regular file; data is read only from regular files")
+    return path
+
+
+def present(path: Path) -> bool:
+    """Whether anything is at ``path`` (a dangling link included): a candidate file that is there must be
+    usable (:func:`data_file`), never skipped for the next one."""
+    return os.path.lexists(path)
+
+
+def read_data_bytes(path: Path) -> bytes:
+    """The bytes of the regular file ``path`` (:func:`data_file`); opened without blocking, so a FIFO put in
+    its place after the check is refused too, and a file present but unreadable is an error naming it."""
+    data_file(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except PermissionError as error:
+        raise DatasetFormatError(f"{path}: present but not readable ({error.strerror}); fix its permissions") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise DatasetFormatError(f"{path}: not a regular file (replaced while being opened?)")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    finally:
+        os.close(fd)
+
+
+class _NonFinite(ValueError):
+    pass
+
+
+def _reject(constant: str) -> Any:
+    raise _NonFinite(constant)
+
+
+def parse_json(text: str, where: str) -> Any:
+    """``json.loads(text)`` for data files: ``NaN`` / ``Infinity`` (not JSON; Python's reader takes them,
+    and an id became ``'nan'``) and nesting deeper than Python's reader can follow are errors naming
+    ``where``; :class:`json.JSONDecodeError` passes through for the caller's message."""
+    try:
+        return json.loads(text, parse_constant=_reject)
+    except _NonFinite as error:
+        raise DatasetFormatError(f"{where}: holds the number {error}, which is not JSON (an id, count or label "
+                                 "cannot be NaN or infinite)") from None
+    except RecursionError:
+        raise DatasetFormatError(f"{where}: JSON nested too deeply to read (thousands of levels); not a "
+                                 "dataset file") from None
+
+
+def check_strings(value: Any, where: str, limit: int = MAX_STRING) -> None:
+    """Raise :class:`DatasetFormatError` naming ``where`` if any string in ``value`` (keys included) is longer
+    than ``limit`` characters."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if len(item) > limit:
+                raise DatasetFormatError(f"{where}: a string of {len(item):,} characters (at most {limit:,}); "
+                                         f"it begins {item[:40]!r}")
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
 def read_text(path: Path) -> tuple[str, str]:
     """Decode a file as UTF-8, falling back to cp1252 (some Multi-LogiEval files); return (text, encoding).
 
@@ -115,13 +212,11 @@ def read_text(path: Path) -> tuple[str, str]:
     stray byte of another encoding would otherwise be decoded whole as cp1252, every accent mojibake.
 
     Raises:
-        DatasetFormatError: the file is a folder or empty, mixes UTF-8 with other bytes (the message gives
+        DatasetFormatError: the file is not a regular file (:func:`data_file`) or is empty, mixes UTF-8 with other bytes (the message gives
             the first bad byte's offset), or its bytes are neither UTF-8 nor cp1252.
     """
     path = Path(path)
-    if path.is_dir():
-        raise DatasetFormatError(f"{path}: is a folder, expected a file")
-    raw = path.read_bytes()
+    raw = read_data_bytes(path)
     if not raw.strip():
         raise DatasetFormatError(f"{path}: empty file")
     try:
@@ -154,7 +249,7 @@ def read_items(path: Path) -> list[Item]:
     stripped = text.lstrip()
     if path.suffix != ".jsonl" and stripped[:1] in "[{":
         try:
-            document = json.loads(text)
+            document = parse_json(text, str(path))
         except json.JSONDecodeError as error:
             if error.msg != "Extra data":  # "Extra data" = several objects: read it as JSON Lines
                 raise DatasetFormatError(
@@ -163,19 +258,26 @@ def read_items(path: Path) -> list[Item]:
                 ) from None
         else:
             if isinstance(document, list):
-                return [Item(rec, f"{path} {describe(i, rec)}", i, path.stem, encoding)
-                        for i, rec in enumerate(document)]
-            return [Item(document, str(path), 0, path.stem, encoding)]
+                items = [Item(rec, f"{path} {describe(i, rec)}", i, path.stem, encoding)
+                         for i, rec in enumerate(document)]
+            else:
+                items = [Item(document, str(path), 0, path.stem, encoding)]
+            if len(text) > MAX_STRING:  # a shorter file cannot hold a longer string
+                for item in items:
+                    check_strings(item.data, item.location)
+            return items
     items = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = parse_json(line, f"{path} line {lineno}")
         except json.JSONDecodeError as error:
             raise DatasetFormatError(
                 f"{path} line {lineno}: invalid JSON ({error.msg} at column {error.colno}); truncated line?"
             ) from None
+        if len(line) > MAX_STRING:
+            check_strings(record, f"{path} line {lineno}")
         items.append(Item(record, f"{path} line {lineno}", len(items), path.stem, encoding))
     return items
 
@@ -185,14 +287,22 @@ def convert_items(
     convert: Callable[[Item], Problem],
     strict: bool,
     skipped: list[tuple[str, str]],
+    seen: dict[str, str] | None = None,
 ) -> list[Problem]:
-    """Each item through ``convert``; a bad item raises (strict) or is added to ``skipped``."""
+    """Each item through ``convert``; a bad item raises (strict) or is added to ``skipped``. An item whose
+    id another item of the load already has (``seen``: id -> that item's location) is a bad item: two
+    records under one id would be scored, cached and reported as one."""
     problems = []
+    seen = {} if seen is None else seen
     for item in items:
         try:
             if not isinstance(item.data, Mapping):
                 raise ItemError(f"expected a JSON object, got {type(item.data).__name__}")
-            problems.append(convert(item))
+            problem = convert(item)
+            if problem.id in seen:
+                raise ItemError(f"id {problem.id!r} is already the id of {seen[problem.id]}")
+            seen[problem.id] = item.location
+            problems.append(problem)
         except ItemError as error:
             if strict:
                 raise DatasetFormatError(f"{item.location}: {error.reason}") from None
@@ -219,6 +329,7 @@ def load_files(
     read = read or read_items
     skipped: list[tuple[str, str]] = []
     problems: list[Problem] = []
+    seen: dict[str, str] = {}  # ids are unique across the files of one load
     for path in files:
         try:
             items = read(path)
@@ -227,7 +338,7 @@ def load_files(
                 raise
             skipped.append((str(path), str(error).removeprefix(f"{path}").lstrip(": ")))
             continue
-        problems.extend(convert_items(items, convert, strict, skipped))  # bad items first: they name a line
+        problems.extend(convert_items(items, convert, strict, skipped, seen))  # bad items first: they name a line
         expected = documented_count(path, counts or {})
         if expected is not None and len(items) != expected:
             message = f"{len(items)} items where the published file has {expected}; cut short or edited?"

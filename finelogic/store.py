@@ -1,0 +1,776 @@
+"""One store for what finelogic keeps and reuses: model calls (all verbs), memos, generated sets: one SQLite file.
+
+The store is ``$FINELOGIC_CACHE/store.sqlite`` (:func:`finelogic.config.store_path`): a SQLite database in
+WAL mode (readers never wait for a writer; several processes share it), written through the standard
+library's :mod:`sqlite3`. Why SQLite rather than the JSONL and ``.npz`` files it replaces: a record is a
+row written in one transaction or not at all, so nothing an accident does to a file (a lost newline, a disk
+filling in the middle of an append, two files joined with ``cat``) can glue one request's key to another
+request's answer.
+
+Tables (inspect them with ``sqlite3 $FINELOGIC_CACHE/store.sqlite``; README, "Caches"):
+
+* ``calls(key, kind, model, request, value, stored)``: one row per model call. ``key`` is the sha256 of the
+  canonical JSON of ``request`` (:func:`finelogic.models.cache.request_key`); ``kind`` is the verb
+  (``generate``, ``loglikelihood``, ``hidden_states``); ``value`` is JSON text for the first two
+  (``{"text": ..., "finish_reason": ...}``, ``[logprob, tokens, greedy]``) and an ``.npz`` blob (no pickle)
+  for hidden states.
+* ``memos(memo, version, key, value, stored)``: the results of :class:`finelogic.memo.Memo`, JSON text.
+* ``claims(key, holder, pid, host, started, expires)``: requests a process is computing now (below).
+* ``datasets(key, name, problems, count, sha256, stored)``: generated test and training sets
+  (:mod:`finelogic.data.stored`), each one row of JSON lines with their count and sha256, so an edited or
+  cut set is caught on read and made again.
+* ``imports(source, size, rows, skipped, at)``: the JSONL files of earlier versions already imported.
+
+**Validated on read.** Every value is checked against its kind's type when read (:func:`decode`): a text
+must be a non-empty string, a log-likelihood a number (not a string, not NaN), a token count a whole
+number, arrays an ``.npz`` whose rows add up. A row that fails is named in a warning (store path, table,
+key and what is wrong), deleted, and computed again; it is never coerced into an answer.
+
+**Claims with a lease.** Before computing a request, a process claims it in the same transaction that
+found it missing, so two processes never compute one request. A claim holds for :data:`LEASE_SECONDS`
+and is renewed every third of that while its process works (by one heartbeat thread per process); a
+process that is killed or stopped (``SIGSTOP``) stops renewing, so the others wait for it at most one lease,
+saying so in the log, and then take its requests over (a process that still runs keeps its claims however
+long its model takes). A claim of a process on this machine that has died is taken over
+at once. A damaged claim row (a holder or expiry of the wrong type) is named and taken over.
+
+**Earlier caches are imported once, never read again.** :func:`import_jsonl` reads a model-call JSONL file
+of an earlier version with one whole-line JSON parse per line, keeps a record only when its key is the
+sha256 of its own request and its answer passes :func:`decode` (so a glued or cut line is skipped and
+named, never split into someone else's answer), and records the file with its size in ``imports``: a file
+is imported again only if it changed. Memo JSONL files are imported the same way
+(:func:`import_memo_jsonl`); an earlier ``.npz`` array file is imported when its request is first asked.
+An earlier version's generated set (``datasets/*.jsonl``) is imported when it is first asked for. The old
+files are left as they are (delete them once the store answers).
+
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import logging
+import math
+import os
+import socket
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+#: The store's layout; a store written by a newer layout is refused rather than misread.
+FORMAT = 1
+#: How long a claim holds without renewal: the longest a stopped or killed peer delays the others.
+LEASE_SECONDS = 30.0
+#: How long a write waits for another process's transaction (they take milliseconds) before failing.
+BUSY_SECONDS = 120.0
+#: Keys per ``IN (...)`` query (below SQLite's limit on bound parameters).
+_BATCH = 500
+#: Asking for at least this share of a model's stored answers of one kind reads them all in one scan (about
+#: four times faster per row than looking each key up; a cached rerun asks for most of them).
+SCAN_SHARE = 0.25
+_JSON = json.JSONDecoder()
+#: SQL: the row's value is one JSON text (what :meth:`Store._scan` gathers; other rows are decoded one by one).
+_WHOLE = "typeof(value) = 'text' AND json_valid(value)"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, kind TEXT NOT NULL, model TEXT NOT NULL,
+                                  request TEXT NOT NULL, value NOT NULL, stored REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS calls_by_model ON calls (model, kind);
+CREATE TABLE IF NOT EXISTS memos (memo TEXT NOT NULL, version TEXT NOT NULL, key TEXT NOT NULL,
+                                  value TEXT NOT NULL, stored REAL NOT NULL, PRIMARY KEY (memo, version, key));
+CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, holder TEXT, pid INTEGER, host TEXT, started TEXT,
+                                   expires REAL);
+CREATE TABLE IF NOT EXISTS imports (source TEXT PRIMARY KEY, size INTEGER NOT NULL, rows INTEGER NOT NULL,
+                                    skipped INTEGER NOT NULL, at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS datasets (key TEXT PRIMARY KEY, name TEXT NOT NULL, problems TEXT NOT NULL,
+                                     count INTEGER NOT NULL, sha256 TEXT NOT NULL, stored REAL NOT NULL);
+"""
+
+
+class StoreError(RuntimeError):
+    """The store cannot be used: not a SQLite file, a newer layout, a file it cannot write."""
+
+
+class BadValue(ValueError):
+    """A stored value that is not of its kind's type (see :func:`decode`)."""
+
+
+# ---------------------------------------------------------------------------------------------- values
+def encode(kind: str, value: Any) -> str | bytes:
+    """The stored form of an answer of ``kind``: JSON text, or an ``.npz`` blob for hidden states.
+
+    Raises :class:`BadValue` for an answer that is not of the kind's type, so nothing unreadable is
+    written in the first place."""
+    if kind == "hidden_states":
+        return _arrays_blob(value)
+    text = json.dumps(value, ensure_ascii=False, allow_nan=True)
+    decode(kind, text)  # the same check as on read: what is written can be read back
+    return text
+
+
+def decode(kind: str, raw: Any) -> Any:
+    """The answer stored as ``raw`` for ``kind``, checked by type; :class:`BadValue` says what is wrong.
+
+    * ``generate``: JSON ``{"text": non-empty str, "finish_reason": str or null}``;
+    * ``loglikelihood``: JSON ``[logprob, tokens, greedy]``: a number that is not NaN or +inf (a string such as
+      ``"-inf"`` is refused), a whole number >= 0, a boolean;
+    * ``hidden_states``: an ``.npz`` blob of ``nested`` (bool), ``sizes`` (whole numbers) and ``data`` (the
+      rows of every array, ``sizes`` adding up to its length): one array, or a list when ``nested``;
+    * ``json``: any JSON text (memos).
+    """
+    if kind == "hidden_states":
+        return _blob_arrays(raw)
+    if not isinstance(raw, str):
+        raise BadValue(f"a {type(raw).__name__} where JSON text was expected")
+    try:
+        value, end = _JSON.raw_decode(raw)
+    except (ValueError, RecursionError) as error:
+        raise BadValue(f"not one JSON value ({error})") from None
+    if end != len(raw):
+        raise BadValue(f"more than one JSON value (text after character {end})")
+    check(kind, value)
+    return value
+
+
+def check(kind: str, value: Any) -> None:
+    """Raise :class:`BadValue` unless ``value`` (parsed JSON) is of ``kind``'s type (see :func:`decode`)."""
+    if kind == "loglikelihood":
+        # The usual case in one test (a paper-size rerun reads 120,000 of them); the reason when it fails.
+        if type(value) is list and len(value) == 3 and type(value[1]) is int and type(value[2]) is bool \
+                and value[1] >= 0 and (type(value[0]) is float or type(value[0]) is int) \
+                and value[0] == value[0] and value[0] != math.inf:
+            return
+        if not (isinstance(value, list) and len(value) == 3):
+            raise BadValue(f"a log-likelihood must be [logprob, tokens, greedy], not {_short(value)}")
+        logprob, tokens, greedy = value
+        if isinstance(logprob, bool) or not isinstance(logprob, (int, float)) or math.isnan(logprob) \
+                or logprob == math.inf:
+            raise BadValue(f"the log-prob must be a number (not NaN or +inf), not {_short(logprob)}")
+        if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
+            raise BadValue(f"the token count must be a whole number >= 0, not {_short(tokens)}")
+        raise BadValue(f"'greedy' must be true or false, not {_short(greedy)}")
+    if kind == "generate":
+        if type(value) is dict and len(value) == 2 and type(value.get("text")) is str and value["text"] \
+                and (value.get("finish_reason") is None or type(value["finish_reason"]) is str) \
+                and "finish_reason" in value:
+            return
+        if not isinstance(value, dict) or set(value) - {"text", "finish_reason"}:
+            raise BadValue(f"a generation must be {{'text', 'finish_reason'}}, not {_short(value)}")
+        if not isinstance(value.get("text"), str) or not value["text"]:
+            raise BadValue(f"the text must be a non-empty string, not {_short(value.get('text'))}")
+        raise BadValue(f"finish_reason must be a string or null, not {_short(value.get('finish_reason'))}")
+    if kind != "json":
+        raise BadValue(f"unknown kind {kind!r}")
+
+
+def check_all(kind: str, values: dict[str, Any]) -> dict[str, BadValue]:
+    """:func:`check` of every value of ``values`` (by key), the usual good values of the two JSON kinds
+    passed in one inline test each (a paper-size rerun checks 120,000); what is wrong with each bad one."""
+    inf = math.inf
+    if kind == "loglikelihood":
+        suspect = [k for k, v in values.items() if not (
+            type(v) is list and len(v) == 3 and type(v[1]) is int and type(v[2]) is bool and v[1] >= 0
+            and (type(v[0]) is float or type(v[0]) is int) and v[0] == v[0] and v[0] != inf)]
+    elif kind == "generate":
+        suspect = [k for k, v in values.items() if not (
+            type(v) is dict and len(v) == 2 and type(v.get("text")) is str and v["text"]
+            and "finish_reason" in v and (v["finish_reason"] is None or type(v["finish_reason"]) is str))]
+    else:
+        suspect = list(values)
+    bad = {}
+    for key in suspect:
+        try:
+            check(kind, values[key])
+        except BadValue as error:
+            bad[key] = error
+    return bad
+
+
+def decode_many(kind: str, rows: Sequence[tuple[str, Any, int]]) -> tuple[dict[str, Any], dict[str, BadValue]]:
+    """:func:`decode` of many ``(key, raw, json_valid)`` rows (``json_valid``: SQLite's verdict that ``raw``
+    is exactly one JSON value): the values, and what is wrong with each bad one.
+
+    Rows SQLite calls one JSON value each are parsed in one ``json.loads`` of their list (about twice as
+    fast as one parse each); as each piece is one whole value, no value can run into the next. Anything
+    else is parsed on its own."""
+    values: dict[str, Any] = {}
+    bad: dict[str, BadValue] = {}
+    whole = [(k, raw) for k, raw, valid in rows if valid == 1 and type(raw) is str] if kind != "hidden_states" else []
+    parsed: list[Any] | None = None
+    if whole:
+        try:
+            parsed = json.loads("[" + ",".join(raw for _, raw in whole) + "]")
+        except (ValueError, RecursionError):
+            parsed = None
+        if parsed is not None and len(parsed) != len(whole):
+            parsed = None
+    done = set()
+    if parsed is not None:
+        values = {key: value for (key, _), value in zip(whole, parsed)}
+        bad = check_all(kind, values)
+        for key in bad:
+            del values[key]
+        done = set(values) | set(bad)
+    for key, raw, _ in rows:
+        if key not in done:
+            try:
+                values[key] = decode(kind, raw)
+            except BadValue as error:
+                bad[key] = error
+    return values, bad
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _arrays_blob(result: Any) -> bytes:
+    """One array, or a list of arrays with the same trailing shape, as an ``.npz`` blob: all rows in one
+    member (reading an ``.npz`` member costs about 0.15 ms) and the rows per array."""
+    nested = isinstance(result, list)
+    arrays = [np.asarray(a) for a in (result if nested else [result])]
+    if any(a.dtype == object for a in arrays):
+        raise BadValue("hidden states must be numeric arrays, not objects")
+    sizes = np.array([len(a) for a in arrays], dtype=np.int64)
+    data = np.concatenate(arrays) if arrays else np.zeros((0, 0), dtype=np.float32)
+    buffer = io.BytesIO()
+    np.savez(buffer, nested=nested, sizes=sizes, data=data)
+    return buffer.getvalue()
+
+
+def _blob_arrays(raw: Any) -> Any:
+    if not isinstance(raw, bytes):
+        raise BadValue(f"a {type(raw).__name__} where an .npz blob was expected")
+    try:
+        with np.load(io.BytesIO(raw), allow_pickle=False) as stored:
+            return arrays_of(stored)
+    except BadValue:
+        raise
+    except Exception as error:  # a cut or foreign blob: zipfile, numpy and KeyError each say it their way
+        raise BadValue(f"not a whole .npz of arrays ({type(error).__name__}: {error})") from None
+
+
+def arrays_of(stored: Any) -> Any:
+    """The array (or list of arrays) in an opened ``.npz`` of hidden states, checked: this layout or the
+    one-member-per-array layout of files written before 2026-12-01."""
+    if "data" in stored.files:
+        data, sizes, nested = stored["data"], stored["sizes"], stored["nested"]
+        if sizes.ndim != 1 or sizes.dtype.kind not in "iu" or (sizes < 0).any() or int(sizes.sum()) != len(data):
+            raise BadValue(f"row counts {sizes.tolist()[:8]} do not add up to the {len(data)} rows stored")
+        arrays = np.split(data, np.cumsum(sizes)[:-1]) if len(sizes) else []
+    else:
+        count, nested = int(stored["count"]), stored["nested"]
+        arrays = [stored[f"a{i}"] for i in range(count)]
+    if nested.shape != () or nested.dtype != bool:
+        raise BadValue(f"'nested' must be one boolean, not {nested!r}")
+    if any(a.dtype.kind not in "fiub" for a in arrays):
+        raise BadValue("hidden states must be numeric arrays")
+    if not bool(nested) and len(arrays) != 1:
+        raise BadValue(f"one array expected, {len(arrays)} stored")
+    return arrays if bool(nested) else arrays[0]
+
+
+# ---------------------------------------------------------------------------------------------- processes
+_HOST = socket.gethostname()
+
+
+def start_time(pid: int) -> str:
+    """The process's start time in clock ticks since boot (Linux ``/proc``; "-" elsewhere): with the pid,
+    it tells a live claimant from a new process that reuses a dead one's pid."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return "-"
+
+
+def alive(pid: int, started: str) -> bool:
+    """Whether process ``pid`` of this machine, started at ``started`` (see :func:`start_time`), still runs."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, another user's
+        return True
+    except (OverflowError, ValueError):
+        return False
+    return started == "-" or start_time(pid) in (started, "-")
+
+
+# ---------------------------------------------------------------------------------------------- the store
+def _identity(path: Path) -> tuple[int, int] | None:
+    """The file's device and inode (None when it is gone): what tells a replaced file from the same one."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+class Store:
+    """The SQLite store at ``path`` (created with its tables if missing). Safe for the threads of one
+    process (one connection behind a lock) and for several processes (SQLite's locking, WAL).
+
+    Use :func:`open_store` to share one connection per file within a process."""
+
+    def __init__(self, path: str | os.PathLike, *, busy_seconds: float = BUSY_SECONDS) -> None:
+        self.path = Path(path)
+        if self.path.is_dir():
+            raise StoreError(f"store {self.path}: a folder, not a SQLite file")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self._beats = threading.Condition()
+        self._holders: dict[str, list[float]] = {}  # holder -> [lease, when its next renewal is due]
+        self._beater: threading.Thread | None = None
+        self._busy = busy_seconds
+        self._pid, self._conn, self._file = -1, None, None
+        self._create()
+
+    def _create(self) -> None:
+        """Open the file and make its tables where missing; refuse a file that is not a store of this layout."""
+        try:
+            with self._opened() as db:
+                for statement in _SCHEMA.split(";"):  # not executescript(): it would commit midway
+                    if statement.strip():
+                        db.execute(statement)
+                row = db.execute("SELECT value FROM meta WHERE name = 'format'").fetchone()
+                if row is None:
+                    db.execute("INSERT INTO meta VALUES ('format', ?)", (str(FORMAT),))
+                elif row[0] != str(FORMAT):
+                    raise StoreError(f"store {self.path}: layout {row[0]!r}, this finelogic reads layout {FORMAT} "
+                                     "(a newer finelogic wrote it: use that, or another FINELOGIC_CACHE)")
+        except sqlite3.DatabaseError as error:
+            raise StoreError(f"store {self.path}: not a usable SQLite store ({error})") from None
+
+    def __repr__(self) -> str:
+        return f"Store({str(self.path)!r})"
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        """This process's connection (a process forked from the one that opened the store opens its own:
+        a SQLite connection must not cross a fork)."""
+        if self._pid != os.getpid():
+            self.path.parent.mkdir(parents=True, exist_ok=True)  # its folder may have been removed since
+            self._conn = sqlite3.connect(str(self.path), timeout=self._busy, isolation_level=None,
+                                         check_same_thread=False)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")  # WAL: a crash loses no committed row
+            self._pid = os.getpid()
+            self._file = _identity(self.path)
+        return self._conn
+
+    def _same_file(self) -> None:
+        """Reconnect (and make the tables again) when the store's file was deleted or replaced since this
+        connection opened it (``rm store.sqlite*`` to clear it, a fresh rehearsal removing its cache):
+        otherwise answers would go on being written to the deleted file and be lost."""
+        if self._conn is not None and self._pid == os.getpid() and _identity(self.path) != self._file:
+            log.warning("store %s: the file was deleted or replaced; opening it afresh", self.path)
+            self._conn.close()
+            self._pid, self._conn = -1, None
+            self._create()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction (``BEGIN IMMEDIATE``: it takes the store's write lock at once, so what it
+        reads is still true when it writes); committed when the block ends, rolled back if it raises."""
+        with self._lock:
+            self._same_file()
+            with self._opened() as db:
+                yield db
+
+    @contextlib.contextmanager
+    def _opened(self) -> Iterator[sqlite3.Connection]:
+        """:meth:`transaction` on the connection as it is (no check that the file is still the same)."""
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as error:
+                raise StoreError(f"store {self.path}: {error} (another process held its write lock for "
+                                 f"{self._busy:.0f} s, or the folder is read-only)") from None
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        """Rows of a read-only query (WAL: never waits for a writer)."""
+        with self._lock:
+            self._same_file()
+            return self._db.execute(sql, params).fetchall()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None and self._pid == os.getpid():
+                self._conn.close()
+            self._pid, self._conn = -1, None
+
+    # ------------------------------------------------------------------ model calls
+    def get_calls(self, keys: Sequence[str], kind: str, model: str | None = None) -> dict[str, Any]:
+        """The stored, valid answers of ``kind`` among ``keys``; a bad row is named, deleted and missing.
+        With ``model`` (the keys' model), a call asking for a large share of its answers reads them in one scan."""
+        with self._lock:
+            self._same_file()
+            return self._get_calls(self._db, keys, kind, model, locked=False)
+
+    def _get_calls(self, db: sqlite3.Connection, keys: Sequence[str], kind: str, model: str | None, *,
+                   locked: bool) -> dict[str, Any]:
+        wanted = set(keys)
+        with self._lock:
+            stored = db.execute("SELECT count(*) FROM calls WHERE model = ? AND kind = ?",
+                                (model, kind)).fetchone()[0] if model is not None and len(wanted) > _BATCH else 0
+            columns = "key, kind, value, " + ("0" if kind == "hidden_states" else "json_valid(value)")
+            grouped: dict[str, Any] = {}
+            if stored and len(wanted) >= SCAN_SHARE * stored and kind != "hidden_states":  # blobs: only those asked
+                grouped = self._scan(db, model, kind, wanted)
+                rows = [r for r in db.execute(f"SELECT {columns} FROM calls WHERE model = ? AND kind = ? AND NOT "
+                                              f"({_WHOLE})", (model, kind)) if r[0] in wanted]
+            else:
+                unique, rows = list(wanted), []
+                for start in range(0, len(unique), _BATCH):
+                    batch = unique[start:start + _BATCH]
+                    rows += db.execute(f"SELECT {columns} FROM calls WHERE key IN ({','.join('?' * len(batch))})",
+                                       batch).fetchall()
+        errors = {key: BadValue(f"stored as a {stored_kind!r} answer, asked as {kind!r}")
+                  for key, stored_kind, _, _ in rows if stored_kind != kind}
+        found, wrong = decode_many(kind, [(key, raw, valid) for key, stored_kind, raw, valid in rows
+                                          if stored_kind == kind])
+        errors.update(wrong)
+        if grouped:
+            wrong = check_all(kind, grouped)
+            errors.update(wrong)
+            found.update(grouped if not wrong else {k: v for k, v in grouped.items() if k not in wrong})
+        for key, error in errors.items():
+            log.warning("store %s: calls row %s (%s) is bad: %s; it is removed and computed again",
+                        self.path, key, kind, error)
+        bad = list(errors)
+        if bad:
+            if locked:
+                self._delete(db, "calls", bad)
+            else:
+                with self.transaction() as tx:
+                    self._delete(tx, "calls", bad)
+        return found
+
+    @staticmethod
+    def _scan(db: sqlite3.Connection, model: str, kind: str, wanted: set[str]) -> dict[str, Any]:
+        """The parsed (not yet checked) values among ``wanted`` of every ``model``/``kind`` row that SQLite
+        finds to be one JSON text, gathered into one JSON array by SQLite and parsed once (a cached rerun
+        reads most of a model's answers: this costs a third of one query and one parse per row)."""
+        # Each key paired with its own value inside SQLite: nothing relies on two lists keeping one order.
+        (pairs,), = db.execute(f"SELECT json_group_array(json_array(key, json(value))) FROM calls "
+                               f"WHERE model = ? AND kind = ? AND {_WHOLE}", (model, kind))
+        return {key: value for key, value in json.loads(pairs) if key in wanted}
+
+    @staticmethod
+    def _delete(db: sqlite3.Connection, table: str, keys: Sequence[str]) -> None:
+        db.executemany(f"DELETE FROM {table} WHERE key = ?", [(k,) for k in keys])
+
+    def put_call(self, key: str, kind: str, model: str, request: dict[str, Any], value: Any,
+                 holder: str | None = None) -> None:
+        """Store one answer (kept if the key is stored already) and drop ``holder``'s claim on it, in one
+        transaction. ``value`` is checked by :func:`encode` first."""
+        try:
+            raw = encode(kind, value)
+        except BadValue as error:
+            raise BadValue(f"{model}: the answer to {kind} request {key[:16]}... cannot be stored ({error})") from None
+        text = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        with self.transaction() as db:
+            row = (key, kind, model, text, raw, time.time())
+            if not db.execute("INSERT OR IGNORE INTO calls VALUES (?, ?, ?, ?, ?, ?)", row).rowcount:
+                (stored_kind, stored), = db.execute("SELECT kind, value FROM calls WHERE key = ?", (key,))
+                try:  # stored already, by another process: kept, unless it is a bad row (then replaced)
+                    if stored_kind != kind:
+                        raise BadValue(f"stored as a {stored_kind!r} answer")
+                    decode(kind, stored)
+                except BadValue as error:
+                    log.warning("store %s: calls row %s (%s) is bad: %s; replaced", self.path, key, kind, error)
+                    db.execute("REPLACE INTO calls VALUES (?, ?, ?, ?, ?, ?)", row)
+            if holder is not None:
+                db.execute("DELETE FROM claims WHERE key = ? AND holder = ?", (key, holder))
+
+    def put_calls(self, rows: Iterable[tuple[str, str, str, str, Any]]) -> int:
+        """Store many ``(key, kind, model, request JSON, encoded value)`` rows in one transaction (imports);
+        returns how many were new."""
+        with self.transaction() as db:
+            before = db.total_changes
+            db.executemany("INSERT OR IGNORE INTO calls VALUES (?, ?, ?, ?, ?, ?)",
+                           [(*row, time.time()) for row in rows])
+            return db.total_changes - before
+
+    # ------------------------------------------------------------------ claims
+    def answer_or_claim(self, keys: Sequence[str], kind: str, holder: str,
+                        lease: float = LEASE_SECONDS) -> tuple[dict[str, Any], set[str], list[dict[str, Any]]]:
+        """In one transaction: the stored answers among ``keys``, and claims on the rest for ``holder``.
+
+        Returns ``(answers, ours, others)``: ``ours`` the keys now claimed by ``holder``; ``others`` one
+        record per key another live holder is computing (``key``, ``pid``, ``host``, ``expires``)."""
+        now, mine = time.time(), os.getpid()
+        ours: set[str] = set()
+        others: list[dict[str, Any]] = []
+        expired: dict[tuple[Any, Any], int] = {}
+        with self.transaction() as db:
+            answers = self._get_calls(db, keys, kind, None, locked=True)
+            missing = [k for k in dict.fromkeys(keys) if k not in answers]
+            held = {}
+            for start in range(0, len(missing), _BATCH):
+                batch = missing[start:start + _BATCH]
+                held.update({row[0]: row[1:] for row in db.execute(
+                    f"SELECT key, holder, pid, host, started, expires FROM claims WHERE key IN "
+                    f"({','.join('?' * len(batch))})", batch)})
+            for key in missing:
+                if key in held:
+                    who, pid, host, started, expires = held[key]
+                    if not (isinstance(who, str) and isinstance(pid, int) and isinstance(host, str)
+                            and isinstance(started, str) and isinstance(expires, (int, float))):
+                        log.warning("store %s: claims row %s is damaged (holder %s, pid %s, expires %s); taken over",
+                                    self.path, key, _short(who), _short(pid), _short(expires))
+                    elif who != holder:
+                        dead = host == _HOST and not alive(pid, started)
+                        if expires > now and not dead:
+                            others.append({"key": key, "pid": pid, "host": host, "expires": expires})
+                            continue
+                        expired[(pid, host)] = expired.get((pid, host), 0) + 1
+                ours.add(key)
+            db.executemany("INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?, ?)",
+                           [(k, holder, mine, _HOST, start_time(mine), now + lease) for k in ours])
+        for (pid, host), count in expired.items():
+            log.warning("store %s: taking over %d request(s) claimed by process %s on %s, which died or stopped "
+                        "renewing its lease", self.path, count, pid, host)
+        return answers, ours, others
+
+    def renew(self, holder: str, lease: float = LEASE_SECONDS) -> None:
+        """Extend ``holder``'s claims by ``lease`` from now (the heartbeat of a working process)."""
+        with self.transaction() as db:
+            db.execute("UPDATE claims SET expires = ? WHERE holder = ?", (time.time() + lease, holder))
+
+    def release(self, keys: Sequence[str], holder: str) -> None:
+        """Drop ``holder``'s claims on ``keys`` (answered, not kept, or given up on an error)."""
+        with self.transaction() as db:
+            db.executemany("DELETE FROM claims WHERE key = ? AND holder = ?", [(k, holder) for k in keys])
+
+    @contextlib.contextmanager
+    def heartbeat(self, holder: str, lease: float = LEASE_SECONDS) -> Iterator[None]:
+        """Renew ``holder``'s claims every third of the lease while the block runs. One thread per store
+        renews every holder of the process (none is started per call); a stopped or killed process stops
+        renewing, and its claims lapse after at most one lease."""
+        with self._beats:
+            self._holders[holder] = [lease, time.monotonic() + lease / 3]
+            if self._beater is None or not self._beater.is_alive():
+                self._beater = threading.Thread(target=self._beat, name=f"finelogic-store-lease {self.path.name}",
+                                                daemon=True)
+                self._beater.start()
+            self._beats.notify()
+        try:
+            yield
+        finally:
+            with self._beats:
+                self._holders.pop(holder, None)
+
+    def _beat(self) -> None:
+        """The renewing thread: sleeps until the next holder is due, renews it, forever (a daemon)."""
+        while True:
+            with self._beats:
+                now = time.monotonic()
+                due = [h for h, (_, at) in self._holders.items() if at <= now]
+                for holder in due:
+                    lease = self._holders[holder][0]
+                    self._holders[holder][1] = now + lease / 3
+                if not due:
+                    nearest = min((at for _, at in self._holders.values()), default=now + 60.0)
+                    self._beats.wait(timeout=max(nearest - now, 0.01))
+                    continue
+                leases = {h: self._holders[h][0] for h in due}
+            for holder, lease in leases.items():
+                try:
+                    self.renew(holder, lease)
+                except sqlite3.Error as error:  # the next beat tries again; the claim may lapse meanwhile
+                    log.warning("store %s: could not renew the claims of %s (%s)", self.path, holder, error)
+
+    # ------------------------------------------------------------------ memos
+    def memo_items(self, memo: str, version: str) -> dict[str, Any]:
+        """Every valid value of memo ``memo`` at ``version``; a bad row is named, deleted and left out."""
+        rows = self.query("SELECT key, value, json_valid(value) FROM memos WHERE memo = ? AND version = ?",
+                          (memo, version))
+        items, errors = decode_many("json", rows)
+        for key, error in errors.items():
+            log.warning("store %s: memos row %s of %s is bad: %s; it is removed and computed again",
+                        self.path, key, memo, error)
+        bad = list(errors)
+        if bad:
+            with self.transaction() as db:
+                db.executemany("DELETE FROM memos WHERE memo = ? AND version = ? AND key = ?",
+                               [(memo, version, k) for k in bad])
+        return items
+
+    def put_memos(self, memo: str, version: str, items: dict[str, Any]) -> None:
+        """Store memo results in one transaction (a key stored already keeps its value)."""
+        rows = [(memo, version, k, json.dumps(v, ensure_ascii=False), time.time()) for k, v in items.items()]
+        with self.transaction() as db:
+            db.executemany("INSERT OR IGNORE INTO memos VALUES (?, ?, ?, ?, ?)", rows)
+
+    # ------------------------------------------------------------------ generated sets
+    def get_dataset(self, key: str) -> list[dict[str, Any]] | None:
+        """The records of the generated set stored under ``key`` (None when there is none, or its row is
+        bad: named, deleted, and then made again). A row is good when its text's sha256 and line count are
+        the ones written with it and every line is one JSON object: a hand edit or a cut text is caught."""
+        rows = self.query("SELECT name, problems, count, sha256 FROM datasets WHERE key = ?", (key,))
+        if not rows:
+            return None
+        name, text, count, digest = rows[0]
+        try:
+            if type(text) is not str:
+                raise BadValue(f"a {type(text).__name__} where JSON lines were expected")
+            if hashlib.sha256(text.encode("utf-8")).hexdigest() != digest:
+                raise BadValue("its text is not the one stored (sha256 differs: edited or cut?)")
+            lines = text.splitlines()
+            if len(lines) != count:
+                raise BadValue(f"{len(lines)} lines where {count} were stored")
+            records = [decode("json", line) for line in lines]
+            if not all(type(r) is dict for r in records):
+                raise BadValue("a line that is not a JSON object")
+            return records
+        except BadValue as error:
+            self.drop_dataset(key, f"{name}: {error}")
+            return None
+
+    def drop_dataset(self, key: str, why: str) -> None:
+        """Delete a bad generated set's row, saying why (it is made again)."""
+        log.warning("store %s: datasets row %s (%s) is bad; it is removed and made again", self.path, key, why)
+        with self.transaction() as db:
+            db.execute("DELETE FROM datasets WHERE key = ?", (key,))
+
+    def put_dataset(self, key: str, name: str, lines: Sequence[str]) -> None:
+        """Store a generated set as its records' JSON lines, with their count and sha256, in one transaction."""
+        text = "".join(line + "\n" for line in lines)
+        with self.transaction() as db:
+            db.execute("REPLACE INTO datasets VALUES (?, ?, ?, ?, ?, ?)",
+                       (key, name, text, len(lines), hashlib.sha256(text.encode("utf-8")).hexdigest(), time.time()))
+
+    def copy_datasets(self, target: "Store") -> int:
+        """Copy the generated sets ``target`` lacks into it; returns how many."""
+        have = {key for key, in target.query("SELECT key FROM datasets")}
+        rows = [r for r in self.query("SELECT key, name, problems, count, sha256, stored FROM datasets") if r[0] not in have]
+        with target.transaction() as db:
+            db.executemany("INSERT OR IGNORE INTO datasets VALUES (?, ?, ?, ?, ?, ?)", rows)
+        return len(rows)
+
+    # ------------------------------------------------------------------ imports
+    def needs_import(self, source: Path) -> bool:
+        """Whether ``source`` (an earlier version's file) exists and is not imported at its present size."""
+        try:
+            size = source.stat().st_size
+        except OSError:
+            return False
+        row = self.query("SELECT size FROM imports WHERE source = ?", (str(source.resolve()),))
+        return not row or row[0][0] != size
+
+    def record_import(self, source: Path, rows: int, skipped: int) -> None:
+        with self.transaction() as db:
+            db.execute("INSERT OR REPLACE INTO imports VALUES (?, ?, ?, ?, ?)",
+                       (str(source.resolve()), source.stat().st_size, rows, skipped, time.time()))
+
+    # ------------------------------------------------------------------ inspection
+    def summary(self) -> list[tuple[str, str, str, int]]:
+        """Rows per table and kind: ``(table, kind or memo, model or version, rows)``, for a look inside."""
+        calls = self.query("SELECT 'calls', kind, model, count(*) FROM calls GROUP BY kind, model ORDER BY 2, 3")
+        memos = self.query("SELECT 'memos', memo, substr(version, 1, 16), count(*) FROM memos "
+                           "GROUP BY memo, version ORDER BY 2, 3")
+        sets = self.query("SELECT 'datasets', name, '', count(*) FROM datasets GROUP BY name ORDER BY 2")
+        claims = self.query("SELECT 'claims', '', '', count(*) FROM claims")
+        return calls + memos + sets + claims
+
+
+_OPEN: dict[tuple[str, int], Store] = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def open_store(path: str | os.PathLike) -> Store:
+    """The process's one :class:`Store` for ``path`` (opened once per process and file)."""
+    key = (str(Path(path).resolve()), os.getpid())  # a forked child opens its own connection
+    with _OPEN_LOCK:
+        if key not in _OPEN:
+            _OPEN[key] = Store(path)
+        return _OPEN[key]
+
+
+# ---------------------------------------------------------------------------------------------- earlier files
+def canonical_key(request: Any) -> str:
+    """sha256 of the canonical JSON of ``request`` (keys sorted, no spaces, UTF-8): a call's key."""
+    canonical = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def import_jsonl(store: Store, source: str | os.PathLike) -> int:
+    """Import the model-call JSONL file ``source`` of an earlier version once (see the module docstring);
+    returns the rows added. A line that is not one JSON record whose key is its own request's sha256 and
+    whose answer passes :func:`decode` is skipped, with the file and line named."""
+    source = Path(source)
+    if not store.needs_import(source):
+        return 0
+    if not source.is_file():  # a FIFO or the like: reading it could block
+        log.warning("%s: not a regular file; not imported into %s", source, store.path)
+        return 0
+    rows, skipped = [], []
+    with source.open("rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                key, request, response = record["key"], record["request"], record["response"]
+                if canonical_key(request) != key:
+                    raise BadValue("its key is not its request's (two records glued, or an edited line)")
+                kind, model = request["kind"], request["model"]
+                if kind not in ("generate", "loglikelihood"):
+                    raise BadValue(f"unknown kind {kind!r}")
+                raw = encode(kind, response)
+            except (ValueError, KeyError, TypeError, RecursionError) as error:
+                skipped.append(number)
+                if len(skipped) <= 5:
+                    log.warning("importing %s into %s: line %d skipped (%s)", source, store.path, number,
+                                str(error)[:200])
+                continue
+            text = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+            rows.append((key, kind, model, text, raw))
+    added = store.put_calls(rows)
+    store.record_import(source, len(rows), len(skipped))
+    log.info("imported %s into %s: %d answers (%d new), %d line(s) skipped%s", source, store.path, len(rows), added,
+             len(skipped), f" (lines {skipped[:10]}{'...' if len(skipped) > 10 else ''})" if skipped else "")
+    return added
+
+
+def import_memo_jsonl(store: Store, source: str | os.PathLike, memo: str, version: str) -> int:
+    """Import an earlier version's memo file (``{"key": ..., "value": ...}`` lines) once; returns how many
+    results it held. Unreadable lines are skipped with the file and line named."""
+    source = Path(source)
+    if not store.needs_import(source):
+        return 0
+    if not source.is_file():  # a FIFO or the like: reading it could block
+        log.warning("%s: not a regular file; not imported into %s", source, store.path)
+        return 0
+    items, skipped = {}, 0
+    for number, line in enumerate(source.read_bytes().split(b"\n"), start=1):
+        if line.strip():
+            try:
+                record = json.loads(line)
+                if not isinstance(record, dict) or set(record) != {"key", "value"} or not isinstance(record["key"], str):
+                    raise BadValue("not a {key, value} record")
+                items.setdefault(record["key"], record["value"])
+            except (ValueError, RecursionError) as error:
+                skipped += 1
+                log.warning("importing %s into %s: line %d skipped (%s)", source, store.path, number, str(error)[:200])
+    store.put_memos(memo, version, items)
+    store.record_import(source, len(items), skipped)
+    log.info("imported %s into %s: %d results, %d line(s) skipped", source, store.path, len(items), skipped)
+    return len(items)
+

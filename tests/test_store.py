@@ -1,0 +1,260 @@
+"""The one store of model calls (issue 30, class 1): it never hands one request another request's answer.
+
+Each test breaks the cache the way an accident does (a lost newline, a disk that fills mid-append, two
+files joined with ``cat``, a hand edit, a cut blob, a damaged claim, a stopped peer) and checks what the
+user sees: the right answer for every request, the damaged record named, and no hang.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from finelogic.models.base import BackendStats, GenerationConfig
+from finelogic.models.cache import CachedBackend, request_key
+from finelogic.store import StoreError
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+class Echo:
+    """Answers each conversation with ``answer to <its last message>``; records what it was asked."""
+
+    def __init__(self):
+        self.stats = BackendStats()
+        self.asked: list[str] = []
+
+    def generate(self, conversations, config=GenerationConfig()):
+        self.stats.add(calls=1)
+        self.asked += [c[-1]["content"] for c in conversations]
+        return [f"answer to {c[-1]['content']}" for c in conversations]
+
+    def loglikelihood(self, requests):
+        self.stats.add(calls=1)
+        self.asked += [x for _, x in requests]
+        return [(-float(len(x)), len(x), False) for _, x in requests]
+
+    def hidden_states(self, text, boundaries, *, layer=-1):
+        self.stats.add(calls=1)
+        self.asked.append(text)
+        return np.array([[b, layer, len(text)] for b in boundaries], dtype=np.float32)
+
+
+def chat(text):
+    return [{"role": "user", "content": text}]
+
+
+def old_line(model, text, answer):
+    """A line of the JSONL cache that versions before the store wrote, for ``generate(chat(text))``."""
+    request = {"kind": "generate", "model": model, "messages": chat(text), "config": GenerationConfig().as_dict()}
+    return json.dumps({"key": request_key(request), "request": request, "response": answer}, ensure_ascii=False)
+
+
+def sql(path, statement, params=()):
+    """What ``sqlite3 <path> <statement>`` does."""
+    with sqlite3.connect(path) as db:
+        return db.execute(statement, params).fetchall()
+
+
+ITEMS = [f"item {i}" for i in range(4)]
+
+
+@pytest.mark.parametrize("accident", ["newline lost", "disk full mid-append", "files joined with cat"])
+def test_a_glued_line_in_an_earlier_cache_never_answers_one_item_with_the_next_ones_text(tmp_path, caplog, accident):
+    lines = [old_line("m", item, {"text": f"answer to {item}", "finish_reason": "stop"}) for item in ITEMS]
+    if accident == "newline lost":  # items 1 and 2 on one line
+        text = f"{lines[0]}\n{lines[1]}{lines[2]}\n{lines[3]}\n"
+    elif accident == "disk full mid-append":  # item 1 cut short, item 2 appended right after it
+        text = f"{lines[0]}\n{lines[1][:-25]}{lines[2]}\n{lines[3]}\n"
+    else:  # a file without its last newline, then another file
+        text = f"{lines[0]}\n{lines[1]}" + f"{lines[2]}\n{lines[3]}\n"
+    legacy = tmp_path / "responses" / "m.jsonl"
+    legacy.parent.mkdir()
+    legacy.write_text(text)
+    cached = CachedBackend(Echo(), tmp_path / "store.sqlite", "m", legacy=legacy)
+    assert cached.generate([chat(item) for item in ITEMS]) == [f"answer to {item}" for item in ITEMS]
+    assert cached.backend.asked == ["item 1", "item 2"]  # the glued pair was asked again, the others were not
+    assert f"importing {legacy} into {tmp_path / 'store.sqlite'}: line 2 skipped" in caplog.text
+
+
+def test_wrong_typed_answers_in_an_earlier_cache_are_skipped_not_coerced(tmp_path, caplog):
+    legacy = tmp_path / "m.jsonl"
+    legacy.write_text(old_line("m", "a", {"text": 42}) + "\n" + old_line("m", "b", {"text": None}) + "\n"
+                      + old_line("m", "c", {"text": "kept", "finish_reason": "stop"}) + "\n")
+    cached = CachedBackend(Echo(), tmp_path / "store.sqlite", "m", legacy=legacy)
+    assert cached.generate([chat("a"), chat("b"), chat("c")]) == ["answer to a", "answer to b", "kept"]
+    assert cached.backend.asked == ["a", "b"]  # never '42' or 'None'
+    assert "line 1 skipped (the text must be a non-empty string, not 42)" in caplog.text
+
+
+@pytest.mark.parametrize("stored, why", [
+    ('{"text": 42, "finish_reason": "stop"}', "the text must be a non-empty string, not 42"),
+    ('{"text": "half', "not one JSON value"),
+    ('["answer to x"]', "a generation must be {'text', 'finish_reason'}"),
+])
+def test_a_bad_generation_row_is_named_and_asked_again(tmp_path, caplog, stored, why):
+    store = tmp_path / "store.sqlite"
+    CachedBackend(Echo(), store, "m").generate([chat("x"), chat("y")])
+    key = sql(store, "SELECT key FROM calls WHERE request LIKE '%\"x\"%'")[0][0]
+    sql(store, "UPDATE calls SET value = ? WHERE key = ?", (stored, key))  # a hand edit or a foreign writer
+    again = CachedBackend(Echo(), store, "m")
+    with caplog.at_level(logging.WARNING):
+        assert again.generate([chat("x"), chat("y")]) == ["answer to x", "answer to y"]
+    assert again.backend.asked == ["x"]
+    assert f"store {store}: calls row {key} (generate) is bad: {why}" in caplog.text
+    assert sql(store, "SELECT value FROM calls WHERE key = ?", (key,)) == [
+        ('{"text": "answer to x", "finish_reason": null}',)]  # stored again, right
+
+
+@pytest.mark.parametrize("options", [1, 800])  # one asked, or enough that the store reads them all at once
+@pytest.mark.parametrize("stored, why", [
+    ('["-inf", 4, false]', "the log-prob must be a number (not NaN or +inf), not '-inf'"),
+    ('[-4.0, 4, "no"]', "'greedy' must be true or false, not 'no'"),
+    ('[-4.0, 4.5, false]', "the token count must be a whole number >= 0, not 4.5"),
+    ('[-4.0, 4, false][-1.0, 1, true]', "more than one JSON value"),
+])
+def test_a_log_likelihood_of_the_wrong_type_is_recomputed_not_read_as_a_number(tmp_path, caplog, options, stored, why):
+    store = tmp_path / "store.sqlite"
+    pairs = [("ctx", " abc")] + [("ctx", f" option {i}") for i in range(options - 1)]
+    expected = [(-float(len(x)), len(x), False) for _, x in pairs]
+    assert CachedBackend(Echo(), store, "m").loglikelihood(pairs) == expected
+    sql(store, "UPDATE calls SET value = ? WHERE request LIKE '%\" abc\"%'", (stored,))
+    again = CachedBackend(Echo(), store, "m")
+    assert again.loglikelihood(pairs) == expected
+    assert again.backend.asked == [" abc"]
+    assert why in caplog.text
+
+
+def test_a_cut_array_blob_is_named_and_computed_again(tmp_path, caplog):
+    store = tmp_path / "store.sqlite"
+    first = CachedBackend(Echo(), store, "m").hidden_states("abcdef", [2, 4])
+    (key, size), = sql(store, "SELECT key, length(value) FROM calls WHERE kind = 'hidden_states'")
+    sql(store, "UPDATE calls SET value = substr(value, 1, ?)", (size // 2,))
+    again = CachedBackend(Echo(), store, "m")
+    assert again.hidden_states("abcdef", [2, 4]).tolist() == first.tolist() == [[2, -1, 6], [4, -1, 6]]
+    assert again.backend.stats.calls == 1
+    assert f"store {store}: calls row {key} (hidden_states) is bad: not a whole .npz" in caplog.text
+
+
+def test_a_cut_array_file_of_an_earlier_cache_is_named_not_a_bare_zip_error(tmp_path, caplog):
+    legacy = tmp_path / "m.jsonl"
+    request = {"kind": "hidden_states", "model": "m", "text": "abcdef", "boundaries": [2, 4], "options": {"layer": -1}}
+    arrays = tmp_path / "m.arrays"
+    arrays.mkdir()
+    path = arrays / f"{request_key(request)}.npz"
+    np.savez(path, nested=False, sizes=np.array([2]), data=np.ones((2, 3), dtype=np.float32))
+    path.write_bytes(path.read_bytes()[:150])  # the disk filled while it was written
+    cached = CachedBackend(Echo(), tmp_path / "store.sqlite", "m", legacy=legacy)
+    assert cached.hidden_states("abcdef", [2, 4], layer=-1).tolist() == [[2, -1, 6], [4, -1, 6]]
+    assert f"earlier hidden-states file {path} is unreadable" in caplog.text
+
+
+def test_a_damaged_claim_is_named_and_taken_over_instead_of_hanging(tmp_path, caplog):
+    store = tmp_path / "store.sqlite"
+    cached = CachedBackend(Echo(), store, "m")
+    key = request_key({"kind": "generate", "model": "m", "messages": chat("q"), "config": GenerationConfig().as_dict()})
+    sql(store, "INSERT INTO claims VALUES (?, 'someone', 'not a pid', 'host', '-', 'soon')", (key,))
+    answers = []
+    worker = threading.Thread(target=lambda: answers.append(cached.generate([chat("q")])), daemon=True)
+    worker.start()
+    worker.join(timeout=20)
+    assert answers == [["answer to q"]]
+    assert f"store {store}: claims row {key} is damaged" in caplog.text
+    assert sql(store, "SELECT count(*) FROM claims") == [(0,)]
+
+
+HOLDER = """
+import sys, time
+from finelogic.models.cache import CachedBackend
+
+class Slow:
+    def generate(self, conversations, config=None):
+        print("computing", flush=True)
+        time.sleep(120)
+        return ["late"]
+
+CachedBackend(Slow(), sys.argv[1], "m", lease_seconds=1.5).generate([[{"role": "user", "content": "shared"}]])
+"""
+
+
+def test_a_stopped_peer_delays_another_run_by_at_most_its_lease_and_says_so(tmp_path, caplog):
+    store, script = tmp_path / "store.sqlite", tmp_path / "holder.py"
+    script.write_text(HOLDER)
+    peer = subprocess.Popen([sys.executable, str(script), str(store)], stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        assert peer.stdout.readline().strip() == "computing"  # it holds the claim on "shared"
+        peer.send_signal(signal.SIGSTOP)  # stopped, not dead: its pid is alive, its lease is not renewed
+        cached = CachedBackend(Echo(), store, "m", lease_seconds=1.5)
+        answers, start = [], time.monotonic()
+        with caplog.at_level(logging.INFO):
+            worker = threading.Thread(target=lambda: answers.append(cached.generate([chat("shared")])), daemon=True)
+            worker.start()
+            worker.join(timeout=30)
+        waited = time.monotonic() - start
+        assert answers == [["answer to shared"]] and cached.backend.asked == ["shared"]
+        assert waited < 1.5 + 2.0  # the lease, plus polling
+        assert f"waiting for 1 request(s) process {peer.pid}" in caplog.text
+        assert f"taking over 1 request(s) claimed by process {peer.pid}" in caplog.text
+    finally:
+        peer.kill()
+        peer.wait()
+
+
+def test_a_file_that_is_not_a_store_is_refused_by_name(tmp_path):
+    old = tmp_path / "cache.jsonl"
+    old.write_text(old_line("m", "a", {"text": "x", "finish_reason": None}) + "\n")
+    with pytest.raises(StoreError, match=f"store {old}: not a usable SQLite store"):
+        CachedBackend(Echo(), old, "m")
+
+
+def test_an_earlier_cache_is_imported_once_and_its_answers_kept_after_it_is_deleted(tmp_path, caplog):
+    legacy = tmp_path / "m.jsonl"
+    legacy.write_text(old_line("m", "a", {"text": "from before", "finish_reason": "stop"}) + "\n")
+    with caplog.at_level(logging.INFO):
+        CachedBackend(Echo(), tmp_path / "store.sqlite", "m", legacy=legacy)
+        CachedBackend(Echo(), tmp_path / "store.sqlite", "m", legacy=legacy)
+    assert caplog.text.count(f"imported {legacy}") == 1
+    legacy.unlink()
+    cached = CachedBackend(Echo(), tmp_path / "store.sqlite", "m", legacy=legacy)
+    assert cached.generate([chat("a")]) == ["from before"] and cached.backend.asked == []
+
+
+def test_finelogic_cache_says_where_the_store_is_and_what_it_holds(tmp_path, monkeypatch, capsys):
+    from finelogic.book.cli import main
+    from finelogic.config import store_path
+    from finelogic.memo import Memo
+
+    monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path))
+    CachedBackend(Echo(), store_path(), "openai:some/model").generate([chat("a"), chat("b")])
+    with Memo("symbolic-verdicts", "f" * 64) as memo:
+        memo["k"] = True
+    assert main(["cache"]) == 0
+    lines = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert lines[0][0] == str(tmp_path / "store.sqlite")
+    assert ["calls", "generate", "openai:some/model", "2"] in lines
+    assert ["memos", "symbolic-verdicts", "f" * 16, "1"] in lines and ["claims", "0"] in lines
+
+
+def test_a_store_deleted_while_a_run_has_it_open_is_made_again_and_keeps_the_later_answers(tmp_path, caplog):
+    import shutil
+
+    folder = tmp_path / "cache"
+    cached = CachedBackend(Echo(), folder / "store.sqlite", "m")
+    cached.generate([chat("before")])
+    shutil.rmtree(folder)  # `rm -r $FINELOGIC_CACHE`, or a fresh rehearsal clearing its cache
+    assert cached.generate([chat("after")]) == ["answer to after"]
+    assert "was deleted or replaced; opening it afresh" in caplog.text
+    again = CachedBackend(Echo(), folder / "store.sqlite", "m")
+    assert again.generate([chat("after"), chat("before")]) == ["answer to after", "answer to before"]
+    assert again.backend.asked == ["before"]  # "after" was kept in the new store, not in the deleted one
