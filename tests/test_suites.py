@@ -31,3 +31,16 @@ def test_limit_draws_the_same_order_preserving_sample_for_the_same_seed(shared_d
     assert len(folio) == 10 and folio == [p.id for p in again["folio"].problems]
     full_order = [p.id for p in evaluation_sets(SMALL, seed=3, data_dir=shared_data)[1].problems]
     assert folio == [i for i in full_order if i in set(folio)]
+
+
+def test_the_generated_prontoqa_set_can_be_chosen_over_the_real_file(shared_data):
+    from finelogic.data.suites import FLDSet, ProntoQASet, TestSets, evaluation_sets
+
+    real = TestSets(fld=FLDSet("fld", n=3, depths=(1,)), prontoqa_generated=ProntoQASet(n=4, hops=(3,)), limit=2)
+    chosen = TestSets(fld=FLDSet("fld", n=3, depths=(1,)), prontoqa_generated=ProntoQASet(n=4, hops=(3,), always=True),
+                      limit=2)
+    (pq_real,) = [s for s in evaluation_sets(real, data_dir=shared_data) if s.name == "prontoqa"]
+    (pq_gen,) = [s for s in evaluation_sets(chosen, data_dir=shared_data) if s.name == "prontoqa"]
+    assert not pq_real.generated and len(pq_real.problems) == 2  # the real 5-hop file, limited
+    assert pq_gen.generated and len(pq_gen.problems) == 4 and {p.depth for p in pq_gen.problems} == {3}
+    assert "3-hop, chosen over the real file" in pq_gen.source

@@ -44,10 +44,13 @@ class FLDSet:
 
 @dataclass(frozen=True)
 class ProntoQASet:
-    """The generated ProntoQA stand-in, used when the real ``prontoqa/dev.json`` is absent."""
+    """The generated ProntoQA set: the stand-in used when the real ``prontoqa/dev.json`` is absent, or,
+    with ``always``, the set evaluated even when the real file is present (e.g. the 3-hop problems the
+    supervision styles train on, which the real 5-hop file does not have)."""
 
     n: int = 0
     hops: tuple[int, ...] = (5,)
+    always: bool = False
 
 
 @dataclass(frozen=True)
@@ -156,12 +159,16 @@ def evaluation_sets(settings: TestSets | Mapping[str, Any], seed: int = 0,
     sets = [EvalSet("fld", tuple(fld), f"generated ({fld_name}, finelogic FLD-style generator)", generated=True)]
     for name in ("folio", "multi_logieval"):
         sets.append(_real(name, base, _limit(limit, name), seed) or EvalSet(name, (), "not present", generated=False))
-    prontoqa = _real("prontoqa", base, _limit(limit, "prontoqa"), seed)
+    generated_only = settings.prontoqa_generated.always
+    prontoqa = None if generated_only else _real("prontoqa", base, _limit(limit, "prontoqa"), seed)
     if prontoqa is None:
         kwargs = {"n": settings.prontoqa_generated.n, "hops": settings.prontoqa_generated.hops}
         problems = generate_stored("prontoqa", seed=seed, **kwargs)
-        prontoqa = EvalSet("prontoqa", tuple(problems), "generated stand-in (finelogic ProntoQA-style generator)",
-                           generated=True)
+        what = "generated (finelogic ProntoQA-style generator" + (
+            f", {'/'.join(map(str, settings.prontoqa_generated.hops))}-hop, chosen over the real file)" if generated_only
+            else ")")
+        prontoqa = EvalSet("prontoqa", tuple(problems), what if generated_only
+                           else "generated stand-in (finelogic ProntoQA-style generator)", generated=True)
     sets.append(prontoqa)
     fraction = settings.first_fraction
     if fraction is not None:
