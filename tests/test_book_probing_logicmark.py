@@ -125,3 +125,122 @@ def test_finding_text_names_the_baselines_a_probe_clears_and_those_it_does_not()
     assert "beyond the random-init control's 0.0% of rows [0.0, 0.0]" in text
     assert "not beyond the random-init control" not in text
     assert "not beyond the text-only baseline's" in text  # ...but not the text-only baseline
+
+
+# --- LogicMark: our rows beside the card's nearest, the finding box, the gap section ---------------------
+
+
+def _lm_by_hop(cells):
+    """A card-layout frame from ``{model: {metric: (value, low, high, n)}}``."""
+    return pd.DataFrame([{"model": model, "setting": "", "metric": metric, "value": v, "ci_low": lo, "ci_high": hi,
+                          "n": n} for model, metrics in cells.items() for metric, (v, lo, hi, n) in metrics.items()])
+
+
+def _lm_fixture(gemma_avg=(40.0, 35.0, 45.0, 300), embedded_hop1=(38.0, 29.1, 47.8, 100)):
+    hops = {f"{h}-hop": (30.0, 20.0, 40.0, 100) for h in (2, 3, 4, 5)}
+    return _lm_by_hop({
+        "E": {"1-hop": embedded_hop1, **hops, "avg": (31.9, 29.5, 34.3, 1000), "item_mean": (31.9, 29.1, 34.9, 1000)},
+        "G": {"1-hop": (30.0, 20.0, 40.0, 30), **hops, "avg": gemma_avg, "item_mean": (40.0, 34.6, 45.6, 300)},
+        "C": {"1-hop": (25.0, 15.0, 35.0, 50), **hops, "avg": (25.1, 21.0, 29.2, 500),
+              "item_mean": (25.0, 21.4, 29.0, 500)},
+    })
+
+
+_LM_CARD = pd.DataFrame({"model": ["SmolLM2-135M"] * 6 + ["gpt2"] * 6,
+                         "setting": "", "metric": [*lm_page.TABLE_METRICS] * 2,
+                         "value": [58.8, 49.35, 34.8, 36.67, 29.6, 42.78, 56.0, 51.05, 36.48, 38.8, 31.0, 44.06]})
+
+
+def test_ours_and_nearest_puts_our_intervals_above_the_cards_reported_points():
+    table = lm_page.ours_and_nearest(_lm_fixture(), _LM_CARD, nearest=("SmolLM2-135M", "not-on-the-card", "gpt2"))
+    assert table["model"].tolist() == ["E", "G", "C", "SmolLM2-135M", "gpt2"]
+    assert table["source"].tolist() == [lm_page.OURS_SOURCE] * 3 + [lm_page.CARD_SOURCE] * 2
+    assert table["items"].tolist()[:3] == [1000, 300, 500] and table["items"].isna().tolist()[3:] == [True, True]
+    assert table.loc[0, ["1-hop", "1-hop low", "1-hop high"]].tolist() == [38.0, 29.1, 47.8]
+    card = table[table["source"] == lm_page.CARD_SOURCE].set_index("model")
+    assert card.loc["SmolLM2-135M", "avg"] == 42.78 and card[["avg low", "avg high"]].isna().all().all()
+    shown = lm_page.ours_and_nearest_view(_lm_fixture(), _LM_CARD, nearest=("SmolLM2-135M",)).frame
+    assert shown.iloc[0]["1-hop"] == "38.0 [29.1, 47.8]" and shown.iloc[-1]["1-hop"] == "58.8"
+    assert shown.iloc[-1]["Source"] == "card (reported)"
+
+
+def test_logicmark_finding_says_which_rows_clear_the_control_and_how_the_embedded_row_meets_the_card():
+    from types import SimpleNamespace
+
+    from finelogic.book import findings
+
+    text = findings.logicmark_models(SimpleNamespace(by_hop=_lm_fixture()), ["E", "G", "missing"], "C", _LM_CARD,
+                                     reference="E")
+    assert text.startswith("Against the random-init control (card-style average 25.1% [21.0, 29.2] (n = 500)), "
+                           "above it: E 31.9% [29.5, 34.3] (n = 1000); G 40.0% [35.0, 45.0] (n = 300) "
+                           "(apart only where the 95% intervals do not overlap). ")
+    assert "missing" not in text
+    assert ("Beside the card's SmolLM2-135M row, reported on the card's own items (card, \"Benchmark Results\"), E: "
+            "its average 31.9% [29.5, 34.3] (n = 1000) is below the card's 42.78%; its 1-hop accuracy 38.0% "
+            "[29.1, 47.8] (n = 100) is below the card's 58.80%.") in text
+    # One number changed: Gemma's interval now reaches into the control's, so it is no longer "above".
+    overlapping = _lm_fixture(gemma_avg=(33.0, 28.0, 38.0, 300))
+    text = findings.logicmark_models(SimpleNamespace(by_hop=overlapping), ["E", "G"], "C", _LM_CARD, reference="E")
+    assert ("above it: E 31.9% [29.5, 34.3] (n = 1000), and indistinguishable from it: G 33.0% [28.0, 38.0] "
+            "(n = 300) (apart") in text
+    # One number changed: the embedded 1-hop interval now reaches the card's 58.80%.
+    wide_hop1 = _lm_fixture(embedded_hop1=(50.0, 40.0, 60.0, 30))
+    text = findings.logicmark_models(SimpleNamespace(by_hop=wide_hop1), ["E", "G"], "C", _LM_CARD, reference="E")
+    assert "its 1-hop accuracy 50.0% [40.0, 60.0] (n = 30) is indistinguishable from the card's 58.80%" in text
+
+
+def test_logicmark_finding_without_control_or_average_falls_back_and_says_so():
+    from types import SimpleNamespace
+
+    from finelogic.book import findings
+
+    by_hop = _lm_fixture()
+    by_hop = by_hop[by_hop["model"] == "E"].copy()
+    by_hop.loc[by_hop["metric"] == "avg", ["value", "ci_low", "ci_high"]] = float("nan")  # an empty hop bucket
+    text = findings.logicmark_models(SimpleNamespace(by_hop=by_hop), ["E", "G"], "C", _LM_CARD, reference="E")
+    assert text.startswith("This run scored no random-init control, so it shows no model above one.")
+    assert "its accuracy over all items 31.9% [29.1, 34.9] (n = 1000) is below the card's 42.78%" in text
+    assert "supports nothing" in findings.logicmark_models(SimpleNamespace(by_hop=pd.DataFrame()), ["E"], "C")
+
+
+def _variants(one_hop_of_b=40.0):
+    rows = []
+    for setting, values in (("ours", [30, 35, 30, 30, 25]), ("b", [one_hop_of_b, 35, 30, 30, 25])):
+        for h, v in enumerate(values, 1):
+            rows.append({"model": "M", "setting": setting, "metric": f"{h}-hop", "value": float(v),
+                         "ci_low": v - 10.0, "ci_high": v + 12.0, "n": 30 if h in (1, 5) else 100,
+                         "change": f"change {setting}"})
+    return pd.DataFrame(rows)
+
+
+def test_gap_sentence_names_the_variants_with_the_cards_hop_profile_from_the_numbers():
+    profiles = lm_page.gap_profiles(_variants())
+    assert profiles.set_index("setting")["card_profile"].to_dict() == {"ours": False, "b": True}
+    assert profiles["smallest_bucket"].tolist() == [30, 30] and profiles["widest_interval"].tolist() == [22.0, 22.0]
+    text = lm_page.gap_sentence(profiles)
+    assert "as in 15 of the card's 19 rows, and 5-hop below 2-hop, as in 19 of them" in text
+    assert "**M**: `b` reproduces it; `ours` does not." in text and "holds 30 items" in text
+    # One number changed: b's 1-hop falls below its 2-hop, and b loses the profile.
+    text = lm_page.gap_sentence(lm_page.gap_profiles(_variants(one_hop_of_b=34.0)))
+    assert "**M**: no variant reproduces it; `ours`, `b` do not." in text
+
+
+def test_property_summary_counts_holds_and_names_what_differs():
+    properties = pd.DataFrame({"property": ["a", "b", "c", "d"],
+                               "verdict": ["holds", "differs", "holds", "not stated"]})
+    assert lm_page.property_summary(properties).endswith(", 2 hold and 1 differ: `b`; `d` is not stated.")
+
+
+def test_gemma_status_says_how_many_items_or_why_there_is_no_row():
+    from types import SimpleNamespace
+
+    from finelogic.runs.logicmark import GEMMA
+
+    items = pd.DataFrame({"model": ["E"] * 4 + [GEMMA] * 2})
+    scored = SimpleNamespace(provenance=SimpleNamespace(models=("E", GEMMA), n=4, data={}, profile="tiny"), items=items)
+    assert lm_page.gemma_status(scored).endswith("on its first 2 of 4 items (llama.cpp, in process).")
+    missing = SimpleNamespace(provenance=SimpleNamespace(models=("E",), n=4, data={"gemma": "not installed: x"},
+                                                         profile="tiny"), items=items)
+    assert lm_page.gemma_status(missing) == "This run has no Gemma 3 270M base row: not installed: x."
+    smoke = SimpleNamespace(provenance=SimpleNamespace(models=("E",), n=4, data={}, profile="smoke"), items=items)
+    assert "the `smoke` profile does not score it" in lm_page.gemma_status(smoke)

@@ -327,6 +327,82 @@ def logicmark(run, model: str, control: str | None = None) -> str:
     return text + "."
 
 
+#: The card's row the LogicMark finding compares our embedded model with (its base model's hub name).
+LOGICMARK_CARD_MODEL = "SmolLM2-135M"
+
+
+def _logicmark_metric(rows: pd.DataFrame, models: Sequence[str]) -> str:
+    """``avg`` (the card's hop-share-weighted mean) when every one of ``models`` has it, else ``item_mean``
+    (a run with an empty hop bucket has no card-style average)."""
+    ok = all((m, "avg") in rows.index and not pd.isna(rows.loc[(m, "avg"), "value"]) for m in models)
+    return "avg" if ok else "item_mean"
+
+
+def _logicmark_cell(rows: pd.DataFrame, model: str, metric: str) -> str:
+    r = rows.loc[(model, metric)]
+    return interval_text(r["value"], r["ci_low"], r["ci_high"], r["n"])
+
+
+def logicmark_models(run, models: Sequence[str], control: str | None = None, card: pd.DataFrame | None = None,
+                     reference: str | None = None, card_model: str = LOGICMARK_CARD_MODEL) -> str:
+    """Which of ``models`` are above the random-init ``control`` and how ``reference`` (our embedded model)
+    compares with the card's reported ``card_model`` row.
+
+    Against the control: each model's card-style average with its 95% interval against the control's
+    (``item_mean`` instead when a hop bucket is empty, so some row has no average); "above" only when the
+    two intervals do not overlap (:func:`against_interval`), else "indistinguishable from". Against the
+    card: its reported avg and 1-hop (points, no interval: the card prints none) against ``reference``'s
+    intervals (:func:`against_level`). ``card``: :func:`finelogic.paper.reported` ``("logicmark")`` unless
+    given. Models the run did not score are left out.
+    """
+    by_hop = getattr(run, "by_hop", None)
+    if _empty(by_hop):
+        return "This run scored no LogicMark item, so the page supports nothing."
+    rows = by_hop.set_index(["model", "metric"])
+    scored = [m for m in models if (m, "item_mean") in rows.index and not pd.isna(rows.loc[(m, "item_mean"), "value"])
+              and int(rows.loc[(m, "item_mean"), "n"])]
+    if not scored:
+        return "This run scored no LogicMark item with " + " or ".join(models) + ", so the page supports nothing."
+    sentences = []
+    if control is not None and (control, "item_mean") in rows.index \
+            and not pd.isna(rows.loc[(control, "item_mean"), "value"]):
+        metric = _logicmark_metric(rows, [*scored, control])
+        c = rows.loc[(control, metric)]
+        verdicts = {}
+        for m in scored:
+            r = rows.loc[(m, metric)]
+            verdict = against_interval(r["ci_low"], r["ci_high"], c["ci_low"], c["ci_high"])
+            verdicts.setdefault(verdict, []).append(f"{m} {_logicmark_cell(rows, m, metric)}")
+        label = "card-style average" if metric == "avg" else "accuracy over all items"
+        parts = [f"{verdict} it: {_joined(cells)}" for verdict, cells in verdicts.items()]
+        sentences.append(f"Against the random-init control ({label} {_logicmark_cell(rows, control, metric)}), "
+                         + ", and ".join(parts) + " (apart only where the 95% intervals do not overlap)")
+    else:
+        sentences.append("This run scored no random-init control, so it shows no model above one")
+    reference = reference if reference in scored else None
+    if reference is not None:
+        if card is None:
+            from finelogic.paper import reported
+
+            card = reported("logicmark")
+        printed = card[card["model"] == card_model].set_index("metric")["value"]
+        if "avg" in printed.index and "1-hop" in printed.index:
+            metric = _logicmark_metric(rows, [reference])
+            r, one = rows.loc[(reference, metric)], rows.loc[(reference, "1-hop")]
+            name = "average" if metric == "avg" else "accuracy over all items"
+            cells = [f"its {name} {_logicmark_cell(rows, reference, metric)} is "
+                     f"{against_level(r['ci_low'], r['ci_high'], printed['avg'])} the card's {printed['avg']:.2f}%"]
+            if int(one["n"]) and not pd.isna(one["value"]):
+                cells.append(f"its 1-hop accuracy {_logicmark_cell(rows, reference, '1-hop')} is "
+                             f"{against_level(one['ci_low'], one['ci_high'], printed['1-hop'])} the card's "
+                             f"{printed['1-hop']:.2f}%")
+            else:
+                cells.append("it has no 1-hop item in this run")
+            sentences.append(f"Beside the card's {card_model} row, reported on the card's own items (card, "
+                             f"\"Benchmark Results\"), {reference}: " + "; ".join(cells))
+    return ". ".join(sentences) + "."
+
+
 # --- the landing page's headline figure ------------------------------------------------------------------
 
 

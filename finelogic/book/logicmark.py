@@ -3,6 +3,7 @@ rows, figures and the worked example, made from a :class:`finelogic.runs.logicma
 notebook holds no function definitions, loops or chart code."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -129,3 +130,148 @@ def why_it_follows(item: Any, record: pd.Series | dict) -> str:
             f"depth is {item.depth}; no shorter chain exists. The flipped answer `{flip}` is a distractor, as "
             f"in every LogicMark item. The embedded model picked **`{picked}`** ({verdict}) by the card's "
             f"per-token score.")
+
+
+# --- our rows beside the card's nearest ------------------------------------------------------------------
+
+#: The source column's labels: our rows (this run) and the card's (reported numbers, not runs of ours).
+OURS_SOURCE = "ours (this run)"
+CARD_SOURCE = "card (reported)"
+#: The metrics of the per-hop table, in the card's column order.
+TABLE_METRICS = (*HOP_COLUMNS, "avg")
+
+
+def ours_and_nearest(by_hop: pd.DataFrame, card: pd.DataFrame, nearest: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """Our rows (value and 95% interval per hop and the card-style avg, in run order) above the card's
+    ``nearest`` rows (default :data:`finelogic.paper.LOGICMARK_NEAREST`), which are reported points.
+
+    Returns:
+        ``model, source, items`` and per metric of :data:`TABLE_METRICS` the columns ``<metric>``,
+        ``<metric> low``, ``<metric> high`` (NaN bounds on the card's rows: it prints no interval);
+        ``source`` is :data:`OURS_SOURCE` or :data:`CARD_SOURCE`; ``items``: our items per model (the
+        ``item_mean`` row's n), missing on the card's rows. A card row not in ``card`` is left out.
+    """
+    from finelogic.paper import LOGICMARK_NEAREST
+
+    nearest = LOGICMARK_NEAREST if nearest is None else nearest
+    rows = []
+    for model, group in by_hop.groupby("model", sort=False):
+        cells = group.set_index("metric")
+        row: dict[str, Any] = {"model": model, "source": OURS_SOURCE,
+                               "items": int(cells.loc["item_mean", "n"]) if "item_mean" in cells.index else None}
+        for metric in TABLE_METRICS:
+            present = metric in cells.index
+            row[metric] = cells.loc[metric, "value"] if present else float("nan")
+            row[f"{metric} low"] = cells.loc[metric, "ci_low"] if present else float("nan")
+            row[f"{metric} high"] = cells.loc[metric, "ci_high"] if present else float("nan")
+        rows.append(row)
+    printed = card.set_index(["model", "metric"])["value"]
+    for model in nearest:
+        if not any(name == model for name, _ in printed.index):
+            continue
+        row = {"model": model, "source": CARD_SOURCE, "items": None}
+        for metric in TABLE_METRICS:
+            row[metric] = printed.get((model, metric), float("nan"))
+            row[f"{metric} low"] = row[f"{metric} high"] = float("nan")
+        rows.append(row)
+    columns = ["model", "source", "items"] + [f"{m}{s}" for m in TABLE_METRICS for s in ("", " low", " high")]
+    table = pd.DataFrame(rows, columns=columns)
+    table["items"] = table["items"].astype("Int64")
+    return table
+
+
+def ours_and_nearest_view(by_hop: pd.DataFrame, card: pd.DataFrame, nearest: tuple[str, ...] | None = None) -> Table:
+    """:func:`ours_and_nearest` in the book's table style: our cells ``31.9 [29.1, 34.9]``, the card's the
+    reported value alone."""
+    table = ours_and_nearest(by_hop, card, nearest)
+    return present(table, intervals={m: (f"{m} low", f"{m} high") for m in TABLE_METRICS},
+                   headers={"source": "Source", "items": "items (ours)", **{m: m for m in TABLE_METRICS}},
+                   missing="no item of this kind in this run; for the card's rows: items are its own, none of ours",
+                   note="ours: this run's accuracy in % with its 95% interval (per hop: Wilson; avg: the card's "
+                        "hop-share-weighted mean, stratified normal approximation); card (reported): the LogicMark "
+                        "card's printed numbers on its own items, not runs of ours; it prints no interval.")
+
+
+def gemma_status(run: Any) -> str:
+    """Markdown: whether this run has the Gemma 3 270M base row, on how many items, or why not."""
+    from finelogic.runs.logicmark import GEMMA
+
+    provenance = run.provenance
+    if GEMMA in provenance.models:
+        n = int((run.items["model"] == GEMMA).sum())
+        return f"This run scored **{GEMMA}** on its first {n} of {provenance.n} items (llama.cpp, in process)."
+    why = provenance.data.get("gemma")
+    if why:
+        return f"This run has no Gemma 3 270M base row: {why}."
+    return (f"This run has no Gemma 3 270M base row: the `{provenance.profile}` profile does not score it "
+            "(the `tiny` profile does, when the `gguf` extra is installed).")
+
+
+# --- the gap to the card ---------------------------------------------------------------------------------
+
+
+def gap_dir() -> Path:
+    """Where ``benchmarks/logicmark_gap.py`` writes the gap tables the page includes."""
+    from finelogic.config import repo_root
+
+    return repo_root() / "book" / "generated-static" / "logicmark_gap"
+
+
+def gap_profiles(variants: pd.DataFrame) -> pd.DataFrame:
+    """Each (model, variant) of the gap benchmark's ``variants.csv`` with whether it has the card's hop
+    profile (:func:`finelogic.eval.logicmark_gap.hop_profile`: 1-hop the highest bucket, 5-hop below 2-hop),
+    its change in words, its smallest hop bucket's n and its widest per-hop interval (points)."""
+    from finelogic.eval.logicmark_gap import hop_profile
+
+    profile = hop_profile(variants)
+    hops = variants[variants["metric"].isin(HOP_COLUMNS)]
+    meta = hops.assign(width=hops["ci_high"] - hops["ci_low"]).groupby(["model", "setting"], sort=False).agg(
+        change=("change" if "change" in hops else "setting", "first"), smallest_bucket=("n", "min"),
+        widest_interval=("width", "max"))
+    return profile.merge(meta.reset_index(), on=["model", "setting"], how="left")
+
+
+def gap_sentence(profiles: pd.DataFrame, card: pd.DataFrame | None = None) -> str:
+    """Markdown: per model, which variants reproduce the card's hop profile and which do not (from
+    :func:`gap_profiles`), how many of the card's rows (``card``: :func:`finelogic.paper.reported`
+    ``("logicmark")`` unless given) have each half of it, and how many items the smallest hop bucket held."""
+    from finelogic.eval.logicmark_gap import hop_profile
+
+    if card is None:
+        from finelogic.paper import reported
+
+        card = reported("logicmark")
+    printed = hop_profile(card)
+    highest, falls, rows = int(printed["one_hop_highest"].sum()), int(printed["falls_with_hops"].sum()), len(printed)
+    parts = []
+    for model, group in profiles.groupby("model", sort=False):
+        yes = [f"`{s}`" for s in group.loc[group["card_profile"], "setting"]]
+        no = [f"`{s}`" for s in group.loc[~group["card_profile"].astype(bool), "setting"]]
+        said = (", ".join(yes) + (" reproduces it" if len(yes) == 1 else " reproduce it")) if yes \
+            else "no variant reproduces it"
+        if no:
+            said += "; " + ", ".join(no) + (" does not" if len(no) == 1 else " do not")
+        parts.append(f"**{model}**: {said}")
+    smallest = int(profiles["smallest_bucket"].min()) if len(profiles) else 0
+    widest = float(profiles["widest_interval"].max()) if len(profiles) else float("nan")
+    return (f"Which choices give the card's hop profile (1-hop the highest bucket, as in {highest} of the card's "
+            f"{rows} rows, and 5-hop below 2-hop, as in {falls} of them; card, \"Benchmark Results\"), read from "
+            "the point estimates of the variants table: " + "; ".join(parts)
+            + f". The smallest hop bucket there holds {smallest} items and the widest "
+            f"per-hop 95% interval spans {widest:.0f} points, so a profile is a direction read from point "
+            "estimates, not a difference beyond the intervals.")
+
+
+def property_summary(properties: pd.DataFrame) -> str:
+    """Markdown: how many of the card's stated properties our generator meets, and which differ (from the
+    gap benchmark's ``properties.csv``)."""
+    verdicts = properties["verdict"].value_counts()
+    differ = properties.loc[properties["verdict"] == "differs", "property"].tolist()
+    other = properties.loc[~properties["verdict"].isin(["holds", "differs"])]
+    text = (f"Of {len(properties)} checks of our generator against what the card states (card, \"Hop Depth\"; card, "
+            f"\"Design Decisions\"; card, \"Generator\"), {int(verdicts.get('holds', 0))} "
+            f"hold and {int(verdicts.get('differs', 0))} differ" + (": " + ", ".join(f"`{p}`" for p in differ)
+                                                                    if differ else ""))
+    if len(other):
+        text += "; " + ", ".join(f"`{r.property}` is {r.verdict}" for r in other.itertuples())
+    return text + "."
