@@ -14,7 +14,7 @@ STAMP := $(VENV)/.finelogic-installed
 # llama.cpp's default native build dies with "Illegal instruction" on some CPUs: build portable.
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
-.PHONY: venv test check book notebooks html rehearse clean-results clean
+.PHONY: venv test check book notebooks html rehearse study clean-results clean
 
 venv: $(STAMP)
 
@@ -41,6 +41,12 @@ check: venv
 rehearse: venv
 	$(VENV)/bin/finelogic rehearse $(REHEARSE_ARGS)
 
+# The laptop-scale study (profile "study", book/reproduce.md): the embedded model fine-tuned in the four styles
+# and tested like the paper's models; hours on 2 cores. Every trained style and every model answer is kept in
+# $FINELOGIC_CACHE, so an interrupted study resumes; its results land in results/study/ (committed).
+study: venv
+	$(VENV)/bin/finelogic run --profile study --jobs 1
+
 notebooks: venv
 	$(VENV)/bin/finelogic run --profile $(PROFILE) --jobs $(JOBS)
 
@@ -52,8 +58,10 @@ html: venv
 book: notebooks html
 	@echo "Book: $(CURDIR)/_build/html/index.html"
 
+# Everything a run made, except the committed study results (results/study/).
 clean-results:
-	rm -rf results book/generated _build
+	if [ -d results ]; then find results -mindepth 1 -maxdepth 1 ! -name study -exec rm -rf {} +; fi
+	rm -rf book/generated _build
 
 clean: clean-results
 	rm -rf $(VENV) *.egg-info .pytest_cache

@@ -2,6 +2,9 @@
 
 - ``smoke``: seconds; what the tests run.
 - ``tiny``: the default; the whole book on a 2-core CPU in minutes with the embedded SmolLM2.
+- ``study``: the paper's design in miniature on this CPU: the embedded model fine-tuned in the four
+  styles, its fine-tuned models evaluated by the accuracy, depth, soundness and probing families beside the
+  base model (hours; its results are committed, so the book shows them by default).
 - ``paper``: the paper's sample sizes and models (needs GPUs or API keys).
 
 Each notebook family keeps its settings per profile beside its code, as typed values
@@ -12,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-PROFILE_NAMES = ("smoke", "tiny", "paper")
+PROFILE_NAMES = ("smoke", "tiny", "study", "paper")
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,8 @@ class Profile:
 _PROFILES = {
     "smoke": Profile("smoke", "Seconds per notebook: a handful of items, used by the test suite."),
     "tiny": Profile("tiny", "Minutes for the whole book on a 2-core CPU with the embedded SmolLM2-135M-Instruct."),
+    "study": Profile("study", "The paper's supervision experiment in miniature: the embedded model fine-tuned in "
+                     "the four styles and tested like the paper's models (hours on a 2-core CPU)."),
     "paper": Profile("paper", "The paper's sample sizes and models; needs GPUs (transformers / vLLM) or API keys."),
 }
 

@@ -542,3 +542,34 @@ def test_data_note_names_every_source_and_the_absent_sets():
                          "present": [True, False]})
     assert data_note(sets) == (" Data: FLD: generated (fld); FOLIO: not present. **Not present** (no files, "
                                "nothing substituted): FOLIO.")
+
+
+def test_the_supervision_runs_fine_tuned_models_are_evaluated_as_table_2_rows(tmp_path, monkeypatch):
+    from finelogic.runs.base import Provenance, UpstreamMissing
+    from finelogic.runs.supervision import SupervisionRun
+
+    monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path / "cache"))
+    for name in ("embedded-SFT-NL-abc", "embedded-LogiPT-def"):
+        (tmp_path / "cache" / "sft" / name).mkdir(parents=True)
+        (tmp_path / "cache" / "sft" / name / "train_log.json").write_text("{}")
+    training = pd.DataFrame({"setting": ["SFT-NL", "LogiPT"], "checkpoint": ["embedded-SFT-NL-abc", "embedded-LogiPT-def"]})
+    made = SupervisionRun(Provenance("supervision", "smoke", 11), training=training)
+    tuned, logipt = Says("__DISPROVED__"), Says("__UNKNOWN__")
+    run = accuracy_with(made, tuned, logipt)
+    fld = run.records[run.records["dataset"] == "fld"]
+    rows = fld.groupby("setting", sort=False)["prediction"].agg(lambda p: sorted(set(p)))
+    assert list(rows.index) == ["CoT", "SFT-NL", "LogiPT"]  # the base model's setting, then the fine-tuned rows
+    assert rows["SFT-NL"] == ["DISPROVED"] and rows["LogiPT"] == ["UNKNOWN"]
+    assert set(run.records["model"]) == {"SmolLM2-135M-Instruct"}  # rows of the base model, as in Table 2
+    assert run.provenance.models == ("SmolLM2-135M-Instruct", "SFT-NL", "LogiPT")
+    # without a supervision run of this profile and seed: the command that makes it
+    with pytest.raises(UpstreamMissing, match="--family supervision"):
+        accuracy_with(None, tuned, logipt)
+
+
+def accuracy_with(made, tuned, logipt):
+    from finelogic.runs import accuracy
+
+    return accuracy.run("smoke", seed=11, data_dir="/nonexistent", settings=["CoT"], fine_tuned=True,
+                        supervision_run=made,
+                        backends={"embedded": Says("__PROVED__"), "SFT-NL": tuned, "LogiPT": logipt})

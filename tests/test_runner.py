@@ -21,9 +21,9 @@ def _notebook(path, body: str) -> None:
 
 
 def test_unknown_profile_is_rejected_with_the_valid_names():
-    with pytest.raises(ValueError, match="smoke, tiny, paper"):
+    with pytest.raises(ValueError, match="smoke, tiny, study, paper"):
         get_profile("huge")
-    assert PROFILE_NAMES == ("smoke", "tiny", "paper")
+    assert PROFILE_NAMES == ("smoke", "tiny", "study", "paper")
 
 
 @pytest.mark.slow

@@ -178,7 +178,7 @@ def run_notebooks(
     bar = tqdm(total=len(names), desc=f"notebooks ({profile})", unit="nb")
 
     def key_of(name: str) -> str:  # computed when the notebook starts: its upstream results are final then
-        upstream = [results_dir(profile) / family for family in _upstream_families(name, families)]
+        upstream = [results_dir(profile) / family for family in _upstream_families(name, profile, families)]
         return run_key(source_dir / f"{name}.ipynb", params, upstream)
 
     def finish(name: str, key: str, seconds: float) -> None:
@@ -205,7 +205,7 @@ def run_notebooks(
                     finish(name, key, execute(name))
         else:
             _run_in_parallel(names, _start_order(names, output_dir, profile, families), jobs, execute, key_of,
-                             unchanged, finish, families)
+                             unchanged, finish, profile, families)
     finally:
         bar.close()
         _write_timings(output_dir, profile, [records[n] for n in names if n in records])
@@ -249,14 +249,15 @@ def _finish(name: str, output: Path, key: str, profile: str, seconds: float, job
                      load=round(os.getloadavg()[0], 2), jobs=jobs)
 
 
-def _upstream_families(name: str, families: Sequence[Family] = FAMILIES) -> tuple[str, ...]:
-    """The families whose results the notebook ``name`` reads (none for a teaching chapter)."""
-    return next((f.upstream for f in families if f.notebook == name), ())
+def _upstream_families(name: str, profile: str, families: Sequence[Family] = FAMILIES) -> tuple[str, ...]:
+    """The families whose results the notebook ``name`` reads in ``profile`` (none for a teaching chapter)."""
+    return next((f.reads(profile) for f in families if f.notebook == name), ())
 
 
-def _upstream_notebooks(name: str, names: Sequence[str], families: Sequence[Family] = FAMILIES) -> set[str]:
-    """The notebooks among ``names`` whose results ``name`` reads."""
-    upstream = set(_upstream_families(name, families))
+def _upstream_notebooks(name: str, names: Sequence[str], profile: str,
+                        families: Sequence[Family] = FAMILIES) -> set[str]:
+    """The notebooks among ``names`` whose results ``name`` reads in ``profile``."""
+    upstream = set(_upstream_families(name, profile, families))
     return {f.notebook for f in families if f.name in upstream and f.notebook in names}
 
 
@@ -278,7 +279,8 @@ def _start_order(names: Sequence[str], output_dir: Path, profile: str,
 
 def _run_in_parallel(names: Sequence[str], order: Sequence[str], jobs: int, execute: Callable[[str], float],
                      key_of: Callable[[str], str], unchanged: Callable[[str, str], bool],
-                     finish: Callable[[str, str, float], None], families: Sequence[Family] = FAMILIES) -> None:
+                     finish: Callable[[str, str, float], None], profile: str = "tiny",
+                     families: Sequence[Family] = FAMILIES) -> None:
     """Run ``names`` (started in ``order``) up to ``jobs`` at once, each ``execute(name)`` in its own worker
     process (``execute`` must pickle), a notebook only after the
     notebooks it reads (their families' upstream) have finished. PyTorch in each kernel gets ``cores // jobs``
@@ -295,7 +297,7 @@ def _run_in_parallel(names: Sequence[str], order: Sequence[str], jobs: int, exec
             for name in list(pending):
                 if failure is not None or len(running) >= jobs:
                     break
-                if _upstream_notebooks(name, names, families) & (set(pending) | active):
+                if _upstream_notebooks(name, names, profile, families) & (set(pending) | active):
                     continue
                 pending.remove(name)
                 key = key_of(name)

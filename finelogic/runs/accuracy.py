@@ -53,10 +53,12 @@ from finelogic.eval.accuracy import evaluate_accuracy, summarize
 from finelogic.eval.forced_choice import NOT_A_PROMPT_SETTING, forced_choice, summarize_forced, unscored_columns
 from finelogic.memo import Memo, source_version
 from finelogic.models.base import GenerationConfig
-from finelogic.prompts import SETTINGS
+from finelogic.models.spec import open_model
+from finelogic.runs.supervision import FAMILY as SUPERVISION, SupervisionRun
+from finelogic.prompts import MARKERS, SETTINGS
 from finelogic.settings import Policy
-from finelogic.runs.base import (EVAL_SETS, PlanContext, Provenance, Run, Stopwatch, call_counts, open_models, kept,
-                                 plan, resolve)
+from finelogic.runs.base import (EVAL_SETS, PlanContext, Provenance, Run, Stopwatch, call_counts, find_run, kept,
+                                 open_models, plan, resolve)
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +100,9 @@ class AccuracySettings(TestSets):
         prompt_layout: ``principled`` or ``paper_code_compat`` (what the released vLLM script sends).
         forced_choice: score every prompt-setting record's forced choice too.
         batch_size: conversations per batch of the in-process models.
+        fine_tuned: also evaluate every model the supervision run of this profile and seed fine-tuned
+            (its upstream run), each under the prompt it was trained with, as rows ``model`` = the first
+            model's name, ``setting`` = ``SFT-<style>`` / ``LogiPT`` (the paper's Table 2 rows).
     """
 
     models: tuple[Any, ...] = ("embedded",)
@@ -108,6 +113,7 @@ class AccuracySettings(TestSets):
     prompt_layout: Policy = Policy.PRINCIPLED
     forced_choice: bool = True
     batch_size: int = 16
+    fine_tuned: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -202,15 +208,18 @@ class AccuracyRun(SectionOfRun, Run):
 
 
 def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = None,
-        data_dir: str | Path | None = None, **overrides: Any) -> AccuracyRun:
+        data_dir: str | Path | None = None, supervision_run: Any = None, **overrides: Any) -> AccuracyRun:
     """Evaluate every model × setting of the profile's ``accuracy`` section on its four test sets.
 
     Args:
         profile: ``smoke``, ``tiny`` or ``paper``; its ``accuracy`` section gives test-set sizes, models,
             settings, decoding and batch size.
         seed: seeds data generation, subsampling and decoding (greedy unless the profile samples).
-        backends: ready backends by model entry or display name (a test's scripted model); the other
-            models are opened with :func:`finelogic.models.spec.open_model`.
+        backends: ready backends by model entry or display name (a test's scripted model, or a fine-tuned
+            model's by its row, ``"SFT-NL"``); the other models are opened with
+            :func:`finelogic.models.spec.open_model`.
+        supervision_run: the upstream run whose fine-tuned models are evaluated when ``fine_tuned`` is
+            set; None finds the written one of this profile and seed (``UpstreamMissing`` otherwise).
         data_dir: real benchmark files; default ``$FINELOGIC_DATA_DIR``.
         overrides: section keys to replace (None keeps the profile's), e.g. ``models=["embedded"]`` or
             ``settings=["CoT", "Logic-LM"]``. Settings are prompt settings (``Direct``, ``CoT``,
@@ -225,7 +234,10 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     section = resolved_section(profile, overrides)
     sets = tuple(evaluation_sets(section, seed=seed, data_dir=data_dir))
     entries, scorers = split_scorers(section.models)
-    opened = open_models(entries, backends, batch_size=section.batch_size)
+    tuned = _fine_tuned(profile, seed, supervision_run) if section.fine_tuned else []
+    given = dict(backends or {})
+    tuned_backends = {spec.name: given.pop(spec.name) for spec, _ in tuned if spec.name in given}
+    opened = open_models(entries, given, batch_size=section.batch_size)
     config = replace(section.generation, seed=seed)
     problems = [p for s in sets for p in s.problems]
     calls_before, hits_before = call_counts(b for _, b in opened)
@@ -252,6 +264,17 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
                 forced = (forced_choice(problems, records, backend) if section.forced_choice
                           else unscored_columns(records, FORCED_OFF))
                 frames.append(records.join(forced))
+        base_name = opened[0][0].name
+        for spec, setting in tuned:  # the supervision run's models, each under its training prompt
+            backend = tuned_backends.get(spec.name) or open_model(spec, batch_size=section.batch_size)
+            log.info("accuracy: %s (fine-tuned), %s prompt, %d items", spec.name, setting, len(problems))
+            records = evaluate_accuracy(problems, backend, setting, model=base_name, config=config,
+                                        batch_size=section.batch_size * 4, layout=section.prompt_layout,
+                                        compat_scorer=scorers[0])
+            forced = (forced_choice(problems, records, backend) if section.forced_choice
+                      else unscored_columns(records, FORCED_OFF))
+            frames.append(records.join(forced).assign(setting=spec.name))
+            opened.append((spec, backend))
     calls, hits = call_counts(b for _, b in opened)
     provenance = Provenance(
         family=FAMILY, profile=profile, seed=seed, settings=section,
@@ -268,6 +291,19 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
 def resolved_section(profile: str, overrides: Mapping[str, Any]) -> AccuracySettings:
     """The profile's accuracy settings with ``overrides`` merged field by field (:func:`finelogic.settings.merge`)."""
     return resolve(PROFILES, profile, FAMILY, overrides)
+
+
+def reads(profile: str) -> tuple[str, ...]:
+    """The families whose runs this family's run of ``profile`` reads: the supervision run's models when
+    the profile evaluates them (``fine_tuned``)."""
+    return (SUPERVISION,) if PROFILES[profile].fine_tuned else ()
+
+
+def _fine_tuned(profile: str, seed: int, made: Any) -> list[tuple[Any, str]]:
+    """(spec, prompt setting) of every model the supervision run fine-tuned (handed in, or its written run
+    found by key: profile and seed)."""
+    made = made if made is not None else find_run(SupervisionRun, SUPERVISION, profile, seed, None)
+    return made.fine_tuned()
 
 
 def split_scorers(entries: Sequence[Any]) -> tuple[list[Any], list[str]]:
@@ -333,6 +369,15 @@ PROFILES = {
         # item each here shows the machinery, not a score.
         baselines={"Sel-Inf": {"rounds": 1, "items": {"fld": 1}}, "Logic-LM": {"refinements": 0, "items": {"fld": 1}},
                    "SymbCoT": {"items": {"fld": 1}}}),
+    # The study (issue 29): the base model and every model the study's supervision run fine-tuned, under CoT, on
+    # FLD at the training depths (0-2) and beyond them (3-7), 10 items per depth and label, and on the real
+    # FOLIO, Multi-LogiEval and ProntoQA files (150 items each where larger). Sizes provisional: chosen before
+    # the learning curve that is to fix them (see the supervision family's study settings).
+    "study": AccuracySettings(
+        fld=FLDSet("fld", n=240, depths=tuple(range(0, 8))), prontoqa_generated=ProntoQASet(n=150, hops=(5,)),
+        limit={"multi_logieval": 150, "prontoqa": 150}, models=("embedded",), settings=("CoT",),
+        generation=GenerationConfig(max_new_tokens=192, stop=tuple(MARKERS.values()), keep_stop=True),
+        batch_size=32, fine_tuned=True),
     # The paper's models; the released code's sampling (temperature 0.7, top-p 0.9, 3,072 new tokens; released
     # code: src/eval_vllm_overall.py). The HF models want a GPU (or point them at a vLLM server with
     # "openai:<model>@http://host:8000/v1"). This profile reproduces the paper: its prompts as the released

@@ -27,6 +27,10 @@ FAMILY = "datasets"
 #: The test sets each profile counts for Table 1.
 PROFILES = {"smoke": TestSets(fld=FLDSet("fld", n=6), prontoqa_generated=ProntoQASet(n=6), limit=20),
             "tiny": TestSets(fld=FLDSet("fld_paper_test", scale=0.1), prontoqa_generated=ProntoQASet(n=100)),
+            # The study's test sets (the accuracy family's study sets).
+            "study": TestSets(fld=FLDSet("fld", n=240, depths=tuple(range(0, 8))),
+                      prontoqa_generated=ProntoQASet(n=150, hops=(5,)),
+                      limit={"multi_logieval": 150, "prontoqa": 150}),
             "paper": TestSets(fld=FLDSet("fld_paper_test", scale=1.0), prontoqa_generated=ProntoQASet(n=500))}
 SET_COLUMNS = ("dataset", "paper_name", "samples", "source", "generated", "present")
 

@@ -78,6 +78,8 @@ PROFILES = {
     # Gemma 3 270M base through llama.cpp: ~0.5 s an item on one busy core, so its first 300 items.
     "tiny": LogicMarkSettings(items=1000, batch_size=32, random_control=True, random_control_items=500, gemma=True,
                               gemma_items=300),
+    "study": LogicMarkSettings(items=1000, batch_size=32, random_control=True, random_control_items=500, gemma=True,
+                               gemma_items=300),
     "paper": LogicMarkSettings(items=5000, batch_size=32, random_control=True,
                                extra_models=("HuggingFaceTB/SmolLM2-135M", "HuggingFaceTB/SmolLM2-1.7B", "gpt2",
                                              "EleutherAI/pythia-70m")),

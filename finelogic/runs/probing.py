@@ -29,11 +29,11 @@ import pandas as pd
 from finelogic.data.problem import Problem
 from finelogic.eval.probing import PREDICTION_COLUMNS, TEXT_ONLY, extract_features, probe_predictions, summarize
 from finelogic.eval.probing_data import (SOURCES, TASKS, ProbeRow, Readout, build_rows, probing_problems, row_counts,
-                                         shown_rows,
-                                         split_problems)
+                                         shown_rows, split_problems)
 from finelogic.memo import Memo, source_version
-from finelogic.runs.base import (JSON, Codec, PlanContext, Provenance, Run, Stopwatch, call_counts, kept, open_models, plan, resolve,
-                                 set_threads)
+from finelogic.runs.base import (JSON, Codec, PlanContext, Provenance, Run, Stopwatch, call_counts, find_run, kept,
+                                 open_models, plan, resolve, set_threads)
+from finelogic.runs.supervision import FAMILY as SUPERVISION, SupervisionRun
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +66,8 @@ class ProbingSettings:
         models: model entries (``"embedded"``, ``"random-init"``, ``{"name", "path"}``, any spec).
         sft_checkpoints: local fine-tuned checkpoints, each a row named by its folder.
         threads: torch CPU threads (None: torch's default); progress: tqdm bars (None: only for long work).
+        fine_tuned: also probe every model the supervision run of this profile and seed fine-tuned (its
+            upstream run), each a row named by its setting (``SFT-NL``, ...), as Table 4 does.
     """
 
     n_train: int = 60
@@ -79,6 +81,7 @@ class ProbingSettings:
     sft_checkpoints: tuple[str, ...] = ()
     threads: int | None = None
     progress: bool | None = None
+    fine_tuned: bool = False
 
     def __post_init__(self) -> None:
         wrong = [r for r in self.readouts if r not in ("chat", "plain")]
@@ -94,6 +97,9 @@ PROFILES = {
     # 6 short problems; features are cached, so a rerun skips the model.
     "smoke": ProbingSettings(n_train=4, n_test=2, depths=(3, 4), distractors=(4, 6), nsd_points=1, readouts=("plain",)),
     "tiny": ProbingSettings(n_train=60, n_test=30, depths=(4, 5, 6), distractors=(4, 6), nsd_points=1),
+    # The study: the base model, its random-init control and every fine-tuned model of the study.
+    "study": ProbingSettings(n_train=60, n_test=30, depths=(4, 5, 6), distractors=(4, 6), nsd_points=1,
+                             fine_tuned=True),
     "paper": ProbingSettings(n_train=450, n_test=100, depths=tuple(range(10, 20)), distractors=(4, 8), nsd_points=6,
                              models=({"name": "Llama-3.1-8B-Instruct", "path": "meta-llama/Llama-3.1-8B-Instruct"},
                                      {"name": "Qwen-2.5-7B-Instruct", "path": "Qwen/Qwen2.5-7B-Instruct"},
@@ -128,7 +134,8 @@ class ProbingRun(Run):
     rows: Mapping[tuple[str, str], list[ProbeRow]] = field(default_factory=dict, repr=False, compare=False)
 
 
-def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = None, **overrides: Any) -> ProbingRun:
+def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = None, supervision_run: Any = None,
+        **overrides: Any) -> ProbingRun:
     """Table 4 for ``profile``: problems, rows, features, probes and their predictions.
 
     Args:
@@ -158,6 +165,10 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     splits = split_problems(problems, n_train, seed)
     entries = [model_entry(e, seed) for e in settings.models]
     entries += [checkpoint_entry(p) for p in settings.sft_checkpoints]
+    if settings.fine_tuned:
+        made = supervision_run if supervision_run is not None else find_run(
+            SupervisionRun, SUPERVISION, profile, seed, None)
+        entries += [spec for spec, _ in made.fine_tuned()]
     opened = open_models(entries, backends, batch_size=BATCH_SIZE)
     names, model_ids = tuple(s.name for s, _ in opened), tuple(s.model_id for s, _ in opened)
     layer, points = settings.layer, settings.nsd_points
@@ -192,6 +203,12 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     return ProbingRun(provenance, predictions, summarize(predictions, seed=seed).round(4), row_counts=row_counts(first),
                       splits={k: list(v) for k, v in splits.items()}, shown_rows=tuple(shown_rows(first)),
                       seconds=dict(seconds), rows=all_rows)
+
+
+def reads(profile: str) -> tuple[str, ...]:
+    """The families whose runs this family's run of ``profile`` reads (the supervision run's models when
+    ``fine_tuned``)."""
+    return (SUPERVISION,) if PROFILES[profile].fine_tuned else ()
 
 
 def model_entry(entry: Any, seed: int) -> Any:

@@ -32,7 +32,9 @@ class Family:
         notebook: the notebook's file stem in ``notebooks/`` (its page in the book).
         run_type: the :class:`~finelogic.runs.base.Run` subclass its ``run`` returns (``read`` gives it back).
         section: the profile section it reads.
-        upstream: the families whose runs it reads, handed to ``run`` as ``<name>_run`` arguments.
+        upstream: the families whose runs it reads in every profile, handed to ``run`` as ``<name>_run``
+            arguments; a module's ``reads(profile)`` adds those it reads in one profile only (see
+            :meth:`reads`).
         models: how the real slice reaches its models (:data:`SERVED`, :data:`IN_PROCESS`, :data:`NO_MODEL`).
         reads_data: whether ``run`` takes ``data_dir`` (real benchmark files).
         minutes: its notebook's time in the tiny book (2 cores, idle; the reproduce page's table): the
@@ -57,6 +59,13 @@ class Family:
     @property
     def run(self) -> Callable[..., Run]:
         return self.module.run
+
+    def reads(self, profile: str) -> tuple[str, ...]:
+        """The families whose runs it reads in ``profile``: :attr:`upstream`, and what its module's
+        ``reads(profile)`` adds (e.g. the accuracy family reads the supervision run when a profile
+        evaluates the fine-tuned models)."""
+        extra = getattr(self.module, "reads", None)
+        return (*self.upstream, *(f for f in (extra(profile) if extra else ()) if f not in self.upstream))
 
     def rehearsal_plan(self, ctx: PlanContext) -> dict[str, Any]:
         """How the rehearsal runs it (``{"overrides", "backends", "note"}``; see ``PlanContext``)."""

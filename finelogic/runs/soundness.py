@@ -31,12 +31,11 @@ the model cache's.
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import random
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, MutableMapping
+from typing import Any, Mapping, MutableMapping
 
 import pandas as pd
 
@@ -57,6 +56,7 @@ from finelogic.eval.judges import HybridJudge, Judge, LLMJudge, SymbolicJudge
 from finelogic.eval.soundness import judge_responses
 from finelogic.memo import Memo, memo_key, source_version
 from finelogic.runs import accuracy
+from finelogic.runs.judging import judging_memos
 from finelogic.settings import Policy
 from finelogic.runs.base import (PROBLEM, PROBLEMS_BY_ID, Codec, PlanContext, Provenance, Run, Stopwatch, call_counts, find_run, kept, open_models,
                                  plan, resolve)
@@ -105,16 +105,13 @@ PROFILES = {
     "smoke": SoundnessSettings(quality=Quality(n=6, depths=(1, 2, 3))),
     "tiny": SoundnessSettings(quality=Quality(n=40, depths=tuple(range(0, 10))), llm_judge="embedded",
                               llm_quality_steps=16),
+    # The study: every FLD response of the base and fine-tuned models judged by the exact symbolic judge.
+    "study": SoundnessSettings(quality=Quality(n=40, depths=tuple(range(0, 10)))),
     "paper": SoundnessSettings(policy=Policy.PAPER_CODE_COMPAT, judge="hybrid",
                                quality=Quality(n=100, depths=tuple(range(0, 20))),
                                llm_judge={"name": "GPT-4.1-mini", "kind": "openai", "model": "gpt-4.1-mini"}),
 }
-#: The package sources each memoised computation runs: their digest versions its memo, so an edit to any
-#: of them starts a new one. Reading steps (:func:`finelogic.eval.soundness.read_steps`):
-STEPS_SOURCES = ("eval/steps.py", "eval/soundness.py", "data/generators/nl.py", "data/problem.py", "logic")
-#: The symbolic judge's verdicts:
-VERDICT_SOURCES = ("eval/judges.py", "eval/steps.py", "data/generators/nl.py", "data/problem.py", "logic")
-#: The judge-quality set (:func:`quality_set` here: the FLD generator, the labels' z3 checks):
+#: The package sources the judge-quality set runs (its memo's version): the judge-quality set (:func:`quality_set` here: the FLD generator, the labels' z3 checks):
 QUALITY_SOURCES = ("runs/soundness.py", "data", "logic", "eval/judge_quality.py", "eval/steps.py")
 
 
@@ -212,15 +209,6 @@ def run(profile: str, *, seed: int = 0, accuracy_run: accuracy.AccuracyRun | Non
         n=len(records), data={"responses": source}, model_calls=calls, cache_hits=hits, seconds=float(watch))
     return SoundnessRun(provenance, steps=steps, gold_steps=gold, quality=quality, labels=label_counts(items),
                         example=example, problems=problems, items=tuple(items), example_problem=example_problem)
-
-
-@contextlib.contextmanager
-def judging_memos() -> Iterator[tuple[Memo, Memo]]:
-    """The symbolic judge's verdicts and the steps as read, kept across runs (and shared with the
-    supervision run's judged FLD responses); flushed when the block ends."""
-    with Memo("symbolic-verdicts", source_version(*VERDICT_SOURCES)) as verdicts, \
-            Memo("soundness-steps", source_version(*STEPS_SOURCES)) as read:
-        yield verdicts, read
 
 
 def fld_responses(made: accuracy.AccuracyRun) -> tuple[pd.DataFrame, dict[str, Problem]]:
