@@ -74,3 +74,16 @@ def test_the_old_probing_cell_is_caught(tmp_path: Path, caplog) -> None:
     assert warnings == ["Unable to parse line 4 'threads = None  # torch CPU threads; None = torch default "
                         "(all cores); 1 can be faster'."]
     assert names == ["profile", "seed", "sft_checkpoints"] != _assigned(old)
+
+
+def test_the_runner_refuses_a_notebook_whose_parameter_line_papermill_cannot_read(tmp_path) -> None:
+    from finelogic.book.runner import NotebookFailed, check_parameters
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {"name": "python3", "language": "python", "display_name": "Python 3"}
+    notebook.cells = [nbformat.v4.new_code_cell('profile = "tiny"\nseed = 0\nthreads = None  # None = torch default',
+                                                metadata={"tags": ["parameters"]})]
+    nbformat.write(notebook, tmp_path / "07_bad.ipynb")
+    with pytest.raises(NotebookFailed, match=r"notebook 07_bad: .*Unable to parse line 3"):
+        check_parameters(tmp_path / "07_bad.ipynb")
+    assert check_parameters(REPO / "notebooks" / "07_logicmark.ipynb")[:2] == ["profile", "seed"]

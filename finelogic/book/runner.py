@@ -214,12 +214,46 @@ def run_notebooks(
     return records_in_order
 
 
+def check_parameters(path: Path) -> list[str]:
+    """The names papermill reads from ``path``'s parameters cell.
+
+    Raises:
+        NotebookFailed: papermill cannot parse a line of the cell ("Unable to parse line ..."): that
+            parameter would vanish from the page's documented parameters and could not be set; the
+            message names the notebook and the line.
+    """
+    import logging as logging_module
+
+    from papermill.inspection import inspect_notebook
+
+    class Collect(logging_module.Handler):
+        def __init__(self) -> None:
+            super().__init__(logging_module.WARNING)
+            self.messages: list[str] = []
+
+        def emit(self, record: logging_module.LogRecord) -> None:
+            self.messages.append(record.getMessage())
+
+    handler, logger = Collect(), logging_module.getLogger("papermill")
+    logger.addHandler(handler)
+    try:
+        names = list(inspect_notebook(str(path)))
+    finally:
+        logger.removeHandler(handler)
+    bad = [m for m in handler.messages if "Unable to parse" in m]
+    if bad:
+        raise NotebookFailed(f"notebook {path.stem}: its parameters cell has a line papermill cannot read "
+                             f"({bad[0]}); write one assignment per line with no '=' in its comment")
+    return names
+
+
 def _execute(name: str, *, source_dir: Path, output_dir: Path, params: dict[str, Any], kernel_name: str) -> float:
     """Execute one notebook with papermill; its wall seconds. Runs in the caller's process or, with
     ``jobs > 1``, in a worker process (so it is a module-level function)."""
     import papermill  # imported here: papermill is slow to import and only the runner needs it
 
     source, output = source_dir / f"{name}.ipynb", output_dir / f"{name}.ipynb"
+    check_parameters(source)
     start = time.perf_counter()
     try:
         papermill.execute_notebook(
