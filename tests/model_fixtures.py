@@ -58,8 +58,9 @@ class FakeOpenAI:
     ``"400"``/``"401"`` (error bodies that quote the Authorization header, as careless servers do),
     ``"trickle"`` (a whole answer sent one byte every ``trickle_seconds``), ``"html"`` (200 with a web
     page), ``"no_choices"`` (200 with ``choices: []``), ``"null"`` (content null, finish_reason ``stop``),
-    ``"null_length"`` (content null, finish_reason ``length``, as a reasoning model that spent its cap).
-    Unscripted requests get ``"ok"``. ``counts[prompt]`` counts requests (every attempt);
+    ``"null_length"`` (content null, finish_reason ``length``, as a reasoning model that spent its cap),
+    ``"other_model"`` (the reply names another model than the one asked for), ``"huge"`` (a 5 MB reply,
+    whatever the cap). Unscripted requests get ``"ok"``. ``counts[prompt]`` counts requests (every attempt);
     ``bodies`` keeps every request body.
 
     Chat answers are ``"answer to <last user message>"``. Completions with ``echo`` split the
@@ -138,6 +139,13 @@ class FakeOpenAI:
                     else:
                         answer["choices"][0]["message"]["content"] = None
                         answer["choices"][0]["finish_reason"] = "length" if behaviour == "null_length" else "stop"
+                    return self._send(200, json.dumps(answer).encode(), {})
+                if behaviour in ("other_model", "huge"):
+                    answer = fake._chat(body, prompt)
+                    if behaviour == "other_model":
+                        answer["model"] = "some-other-model"
+                    else:
+                        answer["choices"][0]["message"]["content"] = "x" * 5_000_000
                     return self._send(200, json.dumps(answer).encode(), {})
                 if behaviour == "trickle":
                     data = json.dumps(fake._chat(body, prompt)).encode()

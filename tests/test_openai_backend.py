@@ -376,3 +376,27 @@ def test_a_served_model_whose_name_has_slashes_runs_and_writes_only_inside_its_f
     assert all(p.parent in (tmp_path / "cache", tmp_path / "cache" / "datasets") for p in cache_files)
     assert not any("Llama" in p.name for p in cache_files if p.parent.name == "datasets")
     assert not list(tmp_path.parent.glob("escaped*"))
+
+
+def test_a_reply_for_another_model_is_recorded_and_warned_about_once(fake_server, tmp_path, caplog):
+    from finelogic.models.base import GenerationConfig
+
+    fake_server.script = {"q1": ["other_model"], "q2": ["other_model"]}
+    backend = cached(fake_server, tmp_path / "cache.sqlite")
+    with caplog.at_level("WARNING", logger="finelogic.models.openai_backend"):
+        texts = backend.generate([[{"role": "user", "content": "q1"}], [{"role": "user", "content": "q2"}]],
+                                 GenerationConfig(max_new_tokens=16))
+    assert texts == ["answer to q1", "answer to q2"]
+    warnings = [r.getMessage() for r in caplog.records if "another model" in r.getMessage()]
+    assert len(warnings) == 1 and "'some-other-model'" in warnings[0]
+    assert backend.backend.other_models == {"some-other-model"}
+
+
+def test_a_reply_far_beyond_the_token_cap_is_cut_and_marked_as_cut(fake_server, tmp_path):
+    from finelogic.models.base import GenerationConfig
+    from finelogic.models.openai_backend import CHARS_PER_TOKEN_CAP
+
+    fake_server.script = {"q": ["huge"]}
+    backend = cached(fake_server, tmp_path / "cache.sqlite")
+    completion, = backend.generate([[{"role": "user", "content": "q"}]], GenerationConfig(max_new_tokens=16))
+    assert len(completion) == 16 * CHARS_PER_TOKEN_CAP and completion.finish_reason == "length"

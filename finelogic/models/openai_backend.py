@@ -40,6 +40,10 @@ from finelogic.models.base import (BackendStats, Completion, Conversation, Gener
 
 log = logging.getLogger(__name__)
 
+#: The most characters a reply may hold per token of its cap (English text averages about 4 characters a
+#: token; 16 leaves room for long tokens): a reply beyond it did not respect ``max_tokens`` and is cut there.
+CHARS_PER_TOKEN_CAP = 16
+
 # Text for the echo self-check: a run of unrelated words, repeated. From the third copy on, a
 # language model predicts almost every token by copying, so a correctly aligned echo shows each
 # token as the top alternative *at its own position*, not one position earlier or later.
@@ -116,6 +120,9 @@ class OpenAIBackend:
         self._lock = threading.Lock()
         self._senders: tuple[int, ThreadPoolExecutor] | None = None
         self._pool_lock = threading.Lock()
+        #: Model names the server answered for instead of ``model`` (:meth:`_check_model`).
+        self.other_models: set[str] = set()
+        self._models_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"OpenAIBackend({self.model!r}, base_url={self.base_url!r})"
@@ -156,7 +163,29 @@ class OpenAIBackend:
             # Null or empty content: a token cap reached before any answer (a reasoning model's thinking
             # can use it all) will not change on a retry; anything else might.
             raise EmptyCompletion(finish_reason)
+        self._check_model(response.get("model"))
+        limit = CHARS_PER_TOKEN_CAP * int(request.get("max_tokens") or 0)
+        if limit and len(text) > limit:
+            log.warning("%s: a reply of %d characters for a cap of %s tokens: cut to %d characters (the server "
+                        "did not respect max_tokens)", self.model, len(text), request.get("max_tokens"), limit)
+            text, finish_reason = text[:limit], "length"
         return {"text": text, "finish_reason": finish_reason}
+
+    def _check_model(self, answered: Any) -> None:
+        """A reply naming another model than the one asked for is recorded (``other_models``) and warned
+        about once per name: its answers are still the server's answers to this request, but a table's
+        row would name the wrong model. Servers that name a dated snapshot of the model asked for
+        (``gpt-4o`` -> ``gpt-4o-2024-08-06``) or a path ending in it are not warned about."""
+        if not isinstance(answered, str) or not answered or answered == self.model:
+            return
+        if answered.startswith(self.model) or answered.endswith("/" + self.model) or self.model.endswith("/" + answered):
+            return
+        with self._models_lock:
+            if answered in self.other_models:
+                return
+            self.other_models.add(answered)
+        log.warning("%s: the server answered for another model, %r; its answers are kept under the model asked "
+                    "for (set the model name the server serves)", self.model, answered)
 
     # ------------------------------------------------------------- loglikelihood
     def loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[LoglikelihoodResult]:
