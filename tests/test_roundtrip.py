@@ -107,3 +107,44 @@ def test_a_rewrite_replaces_the_whole_set(made, tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging folder left behind
     meta = json.loads((tmp_path / "a" / "run.json").read_text())
     assert meta["files"]["records.csv"]["rows"] == len(made["accuracy"].records)
+
+
+def test_two_runs_written_to_one_folder_at_once_never_read_back_mixed(made, tmp_path):
+    import threading
+
+    one = made["accuracy"]
+    other = accuracy.run("smoke", seed=3, backends={"embedded": SaysAndScores("__DISPROVED__")},
+                         data_dir="/nonexistent", settings=["Direct"])
+    folder = tmp_path / "accuracy"
+    one.write(folder)
+    stop, seen, errors = threading.Event(), [], []
+
+    def writer(run):
+        for _ in range(15):
+            run.write(folder)
+
+    def reader():
+        while not stop.is_set():
+            try:
+                back = accuracy.AccuracyRun.read(folder)
+            except Exception as error:  # noqa: BLE001 - any failure is recorded and fails the test below
+                errors.append(repr(error))
+                return
+            seen.append(back.provenance.seed)
+            # the records are the seed's own: never one run's table beside the other's provenance
+            if not back.records.equals((one if back.provenance.seed == 0 else other).records):
+                errors.append(f"seed {back.provenance.seed}'s provenance with the other run's records")
+
+    threads = [threading.Thread(target=writer, args=(r,)) for r in (one, other)]
+    watcher = threading.Thread(target=reader)
+    watcher.start()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    stop.set()
+    watcher.join()
+    assert errors == [] and set(seen) <= {0, 3} and len(seen) > 0
+    final = accuracy.AccuracyRun.read(folder)
+    assert same_run(final, one) or same_run(final, other)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]

@@ -164,6 +164,15 @@ def settings_codec(cls: type) -> Codec:
                  lambda text: None if json.loads(text) is None else build(cls, json.loads(text), cls.__name__))
 
 
+#: Seconds a read waits for a write of the same result folder in progress to finish.
+READ_WAIT = 10.0
+
+
+def _being_written(directory: Path) -> bool:
+    """Whether a write of ``directory`` is in progress: its staging or old-set folder is beside it."""
+    return any(p.name.startswith(f".{directory.name}-") for p in directory.parent.glob(f".{directory.name}-*"))
+
+
 class BrokenRun(ValueError):
     """A result folder whose files do not match what its ``run.json`` recorded (a file cut, edited, missing
     or from another run); the message names the file."""
@@ -221,13 +230,26 @@ class Run:
     @classmethod
     def read(cls: type[R], directory: str | Path) -> R:
         """The run written to ``directory`` by :meth:`write`: tables (column types restored), kept fields and
-        provenance; live-only fields keep their defaults.
+        provenance; live-only fields keep their defaults. While another process is writing the same folder
+        (its staging folder beside it), a read that finds the set missing or mixed waits for the write to
+        end and reads again (up to :data:`READ_WAIT` seconds).
 
         Raises:
             FileNotFoundError: no ``run.json`` there.
             BrokenRun: a file listed in ``run.json`` is missing, or its rows or SHA-256 differ (named).
         """
         directory = Path(directory)
+        deadline = time.monotonic() + READ_WAIT
+        while True:
+            try:
+                return cls._read_once(directory)
+            except (FileNotFoundError, BrokenRun):
+                if time.monotonic() > deadline or not _being_written(directory):
+                    raise
+                time.sleep(0.02)
+
+    @classmethod
+    def _read_once(cls: type[R], directory: Path) -> R:
         meta_path = directory / "run.json"
         if not meta_path.is_file():
             raise FileNotFoundError(f"no run in {directory} (no run.json); run the notebook family first")
