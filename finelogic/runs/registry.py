@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Callable, Sequence
 
-from finelogic.runs import accuracy, datasets, depth, logicmark, probing, soundness, supervision
+from finelogic.runs import accuracy, claims, datasets, depth, logicmark, probing, soundness, supervision
 from finelogic.runs.base import PlanContext, Run
 
 #: How a family's models are reached in the rehearsal's real slice.
@@ -84,6 +84,8 @@ FAMILIES: tuple[Family, ...] = (
     Family(supervision, "06_supervision", supervision.SupervisionRun, supervision.SECTION, models=SERVED,
            reads_data=True, minutes=4.2),
     Family(logicmark, "07_logicmark", logicmark.LogicMarkRun, "logicmark", minutes=5.1),
+    Family(claims, "08_claims", claims.ClaimsRun, claims.FAMILY, upstream=claims.UPSTREAM, models=NO_MODEL,
+           minutes=0.1),
 )
 
 

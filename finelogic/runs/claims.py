@@ -1,0 +1,677 @@
+"""The paper's headline findings, each tested on our runs: the claims family (``notebooks/08_claims.ipynb``).
+
+Each finding is one pure function below: it takes the upstream tables (the supervision run's accuracy
+``records`` and judged ``steps``, the probing run's ``summary``), applies the rule its docstring states and
+returns a :class:`Verdict`: ``reproduced``, ``not reproduced`` or ``inconclusive at this scale``, with the
+numbers that drove it (each with its n and 95% interval). Nothing is typed: change a number in the runs and
+the verdict it drives changes (``tests/test_claims.py`` does so for every claim).
+
+The one decision rule (the book's convention, :mod:`finelogic.book.findings`): a comparison goes the paper's
+way only when the two 95% intervals do not overlap in the paper's direction, and against it only when they
+do not overlap in the opposite direction; everything else (overlapping intervals, a group with no data) is
+neither. A claim about every style ("SFT raises FLD accuracy") is reproduced when every comparison that
+could be made goes the paper's way, not reproduced when any goes against it; a claim about most styles
+("most SFT settings show noticeable gains") counts more than half of them. Otherwise, and whenever the runs
+lack what a claim needs (a dataset, a style, a fine-tuned probe), the verdict is ``inconclusive at this
+scale`` and the evidence says what is missing.
+
+Intervals: accuracy and soundness shares are Wilson 95% intervals
+(:func:`finelogic.eval.accuracy.summarize`, :func:`finelogic.eval.soundness.soundness_table`); probing
+metrics carry the probing run's bootstrap 95% intervals over test problems
+(:func:`finelogic.eval.probing.summarize`). "SFT styles" are the ``SFT-<style>`` rows (the paper's four
+supervision styles, Section 4); LogiPT is one of the paper's baselines (Section 5.1), not a style.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import pandas as pd
+
+from finelogic.eval.accuracy import summarize
+from finelogic.eval.probing import LINEAR
+from finelogic.eval.soundness import soundness_table
+from finelogic.profiles import PROFILE_NAMES
+from finelogic.runs import probing, supervision
+from finelogic.runs.base import PlanContext, Provenance, Run, Stopwatch, find_run, plan, resolve
+from finelogic.sft.styles import STYLES
+
+FAMILY = "claims"
+#: The families whose runs it reads (handed in as ``supervision_run`` / ``probing_run``).
+UPSTREAM = (supervision.FAMILY, probing.FAMILY)
+
+REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive at this scale"
+VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE)
+#: Columns of a claims run's ``verdicts`` table.
+VERDICT_COLUMNS = ("claim", "source", "what_paper_says", "verdict", "rule", "evidence")
+
+#: The base model's row beside the fine-tuned ones: the prompt the styles are trained and tested with.
+BASE_SETTING = "CoT"
+#: The fine-tuned rows of the four supervision styles, in the paper's order.
+SFT_SETTINGS = tuple(f"SFT-{style}" for style in STYLES)
+NL, STRUCT, FILTER, DIRECT = SFT_SETTINGS
+#: Datasets no style is trained on (the styles learn from FLD and ProntoQA only; Section 4, §5.2.1).
+UNSEEN = ("folio", "multi_logieval")
+UNSEEN_NAMES = {"folio": "FOLIO", "multi_logieval": "Multi-LogiEval"}
+#: The one CSS gain the paper calls a gain ("modest", §5.2.3): Llama SFT-Symb-Filter 9.7 against the base
+#: model's 8.0 steps (Table 4), +21%. A CSS interval below the base's lower end raised by this share
+#: rules out a gain of that size.
+CSS_MODEST_GAIN = 0.2
+
+ABOVE, BELOW, OVERLAP = "above", "below", "overlap"
+
+
+@dataclass(frozen=True)
+class ClaimsSettings:
+    """The claims family's settings.
+
+    Attributes:
+        readout: the probing read-out whose probes the Table 4 claims read (``chat`` / ``plain``); empty:
+            the probing run's first.
+    """
+
+    readout: str = ""
+
+    def __post_init__(self) -> None:
+        if self.readout not in ("", "chat", "plain"):
+            raise ValueError(f"readout: unknown read-out {self.readout!r}; choose chat, plain or leave it empty")
+
+
+#: The same rules in every profile: the profile only changes the upstream runs' sizes.
+PROFILES = {name: ClaimsSettings() for name in PROFILE_NAMES}
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One number with its 95% interval and n: a share in % (accuracy, soundness) or a probing metric."""
+
+    label: str
+    value: float
+    low: float
+    high: float
+    n: int
+    unit: str = "%"
+    of: str = ""  # what n counts, when not items (``scored samples``, ``test problems``)
+
+    @property
+    def known(self) -> bool:
+        return self.n > 0 and not any(math.isnan(v) for v in (self.value, self.low, self.high))
+
+    def text(self) -> str:
+        if not self.known:
+            return f"{self.label}: no value (n = {self.n}{' ' + self.of if self.of else ''})"
+        digits = 2 if self.unit == "steps" else 1
+        unit = " steps" if self.unit == "steps" else "%"
+        return (f"{self.label} {self.value:.{digits}f}{unit} [{self.low:.{digits}f}, {self.high:.{digits}f}] "
+                f"(n = {self.n}{' ' + self.of if self.of else ''})")
+
+
+def compare(a: Estimate, b: Estimate) -> str | None:
+    """``above`` when ``a``'s interval lies wholly above ``b``'s, ``below`` when wholly below, ``overlap``
+    otherwise; None when either has no value."""
+    if not (a.known and b.known):
+        return None
+    return ABOVE if a.low > b.high else BELOW if a.high < b.low else OVERLAP
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A claim's row of the ``verdicts`` table."""
+
+    claim: str
+    source: str
+    what_paper_says: str
+    verdict: str
+    rule: str
+    evidence: str
+
+    def row(self) -> dict[str, str]:
+        return {c: getattr(self, c) for c in VERDICT_COLUMNS}
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What a claim function states about the paper (its row's fixed cells)."""
+
+    claim: str
+    source: str
+    what_paper_says: str
+    rule: str
+
+    def verdict(self, verdict: str, evidence: Sequence[str] | str) -> Verdict:
+        text = evidence if isinstance(evidence, str) else "; ".join(e for e in evidence if e)
+        return Verdict(self.claim, self.source, self.what_paper_says, verdict, self.rule, text)
+
+
+# ------------------------------------------------------------------------------------------- helpers
+
+
+def decide(outcomes: Sequence[str | None], wanted: str, *, most: bool = False) -> str:
+    """The verdict from per-comparison outcomes (None: not comparable, left out). ``most=False``: reproduced
+    when there is at least one outcome and all are ``wanted``, not reproduced when any is the opposite;
+    ``most=True``: reproduced when more than half are ``wanted``, not reproduced when more than half are
+    the opposite. Inconclusive otherwise."""
+    opposite = BELOW if wanted == ABOVE else ABOVE
+    made = [o for o in outcomes if o is not None]
+    if not made:
+        return INCONCLUSIVE
+    if most:
+        if 2 * made.count(wanted) > len(made):
+            return REPRODUCED
+        return NOT_REPRODUCED if 2 * made.count(opposite) > len(made) else INCONCLUSIVE
+    if any(o == opposite for o in made):
+        return NOT_REPRODUCED
+    return REPRODUCED if all(o == wanted for o in made) else INCONCLUSIVE
+
+
+def _outcome_text(outcome: str | None, first: str, second: str) -> str:
+    if outcome is None:
+        return f"{first} vs {second}: not comparable (no value)"
+    words = {ABOVE: "above", BELOW: "below", OVERLAP: "overlaps"}[outcome]
+    return f"{first} {words} {second}"
+
+
+def accuracy_estimates(records: pd.DataFrame, label: str = "") -> dict[str, Estimate]:
+    """Accuracy per ``setting`` of ``records`` (Wilson 95%, :func:`finelogic.eval.accuracy.summarize`)."""
+    if records is None or records.empty:
+        return {}
+    table = summarize(records, by=("setting",))
+    return {row.setting: Estimate(f"{_name(row.setting)}{label}", row.accuracy, row.ci_low, row.ci_high, int(row.n))
+            for row in table.itertuples()}
+
+
+def soundness_estimates(steps: pd.DataFrame, metric: str) -> dict[str, Estimate]:
+    """``metric`` (``all_valid``, ``all_relevant``, ``all_atomic``) per ``setting`` in %, over the scored
+    samples, with its Wilson 95% interval (:func:`finelogic.eval.soundness.soundness_table`)."""
+    if steps is None or steps.empty or "setting" not in steps:
+        return {}
+    table = soundness_table(steps, by=("setting",))
+    return {row["setting"]: Estimate(_name(str(row["setting"])), 100 * row[metric], 100 * row[f"{metric}_low"],
+                                     100 * row[f"{metric}_high"], int(row["scored"]),
+                                     of=f"scored of {int(row['samples'])} responses")
+            for row in table.to_dict("records")}
+
+
+def _name(setting: str) -> str:
+    """A row's name in the evidence: the base model's row says so."""
+    return f"the base ({setting})" if setting == BASE_SETTING else setting
+
+
+def _sft_present(estimates: Mapping[str, Estimate]) -> list[str]:
+    return [s for s in SFT_SETTINGS if s in estimates]
+
+
+def fine_tuned_setting(model: str) -> str | None:
+    """The ``SFT-<style>`` a probed model's row stands for (its name contains it: ``SFT-NL``, or a
+    checkpoint folder ``SmolLM2-135M-Instruct-SFT-NL``); None for any other model."""
+    for setting in sorted(SFT_SETTINGS, key=len, reverse=True):
+        if setting in str(model):
+            return setting
+    return None
+
+
+def probing_estimates(summary: pd.DataFrame, task: str, *, base: str | None = None,
+                      readout: str | None = None) -> tuple[Estimate | None, dict[str, Estimate], str]:
+    """The linear probe's ``task`` metric (CSS in steps, RFI / NSD in % of problems) with its bootstrap 95%
+    interval: (the base model's, {SFT setting: the fine-tuned model's}, a note on what was read).
+
+    ``readout``: default the summary's first; ``base``: default the first model that is neither fine-tuned
+    nor the random-init control."""
+    if summary is None or summary.empty:
+        return None, {}, "the probing run trained no probe"
+    readout = readout or str(summary["readout"].iloc[0])
+    rows = summary[(summary["readout"] == readout) & (summary["probe"] == LINEAR) & (summary["task"] == task)]
+    if rows.empty:
+        return None, {}, f"the probing run has no linear {task.upper()} probe on the {readout} read-out"
+    models = list(pd.unique(rows["model"]))
+    if base is None or base not in models:
+        base = next((m for m in models if fine_tuned_setting(m) is None and m != probing.RANDOM_INIT
+                     and "random" not in str(m).lower()), None)
+    unit = "steps" if task == "css" else "%"
+
+    def estimate(row: Any, label: str) -> Estimate:
+        return Estimate(label, float(row["metric"]), float(row["ci_low"]), float(row["ci_high"]),
+                        int(row["problems"]), unit, "test problems")
+
+    base_estimate = None
+    tuned: dict[str, Estimate] = {}
+    for row in rows.to_dict("records"):
+        setting = fine_tuned_setting(row["model"])
+        if row["model"] == base:
+            base_estimate = estimate(row, f"base ({base})")
+        elif setting is not None and setting not in tuned:
+            tuned[setting] = estimate(row, setting)
+    return base_estimate, {s: tuned[s] for s in SFT_SETTINGS if s in tuned}, f"{readout} read-out"
+
+
+def _probing_missing(base: Estimate | None, tuned: Mapping[str, Estimate], note: str, need: int = 1) -> str:
+    """Why a probing claim cannot be tested ("" when it can)."""
+    if base is None and not tuned:
+        return note if note.startswith("the probing run") else f"the probing run has no base model row ({note})"
+    if base is None:
+        return "the probing run has no row of the base model"
+    if len(tuned) < need:
+        return (f"the probing run probed {len(tuned)} fine-tuned model(s) ({', '.join(tuned) or 'none'}); the claim "
+                f"needs {need} (probe the supervision run's models: the probing family's fine-tuned setting or "
+                "sft_checkpoints)")
+    return ""
+
+
+# ------------------------------------------------------------------------------------------- Table 2
+
+
+FINE_TUNING_RAISES_ACCURACY = Claim(
+    "Fine-tuning raises accuracy over the base model",
+    "Table 2; §5.2.1",
+    "\"SFT yields significantly greater improvements in logical reasoning performance\"; with SFT-NL Llama's FLD "
+    "accuracy \"increased from 31.7% (direct prompting) to 67.5%\" (§5.2.1; in Table 2 every SFT style of both "
+    "models is above its base model on FLD).",
+    "On FLD, every SFT style's accuracy interval lies above the base model's (CoT prompt, same items).")
+
+
+def fine_tuning_raises_accuracy(records: pd.DataFrame) -> Verdict:
+    """Table 2, §5.2.1. Rule: on the FLD records, each ``SFT-<style>`` row's Wilson 95% interval against the
+    base model's (``setting`` CoT: the prompt the styles are trained and tested with). Reproduced when every
+    style present lies above the base; not reproduced when any lies below; inconclusive otherwise (FLD is
+    where Table 2 shows the gain for every style of both models)."""
+    claim = FINE_TUNING_RAISES_ACCURACY
+    fld = records[records["dataset"] == "fld"] if records is not None and not records.empty else pd.DataFrame()
+    estimates = accuracy_estimates(fld, " (FLD)")
+    base, styles = estimates.get(BASE_SETTING), _sft_present(estimates)
+    if base is None or not styles:
+        missing = ", ".join(m for m, gone in (("the base model's CoT rows", base is None),
+                                              ("fine-tuned rows", not styles)) if gone)
+        return claim.verdict(INCONCLUSIVE, f"missing on FLD: {missing}")
+    outcomes = [compare(estimates[s], base) for s in styles]
+    evidence = [base.text(), *(estimates[s].text() for s in styles),
+                *(_outcome_text(o, s, "the base") for o, s in zip(outcomes, styles))]
+    return claim.verdict(decide(outcomes, ABOVE), evidence)
+
+
+NL_TRANSFERS_BEST = Claim(
+    "SFT-NL transfers best to the datasets no style was trained on (FOLIO, Multi-LogiEval)",
+    "Table 2; §5.2.1",
+    "\"SFT-NL demonstrates the best overall and most transferable performance\" (§5.2.1); the styles were trained "
+    "\"using only problems from FLD and ProntoQA\", and on FOLIO and Multi-LogiEval SFT-NL is the best style "
+    "of both models (Table 2).",
+    "On FOLIO and Multi-LogiEval together, SFT-NL's accuracy interval lies above every other style's.")
+
+
+def nl_transfers_best(records: pd.DataFrame) -> Verdict:
+    """Table 2, §5.2.1. Rule: on the records of the unseen datasets (FOLIO and Multi-LogiEval, pooled: the
+    styles train on FLD and ProntoQA only), SFT-NL's Wilson 95% interval against each other ``SFT-<style>``
+    row's. Reproduced when it lies above every other style present; not reproduced when any other lies
+    above it; inconclusive otherwise, and when the unseen datasets, SFT-NL or a second style are missing."""
+    claim = NL_TRANSFERS_BEST
+    have = records is not None and not records.empty
+    present = [d for d in UNSEEN if have and (records["dataset"] == d).any()]
+    absent = [UNSEEN_NAMES[d] for d in UNSEEN if d not in present]
+    if not present:
+        return claim.verdict(INCONCLUSIVE, f"missing: {' and '.join(absent)} are not in the run (no real data "
+                                           "given), so transfer to unseen datasets cannot be measured")
+    pooled = records[records["dataset"].isin(present)]
+    names = " + ".join(UNSEEN_NAMES[d] for d in present)
+    estimates = accuracy_estimates(pooled, f" ({names})")
+    styles = _sft_present(estimates)
+    note = f"{' and '.join(absent)} not in the run" if absent else ""
+    if NL not in estimates or len(styles) < 2:
+        return claim.verdict(INCONCLUSIVE, [f"missing: {'SFT-NL' if NL not in estimates else 'a second style'} "
+                                            f"on {names} (styles present: {', '.join(styles) or 'none'})", note])
+    others = [s for s in styles if s != NL]
+    outcomes = [compare(estimates[NL], estimates[s]) for s in others]
+    evidence = [*(estimates[s].text() for s in styles), *(_outcome_text(o, NL, s) for o, s in zip(outcomes, others)),
+                note]
+    return claim.verdict(decide(outcomes, ABOVE), evidence)
+
+
+# ------------------------------------------------------------------------------------------- Table 3
+
+
+SYMBOLIC_MORE_ATOMIC = Claim(
+    "The symbolic styles give more atomic steps than SFT-NL (SFT-Symb-Struct most)",
+    "Table 3; §5.2.2",
+    "On All Atomic \"SFT-Symb-Struct consistently outperforms other settings, highlighting the advantages of "
+    "structured symbolic reasoning\", while \"natural language reasoning often fuses multiple reasoning rules "
+    "into a single step\" (§5.2.2, Table 3).",
+    "SFT-Symb-Struct's all-atomic interval lies above SFT-NL's.")
+
+
+def symbolic_more_atomic(steps: pd.DataFrame) -> Verdict:
+    """Table 3, §5.2.2 (the atomicity half of "symbolic styles give more valid and atomic steps": on validity
+    the paper puts SFT-NL level with SFT-Symb-Struct, see :func:`nl_and_struct_more_valid`). Rule: the
+    share of scored FLD responses whose steps are all atomic (Wilson 95%), SFT-Symb-Struct against SFT-NL.
+    Reproduced when Struct's interval lies above NL's, not reproduced when below, inconclusive otherwise or
+    when either has no scored response. The other symbolic styles are shown beside them."""
+    claim = SYMBOLIC_MORE_ATOMIC
+    estimates = soundness_estimates(steps, "all_atomic")
+    shown = [s for s in SFT_SETTINGS if s in estimates]
+    if STRUCT not in estimates or NL not in estimates:
+        missing = [s for s in (STRUCT, NL) if s not in estimates]
+        return claim.verdict(INCONCLUSIVE, [f"missing: judged steps of {' and '.join(missing)}",
+                                            *(estimates[s].text() for s in shown)])
+    outcome = compare(estimates[STRUCT], estimates[NL])
+    evidence = [f"all atomic: {estimates[s].text()}" for s in shown] + [_outcome_text(outcome, STRUCT, NL)]
+    return claim.verdict(decide([outcome], ABOVE), evidence)
+
+
+NL_AND_STRUCT_MORE_VALID = Claim(
+    "SFT-NL and SFT-Symb-Struct give more all-valid chains than the model without fine-tuning",
+    "Table 3; §5.2.2",
+    "\"models trained with the SFT-NL and SFT-Symb-Struct settings achieve particularly high All Valid "
+    "scores—substantially outperforming even GPT-4o and DeepSeek-R1\" (§5.2.2, Table 3; Llama: 40.9 and 35.0 "
+    "against 4.5 for the base model with few-shot prompting).",
+    "The all-valid intervals of SFT-NL and SFT-Symb-Struct each lie above the base model's.")
+
+
+def nl_and_struct_more_valid(steps: pd.DataFrame) -> Verdict:
+    """Table 3, §5.2.2. Rule: the share of scored FLD responses whose steps are all valid (Wilson 95%) of
+    SFT-NL and of SFT-Symb-Struct, each against the base model's (CoT). Reproduced when both present lie
+    above it; not reproduced when either lies below; inconclusive otherwise (or when the base or both styles
+    have no scored response)."""
+    claim = NL_AND_STRUCT_MORE_VALID
+    estimates = soundness_estimates(steps, "all_valid")
+    base = estimates.get(BASE_SETTING)
+    styles = [s for s in (NL, STRUCT) if s in estimates]
+    if base is None or not styles:
+        missing = [what for what, gone in (("the base model's judged steps", base is None),
+                                           ("judged steps of SFT-NL and SFT-Symb-Struct", not styles)) if gone]
+        return claim.verdict(INCONCLUSIVE, "missing: " + "; ".join(missing))
+    outcomes = [compare(estimates[s], base) for s in styles]
+    evidence = [f"all valid: {base.text()}", *(estimates[s].text() for s in styles),
+                *(_outcome_text(o, s, "the base") for o, s in zip(outcomes, styles))]
+    if len(styles) < 2:
+        evidence.append(f"{NL if NL not in styles else STRUCT} not in the run")
+    return claim.verdict(decide(outcomes, ABOVE), evidence)
+
+
+NL_LEAST_RELEVANT = Claim(
+    "SFT-NL's chains are least often all relevant",
+    "Table 3; §5.2.2",
+    "\"GPT-4o and LogiPT perform exceptionally well on this metric [All Relevant] ... In contrast, SFT-NL and "
+    "SFT-Symb-Direct consistently underperform\" (§5.2.2, Table 3).",
+    "SFT-NL's all-relevant interval lies below those of the base model, SFT-Symb-Struct, SFT-Symb-Filter and "
+    "LogiPT (those present).")
+
+
+def nl_least_relevant(steps: pd.DataFrame) -> Verdict:
+    """Table 3, §5.2.2. Rule: the share of scored FLD responses whose steps are all relevant (Wilson 95%),
+    SFT-NL against each of the base model (CoT), SFT-Symb-Struct, SFT-Symb-Filter and LogiPT present
+    (SFT-Symb-Direct is left out: the paper puts it beside SFT-NL). Reproduced when SFT-NL lies below every
+    comparator with scored responses; not reproduced when it lies above any; inconclusive otherwise."""
+    claim = NL_LEAST_RELEVANT
+    estimates = soundness_estimates(steps, "all_relevant")
+    others = [s for s in (BASE_SETTING, STRUCT, FILTER, "LogiPT") if s in estimates]
+    if NL not in estimates or not others:
+        missing = "judged steps of SFT-NL" if NL not in estimates else "judged steps of any model to compare with"
+        return claim.verdict(INCONCLUSIVE, f"missing: {missing}")
+    outcomes = [compare(estimates[NL], estimates[s]) for s in others]
+    evidence = [f"all relevant: {estimates[NL].text()}", *(estimates[s].text() for s in others),
+                *(_outcome_text(o, NL, _name(s)) for o, s in zip(outcomes, others))]
+    if DIRECT in estimates:
+        evidence.append(f"(not compared: {estimates[DIRECT].text()})")
+    return claim.verdict(decide(outcomes, BELOW), evidence)
+
+
+# ------------------------------------------------------------------------------------------- Table 5, Figure 3
+
+
+ACCURACY_FALLS_WITH_DEPTH = Claim(
+    "Accuracy falls with depth and is lowest beyond the training depths",
+    "Table 5; Figure 3; §5.2.1",
+    "\"model accuracy decreases as the required number of reasoning steps increases\"; on 16–19 steps, \"where "
+    "no training samples are available\", \"performance drops by approximately 10% relative to the 12–15 step "
+    "range\" (§5.2.1, Figure 3, Table 5).",
+    "For every SFT style, FLD accuracy beyond the deepest training depth has an interval below the one at the "
+    "training depths.")
+
+
+def accuracy_falls_beyond_training_depths(records: pd.DataFrame, training_depths: Sequence[int]) -> Verdict:
+    """Table 5, Figure 3, §5.2.1. Rule: for each ``SFT-<style>`` row, its FLD PROVED/DISPROVED items (Table 5
+    has no UNKNOWN column) split at the deepest training depth (``training_depths``: the supervision run's
+    ``fld_depths``): accuracy at depths up to it against accuracy beyond it, Wilson 95%. Reproduced when for
+    every style the beyond interval lies below; not reproduced when for any it lies above; inconclusive
+    otherwise, and when there are no items beyond (or within) the training depths."""
+    claim = ACCURACY_FALLS_WITH_DEPTH
+    depths = sorted(int(d) for d in training_depths)
+    if not depths:
+        return claim.verdict(INCONCLUSIVE, "missing: the supervision run records no training depths")
+    deepest = depths[-1]
+    have = records is not None and not records.empty
+    fld = records[(records["dataset"] == "fld") & (records["gold"] != "UNKNOWN") & records["depth"].notna()] \
+        if have else pd.DataFrame()
+    fld = fld[fld["setting"].isin(SFT_SETTINGS)] if not fld.empty else fld
+    if fld.empty:
+        return claim.verdict(INCONCLUSIVE, "missing: no fine-tuned FLD answers with a depth")
+    depth = fld["depth"].astype(int)
+    within = accuracy_estimates(fld[depth <= deepest], f" depths {depths[0]}-{deepest}")
+    beyond = accuracy_estimates(fld[depth > deepest], f" depths > {deepest}")
+    tested = f"training depths {', '.join(map(str, depths))}; test depths {', '.join(map(str, sorted(set(depth))))}"
+    if not beyond or not within:
+        where = "beyond" if not beyond else "within"
+        return claim.verdict(INCONCLUSIVE, f"missing: no FLD items {where} the training depths ({tested})")
+    styles = [s for s in SFT_SETTINGS if s in within and s in beyond]
+    outcomes = [compare(beyond[s], within[s]) for s in styles]
+    evidence = [tested, *(f"{within[s].text()}, {beyond[s].text()}" for s in styles),
+                *(_outcome_text(o, f"{s} beyond", "within") for o, s in zip(outcomes, styles))]
+    return claim.verdict(decide(outcomes, BELOW), evidence)
+
+
+# ------------------------------------------------------------------------------------------- Table 4
+
+
+CSS_LITTLE_GAIN = Claim(
+    "SFT barely moves Correctness Spanning Steps (CSS)",
+    "Table 4; §5.2.3",
+    "\"Regarding Correctness Spanning Steps (CSS) ... most SFT methods show little improvement. Only "
+    "SFT-Symb-Filter on Llama yields a modest gain\" (§5.2.3, Table 4).",
+    f"Most SFT styles' CSS intervals lie below the base model's lower end raised by {CSS_MODEST_GAIN:.0%} "
+    "(the paper's one modest gain: 9.7 against 8.0 steps).")
+
+
+def css_little_gain(summary: pd.DataFrame, base: str | None = None, readout: str | None = None) -> Verdict:
+    """Table 4, §5.2.3. Rule: the linear probe's CSS (steps, bootstrap 95% over test problems) of each
+    fine-tuned style against the base model's. A style shows little gain when its interval's upper end is
+    below ``(1 + CSS_MODEST_GAIN)`` times the base's lower end (it rules out a gain the size of the one the
+    paper calls modest, +21%); a gain when its interval lies above the base's. Reproduced when more than
+    half of the styles present show little gain; not reproduced when more than half show a gain;
+    inconclusive otherwise."""
+    claim = CSS_LITTLE_GAIN
+    base_estimate, tuned, note = probing_estimates(summary, "css", base=base, readout=readout)
+    missing = _probing_missing(base_estimate, tuned, note)
+    if missing:
+        return claim.verdict(INCONCLUSIVE, f"missing: {missing}")
+    bound = (1 + CSS_MODEST_GAIN) * base_estimate.low
+    outcomes = []
+    for estimate in tuned.values():
+        if not (estimate.known and base_estimate.known):
+            outcomes.append(None)
+        elif estimate.high < bound:
+            outcomes.append(BELOW)  # below a modest gain: little improvement, the paper's way
+        elif estimate.low > base_estimate.high:
+            outcomes.append(ABOVE)
+        else:
+            outcomes.append(OVERLAP)
+    words = {BELOW: "little gain (below the bound)", ABOVE: "a gain (above the base)", OVERLAP: "unclear",
+             None: "no value"}
+    evidence = [note, base_estimate.text(), f"bound {bound:.2f} steps",
+                *(f"{e.text()}: {words[o]}" for e, o in zip(tuned.values(), outcomes))]
+    return claim.verdict(decide(outcomes, BELOW, most=True), evidence)
+
+
+def _against_base(claim: Claim, summary: pd.DataFrame, task: str, base: str | None, readout: str | None, *,
+                  most: bool) -> Verdict:
+    base_estimate, tuned, note = probing_estimates(summary, task, base=base, readout=readout)
+    missing = _probing_missing(base_estimate, tuned, note)
+    if missing:
+        return claim.verdict(INCONCLUSIVE, f"missing: {missing}")
+    outcomes = [compare(e, base_estimate) for e in tuned.values()]
+    evidence = [note, base_estimate.text(), *(e.text() for e in tuned.values()),
+                *(_outcome_text(o, s, "the base") for o, s in zip(outcomes, tuned))]
+    return claim.verdict(decide(outcomes, ABOVE, most=most), evidence)
+
+
+def _best_style(claim: Claim, summary: pd.DataFrame, task: str, best: str, base: str | None,
+                readout: str | None) -> Verdict:
+    base_estimate, tuned, note = probing_estimates(summary, task, base=base, readout=readout)
+    if not tuned:
+        return claim.verdict(INCONCLUSIVE, f"missing: {_probing_missing(base_estimate, tuned, note, need=2)}")
+    if best not in tuned or len(tuned) < 2:
+        return claim.verdict(INCONCLUSIVE, f"missing: {best if best not in tuned else 'a second style'} among the "
+                                           f"probed fine-tuned models ({', '.join(tuned)})")
+    others = [s for s in tuned if s != best]
+    outcomes = [compare(tuned[best], tuned[s]) for s in others]
+    evidence = [note, *(e.text() for e in tuned.values()), *(_outcome_text(o, best, s) for o, s in zip(outcomes, others))]
+    return claim.verdict(decide(outcomes, ABOVE), evidence)
+
+
+RFI_GAINS = Claim(
+    "Most SFT styles raise Redundant Fact Identification (RFI)",
+    "Table 4; §5.2.3",
+    "\"For the Redundant Fact Identification metric, most SFT settings show noticeable gains\" (§5.2.3, Table 4).",
+    "More than half of the SFT styles' RFI intervals lie above the base model's.")
+
+
+def rfi_gains(summary: pd.DataFrame, base: str | None = None, readout: str | None = None) -> Verdict:
+    """Table 4, §5.2.3. Rule: the linear probe's RFI (% of test problems with every row right, bootstrap
+    95%) of each fine-tuned style against the base model's. Reproduced when more than half of the styles
+    present lie above the base; not reproduced when more than half lie below; inconclusive otherwise."""
+    return _against_base(RFI_GAINS, summary, "rfi", base, readout, most=True)
+
+
+RFI_SYMB_DIRECT_BEST = Claim(
+    "SFT-Symb-Direct gives the highest RFI",
+    "Table 4; §5.2.3",
+    "\"Interestingly, SFT-Symb-Direct consistently achieves the highest performance\" on RFI (§5.2.3, Table 4).",
+    "SFT-Symb-Direct's RFI interval lies above every other SFT style's.")
+
+
+def rfi_symb_direct_best(summary: pd.DataFrame, base: str | None = None, readout: str | None = None) -> Verdict:
+    """Table 4, §5.2.3. Rule: the linear probe's RFI (bootstrap 95%) of SFT-Symb-Direct against each other
+    fine-tuned style's. Reproduced when it lies above every other style present; not reproduced when any
+    lies above it; inconclusive otherwise (or with fewer than two styles probed)."""
+    return _best_style(RFI_SYMB_DIRECT_BEST, summary, "rfi", DIRECT, base, readout)
+
+
+NSD_GAINS = Claim(
+    "SFT raises Next-Step Derivability (NSD) for every style (the paper's Llama; not its Qwen)",
+    "Table 4; §5.2.3",
+    "\"In the Next-Step Derivability task, SFT consistently benefits Llama ... In contrast, SFT shows minimal "
+    "impact on Qwen, possibly because its base model is already proficient in step-tracking\" (§5.2.3, Table 4).",
+    "Every SFT style's NSD interval lies above the base model's (the Llama result; Qwen's \"minimal impact\" "
+    "would read as inconclusive).")
+
+
+def nsd_gains(summary: pd.DataFrame, base: str | None = None, readout: str | None = None) -> Verdict:
+    """Table 4, §5.2.3. Rule: the linear probe's NSD (% of test problems with every row right, bootstrap
+    95%) of each fine-tuned style against the base model's. Reproduced (the paper's Llama pattern) when
+    every style present lies above the base; not reproduced when any lies below; inconclusive otherwise,
+    which is also what the paper's Qwen result ("minimal impact") would give."""
+    return _against_base(NSD_GAINS, summary, "nsd", base, readout, most=False)
+
+
+NSD_NL_BEST = Claim(
+    "SFT-NL gives the highest NSD (the paper's Llama)",
+    "Table 4; §5.2.3",
+    "\"SFT consistently benefits Llama, particularly SFT-NL (likely due to natural language’s accessibility)\" "
+    "(§5.2.3, Table 4: Llama SFT-NL 51.5 against 36.1–46.4 for the other styles).",
+    "SFT-NL's NSD interval lies above every other SFT style's.")
+
+
+def nsd_nl_best(summary: pd.DataFrame, base: str | None = None, readout: str | None = None) -> Verdict:
+    """Table 4, §5.2.3. Rule: the linear probe's NSD (bootstrap 95%) of SFT-NL against each other fine-tuned
+    style's. Reproduced when it lies above every other style present; not reproduced when any lies above
+    it; inconclusive otherwise (or with fewer than two styles probed)."""
+    return _best_style(NSD_NL_BEST, summary, "nsd", NL, base, readout)
+
+
+# ------------------------------------------------------------------------------------------- all claims
+
+
+def verdicts(records: pd.DataFrame, steps: pd.DataFrame, summary: pd.DataFrame, training_depths: Sequence[int], *,
+             base: str | None = None, readout: str | None = None) -> pd.DataFrame:
+    """Every claim's verdict, one row each (:data:`VERDICT_COLUMNS`), from the upstream tables: the
+    supervision run's ``records`` and ``steps``, its training depths, and the probing run's ``summary``
+    (``base``: the base model's row there; ``readout``: which read-out)."""
+    rows = [
+        fine_tuning_raises_accuracy(records),
+        nl_transfers_best(records),
+        symbolic_more_atomic(steps),
+        nl_and_struct_more_valid(steps),
+        accuracy_falls_beyond_training_depths(records, training_depths),
+        nl_least_relevant(steps),
+        css_little_gain(summary, base, readout),
+        rfi_gains(summary, base, readout),
+        rfi_symb_direct_best(summary, base, readout),
+        nsd_gains(summary, base, readout),
+        nsd_nl_best(summary, base, readout),
+    ]
+    return pd.DataFrame([v.row() for v in rows], columns=list(VERDICT_COLUMNS))
+
+
+#: The claim functions, in the table's order (each takes the upstream tables it names).
+CLAIMS: tuple[Callable[..., Verdict], ...] = (
+    fine_tuning_raises_accuracy, nl_transfers_best, symbolic_more_atomic, nl_and_struct_more_valid,
+    accuracy_falls_beyond_training_depths, nl_least_relevant, css_little_gain, rfi_gains, rfi_symb_direct_best,
+    nsd_gains, nsd_nl_best)
+
+
+@dataclass(frozen=True)
+class ClaimsRun(Run):
+    """The verdicts on the paper's findings.
+
+    Attributes:
+        verdicts: one row per claim: :data:`VERDICT_COLUMNS` (``claim``, ``source``, ``what_paper_says``,
+            ``verdict``, ``rule``, ``evidence``).
+        supervision_run, probing_run: the upstream runs read (live only).
+    """
+
+    verdicts: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(VERDICT_COLUMNS)))
+    supervision_run: supervision.SupervisionRun | None = field(default=None, repr=False, compare=False)
+    probing_run: probing.ProbingRun | None = field(default=None, repr=False, compare=False)
+
+    def counts(self) -> dict[str, int]:
+        """Claims per verdict, in :data:`VERDICTS` order."""
+        column = self.verdicts["verdict"]
+        return {v: int((column == v).sum()) for v in VERDICTS}
+
+
+def run(profile: str, *, seed: int = 0, supervision_run: supervision.SupervisionRun | None = None,
+        probing_run: probing.ProbingRun | None = None, backends: Mapping[str, Any] | None = None,
+        **overrides: Any) -> ClaimsRun:
+    """The verdicts for ``profile`` and ``seed`` from the upstream runs (module docstring).
+
+    Args:
+        supervision_run, probing_run: the upstream runs; None finds the written one of this profile and
+            seed (any settings: :func:`~finelogic.runs.base.find_run`).
+        backends: must be empty (this family runs no model; the argument is there for the rehearsal).
+        overrides: settings (``readout``; None keeps the profile's).
+
+    Raises:
+        UpstreamMissing: no written supervision or probing run of this profile and seed (the message names
+            the command that makes it).
+    """
+    if backends:
+        raise ValueError(f"the claims family runs no model; backends given for {', '.join(map(repr, backends))}")
+    watch = Stopwatch()
+    settings = resolve(PROFILES, profile, FAMILY, overrides)
+    made_sft = supervision_run if supervision_run is not None else find_run(
+        supervision.SupervisionRun, supervision.FAMILY, profile, seed, None)
+    made_probing = probing_run if probing_run is not None else find_run(
+        probing.ProbingRun, probing.FAMILY, profile, seed, None)
+    training_depths = tuple(made_sft.provenance.settings.get("fld_depths", ()))
+    readout = settings.readout or next(iter(made_probing.provenance.settings.get("readouts", ())), None)
+    base = made_sft.provenance.models[0] if made_sft.provenance.models else None
+    table = verdicts(made_sft.records, made_sft.steps, made_probing.summary, training_depths, base=base,
+                     readout=readout)
+    data = {name: f"the {name} run of commit {made.provenance.commit} ({made.provenance.n} items)"
+            for name, made in ((supervision.FAMILY, made_sft), (probing.FAMILY, made_probing))}
+    models = tuple(dict.fromkeys((*made_sft.provenance.models, *made_probing.provenance.models)))
+    provenance = Provenance(FAMILY, profile, seed, settings=settings, models=models, n=len(table), data=data,
+                            seconds=float(watch))
+    return ClaimsRun(provenance, verdicts=table, supervision_run=made_sft, probing_run=made_probing)
+
+
+def rehearsal_plan(ctx: PlanContext) -> dict[str, Any]:
+    """No overrides: the claims read the rehearsal's supervision and probing runs, handed in."""
+    return plan()

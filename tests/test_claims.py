@@ -1,0 +1,288 @@
+"""The claims family: every verdict is computed from the runs' numbers, so changing one number in a small
+fixture run changes the verdict it drives (issue 29, "Done means"); the run reads its upstream runs as
+written and refuses to guess when they are missing."""
+from __future__ import annotations
+
+import copy
+import inspect
+from dataclasses import replace
+
+import pandas as pd
+import pytest
+from test_paper_citations import SOURCE
+
+from finelogic.eval.accuracy import RECORD_COLUMNS, depth_bucket, records_frame
+from finelogic.eval.probing import LINEAR, MAJORITY, TEXT_ONLY, summarize as summarize_probes
+from finelogic.eval.soundness import STEP_COLUMNS
+from finelogic.runs import claims, probing, supervision
+from finelogic.runs.base import Provenance, UpstreamMissing, same_run
+
+BASE = "SmolLM2-135M-Instruct"
+NL, STRUCT, FILTER, DIRECT = claims.SFT_SETTINGS
+SETTINGS = ("CoT", NL, STRUCT, FILTER, DIRECT)
+TRAINING_DEPTHS = [0, 1]
+
+#: The fixture run, as numbers: every claim is reproduced by these.
+FIXTURE = {
+    # FLD PROVED/DISPROVED items: [[n, correct] at the training depths 0-1, [n, correct] at depth 3], and
+    # [n, correct] UNKNOWN items.
+    "fld": {"CoT": [[20, 4], [20, 4], [4, 0]], **{s: [[20, 18], [20, 6], [4, 0]] for s in SETTINGS[1:]}},
+    # [n, correct] on FOLIO and on Multi-LogiEval (unseen), and on ProntoQA (seen).
+    "other": {"CoT": [[50, 20], [50, 20], [20, 10]], NL: [[50, 40], [50, 40], [20, 19]],
+              **{s: [[50, 25], [50, 25], [20, 19]] for s in (STRUCT, FILTER, DIRECT)}},
+    # Judged FLD responses, one step each: [samples, all valid, all relevant, all atomic].
+    "soundness": {"CoT": [50, 2, 30, 1], NL: [50, 30, 5, 5], STRUCT: [50, 30, 30, 25], FILTER: [50, 20, 30, 10],
+                  DIRECT: [50, 20, 5, 20]},
+    # The linear probe per task and model: [metric, ci_low, ci_high] (CSS in steps, RFI / NSD in %).
+    "probing": {
+        "css": {BASE: [4.0, 3.5, 4.5], NL: [3.8, 3.4, 4.1], STRUCT: [3.8, 3.4, 4.1], FILTER: [4.6, 4.2, 5.0],
+                DIRECT: [3.8, 3.4, 4.1]},
+        "rfi": {BASE: [10.0, 5.0, 15.0], NL: [20.0, 12.0, 30.0], STRUCT: [30.0, 20.0, 40.0],
+                FILTER: [30.0, 20.0, 40.0], DIRECT: [60.0, 50.0, 70.0]},
+        "nsd": {BASE: [30.0, 25.0, 35.0], NL: [70.0, 62.0, 78.0], STRUCT: [50.0, 40.0, 60.0],
+                FILTER: [50.0, 40.0, 60.0], DIRECT: [50.0, 40.0, 60.0]},
+    },
+    "training_depths": TRAINING_DEPTHS,
+}
+
+
+# ------------------------------------------------------------------------------------------- fixture tables
+
+
+def _record(i: int, setting: str, dataset: str, depth: int | None, gold: str, correct: bool) -> dict:
+    wrong = "DISPROVED" if gold != "DISPROVED" else "PROVED"
+    return {"id": f"{dataset}-{i}", "dataset": dataset, "depth": depth,
+            "depth_bucket": depth_bucket(depth, gold, dataset), "gold": gold,
+            "prediction": gold if correct else wrong, "correct": correct, "no_answer": False, "no_output": False,
+            "truncated": False, "finish_reason": "stop", "response": f"... __{gold if correct else wrong}__",
+            "setting": setting, "model": BASE, "policy": "principled", "layout": "principled",
+            "compat_scorer": "vllm_overall"}
+
+
+def records_of(fixture: dict) -> pd.DataFrame:
+    """Accuracy records in :data:`RECORD_COLUMNS` (what the supervision run's ``records`` hold)."""
+    rows = []
+    for setting in SETTINGS:
+        (n_in, c_in), (n_out, c_out), (n_unknown, c_unknown) = fixture["fld"][setting]
+        rows += [_record(i, setting, "fld", i % 2, ("PROVED", "DISPROVED")[i % 2], i < c_in) for i in range(n_in)]
+        rows += [_record(100 + i, setting, "fld", 3, ("PROVED", "DISPROVED")[i % 2], i < c_out) for i in range(n_out)]
+        rows += [_record(200 + i, setting, "fld", 2, "UNKNOWN", i < c_unknown) for i in range(n_unknown)]
+        for dataset, (n, c) in zip(("folio", "multi_logieval", "prontoqa"), fixture["other"][setting]):
+            gold = "True" if dataset != "prontoqa" else "PROVED"
+            rows += [_record(i, setting, dataset, None, gold, i < c) for i in range(n)]
+    return records_frame(rows)
+
+
+def steps_of(fixture: dict) -> pd.DataFrame:
+    """Judged steps in :func:`finelogic.eval.soundness.judge_responses`'s columns, one step per response."""
+    rows, sample = [], 0
+    for setting, (samples, valid, relevant, atomic) in fixture["soundness"].items():
+        for i in range(samples):
+            rows.append({"id": f"fld-{i}", "model": BASE, "setting": setting, "depth_bucket": "0-3", "sample": sample,
+                         "step": 1, "n_steps": 1, "raw": "fact1 -> hypothesis: ...", "premises": "fact1",
+                         "conclusion_id": "hypothesis", "parsed": True, "valid": i < valid,
+                         "atomic": i < valid and i < atomic, "reason": "", "decided_by": "symbolic",
+                         "relevant": i < relevant, "relevant_compat": i < relevant})
+            sample += 1
+    return pd.DataFrame(rows, columns=["id", "model", "setting", "depth_bucket", *STEP_COLUMNS])
+
+
+SUMMARY_COLUMNS = ["model", "readout", "probe", "task", "metric", "ci_low", "ci_high", "unit", "row_accuracy",
+                   "row_ci_low", "row_ci_high", "problems", "rows"]
+
+
+def summary_of(fixture: dict, readout: str = "chat") -> pd.DataFrame:
+    """A probing ``summary`` (:func:`finelogic.eval.probing.summarize`'s columns): the linear probe of the base
+    model and each fine-tuned one, plus baselines and the random-init control the claims must not read."""
+    rows = []
+    for task, by_model in fixture["probing"].items():
+        unit = "steps" if task == "css" else "% of problems"
+        for model, (metric, low, high) in by_model.items():
+            rows.append([model, readout, LINEAR, task, metric, low, high, unit, 70.0, 65.0, 75.0, 30, 180])
+        rows.append([BASE, readout, TEXT_ONLY, task, 99.0, 98.0, 100.0, unit, 99.0, 98.0, 100.0, 30, 180])
+        rows.append([BASE, readout, MAJORITY, task, 0.0, 0.0, 0.0, unit, 50.0, 50.0, 50.0, 30, 180])
+        rows.append([probing.RANDOM_INIT, readout, LINEAR, task, 99.0, 98.0, 100.0, unit, 50.0, 45.0, 55.0, 30, 180])
+    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+
+
+def verdict(function, fixture: dict = FIXTURE) -> claims.Verdict:
+    """``function``'s verdict on the fixture's tables (each claim takes the tables its parameters name)."""
+    tables = {"records": records_of(fixture), "steps": steps_of(fixture), "summary": summary_of(fixture),
+              "training_depths": fixture["training_depths"]}
+    names = inspect.signature(function).parameters
+    return function(**{k: v for k, v in tables.items() if k in names})
+
+
+def changed(path: tuple, value) -> dict:
+    fixture = copy.deepcopy(FIXTURE)
+    place = fixture
+    for key in path[:-1]:
+        place = place[key]
+    place[path[-1]] = value
+    return fixture
+
+
+# ------------------------------------------------------------------------------------------- the schemas
+
+
+def test_the_fixture_tables_have_the_real_schemas():
+    assert list(records_of(FIXTURE).columns) == list(RECORD_COLUMNS)
+    # judge_responses: its key columns, then STEP_COLUMNS
+    assert list(steps_of(FIXTURE).columns) == ["id", "model", "setting", "depth_bucket", *STEP_COLUMNS]
+    predictions = pd.DataFrame({"model": BASE, "readout": "chat", "probe": LINEAR, "task": "rfi",
+                                "problem_id": ["a", "a", "b", "b"], "step": 0, "n_steps": 0, "label": [1, 0, 1, 0],
+                                "prediction": [1, 0, 0, 0], "correct": [True, True, False, True]})
+    assert list(summarize_probes(predictions, resamples=20).columns) == SUMMARY_COLUMNS
+    assert set(supervision.SupervisionRun.__dataclass_fields__) >= {"records", "steps"}
+    assert "summary" in probing.ProbingRun.__dataclass_fields__
+
+
+# ------------------------------------------------------------------------------------------- one number, one verdict
+
+#: Per claim: the one number changed, its new value, and the verdict it then drives.
+FLIPS = [
+    (claims.fine_tuning_raises_accuracy, ("fld", "CoT", 1, 1), 20, claims.INCONCLUSIVE),  # base 8 -> 24 of 44
+    (claims.nl_transfers_best, ("other", STRUCT, 0, 1), 50, claims.INCONCLUSIVE),  # Struct on FOLIO 25 -> 50 of 50
+    (claims.symbolic_more_atomic, ("soundness", NL, 3), 30, claims.INCONCLUSIVE),  # NL all atomic 5 -> 30 of 50
+    (claims.nl_and_struct_more_valid, ("soundness", "CoT", 1), 30, claims.INCONCLUSIVE),  # base all valid 2 -> 30
+    (claims.accuracy_falls_beyond_training_depths, ("fld", NL, 1, 1), 18, claims.INCONCLUSIVE),  # NL deep 6 -> 18
+    (claims.accuracy_falls_beyond_training_depths, ("training_depths", 1), 3, claims.INCONCLUSIVE),  # none beyond
+    (claims.nl_least_relevant, ("soundness", NL, 2), 45, claims.NOT_REPRODUCED),  # NL all relevant 5 -> 45 of 50
+    (claims.css_little_gain, ("probing", "css", NL, 2), 4.3, claims.INCONCLUSIVE),  # NL CSS upper end 4.1 -> 4.3
+    (claims.rfi_gains, ("probing", "rfi", STRUCT, 1), 14.0, claims.INCONCLUSIVE),  # Struct RFI lower end 20 -> 14
+    (claims.rfi_symb_direct_best, ("probing", "rfi", DIRECT, 1), 35.0, claims.INCONCLUSIVE),  # 50 -> 35
+    (claims.nsd_gains, ("probing", "nsd", STRUCT, 1), 30.0, claims.INCONCLUSIVE),  # Struct NSD lower end 40 -> 30
+    (claims.nsd_nl_best, ("probing", "nsd", NL, 1), 55.0, claims.INCONCLUSIVE),  # NL NSD lower end 62 -> 55
+]
+
+
+def test_every_claim_is_reproduced_by_the_fixture_and_has_a_flip():
+    assert {f for f, *_ in FLIPS} == set(claims.CLAIMS)
+    for function in claims.CLAIMS:
+        result = verdict(function)
+        assert result.verdict == claims.REPRODUCED, (function.__name__, result.evidence)
+
+
+@pytest.mark.parametrize("function, path, value, expected", FLIPS,
+                         ids=[f"{f.__name__}-{'.'.join(map(str, p))}" for f, p, _, _ in FLIPS])
+def test_changing_one_number_changes_the_verdict_it_drives(function, path, value, expected):
+    before = verdict(function)
+    after = verdict(function, changed(path, value))
+    assert before.verdict == claims.REPRODUCED
+    assert after.verdict == expected, after.evidence
+    assert after.claim == before.claim and after.evidence != before.evidence
+
+
+def test_a_separation_the_other_way_is_not_reproduced():
+    # The base model far above every style on FLD: Table 2's direction reversed.
+    fixture = copy.deepcopy(FIXTURE)
+    fixture["fld"]["CoT"] = [[20, 20], [20, 20], [4, 4]]
+    result = verdict(claims.fine_tuning_raises_accuracy, fixture)
+    assert result.verdict == claims.NOT_REPRODUCED
+    assert "below the base" in result.evidence
+
+
+def test_the_evidence_carries_n_and_intervals_and_every_row_its_source():
+    table = claims.verdicts(records_of(FIXTURE), steps_of(FIXTURE), summary_of(FIXTURE), TRAINING_DEPTHS,
+                            base=BASE, readout="chat")
+    assert list(table.columns) == list(claims.VERDICT_COLUMNS) and len(table) == len(claims.CLAIMS)
+    assert set(table["verdict"]) == {claims.REPRODUCED}
+    first = table.iloc[0]["evidence"]
+    assert "SFT-NL (FLD) 54.5% [40.1, 68.3] (n = 44)" in first and "the base (CoT) (FLD) 18.2% [9.5, 32.0] (n = 44)" in first
+    for row in table.itertuples():
+        assert SOURCE.search(row.source) and SOURCE.search(row.what_paper_says), row.claim
+        assert "n = " in row.evidence and "[" in row.evidence
+    for function in claims.CLAIMS:
+        assert "Rule:" in function.__doc__ and ("Table" in function.__doc__), function.__name__
+
+
+# ------------------------------------------------------------------------------------------- missing data
+
+
+def test_missing_unseen_datasets_make_transfer_inconclusive_and_say_so():
+    records = records_of(FIXTURE)
+    result = claims.nl_transfers_best(records[~records["dataset"].isin(["folio", "multi_logieval"])])
+    assert result.verdict == claims.INCONCLUSIVE
+    assert "FOLIO and Multi-LogiEval are not in the run" in result.evidence
+    only_folio = claims.nl_transfers_best(records[records["dataset"] != "multi_logieval"])
+    assert only_folio.verdict == claims.REPRODUCED and "Multi-LogiEval not in the run" in only_folio.evidence
+
+
+def test_a_probing_run_without_fine_tuned_models_is_inconclusive():
+    summary = summary_of(FIXTURE)
+    base_only = summary[summary["model"].isin([BASE, probing.RANDOM_INIT])]
+    for function in (claims.css_little_gain, claims.rfi_gains, claims.rfi_symb_direct_best, claims.nsd_gains,
+                     claims.nsd_nl_best):
+        result = function(base_only)
+        assert result.verdict == claims.INCONCLUSIVE and "fine-tuned" in result.evidence, function.__name__
+    # fine-tuned rows named by their checkpoint folder are found too
+    renamed = summary.assign(model=summary["model"].map(lambda m: f"{BASE}-{m}" if m.startswith("SFT-") else m))
+    assert claims.rfi_symb_direct_best(renamed).verdict == claims.REPRODUCED
+    # another read-out than the one probed
+    assert "no linear" in claims.nsd_gains(summary, readout="plain").evidence
+
+
+def test_responses_that_could_not_be_scored_are_missing_not_zero():
+    steps = steps_of(FIXTURE)
+    steps["valid"] = steps["valid"].astype(object)
+    steps.loc[steps["setting"] == STRUCT, "valid"] = None  # the judge decided none of Struct's steps
+    result = claims.symbolic_more_atomic(steps)
+    assert result.verdict == claims.INCONCLUSIVE and "no value" in result.evidence
+
+
+# ------------------------------------------------------------------------------------------- the run
+
+
+def _upstream_runs(seed: int = 0) -> tuple[supervision.SupervisionRun, probing.ProbingRun]:
+    settings = replace(supervision.PROFILES["smoke"], fld_depths=tuple(TRAINING_DEPTHS))
+    made_sft = supervision.SupervisionRun(
+        Provenance(supervision.FAMILY, "smoke", seed, settings=settings, models=(BASE, NL, STRUCT, FILTER, DIRECT)),
+        records=records_of(FIXTURE), steps=steps_of(FIXTURE))
+    predictions = pd.DataFrame(columns=["model", "readout", "probe", "task", "problem_id", "step", "n_steps", "label",
+                                        "prediction", "correct"])
+    made_probing = probing.ProbingRun(
+        Provenance(probing.FAMILY, "smoke", seed, settings=replace(probing.PROFILES["smoke"], readouts=("chat",)),
+                   models=(BASE, probing.RANDOM_INIT, NL, STRUCT, FILTER, DIRECT)),
+        predictions, summary_of(FIXTURE))
+    return made_sft, made_probing
+
+
+def test_the_run_reads_its_written_upstream_runs_and_refuses_when_they_are_missing(tmp_path, monkeypatch):
+    monkeypatch.setenv("FINELOGIC_RESULTS", str(tmp_path / "results"))
+    made_sft, made_probing = _upstream_runs()
+    with pytest.raises(UpstreamMissing, match="no supervision run"):
+        claims.run("smoke", seed=0)
+    made_sft.write()
+    with pytest.raises(UpstreamMissing, match="no probing run"):
+        claims.run("smoke", seed=0)
+    made_probing.write()
+    read = claims.run("smoke", seed=0)
+    handed = claims.run("smoke", seed=0, supervision_run=made_sft, probing_run=made_probing)
+    pd.testing.assert_frame_equal(read.verdicts, handed.verdicts)
+    assert read.counts() == {claims.REPRODUCED: len(claims.CLAIMS), claims.NOT_REPRODUCED: 0, claims.INCONCLUSIVE: 0}
+    assert read.provenance.family == "claims" and read.provenance.n == len(claims.CLAIMS)
+    with pytest.raises(UpstreamMissing, match="another seed"):
+        claims.run("smoke", seed=1)
+    # its own run reads back whole
+    read.write(tmp_path / "claims")
+    assert same_run(claims.ClaimsRun.read(tmp_path / "claims"), read)
+
+
+def test_the_run_takes_its_settings_and_runs_no_model():
+    made_sft, made_probing = _upstream_runs()
+    plain = claims.run("smoke", supervision_run=made_sft, probing_run=made_probing, readout="plain")
+    assert set(plain.verdicts["verdict"].iloc[6:]) == {claims.INCONCLUSIVE}  # the probes were read out in chat
+    with pytest.raises(ValueError, match="runs no model"):
+        claims.run("smoke", supervision_run=made_sft, probing_run=made_probing, backends={"embedded": object()})
+    assert claims.rehearsal_plan(None) == {"overrides": {}, "backends": {}, "note": ""}
+
+
+def test_the_page_helpers_show_every_verdict():
+    from finelogic.book import claims as page
+
+    made_sft, made_probing = _upstream_runs()
+    made = claims.run("smoke", supervision_run=made_sft, probing_run=made_probing)
+    table = page.verdict_table(made)
+    assert len(table.frame) == len(claims.CLAIMS) and "our verdict" in table.frame.columns
+    assert list(page.short_table(made).frame.columns) == ["finding", "in the paper", "our verdict"]
+    assert page.counts_sentence(made) == f"Of the {len(claims.CLAIMS)} findings tested, 11 are reproduced."
