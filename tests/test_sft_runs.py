@@ -12,6 +12,7 @@ def test_smoke_supervision_run_trains_every_style_and_evaluates_it_beside_the_ba
     import torch
 
     from finelogic.runs import supervision
+    from finelogic.runs.base import same_run
 
     torch.set_num_threads(1)
     monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path / "cache"))  # fresh checkpoints, same converted model
@@ -37,8 +38,12 @@ def test_smoke_supervision_run_trains_every_style_and_evaluates_it_beside_the_ba
 
     run.write(tmp_path / "results")
     back = supervision.SupervisionRun.read(tmp_path / "results")
-    assert back.records["response"].fillna("").tolist() == run.records["response"].tolist()
-    assert back.training["setting"].tolist() == run.training["setting"].tolist()
+    assert same_run(back, run)  # every table, the test sets, the base model and both configs read back equal
+    assert back.figure4["style"].tolist() == ["NL", "Symb-Struct", "Symb-Filter", "Symb-Direct", "LogiPT"]
+    # the fine-tuned models, as the other families open them (found in this cache)
+    assert [(spec.name, setting) for spec, setting in back.fine_tuned()] == [
+        ("SFT-NL", "CoT"), ("SFT-Symb-Struct", "CoT"), ("SFT-Symb-Filter", "CoT"), ("SFT-Symb-Direct", "CoT"),
+        ("LogiPT", "Direct")]
 
     again = supervision.run("smoke", seed=0)
     assert all(t.cached for t in again.trained)  # checkpoints reused, not retrained
