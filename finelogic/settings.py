@@ -76,7 +76,9 @@ def build(cls: type[S], value: Any, path: str) -> S:
 
 def merge(instance: S, overrides: Mapping[str, Any] | None, path: str) -> S:
     """``instance`` with ``overrides`` applied field by field (None values keep the current one; a nested
-    settings section given as a mapping is merged into the current section, not replacing it).
+    settings section given as a mapping is merged into the current section, not replacing it, unless it
+    names another ``name`` than the current one, e.g. another generator for a test set: a different thing,
+    built from the mapping alone).
 
     Raises:
         SettingsError: as :func:`build`.
@@ -94,7 +96,8 @@ def merge(instance: S, overrides: Mapping[str, Any] | None, path: str) -> S:
         if value is None:
             continue
         current = getattr(instance, name)
-        if dataclasses.is_dataclass(current) and isinstance(value, MappingABC):
+        renamed = isinstance(value, MappingABC) and "name" in value and value["name"] != getattr(current, "name", None)
+        if dataclasses.is_dataclass(current) and isinstance(value, MappingABC) and not renamed:
             changed[name] = merge(current, value, f"{path}.{name}")
         else:
             changed[name] = value

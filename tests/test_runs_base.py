@@ -46,6 +46,9 @@ def test_overrides_change_one_field_and_keep_the_profiles_others():
     assert (section.generation.max_new_tokens, section.generation.temperature) == (96, 0.5)
     trained = resolve(supervision.PROFILES, "tiny", "sft", {"train": {"max_steps": 40}})
     assert (trained.train.max_steps, trained.train.lora_layers, trained.train.cutoff_len) == (40, 8, 512)
+    # a section that names another generator is that generator's, not merged with the old one's fields
+    other = resolve(accuracy.PROFILES, "paper", "accuracy", {"fld": {"name": "fld", "n": 3, "depths": [1]}})
+    assert (other.fld.name, other.fld.n, other.fld.depths, other.fld.scale) == ("fld", 3, (1,), None)
 
 
 @pytest.mark.parametrize("overrides, message", [
