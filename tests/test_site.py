@@ -205,3 +205,70 @@ def test_teaching_chapters_link_handouts_and_the_student_ones_hold_no_solutions(
         assert "Solution." not in student and "Correct." not in student, name
         assert "Solution." in instructor and "Correct." in instructor, name
     page.close()
+
+
+def test_teaching_chapters_link_pdf_handouts_that_print_the_whole_chapter_within_the_page(site, browser):
+    """Each chapter links a student and an instructor PDF (printed by Chromium from the HTML handout): pages,
+    the chapter's title in its text, no word beyond the page's right margin (poppler's pdftotext -bbox)."""
+    from finelogic.book.handouts import pdf_report
+
+    if not shutil.which("pdftotext"):
+        pytest.skip("poppler-utils is not installed (apt-get install poppler-utils)")
+    base, html_dir, pages = site
+    page = browser.new_page()
+    checked = {}
+    for path in [p for p in _generated(pages) if "/generated/t" in p]:
+        name = path.rsplit("/", 1)[-1].removesuffix(".html")
+        page.goto(base + path, wait_until="load")
+        title = " ".join(page.locator("article h1").first.inner_text().replace("#", "").split())
+        links = page.evaluate("Array.from(document.querySelectorAll('a[href]')).map(a => a.href)")
+        for version in ("student", "instructor"):
+            found = [u for u in links if u.endswith(f"/{name}-{version}.pdf")]
+            assert found, (path, version)
+            report = pdf_report(html_dir / urlparse(found[0]).path.lstrip("/"))
+            assert report["pages"] > 0, (name, version)
+            assert title in report["text"], (name, version, title)
+            assert report["beyond_margin"] == [], (name, version, report["beyond_margin"][:5])
+            checked[f"{name}-{version}"] = report["pages"]
+    page.close()
+    assert len(checked) == 8, checked
+
+
+def test_figure_text_stays_at_least_10_pt_on_a_phone(site, browser):
+    """At a 420 px viewport every figure on every results page shows its smallest text at >= 10 pt: the
+    rendered width of the image (as the browser lays it out) times the figure's smallest font over the width
+    it was drawn for. Narrower than that, the figure scrolls sideways in its own box. The sizes measured go
+    to artifacts/phone_text.json."""
+    import json
+    import math
+
+    base, _, pages = site
+    page = browser.new_page(viewport={"width": 420, "height": 900})
+    measured, small = {}, []
+    for path in _generated(pages):
+        page.goto(base + path, wait_until="load")
+        figures = page.evaluate("""Array.from(document.querySelectorAll('article img')).map(i => ({
+            alt: (i.alt || i.src).slice(0, 60), rendered: i.getBoundingClientRect().width,
+            drawn: parseFloat(i.dataset.cssWidth), font: parseFloat(i.dataset.fontPt),
+            boxScrolls: i.parentElement.scrollWidth > i.parentElement.clientWidth}))""")
+        if not figures:  # a page without a figure (test_every_toc_page_loads_cleanly_offline names them)
+            measured[path] = {"smallest_text_pt": None, "figures": [], "scroll_sideways": 0}
+            continue
+        sizes = []
+        for fig in figures:
+            made_here = all(isinstance(fig[k], (int, float)) and math.isfinite(fig[k]) and fig[k] > 0
+                            for k in ("drawn", "font"))
+            assert made_here, (path, "an image not made by figures.figure_html", fig["alt"])
+            text_pt = fig["font"] * fig["rendered"] / fig["drawn"]
+            sizes.append(round(text_pt, 2))
+            if text_pt < 10 - 0.05:
+                small.append((path, fig["alt"], round(text_pt, 2)))
+        measured[path] = {"smallest_text_pt": min(sizes), "figures": sizes,
+                          "scroll_sideways": sum(f["boxScrolls"] for f in figures)}
+    page.close()
+    out = REPO / "artifacts"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "phone_text.json").write_text(json.dumps(measured, indent=1))
+    print(json.dumps(measured, indent=1))
+    assert small == []
+    assert any(m["figures"] for m in measured.values())

@@ -219,3 +219,73 @@ def test_student_handout_has_no_solution_cell_and_the_instructor_handout_has_the
     assert "six times seven" in student and "answer = None" in student and "Shown" in student
     assert "forty-two" not in student and "Solution" not in student and "secret_build_code" not in student
     assert "The answer is forty-two." in instructor and "{admonition}" not in instructor
+
+
+def _toy_chapter(tmp_path, name="t9_print"):
+    """An executed-looking chapter with what a printed page must hold: a title, a 7-inch figure, a code line
+    far wider than the page, a wide table and a solution."""
+    import matplotlib.pyplot as plt
+    import nbformat
+
+    from finelogic.book import figures
+
+    fig, axes = figures.new_figure(height=4.0)
+    axes[0, 0].plot([0, 1], [0, 1])
+    axes[0, 0].set(title="A seven-inch figure", xlabel="x", ylabel="y")
+    markup = figures.figure_html(fig, "A line from (0, 0) to (1, 1), drawn at page width.")
+    plt.close(fig)
+    figure = nbformat.v4.new_code_cell("show()", outputs=[nbformat.v4.new_output(
+        "display_data", data={"text/html": markup, "text/plain": "[figure]"})])
+    figure.metadata["tags"] = ["hide-input"]
+    long_code = "result = " + " + ".join(f"value_number_{i}" for i in range(30)) + "  # far wider than a page"
+    table = "<table><tr>" + "".join(f"<th>column_heading_{i}</th>" for i in range(12)) + "</tr><tr>" + "".join(
+        f"<td>{i * 1234.5678:.4f}</td>" for i in range(12)) + "</tr></table>"
+    wide = nbformat.v4.new_code_cell("table()", outputs=[nbformat.v4.new_output(
+        "display_data", data={"text/html": table, "text/plain": "[table]"})])
+    wide.metadata["tags"] = ["hide-input"]
+    solution = nbformat.v4.new_markdown_cell("````{admonition} Solution\n:class: dropdown\n\nForty-two.\n````")
+    solution.metadata["tags"] = ["solution"]
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# Printing a chapter\n\n**Exercise 1.** Six times seven?"), solution,
+                figure, nbformat.v4.new_code_cell(long_code), wide]
+    nbformat.write(nb, tmp_path / f"{name}.ipynb")
+    return name
+
+
+def test_without_chromium_the_pdf_handouts_are_skipped_with_one_log_line_and_a_note_in_their_place(
+        tmp_path, monkeypatch, caplog):
+    import logging
+
+    from finelogic.book import handouts
+
+    monkeypatch.setattr(handouts, "find_chromium", lambda: None)
+    name = _toy_chapter(tmp_path)
+    with caplog.at_level(logging.INFO, logger=handouts.__name__):
+        written = handouts.write_handouts(tmp_path, (name,))
+    assert written == [handouts.handout_path(tmp_path, name, v) for v in handouts.VERSIONS]
+    lines = [r.getMessage() for r in caplog.records if "PDF" in r.getMessage()]
+    assert len(lines) == 1 and "chromium not found" in lines[0] and "not printed" in lines[0]
+    for html_file in written:  # the chapters' {download} links still find a file: a one-page note
+        assert handouts.pdf_path(html_file).read_bytes().startswith(b"%PDF-")
+        assert "PRINT_CSS" not in html_file.read_text() and "@page { size: A4" in html_file.read_text()
+
+
+def test_pdf_handouts_printed_by_chromium_hold_the_chapter_within_the_page(tmp_path):
+    import shutil
+
+    from finelogic.book import handouts
+
+    if handouts.find_chromium() is None or not shutil.which("pdftotext"):
+        pytest.skip("needs Debian's chromium and poppler-utils (apt-get install chromium poppler-utils)")
+    name = _toy_chapter(tmp_path)
+    written = handouts.write_handouts(tmp_path, (name,))
+    reports = {v: handouts.pdf_report(handouts.pdf_path(h)) for v, h in zip(handouts.VERSIONS, written)}
+    for version, report in reports.items():
+        assert report["pages"] > 0, version
+        assert "Printing a chapter" in report["text"], version
+        assert "far wider than a page" in report["text"], version  # the long code line wrapped, not cut
+        # The wide table is all on the page: its last column is there (its words may be broken across lines).
+        joined = "".join(report["text"].split())
+        assert "column_heading_11" in joined and "13580.2458" in joined
+        assert report["beyond_margin"] == [], (version, report["beyond_margin"][:5])
+    assert "Forty-two" in reports["instructor"]["text"] and "Forty-two" not in reports["student"]["text"]

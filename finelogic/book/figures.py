@@ -5,7 +5,8 @@ descriptive alt text (:func:`alt_text`); :func:`show` puts it on the page as an 
 
 Sizes: a figure is at most :data:`PAGE_WIDTH` inches wide and is shown at 96 CSS px per inch, so a
 font of ``s`` pt in the figure is ``s`` pt on the page (the book's content column is wider than
-``PAGE_WIDTH``); every font is at least :data:`MIN_FONT` pt.
+``PAGE_WIDTH``); every font is at least :data:`MIN_FONT` pt. On a phone a figure is shrunk no further than
+keeps its text at :data:`MIN_FONT` pt and scrolls sideways in its box (:func:`figure_html`).
 Colours: seaborn's colour-blind palette for our rows; the paper's rows are dark grey hollow markers with
 dashed lines, labelled ``paper: <model> (reported)``. The figure face is white with a grey border, so a
 figure reads the same on the book's light and dark themes.
@@ -123,17 +124,35 @@ def _is_number(text: str) -> bool:
     return True
 
 
+def smallest_font(fig) -> float:
+    """The smallest font size (pt) of any visible, non-empty text on ``fig`` (ticks, labels, legends,
+    annotations); :data:`FONT` when the figure has no text."""
+    from matplotlib.text import Text
+
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    return float(min(sizes)) if sizes else FONT
+
+
 def figure_html(fig, alt: str | None = None) -> str:
     """``fig`` as an ``<img>`` (PNG data URI) with ``alt`` (default :func:`alt_text`), shown at 96 CSS px
-    per inch so that its point sizes are point sizes on the page."""
+    per inch so that its point sizes are point sizes on the page.
+
+    On a narrow screen (a phone at 420 px) the image is not shrunk below the width at which its smallest
+    text (:func:`smallest_font`) is :data:`MIN_FONT` pt: it keeps that ``min-width`` and scrolls sideways in
+    its own box (``finelogic-figure-box``) instead. ``data-font-pt`` and ``data-css-width`` let a test
+    work out the text size the reader sees from the image's rendered width."""
     with plt.rc_context(theme()):
         buffer = io.BytesIO()
         fig.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
     width_px = round(fig.get_size_inches()[0] * 96)
+    font = smallest_font(fig)
+    min_px = min(width_px, int(np.ceil(width_px * MIN_FONT / font)))
     data = base64.b64encode(buffer.getvalue()).decode("ascii")
     text = html.escape(alt or alt_text(fig), quote=True)
-    return (f'<img class="finelogic-figure" src="data:image/png;base64,{data}" alt="{text}" '
-            f'width="{width_px}" style="max-width:100%;height:auto">')
+    return (f'<div class="finelogic-figure-box" style="max-width:100%;overflow-x:auto">'
+            f'<img class="finelogic-figure" src="data:image/png;base64,{data}" alt="{text}" '
+            f'width="{width_px}" data-css-width="{width_px}" data-font-pt="{font:g}" '
+            f'style="max-width:100%;min-width:{min_px}px;height:auto"></div>')
 
 
 def show(fig, alt: str | None = None) -> None:

@@ -8,6 +8,12 @@ cells keep their code, so a student sees what to fill in and how to check it. Th
 (``{glue:text}`` values, admonitions, roles), which nbconvert does not know, is turned into plain Markdown
 first (:func:`plain_markdown`).
 
+Each HTML handout is also printed to PDF (``<name>-<version>.pdf`` beside it) by headless Chromium (Debian's
+``chromium``), for teaching on paper. The HTML carries print CSS (:data:`PRINT_CSS`: A4, code wrapped,
+figures within the page width, no page break inside a figure or a code block). Without Chromium the PDFs
+are not printed: one log line says so, and each PDF the chapters link to is a one-page note saying how to
+make it (the book still builds; ``{download}`` needs the file).
+
     python -m finelogic.book.handouts [OUTPUT_DIR]    # default: book/generated (writes OUTPUT_DIR/handouts/)
 """
 from __future__ import annotations
@@ -15,8 +21,12 @@ from __future__ import annotations
 import ast
 import copy
 import logging
+import os
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Mapping
 
@@ -34,9 +44,146 @@ _ROLE = re.compile(r"\{[a-z][\w:-]*\}`([^`]*)`")
 _DIRECTIVE = re.compile(r"^(`{3,}|:{3,})\{([\w:-]+)\}\s*(.*)$")
 
 
+#: Debian's Chromium, started headless to print the handouts (the same flags as the browser test).
+CHROMIUM_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
+                 "--no-pdf-header-footer", "--host-resolver-rules=MAP * ~NOTFOUND")
+#: Seconds one PDF may take.
+PRINT_TIMEOUT = 180
+
+#: The printed page's right margin (mm), as in :data:`PRINT_CSS`'s ``@page``.
+RIGHT_MARGIN_MM = 12
+
+#: Print CSS added to every HTML handout: A4; code and long output lines wrap instead of running off the
+#: page; figures and tables stay within the page width; no page break inside a figure, a code block or a
+#: table row or a code cell shown with its output; a heading stays with what follows it.
+PRINT_CSS = """
+@page { size: A4; margin: 14mm 12mm 16mm 12mm; }  /* RIGHT_MARGIN_MM = 12 */
+@media print {
+  html, body { margin: 0 !important; padding: 0 !important; background: white !important; }
+  body, .jp-Notebook { width: auto !important; max-width: 100% !important; }
+  .jp-Notebook { padding: 0 !important; }
+  .jp-Cell { padding: 2px 0 !important; margin: 0 !important; }
+  .jp-InputPrompt, .jp-OutputPrompt, .jp-Collapser { display: none !important; }
+  * { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
+  pre, code, .jp-RenderedText pre, .highlight pre, .jp-InputArea-editor {
+    white-space: pre-wrap !important; overflow-wrap: anywhere !important; word-break: break-word;
+    overflow: visible !important; max-width: 100% !important;
+  }
+  .jp-OutputArea-output, .jp-RenderedHTMLCommon, .finelogic-figure-box, .jp-InputArea-editor, .fl-table {
+    overflow: visible !important; max-width: 100% !important;
+  }
+  img, svg, canvas {
+    max-width: 100% !important; min-width: 0 !important; height: auto !important;
+    max-height: 245mm !important; object-fit: contain;
+  }
+  img, svg, pre, .finelogic-figure-box, .jp-InputArea, .jp-RenderedImage, blockquote,
+  .jp-CodeCell:has(.jp-InputArea) {
+    break-inside: avoid; page-break-inside: avoid;
+  }
+  table { max-width: 100% !important; table-layout: auto !important; font-size: 9pt !important; }
+  table.finelogic-wide-table { font-size: 8pt !important; }
+  table.finelogic-wide-table th, table.finelogic-wide-table td { overflow-wrap: anywhere !important; }
+  tr { break-inside: avoid; page-break-inside: avoid; }
+  thead { display: table-header-group; }
+  h1, h2, h3, h4, h5 { break-after: avoid; page-break-after: avoid; }
+}
+/* A table cell breaks a word only where the table cannot fit otherwise (PRINT_SCRIPT). */
+th, td { overflow-wrap: break-word !important; word-break: normal !important; }
+"""
+
+#: Before printing, a table whose narrowest layout without breaking a word (its min-content width at 9 pt)
+#: is wider than the printed column (A4 less the margins: 186 mm) is marked ``finelogic-wide-table``: its
+#: cells may then break words anywhere (8 pt), rather than run off the page.
+PRINT_SCRIPT = """
+window.addEventListener('beforeprint', () => {
+  const column = 186 * 96 / 25.4;
+  document.querySelectorAll('table').forEach(table => {
+    const saved = table.style.cssText;
+    table.style.fontSize = '9pt';
+    table.style.width = 'min-content';
+    table.style.maxWidth = 'none';
+    table.style.tableLayout = 'auto';
+    const wide = table.getBoundingClientRect().width > column - 8;
+    table.style.cssText = saved;
+    if (wide) table.classList.add('finelogic-wide-table');
+  });
+});
+"""
+
+
 def handout_path(output_dir: Path, name: str, version: str) -> Path:
     """Where a chapter's handout goes: ``<output_dir>/handouts/<name>-<version>.html``."""
     return Path(output_dir) / "handouts" / f"{name}-{version}.html"
+
+
+def pdf_path(html: Path) -> Path:
+    """Where the PDF of the HTML handout ``html`` goes: beside it, ``<name>-<version>.pdf``."""
+    return Path(html).with_suffix(".pdf")
+
+
+def find_chromium() -> str | None:
+    """Debian's ``chromium`` (on ``PATH`` or ``/usr/bin/chromium``), or None."""
+    found = shutil.which("chromium")
+    if found:
+        return found
+    return "/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else None
+
+
+def with_print_css(body: str) -> str:
+    """The nbconvert HTML ``body`` with :data:`PRINT_CSS` as the last style sheet of its head (and
+    :data:`PRINT_SCRIPT`)."""
+    style = (f'<style type="text/css" id="finelogic-print">{PRINT_CSS}</style>\n'
+             f'<script id="finelogic-print-script">{PRINT_SCRIPT}</script>\n')
+    return body.replace("</head>", style + "</head>", 1) if "</head>" in body else style + body
+
+
+def print_pdf(html: Path, pdf: Path, chromium: str, timeout: float = PRINT_TIMEOUT) -> Path:
+    """Print the HTML file ``html`` to ``pdf`` with headless ``chromium`` (a fresh profile, no network).
+
+    Raises:
+        RuntimeError: Chromium failed, timed out or wrote no PDF; the message has its last output.
+    """
+    pdf = Path(pdf)
+    pdf.unlink(missing_ok=True)
+    with tempfile.TemporaryDirectory(prefix="finelogic-chromium-") as profile:
+        command = [chromium, *CHROMIUM_ARGS, f"--user-data-dir={profile}", f"--print-to-pdf={pdf.resolve()}",
+                   Path(html).resolve().as_uri()]
+        try:
+            result = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                                    env={**os.environ, "HOME": profile})
+        except subprocess.TimeoutExpired as error:
+            raise RuntimeError(f"chromium took over {timeout:g} s to print {html}") from error
+    if result.returncode != 0 or not pdf.exists() or not pdf.read_bytes()[:5] == b"%PDF-":
+        raise RuntimeError(f"chromium could not print {html} (exit {result.returncode}): "
+                           f"{(result.stderr or result.stdout)[-1500:]}")
+    return pdf
+
+
+def write_placeholder_pdf(pdf: Path, html: Path) -> Path:
+    """A one-page PDF at ``pdf`` saying that the handout was not printed here and how to get it."""
+    from matplotlib.figure import Figure
+
+    text = (f"This PDF handout was not printed: Chromium was not installed\nwhere the book was built.\n\n"
+            f"Use the HTML handout ({Path(html).name}) and print it from\nyour browser, or install Debian's "
+            f"chromium (apt-get install chromium)\nand run `make html` again.")
+    fig = Figure(figsize=(8.27, 11.69))
+    fig.text(0.1, 0.9, text, va="top", ha="left", fontsize=13, linespacing=1.5)
+    pdf.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(pdf, format="pdf", metadata={"Title": f"{Path(html).stem} (not printed)", "CreationDate": None})
+    return pdf
+
+
+def write_pdfs(htmls: list[Path], chromium: str | None = None) -> list[Path]:
+    """The PDF of every HTML handout in ``htmls`` (:func:`pdf_path`), printed by ``chromium`` (default
+    :func:`find_chromium`). Without Chromium: one log line, and a one-page note in place of each PDF."""
+    chromium = chromium or find_chromium()
+    if chromium is None:
+        if htmls:
+            log.warning("chromium not found: %d PDF handouts not printed (apt-get install chromium); each "
+                        "chapter's PDF link leads to a one-page note saying so", len(htmls))
+        return [write_placeholder_pdf(pdf_path(h), h) for h in htmls]
+    return [print_pdf(h, pdf_path(h), chromium) for h in htmls]
 
 
 def glued_values(nb: nbformat.NotebookNode) -> dict[str, dict[str, str]]:
@@ -121,9 +268,37 @@ def handout_notebook(nb: nbformat.NotebookNode, version: str) -> nbformat.Notebo
     return nb
 
 
-def write_handouts(output_dir: Path, names: tuple[str, ...] = TEACHING) -> list[Path]:
+def pdf_report(pdf: Path, tolerance_pt: float = 1.0) -> dict:
+    """What a teacher checks first in a printed handout, read with poppler's ``pdftotext -bbox``: the page
+    count (``pages``), the text (``text``, words joined by spaces) and every word whose right edge lies
+    beyond the page's right margin (``beyond_margin``: ``(page, word, x_max_pt, limit_pt)``), i.e. text
+    running off the page or cut at its edge.
+
+    Raises:
+        FileNotFoundError: poppler's ``pdftotext`` is not installed (apt-get install poppler-utils).
+    """
+    import html as html_module
+
+    if not shutil.which("pdftotext"):
+        raise FileNotFoundError("pdftotext (poppler-utils) is not installed")
+    out = subprocess.run(["pdftotext", "-bbox", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    pages = re.findall(r'<page width="([\d.]+)" height="([\d.]+)">(.*?)</page>', out, re.S)
+    words, beyond = [], []
+    for number, (width, _, body) in enumerate(pages, 1):
+        limit = float(width) - RIGHT_MARGIN_MM / 25.4 * 72 + tolerance_pt
+        for match in re.finditer(r'<word xMin="[\d.]+" yMin="[\d.]+" xMax="([\d.]+)" yMax="[\d.]+">([^<]*)</word>',
+                                 body):
+            word = html_module.unescape(match.group(2))
+            words.append(word)
+            if float(match.group(1)) > limit:
+                beyond.append((number, word, float(match.group(1)), round(limit, 1)))
+    return {"pages": len(pages), "text": " ".join(words), "beyond_margin": beyond}
+
+
+def write_handouts(output_dir: Path, names: tuple[str, ...] = TEACHING, pdf: bool = True) -> list[Path]:
     """Both handouts of every executed chapter in ``output_dir`` (``<name>.ipynb``), as standalone HTML
-    (images embedded) in ``output_dir/handouts/``; chapters not executed yet are skipped. Returns the paths."""
+    (images embedded, :data:`PRINT_CSS`) in ``output_dir/handouts/``, and with ``pdf`` each also as PDF
+    beside it (:func:`write_pdfs`); chapters not executed yet are skipped. Returns the HTML paths."""
     from nbconvert import HTMLExporter
     from nbconvert.preprocessors import TagRemovePreprocessor
 
@@ -146,8 +321,10 @@ def write_handouts(output_dir: Path, names: tuple[str, ...] = TEACHING) -> list[
             body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
             path = handout_path(output_dir, name, version)
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(body, encoding="utf-8")
+            path.write_text(with_print_css(body), encoding="utf-8")
             written.append(path)
+    if pdf:
+        write_pdfs(written)
     return written
 
 
@@ -156,8 +333,10 @@ def main(argv: list[str] | None = None) -> int:
 
     argv = sys.argv[1:] if argv is None else argv
     output_dir = Path(argv[0]) if argv else book_output_dir()
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
     for path in write_handouts(output_dir):
         print(path)
+        print(pdf_path(path))
     return 0
 
 
