@@ -286,3 +286,22 @@ def test_the_page_helpers_show_every_verdict():
     assert len(table.frame) == len(claims.CLAIMS) and "our verdict" in table.frame.columns
     assert list(page.short_table(made).frame.columns) == ["finding", "in the paper", "our verdict"]
     assert page.counts_sentence(made) == f"Of the {len(claims.CLAIMS)} findings tested, 11 are reproduced."
+
+
+def test_when_the_supervision_run_left_evaluation_to_the_other_families_their_runs_are_read(tmp_path, monkeypatch):
+    from finelogic.runs import accuracy, soundness
+
+    monkeypatch.setenv("FINELOGIC_RESULTS", str(tmp_path / "results"))
+    made_sft, made_probing = _upstream_runs()
+    trained_only = replace(made_sft, records=pd.DataFrame(), steps=pd.DataFrame(),
+                           training=pd.DataFrame({"setting": [NL], "checkpoint": ["x"]}))
+    made_accuracy = accuracy.AccuracyRun(Provenance(accuracy.FAMILY, "smoke", 0, models=(BASE,)),
+                                         records=records_of(FIXTURE))
+    made_soundness = soundness.SoundnessRun(Provenance(soundness.FAMILY, "smoke", 0), steps=steps_of(FIXTURE))
+    with pytest.raises(UpstreamMissing, match="no accuracy run"):
+        claims.run("smoke", seed=0, supervision_run=trained_only, probing_run=made_probing)
+    read = claims.run("smoke", seed=0, supervision_run=trained_only, probing_run=made_probing,
+                      accuracy_run=made_accuracy, soundness_run=made_soundness)
+    full = claims.run("smoke", seed=0, supervision_run=made_sft, probing_run=made_probing)
+    assert read.verdicts["verdict"].tolist() == full.verdicts["verdict"].tolist()
+    assert set(read.provenance.data) == {"supervision", "probing", "accuracy", "soundness"}

@@ -1,7 +1,8 @@
 """The paper's headline findings, each tested on our runs: the claims family (``notebooks/08_claims.ipynb``).
 
-Each finding is one pure function below: it takes the upstream tables (the supervision run's accuracy
-``records`` and judged ``steps``, the probing run's ``summary``), applies the rule its docstring states and
+Each finding is one pure function below: it takes the upstream tables (the base and fine-tuned models'
+accuracy ``records`` and judged ``steps``: the supervision run's own when it evaluated its models, else the
+accuracy and soundness runs', which evaluate them in the ``study`` profile; the probing run's ``summary``), applies the rule its docstring states and
 returns a :class:`Verdict`: ``reproduced``, ``not reproduced`` or ``inconclusive at this scale``, with the
 numbers that drove it (each with its n and 95% interval). Nothing is typed: change a number in the runs and
 the verdict it drives changes (``tests/test_claims.py`` does so for every claim).
@@ -33,7 +34,7 @@ from finelogic.eval.accuracy import summarize
 from finelogic.eval.probing import LINEAR
 from finelogic.eval.soundness import soundness_table
 from finelogic.profiles import PROFILE_NAMES
-from finelogic.runs import probing, supervision
+from finelogic.runs import accuracy, probing, soundness, supervision
 from finelogic.runs.base import PlanContext, Provenance, Run, Stopwatch, find_run, plan, resolve
 from finelogic.sft.styles import STYLES
 
@@ -636,14 +637,23 @@ class ClaimsRun(Run):
         return {v: int((column == v).sum()) for v in VERDICTS}
 
 
+def reads(profile: str) -> tuple[str, ...]:
+    """Beside the supervision and probing runs: the accuracy and soundness runs, in a profile whose
+    supervision run leaves the evaluation of its models to them (``evaluate=False``, the ``study``)."""
+    return () if supervision.PROFILES[profile].evaluate else (accuracy.FAMILY, soundness.FAMILY)
+
+
 def run(profile: str, *, seed: int = 0, supervision_run: supervision.SupervisionRun | None = None,
-        probing_run: probing.ProbingRun | None = None, backends: Mapping[str, Any] | None = None,
+        probing_run: probing.ProbingRun | None = None, accuracy_run: accuracy.AccuracyRun | None = None,
+        soundness_run: soundness.SoundnessRun | None = None, backends: Mapping[str, Any] | None = None,
         **overrides: Any) -> ClaimsRun:
     """The verdicts for ``profile`` and ``seed`` from the upstream runs (module docstring).
 
     Args:
         supervision_run, probing_run: the upstream runs; None finds the written one of this profile and
             seed (any settings: :func:`~finelogic.runs.base.find_run`).
+        accuracy_run, soundness_run: read (handed in or found the same way) only when the supervision run
+            did not evaluate its models: their records and judged steps hold the base and ``SFT-<style>`` rows.
         backends: must be empty (this family runs no model; the argument is there for the rehearsal).
         overrides: settings (``readout``; None keeps the profile's).
 
@@ -662,10 +672,19 @@ def run(profile: str, *, seed: int = 0, supervision_run: supervision.Supervision
     training_depths = tuple(made_sft.provenance.settings.get("fld_depths", ()))
     readout = settings.readout or next(iter(made_probing.provenance.settings.get("readouts", ())), None)
     base = made_sft.provenance.models[0] if made_sft.provenance.models else None
-    table = verdicts(made_sft.records, made_sft.steps, made_probing.summary, training_depths, base=base,
-                     readout=readout)
+    sources: list[tuple[str, Any]] = [(supervision.FAMILY, made_sft), (probing.FAMILY, made_probing)]
+    records, steps = made_sft.records, made_sft.steps
+    if records.empty and not made_sft.training.empty:  # its models were evaluated by the other families
+        made_accuracy = accuracy_run if accuracy_run is not None else find_run(
+            accuracy.AccuracyRun, accuracy.FAMILY, profile, seed, None)
+        made_soundness = soundness_run if soundness_run is not None else find_run(
+            soundness.SoundnessRun, soundness.FAMILY, profile, seed, None)
+        records, steps = made_accuracy.records, made_soundness.steps
+        base = made_accuracy.provenance.models[0] if made_accuracy.provenance.models else base
+        sources += [(accuracy.FAMILY, made_accuracy), (soundness.FAMILY, made_soundness)]
+    table = verdicts(records, steps, made_probing.summary, training_depths, base=base, readout=readout)
     data = {name: f"the {name} run of commit {made.provenance.commit} ({made.provenance.n} items)"
-            for name, made in ((supervision.FAMILY, made_sft), (probing.FAMILY, made_probing))}
+            for name, made in sources}
     models = tuple(dict.fromkeys((*made_sft.provenance.models, *made_probing.provenance.models)))
     provenance = Provenance(FAMILY, profile, seed, settings=settings, models=models, n=len(table), data=data,
                             seconds=float(watch))
