@@ -137,12 +137,13 @@ def _parse_fld_step(index: int, text: str) -> Step:
     return Step(index, raw, step.premises, conclusion_id=step.conclusion, conclusion_text=step.text)
 
 
-def read_nl_step(index: int, number: int, line: str) -> Step:
-    """A natural-language step line (:data:`NL_STEP`) numbered ``number`` as the step it states; any other
-    text is one unparseable step."""
+def read_nl_step(index: int, number: int, block: str) -> Step:
+    """A ``Step N:`` block whose first line is a natural-language step (:data:`NL_STEP`), numbered
+    ``number``, as the step it states; any other block is one unparseable step (its whole text)."""
+    line = block.split("\n")[0].strip()
     m = NL_STEP.match(line)
     if m is None:
-        return Step(index, line, parsed=False, note="no FLD step notation in the block")
+        return Step(index, block, parsed=False, note="no FLD step notation in the block")
     premises = []
     for cited in re.split(r", | and ", m["premises"]):
         ref = _NL_CITATION.fullmatch(cited.strip())
@@ -164,7 +165,7 @@ def split_steps(response: str) -> list[Step]:
             block = text[header.end():end].strip()
             line = next((ln for ln in re.split(r"[;\n]", block) if "->" in ln or "→" in ln), None)
             if line is None:
-                steps.append(read_nl_step(k, int(header[1]), block.split("\n")[0].strip()))
+                steps.append(read_nl_step(k, int(header[1]), block))
             else:
                 steps.append(_parse_fld_step(k, line))
         return steps
