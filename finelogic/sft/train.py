@@ -35,6 +35,7 @@ from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
 from finelogic.config import cache_dir, safe_name
 from finelogic.models.spec import ModelSpec, parse_model
+from finelogic.sft.recipes import train_config_fields
 
 log = logging.getLogger(__name__)
 
@@ -101,9 +102,10 @@ class TrainConfig:
             raise ValueError(f"TrainConfig.dtype must be float32, bfloat16 or float16, got {self.dtype!r}")
 
 
-# The paper's recipe (Section 4 / the released LLaMA-Factory config): full fine-tune, bf16.
-PAPER_CONFIG = TrainConfig(method="full", learning_rate=1e-6, epochs=3, batch_size=32, micro_batch_size=4,
-                           cutoff_len=2500, scheduler="cosine", warmup_ratio=0.0, dtype="bfloat16")
+#: The paper's recipe (:data:`finelogic.sft.recipes.PAPER_RECIPE`, where each value comes from): full
+#: fine-tune, lr 1e-6, 3 epochs, global batch 32, cutoff 2,500, cosine without warm-up, bf16; micro-batches
+#: of 4 are this loop's memory choice, not the recipe's.
+PAPER_CONFIG = TrainConfig(**train_config_fields(), micro_batch_size=4)
 
 
 @dataclass(frozen=True)
