@@ -5,6 +5,8 @@
                   [--jobs 2] [-p model NAME]
     finelogic rehearse [--families accuracy ...] [--price gpt-4o=2.5/10 ...] [--resume] [--real-slice 0.01]
     finelogic cache
+    finelogic export-llamafactory --style NL [--profile paper] --out DIR [--seed 0]
+    finelogic train --style NL [--profile paper] [--base llama3|qwen|SPEC] [--out DIR] [--seed 0] [--max-steps N]
 """
 from __future__ import annotations
 
@@ -72,6 +74,28 @@ def _cache() -> int:
     return 0
 
 
+def _export(args: argparse.Namespace) -> int:
+    from finelogic.runs.supervision import style_examples
+    from finelogic.sft.export import export_llamafactory
+
+    _, examples = style_examples(args.profile, args.style, args.seed)
+    written = export_llamafactory(examples, args.style, args.out)
+    print(f"{args.style}: {len(examples)} examples")
+    for what, path in written.items():
+        print(f"{what:13s} {path}")
+    return 0
+
+
+def _train(args: argparse.Namespace) -> int:
+    from finelogic.sft.trl_train import train_style
+
+    trained = train_style(args.style, profile=args.profile, base=args.base, out=args.out, seed=args.seed,
+                          max_steps=args.max_steps, resume=not args.fresh)
+    print(f"{trained.name}: {trained.steps} steps, {trained.tokens} tokens in {trained.seconds:.1f} s; "
+          f"open it as ckpt:{trained.path}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="finelogic", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -104,6 +128,22 @@ def main(argv: list[str] | None = None) -> int:
                           help="keep the rehearsal's cache and results: a resumed or fully cached rehearsal")
     rehearse.add_argument("--train-steps", type=int, default=2, help="optimizer steps per fine-tuned model")
     sub.add_parser("cache", help="where the one store (model calls, memos, generated sets) is, and what it holds")
+    styles = ("NL", "Symb-Struct", "Symb-Filter", "Symb-Direct", "LogiPT")
+    export = sub.add_parser("export-llamafactory", help="one style's training set in LLaMA-Factory's format, "
+                            "its dataset_info.json entry and the released recipe's YAML for llama3 and qwen")
+    export.add_argument("--style", required=True, choices=styles)
+    export.add_argument("--profile", default="paper", choices=PROFILE_NAMES)
+    export.add_argument("--out", required=True, help="the folder (LLaMA-Factory's dataset_dir)")
+    export.add_argument("--seed", type=int, default=0)
+    trainer = sub.add_parser("train", help="fine-tune one style with TRL's SFTTrainer (launch with `accelerate "
+                             "launch -m finelogic.sft.trl_train` for several processes); resumes its last checkpoint")
+    trainer.add_argument("--style", required=True, choices=styles)
+    trainer.add_argument("--profile", default="paper", choices=PROFILE_NAMES)
+    trainer.add_argument("--base", default=None, help="llama3, qwen or a model spec (default: the profile's)")
+    trainer.add_argument("--out", default=None, help="output folder (default: the cache's sft-trl/<base>-<style>)")
+    trainer.add_argument("--seed", type=int, default=0)
+    trainer.add_argument("--max-steps", type=int, default=None, help="stop after N optimizer steps")
+    trainer.add_argument("--fresh", action="store_true", help="ignore checkpoints in --out and start again")
     args = parser.parse_args(argv)
     clashing = sorted({name for name, _ in getattr(args, "parameter", []) if name in ("profile", "seed")})
     if clashing:  # one source of truth: the run records and names its profile and seed
@@ -120,6 +160,10 @@ def main(argv: list[str] | None = None) -> int:
         return _rehearse(args)
     if args.command == "cache":
         return _cache()
+    if args.command == "export-llamafactory":
+        return _export(args)
+    if args.command == "train":
+        return _train(args)
     try:
         chosen = [family(n).notebook for n in args.family or ()] + list(args.notebook or ())
         records = run_notebooks(args.profile, chosen or None, seed=args.seed, force=args.force,
