@@ -90,7 +90,7 @@ def _train(args: argparse.Namespace) -> int:
     from finelogic.sft.trl_train import train_style
 
     trained = train_style(args.style, profile=args.profile, base=args.base, out=args.out, seed=args.seed,
-                          max_steps=args.max_steps, resume=not args.fresh)
+                          max_steps=args.max_steps, resume=not args.fresh, save_steps=args.save_steps)
     print(f"{trained.name}: {trained.steps} steps, {trained.tokens} tokens in {trained.seconds:.1f} s; "
           f"open it as ckpt:{trained.path}")
     return 0
@@ -143,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     trainer.add_argument("--out", default=None, help="output folder (default: the cache's sft-trl/<base>-<style>)")
     trainer.add_argument("--seed", type=int, default=0)
     trainer.add_argument("--max-steps", type=int, default=None, help="stop after N optimizer steps")
+    trainer.add_argument("--save-steps", type=int, default=None, help="a checkpoint every N steps (default: per epoch)")
     trainer.add_argument("--fresh", action="store_true", help="ignore checkpoints in --out and start again")
     args = parser.parse_args(argv)
     clashing = sorted({name for name, _ in getattr(args, "parameter", []) if name in ("profile", "seed")})
