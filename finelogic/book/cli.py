@@ -3,7 +3,7 @@
     finelogic list
     finelogic run [--profile tiny] [--family accuracy ...] [--notebook t1_deduction ...] [--seed 0] [--force]
                   [--jobs 2] [-p model NAME]
-    finelogic rehearse [--families accuracy ...] [--price gpt-4o=2.5/10 ...] [--resume] [--real-slice 0.01]
+    finelogic rehearse [--families accuracy ...] [--price gpt-4o=2.5/10 ...] [--resume] [--real-slice 0.01] [--no-distributed]
     finelogic cache
     finelogic export-llamafactory --style NL [--profile paper] --out DIR [--seed 0]
     finelogic train --style NL [--profile paper] [--base llama3|qwen|SPEC] [--out DIR] [--seed 0] [--max-steps N]
@@ -43,7 +43,7 @@ def _rehearse(args: argparse.Namespace) -> int:
         return 2
     made = rehearse(args.families, real_slice=args.real_slice, root=args.root, fresh=not args.resume,
                     train_steps=args.train_steps, stand_ins=not args.real_slice_only,
-                    slice_tokens=args.slice_tokens)
+                    slice_tokens=args.slice_tokens, distributed=not args.no_distributed)
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print("Rehearsal with stand-in models (not a paper run): per family and stage")
         print(made.report.drop(columns=["load_avg", "note"]).to_string(index=False))
@@ -127,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     rehearse.add_argument("--resume", action="store_true",
                           help="keep the rehearsal's cache and results: a resumed or fully cached rehearsal")
     rehearse.add_argument("--train-steps", type=int, default=2, help="optimizer steps per fine-tuned model")
+    rehearse.add_argument("--no-distributed", action="store_true", help="skip the TRL stage (every style on 2 CPU "
+                          "processes through accelerate launch, one killed and resumed; needs the [train] extra)")
     sub.add_parser("cache", help="where the one store (model calls, memos, generated sets) is, and what it holds")
     styles = ("NL", "Symb-Struct", "Symb-Filter", "Symb-Direct", "LogiPT")
     export = sub.add_parser("export-llamafactory", help="one style's training set in LLaMA-Factory's format, "

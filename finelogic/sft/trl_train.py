@@ -156,7 +156,8 @@ def sft_arguments(config: TrainConfig, *, processes: int, paper_recipe: bool, ou
 def train_style(style: str, *, profile: str = "paper", base: Any = None, out: str | Path | None = None,
                 seed: int = 0, max_steps: int | None = None, resume: bool = True, save_steps: int | None = None,
                 examples: Sequence[Mapping[str, Any]] | None = None,
-                train_overrides: Mapping[str, Any] | None = None) -> TrlTrained:
+                train_overrides: Mapping[str, Any] | None = None,
+                overrides: Mapping[str, Any] | None = None) -> TrlTrained:
     """Fine-tune ``base`` on one style's training set with TRL (module docstring); resume when possible.
 
     Args:
@@ -170,6 +171,7 @@ def train_style(style: str, *, profile: str = "paper", base: Any = None, out: st
         save_steps: save a checkpoint every this many steps (None: the profile's recipe, per epoch).
         examples: train on these instead of building the profile's set (tests, the rehearsal).
         train_overrides: :class:`TrainConfig` fields to change (e.g. the rehearsal's float32).
+        overrides: other settings of the profile's ``sft`` section for the training set (e.g. its sizes).
 
     Raises:
         ImportError: TRL is not installed (names the extra).
@@ -192,7 +194,7 @@ def train_style(style: str, *, profile: str = "paper", base: Any = None, out: st
     processes, main = int(os.environ.get("WORLD_SIZE", "1")), int(os.environ.get("RANK", "0")) == 0
     settings = PROFILES[profile] if profile in PROFILES else None
     if examples is None:  # every process builds or reads the same set (the store serialises the writers)
-        settings, examples = style_examples(profile, style, seed)
+        settings, examples = style_examples(profile, style, seed, overrides)
     if settings is None:
         raise ValueError(f"unknown profile {profile!r}; choose from {', '.join(PROFILES)}")
     config = settings.train
@@ -290,6 +292,21 @@ def _counting(trainer_class: type) -> type:
             self.counted = (self.counted[0] + tokens, self.counted[1] + targets)
             return super().compute_loss(model, inputs, *args, **kwargs)
 
+        def _load_optimizer_and_scheduler(self, checkpoint):  # noqa: ANN001, ANN202
+            # transformers 4.57 maps the optimizer state to args.device when world_size > 1, which on CPU
+            # processes is "cpu:<rank>": torch.load cannot restore that location. Plain DDP on CPUs only.
+            import torch
+
+            names = ("optimizer.pt", "scheduler.pt")
+            if (checkpoint is None or self.args.device.type != "cpu" or self.args.world_size == 1
+                    or self.is_deepspeed_enabled or self.is_fsdp_enabled
+                    or not all(os.path.isfile(os.path.join(checkpoint, n)) for n in names)):
+                return super()._load_optimizer_and_scheduler(checkpoint)
+            self.optimizer.load_state_dict(torch.load(os.path.join(checkpoint, names[0]), map_location="cpu",
+                                                      weights_only=True))
+            self.lr_scheduler.load_state_dict(torch.load(os.path.join(checkpoint, names[1]), weights_only=True))
+            return None
+
     return Counting
 
 
@@ -323,11 +340,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--save-steps", type=int, default=None)
     parser.add_argument("--fresh", action="store_true")
     parser.add_argument("--train", default=None, help="TrainConfig overrides as JSON, e.g. '{\"dtype\": \"float32\"}'")
+    parser.add_argument("--sizes", default=None, help="training-set sizes as JSON, e.g. '{\"fld_n\": 40}'")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     trained = train_style(args.style, profile=args.profile, base=args.base, out=args.out, seed=args.seed,
                           max_steps=args.max_steps, resume=not args.fresh, save_steps=args.save_steps,
-                          train_overrides=json.loads(args.train) if args.train else None)
+                          train_overrides=json.loads(args.train) if args.train else None,
+                          overrides=json.loads(args.sizes) if args.sizes else None)
     if int(os.environ.get("RANK", "0")) == 0:
         print(f"{trained.name}: {trained.steps} steps, {trained.tokens} tokens in {trained.seconds:.1f} s on "
               f"{trained.processes} process(es), peak {trained.peak_rss_mb:.0f} MB; open it as ckpt:{trained.path}")
