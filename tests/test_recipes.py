@@ -54,3 +54,11 @@ def test_llamafactory_config_per_base_model(base, template, hub):
         assert config[key] == recipes.value(key)
     with pytest.raises(ValueError, match="llama3, qwen"):
         recipes.llamafactory_config("mistral", "x", "y")
+
+
+def test_gpu_hours_from_tokens_and_a_throughput():
+    # 3 epochs of 3.6 million tokens at 4,000 tokens/s over 4 GPUs: 2,700 s = 0.75 h wall, 3 GPU-hours.
+    assert recipes.gpu_hours(3.6e6, 4000) == pytest.approx(3.0)
+    assert recipes.gpu_hours(3.6e6, 4000, gpus=1, epochs=1) == pytest.approx(0.25)
+    with pytest.raises(ValueError):
+        recipes.gpu_hours(1, 0)

@@ -14,7 +14,8 @@ import pytest
 
 pytest.importorskip("trl", reason="TRL is the optional [train] extra: pip install -e '.[train]'")
 
-from finelogic.sft.trl_train import RUN_NAME, train_style  # noqa: E402
+from finelogic.runs.training import train_style  # noqa: E402
+from finelogic.sft.trl_train import RUN_NAME  # noqa: E402
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[1]
@@ -69,7 +70,7 @@ def test_a_folder_trained_on_other_data_is_not_resumed(standin, tmp_path):
 
 KILLED_RUN = """
 import json, sys
-from finelogic.sft.trl_train import train_style
+from finelogic.runs.training import train_style
 train_style("NL", profile="smoke", base=sys.argv[1], out=sys.argv[2], examples=json.loads(open(sys.argv[3]).read()),
             max_steps=8, save_steps=1, train_overrides={"dtype": "float32"})
 """

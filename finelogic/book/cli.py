@@ -87,7 +87,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from finelogic.sft.trl_train import train_style
+    from finelogic.runs.training import train_style
 
     trained = train_style(args.style, profile=args.profile, base=args.base, out=args.out, seed=args.seed,
                           max_steps=args.max_steps, resume=not args.fresh, save_steps=args.save_steps)
@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     export.add_argument("--out", required=True, help="the folder (LLaMA-Factory's dataset_dir)")
     export.add_argument("--seed", type=int, default=0)
     trainer = sub.add_parser("train", help="fine-tune one style with TRL's SFTTrainer (launch with `accelerate "
-                             "launch -m finelogic.sft.trl_train` for several processes); resumes its last checkpoint")
+                             "launch -m finelogic.runs.training` for several processes); resumes its last checkpoint")
     trainer.add_argument("--style", required=True, choices=styles)
     trainer.add_argument("--profile", default="paper", choices=PROFILE_NAMES)
     trainer.add_argument("--base", default=None, help="llama3, qwen or a model spec (default: the profile's)")

@@ -2,7 +2,7 @@
 
 For every style (the four and LogiPT), ``accelerate launch`` with
 ``finelogic/sft/configs/accelerate/cpu_2proc_gloo.yaml`` (2 processes, DDP over gloo) runs
-:mod:`finelogic.sft.trl_train` on the paper profile's training set of that style (the paper-size set the
+:mod:`finelogic.runs.training` (TRL) on the paper profile's training set of that style (the paper-size set the
 supervision family built earlier in the same rehearsal, read back from its memo), starting from the
 random-init stand-in, for ``steps`` optimizer steps with :data:`~finelogic.rehearsal.rehearse.REHEARSAL_TRAIN`
 (float32, cutoff 1,024, 4 examples per step), a checkpoint after every step. The first style is killed
@@ -40,7 +40,7 @@ def launch_command(style: str, base: str, out: Path, *, profile: str, steps: int
                    sizes: Mapping[str, Any] | None = None) -> list[str]:
     """The ``accelerate launch`` command line for one style on 2 CPU processes."""
     command = [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(CPU_CONFIG),
-               "--main_process_port", str(port), "-m", "finelogic.sft.trl_train", "--style", style,
+               "--main_process_port", str(port), "-m", "finelogic.runs.training", "--style", style,
                "--profile", profile, "--base", base, "--out", str(out), "--seed", str(seed),
                "--max-steps", str(steps), "--save-steps", "1", "--train", json.dumps(dict(train))]
     command += ["--sizes", json.dumps(dict(sizes))] if sizes else []
@@ -149,4 +149,6 @@ def _note(record: Mapping[str, Any], killed: bool) -> str:
     resumed = record.get("resumed_from")
     return (f"{record['processes']} processes (gloo), {record['steps']} steps, {record['examples']} examples, "
             f"{record['tokens']} tokens ({record['target_tokens']} trained on), {record['seconds']:.1f} s training"
-            + (f", resumed from {resumed}" if resumed else ""))
+            + (f", resumed from {resumed}" if resumed else "")
+            + (f"; whole set {record['set_tokens']} tokens, {record['set_at_cutoff']} examples at the cutoff"
+               if "set_tokens" in record else ""))

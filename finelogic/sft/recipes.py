@@ -142,3 +142,14 @@ def recipe_table() -> pd.DataFrame:
                   "note": "CUDA_VISIBLE_DEVICES=0,1,2,3"})
     table.append({"key": "global batch", "value": global_batch(), "source": "derived", "note": "8 x 1 x 4"})
     return pd.DataFrame(table, columns=["key", "value", "source", "note"])
+
+
+def gpu_hours(tokens_per_epoch: float, tokens_per_second: float, *, gpus: int = GPUS,
+              epochs: float | None = None) -> float:
+    """GPU-hours to train one style: ``epochs`` (default the recipe's 3) passes over ``tokens_per_epoch``
+    tokens at ``tokens_per_second`` training tokens per second over all ``gpus`` together (a throughput
+    you measure or assume; nothing here measures a GPU)."""
+    if tokens_per_second <= 0:
+        raise ValueError("tokens_per_second must be positive")
+    passes = value("num_train_epochs") if epochs is None else epochs
+    return passes * tokens_per_epoch / tokens_per_second / 3600 * gpus

@@ -3,13 +3,10 @@
 The package's own loop (:mod:`finelogic.sft.train`) runs in one process; an 8B full fine-tune with AdamW
 states does not fit one GPU that way. This path hands the same examples to Hugging Face TRL, which
 ``accelerate`` launches on several processes, under DeepSpeed ZeRO-3 on GPUs (the paper's setup: the
-released recipe ran LLaMA-Factory, itself a Trainer, with ZeRO-3 on 4 GPUs) or DDP over gloo on a CPU::
-
-    finelogic train --style NL --profile paper --base llama3 --out runs/nl-llama3            # one process
-    accelerate launch --config_file finelogic/sft/configs/accelerate/zero3_4gpu.yaml \\
-        -m finelogic.sft.trl_train --style NL --profile paper --base llama3 --out runs/nl-llama3
-    accelerate launch --config_file finelogic/sft/configs/accelerate/cpu_2proc_gloo.yaml \\
-        -m finelogic.sft.trl_train --style NL --profile smoke --out /tmp/nl                    # CPU rehearsal
+released recipe ran LLaMA-Factory, itself a Trainer, with ZeRO-3 on 4 GPUs) or DDP over gloo on a CPU.
+:mod:`finelogic.runs.training` resolves a profile's training set and settings and is the module
+``accelerate launch -m finelogic.runs.training`` runs (``finelogic train`` in one process); this module is
+the trainer itself, profile-free.
 
 What is trained: each chat example becomes TRL's prompt-completion form (``prompt`` = system and user
 turns, ``completion`` = the assistant turn), so the loss covers the completion only (TRL's
@@ -18,7 +15,7 @@ turns, ``completion`` = the assistant turn), so the loss covers the completion o
 (:func:`finelogic.sft.recipes.trl_arguments`: per-device batch 8, the global batch of 32 kept on any number
 of processes by gradient accumulation; gradient checkpointing on, LLaMA-Factory's default).
 
-Where the result goes: ``--out`` (default ``cache_dir()/sft-trl/<base>-<style>-<profile>``) holds the
+Where the result goes: the output folder holds the
 trainer's ``checkpoint-<step>/`` folders, and when training ends the final model (LoRA merged), its
 tokenizer, ``train_log.json`` (loss per step, tokens, seconds, peak memory; the loop's record format) and
 ``train.jsonl``, so ``ckpt:<out>`` opens it like any checkpoint. A rerun resumes from the last
@@ -29,13 +26,11 @@ TRL is the optional extra ``[train]`` (``pip install -e ".[train]"``).
 """
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 import logging
 import os
 import resource
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -153,25 +148,24 @@ def sft_arguments(config: TrainConfig, *, processes: int, paper_recipe: bool, ou
     return arguments
 
 
-def train_style(style: str, *, profile: str = "paper", base: Any = None, out: str | Path | None = None,
-                seed: int = 0, max_steps: int | None = None, resume: bool = True, save_steps: int | None = None,
-                examples: Sequence[Mapping[str, Any]] | None = None,
-                train_overrides: Mapping[str, Any] | None = None,
-                overrides: Mapping[str, Any] | None = None) -> TrlTrained:
-    """Fine-tune ``base`` on one style's training set with TRL (module docstring); resume when possible.
+def train_with_trl(examples: Sequence[Mapping[str, Any]], *, style: str, base: Any, config: TrainConfig,
+                   out: str | Path, paper_recipe: bool = False, resume: bool = True,
+                   save_steps: int | None = None, profile: str = "") -> TrlTrained:
+    """Fine-tune ``base`` on one style's ``examples`` with TRL (module docstring); resume when possible.
+
+    :func:`finelogic.runs.training.train_style` resolves a profile's set, settings and base model and calls
+    this; so does ``accelerate launch -m finelogic.runs.training``.
 
     Args:
-        style: ``NL``, ``Symb-Struct``, ``Symb-Filter``, ``Symb-Direct`` or ``LogiPT``.
-        profile: the supervision profile whose sizes and training settings are used.
-        base: ``llama3``, ``qwen`` or a model spec; None: the profile's ``base_model``.
+        examples: the style's chat examples.
+        style: ``NL``, ``Symb-Struct``, ``Symb-Filter``, ``Symb-Direct`` or ``LogiPT`` (names the row).
+        base: ``llama3``, ``qwen`` or a model spec (:func:`base_spec`).
+        config: the training settings (seed and max_steps included).
         out: the output folder (checkpoints and the final model).
-        seed: seeds the training set and the run.
-        max_steps: stop after this many optimizer steps (None: the profile's).
+        paper_recipe: use the released recipe's SFTConfig arguments (:func:`finelogic.sft.recipes.trl_arguments`).
         resume: continue from the last ``checkpoint-<step>`` in ``out``; False starts again.
         save_steps: save a checkpoint every this many steps (None: the profile's recipe, per epoch).
-        examples: train on these instead of building the profile's set (tests, the rehearsal).
-        train_overrides: :class:`TrainConfig` fields to change (e.g. the rehearsal's float32).
-        overrides: other settings of the profile's ``sft`` section for the training set (e.g. its sizes).
+        profile: recorded in ``run.json``.
 
     Raises:
         ImportError: TRL is not installed (names the extra).
@@ -184,26 +178,13 @@ def train_style(style: str, *, profile: str = "paper", base: Any = None, out: st
     from transformers.trainer_utils import get_last_checkpoint
     from trl import SFTConfig, SFTTrainer
 
-    from finelogic.config import cache_dir, safe_name
-    from finelogic.runs.supervision import PROFILES, style_examples
-    from finelogic.sft.train import PAPER_CONFIG, with_overrides
-
     import torch
 
     # accelerate's launcher sets these; the process group itself starts with the trainer's arguments.
     processes, main = int(os.environ.get("WORLD_SIZE", "1")), int(os.environ.get("RANK", "0")) == 0
-    settings = PROFILES[profile] if profile in PROFILES else None
-    if examples is None:  # every process builds or reads the same set (the store serialises the writers)
-        settings, examples = style_examples(profile, style, seed, overrides)
-    if settings is None:
-        raise ValueError(f"unknown profile {profile!r}; choose from {', '.join(PROFILES)}")
-    config = settings.train
-    paper_recipe = config == PAPER_CONFIG and not train_overrides
-    config = with_overrides(config, {**(train_overrides or {}), "seed": seed,
-                                     **({"max_steps": max_steps} if max_steps else {})})
-    spec = base_spec(settings.base_model if base is None else base)
+    spec = base_spec(base)
     name = style if style == "LogiPT" else f"SFT-{style}"
-    folder = Path(out) if out is not None else cache_dir() / "sft-trl" / safe_name(f"{spec.name}-{style}-{profile}")
+    folder = Path(out)
     digest = fingerprint(spec, examples, config)
     record_path = folder / RUN_NAME
     last = get_last_checkpoint(str(folder)) if resume and folder.is_dir() else None
@@ -244,6 +225,7 @@ def train_style(style: str, *, profile: str = "paper", base: Any = None, out: st
     dataset = Dataset.from_list(as_prompt_completion(examples))
     trainer = _counting(SFTTrainer)(model=path, args=SFTConfig(**arguments, model_init_kwargs=model_kwargs),
                                     train_dataset=dataset, processing_class=tokenizer, peft_config=peft_config)
+    lengths = [len(ids) for ids in trainer.train_dataset["input_ids"]]  # the whole set, as tokenised and cut
     started = time.perf_counter()
     trainer.train(resume_from_checkpoint=last)
     seconds = time.perf_counter() - started
@@ -263,7 +245,8 @@ def train_style(style: str, *, profile: str = "paper", base: Any = None, out: st
                 handle.write(json.dumps(dict(example), ensure_ascii=False) + "\n")
         record = {"name": name, "base_model": spec.model_id, "config": _config_dict(config), "trainer": "trl",
                   "trl_arguments": {k: v for k, v in arguments.items() if k != "output_dir"},
-                  "examples": len(examples), "losses": list(losses), "tokens": tokens, "target_tokens": targets,
+                  "examples": len(examples), "set_tokens": sum(lengths),
+                  "set_at_cutoff": sum(n >= arguments["max_length"] for n in lengths), "losses": list(losses), "tokens": tokens, "target_tokens": targets,
                   "seconds": seconds, "peak_rss_mb": peak, "processes": accelerator.num_processes,
                   "resumed_from": Path(last).name if last else None, "steps": trainer.state.global_step,
                   "torch_threads": torch.get_num_threads()}
@@ -325,33 +308,3 @@ def _across_processes(tokens: int, targets: int, peak: float) -> tuple[int, int,
     values = torch.tensor([float(tokens), float(targets), peak], dtype=torch.float64)
     dist.all_reduce(values)
     return int(values[0]), int(values[1]), float(values[2])
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``accelerate launch -m finelogic.sft.trl_train --style NL --profile paper ...`` (the same options as
-    ``finelogic train``)."""
-    parser = argparse.ArgumentParser(prog="finelogic.sft.trl_train", description=__doc__.splitlines()[0])
-    parser.add_argument("--style", required=True)
-    parser.add_argument("--profile", default="paper")
-    parser.add_argument("--base", default=None)
-    parser.add_argument("--out", default=None)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--max-steps", type=int, default=None)
-    parser.add_argument("--save-steps", type=int, default=None)
-    parser.add_argument("--fresh", action="store_true")
-    parser.add_argument("--train", default=None, help="TrainConfig overrides as JSON, e.g. '{\"dtype\": \"float32\"}'")
-    parser.add_argument("--sizes", default=None, help="training-set sizes as JSON, e.g. '{\"fld_n\": 40}'")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    trained = train_style(args.style, profile=args.profile, base=args.base, out=args.out, seed=args.seed,
-                          max_steps=args.max_steps, resume=not args.fresh, save_steps=args.save_steps,
-                          train_overrides=json.loads(args.train) if args.train else None,
-                          overrides=json.loads(args.sizes) if args.sizes else None)
-    if int(os.environ.get("RANK", "0")) == 0:
-        print(f"{trained.name}: {trained.steps} steps, {trained.tokens} tokens in {trained.seconds:.1f} s on "
-              f"{trained.processes} process(es), peak {trained.peak_rss_mb:.0f} MB; open it as ckpt:{trained.path}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
