@@ -14,6 +14,16 @@ one is loaded, not retrained. The directory holds a plain transformers checkpoin
 its tokenizer, ``train_log.json`` (loss per step, tokens, seconds) and the training data as JSONL. It is
 written to a temporary directory and renamed at the end, so an interrupted run leaves nothing half-made;
 open it with ``finelogic.models.spec.open_model(trained.spec)`` (a ``ckpt:<dir>`` model) like any other.
+
+Why this loop stays for CPU profiles while the paper scale goes through TRL (:mod:`finelogic.sft.trl_train`,
+launched by accelerate, issue 32): on the ``tiny`` profile's NL set (20 examples, 8 steps of 2, LoRA r=16 on
+the top 8 blocks, the embedded model in float32, one process each, 2 cores at load 4.7-6.6) this loop
+processed 28.9 tokens/s at 1,987 MB peak and TRL's ``SFTTrainer`` 12.0 tokens/s at 2,243 MB
+(``benchmarks/bench_trl_vs_loop.py``, 2026-12-02): TRL at 0.42x, outside the 20% the issue allowed. The
+loop computes vocabulary logits only from the shortest prompt's end on (``logits_to_keep``) and groups
+examples by length; TRL computes them over the whole sequence and logs entropy and token accuracy each
+step. The ``paper`` profile's recipe (:data:`PAPER_CONFIG`) is the same table as TRL's
+(:mod:`finelogic.sft.recipes`), and a full fine-tune of an 8B model belongs on TRL with ZeRO-3.
 """
 from __future__ import annotations
 
