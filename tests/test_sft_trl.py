@@ -100,3 +100,17 @@ def test_killed_after_two_checkpoints_resumes_to_the_same_losses(standin, tmp_pa
     straight = train_style("NL", profile="smoke", base=standin, out=tmp_path / "straight", examples=EXAMPLES,
                            max_steps=8, save_steps=1, train_overrides=FLOAT32)
     assert resumed.losses == pytest.approx(straight.losses, rel=1e-4)
+
+
+def test_the_train_command_trains_a_profile_style_and_resumes(standin, tmp_path, capsys):
+    from finelogic.book.cli import main
+
+    out = tmp_path / "cli"
+    command = ["train", "--style", "Symb-Direct", "--profile", "smoke", "--base", standin, "--out", str(out),
+               "--max-steps", "1", "--save-steps", "1"]
+    assert main(command) == 0
+    assert f"open it as ckpt:{out}" in capsys.readouterr().out
+    record = json.loads((out / "train_log.json").read_text())
+    assert record["name"] == "SFT-Symb-Direct" and record["resumed_from"] is None
+    assert main(command) == 0  # the same command again: resumes from checkpoint-1 (nothing left to train)
+    assert json.loads((out / "train_log.json").read_text())["resumed_from"] == "checkpoint-1"
