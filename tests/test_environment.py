@@ -22,7 +22,8 @@ def _split(requirement: str) -> tuple[str, str]:
 
 def _pyproject_requirements() -> dict[str, str]:
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    requirements = project["dependencies"] + project["optional-dependencies"]["dev"]
+    extras = project["optional-dependencies"]
+    requirements = project["dependencies"] + extras["dev"] + extras["train"]
     return dict(_split(r) for r in requirements)
 
 

@@ -3,8 +3,10 @@
     finelogic list
     finelogic run [--profile tiny] [--family accuracy ...] [--notebook t1_deduction ...] [--seed 0] [--force]
                   [--jobs 2] [-p model NAME]
-    finelogic rehearse [--families accuracy ...] [--price gpt-4o=2.5/10 ...] [--resume] [--real-slice 0.01]
+    finelogic rehearse [--families accuracy ...] [--price gpt-4o=2.5/10 ...] [--resume] [--real-slice 0.01] [--no-distributed]
     finelogic cache
+    finelogic export-llamafactory --style NL [--profile paper] --out DIR [--seed 0]
+    finelogic train --style NL [--profile paper] [--base llama3|qwen|SPEC] [--out DIR] [--seed 0] [--max-steps N]
 """
 from __future__ import annotations
 
@@ -41,7 +43,7 @@ def _rehearse(args: argparse.Namespace) -> int:
         return 2
     made = rehearse(args.families, real_slice=args.real_slice, root=args.root, fresh=not args.resume,
                     train_steps=args.train_steps, stand_ins=not args.real_slice_only,
-                    slice_tokens=args.slice_tokens)
+                    slice_tokens=args.slice_tokens, distributed=not args.no_distributed)
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print("Rehearsal with stand-in models (not a paper run): per family and stage")
         print(made.report.drop(columns=["load_avg", "note"]).to_string(index=False))
@@ -69,6 +71,28 @@ def _cache() -> int:
     for table, what, which, rows in store.summary():
         print(f"{table:7s} {what:28s} {which:48s} {rows:9d}")
     print(f"look inside: sqlite3 {path}; clear: rm {path}*  (while no run is going)")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from finelogic.runs.supervision import style_examples
+    from finelogic.sft.export import export_llamafactory
+
+    _, examples = style_examples(args.profile, args.style, args.seed)
+    written = export_llamafactory(examples, args.style, args.out)
+    print(f"{args.style}: {len(examples)} examples")
+    for what, path in written.items():
+        print(f"{what:13s} {path}")
+    return 0
+
+
+def _train(args: argparse.Namespace) -> int:
+    from finelogic.runs.training import train_style
+
+    trained = train_style(args.style, profile=args.profile, base=args.base, out=args.out, seed=args.seed,
+                          max_steps=args.max_steps, resume=not args.fresh, save_steps=args.save_steps)
+    print(f"{trained.name}: {trained.steps} steps, {trained.tokens} tokens in {trained.seconds:.1f} s; "
+          f"open it as ckpt:{trained.path}")
     return 0
 
 
@@ -103,7 +127,26 @@ def main(argv: list[str] | None = None) -> int:
     rehearse.add_argument("--resume", action="store_true",
                           help="keep the rehearsal's cache and results: a resumed or fully cached rehearsal")
     rehearse.add_argument("--train-steps", type=int, default=2, help="optimizer steps per fine-tuned model")
+    rehearse.add_argument("--no-distributed", action="store_true", help="skip the TRL stage (every style on 2 CPU "
+                          "processes through accelerate launch, one killed and resumed; needs the [train] extra)")
     sub.add_parser("cache", help="where the one store (model calls, memos, generated sets) is, and what it holds")
+    styles = ("NL", "Symb-Struct", "Symb-Filter", "Symb-Direct", "LogiPT")
+    export = sub.add_parser("export-llamafactory", help="one style's training set in LLaMA-Factory's format, "
+                            "its dataset_info.json entry and the released recipe's YAML for llama3 and qwen")
+    export.add_argument("--style", required=True, choices=styles)
+    export.add_argument("--profile", default="paper", choices=PROFILE_NAMES)
+    export.add_argument("--out", required=True, help="the folder (LLaMA-Factory's dataset_dir)")
+    export.add_argument("--seed", type=int, default=0)
+    trainer = sub.add_parser("train", help="fine-tune one style with TRL's SFTTrainer (launch with `accelerate "
+                             "launch -m finelogic.runs.training` for several processes); resumes its last checkpoint")
+    trainer.add_argument("--style", required=True, choices=styles)
+    trainer.add_argument("--profile", default="paper", choices=PROFILE_NAMES)
+    trainer.add_argument("--base", default=None, help="llama3, qwen or a model spec (default: the profile's)")
+    trainer.add_argument("--out", default=None, help="output folder (default: the cache's sft-trl/<base>-<style>)")
+    trainer.add_argument("--seed", type=int, default=0)
+    trainer.add_argument("--max-steps", type=int, default=None, help="stop after N optimizer steps")
+    trainer.add_argument("--save-steps", type=int, default=None, help="a checkpoint every N steps (default: per epoch)")
+    trainer.add_argument("--fresh", action="store_true", help="ignore checkpoints in --out and start again")
     args = parser.parse_args(argv)
     clashing = sorted({name for name, _ in getattr(args, "parameter", []) if name in ("profile", "seed")})
     if clashing:  # one source of truth: the run records and names its profile and seed
@@ -120,6 +163,10 @@ def main(argv: list[str] | None = None) -> int:
         return _rehearse(args)
     if args.command == "cache":
         return _cache()
+    if args.command == "export-llamafactory":
+        return _export(args)
+    if args.command == "train":
+        return _train(args)
     try:
         chosen = [family(n).notebook for n in args.family or ()] + list(args.notebook or ())
         records = run_notebooks(args.profile, chosen or None, seed=args.seed, force=args.force,

@@ -80,7 +80,8 @@ def rehearse(families: Sequence[str] | None = None, *, real_slice: float = 0.0, 
              seed: int = 0, fresh: bool = True, train_steps: int = 2, layers: int = 2, width: int = 64,
              overrides: Mapping[str, Mapping[str, Any]] | None = None, data_dir: str | Path | None = None,
              keep_going: bool = True, stand_ins: bool = True, slice_tokens: int | None = None,
-             slice_overrides: Mapping[str, Mapping[str, Any]] | None = None) -> Rehearsal:
+             slice_overrides: Mapping[str, Mapping[str, Any]] | None = None,
+             distributed: bool = False) -> Rehearsal:
     """Run ``families`` (default all, :data:`finelogic.runs.registry.FAMILIES`) of the paper profile against
     stand-ins.
 
@@ -103,6 +104,9 @@ def rehearse(families: Sequence[str] | None = None, *, real_slice: float = 0.0, 
         slice_tokens: the real slice's cap on new tokens (default
             :data:`finelogic.rehearsal.real_slice.MAX_NEW_TOKENS`).
         slice_overrides: extra overrides per family for the real slice, applied last.
+        distributed: after the supervision family, also rehearse the paper-scale TRL path: every style on
+            2 CPU processes through ``accelerate launch``, the first killed and resumed
+            (:mod:`finelogic.rehearsal.distributed`; rows ``trl-2proc <style>``; skipped without TRL).
     """
     if not 0 <= real_slice <= 1:
         raise ValueError(f"real_slice must be a fraction in [0, 1], got {real_slice!r}")
@@ -138,6 +142,12 @@ def rehearse(families: Sequence[str] | None = None, *, real_slice: float = 0.0, 
                 if error:
                     errors[family.name] = error
                 _write(root, suffix, rows, request_rows)
+                if distributed and family.name == "supervision":
+                    trl_rows, trl_errors = _distributed(root, checkpoints[0], seed, train_steps,
+                                                        (overrides or {}).get("supervision", {}))
+                    rows += trl_rows
+                    errors |= {f"supervision-trl {k}": v for k, v in trl_errors.items()}
+                    _write(root, suffix, rows, request_rows)
     finally:
         server.stop()
     if real_slice:
@@ -152,6 +162,23 @@ def rehearse(families: Sequence[str] | None = None, *, real_slice: float = 0.0, 
     if fresh and stand_ins:
         plan_table(requests).to_csv(root / "plan.csv", index=False)
     return Rehearsal(report, requests, root, errors)
+
+
+def _distributed(root: Path, checkpoint: Path, seed: int, steps: int,
+                 given: Mapping[str, Any]) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """The distributed-training stage's rows (:mod:`finelogic.rehearsal.distributed`), or one row saying
+    why it was skipped."""
+    from finelogic.rehearsal.distributed import rehearse_distributed
+    from finelogic.sft.datasets import SIZE_KEYS
+    from finelogic.sft.trl_train import trl_available
+
+    if not trl_available():
+        row = {c: 0 for c in REPORT_COLUMNS} | {"family": "supervision", "stage": "trl-2proc",
+                                                "status": "skipped: trl not installed (the [train] extra)", "note": ""}
+        return [row], {}
+    sizes = {k: v for k, v in given.items() if k in SIZE_KEYS}
+    return rehearse_distributed(root / "cache", f"ckpt:{checkpoint}", steps=steps, train=REHEARSAL_TRAIN,
+                                seed=seed, sizes=sizes or None)
 
 
 def plan_context(url: str, checkpoints: Sequence[Path], *, train_steps: int = 2,

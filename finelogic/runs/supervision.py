@@ -207,23 +207,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     styles = settings.styles
     base_entry = settings.base_model
     config = replace(settings.train, seed=seed)
-    problems = training_problems(settings.sizes(), seed)  # generated once, written in every style
-    # Built and checked once, then read from the memo; a failing line stops the run before any training.
-    with Memo("supervision-training-data", source_version(*SOURCES, *LOGIPT_SOURCES)) as memo:
-        digest = problems_digest(problems)
-        checked = {style: checked_training_set(style, problems, seed, memo=memo, digest=digest) for style in styles}
-        examples = {style: c.examples for style, c in checked.items()}
-        checks = style_checks(checked.values())
-        failing = checks[checks["failing"] > 0]
-        if not failing.empty:
-            raise StyleError(f"built training texts fail their check: {failing.to_dict('records')}; first: "
-                             + "; ".join(f for c in checked.values() for f in c.failures[:1]))
-        if settings.logipt:
-            from finelogic.baselines import logipt_data
-
-            by_id = {p.id: p for p in problems}
-            order = [by_id[e["id"]] for e in examples[styles[0]]] if styles else problems
-            examples["LogiPT"] = logipt_data(order, skip_unusable=True, memo=memo)
+    examples, checks = training_examples(settings, seed)
     base = parse_model(base_entry)
     rows = [*styles, *(["LogiPT"] if "LogiPT" in examples else [])]
     trained = [train(examples[row], name=row if row == "LogiPT" else f"SFT-{row}", base_model=base, config=config)
@@ -250,6 +234,57 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     return SupervisionRun(provenance, records=records, training=training, losses=losses, checks=checks,
                           steps=steps, figure4=figure4_rows(examples), sets=sets, base=base, config=generation,
                           train_config=config, trained=tuple(trained), examples=examples)
+
+
+def training_examples(settings: SupervisionSettings, seed: int = 0) -> tuple[dict[str, list[dict[str, Any]]], pd.DataFrame]:
+    """Each style's training examples (and ``LogiPT``'s when ``settings.logipt``) and the style checks.
+
+    The problems are generated once and written in every style; the sets are built and checked once, then
+    read from the memo (the same one for the notebook, ``finelogic train`` and ``finelogic
+    export-llamafactory``, so all three train on the same examples).
+
+    Raises:
+        StyleError: a built line fails its check (before any training).
+    """
+    styles = settings.styles
+    problems = training_problems(settings.sizes(), seed)
+    with Memo("supervision-training-data", source_version(*SOURCES, *LOGIPT_SOURCES)) as memo:
+        digest = problems_digest(problems)
+        checked = {style: checked_training_set(style, problems, seed, memo=memo, digest=digest) for style in styles}
+        examples = {style: c.examples for style, c in checked.items()}
+        checks = style_checks(checked.values())
+        failing = checks[checks["failing"] > 0]
+        if not failing.empty:
+            raise StyleError(f"built training texts fail their check: {failing.to_dict('records')}; first: "
+                             + "; ".join(f for c in checked.values() for f in c.failures[:1]))
+        if settings.logipt:
+            from finelogic.baselines import logipt_data
+
+            by_id = {p.id: p for p in problems}
+            order = [by_id[e["id"]] for e in examples[styles[0]]] if styles else problems
+            examples["LogiPT"] = logipt_data(order, skip_unusable=True, memo=memo)
+    return examples, checks
+
+
+def style_examples(profile: str, style: str, seed: int = 0,
+                   overrides: Mapping[str, Any] | None = None) -> tuple[SupervisionSettings, list[dict[str, Any]]]:
+    """The profile's settings and one style's training examples (``NL``, ``Struct``, ... or ``LogiPT``),
+    exactly the ones :func:`run` trains on with the same seed.
+
+    Raises:
+        ValueError: an unknown style (names the known ones).
+    """
+    choices = (*STYLES, "LogiPT")
+    if style not in choices:
+        raise ValueError(f"unknown style {style!r}; choose from {', '.join(choices)}")
+    given = dict(overrides or {})
+    if style == "LogiPT":
+        given.update(logipt=True, styles=STYLES[:1])
+    else:
+        given.update(styles=(style,), logipt=False)
+    settings = resolve(PROFILES, profile, SECTION, given)
+    examples, _ = training_examples(settings, seed)
+    return settings, examples[style]
 
 
 def evaluate_trained(items: list[Problem], base_entry: Any, trained: list[TrainedModel],

@@ -14,6 +14,16 @@ one is loaded, not retrained. The directory holds a plain transformers checkpoin
 its tokenizer, ``train_log.json`` (loss per step, tokens, seconds) and the training data as JSONL. It is
 written to a temporary directory and renamed at the end, so an interrupted run leaves nothing half-made;
 open it with ``finelogic.models.spec.open_model(trained.spec)`` (a ``ckpt:<dir>`` model) like any other.
+
+Why this loop stays for CPU profiles while the paper scale goes through TRL (:mod:`finelogic.sft.trl_train`,
+launched by accelerate, issue 32): on the ``tiny`` profile's NL set (20 examples, 8 steps of 2, LoRA r=16 on
+the top 8 blocks, the embedded model in float32, one process each, 2 cores at load 4.7-6.6) this loop
+processed 28.9 tokens/s at 1,987 MB peak and TRL's ``SFTTrainer`` 12.0 tokens/s at 2,243 MB
+(``benchmarks/bench_trl_vs_loop.py``, 2026-12-02): TRL at 0.42x, outside the 20% the issue allowed. The
+loop computes vocabulary logits only from the shortest prompt's end on (``logits_to_keep``) and groups
+examples by length; TRL computes them over the whole sequence and logs entropy and token accuracy each
+step. The ``paper`` profile's recipe (:data:`PAPER_CONFIG`) is the same table as TRL's
+(:mod:`finelogic.sft.recipes`), and a full fine-tune of an 8B model belongs on TRL with ZeRO-3.
 """
 from __future__ import annotations
 
@@ -35,6 +45,7 @@ from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
 from finelogic.config import cache_dir, safe_name
 from finelogic.models.spec import ModelSpec, parse_model
+from finelogic.sft.recipes import train_config_fields
 
 log = logging.getLogger(__name__)
 
@@ -101,9 +112,10 @@ class TrainConfig:
             raise ValueError(f"TrainConfig.dtype must be float32, bfloat16 or float16, got {self.dtype!r}")
 
 
-# The paper's recipe (Section 4 / the released LLaMA-Factory config): full fine-tune, bf16.
-PAPER_CONFIG = TrainConfig(method="full", learning_rate=1e-6, epochs=3, batch_size=32, micro_batch_size=4,
-                           cutoff_len=2500, scheduler="cosine", warmup_ratio=0.0, dtype="bfloat16")
+#: The paper's recipe (:data:`finelogic.sft.recipes.PAPER_RECIPE`, where each value comes from): full
+#: fine-tune, lr 1e-6, 3 epochs, global batch 32, cutoff 2,500, cosine without warm-up, bf16; micro-batches
+#: of 4 are this loop's memory choice, not the recipe's.
+PAPER_CONFIG = TrainConfig(**train_config_fields(), micro_batch_size=4)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,154 @@
+"""The rehearsal's distributed-training stage: the paper-scale TRL path on this CPU (issue 32).
+
+For every style (the four and LogiPT), ``accelerate launch`` with
+``finelogic/sft/configs/accelerate/cpu_2proc_gloo.yaml`` (2 processes, DDP over gloo) runs
+:mod:`finelogic.runs.training` (TRL) on the paper profile's training set of that style (the paper-size set the
+supervision family built earlier in the same rehearsal, read back from its memo), starting from the
+random-init stand-in, for ``steps`` optimizer steps with :data:`~finelogic.rehearsal.rehearse.REHEARSAL_TRAIN`
+(float32, cutoff 1,024, 4 examples per step), a checkpoint after every step. The first style is killed
+(SIGKILL to the launcher's process group) as soon as its first checkpoint is written and launched again,
+so the stage also proves the resume. One report row per launch (stage ``trl-2proc <style>``, and
+``... killed`` for the killed one): wall time, the peak memory of both training processes together (from
+the run's ``train_log.json``; for the killed launch only the launcher's own), the tokens trained and the
+checkpoint resumed from.
+
+What this cannot rehearse without GPUs: DeepSpeed ZeRO-3's parameter and optimizer sharding (the CPU runs
+plain DDP: every process holds the whole model), bf16 kernels and FlashAttention-2, NCCL, and any
+throughput: the stand-in has 2 blocks of width 64.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+log = logging.getLogger(__name__)
+
+STYLES = ("NL", "Symb-Struct", "Symb-Filter", "Symb-Direct", "LogiPT")
+CPU_CONFIG = Path(__file__).resolve().parents[1] / "sft" / "configs" / "accelerate" / "cpu_2proc_gloo.yaml"
+
+
+def launch_command(style: str, base: str, out: Path, *, profile: str, steps: int, train: Mapping[str, Any],
+                   seed: int = 0, fresh: bool = False, port: int = 29531,
+                   sizes: Mapping[str, Any] | None = None) -> list[str]:
+    """The ``accelerate launch`` command line for one style on 2 CPU processes."""
+    command = [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(CPU_CONFIG),
+               "--main_process_port", str(port), "-m", "finelogic.runs.training", "--style", style,
+               "--profile", profile, "--base", base, "--out", str(out), "--seed", str(seed),
+               "--max-steps", str(steps), "--save-steps", "1", "--train", json.dumps(dict(train))]
+    command += ["--sizes", json.dumps(dict(sizes))] if sizes else []
+    return command + (["--fresh"] if fresh else [])
+
+
+def rehearse_distributed(root: Path, base: str, *, profile: str = "paper", steps: int = 2,
+                         train: Mapping[str, Any], styles: Sequence[str] = STYLES, seed: int = 0,
+                         sizes: Mapping[str, Any] | None = None,
+                         timeout: float = 3600) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Launch every style (module docstring); report rows (:data:`~finelogic.rehearsal.running.REPORT_COLUMNS`)
+    and errors by style. Runs in the caller's environment (the rehearsal's cache). ``sizes``: training-set
+    sizes other than the profile's (a test's)."""
+    from finelogic.rehearsal.running import REPORT_COLUMNS
+
+    rows: list[dict[str, Any]] = []
+    errors: dict[str, str] = {}
+    env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
+           "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]),
+                                          *filter(None, [os.environ.get("PYTHONPATH")])])}
+    for index, style in enumerate(styles):
+        out = root / "sft-trl" / style
+        kill_first = index == 0
+        attempts = [("killed", True), ("", False)] if kill_first else [("", False)]
+        for label, kill in attempts:
+            row = {c: 0 for c in REPORT_COLUMNS} | {"family": "supervision",
+                                                    "stage": f"trl-2proc {style}" + (f" {label}" if label else ""),
+                                                    "status": "ok", "note": ""}
+            command = launch_command(style, base, out, profile=profile, steps=steps, train=train, seed=seed,
+                                     fresh=kill, port=29531 + index, sizes=sizes)
+            started = time.perf_counter()
+            process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                       text=True, start_new_session=True)
+            status = "ok"
+            if kill:
+                status = _kill_after_first_checkpoint(process, out, timeout)
+                output = process.stdout.read() if process.stdout else ""
+            else:
+                try:
+                    output, _ = process.communicate(timeout=timeout)
+                except subprocess.TimeoutExpired:
+                    _kill_tree(process)
+                    output, _ = process.communicate()
+                    status = f"error: timed out after {timeout:.0f} s"
+                if process.returncode != 0 and status == "ok":
+                    status = f"error: exit {process.returncode}: {output[-400:]}"
+            record = _record(out) if not kill else {}
+            row.update(wall_s=round(time.perf_counter() - started, 1), status=status,
+                       peak_rss_mb=round(record.get("peak_rss_mb") or
+                                         resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024),
+                       load_avg=" ".join(f"{x:.2f}" for x in os.getloadavg()),
+                       note=_note(record, kill))
+            rows.append(row)
+            log.info("rehearsal: %s: %s, %.1f s", row["stage"], status, row["wall_s"])
+            if status != "ok":
+                errors[style] = status
+                log.error("rehearsal: %s output:\n%s", row["stage"], output[-3000:])
+                break
+    return rows, errors
+
+
+def _kill_after_first_checkpoint(process: subprocess.Popen, out: Path, timeout: float) -> str:
+    deadline = time.monotonic() + timeout
+    marker = out / "checkpoint-1" / "trainer_state.json"
+    while not marker.is_file():
+        if process.poll() is not None:
+            return f"error: ended (exit {process.returncode}) before its first checkpoint"
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    _kill_tree(process)
+    process.wait()
+    return "ok" if marker.is_file() else f"error: no checkpoint in {timeout:.0f} s"
+
+
+def _kill_tree(process: subprocess.Popen) -> None:
+    """SIGKILL the launcher and every process under it (torch's elastic agent starts the training
+    processes in sessions of their own, so killing the launcher's group would leave them running)."""
+    import psutil
+
+    try:
+        children = psutil.Process(process.pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        children = []
+    for child in children:
+        try:
+            child.send_signal(signal.SIGKILL)
+        except psutil.NoSuchProcess:
+            pass
+    try:
+        process.send_signal(signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _record(out: Path) -> dict[str, Any]:
+    path = out / "train_log.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def _note(record: Mapping[str, Any], killed: bool) -> str:
+    if killed:
+        return "SIGKILL after checkpoint-1; relaunched below"
+    if not record:
+        return ""
+    resumed = record.get("resumed_from")
+    return (f"{record['processes']} processes (gloo), {record['steps']} steps, {record['examples']} examples, "
+            f"{record['tokens']} tokens ({record['target_tokens']} trained on), {record['seconds']:.1f} s training"
+            + (f", resumed from {resumed}" if resumed else "")
+            + (f"; whole set {record['set_tokens']} tokens, {record['set_at_cutoff']} examples at the cutoff"
+               if "set_tokens" in record else ""))
