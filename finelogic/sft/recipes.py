@@ -3,8 +3,7 @@
 Section 4 of the paper fully fine-tunes Llama-3.1-8B-Instruct and Qwen-2.5-7B-Instruct on each supervision
 style. Some of its hyper-parameters are stated in the paper (learning rate and epochs in Section 5.1, four
 A100 GPUs in Appendix D); the rest are read from the authors' released LLaMA-Factory config
-``logical.yaml`` (``/work/shared/reference/official_code.md`` in this project's notes; the file itself is
-not copied). Every value is a :class:`Setting` named by its LLaMA-Factory key, so one table feeds
+``logical.yaml`` (``book/released-code.md`` ("Models and generation"); the file itself is not copied). Every value is a :class:`Setting` named by its LLaMA-Factory key, so one table feeds
 
 - :data:`finelogic.sft.train.PAPER_CONFIG` (our loop's :class:`~finelogic.sft.train.TrainConfig`),
 - the LLaMA-Factory export (:mod:`finelogic.sft.export`: the training YAML per base model), and
