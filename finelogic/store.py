@@ -710,15 +710,24 @@ def canonical_key(request: Any) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+def _importable(store: Store, source: str | os.PathLike) -> Path | None:
+    """``source`` when it is a regular file the store has not imported yet, else None (a FIFO or the like is
+    named in a warning: reading it could block)."""
+    source = Path(source)
+    if not store.needs_import(source):
+        return None
+    if not source.is_file():
+        log.warning("%s: not a regular file; not imported into %s", source, store.path)
+        return None
+    return source
+
+
 def import_jsonl(store: Store, source: str | os.PathLike) -> int:
     """Import the model-call JSONL file ``source`` of an earlier version once (see the module docstring);
     returns the rows added. A line that is not one JSON record whose key is its own request's sha256 and
     whose answer passes :func:`decode` is skipped, with the file and line named."""
-    source = Path(source)
-    if not store.needs_import(source):
-        return 0
-    if not source.is_file():  # a FIFO or the like: reading it could block
-        log.warning("%s: not a regular file; not imported into %s", source, store.path)
+    source = _importable(store, source)
+    if source is None:
         return 0
     rows, skipped = [], []
     with source.open("rb") as handle:
@@ -752,11 +761,8 @@ def import_jsonl(store: Store, source: str | os.PathLike) -> int:
 def import_memo_jsonl(store: Store, source: str | os.PathLike, memo: str, version: str) -> int:
     """Import an earlier version's memo file (``{"key": ..., "value": ...}`` lines) once; returns how many
     results it held. Unreadable lines are skipped with the file and line named."""
-    source = Path(source)
-    if not store.needs_import(source):
-        return 0
-    if not source.is_file():  # a FIFO or the like: reading it could block
-        log.warning("%s: not a regular file; not imported into %s", source, store.path)
+    source = _importable(store, source)
+    if source is None:
         return 0
     items, skipped = {}, 0
     for number, line in enumerate(source.read_bytes().split(b"\n"), start=1):
