@@ -319,7 +319,21 @@ def _checked_member(path: Path, entry: Mapping[str, Any]) -> str:
 
 
 def _swap_into_place(staging: Path, directory: Path) -> None:
-    """Rename the written ``staging`` folder to ``directory``, replacing an old set whole."""
+    """Rename the written ``staging`` folder to ``directory``, replacing an old set whole. Writers of one
+    results folder take turns here (an exclusive ``flock`` on the parent folder), so two runs finishing
+    together leave one whole set, the last one's."""
+    import fcntl
+
+    handle = os.open(directory.parent, os.O_RDONLY)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        _replace(staging, directory)
+    finally:
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        os.close(handle)
+
+
+def _replace(staging: Path, directory: Path) -> None:
     if directory.exists():
         old = Path(tempfile.mkdtemp(prefix=f".{directory.name}-old-", dir=directory.parent))
         os.replace(directory, old / directory.name)
