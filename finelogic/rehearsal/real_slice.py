@@ -31,7 +31,6 @@ saying all this; its results and cache go to ``<root>/real-slice/``.
 from __future__ import annotations
 
 import logging
-import math
 import shutil
 import time
 from pathlib import Path
@@ -41,7 +40,7 @@ from finelogic.config import environment
 from finelogic.data.stored import copy_stored, stored_folder
 from finelogic.rehearsal.running import PROFILE, run_family
 from finelogic.runs import registry
-from finelogic.runs.base import PlanContext, Run, entry_name
+from finelogic.runs.base import PlanContext, Run, entry_name, sliced  # noqa: F401 (sliced: the slice's share)
 
 log = logging.getLogger(__name__)
 
@@ -52,11 +51,6 @@ MAX_NEW_TOKENS = 32
 SERVER_OPTIONS = {"max_concurrency": 1, "timeout": 900, "extra_body": {"repeat_penalty": 1.0}}
 #: llama.cpp's context window: SmolLM2's 8,192 tokens (the paper-layout Few-shot prompts pass 2,048).
 N_CTX = 8192
-
-
-def sliced(n: int, fraction: float) -> int:
-    """``ceil(fraction x n)``, at least 1: the slice's share of ``n`` items."""
-    return max(1, math.ceil(fraction * n))
 
 
 def served(entry: Any, url: str, model: str) -> dict[str, Any]:

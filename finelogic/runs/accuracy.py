@@ -258,22 +258,13 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
                     traces += [_trace_row(t) for t in result.traces]
                     continue
                 log.info("accuracy: %s, %s, %d items", spec.name, setting, len(problems))
-                records = evaluate_accuracy(problems, backend, setting, model=spec.name, config=decoding,
-                                            batch_size=section.batch_size * 4,
-                                            layout=section.prompt_layout, compat_scorer=scorer)
-                forced = (forced_choice(problems, records, backend) if section.forced_choice
-                          else unscored_columns(records, FORCED_OFF))
-                frames.append(records.join(forced))
+                frames.append(_prompt_records(problems, backend, setting, spec.name, decoding, section, scorer))
         base_name = opened[0][0].name
         for spec, setting in tuned:  # the supervision run's models, each under its training prompt
             backend = tuned_backends.get(spec.name) or open_model(spec, batch_size=section.batch_size)
             log.info("accuracy: %s (fine-tuned), %s prompt, %d items", spec.name, setting, len(problems))
-            records = evaluate_accuracy(problems, backend, setting, model=base_name, config=config,
-                                        batch_size=section.batch_size * 4, layout=section.prompt_layout,
-                                        compat_scorer=scorers[0])
-            forced = (forced_choice(problems, records, backend) if section.forced_choice
-                      else unscored_columns(records, FORCED_OFF))
-            frames.append(records.join(forced).assign(setting=spec.name))
+            records = _prompt_records(problems, backend, setting, base_name, config, section, scorers[0])
+            frames.append(records.assign(setting=spec.name))
             opened.append((spec, backend))
     calls, hits = call_counts(b for _, b in opened)
     provenance = Provenance(
@@ -291,6 +282,17 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
 def resolved_section(profile: str, overrides: Mapping[str, Any]) -> AccuracySettings:
     """The profile's accuracy settings with ``overrides`` merged field by field (:func:`finelogic.settings.merge`)."""
     return resolve(PROFILES, profile, FAMILY, overrides)
+
+
+def _prompt_records(problems: list[Problem], backend: Any, setting: str, model: str, config: GenerationConfig,
+                    section: AccuracySettings, scorer: str) -> pd.DataFrame:
+    """The records of one model under one prompt setting, with their forced-choice columns (or the reason
+    they have none when the section turns forced choice off)."""
+    records = evaluate_accuracy(problems, backend, setting, model=model, config=config,
+                                batch_size=section.batch_size * 4, layout=section.prompt_layout, compat_scorer=scorer)
+    forced = (forced_choice(problems, records, backend) if section.forced_choice
+              else unscored_columns(records, FORCED_OFF))
+    return records.join(forced)
 
 
 def reads(profile: str) -> tuple[str, ...]:

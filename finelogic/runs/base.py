@@ -408,6 +408,15 @@ def set_threads(threads: int | None) -> None:
         torch.set_num_threads(int(threads))
 
 
+def parse_model_list(value: str | Sequence[str] | None) -> list[str]:
+    """A notebook parameter naming models: a list, or one string with comma-separated names/paths
+    (``finelogic run -p extra_models=gpt2,/data/ckpt`` passes strings)."""
+    if value is None:
+        return []
+    items = value.split(",") if isinstance(value, str) else list(value)
+    return [str(item).strip() for item in items if str(item).strip()]
+
+
 class Stopwatch:
     """Seconds since creation (``float(watch)``), for ``Provenance.seconds``."""
 
@@ -478,15 +487,20 @@ class PlanContext:
     given: Mapping[str, Any] = field(default_factory=dict)
 
     def sliced(self, n: int) -> int:
-        """``ceil(fraction x n)``, at least 1 (``n`` itself outside a slice)."""
-        import math
-
-        return n if self.fraction is None else max(1, math.ceil(self.fraction * n))
+        """``ceil(fraction x n)``, at least 1 (:func:`sliced`; ``n`` itself outside a slice)."""
+        return n if self.fraction is None else sliced(n, self.fraction)
 
     def capped(self, asked: int | None) -> str:
         """The report's words for the slice's cap on new tokens against the profile's (``asked``)."""
         return f"new tokens capped at {self.max_new_tokens}" + (f" (the profile: {asked:,})" if asked else "")
 
+
+
+def sliced(n: int, fraction: float) -> int:
+    """``ceil(fraction x n)``, at least 1: a rehearsal slice's share of ``n`` items."""
+    import math
+
+    return max(1, math.ceil(fraction * n))
 
 
 def plan(overrides: Mapping[str, Any] | None = None, backends: Mapping[str, Any] | None = None,

@@ -25,8 +25,8 @@ import pandas as pd
 
 from finelogic.data.problem import Problem
 from finelogic.eval.logicmark import check_normalization, score, summaries
-from finelogic.runs.base import (PROBLEMS, PlanContext, Provenance, Run, Stopwatch, call_counts, kept, open_models, plan,
-                                 resolve, set_threads)
+from finelogic.runs.base import (PROBLEMS, PlanContext, Provenance, Run, Stopwatch, call_counts, kept, open_models,
+                                 parse_model_list, plan, resolve, set_threads)
 
 log = logging.getLogger(__name__)
 
@@ -193,15 +193,6 @@ def logicmark_items(n: int, seed: int, path: str | Path | None = None) -> list[P
         return problems
     keep = sorted(random.Random(seed).sample(range(len(problems)), n))
     return [problems[i] for i in keep]
-
-
-def parse_model_list(value: str | Sequence[str] | None) -> list[str]:
-    """A notebook parameter naming models: a list, or one string with comma-separated names/paths
-    (``finelogic run -p extra_models=gpt2,/data/ckpt`` passes strings)."""
-    if value is None:
-        return []
-    items = value.split(",") if isinstance(value, str) else list(value)
-    return [str(item).strip() for item in items if str(item).strip()]
 
 
 def rehearsal_plan(ctx: PlanContext) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from finelogic.eval.probing_data import (SOURCES, TASKS, ProbeRow, Readout, buil
                                          shown_rows, split_problems)
 from finelogic.memo import Memo, source_version
 from finelogic.runs.base import (JSON, Codec, PlanContext, Provenance, Run, Stopwatch, call_counts, find_run, kept,
-                                 open_models, plan, resolve, set_threads)
+                                 open_models, parse_model_list, plan, resolve, set_threads)
 from finelogic.runs.supervision import FAMILY as SUPERVISION, SupervisionRun
 
 log = logging.getLogger(__name__)
@@ -151,7 +151,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     """
     given = dict(overrides)
     if isinstance(given.get("sft_checkpoints"), str):  # a notebook parameter from the command line
-        given["sft_checkpoints"] = [p.strip() for p in given["sft_checkpoints"].split(",") if p.strip()]
+        given["sft_checkpoints"] = parse_model_list(given["sft_checkpoints"])
     settings = resolve(PROFILES, profile, FAMILY, given)
     watch = Stopwatch()
     set_threads(settings.threads)
