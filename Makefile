@@ -42,10 +42,11 @@ rehearse: venv
 	$(VENV)/bin/finelogic rehearse $(REHEARSE_ARGS)
 
 # The laptop-scale study (profile "study", book/reproduce.md): the embedded model fine-tuned in the four styles
-# and tested like the paper's models; hours on 2 cores. Every trained style and every model answer is kept in
-# $FINELOGIC_CACHE, so an interrupted study resumes; its results land in results/study/ (committed).
+# and tested like the paper's models; hours on 2 cores, so it runs in units (base, SFT-<style>) that each finish
+# and are written on their own under results/study/units/ (committed): each call runs the units not yet done and
+# assembles results/study/. Model answers and checkpoints are kept in $FINELOGIC_CACHE, so an interrupted unit resumes.
 study: venv
-	$(VENV)/bin/finelogic run --profile study --jobs 1
+	$(VENV)/bin/finelogic study
 
 notebooks: venv
 	$(VENV)/bin/finelogic run --profile $(PROFILE) --jobs $(JOBS)

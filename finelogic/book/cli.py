@@ -96,6 +96,23 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _study(args: argparse.Namespace) -> int:
+    from finelogic import study
+
+    if args.status:
+        print(study.status(args.profile).to_string(index=False))
+        return 0
+    units = [u.strip() for u in args.units.split(",") if u.strip()] if args.units else None
+    if args.assemble_only:
+        made = study.assemble(args.profile, seed=args.seed)
+    else:
+        made = study.run_study(args.profile, units=units, again=args.again, seed=args.seed)
+    print(study.status(args.profile).to_string(index=False))
+    if made.missing:
+        print(f"not yet run: {', '.join(made.missing)} (run `finelogic study` again in another sitting)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="finelogic", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -129,6 +146,14 @@ def main(argv: list[str] | None = None) -> int:
     rehearse.add_argument("--train-steps", type=int, default=2, help="optimizer steps per fine-tuned model")
     rehearse.add_argument("--no-distributed", action="store_true", help="skip the TRL stage (every style on 2 CPU "
                           "processes through accelerate launch, one killed and resumed; needs the [train] extra)")
+    study_cmd = sub.add_parser("study", help="the laptop-scale study in units (base, SFT-<style>) that each finish "
+                               "and are written on their own; runs those not done, then assembles results/study/")
+    study_cmd.add_argument("--profile", default="study", choices=PROFILE_NAMES)
+    study_cmd.add_argument("--units", help="comma-separated units (default: every unit not yet done, in order)")
+    study_cmd.add_argument("--again", action="store_true", help="rerun the named units even when done")
+    study_cmd.add_argument("--assemble-only", action="store_true", help="merge the units done; run none")
+    study_cmd.add_argument("--status", action="store_true", help="which units are done, when and at what load")
+    study_cmd.add_argument("--seed", type=int, default=0)
     sub.add_parser("cache", help="where the one store (model calls, memos, generated sets) is, and what it holds")
     styles = ("NL", "Symb-Struct", "Symb-Filter", "Symb-Direct", "LogiPT")
     export = sub.add_parser("export-llamafactory", help="one style's training set in LLaMA-Factory's format, "
@@ -163,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
         return _rehearse(args)
     if args.command == "cache":
         return _cache()
+    if args.command == "study":
+        return _study(args)
     if args.command == "export-llamafactory":
         return _export(args)
     if args.command == "train":

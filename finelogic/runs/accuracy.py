@@ -234,7 +234,10 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     section = resolved_section(profile, overrides)
     sets = tuple(evaluation_sets(section, seed=seed, data_dir=data_dir))
     entries, scorers = split_scorers(section.models)
-    tuned = _fine_tuned(profile, seed, supervision_run) if section.fine_tuned else []
+    made = _supervision(profile, seed, supervision_run) if section.fine_tuned else None
+    tuned = made.fine_tuned() if made is not None else []
+    if not entries and not tuned:
+        raise ValueError("accuracy: no model to evaluate (models is empty and fine_tuned is off)")
     given = dict(backends or {})
     tuned_backends = {spec.name: given.pop(spec.name) for spec, _ in tuned if spec.name in given}
     opened = open_models(entries, given, batch_size=section.batch_size)
@@ -259,11 +262,14 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
                     continue
                 log.info("accuracy: %s, %s, %d items", spec.name, setting, len(problems))
                 frames.append(_prompt_records(problems, backend, setting, spec.name, decoding, section, scorer))
-        base_name = opened[0][0].name
+        # The fine-tuned rows are named by the model they were trained from (the first model's row, or the
+        # supervision run's base when only the fine-tuned models are evaluated: ``models=()``, a study unit).
+        base_name = opened[0][0].name if opened else made.base.name
         for spec, setting in tuned:  # the supervision run's models, each under its training prompt
             backend = tuned_backends.get(spec.name) or open_model(spec, batch_size=section.batch_size)
             log.info("accuracy: %s (fine-tuned), %s prompt, %d items", spec.name, setting, len(problems))
-            records = _prompt_records(problems, backend, setting, base_name, config, section, scorers[0])
+            records = _prompt_records(problems, backend, setting, base_name, config, section,
+                                     scorers[0] if scorers else MODEL_SCORERS[0])
             frames.append(records.assign(setting=spec.name))
             opened.append((spec, backend))
     calls, hits = call_counts(b for _, b in opened)
@@ -301,11 +307,10 @@ def reads(profile: str) -> tuple[str, ...]:
     return (SUPERVISION,) if PROFILES[profile].fine_tuned else ()
 
 
-def _fine_tuned(profile: str, seed: int, made: Any) -> list[tuple[Any, str]]:
-    """(spec, prompt setting) of every model the supervision run fine-tuned (handed in, or its written run
-    found by key: profile and seed)."""
-    made = made if made is not None else find_run(SupervisionRun, SUPERVISION, profile, seed, None)
-    return made.fine_tuned()
+def _supervision(profile: str, seed: int, made: Any) -> SupervisionRun:
+    """The supervision run whose fine-tuned models are evaluated: handed in, or its written run found by key
+    (profile and seed)."""
+    return made if made is not None else find_run(SupervisionRun, SUPERVISION, profile, seed, None)
 
 
 def split_scorers(entries: Sequence[Any]) -> tuple[list[Any], list[str]]:

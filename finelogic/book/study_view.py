@@ -1,0 +1,130 @@
+"""The laptop-scale study on the book's pages: its committed runs (``results/study/``, made by ``make study``,
+:mod:`finelogic.study`), which units they hold and when they were made, and whether the code that made them
+has changed since (computed when the page is built, with git). Every results page shows the study's rows with
+the same table as its own run, beside the paper's values.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from IPython.display import Markdown
+
+from finelogic.config import results_dir
+from finelogic.eval.stats import wilson_interval
+
+PROFILE = "study"
+#: Where ``benchmarks/study_learning_curve.py`` results are committed (with ``provenance.json``).
+CURVE = "learning_curve"
+HELD_OUT = {"fld_0-2": "FLD depths 0–2 (the training depths)", "fld_3-5": "FLD depths 3–5 (beyond them)",
+            "prontoqa_3": "ProntoQA 3-hop (generated)"}
+
+
+def folder() -> Path:
+    return results_dir(PROFILE)
+
+
+def read(family: str) -> Any | None:
+    """The study's run of ``family`` (merged from its units), or None when this checkout has none. A run
+    whose files do not match its ``run.json`` is an error (never shown as if it were whole)."""
+    from finelogic.runs.registry import family as find
+
+    directory = folder() / family
+    if not (directory / "run.json").is_file():
+        return None
+    return find(family).run_type.read(directory)
+
+
+def units() -> pd.DataFrame:
+    """The study's units (``results/study/units.csv``), empty when none is committed."""
+    from finelogic.study import MANIFEST
+
+    path = folder() / MANIFEST
+    return pd.read_csv(path) if path.is_file() else pd.DataFrame()
+
+
+def header(family: str) -> Markdown:
+    """What the page's study section shows: the study in one sentence, its units (commit, date, minutes, load),
+    those not yet run, and whether this family's code changed since each unit's commit."""
+    from finelogic.study import CODE, code_changed, unit_names
+
+    made = units()
+    if made.empty or read(family) is None:
+        return Markdown("No laptop-scale study results are in this checkout (`results/study/`). `make study` makes "
+                        "them (hours on 2 cores, in sittings; see the reproduce page).")
+    rows = []
+    paths = CODE.get(family, ("finelogic",))
+    changed = []
+    for unit in made.itertuples():
+        day = str(unit.finished)[:10]
+        rows.append(f"{unit.unit} (commit `{unit.commit}`, {day}, {unit.seconds / 60:.0f} min, load {unit.load_mean:.1f})")
+        status = code_changed(str(unit.commit), paths)
+        if status is None:
+            changed.append(f"{unit.unit}: cannot tell (commit `{unit.commit}` not in this checkout's history)")
+        elif status:
+            changed.append(f"{unit.unit}: **yes**")
+    missing = [u for u in unit_names(PROFILE) if u not in set(made["unit"])]
+    text = ("**The laptop-scale study** (profile `study`, committed in `results/study/`): the embedded "
+            "SmolLM2-135M-Instruct fine-tuned in the paper's supervision styles on shallow problems and tested like "
+            "the paper's models (the reproduce page). Units: " + "; ".join(rows) + ".")
+    if missing:
+        text += f" Not yet run: {', '.join(missing)} (their rows are absent; `make study` runs them)."
+    where = ", ".join(f"`{p}`" for p in paths)
+    if changed:
+        text += f" Code of this page's numbers ({where}) changed since the commit of " + "; ".join(changed) + "."
+    else:
+        text += f" The code of this page's numbers ({where}) has not changed since the units' commits (checked when this page was built)."
+    return Markdown(text)
+
+
+def learning_curve() -> pd.DataFrame:
+    """The NL style's learning curve: one row per stage and held-out set with ``examples_seen``, ``set``,
+    ``n``, ``accuracy``, ``ci_low``, ``ci_high`` (Wilson 95%, from the stage's records), ``marker_rate``,
+    ``train_seconds``, ``tokens_per_s``. Empty when none is committed."""
+    directory = folder() / CURVE
+    path = directory / "curve.jsonl"
+    if not path.is_file():
+        return pd.DataFrame()
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        stage = json.loads(line)
+        for name in HELD_OUT:
+            records = pd.read_csv(directory / f"curve.jsonl.stage{stage['stage']}.{name}.csv")
+            right, n = int(records["correct"].sum()), len(records)
+            low, high = wilson_interval(right, n)
+            rows.append({"examples_seen": stage["examples_seen"], "set": HELD_OUT[name], "n": n,
+                         "accuracy": round(100 * right / n, 1), "ci_low": round(100 * low, 1),
+                         "ci_high": round(100 * high, 1), "marker_rate": stage[name]["marker_rate"],
+                         "train_seconds": stage["train_seconds"], "tokens_per_s": stage["tokens_per_s"]})
+    return pd.DataFrame(rows)
+
+
+def curve_provenance() -> dict[str, Any]:
+    path = folder() / CURVE / "provenance.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def curve_figure(curve: pd.DataFrame):
+    """Held-out accuracy against training examples seen, one line per held-out set, 95% intervals as bars,
+    chance as dashed lines (33.3% for FLD's three labels, 50% for ProntoQA's two)."""
+    import matplotlib.pyplot as plt
+
+    from finelogic.book import figures
+
+    with plt.rc_context(figures.theme()):
+        fig, axes = figures.new_figure(height=3.6)
+        ax = axes[0, 0]
+        for name, rows in curve.groupby("set", sort=False):
+            ax.errorbar(rows["examples_seen"], rows["accuracy"],
+                        yerr=[rows["accuracy"] - rows["ci_low"], rows["ci_high"] - rows["accuracy"]],
+                        marker="o", capsize=3, label=name)
+        for level in (100 / 3, 50):
+            ax.axhline(level, linestyle="--", color="grey", linewidth=0.8)
+        ax.set_xlabel("training examples seen (NL style)")
+        ax.set_ylabel("held-out accuracy (%)")
+        ax.set_xscale("log", base=2)
+        ax.set_ylim(0, 100)
+        ax.legend(fontsize=8)
+    return fig

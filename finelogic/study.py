@@ -1,0 +1,422 @@
+"""The laptop-scale study (profile ``study``) in sittings: units that each finish and are committed on their own.
+
+The study is the paper's design in miniature (book/reproduce.md): the embedded model fine-tuned in each
+supervision style and tested like the paper's models. On 2 CPU cores it takes longer than one sitting, and
+checkpoints and caches are never committed, so it is cut into **units**:
+
+- ``base``: the base model's accuracy records (the accuracy family with ``fine_tuned=False``) and its probing
+  rows (with its random-init control);
+- ``SFT-<style>`` for each style of the profile's ``sft`` section: that style's training (the supervision
+  family with ``styles=(style,)``), then the fine-tuned model's accuracy records (the accuracy family with
+  ``models=()``: only the fine-tuned model) and its probing rows. The checkpoint lives only in the cache of
+  the machine that trained it; what the unit keeps is the records.
+
+:func:`run_unit` runs one unit and writes its family runs to ``results/study/units/<unit>/<family>/``, then
+``unit.json`` last (commit, start and end time, seconds per stage, load average sampled while it ran, torch
+threads): a unit without ``unit.json`` is not done. :func:`assemble` reads the units done, checks that each
+was made with the profile's current settings, merges them into the study's supervision, accuracy and
+probing runs, runs the families that only read runs (depth, soundness, claims) on the merged ones, and
+writes everything to ``results/study/<family>/`` with ``results/study/units.csv`` listing the units. A
+finding whose evidence needs a unit not yet run is inconclusive on the claims page, never guessed.
+
+``finelogic study`` (``make study``) runs the units not yet done, in order, assembling after each, so every
+sitting ends with a consistent committed set.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import pandas as pd
+
+from finelogic.config import results_dir
+from finelogic.eval.accuracy import summarize
+from finelogic.eval.forced_choice import summarize_forced
+from finelogic.eval.probing import summarize as summarize_probes
+from finelogic.runs import accuracy, claims, depth, probing, soundness, supervision
+from finelogic.runs.base import Provenance, Run, git_commit, resolve
+from finelogic.settings import as_data
+
+log = logging.getLogger(__name__)
+
+PROFILE = "study"
+BASE = "base"
+UNIT_FILE = "unit.json"
+MANIFEST = "units.csv"
+#: The unit's families, in the order it runs them (the base unit trains nothing).
+UNIT_FAMILIES = (supervision.FAMILY, accuracy.FAMILY, probing.FAMILY)
+#: Seconds between load-average samples while a unit runs.
+LOAD_EVERY = 15.0
+
+
+class UnitError(ValueError):
+    """A unit that cannot be assembled (made with other settings, another seed, or other test items); the
+    message names the unit, what differs and the command that makes it again."""
+
+
+def unit_names(profile: str = PROFILE) -> tuple[str, ...]:
+    """The study's units in the order ``finelogic study`` runs them: the base model, then one per style."""
+    return (BASE, *(f"SFT-{style}" for style in supervision.PROFILES[profile].styles))
+
+
+def units_dir(profile: str = PROFILE) -> Path:
+    return results_dir(profile) / "units"
+
+
+def unit_overrides(unit: str, profile: str = PROFILE) -> dict[str, dict[str, Any]]:
+    """What the unit changes in each family's profile settings: the base unit evaluates and probes the
+    profile's models only; a style's unit trains that style only and evaluates and probes only its
+    fine-tuned model."""
+    if unit == BASE:
+        return {accuracy.FAMILY: {"fine_tuned": False}, probing.FAMILY: {"fine_tuned": False}}
+    style = _style(unit, profile)
+    return {supervision.FAMILY: {"styles": (style,), "logipt": False},
+            accuracy.FAMILY: {"models": (), "fine_tuned": True},
+            probing.FAMILY: {"models": (), "fine_tuned": True}}
+
+
+@dataclass(frozen=True)
+class UnitRecord:
+    """``unit.json``: how a unit was made (the manifest's row)."""
+
+    unit: str
+    profile: str
+    seed: int
+    commit: str
+    started: str
+    finished: str
+    seconds: float
+    stages: Mapping[str, float]
+    load_mean: float
+    load_max: float
+    load_samples: int
+    threads: int
+    families: tuple[str, ...]
+
+    def row(self) -> dict[str, Any]:
+        out = dict(self.__dict__)
+        out["stages"] = json.dumps(dict(self.stages), sort_keys=True)
+        out["families"] = " ".join(self.families)
+        return out
+
+
+@dataclass
+class _LoadSampler:
+    """The 1-minute load average sampled in a background thread while a unit runs."""
+
+    every: float = LOAD_EVERY
+    samples: list[float] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self) -> None:
+        while True:
+            self.samples.append(os.getloadavg()[0])
+            if self._stop.wait(self.every):
+                return
+
+    def __enter__(self) -> "_LoadSampler":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.samples.append(os.getloadavg()[0])
+
+
+def done_units(profile: str = PROFILE, root: str | Path | None = None) -> dict[str, UnitRecord]:
+    """The units whose ``unit.json`` is written, by name, in :func:`unit_names` order (then any others)."""
+    root = Path(root or units_dir(profile))
+    found = {}
+    for path in sorted(root.glob(f"*/{UNIT_FILE}")) if root.is_dir() else ():
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["families"] = tuple(data["families"])
+        found[data["unit"]] = UnitRecord(**data)
+    order = {name: i for i, name in enumerate(unit_names(profile))}
+    return dict(sorted(found.items(), key=lambda item: (order.get(item[0], len(order)), item[0])))
+
+
+def run_unit(unit: str, *, profile: str = PROFILE, seed: int = 0, data_dir: str | Path | None = None,
+             overrides: Mapping[str, Mapping[str, Any]] | None = None,
+             root: str | Path | None = None) -> UnitRecord:
+    """Run one unit and write it (module docstring); returns its record.
+
+    Args:
+        unit: ``base`` or ``SFT-<style>`` (:func:`unit_names`).
+        overrides: per family, settings changed beyond the unit's own (tests shrink the runs); a unit made
+            with overrides is refused by :func:`assemble` unless it is given the same ones.
+        root: the units folder (default ``results/<profile>/units``).
+
+    Raises:
+        ValueError: an unknown unit (names the study's units).
+    """
+    if unit not in unit_names(profile):
+        raise ValueError(f"unknown study unit {unit!r}; the units are {', '.join(unit_names(profile))}")
+    given = _given(unit, profile, overrides)
+    directory = Path(root or units_dir(profile)) / unit
+    (directory / UNIT_FILE).unlink(missing_ok=True)  # not done until written again
+    stages: dict[str, float] = {}
+    made: dict[str, Run] = {}
+    started, clock = _now(), time.perf_counter()
+
+    def stage(family: str, call: Callable[[], Run]) -> Run:
+        log.info("study unit %s: %s", unit, family)
+        start = time.perf_counter()
+        result = call()
+        stages[family] = round(time.perf_counter() - start, 1)
+        result.write(directory / family)
+        made[family] = result
+        return result
+
+    with _LoadSampler() as load:
+        tuned = None
+        if supervision.FAMILY in given:
+            tuned = stage(supervision.FAMILY, lambda: supervision.run(
+                profile, seed=seed, evaluate=False, **given[supervision.FAMILY]))
+        stage(accuracy.FAMILY, lambda: accuracy.run(profile, seed=seed, data_dir=data_dir, supervision_run=tuned,
+                                                    **given[accuracy.FAMILY]))
+        stage(probing.FAMILY, lambda: probing.run(profile, seed=seed, supervision_run=tuned,
+                                                  **given[probing.FAMILY]))
+    import torch
+
+    record = UnitRecord(unit=unit, profile=profile, seed=seed, commit=git_commit(), started=started,
+                        finished=_now(), seconds=round(time.perf_counter() - clock, 1), stages=stages,
+                        load_mean=round(sum(load.samples) / len(load.samples), 2), load_max=round(max(load.samples), 2),
+                        load_samples=len(load.samples), threads=torch.get_num_threads(), families=tuple(made))
+    (directory / UNIT_FILE).write_text(json.dumps(record.__dict__, indent=2, default=list) + "\n", encoding="utf-8")
+    log.info("study unit %s done in %.0f s (load %.1f mean, %.1f max)", unit, record.seconds, record.load_mean,
+             record.load_max)
+    return record
+
+
+@dataclass(frozen=True)
+class Study:
+    """The assembled study: the merged and derived runs by family, the units it holds and those missing."""
+
+    runs: Mapping[str, Run]
+    units: pd.DataFrame
+    missing: tuple[str, ...]
+
+
+def assemble(profile: str = PROFILE, *, seed: int = 0, overrides: Mapping[str, Mapping[str, Any]] | None = None,
+             root: str | Path | None = None, out: str | Path | None = None, write: bool = True) -> Study:
+    """Merge the units done into the study's runs and derive the rest (module docstring).
+
+    Args:
+        overrides: the per-family overrides the units were made with (:func:`run_unit`).
+        root: the units folder (default ``results/<profile>/units``); out: where the study's family runs
+            go (default ``results/<profile>``).
+
+    Raises:
+        UnitError: no unit is done, or a unit was made with another seed, other settings or other test
+            items than the others (named, with the command that makes it again).
+    """
+    root = Path(root or units_dir(profile))
+    records = done_units(profile, root)
+    if not records:
+        raise UnitError(f"no study unit is done in {root}; run `finelogic study` first")
+    read = {unit: _read_unit(root / unit, rec, profile, seed, overrides) for unit, rec in records.items()}
+    tuned_units = [u for u in read if u != BASE]
+    if BASE not in read:
+        raise UnitError(f"the base unit is not done in {root}; run `finelogic study --units base`")
+    merged_sup = merge_supervision([read[u][supervision.FAMILY] for u in tuned_units], read[BASE][accuracy.FAMILY],
+                                   profile, seed, overrides)
+    merged_acc = merge_accuracy([read[u][accuracy.FAMILY] for u in read], profile, seed, overrides)
+    merged_prob = merge_probing([read[u][probing.FAMILY] for u in read], profile, seed, overrides)
+    given = dict(overrides or {})
+    depth_run = depth.run(profile, seed=seed, accuracy_run=merged_acc)
+    soundness_run = soundness.run(profile, seed=seed, accuracy_run=merged_acc, **given.get(soundness.FAMILY, {}))
+    claims_run = claims.run(profile, seed=seed, supervision_run=merged_sup, probing_run=merged_prob,
+                            accuracy_run=merged_acc, soundness_run=soundness_run)
+    runs = {supervision.FAMILY: merged_sup, accuracy.FAMILY: merged_acc, depth.FAMILY: depth_run,
+            soundness.FAMILY: soundness_run, probing.FAMILY: merged_prob, claims.FAMILY: claims_run}
+    units = pd.DataFrame([rec.row() for rec in records.values()])
+    missing = tuple(u for u in unit_names(profile) if u not in read)
+    if write:
+        folder = Path(out) if out is not None else results_dir(profile)
+        for family, made in runs.items():
+            made.write(folder / family)
+        _write_manifest(folder / MANIFEST, units)
+    return Study(runs, units, missing)
+
+
+def merge_accuracy(runs: Sequence[accuracy.AccuracyRun], profile: str, seed: int,
+                   overrides: Mapping[str, Mapping[str, Any]] | None = None) -> accuracy.AccuracyRun:
+    """One accuracy run from the units' (records in unit order; Table 2's cells computed again)."""
+    first = runs[0]
+    records = pd.concat([r.records for r in runs], ignore_index=True)
+    traces = pd.concat([r.traces for r in runs], ignore_index=True)
+    section = resolve(accuracy.PROFILES, profile, accuracy.FAMILY, _family(overrides, accuracy.FAMILY))
+    provenance = _merged_provenance(runs, accuracy.FAMILY, profile, seed, section)
+    return accuracy.AccuracyRun(provenance, records=records, sets=first.sets, traces=traces,
+                                summary=summarize(records, by=accuracy.TABLE2_KEYS),
+                                forced_summary=summarize_forced(records, by=accuracy.TABLE2_KEYS),
+                                eval_sets=first.eval_sets)
+
+
+def merge_probing(runs: Sequence[probing.ProbingRun], profile: str, seed: int,
+                  overrides: Mapping[str, Mapping[str, Any]] | None = None) -> probing.ProbingRun:
+    """One probing run from the units' (predictions in unit order; the summary computed again). Every unit
+    probes the same problems and rows, so the first unit's row counts and shown rows stand for all."""
+    first = runs[0]
+    predictions = pd.concat([r.predictions for r in runs], ignore_index=True)
+    # The text-only baseline reads no model: each unit fits the same one; keep one copy per model row.
+    section = resolve(probing.PROFILES, profile, probing.FAMILY, _family(overrides, probing.FAMILY))
+    provenance = _merged_provenance(runs, probing.FAMILY, profile, seed, section)
+    seconds = {name: value for r in runs for name, value in r.seconds.items()}
+    return probing.ProbingRun(provenance, predictions, summarize_probes(predictions, seed=seed).round(4),
+                              row_counts=first.row_counts, splits=first.splits, shown_rows=first.shown_rows,
+                              seconds=seconds)
+
+
+def merge_supervision(runs: Sequence[supervision.SupervisionRun], base_run: accuracy.AccuracyRun, profile: str,
+                      seed: int, overrides: Mapping[str, Mapping[str, Any]] | None = None
+                      ) -> supervision.SupervisionRun:
+    """One supervision run from the style units' (training rows, losses, checks and Figure 4 rows of every
+    style trained so far); it evaluates nothing itself (the accuracy run holds its models' records)."""
+    section = resolve(supervision.PROFILES, profile, supervision.SECTION, _family(overrides, supervision.FAMILY))
+    provenance = _merged_provenance(runs, supervision.FAMILY, profile, seed, section)
+    if not runs:
+        return supervision.SupervisionRun(replace(provenance, models=(base_run.provenance.models[0],)))
+    first = runs[0]
+    frames = {name: pd.concat([getattr(r, name) for r in runs], ignore_index=True)
+              for name in ("training", "losses", "checks", "figure4")}
+    return supervision.SupervisionRun(provenance, **frames, base=first.base, config=first.config,
+                                      train_config=first.train_config)
+
+
+def code_changed(commit: str, paths: Sequence[str]) -> bool | None:
+    """Whether any of ``paths`` (repository-relative) differs between ``commit`` and the checkout; None when
+    it cannot be told (no git, an unknown commit, or a commit with uncommitted changes, ``+dirty``)."""
+    import subprocess
+
+    from finelogic.config import repo_root
+
+    if not commit or commit == "unknown" or commit.endswith("+dirty"):
+        return None
+    try:
+        done = subprocess.run(["git", "diff", "--quiet", commit, "--", *paths], cwd=repo_root(),
+                              capture_output=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {0: False, 1: True}.get(done.returncode)
+
+
+#: The code each study family's numbers come from (for the book's "code changed since" line).
+CODE = {
+    supervision.FAMILY: ("finelogic/runs/supervision.py", "finelogic/sft", "finelogic/data", "finelogic/models"),
+    accuracy.FAMILY: ("finelogic/runs/accuracy.py", "finelogic/eval", "finelogic/data", "finelogic/models",
+                      "finelogic/prompts.py", "finelogic/sft"),
+    depth.FAMILY: ("finelogic/runs/depth.py", "finelogic/runs/accuracy.py", "finelogic/eval", "finelogic/data",
+                   "finelogic/models", "finelogic/prompts.py", "finelogic/sft"),
+    soundness.FAMILY: ("finelogic/runs/soundness.py", "finelogic/runs/accuracy.py", "finelogic/eval",
+                       "finelogic/logic", "finelogic/data", "finelogic/models", "finelogic/sft"),
+    probing.FAMILY: ("finelogic/runs/probing.py", "finelogic/eval/probing.py", "finelogic/data", "finelogic/models",
+                     "finelogic/sft"),
+    claims.FAMILY: ("finelogic/runs/claims.py",),
+}
+
+
+def status(profile: str = PROFILE) -> pd.DataFrame:
+    """One row per unit: done or not, and for the done ones when, at which commit, in how long, at what load."""
+    done = done_units(profile)
+    rows = []
+    for unit in unit_names(profile):
+        rec = done.get(unit)
+        rows.append({"unit": unit, "done": rec is not None, "commit": rec.commit if rec else "",
+                     "finished": rec.finished if rec else "", "minutes": round(rec.seconds / 60, 1) if rec else None,
+                     "load_mean": rec.load_mean if rec else None})
+    return pd.DataFrame(rows)
+
+
+def run_study(profile: str = PROFILE, *, units: Sequence[str] | None = None, again: bool = False, seed: int = 0,
+              data_dir: str | Path | None = None) -> Study:
+    """Run the units not yet done (or those named; ``again`` reruns done ones), assembling after each."""
+    wanted = list(units or unit_names(profile))
+    study = None
+    for unit in wanted:
+        if unit in done_units(profile) and not again:
+            log.info("study unit %s is done (%s); skipped", unit, units_dir(profile) / unit)
+            continue
+        run_unit(unit, profile=profile, seed=seed, data_dir=data_dir)
+        if BASE in done_units(profile):
+            study = assemble(profile, seed=seed)
+    return study if study is not None else assemble(profile, seed=seed)
+
+
+def _style(unit: str, profile: str) -> str:
+    styles = supervision.PROFILES[profile].styles
+    style = unit.removeprefix("SFT-")
+    if not unit.startswith("SFT-") or style not in styles:
+        raise ValueError(f"unknown study unit {unit!r}; the units are {', '.join(unit_names(profile))}")
+    return style
+
+
+def _given(unit: str, profile: str, overrides: Mapping[str, Mapping[str, Any]] | None) -> dict[str, dict[str, Any]]:
+    given = unit_overrides(unit, profile)
+    for family, changes in (overrides or {}).items():
+        if family in given:
+            given[family] = {**changes, **given[family]}
+    return given
+
+
+def _family(overrides: Mapping[str, Mapping[str, Any]] | None, family: str) -> dict[str, Any]:
+    return dict((overrides or {}).get(family, {}))
+
+
+def _read_unit(directory: Path, record: UnitRecord, profile: str, seed: int,
+               overrides: Mapping[str, Mapping[str, Any]] | None) -> dict[str, Run]:
+    """The unit's family runs, each checked against the settings the unit must have been made with."""
+    again = f"make it again with `finelogic study --units {record.unit} --again`"
+    if record.profile != profile or record.seed != seed:
+        raise UnitError(f"study unit {record.unit} ({directory}) was made for profile {record.profile}, seed "
+                        f"{record.seed}, not {profile}, seed {seed}; {again}")
+    types = {supervision.FAMILY: supervision.SupervisionRun, accuracy.FAMILY: accuracy.AccuracyRun,
+             probing.FAMILY: probing.ProbingRun}
+    sections = {supervision.FAMILY: (supervision.PROFILES, supervision.SECTION),
+                accuracy.FAMILY: (accuracy.PROFILES, accuracy.FAMILY), probing.FAMILY: (probing.PROFILES, probing.FAMILY)}
+    given = _given(record.unit, profile, overrides)
+    out = {}
+    for family in record.families:
+        made = types[family].read(directory / family)
+        table, section = sections[family]
+        wanted = as_data(resolve(table, profile, section, given.get(family, {})))
+        have = dict(made.provenance.settings)
+        differs = sorted(k for k in set(wanted) | set(have) if wanted.get(k) != have.get(k))
+        if differs:
+            raise UnitError(f"study unit {record.unit}: its {family} run ({directory / family}) was made with other "
+                            f"settings than the profile's now ({', '.join(differs)}); {again}")
+        out[family] = made
+    return out
+
+
+def _merged_provenance(runs: Sequence[Run], family: str, profile: str, seed: int, settings: Any) -> Provenance:
+    models = tuple(dict.fromkeys(m for r in runs for m in r.provenance.models))
+    ids = tuple(dict.fromkeys(m for r in runs for m in r.provenance.model_ids))
+    first = runs[0].provenance if runs else None
+    return Provenance(family=family, profile=profile, seed=seed, settings=settings, models=models, model_ids=ids,
+                      n=first.n if first else 0, data=dict(first.data) if first else {},
+                      model_calls=sum(r.provenance.model_calls for r in runs),
+                      cache_hits=sum(r.provenance.cache_hits for r in runs),
+                      seconds=round(sum(r.provenance.seconds for r in runs), 3))
+
+
+def _write_manifest(path: Path, units: pd.DataFrame) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp")
+    units.to_csv(temporary, index=False)
+    os.replace(temporary, path)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

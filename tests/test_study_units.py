@@ -1,0 +1,95 @@
+"""The study in units (finelogic.study), run for real in the smoke profile: each unit is written on its own, the
+units done are merged into one set of family runs, and a unit made with other settings is refused."""
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from model_fixtures import model_cache  # noqa: F401  (fixture)
+
+
+def test_unknown_unit_names_the_units():
+    from finelogic import study
+
+    with pytest.raises(ValueError, match="SFT-NL.*SFT-Symb-Direct"):
+        study.run_unit("SFT-Prose", profile="smoke")
+    assert study.unit_names("study") == ("base", "SFT-NL", "SFT-Symb-Struct", "SFT-Symb-Filter", "SFT-Symb-Direct")
+
+
+def test_assembling_without_units_says_what_to_run(tmp_path):
+    from finelogic import study
+
+    with pytest.raises(study.UnitError, match="finelogic study"):
+        study.assemble("smoke", root=tmp_path / "units")
+
+
+def test_code_changed_tells_a_changed_file_from_an_unchanged_one():
+    import subprocess
+
+    from finelogic import study
+    from finelogic.config import repo_root
+
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo_root(), capture_output=True, text=True).stdout.strip()
+    if not head:
+        pytest.skip("not a git checkout")
+    # The first commit that made this test file (the study module came with it) had no finelogic/study.py before.
+    first = subprocess.run(["git", "log", "--format=%H", "--diff-filter=A", "--", "finelogic/study.py"],
+                           cwd=repo_root(), capture_output=True, text=True).stdout.split()
+    assert study.code_changed(head, ["finelogic/study.py"]) in (False, True)  # True only with local edits
+    if first:
+        parent = first[-1] + "~1"
+        assert study.code_changed(parent, ["finelogic/study.py"]) is True
+    assert study.code_changed("abc+dirty", ["finelogic"]) is None
+    assert study.code_changed("0000000000", ["finelogic"]) is None
+
+
+@pytest.mark.slow
+def test_units_run_alone_and_merge_into_one_study(model_cache, tmp_path, monkeypatch):
+    import torch
+
+    from finelogic import study
+    from finelogic.runs import accuracy, claims, supervision
+
+    torch.set_num_threads(1)  # the shared test cache: a checkpoint or answer made by another test is reused
+    units = tmp_path / "units"
+    base = study.run_unit("base", profile="smoke", root=units)
+    assert base.families == ("accuracy", "probing") and base.load_samples >= 2
+    assert set(base.stages) == {"accuracy", "probing"} and base.seconds >= sum(base.stages.values()) - 1
+
+    # One unit is enough to assemble: the claims that need a fine-tuned model are inconclusive.
+    partial = study.assemble("smoke", root=units, out=tmp_path / "out")
+    assert partial.missing == ("SFT-NL", "SFT-Symb-Struct", "SFT-Symb-Filter", "SFT-Symb-Direct")
+    assert (partial.runs[claims.FAMILY].verdicts["verdict"] != "reproduced").all()
+
+    tuned = study.run_unit("SFT-NL", profile="smoke", root=units)
+    assert tuned.families == ("supervision", "accuracy", "probing")
+    unit_acc = accuracy.AccuracyRun.read(units / "SFT-NL" / "accuracy")
+    assert set(unit_acc.records["setting"]) == {"SFT-NL"}  # only the fine-tuned model, named by its base
+    assert set(unit_acc.records["model"]) == {"SmolLM2-135M-Instruct"}
+
+    made = study.assemble("smoke", root=units, out=tmp_path / "out")
+    assert made.missing == ("SFT-Symb-Struct", "SFT-Symb-Filter", "SFT-Symb-Direct")
+    merged = accuracy.AccuracyRun.read(tmp_path / "out" / "accuracy")
+    base_acc = accuracy.AccuracyRun.read(units / "base" / "accuracy")
+    assert len(merged.records) == len(base_acc.records) + len(unit_acc.records)
+    # Table 2's cells of the merged run are those of each unit.
+    cells = pd.concat([base_acc.summary, unit_acc.summary], ignore_index=True)
+    assert merged.summary.sort_values(list(accuracy.TABLE2_KEYS)).reset_index(drop=True).equals(
+        cells.sort_values(list(accuracy.TABLE2_KEYS)).reset_index(drop=True))
+    sup = supervision.SupervisionRun.read(tmp_path / "out" / "supervision")
+    assert sup.training["setting"].tolist() == ["SFT-NL"]
+    manifest = pd.read_csv(tmp_path / "out" / study.MANIFEST)
+    assert manifest["unit"].tolist() == ["base", "SFT-NL"]
+    assert {"commit", "started", "finished", "seconds", "load_mean", "stages"} <= set(manifest.columns)
+    for family in ("depth", "soundness", "probing", "claims"):
+        assert (tmp_path / "out" / family / "run.json").is_file()
+
+    # A unit made with other settings than the profile's now is refused, naming unit and setting.
+    with pytest.raises(study.UnitError, match=r"SFT-NL.*supervision.*fld_n"):
+        study.assemble("smoke", root=units, out=tmp_path / "other", overrides={"supervision": {"fld_n": 8}})
+    # A unit whose unit.json is missing (it stopped before the end) is not done.
+    (units / "SFT-NL" / study.UNIT_FILE).unlink()
+    assert list(study.done_units("smoke", units)) == ["base"]
+    assert json.loads((units / "base" / study.UNIT_FILE).read_text())["unit"] == "base"
