@@ -163,3 +163,22 @@ def data_note(sets: pd.DataFrame) -> str:
 
 def _paper_dash(table: pd.DataFrame) -> pd.DataFrame:
     return table.astype({"paper": object}).fillna({"paper": "—"})
+
+
+def cue_view(run) -> Table:
+    """Beside each accuracy of ``run`` (an accuracy run with its test sets), what it must beat before it says
+    anything about reasoning (:func:`finelogic.eval.cues.cue_table`): chance, the best constant answer, the
+    negation rule, and the accuracy on PROVED/DISPROVED items apart from UNKNOWN ones."""
+    from finelogic.eval.cues import cue_table
+
+    table = cue_table(run.records, [p for s in run.eval_sets for p in s.problems])
+    table["dataset"] = [PAPER_NAMES.get(d, d) for d in table["dataset"]]
+    rates = ["accuracy", "accuracy_pd", "accuracy_unknown", "chance", "best_constant", "negation_rule"]
+    return present(table, percent=rates, intervals={"accuracy": ("ci_low", "ci_high")},
+                   headers={"accuracy": "Accuracy [95% CI]", "n_pd": "n P/D", "accuracy_pd": "Acc. on P/D",
+                            "n_unknown": "n UNKNOWN", "accuracy_unknown": "Acc. on UNKNOWN",
+                            "best_constant": "Best constant", "best_constant_label": "its label",
+                            "negation_rule": "Negation rule", "reading": "Reading"},
+                   missing="no such items", note="In %. Best constant: the most frequent gold label of these items "
+                   "answered every time; negation rule: DISPROVED when the hypothesis has a negation word, else PROVED. "
+                   "Reading: whether the 95% interval's lower end clears the highest of chance, best constant and rule.")

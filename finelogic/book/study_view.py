@@ -128,3 +128,41 @@ def curve_figure(curve: pd.DataFrame):
         ax.set_ylim(0, 100)
         ax.legend(fontsize=8)
     return fig
+
+
+def claims_short():
+    """The landing page's short table of the study's verdicts, or a one-cell table saying none is committed."""
+    from finelogic.book.claims import short_table
+    from finelogic.book.tables import Table
+
+    made = read("claims")
+    if made is None:
+        return Table(pd.DataFrame({"Laptop-scale study": [
+            "No study results are in this checkout (results/study/); `make study` makes them."]}))
+    return short_table(made)
+
+
+def shortcut_sentence(run) -> str:
+    """For every fine-tuned row of an accuracy run (``SFT-<style>``, LogiPT), on each test set: whether its
+    accuracy's 95% interval clears chance, the best constant answer and the negation rule
+    (:func:`finelogic.eval.cues.cue_table`), i.e. whether a finding about it can be about reasoning rather
+    than a surface cue (the paper's own caveat of shallow pattern matching, §5.2.1)."""
+    from finelogic.data.suites import PAPER_NAMES
+    from finelogic.eval.cues import BEATS, cue_table
+
+    table = cue_table(run.records, [p for s in run.eval_sets for p in s.problems])
+    tuned = table[table["setting"].str.startswith("SFT-") | (table["setting"] == "LogiPT")]
+    if tuned.empty:
+        return "No fine-tuned model is in these records yet, so no accuracy can be read against the cue rules."
+    parts = []
+    for setting, rows in tuned.groupby("setting", sort=False):
+        above = [PAPER_NAMES.get(d, d) for d in rows.loc[rows["reading"] == BEATS, "dataset"]]
+        not_above = [f"{PAPER_NAMES.get(r.dataset, r.dataset)} ({r.reading})" for r in rows.itertuples()
+                     if r.reading != BEATS]
+        text = f"{setting}: above every baseline on {', '.join(above) if above else 'no test set'}"
+        if not_above:
+            text += "; " + ", ".join(not_above)
+        parts.append(text)
+    return ("Read against the cue rules (95% interval's lower end above the highest of chance, the best constant "
+            "answer and the negation rule): " + ". ".join(parts) + ". Where a fine-tuned model is not above them, "
+            "its gains can be a shortcut (the paper's own caveat of shallow pattern matching, §5.2.1), not deduction.")

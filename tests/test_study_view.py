@@ -1,0 +1,93 @@
+"""The book's study sections (finelogic.book.study_view): what a page says with and without committed study
+results, the learning curve read from its files, and the 'code changed since' line."""
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pandas as pd
+import pytest
+
+from conftest import REPO
+
+
+@pytest.fixture
+def results(tmp_path, monkeypatch):
+    monkeypatch.setenv("FINELOGIC_RESULTS", str(tmp_path / "results"))
+    return tmp_path / "results"
+
+
+def test_a_checkout_without_the_study_says_so(results):
+    from finelogic.book import study_view
+
+    assert study_view.read("accuracy") is None
+    assert "No laptop-scale study results" in study_view.header("accuracy").data
+    assert "make study" in study_view.claims_short().frame.iloc[0, 0]
+    assert study_view.learning_curve().empty
+
+
+def _curve(folder, stages):
+    folder.mkdir(parents=True)
+    lines = []
+    for k, (seen, right) in enumerate(stages):
+        row = {"stage": k, "examples_seen": seen, "train_seconds": 10.0, "tokens_per_s": 150.0}
+        for name in ("fld_0-2", "fld_3-5", "prontoqa_3"):
+            pd.DataFrame({"correct": [True] * right + [False] * (10 - right)}).to_csv(
+                folder / f"curve.jsonl.stage{k}.{name}.csv", index=False)
+            row[name] = {"n": 10, "accuracy": 10.0 * right, "marker_rate": 100.0}
+        lines.append(json.dumps(row))
+    (folder / "curve.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def test_the_learning_curve_is_read_with_wilson_intervals(results):
+    from finelogic.book import study_view
+    from finelogic.eval.stats import wilson_interval
+
+    _curve(results / "study" / study_view.CURVE, [(256, 3), (512, 8)])
+    curve = study_view.learning_curve()
+    assert len(curve) == 6 and curve["examples_seen"].tolist() == [256] * 3 + [512] * 3
+    row = curve.iloc[3]
+    low, high = wilson_interval(8, 10)
+    assert (row["accuracy"], row["ci_low"], row["ci_high"]) == (80.0, round(100 * low, 1), round(100 * high, 1))
+    assert study_view.curve_figure(curve) is not None
+
+
+def test_the_committed_learning_curve_reads(monkeypatch):
+    from finelogic.book import study_view
+
+    if not (REPO / "results" / "study" / study_view.CURVE / "curve.jsonl").is_file():
+        pytest.skip("no learning curve committed")
+    monkeypatch.setenv("FINELOGIC_RESULTS", str(REPO / "results"))
+    curve = study_view.learning_curve()
+    assert curve["examples_seen"].is_monotonic_increasing and len(curve) >= 9  # three stages or more
+    assert curve["n"].min() >= 60 and curve["accuracy"].between(0, 100).all()
+    assert study_view.curve_provenance()["commit"]
+
+
+def _claims_run(results):
+    from finelogic.runs.base import Provenance
+    from finelogic.runs.claims import ClaimsRun
+
+    verdicts = pd.DataFrame({"claim": ["fine-tuning helps"], "source": ["Table 2"], "verdict": ["inconclusive"]})
+    ClaimsRun(Provenance("claims", "study", 0), verdicts=verdicts).write(results / "study" / "claims")
+
+
+def test_a_page_names_the_units_those_missing_and_whether_the_code_changed(results):
+    from finelogic.book import study_view
+
+    _claims_run(results)
+    roots = subprocess.run(["git", "rev-list", "--max-parents=0", "HEAD"], cwd=REPO, capture_output=True,
+                           text=True).stdout.split()
+    units = [{"unit": "base", "commit": "unknown", "finished": "2026-12-02T12:00:00Z", "seconds": 1800.0,
+              "load_mean": 2.1}]
+    if roots:  # the first commit has no claims module: its code changed since
+        units.append({"unit": "SFT-NL", "commit": roots[0][:10], "finished": "2026-12-02T13:00:00Z",
+                      "seconds": 3000.0, "load_mean": 2.4})
+    pd.DataFrame(units).to_csv(results / "study" / "units.csv", index=False)
+    text = study_view.header("claims").data
+    assert "base (commit `unknown`, 2026-12-02, 30 min, load 2.1)" in text
+    assert "base: cannot tell" in text
+    assert "Not yet run: " in text and "SFT-Symb-Direct" in text
+    if roots:
+        assert "SFT-NL: **yes**" in text and "SFT-NL," not in text.split("Not yet run:")[1]
+    assert study_view.claims_short().frame.shape[0] == 1
