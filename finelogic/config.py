@@ -84,6 +84,29 @@ def redact_url(url: str | None) -> str | None:
                   url)
 
 
+def body_digest(extra_body: Any) -> str:
+    """``sha256:<16 hex>`` of a server's ``extra_body`` (its JSON, keys sorted): what a model's identity and a
+    run's provenance record instead of the values, which may hold a key or token."""
+    import hashlib
+    import json
+
+    return "sha256:" + hashlib.sha256(json.dumps(extra_body, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def scrub_secrets(data: Any) -> Any:
+    """Plain settings data (:func:`finelogic.settings.as_data`) with what may be secret taken out, for
+    provenance: every ``extra_body`` mapping becomes its :func:`body_digest`, every URL its
+    :func:`redact_url` form."""
+    if isinstance(data, dict):
+        return {k: body_digest(v) if k == "extra_body" and isinstance(v, dict) else scrub_secrets(v)
+                for k, v in data.items()}
+    if isinstance(data, list):
+        return [scrub_secrets(v) for v in data]
+    if isinstance(data, str) and "://" in data:
+        return redact_url(data)
+    return data
+
+
 def safe_name(text: str) -> str:
     """A file-name stem made from any text (a model name, a run name): characters other than letters,
     digits, ``.``, ``_``, ``-`` become ``_``, and no leading dot, so ``meta-llama/Llama-3.1-8B`` gives

@@ -36,7 +36,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
-from finelogic.config import results_dir
+from finelogic.config import results_dir, scrub_secrets
 from finelogic.eval.accuracy import summarize
 from finelogic.eval.forced_choice import summarize_forced
 from finelogic.eval.probing import summarize as summarize_probes
@@ -390,7 +390,7 @@ def _read_unit(directory: Path, record: UnitRecord, profile: str, seed: int,
     for family in record.families:
         made = types[family].read(directory / family)
         table, section = sections[family]
-        wanted = as_data(resolve(table, profile, section, given.get(family, {})))
+        wanted = scrub_secrets(as_data(resolve(table, profile, section, given.get(family, {}))))
         have = dict(made.provenance.settings)
         differs = sorted(k for k in set(wanted) | set(have) if wanted.get(k) != have.get(k))
         if differs:

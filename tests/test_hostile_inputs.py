@@ -77,6 +77,28 @@ def test_credentials_in_a_base_url_are_sent_but_never_shown_logged_or_stored(fak
     assert secret.encode() not in stored
 
 
+def test_a_secret_in_extra_body_reaches_the_server_but_no_model_identity_or_provenance(fake_server, tmp_path,
+                                                                                       monkeypatch):
+    import json
+
+    from finelogic.models.spec import open_model, parse_model
+    from finelogic.runs.base import Provenance
+
+    monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path))
+    secret = "tok-0123456789abcdef"
+    entry = {"kind": "openai", "model": "fake-model", "base_url": fake_server.url.replace("http://", f"http://bob:{secret}@"),
+             "options": {"extra_body": {"router_token": secret, "repeat_penalty": 1.0}}}
+    backend = open_model(entry)
+    assert backend.generate([[{"role": "user", "content": "hi"}]]) == ["answer to hi"]
+    assert fake_server.bodies[-1]["router_token"] == secret  # sent
+    spec = parse_model(entry)
+    other = parse_model({**entry, "options": {"extra_body": {"router_token": "another", "repeat_penalty": 1.0}}})
+    assert secret not in spec.model_id and spec.model_id != other.model_id  # still part of the identity
+    recorded = json.dumps(Provenance("accuracy", "smoke", 0, settings={"models": [entry]},
+                                     model_ids=(spec.model_id,)).as_dict())
+    assert secret not in recorded and "bob:***@" in recorded and "sha256:" in recorded
+
+
 # ---------------------------------------------------------------------------------------------- data files
 CARD = {"id": "symbolic_00042", "domain": "Symbolic", "context": "If:\na = b\nb != c\na = d\n\nThen",
         "options": ["a != c", "d = c", "b = d", "a = c"], "answer_index": 0, "answer": "a != c", "hop_depth": 2}

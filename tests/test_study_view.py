@@ -91,3 +91,40 @@ def test_a_page_names_the_units_those_missing_and_whether_the_code_changed(resul
     if roots:
         assert "SFT-NL: **yes**" in text and "SFT-NL," not in text.split("Not yet run:")[1]
     assert study_view.claims_short().frame.shape[0] == 1
+
+
+def test_the_committed_study_renders_with_every_page_view(monkeypatch):
+    """What `make book` shows by default: every results page's study section, on the committed study."""
+    from finelogic.book import claims as claims_page
+    from finelogic.book import findings, study_view
+    from finelogic.book import probing as probing_page
+    from finelogic.book import soundness as soundness_page
+    from finelogic.book import supervision as supervision_page
+    from finelogic.book.accuracy import cue_view, table2_view, table5_view
+    from finelogic.runs import probing
+
+    if not (REPO / "results" / "study" / "units.csv").is_file():
+        pytest.skip("no study committed")
+    monkeypatch.setenv("FINELOGIC_RESULTS", str(REPO / "results"))
+    made = {f: study_view.read(f) for f in ("supervision", "accuracy", "depth", "soundness", "probing", "claims")}
+    assert all(run is not None for run in made.values())
+    units = study_view.units()
+    assert "base" in set(units["unit"])
+    for family in made:
+        text = study_view.header(family).data
+        assert "Units: base (commit" in text
+    accuracy_run = made["accuracy"]
+    assert len(table2_view(accuracy_run.summary, accuracy_run.forced_summary).frame) == len(accuracy_run.summary)
+    cues = cue_view(accuracy_run).frame
+    assert len(cues) == len(accuracy_run.records.groupby(["model", "setting", "dataset"]))
+    assert findings.accuracy(accuracy_run).strip()
+    assert len(table5_view(made["depth"].summary, made["depth"].compat, made["depth"].forced).frame)
+    assert len(soundness_page.table3_view(made["soundness"]).frame)
+    assert len(soundness_page.exclusions_view(made["soundness"]).frame)
+    readout = made["probing"].provenance.settings["readouts"][0]
+    assert len(probing_page.table4_beside_paper(made["probing"].predictions, readout, "ours (study)"))
+    assert findings.probing(made["probing"], probing.RANDOM_INIT)
+    assert supervision_page.accuracy_figure(accuracy_run) is not None
+    assert len(claims_page.verdict_table(made["claims"]).frame) == len(made["claims"].verdicts)
+    assert study_view.shortcut_sentence(accuracy_run)
+    assert len(study_view.claims_short().frame) == len(made["claims"].verdicts)

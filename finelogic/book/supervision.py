@@ -67,8 +67,8 @@ def loss_curves(losses: pd.DataFrame):
 
 
 def accuracy_figure(run):
-    """Accuracy by dataset of our rows (base model under CoT and each fine-tuned style, 95% Wilson
-    intervals) below the paper's CoT and SFT rows of Table 2 for the two models it fine-tuned: one panel
+    """Accuracy by dataset of our rows (``run``: a supervision run, or an accuracy run holding the base and
+    ``SFT-<style>`` rows; base model under CoT and each fine-tuned style, 95% Wilson intervals) below the paper's CoT and SFT rows of Table 2 for the two models it fine-tuned: one panel
     per dataset, rows sharing the y axis."""
     from finelogic.book import figures
 
@@ -83,7 +83,9 @@ def accuracy_figure(run):
         ours, low, high = (summary.pivot(index="setting", columns="dataset", values=v)
                            .reindex(index=list(dict.fromkeys(summary["setting"])))
                            for v in ("accuracy", "ci_low", "ci_high"))
-        ours.index = [f"{run.base.name} / {s}" for s in ours.index]
+        # A supervision run names its base model; an accuracy run (the study's) names it in every record.
+        base = run.base.name if getattr(run, "base", None) is not None else str(records["model"].iloc[0])
+        ours.index = [f"{base} / {s}" for s in ours.index]
         low.index = high.index = ours.index
     return figures.paper_vs_ours(ours, reported.reindex(columns=list(ours.columns)), low=low, high=high,
                                  xlabels="accuracy (%)",

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from finelogic.config import cache_dir, safe_name, store_path
+from finelogic.config import body_digest, cache_dir, safe_name, store_path
 
 EMBEDDED_NAME = "SmolLM2-135M-Instruct"
 EMBEDDED_ID = "embedded:SmolLM2-135M-Instruct.Q4_1->float32"
@@ -92,8 +92,10 @@ class ModelSpec:
             # (``mv``, ``cp -a``) still hit; a retrained checkpoint has new files and misses.
             folder = Path(self.path).expanduser().resolve()
             return f"ckpt:{folder.name}:{_folder_digest(folder)}"
+        # The server-specific parameters change the answers, so they are part of the identity; as a digest,
+        # never as values (a key or token passed there must not reach a cache key, a file or run.json).
         extra = self.options.get("extra_body")
-        return f"openai:{self.model}" + (f":{json.dumps(extra, sort_keys=True)}" if extra else "")
+        return f"openai:{self.model}" + (f":extra_body={body_digest(extra)}" if extra else "")
 
 
 def parse_model(spec: str | Mapping[str, Any] | ModelSpec) -> ModelSpec:

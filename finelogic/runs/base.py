@@ -28,7 +28,7 @@ from typing import Any, Iterable, Mapping, Sequence, TypeVar
 import pandas as pd
 
 import finelogic
-from finelogic.config import repo_root, results_dir
+from finelogic.config import repo_root, results_dir, scrub_secrets
 from finelogic.models.spec import ModelSpec, open_model, parse_model
 from finelogic.profiles import get_profile
 from finelogic.settings import as_data, merge
@@ -83,8 +83,9 @@ class Provenance:
     commit: str = field(default_factory=git_commit)
 
     def __post_init__(self) -> None:
-        # Typed settings are recorded as the plain data they are made of (read back the same way).
-        object.__setattr__(self, "settings", as_data(self.settings))
+        # Typed settings are recorded as the plain data they are made of (read back the same way), with any
+        # server extra_body as its digest and URL credentials as *** (config.scrub_secrets).
+        object.__setattr__(self, "settings", scrub_secrets(as_data(self.settings)))
 
     def as_dict(self) -> dict[str, Any]:
         return json.loads(json.dumps(dataclasses.asdict(self), default=_jsonable))
