@@ -17,7 +17,8 @@ threads): a unit without ``unit.json`` is not done. :func:`assemble` reads the u
 was made with the profile's current settings, merges them into the study's supervision, accuracy and
 probing runs, runs the families that only read runs (depth, soundness, claims) on the merged ones, and
 writes everything to ``results/study/<family>/`` with ``results/study/units.csv`` listing the units. A
-finding whose evidence needs a unit not yet run is inconclusive on the claims page, never guessed.
+finding whose evidence needs a unit not yet run (the base model's rows included) is inconclusive on the claims
+page, never guessed.
 
 ``finelogic study`` (``make study``) runs the units not yet done, in order, assembling after each, so every
 sitting ends with a consistent committed set.
@@ -227,10 +228,11 @@ def assemble(profile: str = PROFILE, *, seed: int = 0, overrides: Mapping[str, M
         raise UnitError(f"no study unit is done in {root}; run `finelogic study` first")
     read = {unit: _read_unit(root / unit, rec, profile, seed, overrides) for unit, rec in records.items()}
     tuned_units = [u for u in read if u != BASE]
-    if BASE not in read:
-        raise UnitError(f"the base unit is not done in {root}; run `finelogic study --units base`")
-    merged_sup = merge_supervision([read[u][supervision.FAMILY] for u in tuned_units], read[BASE][accuracy.FAMILY],
-                                   profile, seed, overrides)
+    # Without the base unit the study still assembles: the comparisons with the base model are inconclusive.
+    base_name = (read[BASE][accuracy.FAMILY].provenance.models[0] if BASE in read
+                 else read[tuned_units[0]][supervision.FAMILY].base.name)
+    merged_sup = merge_supervision([read[u][supervision.FAMILY] for u in tuned_units], base_name, profile, seed,
+                                   overrides)
     merged_acc = merge_accuracy([read[u][accuracy.FAMILY] for u in read], profile, seed, overrides)
     merged_prob = merge_probing([read[u][probing.FAMILY] for u in read], profile, seed, overrides)
     given = dict(overrides or {})
@@ -279,7 +281,7 @@ def merge_probing(runs: Sequence[probing.ProbingRun], profile: str, seed: int,
                               seconds=seconds)
 
 
-def merge_supervision(runs: Sequence[supervision.SupervisionRun], base_run: accuracy.AccuracyRun, profile: str,
+def merge_supervision(runs: Sequence[supervision.SupervisionRun], base_name: str, profile: str,
                       seed: int, overrides: Mapping[str, Mapping[str, Any]] | None = None
                       ) -> supervision.SupervisionRun:
     """One supervision run from the style units' (training rows, losses, checks and Figure 4 rows of every
@@ -287,7 +289,7 @@ def merge_supervision(runs: Sequence[supervision.SupervisionRun], base_run: accu
     section = resolve(supervision.PROFILES, profile, supervision.SECTION, _family(overrides, supervision.FAMILY))
     provenance = _merged_provenance(runs, supervision.FAMILY, profile, seed, section)
     if not runs:
-        return supervision.SupervisionRun(replace(provenance, models=(base_run.provenance.models[0],)))
+        return supervision.SupervisionRun(replace(provenance, models=(base_name,)))
     first = runs[0]
     frames = {name: pd.concat([getattr(r, name) for r in runs], ignore_index=True)
               for name in ("training", "losses", "checks", "figure4")}
@@ -349,8 +351,7 @@ def run_study(profile: str = PROFILE, *, units: Sequence[str] | None = None, aga
             log.info("study unit %s is done (%s); skipped", unit, units_dir(profile) / unit)
             continue
         run_unit(unit, profile=profile, seed=seed, data_dir=data_dir)
-        if BASE in done_units(profile):
-            study = assemble(profile, seed=seed)
+        study = assemble(profile, seed=seed)
     return study if study is not None else assemble(profile, seed=seed)
 
 

@@ -89,6 +89,14 @@ def test_units_run_alone_and_merge_into_one_study(model_cache, tmp_path, monkeyp
     # A unit made with other settings than the profile's now is refused, naming unit and setting.
     with pytest.raises(study.UnitError, match=r"SFT-NL.*supervision.*fld_n"):
         study.assemble("smoke", root=units, out=tmp_path / "other", overrides={"supervision": {"fld_n": 8}})
+    # Without the base unit the study still assembles; the comparisons with the base model are inconclusive.
+    kept = (units / "base" / study.UNIT_FILE).read_text()
+    (units / "base" / study.UNIT_FILE).unlink()
+    alone = study.assemble("smoke", root=units, out=tmp_path / "alone")
+    assert alone.missing[0] == "base" and "SFT-NL" not in alone.missing
+    verdicts = alone.runs[claims.FAMILY].verdicts.set_index("claim")["verdict"]
+    assert verdicts.iloc[0] == claims.INCONCLUSIVE  # fine-tuning against the base model: no base rows
+    (units / "base" / study.UNIT_FILE).write_text(kept)
     # A unit whose unit.json is missing (it stopped before the end) is not done.
     (units / "SFT-NL" / study.UNIT_FILE).unlink()
     assert list(study.done_units("smoke", units)) == ["base"]

@@ -680,7 +680,9 @@ def run(profile: str, *, seed: int = 0, supervision_run: supervision.Supervision
         made_soundness = soundness_run if soundness_run is not None else find_run(
             soundness.SoundnessRun, soundness.FAMILY, profile, seed, None)
         records, steps = made_accuracy.records, made_soundness.steps
-        base = made_accuracy.provenance.models[0] if made_accuracy.provenance.models else base
+        # The first model that is not a fine-tuned one (a study without its base unit has none: keep the
+        # supervision run's base name, whose rows are then absent and its comparisons inconclusive).
+        base = next((m for m in made_accuracy.provenance.models if fine_tuned_setting(m) is None), base)
         sources += [(accuracy.FAMILY, made_accuracy), (soundness.FAMILY, made_soundness)]
     table = verdicts(records, steps, made_probing.summary, training_depths, base=base, readout=readout)
     data = {name: f"the {name} run of commit {made.provenance.commit} ({made.provenance.n} items)"
