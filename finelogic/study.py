@@ -325,7 +325,8 @@ CODE = {
                        "finelogic/logic", "finelogic/data", "finelogic/models", "finelogic/sft"),
     probing.FAMILY: ("finelogic/runs/probing.py", "finelogic/eval/probing.py", "finelogic/data", "finelogic/models",
                      "finelogic/sft"),
-    claims.FAMILY: ("finelogic/runs/claims.py",),
+    claims.FAMILY: ("finelogic/runs/claims.py", "finelogic/runs/accuracy.py", "finelogic/eval", "finelogic/data",
+                    "finelogic/models", "finelogic/prompts.py", "finelogic/sft"),
 }
 
 

@@ -48,7 +48,7 @@ def units() -> pd.DataFrame:
 def header(family: str) -> Markdown:
     """What the page's study section shows: the study in one sentence, its units (commit, date, minutes, load),
     those not yet run, and whether this family's code changed since each unit's commit."""
-    from finelogic.study import CODE, code_changed, unit_names
+    from finelogic.study import CODE, UNIT_FAMILIES, code_changed, unit_names
 
     made = units()
     if made.empty or read(family) is None:
@@ -65,6 +65,13 @@ def header(family: str) -> Markdown:
             changed.append(f"{unit.unit}: cannot tell (commit `{unit.commit}` not in this checkout's history)")
         elif status:
             changed.append(f"{unit.unit}: **yes**")
+    if family not in UNIT_FAMILIES:  # made at assembly from the units' records: its own code is that commit's
+        assembled = read(family).provenance.commit
+        status = code_changed(str(assembled), paths[:1])
+        if status is None:
+            changed.append(f"the assembly: cannot tell (commit `{assembled}`)")
+        elif status:
+            changed.append(f"the assembly (commit `{assembled}`, `{paths[0]}`): **yes**")
     missing = [u for u in unit_names(PROFILE) if u not in set(made["unit"])]
     text = ("**The laptop-scale study** (profile `study`, committed in `results/study/`): the embedded "
             "SmolLM2-135M-Instruct fine-tuned in the paper's supervision styles on shallow problems and tested like "
