@@ -57,15 +57,16 @@ def header(family: str) -> Markdown:
     rows = []
     paths = CODE.get(family, ("finelogic",))
     changed = []
+    derived = family not in UNIT_FAMILIES  # made at assembly: the units' commits made only its upstream records
     for unit in made.itertuples():
         day = str(unit.finished)[:10]
         rows.append(f"{unit.unit} (commit `{unit.commit}`, {day}, {unit.seconds / 60:.0f} min, load {unit.load_mean:.1f})")
-        status = code_changed(str(unit.commit), paths)
+        status = code_changed(str(unit.commit), paths[1:] if derived else paths)
         if status is None:
             changed.append(f"{unit.unit}: cannot tell (commit `{unit.commit}` not in this checkout's history)")
         elif status:
             changed.append(f"{unit.unit}: **yes**")
-    if family not in UNIT_FAMILIES:  # made at assembly from the units' records: its own code is that commit's
+    if derived:  # its own module ran at the assembly's commit
         assembled = read(family).provenance.commit
         status = code_changed(str(assembled), paths[:1])
         if status is None:
