@@ -37,13 +37,12 @@ from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
-from finelogic.config import results_dir, scrub_secrets
+from finelogic.config import results_dir
 from finelogic.eval.accuracy import summarize
 from finelogic.eval.forced_choice import summarize_forced
 from finelogic.eval.probing import summarize as summarize_probes
-from finelogic.runs import accuracy, claims, depth, probing, soundness, supervision
-from finelogic.runs.base import Provenance, Run, git_commit, resolve
-from finelogic.settings import as_data
+from finelogic.runs import accuracy, claims, depth, probing, registry, soundness, supervision
+from finelogic.runs.base import Provenance, Run, differing_settings, git_commit, resolve
 
 log = logging.getLogger(__name__)
 
@@ -258,7 +257,7 @@ def merge_accuracy(runs: Sequence[accuracy.AccuracyRun], profile: str, seed: int
     first = runs[0]
     records = pd.concat([r.records for r in runs], ignore_index=True)
     traces = pd.concat([r.traces for r in runs], ignore_index=True)
-    section = resolve(accuracy.PROFILES, profile, accuracy.FAMILY, _family(overrides, accuracy.FAMILY))
+    section = _settings(accuracy.FAMILY, profile, (overrides or {}).get(accuracy.FAMILY))
     provenance = _merged_provenance(runs, accuracy.FAMILY, profile, seed, section)
     return accuracy.AccuracyRun(provenance, records=records, sets=first.sets, traces=traces,
                                 summary=summarize(records, by=accuracy.TABLE2_KEYS),
@@ -273,7 +272,7 @@ def merge_probing(runs: Sequence[probing.ProbingRun], profile: str, seed: int,
     first = runs[0]
     predictions = pd.concat([r.predictions for r in runs], ignore_index=True)
     # The text-only baseline reads no model: each unit fits the same one; keep one copy per model row.
-    section = resolve(probing.PROFILES, profile, probing.FAMILY, _family(overrides, probing.FAMILY))
+    section = _settings(probing.FAMILY, profile, (overrides or {}).get(probing.FAMILY))
     provenance = _merged_provenance(runs, probing.FAMILY, profile, seed, section)
     seconds = {name: value for r in runs for name, value in r.seconds.items()}
     return probing.ProbingRun(provenance, predictions, summarize_probes(predictions, seed=seed).round(4),
@@ -286,7 +285,7 @@ def merge_supervision(runs: Sequence[supervision.SupervisionRun], base_name: str
                       ) -> supervision.SupervisionRun:
     """One supervision run from the style units' (training rows, losses, checks and Figure 4 rows of every
     style trained so far); it evaluates nothing itself (the accuracy run holds its models' records)."""
-    section = resolve(supervision.PROFILES, profile, supervision.SECTION, _family(overrides, supervision.FAMILY))
+    section = _settings(supervision.FAMILY, profile, (overrides or {}).get(supervision.FAMILY))
     provenance = _merged_provenance(runs, supervision.FAMILY, profile, seed, section)
     if not runs:
         return supervision.SupervisionRun(replace(provenance, models=(base_name,)))
@@ -372,8 +371,10 @@ def _given(unit: str, profile: str, overrides: Mapping[str, Mapping[str, Any]] |
     return given
 
 
-def _family(overrides: Mapping[str, Mapping[str, Any]] | None, family: str) -> dict[str, Any]:
-    return dict((overrides or {}).get(family, {}))
+def _settings(family: str, profile: str, overrides: Mapping[str, Any] | None) -> Any:
+    """The family's settings in ``profile`` with ``overrides`` (its registry entry names the profile section)."""
+    entry = registry.family(family)
+    return resolve(entry.module.PROFILES, profile, entry.section, dict(overrides or {}))
 
 
 def _read_unit(directory: Path, record: UnitRecord, profile: str, seed: int,
@@ -383,18 +384,12 @@ def _read_unit(directory: Path, record: UnitRecord, profile: str, seed: int,
     if record.profile != profile or record.seed != seed:
         raise UnitError(f"study unit {record.unit} ({directory}) was made for profile {record.profile}, seed "
                         f"{record.seed}, not {profile}, seed {seed}; {again}")
-    types = {supervision.FAMILY: supervision.SupervisionRun, accuracy.FAMILY: accuracy.AccuracyRun,
-             probing.FAMILY: probing.ProbingRun}
-    sections = {supervision.FAMILY: (supervision.PROFILES, supervision.SECTION),
-                accuracy.FAMILY: (accuracy.PROFILES, accuracy.FAMILY), probing.FAMILY: (probing.PROFILES, probing.FAMILY)}
     given = _given(record.unit, profile, overrides)
     out = {}
     for family in record.families:
-        made = types[family].read(directory / family)
-        table, section = sections[family]
-        wanted = scrub_secrets(as_data(resolve(table, profile, section, given.get(family, {}))))
-        have = dict(made.provenance.settings)
-        differs = sorted(k for k in set(wanted) | set(have) if wanted.get(k) != have.get(k))
+        made = registry.family(family).run_type.read(directory / family)
+        wanted = Provenance(family, profile, seed, settings=_settings(family, profile, given.get(family))).settings
+        differs = differing_settings(wanted, made.provenance)
         if differs:
             raise UnitError(f"study unit {record.unit}: its {family} run ({directory / family}) was made with other "
                             f"settings than the profile's now ({', '.join(differs)}); {again}")

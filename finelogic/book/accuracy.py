@@ -165,13 +165,18 @@ def _paper_dash(table: pd.DataFrame) -> pd.DataFrame:
     return table.astype({"paper": object}).fillna({"paper": "—"})
 
 
+def cue_rows(run) -> pd.DataFrame:
+    """:func:`finelogic.eval.cues.cue_table` of an accuracy run's records against its own test sets."""
+    from finelogic.eval.cues import cue_table
+
+    return cue_table(run.records, [p for s in run.eval_sets for p in s.problems])
+
+
 def cue_view(run) -> Table:
     """Beside each accuracy of ``run`` (an accuracy run with its test sets), what it must beat before it says
     anything about reasoning (:func:`finelogic.eval.cues.cue_table`): chance, the best constant answer, the
     negation rule, and the accuracy on PROVED/DISPROVED items apart from UNKNOWN ones."""
-    from finelogic.eval.cues import cue_table
-
-    table = cue_table(run.records, [p for s in run.eval_sets for p in s.problems])
+    table = cue_rows(run)
     table["dataset"] = [PAPER_NAMES.get(d, d) for d in table["dataset"]]
     rates = ["accuracy", "accuracy_pd", "accuracy_unknown", "chance", "best_constant", "negation_rule"]
     return present(table, percent=rates, intervals={"accuracy": ("ci_low", "ci_high")},

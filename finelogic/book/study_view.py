@@ -50,8 +50,8 @@ def header(family: str) -> Markdown:
     those not yet run, and whether this family's code changed since each unit's commit."""
     from finelogic.study import CODE, UNIT_FAMILIES, code_changed, unit_names
 
-    made = units()
-    if made.empty or read(family) is None:
+    made, run = units(), read(family)
+    if made.empty or run is None:
         return Markdown("No laptop-scale study results are in this checkout (`results/study/`). `make study` makes "
                         "them (hours on 2 cores, in sittings; see the reproduce page).")
     rows = []
@@ -67,7 +67,7 @@ def header(family: str) -> Markdown:
         elif status:
             changed.append(f"{unit.unit}: **yes**")
     if derived:  # its own module ran at the assembly's commit
-        assembled = read(family).provenance.commit
+        assembled = run.provenance.commit
         status = code_changed(str(assembled), paths[:1])
         if status is None:
             changed.append(f"the assembly: cannot tell (commit `{assembled}`)")
@@ -155,10 +155,11 @@ def shortcut_sentence(run) -> str:
     accuracy's 95% interval clears chance, the best constant answer and the negation rule
     (:func:`finelogic.eval.cues.cue_table`), i.e. whether a finding about it can be about reasoning rather
     than a surface cue (the paper's own caveat of shallow pattern matching, §5.2.1)."""
+    from finelogic.book.accuracy import cue_rows
     from finelogic.data.suites import PAPER_NAMES
-    from finelogic.eval.cues import BEATS, cue_table
+    from finelogic.eval.cues import BEATS
 
-    table = cue_table(run.records, [p for s in run.eval_sets for p in s.problems])
+    table = cue_rows(run)
     tuned = table[table["setting"].str.startswith("SFT-") | (table["setting"] == "LogiPT")]
     if tuned.empty:
         return "No fine-tuned model is in these records yet, so no accuracy can be read against the cue rules."

@@ -527,6 +527,12 @@ def make_command(family: str, profile: str) -> str:
     return f"finelogic run --profile {profile} --family {family}"
 
 
+def differing_settings(wanted: Mapping[str, Any], made: Provenance) -> list[str]:
+    """The top-level settings whose recorded value in ``made`` differs from ``wanted`` (settings as a
+    :class:`Provenance` records them), sorted."""
+    return sorted(k for k in set(wanted) | set(made.settings) if wanted.get(k) != made.settings.get(k))
+
+
 def find_run(run_type: type[R], family: str, profile: str, seed: int, settings: Mapping[str, Any] | None, *,
              data: Mapping[str, str] | None = None, directory: str | Path | None = None) -> R:
     """The written run of ``family`` whose key is (``profile``, ``seed``, ``settings``, and ``data`` when
@@ -553,8 +559,7 @@ def find_run(run_type: type[R], family: str, profile: str, seed: int, settings: 
     if differs:
         detail = ", ".join(differs)
         if "settings" in differs:
-            keys = sorted(k for k in set(wanted) | set(made.settings) if wanted.get(k) != made.settings.get(k))
-            detail += f" ({', '.join(keys)})"
+            detail += f" ({', '.join(differing_settings(wanted, made))})"
         raise UpstreamMissing(f"the {family} run in {directory} was made with another {detail}; {again}, "
                               "or pass the same settings")
     log.info("reading the %s run in %s", family, directory)
