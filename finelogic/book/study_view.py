@@ -134,7 +134,7 @@ def curve_figure(curve: pd.DataFrame):
         ax.set_ylabel("held-out accuracy (%)")
         ax.set_xscale("log", base=2)
         ax.set_ylim(0, 100)
-        ax.legend(fontsize=8)
+        ax.legend()
     return fig
 
 
