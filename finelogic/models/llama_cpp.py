@@ -20,10 +20,14 @@ scored -23.3 and the right one -31.9). llama.cpp runs the file as its authors wr
 How close to the HF kind: on the embedded SmolLM2 file (the same weights, which the HF kind de-quantises
 exactly to float32) the log-likelihoods of 1,200 LogicMark continuations differed by 0.11 nats at the
 median (0.62 at most), and the two picked the same option on 289 of 300 items (96.3%), every difference a
-near-tie (``benchmarks/bench_llamacpp_loglik.py``). llama.cpp rounds activations to 8 bits in its
-quantised matrix products, and its kernels depend on how tokens are batched: decoding a context's options
-as parallel sequences of one batch instead of one after another moved them by 0.13 nats at the median
-(and no closer to the HF kind), so this backend decodes them one after another, the same way every time.
+near-tie. On the same file de-quantised to float32 (:func:`dequantized_copy`), run by llama.cpp, the
+differences fall to 0.002 nats at the median (0.013 at most) and the two pick the same option on 300 of 300
+items (``benchmarks/bench_llamacpp_loglik.py --f32``): what separates the kinds on the Q4_1 file is
+llama.cpp's arithmetic on quantised weights (it rounds activations to 8 bits in its quantised matrix
+products), not this backend's tokenisation, positions or logits. Its kernels also depend on how tokens are
+batched: decoding a context's options as parallel sequences of one batch instead of one after another moved
+them by 0.13 nats at the median (and no closer to the HF kind), so this backend decodes them one after
+another, the same way every time.
 
 Models are named in :mod:`finelogic.models.spec` as ``gguf:<path>.gguf``, ``gguf:embedded`` (the embedded
 SmolLM2 file, the same weights the HF kind de-quantises) and ``gemma3-270m`` (:func:`gemma3_270m_path`).
@@ -160,6 +164,50 @@ def _join(chunks: Sequence[Path], target: Path, sha256: str) -> None:
     finally:
         Path(handle.name).unlink(missing_ok=True)
     log.info("joined %d chunks into %s in %.1f s", len(chunks), target, time.perf_counter() - start)
+
+
+def dequantized_copy(source: str | os.PathLike, target: str | os.PathLike | None = None) -> Path:
+    """A copy of the GGUF file ``source`` with every tensor de-quantised to float32 and its metadata kept
+    (``general.file_type`` set to all-F32), written once to ``target`` (default: ``cache_dir()/models/
+    <stem>-f32.gguf``) and reused. It holds the weights the HF kind computes with (which de-quantises the
+    same way, ``w = d*q (+ m)``), so llama.cpp run on it differs from the HF kind by float32 arithmetic
+    alone: what separates the kinds' code from llama.cpp's 8-bit activation rounding in quantised matrix
+    products (``benchmarks/bench_llamacpp_loglik.py --f32``)."""
+    from gguf import GGMLQuantizationType, GGUFReader, GGUFValueType, GGUFWriter
+    from gguf.quants import dequantize
+
+    source = Path(source)
+    target = Path(target) if target is not None else cache_dir() / "models" / f"{source.stem}-f32.gguf"
+    if target.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    reader = GGUFReader(source)
+    architecture = reader.fields["general.architecture"].contents()
+    handle = tempfile.NamedTemporaryFile(dir=target.parent, prefix=f".{target.name}-", delete=False)
+    handle.close()
+    try:
+        writer = GGUFWriter(handle.name, architecture)
+        for name, field in reader.fields.items():
+            if name.startswith("GGUF.") or name == "general.architecture":  # the writer writes these itself
+                continue
+            value = 0 if name == "general.file_type" else field.contents()  # 0: LLAMA_FTYPE_ALL_F32
+            vtype = GGUFValueType(field.types[0])
+            sub_type = GGUFValueType(field.types[-1]) if vtype == GGUFValueType.ARRAY else None
+            writer.add_key_value(name, value, vtype, sub_type=sub_type)
+        for tensor in reader.tensors:
+            weights = dequantize(tensor.data, tensor.tensor_type).astype(np.float32, copy=False)
+            writer.add_tensor(tensor.name, np.ascontiguousarray(weights), raw_dtype=GGMLQuantizationType.F32)
+        writer.write_header_to_file()
+        writer.write_kv_data_to_file()
+        writer.write_tensors_to_file()
+        writer.close()
+        os.replace(handle.name, target)
+    finally:
+        Path(handle.name).unlink(missing_ok=True)
+    log.info("de-quantised %s (%d tensors) to float32 in %s in %.1f s", source.name, len(reader.tensors), target,
+             time.perf_counter() - start)
+    return target
 
 
 def file_identity(path: str | os.PathLike) -> str:
