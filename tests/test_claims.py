@@ -182,6 +182,22 @@ def test_a_separation_the_other_way_is_not_reproduced():
     assert "below the base" in result.evidence
 
 
+def test_a_base_model_that_only_lacks_the_answer_format_is_compared_by_its_forced_choice():
+    # The base model's CoT answers lack the marker (8 of 44 right), but its forced choice gets 40 of 44: the
+    # styles' 24 of 44 are above the first and below the second, so fine-tuning did not raise accuracy.
+    records = records_of(FIXTURE)
+    base = records["setting"] == "CoT"
+    records["forced_correct"] = pd.array([pd.NA] * len(records), dtype="boolean")
+    fld_base = records.index[base & (records["dataset"] == "fld")]
+    records.loc[fld_base, "forced_correct"] = [i >= 4 for i in range(len(fld_base))]
+    result = claims.fine_tuning_raises_accuracy(records)
+    assert result.verdict == claims.NOT_REPRODUCED
+    assert "the base, forced choice (FLD) 90.9%" in result.evidence and "below the base's forced choice" in result.evidence
+    # A forced choice no better than its CoT answers (8 of 44): the styles are above both.
+    records.loc[fld_base, "forced_correct"] = [i % 6 == 0 for i in range(len(fld_base))]
+    assert claims.fine_tuning_raises_accuracy(records).verdict == claims.REPRODUCED
+
+
 def test_the_evidence_carries_n_and_intervals_and_every_row_its_source():
     table = claims.verdicts(records_of(FIXTURE), steps_of(FIXTURE), summary_of(FIXTURE), TRAINING_DEPTHS,
                             base=BASE, readout="chat")
