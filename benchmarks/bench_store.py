@@ -17,6 +17,14 @@ loaded from git history into its own module; run from a checkout. Old and new al
 (printed) affects both alike.
 
 Run: ``PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_store.py [--requests 2000] [--workers 8]``
+
+Measured 2026-12-02 15:37 UTC (commit 37e4c43, defaults, load average 1.8 before and 2.7 after: a few seconds
+after a book build) on the 2-core machine, old / new seconds: opening the cache 0.068 / 0.002 (30x); 2,000
+generations in one call 0.031 / 0.043 (0.72x); 20,000 log-likelihoods in one call 0.069 / 0.176 (0.39x); 2,000
+generations 16 per call 0.038 / 0.056 (0.67x); the whole cached rerun 0.206 / 0.277 (**0.74x**: 71 ms more,
+the SQL and the type check of every answer); 8 processes writing their own shares 0.798 / 0.509 (1.57x), all
+asking the same 2,000 1.724 / 1.305 (1.32x). For scale: the whole tiny book rebuilt from a warm store right
+after took 84 s, so the store's extra time on a cached rerun is under 0.1% of it.
 """
 from __future__ import annotations
 
