@@ -31,6 +31,7 @@ from typing import Any, Callable, Mapping, Sequence
 import pandas as pd
 
 from finelogic.eval.accuracy import summarize
+from finelogic.eval.forced_choice import summarize_forced
 from finelogic.eval.probing import LINEAR
 from finelogic.eval.soundness import soundness_table
 from finelogic.profiles import PROFILE_NAMES
@@ -290,10 +291,9 @@ def fine_tuning_raises_accuracy(records: pd.DataFrame) -> Verdict:
                                               ("fine-tuned rows", not styles)) if gone)
         return claim.verdict(INCONCLUSIVE, f"missing on FLD: {missing}")
     bases = [(base, "the base")]
-    forced = fld[(fld["setting"] == BASE_SETTING)] if "forced_correct" in fld else pd.DataFrame()
-    forced = forced[forced["forced_correct"].notna()] if len(forced) else forced
+    forced = summarize_forced(fld[fld["setting"] == BASE_SETTING], by=("setting",))
     if len(forced):
-        row = summarize(forced, by=("setting",), correct_column="forced_correct").iloc[0]
+        row = forced.iloc[0]
         bases.append((Estimate("the base, forced choice (FLD)", row.accuracy, row.ci_low, row.ci_high, int(row.n)),
                       "the base's forced choice"))
     outcomes = [(compare(estimates[s], b), s, name) for b, name in bases for s in styles]
