@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from finelogic.sft.train import IGNORE_INDEX, TrainConfig, encode_example, fingerprint, train, with_overrides
+from finelogic.config import safe_name
 from finelogic.models.spec import parse_model
 from model_fixtures import model_cache  # noqa: F401  (fixture)
 
@@ -103,6 +104,48 @@ def test_a_crash_while_saving_leaves_no_checkpoint(tmp_path, model_cache, monkey
         train(EXAMPLES, name="SFT-crash", config=with_overrides(QUICK, {"max_steps": 1}), output_root=tmp_path,
               progress=False)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_interrupted_training_resumes_from_its_last_state_and_ends_as_an_uninterrupted_one(tmp_path, model_cache,
+                                                                                           monkeypatch):
+    config = with_overrides(QUICK, {"max_steps": 4})
+    whole = train(EXAMPLES, name="SFT-whole", config=config, output_root=tmp_path / "whole", progress=False)
+
+    step = torch.optim.AdamW.step
+    taken = []
+
+    def interrupted(self, *args, **kwargs):  # Ctrl-C during the fourth optimizer step
+        taken.append(1)
+        if len(taken) == 4:
+            raise KeyboardInterrupt
+        return step(self, *args, **kwargs)
+
+    monkeypatch.setattr(torch.optim.AdamW, "step", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        train(EXAMPLES, name="SFT-whole", config=config, output_root=tmp_path / "cut", progress=False, save_every=2)
+    monkeypatch.setattr(torch.optim.AdamW, "step", step)
+    left = list((tmp_path / "cut").iterdir())
+    assert [p.name for p in left] == [whole.path.name + ".resume"]  # no model, only the state after step 2
+
+    resumed = train(EXAMPLES, name="SFT-whole", config=config, output_root=tmp_path / "cut", progress=False,
+                    save_every=2)
+    assert resumed.losses == whole.losses  # steps 3 and 4 computed again from the state of step 2, exactly
+    assert resumed.tokens == whole.tokens and resumed.target_tokens == whole.target_tokens
+    from safetensors.torch import load_file
+
+    first, second = (load_file(m.path / "model.safetensors") for m in (whole, resumed))
+    assert all(torch.equal(first[k], second[k]) for k in first)
+    assert [p.name for p in (tmp_path / "cut").iterdir()] == [whole.path.name]  # the state is gone
+
+
+def test_a_damaged_resume_state_is_named_not_silently_ignored(tmp_path, model_cache):
+    config = with_overrides(QUICK, {"max_steps": 2})
+    key = fingerprint(parse_model("embedded"), EXAMPLES, config)
+    state = tmp_path / f"{safe_name(parse_model('embedded').name + '-SFT-bad')}-{key}.resume" / "state.pt"
+    state.parent.mkdir()
+    state.write_bytes(b"PK\x03\x04 cut short")
+    with pytest.raises(ValueError, match="state.pt cannot be read"):
+        train(EXAMPLES, name="SFT-bad", config=config, output_root=tmp_path, progress=False)
 
 
 def test_a_pass_takes_every_example_once_and_length_grouped_steps_pad_less():

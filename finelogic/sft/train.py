@@ -12,8 +12,14 @@ Where the result goes: ``cache_dir()/sft/<run>-<hash>/`` where the hash covers t
 training data and the configuration, so a changed dataset or setting trains a new model and an unchanged
 one is loaded, not retrained. The directory holds a plain transformers checkpoint (LoRA weights merged),
 its tokenizer, ``train_log.json`` (loss per step, tokens, seconds) and the training data as JSONL. It is
-written to a temporary directory and renamed at the end, so an interrupted run leaves nothing half-made;
-open it with ``finelogic.models.spec.open_model(trained.spec)`` (a ``ckpt:<dir>`` model) like any other.
+written to a temporary directory and renamed at the end, so an interrupted run leaves no half-made model.
+
+An interrupted run loses at most ``save_every`` steps: every ``save_every`` optimizer steps (16 by default)
+the trainable weights, the optimizer and schedule, the random states, the rest of the pass's example order
+and the loss log so far are written to ``<checkpoint>.resume/state.pt`` (atomically: a temporary file
+renamed), and a rerun with the same base model, data and configuration (the same fingerprint) continues
+from the last of them, giving the losses and weights the uninterrupted run gives. The file is deleted when
+the model is saved. Open the checkpoint with ``finelogic.models.spec.open_model(trained.spec)`` (a ``ckpt:<dir>`` model) like any other.
 
 Why this loop stays for CPU profiles while the paper scale goes through TRL (:mod:`finelogic.sft.trl_train`,
 launched by accelerate, issue 32): on the ``tiny`` profile's NL set (20 examples, 8 steps of 2, LoRA r=16 on
@@ -53,6 +59,9 @@ IGNORE_INDEX = -100
 #: Optimizer steps whose examples are sorted by length together (``TrainConfig.group_by_length``).
 GROUP_STEPS = 16
 LOG_NAME = "train_log.json"
+#: Optimizer steps between two resume states (:func:`train`'s ``save_every``).
+SAVE_EVERY = 16
+RESUME_SUFFIX = ".resume"
 # The attention and MLP projections of Llama-style models (SmolLM2, Llama, Qwen all name them so).
 LLAMA_PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
@@ -205,7 +214,7 @@ def fingerprint(base: ModelSpec, examples: Sequence[Mapping[str, Any]], config: 
 
 def train(examples: Sequence[Mapping[str, Any]], *, name: str, base_model: Any = "embedded",
           config: TrainConfig = TrainConfig(), output_root: str | Path | None = None,
-          progress: bool | None = None, force: bool = False) -> TrainedModel:
+          progress: bool | None = None, force: bool = False, save_every: int = SAVE_EVERY) -> TrainedModel:
     """Fine-tune ``base_model`` on chat ``examples``; load the checkpoint instead when it exists.
 
     Args:
@@ -217,7 +226,9 @@ def train(examples: Sequence[Mapping[str, Any]], *, name: str, base_model: Any =
         config: hyper-parameters (:class:`TrainConfig`; :data:`PAPER_CONFIG` is the paper's).
         output_root: where checkpoints go; default ``cache_dir()/sft``.
         progress: tqdm bar with the running loss (None: on).
-        force: retrain even when a checkpoint with the same fingerprint exists.
+        force: retrain even when a checkpoint with the same fingerprint exists (and ignore a resume state).
+        save_every: optimizer steps between two resume states (module docstring); 0 writes none. It does
+            not change what is trained, so it is not part of the checkpoint's fingerprint.
 
     Returns:
         The :class:`TrainedModel` (``.spec`` is its ``ckpt`` model spec).
@@ -240,8 +251,12 @@ def train(examples: Sequence[Mapping[str, Any]], *, name: str, base_model: Any =
     if empty:
         raise ValueError(f"{name}: cutoff_len={config.cutoff_len} leaves no target tokens in {empty[:5]}")
     model = _prepare(model, config)
+    resume = target.with_name(target.name + RESUME_SUFFIX)
+    if force and resume.exists():
+        shutil.rmtree(resume)
     losses, tokens, target_tokens, seconds = _fit(model, tokenizer, encoded, config, name,
-                                                  progress=True if progress is None else progress)
+                                                  progress=True if progress is None else progress,
+                                                  resume=resume, save_every=save_every)
 
     root.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{slug}-", dir=root))
@@ -263,6 +278,7 @@ def train(examples: Sequence[Mapping[str, Any]], *, name: str, base_model: Any =
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
+    shutil.rmtree(resume, ignore_errors=True)  # the model is saved: its resume state is not needed any more
     log.info("%s: trained %d steps in %.0f s (%.0f tokens/s), loss %.3f -> %.3f; saved to %s", name,
              len(losses), seconds, tokens / seconds if seconds else float("nan"), losses[0], losses[-1], target)
     return _load_record(target, name, cached=False)
@@ -322,7 +338,10 @@ def _prepare(model: Any, config: TrainConfig) -> Any:
 
 
 def _fit(model: Any, tokenizer: Any, encoded: list[_Encoded], config: TrainConfig, name: str,
-         *, progress: bool) -> tuple[list[float], int, int, float]:
+         *, progress: bool, resume: Path | None = None,
+         save_every: int = SAVE_EVERY) -> tuple[list[float], int, int, float]:
+    """Train ``model`` in place; returns the loss per step, tokens processed, target tokens and seconds
+    (those of an earlier, interrupted run included when it resumes from its state in ``resume``)."""
     from transformers import get_constant_schedule_with_warmup, get_cosine_schedule_with_warmup
 
     rng = random.Random(config.seed)
@@ -339,9 +358,27 @@ def _fit(model: Any, tokenizer: Any, encoded: list[_Encoded], config: TrainConfi
     order: list[list[int]] = []
     losses: list[float] = []
     tokens = target_tokens = padded = 0
+    earlier = 0.0  # seconds of the interrupted run(s) this one continues
+    trainable = {n: p for n, p in model.named_parameters() if p.requires_grad}
+    state = _read_resume(resume, name, len(encoded), total) if resume is not None else None
+    if state is not None:
+        missing = set(trainable) - set(state["weights"])
+        if missing:
+            raise ValueError(f"{name}: resume state {resume} lacks weights {sorted(missing)[:3]}; delete the folder "
+                             "to train from the start")
+        with torch.no_grad():
+            for n, p in trainable.items():
+                p.copy_(state["weights"][n])
+        optimizer.load_state_dict(state["optimizer"])
+        schedule.load_state_dict(state["schedule"])
+        rng.setstate(_rng_state(state["python_rng"]))
+        torch.set_rng_state(state["torch_rng"])
+        order, losses = [list(step) for step in state["order"]], list(state["losses"])
+        tokens, target_tokens, padded, earlier = state["tokens"], state["target_tokens"], state["padded"], state["seconds"]
+        log.info("%s: resuming at step %d of %d from %s", name, len(losses), total, resume)
     started = time.perf_counter()
-    bar = tqdm(total=total, desc=f"train {name}", disable=not progress)
-    for _ in range(total):
+    bar = tqdm(total=total, initial=len(losses), desc=f"train {name}", disable=not progress)
+    for _ in range(len(losses), total):
         if not order:  # a fresh shuffled pass over the data, cut into steps
             order = step_order(encoded, config, rng)
         batch = [encoded[i] for i in order.pop()]
@@ -368,10 +405,51 @@ def _fit(model: Any, tokenizer: Any, encoded: list[_Encoded], config: TrainConfi
         losses.append(step_loss / n_target)
         bar.set_postfix(loss=f"{losses[-1]:.3f}")
         bar.update(1)
+        if resume is not None and save_every > 0 and len(losses) % save_every == 0 and len(losses) < total:
+            _write_resume(resume, {
+                "name": name, "examples": len(encoded), "total": total,
+                "weights": {n: p.detach().clone() for n, p in trainable.items()},
+                "optimizer": optimizer.state_dict(), "schedule": schedule.state_dict(),
+                "python_rng": rng.getstate(), "torch_rng": torch.get_rng_state(), "order": order,
+                "losses": losses, "tokens": tokens, "target_tokens": target_tokens, "padded": padded,
+                "seconds": earlier + time.perf_counter() - started})
     bar.close()
     model.eval()
     log.info("train %s: %d tokens processed, %.1f%% of them padding", name, tokens, 100 * padded / max(1, tokens + padded))
-    return losses, tokens, target_tokens, time.perf_counter() - started
+    return losses, tokens, target_tokens, earlier + time.perf_counter() - started
+
+
+def _write_resume(folder: Path, state: dict[str, Any]) -> None:
+    """``state`` as ``folder/state.pt``, written to a temporary file and renamed (a kill mid-write leaves
+    the previous state whole)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = folder / f".state.pt.{os.getpid()}"
+    torch.save(state, partial)
+    os.replace(partial, folder / "state.pt")
+
+
+def _read_resume(folder: Path, name: str, examples: int, total: int) -> dict[str, Any] | None:
+    """The resume state in ``folder``, or None when there is none. A state that cannot be read, or that was
+    written for another number of examples or steps, is an error naming the file (the folder's name carries
+    the data and settings fingerprint, so this only happens when the file was damaged or edited)."""
+    path = folder / "state.pt"
+    if not path.is_file():
+        return None
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as error:  # a damaged file: pickle, zipfile and torch each say it their way
+        raise ValueError(f"{name}: resume state {path} cannot be read ({type(error).__name__}: {error}); "
+                         "delete it to train from the start") from None
+    if (state.get("examples"), state.get("total")) != (examples, total):
+        raise ValueError(f"{name}: resume state {path} was written for {state.get('examples')} examples and "
+                         f"{state.get('total')} steps, not {examples} and {total}; delete it to train from the start")
+    return state
+
+
+def _rng_state(saved: Any) -> tuple:
+    """A ``random.Random`` state as :func:`torch.save` gives it back (its inner tuple may come back a list)."""
+    version, inner, gauss = saved
+    return version, tuple(inner), gauss
 
 
 def step_order(encoded: Sequence[Any], config: TrainConfig, rng: random.Random) -> list[list[int]]:
