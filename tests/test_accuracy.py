@@ -10,7 +10,7 @@ import pytest
 
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Fact, Problem
 from finelogic.eval.accuracy import RECORD_COLUMNS, depth_bucket, evaluate_accuracy, summarize
-from finelogic.eval.forced_choice import FORCED_COLUMNS, NO_LOGLIKELIHOOD, NOT_A_PROMPT_SETTING
+from finelogic.eval.forced_choice import CALIBRATED_COLUMNS, FORCED_COLUMNS, NO_LOGLIKELIHOOD, NOT_A_PROMPT_SETTING
 from finelogic.eval.stats import wilson_interval
 from finelogic.models.base import BackendStats, Completion, GenerationConfig
 from finelogic.prompts import COT, DIRECT, FEW_SHOT
@@ -249,7 +249,7 @@ def test_accuracy_run_evaluates_each_setting_on_every_test_item_with_the_handed_
     run = _smoke_run(backend)
     records = run.records
     # smoke: 6 FLD + 2 generated ProntoQA items (FOLIO / Multi-LogiEval not present), Direct and CoT
-    assert list(records.columns) == [*RECORD_COLUMNS, *FORCED_COLUMNS] and len(records) == 2 * (6 + 2)
+    assert list(records.columns) == [*RECORD_COLUMNS, *FORCED_COLUMNS, *CALIBRATED_COLUMNS] and len(records) == 2 * (6 + 2)
     # Says has no loglikelihood verb: no forced answer, and the records say why
     assert records["forced_correct"].isna().all() and set(records["forced_reason"]) == {NO_LOGLIKELIHOOD}
     assert records["setting"].tolist() == ["Direct"] * 8 + ["CoT"] * 8
@@ -295,12 +295,19 @@ def test_accuracy_run_adds_the_forced_choice_answer_of_each_prompt_setting_recor
     assert direct["prediction"].isna().all() and set(direct["forced_prediction"]) == {DISPROVED}
     assert direct["forced_correct"].tolist() == (direct["gold"] == DISPROVED).tolist()
     assert direct["forced_reason"].isna().all() and direct["forced_ll_disproved"].eq(-1.0).all()
-    # 6 FLD items x 3 markers + 2 ProntoQA items x 2 markers, after each response and the cue
-    assert len(backend.scored) == 6 * 3 + 2 * 2
-    assert all(context.endswith("no marker here\nFinal answer: ") for context, _ in backend.scored)
+    # 6 FLD items x 3 markers + 2 ProntoQA items x 2 markers, after each response and the cue; then the
+    # contextual calibration's three content-free contexts per dataset (no response before the cue)
+    assert len(backend.scored) == 6 * 3 + 2 * 2 + 3 * 3 + 3 * 2
+    assert all(context.endswith("no marker here\nFinal answer: ") for context, _ in backend.scored[:22])
+    assert not any("no marker here" in context for context, _ in backend.scored[22:])
+    # a model that scores every context alike has nothing left after calibration: ties go to the first label
+    assert set(direct["calibrated_prediction"]) == {PROVED}
+    assert direct["calibrated_correct"].tolist() == (direct["gold"] == PROVED).tolist()
+    assert sel_inf["calibrated_correct"].isna().all()
     assert sel_inf["forced_correct"].isna().all() and set(sel_inf["forced_reason"]) == {NOT_A_PROMPT_SETTING}
     off = _smoke_run(SaysAndScores("x"), settings=["Direct"], forced_choice=False)
     assert off.records["forced_correct"].isna().all() and off.records["forced_reason"].str.contains("turned off").all()
+    assert off.records["calibrated_correct"].isna().all()
     assert off.provenance.settings["forced_choice"] is False and run.provenance.settings["forced_choice"] is True
 
 

@@ -30,7 +30,7 @@ from finelogic.baselines.symbcot import PLAN_SOLVE_INSTRUCTIONS, VERIFY_INSTRUCT
 from finelogic.data.generators.fld import generate_fld_problem
 from finelogic.data.generators.prontoqa import generate_prontoqa
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Fact, Problem
-from finelogic.eval.forced_choice import FORCED_COLUMNS, NOT_A_PROMPT_SETTING
+from finelogic.eval.forced_choice import CALIBRATED_COLUMNS, FORCED_COLUMNS, NOT_A_PROMPT_SETTING
 from finelogic.eval.accuracy import RECORD_COLUMNS, summarize
 from finelogic.eval.extraction import extract_answer
 from finelogic.eval.judges import SymbolicJudge
@@ -387,7 +387,7 @@ def test_accuracy_run_accepts_the_baselines_setting_names(tmp_path):
     assert n == 6 + 2 and len(run.records) == 3 * n
     assert run.records["setting"].tolist() == ["Sel-Inf"] * n + ["Logic-LM"] * n + ["SymbCoT"] * n
     # the records of any accuracy run, plus forced choice's columns, which a baseline leaves unscored
-    assert list(run.records.columns) == list(RECORD_COLUMNS) + list(FORCED_COLUMNS)
+    assert list(run.records.columns) == [*RECORD_COLUMNS, *FORCED_COLUMNS, *CALIBRATED_COLUMNS]
     assert run.records["forced_prediction"].isna().all()
     assert set(run.records["forced_reason"]) == {NOT_A_PROMPT_SETTING}
     assert set(run.records["model"]) == {"SmolLM2-135M-Instruct"}  # the profile's model, as the tables print it

@@ -196,6 +196,12 @@ def test_a_base_model_that_only_lacks_the_answer_format_is_compared_by_its_force
     # A forced choice no better than its CoT answers (8 of 44): the styles are above both.
     records.loc[fld_base, "forced_correct"] = [i % 6 == 0 for i in range(len(fld_base))]
     assert claims.fine_tuning_raises_accuracy(records).verdict == claims.REPRODUCED
+    # ... unless its contextually calibrated forced choice is the better reading (40 of 44): then not.
+    records["calibrated_correct"] = pd.array([pd.NA] * len(records), dtype="boolean")
+    records.loc[fld_base, "calibrated_correct"] = [i >= 4 for i in range(len(fld_base))]
+    result = claims.fine_tuning_raises_accuracy(records)
+    assert result.verdict == claims.NOT_REPRODUCED
+    assert "below the base's calibrated forced choice" in result.evidence
 
 
 def test_the_evidence_carries_n_and_intervals_and_every_row_its_source():

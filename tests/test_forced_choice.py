@@ -9,8 +9,8 @@ import pytest
 
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Fact, Problem
 from finelogic.eval.forced_choice import (
-    ANSWER_CUE, FORCED_COLUMNS, NO_CHAT_TEMPLATE, NO_LOGLIKELIHOOD, NO_OUTPUT, chance_level, forced_choice,
-    summarize_forced)
+    ANSWER_CUE, FORCED_COLUMNS, NO_CHAT_TEMPLATE, NO_LOGLIKELIHOOD, NO_OUTPUT, chance_level, contextual_calibration,
+    forced_choice, summarize_forced)
 from finelogic.models.base import BackendStats
 
 
@@ -130,3 +130,46 @@ def test_forced_summary_counts_scored_records_only_with_wilson_interval_and_chan
     assert summary["ci_low"].round(1).tolist() == [9.5, 20.7] and summary["ci_high"].round(1).tolist() == [90.5, 100.0]
     assert summary["chance"].round(1).tolist() == [33.3, 50.0]
     assert summarize_forced(records.drop(columns=list(FORCED_COLUMNS)), by="dataset").empty
+
+
+# A model that prefers __PROVED__ whatever it is shown (its content-free scores, response ""), with a little
+# signal on top in each response's scores.
+BIASED = {("", "__PROVED__"): -0.2, ("", "__DISPROVED__"): -2.0, ("", "__UNKNOWN__"): -3.0,
+          ("leans-disproved", "__PROVED__"): -0.3, ("leans-disproved", "__DISPROVED__"): -1.2,
+          ("leans-disproved", "__UNKNOWN__"): -3.5,
+          ("leans-proved", "__PROVED__"): -0.1, ("leans-proved", "__DISPROVED__"): -2.5,
+          ("leans-proved", "__UNKNOWN__"): -3.5,
+          ("leans-unknown", "__PROVED__"): -0.3, ("leans-unknown", "__DISPROVED__"): -2.4,
+          ("leans-unknown", "__UNKNOWN__"): -2.0}
+
+
+def _forced(backend, *responses):
+    records = _records(*responses)
+    return records.join(forced_choice(PROBLEMS, records, backend))
+
+
+def test_contextual_calibration_removes_a_constant_preference_that_forced_choice_keeps():
+    backend = Scores(BIASED)
+    records = _forced(backend, "leans-disproved", "leans-proved", "leans-proved", "leans-unknown")
+    assert records["forced_prediction"].tolist() == [PROVED] * 4  # uncalibrated: PROVED every time, 2 of 4 right
+    asked = len(backend.requests)
+    calibrated = contextual_calibration(records, backend)
+    assert calibrated["calibrated_prediction"].tolist() == [DISPROVED, PROVED, PROVED, UNKNOWN]
+    assert calibrated["calibrated_correct"].tolist() == [True] * 4
+    summary = summarize_forced(records.join(calibrated), by="dataset", column="calibrated_correct")
+    assert summary["accuracy"].tolist() == [100.0, 100.0]
+    # three content-free inputs per prompt format (FLD: 3 labels; ProntoQA: 2), not one per item
+    contexts = backend.requests[asked:]
+    assert len(contexts) == 3 * 3 + 3 * 2
+    users = {c.split("[user]")[1].split("[assistant]")[0] for c, _ in contexts}
+    assert users == {f"Facts: fact1: {t}\nHypothesis: {t}\nLet's think step by step." for t in ("N/A", "", "[MASK]")}
+    assert all(c.endswith("[assistant]" + ANSWER_CUE) for c, _ in contexts)  # no response before the cue
+
+
+def test_calibration_leaves_unforced_records_empty_and_never_raises_when_the_backend_cannot_score():
+    records = _forced(Scores(BIASED), "leans-disproved", "", "leans-proved", "leans-unknown")
+    calibrated = contextual_calibration(records, Scores(BIASED))
+    assert _listed(calibrated["calibrated_prediction"]) == [DISPROVED, None, PROVED, UNKNOWN]
+    assert calibrated["calibrated_correct"].tolist() == [True, pd.NA, True, True]
+    refused = contextual_calibration(records, Refuses(BIASED))
+    assert refused["calibrated_prediction"].isna().all() and refused["calibrated_correct"].isna().all()

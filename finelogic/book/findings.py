@@ -113,7 +113,8 @@ def _verdict_sentence(verdicts: dict[str, list[str]]) -> str:
 
 def accuracy(run) -> str:
     """Per dataset and setting: how many responses carried a marker, the marker accuracy, and the
-    forced-choice accuracy, each against chance (1 / labels)."""
+    forced-choice accuracy (and its contextually calibrated reading, where the records carry it), each against
+    chance (1 / labels)."""
     records = getattr(run, "records", None)
     if _empty(records):
         return "This run scored no response, so the page supports nothing about accuracy."
@@ -134,7 +135,12 @@ def accuracy(run) -> str:
     forced = summarize_forced(records, by=by)
     if forced.empty:
         return text + ". No forced-choice answers were scored in this run."
-    return text + ". Forced-choice accuracy is " + _verdict_sentence(_cells_against_chance(forced, labels(forced))) + "."
+    text += ". Forced-choice accuracy is " + _verdict_sentence(_cells_against_chance(forced, labels(forced)))
+    calibrated = summarize_forced(records, by=by, column="calibrated_correct")
+    if not calibrated.empty:
+        text += (". Contextually calibrated (against content-free inputs), it is "
+                 + _verdict_sentence(_cells_against_chance(calibrated, labels(calibrated))))
+    return text + "."
 
 
 # --- 03 depth --------------------------------------------------------------------------------------------

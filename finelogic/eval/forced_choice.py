@@ -19,6 +19,19 @@ For one record (a problem, the conversation it was asked in, the model's respons
 Chance is ``1 / number of labels``: 1/3 on FLD and FOLIO, 1/2 on Multi-LogiEval and ProntoQA
 (:func:`chance_level`).
 
+**Contextual calibration** (:func:`contextual_calibration`; Zhao et al., 2021, "Calibrate Before Use"). A
+small model's summed log-probabilities can favour one marker whatever the problem (the embedded model
+prefers ``__PROVED__``), which puts forced choice at chance even when the differences between problems carry
+information. Calibration measures that preference on content-free inputs: the same prompt (dataset, setting,
+layout) with the facts and the hypothesis replaced by each of :data:`CONTENT_FREE` (``N/A``, the empty
+string, ``[MASK]``), no response, then the cue, each label's marker scored; the label probabilities of each
+content-free input (softmax over the dataset's labels) are averaged into a prior ``p_cf``, and the
+calibrated answer is the label maximising ``log p(marker | context) - log p_cf(label)`` (the diagonal
+correction ``W = diag(p_cf)^-1`` of Zhao et al., ``b = 0``). It costs three contexts per prompt format, not
+per item. The columns are ``calibrated_prediction`` and ``calibrated_correct``, beside (never in place of)
+the uncalibrated ones. Our content-free contexts have no response before the cue, where the records' do:
+the prior is the prompt's, not the response's.
+
 A record is left unscored (``forced_prediction`` None, ``forced_correct`` NA, ``forced_reason`` says why)
 when its response is empty (a failed request, as marker extraction counts it), when the backend has no
 chat template to render the conversation (a served model: the server applies it), or when the backend
@@ -34,7 +47,7 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Problem
+from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Fact, Problem
 from finelogic.eval.accuracy import summarize
 from finelogic.prompts import MARKERS, build_conversation, labels_for
 
@@ -48,6 +61,12 @@ LOGLIKELIHOOD_COLUMNS = {PROVED: "forced_ll_proved", DISPROVED: "forced_ll_dispr
 
 #: The columns :func:`forced_choice` returns, in order.
 FORCED_COLUMNS = ("forced_prediction", "forced_correct", *LOGLIKELIHOOD_COLUMNS.values(), "forced_reason")
+
+#: The facts and hypothesis of the content-free inputs of :func:`contextual_calibration` (Zhao et al., 2021).
+CONTENT_FREE = ("N/A", "", "[MASK]")
+
+#: The columns :func:`contextual_calibration` returns.
+CALIBRATED_COLUMNS = ("calibrated_prediction", "calibrated_correct")
 
 #: ``forced_reason`` of records forced choice does not apply to (the baselines' records).
 NOT_A_PROMPT_SETTING = "not a prompt setting (a baseline's answer comes from its own pipeline)"
@@ -118,26 +137,109 @@ def forced_choice(problems: Sequence[Problem], records: pd.DataFrame, backend: A
     return _frame([rows[i] for i in records.index], records.index)
 
 
+def contextual_calibration(records: pd.DataFrame, backend: Any, *,
+                           few_shot_examples: Sequence[Problem] | None = None, cue: str = ANSWER_CUE,
+                           content_free: Sequence[str] = CONTENT_FREE) -> pd.DataFrame:
+    """The forced-choice answers of ``records`` corrected by each prompt format's content-free prior (see the
+    module docstring).
+
+    Args:
+        records: accuracy records with their :data:`FORCED_COLUMNS` (:func:`forced_choice`'s output joined).
+        backend: the model that scored them (the same ``loglikelihood`` and chat template).
+        few_shot_examples, cue: as given to :func:`forced_choice`.
+        content_free: the texts standing in for the facts and the hypothesis.
+
+    Returns:
+        :data:`CALIBRATED_COLUMNS` on the records' index: the calibrated label and whether it is the gold
+        one; None / NA where the record has no forced answer, or where the backend cannot score the
+        content-free contexts (then nothing is raised: the uncalibrated columns stand alone).
+    """
+    predictions: dict[Any, Any] = {index: None for index in records.index}
+    render = _chat_renderer(backend)
+    scored = records[records["forced_correct"].notna()] if "forced_correct" in records else records.iloc[:0]
+    if scored.empty or render is None:
+        return _calibrated(records, predictions)
+    formats = {(d, s, lay if isinstance(lay, str) else "principled")
+               for d, s, lay in zip(scored["dataset"], scored["setting"], scored["layout"])}
+    requests: list[tuple[str, str]] = []
+    asked: list[tuple[tuple[str, str, str], str]] = []
+    for key in sorted(formats):
+        dataset, setting, layout = key
+        labels = labels_for(dataset)
+        for text in content_free:
+            blank = Problem(id="content-free", dataset=dataset, facts=(Fact("fact1", text),), hypothesis=text,
+                            label=labels[0])
+            context = render(build_conversation(blank, setting, few_shot_examples=few_shot_examples,
+                                                layout=layout)) + cue
+            requests += [(context, MARKERS[label]) for label in labels]
+            asked += [(key, label) for label in labels]
+    scores = _loglikelihoods(backend, requests)
+    if isinstance(scores, str):
+        return _calibrated(records, predictions)
+    priors = _content_free_priors(asked, [float(s[0]) for s in scores], len(content_free))
+    layouts = [lay if isinstance(lay, str) else "principled" for lay in scored["layout"]]
+    for (index, row), layout in zip(scored.iterrows(), layouts):
+        prior = priors[(row["dataset"], row["setting"], layout)]
+        # Rounded to 1e-9 nats so that float noise in the prior never breaks a tie: ties -> the first label.
+        adjusted = {label: round(float(row[LOGLIKELIHOOD_COLUMNS[label]]) - prior[label], 9) for label in prior}
+        predictions[index] = max(adjusted, key=adjusted.__getitem__)
+    return _calibrated(records, predictions)
+
+
+def _content_free_priors(asked: list[tuple[Any, str]], logprobs: list[float], inputs: int) -> dict[Any, dict[str, float]]:
+    """Per prompt format, ``log p_cf(label)``: each content-free input's label probabilities (softmax over the
+    format's labels), averaged over the ``inputs`` inputs."""
+    by_format: dict[Any, list[tuple[str, float]]] = {}
+    for (key, label), logprob in zip(asked, logprobs):
+        by_format.setdefault(key, []).append((label, logprob))
+    priors = {}
+    for key, scored in by_format.items():
+        width = len(scored) // inputs
+        mean: dict[str, float] = {}
+        for start in range(0, len(scored), width):
+            block = scored[start:start + width]
+            top = max(lp for _, lp in block)
+            total = sum(math.exp(lp - top) for _, lp in block)
+            for label, lp in block:
+                mean[label] = mean.get(label, 0.0) + math.exp(lp - top) / total / inputs
+        priors[key] = {label: math.log(p) for label, p in mean.items()}
+    return priors
+
+
+def uncalibrated_columns(records: pd.DataFrame) -> pd.DataFrame:
+    """:data:`CALIBRATED_COLUMNS` for records with no forced answer to calibrate (a baseline's), all empty."""
+    return _calibrated(records, dict.fromkeys(records.index))
+
+
+def _calibrated(records: pd.DataFrame, predictions: Mapping[Any, Any]) -> pd.DataFrame:
+    correct = [pd.NA if predictions[i] is None else predictions[i] == gold
+               for i, gold in zip(records.index, records["gold"])]
+    return pd.DataFrame({"calibrated_prediction": pd.Series([predictions[i] for i in records.index],
+                                                            index=records.index, dtype=object),
+                         "calibrated_correct": pd.Series(correct, index=records.index, dtype="boolean")},
+                        index=records.index)
+
+
 def unscored_columns(records: pd.DataFrame, reason: str) -> pd.DataFrame:
     """:data:`FORCED_COLUMNS` for records forced choice does not score, every row saying ``reason``."""
     return _frame([_unscored(reason)] * len(records), records.index)
 
 
 def summarize_forced(records: pd.DataFrame, by: str | Sequence[str] = ("dataset",), *,
-                     confidence: float = 0.95) -> pd.DataFrame:
+                     confidence: float = 0.95, column: str = "forced_correct") -> pd.DataFrame:
     """Forced-choice accuracy per group of the scored records, with a Wilson interval and chance.
 
-    Records without a forced answer (``forced_correct`` NA) are left out; a group with none has no row.
+    Records without a forced answer (``column`` NA) are left out; a group with none has no row.
+    ``column="calibrated_correct"`` summarises the contextually calibrated answers instead.
     Returns :func:`~finelogic.eval.accuracy.summarize`'s columns (``n`` counts the scored records,
     ``accuracy``/``ci_low``/``ci_high`` in %) plus ``chance`` (% of a uniform guess, from the group's
     dataset: every FLD depth bucket is 33.3).
     """
     keys = [by] if isinstance(by, str) else list(by)
-    if "forced_correct" not in records:
+    if column not in records:
         return pd.DataFrame(columns=[*keys, "n", "correct", "accuracy", "ci_low", "ci_high", "chance"])
-    scored = records[records["forced_correct"].notna()]
-    summary = summarize(scored.astype({"forced_correct": bool}), by, correct_column="forced_correct",
-                        confidence=confidence)
+    scored = records[records[column].notna()]
+    summary = summarize(scored.astype({column: bool}), by, correct_column=column, confidence=confidence)
     chance = scored.groupby(keys, sort=False, dropna=True)["dataset"].agg(
         lambda d: max(chance_level(x) for x in d))
     summary["chance"] = [chance[tuple(r) if len(keys) > 1 else r[0]] for r in summary[keys].itertuples(index=False)]

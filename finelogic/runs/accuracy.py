@@ -31,7 +31,9 @@ scores highest by log-likelihood after its own response: the ``forced_*`` column
 (:data:`~finelogic.eval.forced_choice.FORCED_COLUMNS`). Baseline records, empty responses and models that
 cannot score log-likelihoods (a server without echoed log-probs, or one whose chat template we cannot
 apply) get no forced answer, and ``forced_reason`` says why. ``forced_choice=False`` leaves the columns
-empty for every record (reason: turned off).
+empty for every record (reason: turned off). Each forced answer is also contextually calibrated
+(:func:`~finelogic.eval.forced_choice.contextual_calibration`: three content-free contexts per prompt format):
+the ``calibrated_*`` columns, empty where there is no forced answer.
 """
 from __future__ import annotations
 
@@ -50,7 +52,8 @@ from finelogic.baselines.logic_lm import SOURCES as TRANSLATION_SOURCES
 from finelogic.data.problem import Problem
 from finelogic.data.suites import EvalSet, FLDSet, ProntoQASet, TestSets, evaluation_sets
 from finelogic.eval.accuracy import evaluate_accuracy, summarize
-from finelogic.eval.forced_choice import NOT_A_PROMPT_SETTING, forced_choice, summarize_forced, unscored_columns
+from finelogic.eval.forced_choice import (NOT_A_PROMPT_SETTING, contextual_calibration, forced_choice, summarize_forced,
+                                          uncalibrated_columns, unscored_columns)
 from finelogic.memo import Memo, source_version
 from finelogic.models.base import GenerationConfig
 from finelogic.models.spec import open_model
@@ -257,7 +260,8 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
                     kept = {"memo": memo} if setting in MEMOISED else {}
                     result = BASELINES[setting](items, backend, decoding, model=spec.name, **options, **kept)
                     records = result.records.assign(compat_scorer=scorer)
-                    frames.append(records.join(unscored_columns(records, NOT_A_PROMPT_SETTING)))
+                    frames.append(records.join(unscored_columns(records, NOT_A_PROMPT_SETTING))
+                                  .join(uncalibrated_columns(records)))
                     traces += [_trace_row(t) for t in result.traces]
                     continue
                 log.info("accuracy: %s, %s, %d items", spec.name, setting, len(problems))
@@ -298,7 +302,8 @@ def _prompt_records(problems: list[Problem], backend: Any, setting: str, model: 
                                 batch_size=section.batch_size * 4, layout=section.prompt_layout, compat_scorer=scorer)
     forced = (forced_choice(problems, records, backend) if section.forced_choice
               else unscored_columns(records, FORCED_OFF))
-    return records.join(forced)
+    records = records.join(forced)
+    return records.join(contextual_calibration(records, backend))
 
 
 def reads(profile: str) -> tuple[str, ...]:

@@ -270,15 +270,16 @@ FINE_TUNING_RAISES_ACCURACY = Claim(
     "accuracy \"increased from 31.7% (direct prompting) to 67.5%\" (§5.2.1; in Table 2 every SFT style of both "
     "models is above its base model on FLD).",
     "On FLD, every SFT style's accuracy interval lies above the base model's (CoT prompt, same items), and above "
-    "the base model's forced-choice accuracy where the records carry one (a base model that never writes an answer "
-    "marker scores 0% on the CoT prompt whatever it knows).")
+    "the base model's forced-choice accuracy, uncalibrated and contextually calibrated, where the records carry them "
+    "(a base model that never writes an answer marker scores 0% on the CoT prompt whatever it knows).")
 
 
 def fine_tuning_raises_accuracy(records: pd.DataFrame) -> Verdict:
     """Table 2, §5.2.1. Rule: on the FLD records, each ``SFT-<style>`` row's Wilson 95% interval against the
     base model's (``setting`` CoT: the prompt the styles are trained and tested with) and, where the base rows
-    carry ``forced_correct``, against the base model's forced-choice accuracy on the same items (the most likely
-    label by log-likelihood, :mod:`finelogic.eval.forced_choice`): a small base model that never writes an answer
+    carry ``forced_correct`` (and ``calibrated_correct``), against the base model's forced-choice accuracy on the
+    same items (the most likely label by log-likelihood, and its contextually calibrated reading,
+    :mod:`finelogic.eval.forced_choice`): a small base model that never writes an answer
     marker scores 0% on the CoT prompt, and a gain over that alone could be format. Reproduced when every style
     present lies above every base estimate; not reproduced when any lies below one; inconclusive otherwise (FLD
     is where Table 2 shows the gain for every style of both models)."""
@@ -296,6 +297,11 @@ def fine_tuning_raises_accuracy(records: pd.DataFrame) -> Verdict:
         row = forced.iloc[0]
         bases.append((Estimate("the base, forced choice (FLD)", row.accuracy, row.ci_low, row.ci_high, int(row.n)),
                       "the base's forced choice"))
+    calibrated = summarize_forced(fld[fld["setting"] == BASE_SETTING], by=("setting",), column="calibrated_correct")
+    if len(calibrated):
+        row = calibrated.iloc[0]
+        bases.append((Estimate("the base, calibrated forced choice (FLD)", row.accuracy, row.ci_low, row.ci_high,
+                               int(row.n)), "the base's calibrated forced choice"))
     outcomes = [(compare(estimates[s], b), s, name) for b, name in bases for s in styles]
     evidence = [*(b.text() for b, _ in bases), *(estimates[s].text() for s in styles),
                 *(_outcome_text(o, s, name) for o, s, name in outcomes)]
