@@ -164,6 +164,9 @@ def run_unit(unit: str, *, profile: str = PROFILE, seed: int = 0, data_dir: str 
         raise ValueError(f"unknown study unit {unit!r}; the units are {', '.join(unit_names(profile))}")
     given = _given(unit, profile, overrides)
     directory = Path(root or units_dir(profile)) / unit
+    # The checkout's commit is read before anything is deleted or written: remaking a committed unit
+    # (``--again``) removes its tracked files, which must not make the unit's own provenance read ``+dirty``.
+    commit = git_commit()
     (directory / UNIT_FILE).unlink(missing_ok=True)  # not done until written again
     stages: dict[str, float] = {}
     made: dict[str, Run] = {}
@@ -189,7 +192,7 @@ def run_unit(unit: str, *, profile: str = PROFILE, seed: int = 0, data_dir: str 
                                                   **given[probing.FAMILY]))
     import torch
 
-    record = UnitRecord(unit=unit, profile=profile, seed=seed, commit=git_commit(), started=started,
+    record = UnitRecord(unit=unit, profile=profile, seed=seed, commit=commit, started=started,
                         finished=_now(), seconds=round(time.perf_counter() - clock, 1), stages=stages,
                         load_mean=round(sum(load.samples) / len(load.samples), 2), load_max=round(max(load.samples), 2),
                         load_samples=len(load.samples), threads=torch.get_num_threads(), families=tuple(made))
