@@ -28,9 +28,11 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m ipykernel install --sys-prefix --name python3 > /dev/null
 	@touch $(STAMP)
 
-# The whole suite (what CI runs).
+# The whole suite (what CI runs), in TEST_WORKERS processes (pytest-xdist; each test file runs whole in one
+# process, so its module fixtures are made once). TEST_WORKERS=0 runs it in this process.
+TEST_WORKERS ?= 2
 test: venv
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # The fast part while you work: tests without the slow / server / browser markers (a few minutes).
 check: venv

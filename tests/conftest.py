@@ -16,6 +16,10 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
 # The converted embedded model is cached per checkout, so the slow GGUF conversion happens once.
 os.environ.setdefault("FINELOGIC_CACHE", str(REPO / ".cache" / "test"))
+# Under pytest-xdist (`make test` runs two worker processes on two cores) each worker computes on one thread:
+# more only spin against the other worker.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 @pytest.fixture
@@ -40,7 +44,24 @@ FAKE_API_KEY = "sk-finelogic-test-PLANTED-0123456789abcdef"
 @pytest.fixture(scope="session")
 def built_book(tmp_path_factory) -> Path:
     """A copy of the book sources, every notebook executed in the smoke profile, built into _build/html
-    (strict: warnings are errors), with a fake API key in the environment the whole time."""
+    (strict: warnings are errors), with a fake API key in the environment the whole time.
+
+    Built once per test session: under pytest-xdist (``make test``) the workers share one build in the
+    session's common temporary folder, the first to ask building it while the others wait."""
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the folder every worker's own one is in
+    root = shared / "built-book"
+    from finelogic.files import exclusive_lock
+
+    with exclusive_lock(shared / "built-book.lock"):
+        if not (root / ".built").is_file():
+            _build_book(root)
+            (root / ".built").touch()
+    return root
+
+
+def _build_book(root: Path) -> None:
     import shutil
     import subprocess
     import sys
@@ -48,7 +69,9 @@ def built_book(tmp_path_factory) -> Path:
     from finelogic.book.runner import run_notebooks
     from finelogic.config import environment
 
-    root = tmp_path_factory.mktemp("book")
+    if root.exists():  # a build that failed in another worker: start again
+        shutil.rmtree(root)
+    root.mkdir()
     for name in ("_config.yml", "_toc.yml"):
         shutil.copy(REPO / name, root / name)
     shutil.copytree(REPO / "book", root / "book", ignore=shutil.ignore_patterns("generated", "_build"))
@@ -58,4 +81,3 @@ def built_book(tmp_path_factory) -> Path:
         result = subprocess.run([str(jupyter_book), "build", str(root), "-W", "-n", "--keep-going"],
                                 capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-    return root
