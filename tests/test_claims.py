@@ -252,6 +252,50 @@ def test_responses_that_could_not_be_scored_are_missing_not_zero():
     assert result.verdict == claims.INCONCLUSIVE and "no value" in result.evidence
 
 
+def _cut(records: pd.DataFrame, where: pd.Series) -> pd.DataFrame:
+    """``records`` with the rows at ``where`` cut at the token cap before an answer, as the scorer writes them."""
+    records = records.copy()
+    records.loc[where, ["prediction", "truncated", "correct", "finish_reason"]] = [None, True, False, "length"]
+    return records
+
+
+def test_a_style_cut_at_the_token_cap_is_shown_but_not_compared():
+    # Struct's FLD answers all wrong: it lies below the base model, so fine-tuning would not raise accuracy ...
+    fixture = changed(("fld", STRUCT), [[20, 0], [20, 0], [4, 0]])
+    records = records_of(fixture)
+    assert claims.fine_tuning_raises_accuracy(records).verdict == claims.NOT_REPRODUCED
+    # ... unless those answers were never given: 40 of its 44 responses ran out of tokens before a marker.
+    struct_fld = records.index[(records["setting"] == STRUCT) & (records["dataset"] == "fld")]
+    records = _cut(records, records.index.isin(struct_fld[:40]))
+    result = claims.fine_tuning_raises_accuracy(records)
+    assert result.verdict == claims.REPRODUCED, result.evidence
+    assert "SFT-Symb-Struct (FLD) 0.0%" in result.evidence  # still shown
+    assert "SFT-Symb-Struct not compared: 40 of its 44 responses were cut at the token cap" in result.evidence
+    assert "SFT-Symb-Struct above" not in result.evidence
+    # Half cut is not "mostly": 22 of 44 cut, and Struct is compared (and below) again.
+    records = _cut(records_of(fixture), records_of(fixture).index.isin(struct_fld[:22]))
+    assert claims.fine_tuning_raises_accuracy(records).verdict == claims.NOT_REPRODUCED
+    # The depth claim leaves a cut style out too; the base model cut on the CoT prompt leaves its forced
+    # choice (none in this fixture) to compare with, so fine-tuning's gain cannot be shown.
+    records = records_of(FIXTURE)
+    depth = claims.accuracy_falls_beyond_training_depths(
+        _cut(records, (records["setting"] == NL) & (records["dataset"] == "fld")), TRAINING_DEPTHS)
+    assert depth.verdict == claims.REPRODUCED and "SFT-NL not compared" in depth.evidence
+    base_cut = claims.fine_tuning_raises_accuracy(
+        _cut(records, (records["setting"] == "CoT") & (records["dataset"] == "fld")))
+    assert base_cut.verdict == claims.INCONCLUSIVE and "the base (CoT) not compared" in base_cut.evidence
+
+
+def test_transfer_needs_sft_nl_answers_not_cut_at_the_cap():
+    records = records_of(FIXTURE)
+    unseen = records["dataset"].isin(["folio", "multi_logieval"])
+    result = claims.nl_transfers_best(_cut(records, unseen & (records["setting"] == NL)))
+    assert result.verdict == claims.INCONCLUSIVE and "SFT-NL not compared" in result.evidence
+    # every other style cut: nothing left to compare SFT-NL with
+    result = claims.nl_transfers_best(_cut(records, unseen & records["setting"].isin([STRUCT, FILTER, DIRECT])))
+    assert result.verdict == claims.INCONCLUSIVE and result.evidence.count("not compared") == 3
+
+
 # ------------------------------------------------------------------------------------------- the run
 
 

@@ -63,6 +63,14 @@ CSS_MODEST_GAIN = 0.2
 
 ABOVE, BELOW, OVERLAP = "above", "below", "overlap"
 
+#: A row whose responses were cut at the token cap before an answer on more than this share of the items a
+#: claim reads is not compared in that claim: its accuracy measures the cap, not what the model learned (the
+#: study's SFT-Symb-Struct writes a symbol table before its first step and ran out of its 192 tokens on 655 of
+#: 744 items; the base model on the CoT prompt never writes an answer marker).
+CUT_SHARE = 0.5
+CUT_RULE = (" A row whose responses were cut at the token cap before an answer on more than half of the items is "
+            "shown but not compared: its accuracy measures the cap.")
+
 
 @dataclass(frozen=True)
 class ClaimsSettings:
@@ -195,6 +203,24 @@ def soundness_estimates(steps: pd.DataFrame, metric: str) -> dict[str, Estimate]
             for row in table.to_dict("records")}
 
 
+def cut_at_cap(records: pd.DataFrame) -> dict[str, tuple[int, int]]:
+    """The settings of ``records`` whose responses were cut at the token cap before an answer on more than
+    :data:`CUT_SHARE` of their items: {setting: (responses cut, items)}."""
+    if records is None or records.empty or "truncated" not in records:
+        return {}
+    prediction = records["prediction"]
+    unanswered = prediction.isna() | (prediction.astype(str).str.strip() == "")
+    cut = records["truncated"].fillna(False).astype(bool) & unanswered
+    table = pd.DataFrame({"setting": records["setting"], "cut": cut}).groupby("setting")["cut"].agg(["sum", "size"])
+    return {str(setting): (int(row["sum"]), int(row["size"])) for setting, row in table.iterrows()
+            if row["sum"] > CUT_SHARE * row["size"]}
+
+
+def _cut_text(setting: str, cut: int, n: int) -> str:
+    return (f"{_name(setting)} not compared: {cut} of its {n} responses were cut at the token cap before an answer "
+            "(its accuracy measures the cap)")
+
+
 def _name(setting: str) -> str:
     """A row's name in the evidence: the base model's row says so."""
     return f"the base ({setting})" if setting == BASE_SETTING else setting
@@ -271,7 +297,7 @@ FINE_TUNING_RAISES_ACCURACY = Claim(
     "models is above its base model on FLD).",
     "On FLD, every SFT style's accuracy interval lies above the base model's (CoT prompt, same items), and above "
     "the base model's forced-choice accuracy, uncalibrated and contextually calibrated, where the records carry them "
-    "(a base model that never writes an answer marker scores 0% on the CoT prompt whatever it knows).")
+    "(a base model that never writes an answer marker scores 0% on the CoT prompt whatever it knows)." + CUT_RULE)
 
 
 def fine_tuning_raises_accuracy(records: pd.DataFrame) -> Verdict:
@@ -282,7 +308,8 @@ def fine_tuning_raises_accuracy(records: pd.DataFrame) -> Verdict:
     :mod:`finelogic.eval.forced_choice`): a small base model that never writes an answer
     marker scores 0% on the CoT prompt, and a gain over that alone could be format. Reproduced when every style
     present lies above every base estimate; not reproduced when any lies below one; inconclusive otherwise (FLD
-    is where Table 2 shows the gain for every style of both models)."""
+    is where Table 2 shows the gain for every style of both models). Rows mostly cut at the token cap
+    (:func:`cut_at_cap`) are shown, not compared."""
     claim = FINE_TUNING_RAISES_ACCURACY
     fld = records[records["dataset"] == "fld"] if records is not None and not records.empty else pd.DataFrame()
     estimates = accuracy_estimates(fld, " (FLD)")
@@ -302,8 +329,13 @@ def fine_tuning_raises_accuracy(records: pd.DataFrame) -> Verdict:
         row = calibrated.iloc[0]
         bases.append((Estimate("the base, calibrated forced choice (FLD)", row.accuracy, row.ci_low, row.ci_high,
                                int(row.n)), "the base's calibrated forced choice"))
-    outcomes = [(compare(estimates[s], b), s, name) for b, name in bases for s in styles]
+    # A row mostly cut at the token cap is shown but not compared (CUT_SHARE); the base's forced choice reads
+    # log-likelihoods, not generated text, so no cap touches it.
+    cut = cut_at_cap(fld)
+    compared_bases = bases[1:] if BASE_SETTING in cut else bases
+    outcomes = [(compare(estimates[s], b), s, name) for b, name in compared_bases for s in styles if s not in cut]
     evidence = [*(b.text() for b, _ in bases), *(estimates[s].text() for s in styles),
+                *(_cut_text(s, *cut[s]) for s in (BASE_SETTING, *styles) if s in cut),
                 *(_outcome_text(o, s, name) for o, s, name in outcomes)]
     return claim.verdict(decide([o for o, _, _ in outcomes], ABOVE), evidence)
 
@@ -314,14 +346,15 @@ NL_TRANSFERS_BEST = Claim(
     "\"SFT-NL demonstrates the best overall and most transferable performance\" (§5.2.1); the styles were trained "
     "\"using only problems from FLD and ProntoQA\", and on FOLIO and Multi-LogiEval SFT-NL is the best style "
     "of both models (Table 2).",
-    "On FOLIO and Multi-LogiEval together, SFT-NL's accuracy interval lies above every other style's.")
+    "On FOLIO and Multi-LogiEval together, SFT-NL's accuracy interval lies above every other style's." + CUT_RULE)
 
 
 def nl_transfers_best(records: pd.DataFrame) -> Verdict:
     """Table 2, §5.2.1. Rule: on the records of the unseen datasets (FOLIO and Multi-LogiEval, pooled: the
     styles train on FLD and ProntoQA only), SFT-NL's Wilson 95% interval against each other ``SFT-<style>``
     row's. Reproduced when it lies above every other style present; not reproduced when any other lies
-    above it; inconclusive otherwise, and when the unseen datasets, SFT-NL or a second style are missing."""
+    above it; inconclusive otherwise, and when the unseen datasets, SFT-NL or a second style are missing.
+    Rows mostly cut at the token cap (:func:`cut_at_cap`) are shown, not compared."""
     claim = NL_TRANSFERS_BEST
     have = records is not None and not records.empty
     present = [d for d in UNSEEN if have and (records["dataset"] == d).any()]
@@ -337,10 +370,11 @@ def nl_transfers_best(records: pd.DataFrame) -> Verdict:
     if NL not in estimates or len(styles) < 2:
         return claim.verdict(INCONCLUSIVE, [f"missing: {'SFT-NL' if NL not in estimates else 'a second style'} "
                                             f"on {names} (styles present: {', '.join(styles) or 'none'})", note])
-    others = [s for s in styles if s != NL]
-    outcomes = [compare(estimates[NL], estimates[s]) for s in others]
-    evidence = [*(estimates[s].text() for s in styles), *(_outcome_text(o, NL, s) for o, s in zip(outcomes, others)),
-                note]
+    cut = cut_at_cap(pooled)
+    others = [s for s in styles if s != NL and s not in cut]
+    outcomes = [] if NL in cut else [compare(estimates[NL], estimates[s]) for s in others]
+    evidence = [*(estimates[s].text() for s in styles), *(_cut_text(s, *cut[s]) for s in styles if s in cut),
+                *(_outcome_text(o, NL, s) for o, s in zip(outcomes, others)), note]
     return claim.verdict(decide(outcomes, ABOVE), evidence)
 
 
@@ -442,7 +476,7 @@ ACCURACY_FALLS_WITH_DEPTH = Claim(
     "no training samples are available\", \"performance drops by approximately 10% relative to the 12–15 step "
     "range\" (§5.2.1, Figure 3, Table 5).",
     "For every SFT style, FLD accuracy beyond the deepest training depth has an interval below the one at the "
-    "training depths.")
+    "training depths." + CUT_RULE)
 
 
 def accuracy_falls_beyond_training_depths(records: pd.DataFrame, training_depths: Sequence[int]) -> Verdict:
@@ -450,7 +484,8 @@ def accuracy_falls_beyond_training_depths(records: pd.DataFrame, training_depths
     has no UNKNOWN column) split at the deepest training depth (``training_depths``: the supervision run's
     ``fld_depths``): accuracy at depths up to it against accuracy beyond it, Wilson 95%. Reproduced when for
     every style the beyond interval lies below; not reproduced when for any it lies above; inconclusive
-    otherwise, and when there are no items beyond (or within) the training depths."""
+    otherwise, and when there are no items beyond (or within) the training depths. Styles mostly cut at the
+    token cap on these items (:func:`cut_at_cap`) are shown, not compared."""
     claim = ACCURACY_FALLS_WITH_DEPTH
     depths = sorted(int(d) for d in training_depths)
     if not depths:
@@ -469,9 +504,12 @@ def accuracy_falls_beyond_training_depths(records: pd.DataFrame, training_depths
     if not beyond or not within:
         where = "beyond" if not beyond else "within"
         return claim.verdict(INCONCLUSIVE, f"missing: no FLD items {where} the training depths ({tested})")
-    styles = [s for s in SFT_SETTINGS if s in within and s in beyond]
+    cut = cut_at_cap(fld)
+    shown = [s for s in SFT_SETTINGS if s in within and s in beyond]
+    styles = [s for s in shown if s not in cut]
     outcomes = [compare(beyond[s], within[s]) for s in styles]
-    evidence = [tested, *(f"{within[s].text()}, {beyond[s].text()}" for s in styles),
+    evidence = [tested, *(f"{within[s].text()}, {beyond[s].text()}" for s in shown),
+                *(_cut_text(s, *cut[s]) for s in shown if s in cut),
                 *(_outcome_text(o, f"{s} beyond", "within") for o, s in zip(outcomes, styles))]
     return claim.verdict(decide(outcomes, BELOW), evidence)
 
