@@ -14,7 +14,8 @@ neither. A claim about every style ("SFT raises FLD accuracy") is reproduced whe
 could be made goes the paper's way, not reproduced when any goes against it; a claim about most styles
 ("most SFT settings show noticeable gains") counts more than half of them. Otherwise, and whenever the runs
 lack what a claim needs (a dataset, a style, a fine-tuned probe), the verdict is ``inconclusive at this
-scale`` and the evidence says what is missing.
+scale`` and the evidence says what is missing. A row whose responses mostly ran out of tokens before an
+answer (:data:`CUT_SHARE`) is shown in the evidence but not compared: its accuracy measures the token cap.
 
 Intervals: accuracy and soundness shares are Wilson 95% intervals
 (:func:`finelogic.eval.accuracy.summarize`, :func:`finelogic.eval.soundness.soundness_table`); probing
