@@ -128,3 +128,32 @@ def test_the_committed_study_renders_with_every_page_view(monkeypatch):
     assert len(claims_page.verdict_table(made["claims"]).frame) == len(made["claims"].verdicts)
     assert study_view.shortcut_sentence(accuracy_run)
     assert len(study_view.claims_short().frame) == len(made["claims"].verdicts)
+
+
+def test_the_cap_sentence_counts_cut_responses_and_names_the_rows_that_measure_the_cap(results):
+    from types import SimpleNamespace
+
+    from finelogic.book import study_view
+    from finelogic.eval.accuracy import records_frame, summarize
+
+    def record(i, setting, cut):
+        return {"id": f"fld-{i}", "dataset": "fld", "depth": 1, "depth_bucket": "0-3", "gold": "PROVED",
+                "prediction": None if cut else "PROVED", "correct": not cut, "no_answer": False, "no_output": False,
+                "truncated": cut, "finish_reason": "length" if cut else "stop", "response": "...",
+                "setting": setting, "model": "m", "policy": "principled", "layout": "principled",
+                "compat_scorer": "vllm_overall"}
+
+    records = records_frame([record(i, "SFT-NL", i < 1) for i in range(10)]
+                            + [record(i, "SFT-Symb-Struct", i < 8) for i in range(10)])
+    run = SimpleNamespace(summary=summarize(records, by=("setting", "dataset")),
+                          provenance=SimpleNamespace(settings={"generation": {"max_new_tokens": 192}}))
+    text = study_view.cap_sentence(run)
+    assert "cut at the 192-token cap" in text
+    assert "SFT-NL 1 of 10 (FLD 1/10)" in text and "SFT-Symb-Struct 8 of 10 (FLD 8/10)" in text
+    assert "SFT-Symb-Struct ran out of tokens on most items" in text and "SFT-NL ran out" not in text
+    assert "gold answers" not in text  # no target lengths committed in this results folder
+    folder = results / "study" / study_view.TARGET_LENGTHS
+    folder.mkdir(parents=True)
+    pd.DataFrame([{"style": "Symb-Struct", "depth": "all", "n": 10, "median": 350, "p90": 500, "max": 700,
+                   "over_cap": 9}]).to_csv(folder / "lengths.csv", index=False)
+    assert "longer than the 192-token cap on 9 of 10 for Symb-Struct (median 350 tokens" in study_view.cap_sentence(run)

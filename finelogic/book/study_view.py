@@ -175,3 +175,51 @@ def shortcut_sentence(run) -> str:
     return ("Read against the cue rules (95% interval's lower end above the highest of chance, the best constant "
             "answer and the negation rule): " + ". ".join(parts) + ". Where a fine-tuned model is not above them, "
             "its gains can be a shortcut (the paper's own caveat of shallow pattern matching, §5.2.1), not deduction.")
+
+
+#: Where ``benchmarks/study_target_lengths.py`` results are committed (``lengths.csv``, ``provenance.json``).
+TARGET_LENGTHS = "target_lengths"
+
+
+def target_lengths() -> pd.DataFrame:
+    """Per style and FLD depth, the token length of the gold answer the style is trained to write on the
+    study's FLD test items (``style``, ``depth``, ``n``, ``median``, ``p90``, ``max``, ``over_cap``); empty
+    when none is committed."""
+    path = folder() / TARGET_LENGTHS / "lengths.csv"
+    return pd.read_csv(path, dtype={"depth": str}) if path.is_file() else pd.DataFrame()
+
+
+def cap_sentence(run) -> str:
+    """What the study's token cap did to an accuracy run's rows: per row and test set, the responses cut at
+    the cap before an answer (scored wrong), the rows the claims therefore leave out
+    (:func:`finelogic.runs.claims.cut_at_cap`), and, where committed, how many of the gold answers each style
+    is trained to write are longer than the cap (:func:`target_lengths`)."""
+    from finelogic.data.suites import PAPER_NAMES
+    from finelogic.runs.claims import CUT_SHARE
+
+    summary = run.summary
+    if summary is None or summary.empty or "truncated" not in summary:
+        return "These records do not say how many responses the token cap cut."
+    cap = (run.provenance.settings.get("generation") or {}).get("max_new_tokens")
+    cap_text = f"the {cap}-token cap" if cap else "the token cap"
+    parts, mostly = [], []
+    for setting, rows in summary.groupby("setting", sort=False):
+        cut, n = int(rows["truncated"].sum()), int(rows["n"].sum())
+        each = ", ".join(f"{PAPER_NAMES.get(r.dataset, r.dataset)} {int(r.truncated)}/{int(r.n)}" for r in rows.itertuples())
+        name = f"the base model ({setting})" if not str(setting).startswith(("SFT-", "LogiPT")) else str(setting)
+        parts.append(f"{name} {cut} of {n} ({each})")
+        if cut > CUT_SHARE * n:
+            mostly.append(name)
+    text = (f"Responses cut at {cap_text} before an answer marker (scored wrong): " + "; ".join(parts) + ".")
+    if mostly:
+        text += (f" {' and '.join(mostly)} ran out of tokens on most items: there the accuracy measures the cap, "
+                 "not the model, and the claims page leaves a row out of a comparison when most of the items it "
+                 "reads were cut.")
+    lengths = target_lengths()
+    if not lengths.empty:
+        whole = lengths[lengths["depth"] == "all"]
+        text += (" The gold answers the styles are trained to write, on the same FLD test items, are longer than "
+                 f"{cap_text} on " + "; ".join(f"{int(r.over_cap)} of {int(r.n)} for {r.style} (median {int(r.median)} "
+                                               f"tokens, longest {int(r.max)})" for r in whole.itertuples())
+                 + " (`benchmarks/study_target_lengths.py`, committed in `results/study/target_lengths/`).")
+    return text
