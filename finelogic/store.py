@@ -507,6 +507,24 @@ class Store:
                            [(*row, time.time()) for row in rows])
             return db.total_changes - before
 
+    def finished_generations(self, model: str, below: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        """``(request, answer)`` of every stored greedy generation of ``model`` that ended by itself
+        (``finish_reason`` ``stop``: end of turn or a stop string) under a token cap smaller than ``below``:
+        the answers a larger cap would give again (:class:`finelogic.models.cache.CachedBackend`). A row
+        whose value fails :func:`decode` is left out here (it is named and removed when asked for directly)."""
+        rows = self.query(
+            "SELECT request, value FROM calls WHERE model = ? AND kind = 'generate' AND json_valid(request) "
+            "AND json_valid(value) AND json_extract(value, '$.finish_reason') = 'stop' "
+            "AND json_extract(request, '$.config.temperature') = 0 "
+            "AND json_extract(request, '$.config.max_new_tokens') < ?", (model, int(below)))
+        found = []
+        for request, raw in rows:
+            try:
+                found.append((json.loads(request), decode("generate", raw)))
+            except (BadValue, ValueError):
+                continue
+        return found
+
     # ------------------------------------------------------------------ claims
     def answer_or_claim(self, keys: Sequence[str], kind: str, holder: str,
                         lease: float = LEASE_SECONDS) -> tuple[dict[str, Any], set[str], list[dict[str, Any]]]:

@@ -328,3 +328,50 @@ def test_a_checkpoint_moved_with_its_files_keeps_its_cache_identity_and_a_retrai
     (moved / "model.safetensors").write_bytes(b"retrained")
     os.utime(moved / "model.safetensors", ns=(1, 1))
     assert parse_model(f"ckpt:{moved}").model_id != before
+
+
+class CappedBackend(CountingBackend):
+    """Writes ``<message> done`` one word per token and stops; a cap smaller than that cuts the words."""
+
+    def generate(self, conversations, config=GenerationConfig()):
+        from finelogic.models.base import Completion
+
+        self.stats.add(calls=1)
+        self.asked += [c[-1]["content"] for c in conversations]
+        out = []
+        for c in conversations:
+            words = f"{c[-1]['content']} done".split()
+            cut = len(words) > config.max_new_tokens
+            out.append(Completion(" ".join(words[:config.max_new_tokens]), "length" if cut else "stop"))
+        return out
+
+
+def test_raising_the_token_cap_computes_only_the_answers_the_smaller_cap_cut_off(tmp_path):
+    path = tmp_path / "c.sqlite"
+    short, long = _conv("a b"), _conv("a b c d e f g")  # 3 and 8 tokens with "done"
+    first = CachedBackend(CappedBackend(), path, "m")
+    small = GenerationConfig(max_new_tokens=4, stop=("done",))
+    assert [c.finish_reason for c in first.generate([short, long], small)] == ["stop", "length"]
+    again = CachedBackend(CappedBackend(), path, "m")  # a later run with a larger cap
+    large = GenerationConfig(max_new_tokens=16, stop=("done",))
+    answers = again.generate([short, long], large)
+    assert answers == ["a b done", "a b c d e f g done"]
+    assert again.backend.asked == ["a b c d e f g"]  # the short one ended within 4 tokens: not asked again
+    assert answers[0].finish_reason == "stop" and again.stats.cache_hits == 1
+    # stored under the larger cap's own key too: a third run asks nothing
+    third = CachedBackend(CappedBackend(), path, "m")
+    assert third.generate([short, long], large) == answers and third.backend.asked == []
+    assert len(_rows(path)) == 4
+
+
+def test_a_larger_cap_reuses_nothing_that_differs_in_more_than_the_cap(tmp_path):
+    path = tmp_path / "c.sqlite"
+    short = _conv("a b")
+    CachedBackend(CappedBackend(), path, "m").generate([short], GenerationConfig(max_new_tokens=4, stop=("done",)))
+    for model, config in [("m", GenerationConfig(max_new_tokens=16, stop=("x",))),  # other stop strings
+                          ("m", GenerationConfig(max_new_tokens=16, temperature=0.7, seed=1)),  # sampled
+                          ("other", GenerationConfig(max_new_tokens=16, stop=("done",))),  # another model
+                          ("m", GenerationConfig(max_new_tokens=2, stop=("done",)))]:  # a smaller cap
+        cached = CachedBackend(CappedBackend(), path, model)
+        cached.generate([short], config)
+        assert cached.backend.asked == ["a b"], (model, config)

@@ -89,7 +89,10 @@ class CachedBackend:
     Sampled generations (``temperature > 0``) are cached only when ``config.seed`` is set (the seed is part
     of the key); unseeded sampling always calls the model. Empty completions are never stored (a rerun asks
     again); completions cut by the token cap are stored with ``finish_reason`` ``"length"`` (the same
-    request gets the same cut answer again). ``stats.cache_hits`` counts answers served from
+    request gets the same cut answer again). A greedy request with a larger cap than a stored one, equal in
+    everything else, is answered by the stored answer when that one ended by itself (``finish_reason``
+    ``"stop"``): greedy decoding writes the same tokens whatever the cap, so raising ``max_new_tokens``
+    computes only the answers the smaller cap cut off. ``stats.cache_hits`` counts answers served from
     the store; ``calls``, ``prompt_tokens``, ``generated_tokens`` and ``retries`` mirror what the wrapped
     backend counted for the work sent through this wrapper.
     """
@@ -105,6 +108,7 @@ class CachedBackend:
         self.chunk_size = chunk_size
         self.lease_seconds = lease_seconds
         self.stats = BackendStats()
+        self._shorter: dict[int, dict[str, dict[str, Any]]] = {}  # cap -> answers that ended under a smaller one
         self.legacy_arrays: Path | None = None
         if legacy is not None:
             legacy = Path(legacy)
@@ -160,8 +164,35 @@ class CachedBackend:
                 texts = self.backend.generate(chosen, config)
             return [self._text_record(t) for t in texts]
 
-        answers = self._answer("generate", requests, cacheable, run)
+        reuse = self._finished_within_smaller_cap if cacheable and config.greedy else None
+        answers = self._answer("generate", requests, cacheable, run, reuse=reuse)
         return [Completion(a["text"], a.get("finish_reason")) for a in answers]
+
+    def _finished_within_smaller_cap(self, requests: Sequence[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+        """Answers to greedy ``requests`` (by position) that the store holds under a smaller token cap and
+        that ended by themselves there (``finish_reason`` ``stop``): greedy decoding writes the same tokens
+        whatever the cap, so a larger cap gives the same text. Everything but ``max_new_tokens`` must be
+        equal (model, messages, stop strings, seed, ...). Answers the smaller cap cut off are not reused."""
+        cap = int(requests[0]["config"]["max_new_tokens"])
+        if cap not in self._shorter:  # one scan per cap per wrapper: a paper-size run asks thousands of times
+            finished: dict[str, dict[str, Any]] = {}
+            for request, answer in self.store.finished_generations(self.model_id, cap):
+                request["config"].pop("max_new_tokens", None)
+                finished[request_key(request)] = answer
+            self._shorter[cap] = finished
+        finished = self._shorter[cap]
+        if not finished:
+            return {}
+        found = {}
+        for i, request in enumerate(requests):
+            capless = {**request, "config": {k: v for k, v in request["config"].items() if k != "max_new_tokens"}}
+            answer = finished.get(request_key(capless))
+            if answer is not None:
+                found[i] = answer
+        if found:
+            log.info("%s: %d of %d request(s) answered by greedy generations that ended within a smaller token "
+                     "cap", self.model_id, len(found), len(requests))
+        return found
 
     def loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[LoglikelihoodResult]:
         """As the wrapped backend's ``loglikelihood``, answering cached pairs from the store."""
@@ -247,15 +278,23 @@ class CachedBackend:
         self.stats.add(**{name: after[name] - before[name] for name in after})
 
     def _answer(self, kind: str, requests: list[dict], cacheable: bool, run: Callable,
-                group: Callable[[int], Any] | None = None, keys: list[str] | None = None) -> list[Any]:
+                group: Callable[[int], Any] | None = None, keys: list[str] | None = None,
+                reuse: Callable[[list[dict]], dict[int, Any]] | None = None) -> list[Any]:
         """Answers in request order: cached ones from the store, the rest computed chunk by chunk.
         ``group(i)``: requests with the same group value always share a chunk (a context's continuations,
         scored from one shared KV cache, must not be split by a chunk boundary). ``keys``: the requests'
-        :func:`request_key`, when the caller has them faster."""
+        :func:`request_key`, when the caller has them faster. ``reuse(missing requests)``: stored answers to
+        other requests that are this request's answer too (by position); stored under this request's key."""
         keys = keys if keys is not None else [request_key(r) for r in requests]
         found = self.store.get_calls(keys, kind, self.model_id) if cacheable else {}
         answers: list[Any] = [found.get(k) for k in keys]
         missing = [i for i, a in enumerate(answers) if a is None]
+        if reuse is not None and missing:
+            for j, answer in reuse([requests[i] for i in missing]).items():
+                i = missing[j]
+                self.store.put_call(keys[i], kind, self.model_id, requests[i], answer)
+                answers[i] = answer
+            missing = [i for i, a in enumerate(answers) if a is None]
         self.stats.add(cache_hits=len(requests) - len(missing))
         # Duplicate requests inside one call are computed once.
         first_index: dict[str, int] = {}
