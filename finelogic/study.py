@@ -74,8 +74,9 @@ def unit_overrides(unit: str, profile: str = PROFILE) -> dict[str, dict[str, Any
     """What the unit changes in each family's profile settings: the base unit evaluates and probes the
     profile's models only; a style's unit trains that style only and evaluates and probes only its
     fine-tuned model."""
-    if unit == BASE:
-        return {accuracy.FAMILY: {"fine_tuned": False}, probing.FAMILY: {"fine_tuned": False}}
+    if unit == BASE:  # it decodes no fine-tuned model: their decoding is not its setting
+        return {accuracy.FAMILY: {"fine_tuned": False, "fine_tuned_generation": {}},
+                probing.FAMILY: {"fine_tuned": False}}
     style = _style(unit, profile)
     return {supervision.FAMILY: {"styles": (style,), "logipt": False},
             accuracy.FAMILY: {"models": (), "fine_tuned": True},
@@ -380,6 +381,15 @@ def _settings(family: str, profile: str, overrides: Mapping[str, Any] | None) ->
     return resolve(entry.module.PROFILES, profile, entry.section, dict(overrides or {}))
 
 
+def _defaults(family: str, profile: str, seed: int, section: Any) -> dict[str, Any]:
+    """The family's settings type's defaults, recorded as a run records its settings (a unit made before a
+    setting existed was made with its default)."""
+    try:
+        return dict(Provenance(family, profile, seed, settings=type(section)()).settings)
+    except (TypeError, ValueError):  # a settings type without defaults for every field
+        return {}
+
+
 def _read_unit(directory: Path, record: UnitRecord, profile: str, seed: int,
                overrides: Mapping[str, Mapping[str, Any]] | None) -> dict[str, Run]:
     """The unit's family runs, each checked against the settings the unit must have been made with."""
@@ -391,8 +401,9 @@ def _read_unit(directory: Path, record: UnitRecord, profile: str, seed: int,
     out = {}
     for family in record.families:
         made = registry.family(family).run_type.read(directory / family)
-        wanted = Provenance(family, profile, seed, settings=_settings(family, profile, given.get(family))).settings
-        differs = differing_settings(wanted, made.provenance)
+        section = _settings(family, profile, given.get(family))
+        wanted = Provenance(family, profile, seed, settings=section).settings
+        differs = differing_settings(wanted, made.provenance, _defaults(family, profile, seed, section))
         if differs:
             raise UnitError(f"study unit {record.unit}: its {family} run ({directory / family}) was made with other "
                             f"settings than the profile's now ({', '.join(differs)}); {again}")

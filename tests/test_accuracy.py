@@ -580,3 +580,38 @@ def accuracy_with(made, tuned, logipt):
     return accuracy.run("smoke", seed=11, data_dir="/nonexistent", settings=["CoT"], fine_tuned=True,
                         supervision_run=made,
                         backends={"embedded": Says("__PROVED__"), "SFT-NL": tuned, "LogiPT": logipt})
+
+
+class SaysAndKeepsCaps(Says):
+    """Says its replies and keeps the token cap of every call."""
+
+    def __init__(self, *replies):
+        super().__init__(*replies)
+        self.caps: list[int] = []
+
+    def generate(self, conversations, config=GenerationConfig()):
+        self.caps.append(config.max_new_tokens)
+        return super().generate(conversations, config)
+
+
+def test_the_fine_tuned_models_decode_with_their_own_token_cap_and_the_base_model_with_its_own(tmp_path, monkeypatch):
+    from finelogic.runs import accuracy
+    from finelogic.runs.base import Provenance
+    from finelogic.runs.supervision import SupervisionRun
+
+    monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "cache" / "sft" / "embedded-SFT-NL-abc").mkdir(parents=True)
+    (tmp_path / "cache" / "sft" / "embedded-SFT-NL-abc" / "train_log.json").write_text("{}")
+    made = SupervisionRun(Provenance("supervision", "smoke", 11),
+                          training=pd.DataFrame({"setting": ["SFT-NL"], "checkpoint": ["embedded-SFT-NL-abc"]}))
+    base, tuned = SaysAndKeepsCaps("__PROVED__"), SaysAndKeepsCaps("__DISPROVED__")
+    run = accuracy.run("smoke", seed=11, data_dir="/nonexistent", settings=["CoT"], fine_tuned=True,
+                       fine_tuned_generation={"max_new_tokens": 48}, supervision_run=made,
+                       backends={"embedded": base, "SFT-NL": tuned})
+    cap = accuracy.PROFILES["smoke"].generation.max_new_tokens
+    assert set(base.caps) == {cap} and set(tuned.caps) == {48}
+    assert run.provenance.settings["fine_tuned_generation"] == {"max_new_tokens": 48}
+    with pytest.raises(ValueError, match="fine_tuned_generation.max_tokens: unknown decoding setting"):
+        accuracy.run("smoke", seed=11, data_dir="/nonexistent", settings=["CoT"], fine_tuned=True,
+                     fine_tuned_generation={"max_tokens": 48}, supervision_run=made,
+                     backends={"embedded": base, "SFT-NL": tuned})

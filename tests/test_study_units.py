@@ -101,3 +101,35 @@ def test_units_run_alone_and_merge_into_one_study(model_cache, tmp_path, monkeyp
     (units / "SFT-NL" / study.UNIT_FILE).unlink()
     assert list(study.done_units("smoke", units)) == ["base"]
     assert json.loads((units / "base" / study.UNIT_FILE).read_text())["unit"] == "base"
+
+
+def test_a_unit_made_before_a_setting_existed_counts_as_made_with_its_default():
+    from finelogic.runs.base import Provenance, differing_settings
+
+    made = Provenance("accuracy", "study", 0, settings={"batch_size": 32})  # recorded before the new setting
+    defaults = {"batch_size": 16, "fine_tuned_generation": {}}
+    assert differing_settings({"batch_size": 32, "fine_tuned_generation": {}}, made, defaults) == []
+    assert differing_settings({"batch_size": 32, "fine_tuned_generation": {"max_new_tokens": 768}}, made,
+                              defaults) == ["fine_tuned_generation"]
+    assert differing_settings({"batch_size": 32, "fine_tuned_generation": {}}, made) == ["fine_tuned_generation"]
+
+
+def test_raising_the_fine_tuned_models_token_cap_asks_to_remake_the_style_units_not_the_base(monkeypatch):
+    from dataclasses import replace
+
+    from conftest import REPO
+    from finelogic import study
+    from finelogic.runs import accuracy
+
+    root = REPO / "results" / "study" / "units"
+    made = study.done_units("study", root)
+    if "base" not in made or "SFT-NL" not in made:
+        pytest.skip("the committed study has no base or SFT-NL unit")
+    for name in ("base", "SFT-NL"):  # as committed (made before fine_tuned_generation existed): accepted
+        study._read_unit(root / name, made[name], "study", 0, None)
+    monkeypatch.setitem(accuracy.PROFILES, "study", replace(accuracy.PROFILES["study"],
+                                                            fine_tuned_generation={"max_new_tokens": 768}))
+    study._read_unit(root / "base", made["base"], "study", 0, None)  # decodes no fine-tuned model
+    with pytest.raises(study.UnitError, match=r"SFT-NL: its accuracy run .* \(fine_tuned_generation\); make it "
+                                              r"again with `finelogic study --units SFT-NL --again`"):
+        study._read_unit(root / "SFT-NL", made["SFT-NL"], "study", 0, None)

@@ -156,4 +156,8 @@ def test_the_cap_sentence_counts_cut_responses_and_names_the_rows_that_measure_t
     folder.mkdir(parents=True)
     pd.DataFrame([{"style": "Symb-Struct", "depth": "all", "n": 10, "median": 350, "p90": 500, "max": 700,
                    "over_cap": 9}]).to_csv(folder / "lengths.csv", index=False)
-    assert "longer than the 192-token cap on 9 of 10 for Symb-Struct (median 350 tokens" in study_view.cap_sentence(run)
+    (folder / "provenance.json").write_text(json.dumps({"cap": 192}))
+    assert "longer than 192 tokens on 9 of 10 for Symb-Struct (median 350 tokens" in study_view.cap_sentence(run)
+    # fine-tuned models given a larger cap: both caps named
+    run.provenance.settings["fine_tuned_generation"] = {"max_new_tokens": 768}
+    assert "(192 tokens for the base model, 768 for the fine-tuned ones)" in study_view.cap_sentence(run)

@@ -200,8 +200,11 @@ def cap_sentence(run) -> str:
     summary = run.summary
     if summary is None or summary.empty or "truncated" not in summary:
         return "These records do not say how many responses the token cap cut."
-    cap = (run.provenance.settings.get("generation") or {}).get("max_new_tokens")
-    cap_text = f"the {cap}-token cap" if cap else "the token cap"
+    settings = run.provenance.settings
+    cap = (settings.get("generation") or {}).get("max_new_tokens")
+    tuned_cap = (settings.get("fine_tuned_generation") or {}).get("max_new_tokens", cap)
+    cap_text = (f"the {cap}-token cap" if cap == tuned_cap else
+                f"the token cap ({cap} tokens for the base model, {tuned_cap} for the fine-tuned ones)")
     parts, mostly = [], []
     for setting, rows in summary.groupby("setting", sort=False):
         cut, n = int(rows["truncated"].sum()), int(rows["n"].sum())
@@ -218,8 +221,11 @@ def cap_sentence(run) -> str:
     lengths = target_lengths()
     if not lengths.empty:
         whole = lengths[lengths["depth"] == "all"]
+        about = folder() / TARGET_LENGTHS / "provenance.json"
+        counted = json.loads(about.read_text(encoding="utf-8")).get("cap") if about.is_file() else None
+        counted_text = f"{counted} tokens" if counted else "the cap"
         text += (" The gold answers the styles are trained to write, on the same FLD test items, are longer than "
-                 f"{cap_text} on " + "; ".join(f"{int(r.over_cap)} of {int(r.n)} for {r.style} (median {int(r.median)} "
+                 f"{counted_text} on " + "; ".join(f"{int(r.over_cap)} of {int(r.n)} for {r.style} (median {int(r.median)} "
                                                f"tokens, longest {int(r.max)})" for r in whole.itertuples())
                  + " (`benchmarks/study_target_lengths.py`, committed in `results/study/target_lengths/`).")
     return text

@@ -106,6 +106,9 @@ class AccuracySettings(TestSets):
         fine_tuned: also evaluate every model the supervision run of this profile and seed fine-tuned
             (its upstream run), each under the prompt it was trained with, as rows ``model`` = the first
             model's name, ``setting`` = ``SFT-<style>`` / ``LogiPT`` (the paper's Table 2 rows).
+        fine_tuned_generation: decoding fields changed for those fine-tuned models, e.g. ``{"max_new_tokens":
+            768}`` (a style that writes a symbol table before its steps needs more tokens than the base
+            model's prompt settings).
     """
 
     models: tuple[Any, ...] = ("embedded",)
@@ -117,6 +120,7 @@ class AccuracySettings(TestSets):
     forced_choice: bool = True
     batch_size: int = 16
     fine_tuned: bool = False
+    fine_tuned_generation: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -133,6 +137,10 @@ class AccuracySettings(TestSets):
             if wrong:
                 raise ValueError(f"generation_by_setting.{setting}.{wrong[0]}: unknown decoding setting; the decoding "
                                  f"settings are {', '.join(decoding)}")
+        wrong = sorted(set(self.fine_tuned_generation) - set(decoding))
+        if wrong:
+            raise ValueError(f"fine_tuned_generation.{wrong[0]}: unknown decoding setting; the decoding settings are "
+                             f"{', '.join(decoding)}")
         for name, options in self.baselines.items():
             if name not in BASELINES:
                 raise ValueError(f"baselines.{name}: unknown baseline; the baselines are {', '.join(BASELINES)}")
@@ -272,7 +280,8 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
         for spec, setting in tuned:  # the supervision run's models, each under its training prompt
             backend = tuned_backends.get(spec.name) or open_model(spec, batch_size=section.batch_size)
             log.info("accuracy: %s (fine-tuned), %s prompt, %d items", spec.name, setting, len(problems))
-            records = _prompt_records(problems, backend, setting, base_name, config, section,
+            records = _prompt_records(problems, backend, setting, base_name,
+                                     replace(config, **section.fine_tuned_generation), section,
                                      scorers[0] if scorers else MODEL_SCORERS[0])
             frames.append(records.assign(setting=spec.name))
             opened.append((spec, backend))
@@ -389,6 +398,11 @@ PROFILES = {
         fld=FLDSet("fld", n=240, depths=tuple(range(0, 8))), prontoqa_generated=ProntoQASet(n=150, hops=(5,)),
         limit={"multi_logieval": 150, "prontoqa": 150}, models=("embedded",), settings=("CoT",),
         generation=GenerationConfig(max_new_tokens=192, stop=tuple(MARKERS.values()), keep_stop=True),
+        # 192 tokens hold SFT-NL's answers (713 of 744 ended within them) but not the symbolic styles': the
+        # gold Symb-Struct answer is longer on 222 of the 240 FLD items (longest 732;
+        # results/study/target_lengths/). Their units ran out of tokens on most items, so the next sittings
+        # give the fine-tuned models fine_tuned_generation={"max_new_tokens": 768} and remake the four style
+        # units (the reproduce page); the base model never writes a marker and keeps 192.
         batch_size=32, fine_tuned=True),
     # The paper's models; the released code's sampling (temperature 0.7, top-p 0.9, 3,072 new tokens; released
     # code: src/eval_vllm_overall.py). The HF models want a GPU (or point them at a vLLM server with

@@ -527,10 +527,15 @@ def make_command(family: str, profile: str) -> str:
     return f"finelogic run --profile {profile} --family {family}"
 
 
-def differing_settings(wanted: Mapping[str, Any], made: Provenance) -> list[str]:
+def differing_settings(wanted: Mapping[str, Any], made: Provenance,
+                       defaults: Mapping[str, Any] | None = None) -> list[str]:
     """The top-level settings whose recorded value in ``made`` differs from ``wanted`` (settings as a
-    :class:`Provenance` records them), sorted."""
-    return sorted(k for k in set(wanted) | set(made.settings) if wanted.get(k) != made.settings.get(k))
+    :class:`Provenance` records them), sorted. With ``defaults`` (the settings type's defaults, recorded the
+    same way), a setting ``made`` does not record (it was added after the run was made) counts as its
+    default."""
+    defaults = defaults or {}
+    recorded = {k: made.settings[k] if k in made.settings else defaults.get(k) for k in set(wanted) | set(made.settings)}
+    return sorted(k for k in recorded if wanted.get(k) != recorded[k])
 
 
 def find_run(run_type: type[R], family: str, profile: str, seed: int, settings: Mapping[str, Any] | None, *,
