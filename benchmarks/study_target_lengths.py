@@ -34,10 +34,15 @@ from finelogic.sft.styles import STYLES, build
 OUT = Path(__file__).resolve().parent.parent / "results" / "study" / "target_lengths"
 
 
-def lengths(problems, count) -> pd.DataFrame:
-    """One row per style and depth ("UNKNOWN" for the items without one): the gold answers' token counts."""
-    settings = accuracy.PROFILES["study"]
-    cap = settings.generation.max_new_tokens
+def _row(style: str, depth: str, values: list[int], cap: int) -> dict:
+    values_ = np.array(values)
+    return {"style": style, "depth": depth, "n": len(values_), "median": int(np.median(values_)),
+            "p90": int(np.percentile(values_, 90)), "max": int(values_.max()), "over_cap": int((values_ > cap).sum())}
+
+
+def lengths(problems, count, cap: int) -> pd.DataFrame:
+    """One row per style and depth ("UNKNOWN" for the items without one), then one over all of them: the gold
+    answers' token counts and how many are longer than ``cap``."""
     rows = []
     for style in STYLES:
         by_depth: dict[str, list[int]] = {}
@@ -45,14 +50,8 @@ def lengths(problems, count) -> pd.DataFrame:
             depth = "UNKNOWN" if problem.depth is None else str(problem.depth)
             by_depth.setdefault(depth, []).append(count(build(style, problem)))
         for depth, values in sorted(by_depth.items(), key=lambda kv: (kv[0] == "UNKNOWN", kv[0])):
-            values_ = np.array(values)
-            rows.append({"style": style, "depth": depth, "n": len(values_), "median": int(np.median(values_)),
-                         "p90": int(np.percentile(values_, 90)), "max": int(values_.max()),
-                         "over_cap": int((values_ > cap).sum())})
-        everything = np.concatenate([np.array(v) for v in by_depth.values()])
-        rows.append({"style": style, "depth": "all", "n": len(everything), "median": int(np.median(everything)),
-                     "p90": int(np.percentile(everything, 90)), "max": int(everything.max()),
-                     "over_cap": int((everything > cap).sum())})
+            rows.append(_row(style, depth, values, cap))
+        rows.append(_row(style, "all", [v for values in by_depth.values() for v in values], cap))
     return pd.DataFrame(rows)
 
 
@@ -66,11 +65,12 @@ def main() -> None:
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(converted_path())
-    table = lengths(problems, lambda text: len(tok(text, add_special_tokens=False)["input_ids"]))
+    cap = settings.generation.max_new_tokens
+    table = lengths(problems, lambda text: len(tok(text, add_special_tokens=False)["input_ids"]), cap)
     args.out.mkdir(parents=True, exist_ok=True)
     table.to_csv(args.out / "lengths.csv", index=False)
     provenance = {"commit": git_commit(), "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                  "cap": settings.generation.max_new_tokens, "items": len(problems),
+                  "cap": cap, "items": len(problems),
                   "test_set": f"{settings.fld.name} {settings.fld.kwargs()}, seed 0",
                   "seconds": round(time.perf_counter() - start, 1)}
     (args.out / "provenance.json").write_text(json.dumps(provenance, indent=1) + "\n", encoding="utf-8")

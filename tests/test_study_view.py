@@ -146,7 +146,7 @@ def test_the_cap_sentence_counts_cut_responses_and_names_the_rows_that_measure_t
 
     records = records_frame([record(i, "SFT-NL", i < 1) for i in range(10)]
                             + [record(i, "SFT-Symb-Struct", i < 8) for i in range(10)])
-    run = SimpleNamespace(summary=summarize(records, by=("setting", "dataset")),
+    run = SimpleNamespace(records=records, summary=summarize(records, by=("setting", "dataset")),
                           provenance=SimpleNamespace(settings={"generation": {"max_new_tokens": 192}}))
     text = study_view.cap_sentence(run)
     assert "cut at the 192-token cap" in text

@@ -195,7 +195,7 @@ def cap_sentence(run) -> str:
     (:func:`finelogic.runs.claims.cut_at_cap`), and, where committed, how many of the gold answers each style
     is trained to write are longer than the cap (:func:`target_lengths`)."""
     from finelogic.data.suites import PAPER_NAMES
-    from finelogic.runs.claims import CUT_SHARE
+    from finelogic.runs.claims import cut_at_cap
 
     summary = run.summary
     if summary is None or summary.empty or "truncated" not in summary:
@@ -205,13 +205,14 @@ def cap_sentence(run) -> str:
     tuned_cap = (settings.get("fine_tuned_generation") or {}).get("max_new_tokens", cap)
     cap_text = (f"the {cap}-token cap" if cap == tuned_cap else
                 f"the token cap ({cap} tokens for the base model, {tuned_cap} for the fine-tuned ones)")
+    cut_rows = cut_at_cap(run.records)  # the claims' rule: more than half of a row's items cut
     parts, mostly = [], []
     for setting, rows in summary.groupby("setting", sort=False):
         cut, n = int(rows["truncated"].sum()), int(rows["n"].sum())
         each = ", ".join(f"{PAPER_NAMES.get(r.dataset, r.dataset)} {int(r.truncated)}/{int(r.n)}" for r in rows.itertuples())
         name = f"the base model ({setting})" if not str(setting).startswith(("SFT-", "LogiPT")) else str(setting)
         parts.append(f"{name} {cut} of {n} ({each})")
-        if cut > CUT_SHARE * n:
+        if str(setting) in cut_rows:
             mostly.append(name)
     text = (f"Responses cut at {cap_text} before an answer marker (scored wrong): " + "; ".join(parts) + ".")
     if mostly:

@@ -177,16 +177,14 @@ class CachedBackend:
         if cap not in self._shorter:  # one scan per cap per wrapper: a paper-size run asks thousands of times
             finished: dict[str, dict[str, Any]] = {}
             for request, answer in self.store.finished_generations(self.model_id, cap):
-                request["config"].pop("max_new_tokens", None)
-                finished[request_key(request)] = answer
+                finished[_capless_key(request)] = answer
             self._shorter[cap] = finished
         finished = self._shorter[cap]
         if not finished:
             return {}
         found = {}
         for i, request in enumerate(requests):
-            capless = {**request, "config": {k: v for k, v in request["config"].items() if k != "max_new_tokens"}}
-            answer = finished.get(request_key(capless))
+            answer = finished.get(_capless_key(request))
             if answer is not None:
                 found[i] = answer
         if found:
@@ -394,6 +392,11 @@ def _takes_on_result(method: Any) -> bool:
         return "on_result" in inspect.signature(method).parameters
     except (TypeError, ValueError):
         return False
+
+
+def _capless_key(request: dict[str, Any]) -> str:
+    """:func:`request_key` of a ``generate`` request without its token cap."""
+    return request_key({**request, "config": {k: v for k, v in request["config"].items() if k != "max_new_tokens"}})
 
 
 def _states_key(model_id: str, request: StatesRequest) -> dict[str, Any]:

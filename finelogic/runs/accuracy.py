@@ -130,17 +130,15 @@ class AccuracySettings(TestSets):
             raise ValueError(f"settings: unknown setting {unknown[0]!r}; choose prompt settings ({', '.join(SETTINGS)}) "
                              f"or baselines ({', '.join(BASELINES)})")
         decoding = [f.name for f in fields(GenerationConfig)]
-        for setting, changes in self.generation_by_setting.items():
-            if setting not in valid:
-                raise ValueError(f"generation_by_setting.{setting}: unknown setting; the settings are {', '.join(valid)}")
+        unknown = [s for s in self.generation_by_setting if s not in valid]
+        if unknown:
+            raise ValueError(f"generation_by_setting.{unknown[0]}: unknown setting; the settings are {', '.join(valid)}")
+        changed = {f"generation_by_setting.{s}": c for s, c in self.generation_by_setting.items()}
+        for where, changes in {**changed, "fine_tuned_generation": self.fine_tuned_generation}.items():
             wrong = sorted(set(changes) - set(decoding))
             if wrong:
-                raise ValueError(f"generation_by_setting.{setting}.{wrong[0]}: unknown decoding setting; the decoding "
-                                 f"settings are {', '.join(decoding)}")
-        wrong = sorted(set(self.fine_tuned_generation) - set(decoding))
-        if wrong:
-            raise ValueError(f"fine_tuned_generation.{wrong[0]}: unknown decoding setting; the decoding settings are "
-                             f"{', '.join(decoding)}")
+                raise ValueError(f"{where}.{wrong[0]}: unknown decoding setting; the decoding settings are "
+                                 f"{', '.join(decoding)}")
         for name, options in self.baselines.items():
             if name not in BASELINES:
                 raise ValueError(f"baselines.{name}: unknown baseline; the baselines are {', '.join(BASELINES)}")
