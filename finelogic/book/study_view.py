@@ -216,7 +216,8 @@ def cap_sentence(run) -> str:
             mostly.append(name)
     text = (f"Responses cut at {cap_text} before an answer marker (scored wrong): " + "; ".join(parts) + ".")
     if mostly:
-        text += (f" {' and '.join(mostly)} ran out of tokens on most items: there the accuracy measures the cap, "
+        names = mostly[0] if len(mostly) == 1 else f"{', '.join(mostly[:-1])} and {mostly[-1]}"
+        text += (f" {names[0].upper()}{names[1:]} ran out of tokens on most items: there the accuracy measures the cap, "
                  "not the model, and the claims page leaves a row out of a comparison when most of the items it "
                  "reads were cut.")
     lengths = target_lengths()
