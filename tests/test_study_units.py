@@ -114,7 +114,7 @@ def test_a_unit_made_before_a_setting_existed_counts_as_made_with_its_default():
     assert differing_settings({"batch_size": 32, "fine_tuned_generation": {}}, made) == ["fine_tuned_generation"]
 
 
-def test_raising_the_fine_tuned_models_token_cap_asks_to_remake_the_style_units_not_the_base(monkeypatch):
+def test_changing_the_fine_tuned_models_token_cap_asks_to_remake_the_style_units_not_the_base(monkeypatch):
     from dataclasses import replace
 
     from conftest import REPO
@@ -125,11 +125,16 @@ def test_raising_the_fine_tuned_models_token_cap_asks_to_remake_the_style_units_
     made = study.done_units("study", root)
     if "base" not in made or "SFT-NL" not in made:
         pytest.skip("the committed study has no base or SFT-NL unit")
-    for name in ("base", "SFT-NL"):  # as committed (made before fine_tuned_generation existed): accepted
-        study._read_unit(root / name, made[name], "study", 0, None)
-    monkeypatch.setitem(accuracy.PROFILES, "study", replace(accuracy.PROFILES["study"],
-                                                            fine_tuned_generation={"max_new_tokens": 768}))
-    study._read_unit(root / "base", made["base"], "study", 0, None)  # decodes no fine-tuned model
+    recorded = json.loads((root / "SFT-NL" / "accuracy" / "run.json").read_text())
+    cap = (recorded["provenance"]["settings"].get("fine_tuned_generation") or {}).get("max_new_tokens")
+    for tuned in ({"max_new_tokens": cap} if cap else {}, {"max_new_tokens": 999}):
+        monkeypatch.setitem(accuracy.PROFILES, "study", replace(accuracy.PROFILES["study"],
+                                                                fine_tuned_generation=tuned))
+        study._read_unit(root / "base", made["base"], "study", 0, None)  # decodes no fine-tuned model
+    # As the unit was made: accepted; with another cap: named, with the command that makes it again.
     with pytest.raises(study.UnitError, match=r"SFT-NL: its accuracy run .* \(fine_tuned_generation\); make it "
                                               r"again with `finelogic study --units SFT-NL --again`"):
         study._read_unit(root / "SFT-NL", made["SFT-NL"], "study", 0, None)
+    monkeypatch.setitem(accuracy.PROFILES, "study", replace(accuracy.PROFILES["study"],
+                                                            fine_tuned_generation={"max_new_tokens": cap} if cap else {}))
+    study._read_unit(root / "SFT-NL", made["SFT-NL"], "study", 0, None)
