@@ -14,7 +14,8 @@ checkpoints and caches are never committed, so it is cut into **units**:
 :func:`run_unit` runs one unit and writes its family runs to ``results/study/units/<unit>/<family>/``, then
 ``unit.json`` last (commit, start and end time, seconds per stage, load average sampled while it ran, torch
 threads): a unit without ``unit.json`` is not done. :func:`assemble` reads the units done, checks that each
-was made with the profile's current settings, merges them into the study's supervision, accuracy and
+was made with the profile's current settings (a unit made before the profile changed is left out, named,
+until made again), merges them into the study's supervision, accuracy and
 probing runs, runs the families that only read runs (depth, soundness, claims) on the merged ones, and
 writes everything to ``results/study/<family>/`` with ``results/study/units.csv`` listing the units. A
 finding whose evidence needs a unit not yet run (the base model's rows included) is inconclusive on the claims
@@ -210,6 +211,8 @@ class Study:
     runs: Mapping[str, Run]
     units: pd.DataFrame
     missing: tuple[str, ...]
+    #: The done units made with other settings than the profile's now, with why (not in ``runs``).
+    left_out: Mapping[str, str] = field(default_factory=dict)
 
 
 def assemble(profile: str = PROFILE, *, seed: int = 0, overrides: Mapping[str, Mapping[str, Any]] | None = None,
@@ -221,15 +224,23 @@ def assemble(profile: str = PROFILE, *, seed: int = 0, overrides: Mapping[str, M
         root: the units folder (default ``results/<profile>/units``); out: where the study's family runs
             go (default ``results/<profile>``).
 
+    A unit made with another seed or other settings than the profile's now (the profile changed after it
+    was made) is left out, as if not yet run, with a warning naming it, what differs and the command that
+    makes it again; ``units.csv`` keeps its row with ``in_study`` false and that reason.
+
     Raises:
-        UnitError: no unit is done, or a unit was made with another seed, other settings or other test
-            items than the others (named, with the command that makes it again).
+        UnitError: no unit is done, or none was made with the profile's current settings (each named with
+            why), or the units were made on other test items than each other.
     """
     root = Path(root or units_dir(profile))
     records = done_units(profile, root)
     if not records:
         raise UnitError(f"no study unit is done in {root}; run `finelogic study` first")
-    read = {unit: _read_unit(root / unit, rec, profile, seed, overrides) for unit, rec in records.items()}
+    read, left_out = current_units(profile, seed=seed, overrides=overrides, root=root)
+    for why in left_out.values():
+        log.warning("left out of the study: %s", why)
+    if not read:
+        raise UnitError("no study unit was made with the profile's current settings: " + "; ".join(left_out.values()))
     tuned_units = [u for u in read if u != BASE]
     # Without the base unit the study still assembles: the comparisons with the base model are inconclusive.
     base_name = (read[BASE][accuracy.FAMILY].provenance.models[0] if BASE in read
@@ -245,14 +256,29 @@ def assemble(profile: str = PROFILE, *, seed: int = 0, overrides: Mapping[str, M
                             accuracy_run=merged_acc, soundness_run=soundness_run)
     runs = {supervision.FAMILY: merged_sup, accuracy.FAMILY: merged_acc, depth.FAMILY: depth_run,
             soundness.FAMILY: soundness_run, probing.FAMILY: merged_prob, claims.FAMILY: claims_run}
-    units = pd.DataFrame([rec.row() for rec in records.values()])
+    units = pd.DataFrame([{**rec.row(), "in_study": unit in read, "left_out": left_out.get(unit, "")}
+                          for unit, rec in records.items()])
     missing = tuple(u for u in unit_names(profile) if u not in read)
     if write:
         folder = Path(out) if out is not None else results_dir(profile)
         for family, made in runs.items():
             made.write(folder / family)
         _write_manifest(folder / MANIFEST, units)
-    return Study(runs, units, missing)
+    return Study(runs, units, missing, left_out)
+
+
+def current_units(profile: str = PROFILE, *, seed: int = 0, overrides: Mapping[str, Mapping[str, Any]] | None = None,
+                  root: str | Path | None = None) -> tuple[dict[str, dict[str, Run]], dict[str, str]]:
+    """The done units made with the profile's current settings (their family runs, by unit) and, for every
+    other done unit, why it is not current (what differs and the command that makes it again)."""
+    root = Path(root or units_dir(profile))
+    read, left_out = {}, {}
+    for unit, rec in done_units(profile, root).items():
+        try:
+            read[unit] = _read_unit(root / unit, rec, profile, seed, overrides)
+        except UnitError as why:
+            left_out[unit] = str(why)
+    return read, left_out
 
 
 def merge_accuracy(runs: Sequence[accuracy.AccuracyRun], profile: str, seed: int,
@@ -334,12 +360,15 @@ CODE = {
 
 
 def status(profile: str = PROFILE) -> pd.DataFrame:
-    """One row per unit: done or not, and for the done ones when, at which commit, in how long, at what load."""
+    """One row per unit: done or not, made with the profile's current settings or not (``current``), and for
+    the done ones when, at which commit, in how long, at what load."""
     done = done_units(profile)
+    _, stale = current_units(profile)
     rows = []
     for unit in unit_names(profile):
         rec = done.get(unit)
-        rows.append({"unit": unit, "done": rec is not None, "commit": rec.commit if rec else "",
+        rows.append({"unit": unit, "done": rec is not None, "current": rec is not None and unit not in stale,
+                     "commit": rec.commit if rec else "",
                      "finished": rec.finished if rec else "", "minutes": round(rec.seconds / 60, 1) if rec else None,
                      "load_mean": rec.load_mean if rec else None})
     return pd.DataFrame(rows)
@@ -347,13 +376,17 @@ def status(profile: str = PROFILE) -> pd.DataFrame:
 
 def run_study(profile: str = PROFILE, *, units: Sequence[str] | None = None, again: bool = False, seed: int = 0,
               data_dir: str | Path | None = None) -> Study:
-    """Run the units not yet done (or those named; ``again`` reruns done ones), assembling after each."""
+    """Run the units not yet done with the profile's current settings (or those named; ``again`` reruns done
+    ones), assembling after each. A unit made with other settings (the profile changed since) is made again."""
     wanted = list(units or unit_names(profile))
     study = None
     for unit in wanted:
-        if unit in done_units(profile) and not again:
+        current, stale = current_units(profile, seed=seed)
+        if unit in current and not again:
             log.info("study unit %s is done (%s); skipped", unit, units_dir(profile) / unit)
             continue
+        if unit in stale:
+            log.info("study unit %s is made again: %s", unit, stale[unit])
         run_unit(unit, profile=profile, seed=seed, data_dir=data_dir)
         study = assemble(profile, seed=seed)
     return study if study is not None else assemble(profile, seed=seed)

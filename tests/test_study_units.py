@@ -3,6 +3,7 @@ units done are merged into one set of family runs, and a unit made with other se
 from __future__ import annotations
 
 import json
+import re
 
 import pandas as pd
 import pytest
@@ -86,9 +87,18 @@ def test_units_run_alone_and_merge_into_one_study(model_cache, tmp_path, monkeyp
     for family in ("depth", "soundness", "probing", "claims"):
         assert (tmp_path / "out" / family / "run.json").is_file()
 
-    # A unit made with other settings than the profile's now is refused, naming unit and setting.
-    with pytest.raises(study.UnitError, match=r"SFT-NL.*supervision.*fld_n"):
-        study.assemble("smoke", root=units, out=tmp_path / "other", overrides={"supervision": {"fld_n": 8}})
+    # A unit made with other settings than the profile's now is left out (as if not yet run), named with the
+    # setting and the command that makes it again, and kept in the manifest as left out.
+    other = study.assemble("smoke", root=units, out=tmp_path / "other", overrides={"supervision": {"fld_n": 8}})
+    assert "SFT-NL" in other.missing and "base" not in other.missing
+    assert re.search(r"SFT-NL.*supervision.*fld_n.*`finelogic study --units SFT-NL --again`", other.left_out["SFT-NL"])
+    listed = pd.read_csv(tmp_path / "other" / study.MANIFEST).set_index("unit")
+    assert listed["in_study"].to_dict() == {"base": True, "SFT-NL": False}
+    assert accuracy.AccuracyRun.read(tmp_path / "other" / "accuracy").records["setting"].ne("SFT-NL").all()
+    # When no unit is current, nothing is assembled: the error names each unit and why.
+    with pytest.raises(study.UnitError, match=r"no study unit was made with the profile's current settings: .*base"
+                                              r".*batch_size.*SFT-NL"):
+        study.assemble("smoke", root=units, out=tmp_path / "none", overrides={"accuracy": {"batch_size": 7}})
     # Without the base unit the study still assembles; the comparisons with the base model are inconclusive.
     kept = (units / "base" / study.UNIT_FILE).read_text()
     (units / "base" / study.UNIT_FILE).unlink()

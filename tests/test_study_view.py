@@ -93,6 +93,22 @@ def test_a_page_names_the_units_those_missing_and_whether_the_code_changed(resul
     assert study_view.claims_short().frame.shape[0] == 1
 
 
+def test_a_page_names_a_unit_left_out_for_its_settings_and_how_to_remake_it(results):
+    from finelogic.book import study_view
+
+    _claims_run(results)
+    units = [{"unit": "base", "commit": "abc1234", "finished": "2026-12-02T12:00:00Z", "seconds": 1800.0,
+              "load_mean": 2.1, "in_study": True, "left_out": ""},
+             {"unit": "SFT-Symb-Filter", "commit": "def5678", "finished": "2026-12-01T12:00:00Z", "seconds": 600.0,
+              "load_mean": 2.0, "in_study": False, "left_out": "made with other settings"}]
+    pd.DataFrame(units).to_csv(results / "study" / "units.csv", index=False)
+    text = study_view.header("claims").data
+    units_part, left_part = text.split("left out")
+    assert "base (commit `abc1234`" in units_part and "SFT-Symb-Filter" not in units_part
+    assert "SFT-Symb-Filter (commit `def5678`; `finelogic study --units SFT-Symb-Filter --again`)" in left_part
+    assert "SFT-Symb-Filter" not in text.split("Not yet run:")[1]  # left out, not unrun
+
+
 def test_the_committed_study_renders_with_every_page_view(monkeypatch):
     """What `make book` shows by default: every results page's study section, on the committed study."""
     from finelogic.book import claims as claims_page

@@ -270,6 +270,31 @@ def test_without_chromium_the_pdf_handouts_are_skipped_with_one_log_line_and_a_n
         assert "PRINT_CSS" not in html_file.read_text() and "@page { size: A4" in html_file.read_text()
 
 
+def test_handouts_of_an_unchanged_chapter_are_kept_and_a_changed_chapter_gets_new_ones(tmp_path, monkeypatch):
+    import nbformat
+
+    from finelogic.book import handouts
+
+    monkeypatch.setattr(handouts, "find_chromium", lambda: None)  # the one-page notes: no browser needed
+    name = _toy_chapter(tmp_path)
+    first = handouts.write_handouts(tmp_path, (name,))
+    files = [*first, *(handouts.pdf_path(h) for h in first)]
+    for path in files:
+        path.write_bytes(path.read_bytes() + b"\n<!-- as first written -->")  # a mark a rewrite would lose
+    assert handouts.write_handouts(tmp_path, (name,)) == first  # nothing changed: kept, not rewritten
+    assert all(path.read_bytes().endswith(b"<!-- as first written -->") for path in files)
+
+    handouts.pdf_path(first[0]).unlink()  # a handout file gone: made again
+    handouts.write_handouts(tmp_path, (name,))
+    assert handouts.pdf_path(first[0]).read_bytes().startswith(b"%PDF-")
+
+    nb = nbformat.read(tmp_path / f"{name}.ipynb", as_version=4)  # the chapter run again with a new result
+    nb.cells.append(nbformat.v4.new_markdown_cell("A sentence added by the new run."))
+    nbformat.write(nb, tmp_path / f"{name}.ipynb")
+    handouts.write_handouts(tmp_path, (name,))
+    assert all("A sentence added by the new run." in h.read_text() for h in first)
+
+
 def test_pdf_handouts_printed_by_chromium_hold_the_chapter_within_the_page(tmp_path):
     import shutil
 

@@ -108,8 +108,11 @@ def _study(args: argparse.Namespace) -> int:
     else:
         made = study.run_study(args.profile, units=units, again=args.again, seed=args.seed)
     print(study.status(args.profile).to_string(index=False))
+    for why in made.left_out.values():
+        print(f"left out: {why}")
     if made.missing:
-        print(f"not yet run: {', '.join(made.missing)} (run `finelogic study` again in another sitting)")
+        print(f"not in the study: {', '.join(made.missing)} (run `finelogic study` again in another sitting: it "
+              "makes the units not yet done and those made with other settings)")
     return 0
 
 

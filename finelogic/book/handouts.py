@@ -295,19 +295,52 @@ def pdf_report(pdf: Path, tolerance_pt: float = 1.0) -> dict:
     return {"pages": len(pages), "text": " ".join(words), "beyond_margin": beyond}
 
 
+def handouts_key(source: Path, pdf: bool) -> str:
+    """What a chapter's handouts are made from: the executed notebook's bytes, this module's code, and how
+    the PDFs are made (printed by Chromium, a note without it, or none)."""
+    import hashlib
+
+    printer = ("chromium" if find_chromium() else "note") if pdf else "none"
+    digest = hashlib.sha256(Path(source).read_bytes())
+    digest.update(Path(__file__).read_bytes())
+    digest.update(printer.encode())
+    return digest.hexdigest()
+
+
+def _key_path(output_dir: Path, name: str) -> Path:
+    return Path(output_dir) / "handouts" / f".{name}.key"
+
+
+def _handouts_current(output_dir: Path, name: str, key: str, pdf: bool) -> bool:
+    """Whether the chapter's handouts were made from ``key`` and every file is still there."""
+    marker = _key_path(output_dir, name)
+    if not marker.is_file() or marker.read_text(encoding="utf-8").strip() != key:
+        return False
+    files = [handout_path(output_dir, name, v) for v in VERSIONS]
+    return all(f.is_file() for f in files) and (not pdf or all(pdf_path(f).is_file() for f in files))
+
+
 def write_handouts(output_dir: Path, names: tuple[str, ...] = TEACHING, pdf: bool = True) -> list[Path]:
     """Both handouts of every executed chapter in ``output_dir`` (``<name>.ipynb``), as standalone HTML
     (images embedded, :data:`PRINT_CSS`) in ``output_dir/handouts/``, and with ``pdf`` each also as PDF
-    beside it (:func:`write_pdfs`); chapters not executed yet are skipped. Returns the HTML paths."""
+    beside it (:func:`write_pdfs`); chapters not executed yet are skipped. A chapter whose handouts were
+    made from the same executed notebook, code and printer (:func:`handouts_key`, kept in
+    ``handouts/.<name>.key``, written after its PDFs) is kept as it is. Returns the HTML paths."""
     from nbconvert import HTMLExporter
     from nbconvert.preprocessors import TagRemovePreprocessor
 
-    written = []
+    written, fresh, keys = [], [], {}
     for name in names:
         source = Path(output_dir) / f"{name}.ipynb"
         if not source.exists():
             log.info("%s not executed yet: no handouts", name)
             continue
+        keys[name] = handouts_key(source, pdf)
+        if _handouts_current(output_dir, name, keys[name], pdf):
+            log.info("%s unchanged since its handouts were made; kept", name)
+            written.extend(handout_path(output_dir, name, v) for v in VERSIONS)
+            continue
+        _key_path(output_dir, name).unlink(missing_ok=True)
         executed = nbformat.read(source, as_version=4)
         for version in VERSIONS:
             exporter = HTMLExporter(exclude_input_prompt=True, exclude_output_prompt=True)
@@ -323,8 +356,11 @@ def write_handouts(output_dir: Path, names: tuple[str, ...] = TEACHING, pdf: boo
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(with_print_css(body), encoding="utf-8")
             written.append(path)
+            fresh.append((name, path))
     if pdf:
-        write_pdfs(written)
+        write_pdfs([path for _, path in fresh])
+    for name in dict.fromkeys(name for name, _ in fresh):
+        _key_path(output_dir, name).write_text(keys[name] + "\n", encoding="utf-8")
     return written
 
 

@@ -58,6 +58,9 @@ def header(family: str) -> Markdown:
     paths = CODE.get(family, ("finelogic",))
     changed = []
     derived = family not in UNIT_FAMILIES  # made at assembly: the units' commits made only its upstream records
+    # units.csv of an assembly before ``in_study`` existed: every unit listed was in the study
+    left = made[~made["in_study"].astype(bool)] if "in_study" in made else made.iloc[0:0]
+    made = made.drop(left.index)
     for unit in made.itertuples():
         day = str(unit.finished)[:10]
         rows.append(f"{unit.unit} (commit `{unit.commit}`, {day}, {unit.seconds / 60:.0f} min, load {unit.load_mean:.1f})")
@@ -73,10 +76,14 @@ def header(family: str) -> Markdown:
             changed.append(f"the assembly: cannot tell (commit `{assembled}`)")
         elif status:
             changed.append(f"the assembly (commit `{assembled}`, `{paths[0]}`): **yes**")
-    missing = [u for u in unit_names(PROFILE) if u not in set(made["unit"])]
+    missing = [u for u in unit_names(PROFILE) if u not in set(made["unit"]) | set(left["unit"])]
     text = ("**The laptop-scale study** (profile `study`, committed in `results/study/`): the embedded "
             "SmolLM2-135M-Instruct fine-tuned in the paper's supervision styles on shallow problems and tested like "
             "the paper's models (the reproduce page). Units: " + "; ".join(rows) + ".")
+    if len(left):
+        text += (" Made with other settings than the study's now, so left out (their rows are absent) until made "
+                 "again: " + "; ".join(f"{u.unit} (commit `{u.commit}`; `finelogic study --units {u.unit} --again`)"
+                                       for u in left.itertuples()) + ".")
     if missing:
         text += f" Not yet run: {', '.join(missing)} (their rows are absent; `make study` runs them)."
     where = ", ".join(f"`{p}`" for p in paths)
