@@ -169,19 +169,28 @@ def sample_soundness(steps: pd.DataFrame, policy: Policy | str = Policy.PRINCIPL
     """One row per sample: ``status`` (``scored``, ``no_steps``, ``undecided``), the three sample-level
     metrics (None unless scored), ``n_counted`` and ``n_undecided`` counted steps."""
     column = _relevance_column(policy)
+    columns = ["sample", "status", "n_counted", "n_undecided", *METRICS]
+    samples = pd.Index(steps["sample"].dropna().unique()).sort_values()
+    counted = steps[(steps["step"] >= 0) & steps[column].notna()]
+    by = counted["sample"]
+
+    def per_sample(values: pd.Series, how: str, fill: Any) -> list:  # one grouped pass, not a filter per sample
+        return values.groupby(by).agg(how).reindex(samples, fill_value=fill).tolist()
+
+    n_counted = per_sample(counted["sample"], "size", 0)
+    n_undecided = per_sample(counted["valid"].isna(), "sum", 0)
+    valid = per_sample(counted["valid"].astype(bool), "all", True)
+    relevant = per_sample(counted[column].astype(bool), "all", True)
+    atomic = per_sample(counted["atomic"] == True, "all", True)  # noqa: E712
     rows = []
-    for sample, group in steps.groupby("sample", sort=True):
-        counted = group[(group["step"] >= 0) & group[column].notna()]
-        n_undecided = int(counted["valid"].isna().sum())
-        status = "no_steps" if counted.empty else "undecided" if n_undecided else "scored"
+    for i, sample in enumerate(samples):
+        status = "no_steps" if not n_counted[i] else "undecided" if n_undecided[i] else "scored"
         scored = status == "scored"
-        rows.append({
-            "sample": sample, "status": status, "n_counted": len(counted), "n_undecided": n_undecided,
-            "all_valid": bool(counted["valid"].astype(bool).all()) if scored else None,
-            "all_relevant": bool(counted[column].astype(bool).all()) if scored else None,
-            "all_atomic": bool((counted["atomic"] == True).all()) if scored else None,  # noqa: E712
-        })
-    return pd.DataFrame(rows, columns=["sample", "status", "n_counted", "n_undecided", *METRICS])
+        rows.append({"sample": sample, "status": status, "n_counted": int(n_counted[i]),
+                     "n_undecided": int(n_undecided[i]), "all_valid": bool(valid[i]) if scored else None,
+                     "all_relevant": bool(relevant[i]) if scored else None,
+                     "all_atomic": bool(atomic[i]) if scored else None})
+    return pd.DataFrame(rows, columns=columns)
 
 
 def _proportion(successes: int, n: int) -> tuple[float, float, float]:
