@@ -81,3 +81,19 @@ def _build_book(root: Path) -> None:
         result = subprocess.run([str(jupyter_book), "build", str(root), "-W", "-n", "--keep-going"],
                                 capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    """With ``FINELOGIC_TEST_RSS_LOG`` set to a folder, each test process appends a line per test whose run
+    raised the process's peak resident memory (test id, the new peak in MB), to find what drives the peak."""
+    folder = os.environ.get("FINELOGIC_TEST_RSS_LOG")
+    if not folder:
+        return
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024  # kB on Linux
+    last = getattr(pytest_runtest_logfinish, "peak", 0)
+    if peak > last:
+        pytest_runtest_logfinish.peak = peak
+        with open(Path(folder) / f"rss-{os.getpid()}.log", "a", encoding="utf-8") as log:
+            log.write(f"{peak}\t{peak - last}\t{nodeid}\n")

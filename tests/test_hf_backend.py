@@ -339,6 +339,38 @@ def test_a_shared_few_shot_prefix_is_encoded_once_and_changes_no_greedy_output(h
     assert hf_backend.generate(unrelated, GREEDY) == plain_unrelated
 
 
+def test_greedy_rows_leave_the_batch_when_they_end_and_the_answers_stay_those_of_generate(hf_backend):
+    """Answers of very different lengths in one batch (a one-word answer beside a list that runs to the
+    cap), with and without stop strings and a shared prefix: the row-dropping loop gives transformers'
+    greedy ``generate`` text and finish reason for every row, and computes fewer rows per step."""
+    conversations = [FEW_SHOT + FRANCE, FEW_SHOT + COLOUR,
+                     FEW_SHOT + [{"role": "user", "content": "List ten animals, one per line."}],
+                     [{"role": "user", "content": "Write a long story about a dragon."}], SKY, FRANCE]
+    configs = [GenerationConfig(max_new_tokens=40),
+               GenerationConfig(max_new_tokens=40, stop=("\n\n", "Paris"), keep_stop=True),
+               GenerationConfig(max_new_tokens=40, stop=("3.",))]
+    rows = []  # batch rows per forward pass (prefill and each decoding step)
+    hook = hf_backend.model.register_forward_pre_hook(
+        lambda module, args, kwargs: rows.append(kwargs["input_ids"].shape[0]), with_kwargs=True)
+    try:
+        for config in configs:
+            rows.clear()
+            dropping = hf_backend.generate(conversations, config)
+            dropped_rows = sum(rows)
+            hf_backend.drop_finished = False
+            try:
+                rows.clear()
+                reference = hf_backend.generate(conversations, config)
+            finally:
+                hf_backend.drop_finished = True
+            assert dropping == reference, config
+            assert [c.finish_reason for c in dropping] == [c.finish_reason for c in reference], config
+            assert {c.finish_reason for c in dropping} == {"stop", "length"}  # short and capped rows together
+            assert dropped_rows < sum(rows), config
+    finally:
+        hook.remove()
+
+
 def test_seeded_sampling_draws_the_same_with_and_without_the_shared_prefix(hf_backend):
     config = GenerationConfig(max_new_tokens=8, temperature=0.7, top_p=0.9, seed=5)
     conversations = [FEW_SHOT + FRANCE, FEW_SHOT + COLOUR]

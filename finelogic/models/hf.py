@@ -5,7 +5,8 @@ Three verbs, each doing as little model work as the maths allows:
 * ``generate``: chat template, left-padded batches of similar length, stop strings; the longest token
   prefix each prompt shares with another prompt of its batch (system prompt, a dataset's few-shot
   demonstrations) is encoded once per distinct prefix and its KV cache reused by every prompt that
-  starts with it, as vLLM's prefix caching does.
+  starts with it, as vLLM's prefix caching does; greedy decoding takes each row out of the batch when it
+  ends, so a long answer does not keep the finished rows of its batch computing.
 * ``loglikelihood``: lm-eval's tokenisation; ``batch_size`` contexts per forward pass, each packed in
   one row with all its continuations under a prefix-tree attention mask (a context is never re-encoded
   per continuation, and no KV cache is copied); shared context prefixes are encoded once, as in
@@ -17,8 +18,8 @@ Three verbs, each doing as little model work as the maths allows:
   and its KV cache read by every text; texts of nearly equal length share a pass.
 
 The slow reference paths (one full pass per request / per prefix / per prompt) stay available
-(``share_context=False``, ``reuse_prefix=False``, ``share_prefix=False``): tests check they give the
-same numbers.
+(``share_context=False``, ``reuse_prefix=False``, ``share_prefix=False``, ``drop_finished=False``): tests
+check they give the same numbers.
 """
 from __future__ import annotations
 
@@ -57,6 +58,9 @@ class HFBackend:
             runs one full forward pass per (context, continuation), as lm-eval does.
         share_prefix: encode the token prefixes shared by a generation batch's prompts once (default);
             False encodes every prompt whole.
+        drop_finished: greedy ``generate`` takes a row out of its batch (and its KV cache) as soon as it
+            ends (default), so a batch whose answers differ in length computes only the unfinished rows;
+            False runs transformers' ``generate``, which computes every row until the last one ends.
         cpu_linears: how ``generate``, ``loglikelihood`` and ``hidden_states_batch`` run float32 linear
             layers on a CPU: ``"onednn"`` through oneDNN with weights reordered once
             (:mod:`finelogic.models.onednn`; 1.1-1.5x faster than MKL's sgemm for batched passes on AMD EPYC
@@ -67,7 +71,8 @@ class HFBackend:
 
     def __init__(self, model: Any = None, tokenizer: Any = None, *, device: str = "cpu",
                  dtype: torch.dtype = torch.float32, batch_size: int = 8, device_map: str | None = None,
-                 share_context: bool = True, share_prefix: bool = True, cpu_linears: str = "auto") -> None:
+                 share_context: bool = True, share_prefix: bool = True, drop_finished: bool = True,
+                 cpu_linears: str = "auto") -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         if model is None:
@@ -90,6 +95,7 @@ class HFBackend:
         self.batch_size = batch_size
         self.share_context = share_context
         self.share_prefix = share_prefix
+        self.drop_finished = drop_finished
         self.stats = BackendStats()
         if cpu_linears not in ("auto", "onednn", "torch"):
             raise ValueError(f"cpu_linears must be 'auto', 'onednn' or 'torch', got {cpu_linears!r}")
@@ -175,6 +181,13 @@ class HFBackend:
             kwargs |= dict(do_sample=False, temperature=None, top_p=None, top_k=None)
         else:
             kwargs |= dict(do_sample=True, temperature=config.temperature, top_p=config.top_p, top_k=None)
+        prompt_tokens = sum(len(p) - n for p, n in zip(prompts, shared))
+        if config.greedy and self.drop_finished and _plain_greedy(self.model.generation_config):
+            rows = self._greedy_rows(input_ids, attention_mask, prefix[0] if prefix is not None else None, config)
+            self.stats.add(calls=1, prompt_tokens=prompt_tokens, generated_tokens=sum(len(r) for r, _ in rows))
+            texts = self.tokenizer.batch_decode([r for r, _ in rows], skip_special_tokens=True)
+            return [Completion(truncate_at_stop(text, config.stop, keep=config.keep_stop), "stop" if ended else "length")
+                    for text, (_, ended) in zip(texts, rows)]
         if config.stop:
             kwargs["stopping_criteria"] = StoppingCriteriaList([_StopStrings(self.tokenizer, config.stop,
                                                                              input_ids.shape[1])])
@@ -186,8 +199,7 @@ class HFBackend:
             output = self.model.generate(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
         new = output[:, input_ids.shape[1]:]
         lengths = [_length_until(row, self.tokenizer.eos_token_id) for row in new.tolist()]
-        self.stats.add(calls=1, prompt_tokens=sum(len(p) - n for p, n in zip(prompts, shared)),
-                       generated_tokens=sum(lengths))
+        self.stats.add(calls=1, prompt_tokens=prompt_tokens, generated_tokens=sum(lengths))
         texts = self.tokenizer.batch_decode(new, skip_special_tokens=True)
         completions = []
         for text, length in zip(texts, lengths):
@@ -195,6 +207,51 @@ class HFBackend:
             ended = length < config.max_new_tokens or len(cut) < len(text)
             completions.append(Completion(cut, "stop" if ended else "length"))
         return completions
+
+    def _greedy_rows(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, past: Any,
+                     config: GenerationConfig) -> list[tuple[list[int], bool]]:
+        """Greedy decoding of a left-padded batch (after the KV cache ``past`` of its first columns, if any),
+        taking each row out of the batch and its cache once it ends: with the end-of-sequence token (kept,
+        as transformers keeps it) or a stop string. Per row: the new tokens, and whether it ended before
+        ``max_new_tokens``. The same tokens as transformers' greedy ``generate`` on the same batch."""
+        from transformers import DynamicCache
+
+        eos = self.tokenizer.eos_token_id
+        stop = [s for s in config.stop if s]
+        window = max(map(len, stop)) + 1 if stop else 0
+        cache = past if past is not None else DynamicCache()
+        start = cache.get_seq_length() if past is not None else 0
+        positions = attention_mask.long().cumsum(-1) - 1
+        positions = positions.masked_fill(attention_mask == 0, 1)
+        out = self.model(input_ids=input_ids[:, start:], attention_mask=attention_mask,
+                         position_ids=positions[:, start:], past_key_values=cache, use_cache=True, logits_to_keep=1)
+        rows: list[list[int]] = [[] for _ in range(input_ids.shape[0])]
+        ended = [False] * len(rows)
+        active = list(range(len(rows)))  # batch row -> input row
+        mask, position = attention_mask, positions[:, -1]
+        for step in range(config.max_new_tokens):
+            tokens = out.logits[:, -1, :].argmax(-1)
+            keep = []
+            for r, token in enumerate(tokens.tolist()):
+                row = rows[active[r]]
+                row.append(token)
+                if token == eos or (stop and any(s in self.tokenizer.decode(row[-window:], skip_special_tokens=True)
+                                                 for s in stop)):
+                    ended[active[r]] = True
+                else:
+                    keep.append(r)
+            if not keep or step == config.max_new_tokens - 1:
+                break
+            if len(keep) < len(active):  # the ended rows leave the batch, their KV cache with them
+                index = torch.tensor(keep, device=tokens.device)
+                cache.batch_select_indices(index)
+                mask, position, tokens = mask[index], position[index], tokens[index]
+                active = [active[r] for r in keep]
+            mask = torch.cat([mask, mask.new_ones((len(active), 1))], dim=1)
+            position = position + 1
+            out = self.model(input_ids=tokens[:, None], attention_mask=mask, position_ids=position[:, None],
+                             past_key_values=cache, use_cache=True)
+        return list(zip(rows, ended))
 
     def _prefix_cache(self, prefix: list[int]) -> Any:
         """The KV cache of ``prefix`` (one row), from one forward pass."""
@@ -698,6 +755,20 @@ def _score(logits: torch.Tensor, continuation: list[int]) -> LoglikelihoodResult
     picked = logprobs.gather(-1, target[:, None])[:, 0]
     greedy = bool((logprobs.argmax(-1) == target).all())
     return float(picked.sum()), len(continuation), greedy
+
+
+#: generation_config fields whose non-default value makes transformers' greedy ``generate`` change the logits
+#: or the stopping (the row-dropping loop does neither, so such a model decodes with ``generate``).
+_GREEDY_CHANGERS = {"repetition_penalty": (None, 1.0), "no_repeat_ngram_size": (None, 0), "min_length": (None, 0),
+                    "min_new_tokens": (None, 0), "bad_words_ids": (None,), "suppress_tokens": (None,),
+                    "begin_suppress_tokens": (None,), "forced_bos_token_id": (None,), "forced_eos_token_id": (None,),
+                    "sequence_bias": (None,), "encoder_repetition_penalty": (None, 1.0),
+                    "exponential_decay_length_penalty": (None,), "stop_strings": (None,), "max_time": (None,)}
+
+
+def _plain_greedy(generation_config: Any) -> bool:
+    """Whether transformers' greedy decoding with this model's ``generation_config`` is the plain argmax."""
+    return all(getattr(generation_config, name, None) in plain for name, plain in _GREEDY_CHANGERS.items())
 
 
 def _length_until(row: list[int], eos_id: int | None) -> int:
