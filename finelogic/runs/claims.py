@@ -14,7 +14,8 @@ neither. A claim about every style ("SFT raises FLD accuracy") is reproduced whe
 could be made goes the paper's way, not reproduced when any goes against it; a claim about most styles
 ("most SFT settings show noticeable gains") counts more than half of them. Otherwise, and whenever the runs
 lack what a claim needs (a dataset, a style, a fine-tuned probe), the verdict is ``inconclusive at this
-scale`` and the evidence says what is missing. A row whose responses mostly ran out of tokens before an
+scale`` and the evidence says what is missing; so is a claim about a style the runs were meant to hold
+but do not yet (a study unit not yet made: :func:`verdicts`' ``expected``). A row whose responses mostly ran out of tokens before an
 answer (:data:`CUT_SHARE`) is shown in the evidence but not compared: its accuracy measures the token cap.
 
 Intervals: accuracy and soundness shares are Wilson 95% intervals
@@ -26,7 +27,7 @@ supervision styles, Section 4); LogiPT is one of the paper's baselines (Section 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
@@ -646,11 +647,25 @@ def nsd_nl_best(summary: pd.DataFrame, base: str | None = None, readout: str | N
 # ------------------------------------------------------------------------------------------- all claims
 
 
+#: The styles each claim speaks of (in :data:`CLAIMS` order): every style for a claim about every, most or the
+#: best style; the named ones for the others.
+CLAIM_STYLES: tuple[tuple[str, ...], ...] = (
+    SFT_SETTINGS, SFT_SETTINGS, (NL, STRUCT), (NL, STRUCT), SFT_SETTINGS, (NL, STRUCT, FILTER), SFT_SETTINGS,
+    SFT_SETTINGS, SFT_SETTINGS, SFT_SETTINGS, SFT_SETTINGS)
+
+
 def verdicts(records: pd.DataFrame, steps: pd.DataFrame, summary: pd.DataFrame, training_depths: Sequence[int], *,
-             base: str | None = None, readout: str | None = None) -> pd.DataFrame:
+             base: str | None = None, readout: str | None = None,
+             expected: Sequence[str] | None = None) -> pd.DataFrame:
     """Every claim's verdict, one row each (:data:`VERDICT_COLUMNS`), from the upstream tables: the
     supervision run's ``records`` and ``steps``, its training depths, and the probing run's ``summary``
-    (``base``: the base model's row there; ``readout``: which read-out)."""
+    (``base``: the base model's row there; ``readout``: which read-out).
+
+    ``expected``: the ``SFT-<style>`` rows the runs are meant to hold (the supervision run's styles). A claim
+    that speaks of a style expected but absent from the table it reads (a study unit not yet made) is
+    inconclusive whatever the styles present show, and its evidence names the style: "every style" or "the
+    best style" cannot be read from some of them."""
+    tables = (records, records, steps, steps, records, steps, summary, summary, summary, summary, summary)
     rows = [
         fine_tuning_raises_accuracy(records),
         nl_transfers_best(records),
@@ -664,7 +679,28 @@ def verdicts(records: pd.DataFrame, steps: pd.DataFrame, summary: pd.DataFrame, 
         nsd_gains(summary, base, readout),
         nsd_nl_best(summary, base, readout),
     ]
+    if expected is not None:
+        rows = [_with_expected(v, needs, table, expected) for v, needs, table in zip(rows, CLAIM_STYLES, tables)]
     return pd.DataFrame([v.row() for v in rows], columns=list(VERDICT_COLUMNS))
+
+
+def _styles_in(table: pd.DataFrame | None) -> set[str]:
+    """The ``SFT-<style>`` rows of an accuracy, steps or probing table."""
+    if table is None or table.empty:
+        return set()
+    if "setting" in table.columns:
+        return {s for s in table["setting"].astype(str) if s in SFT_SETTINGS}
+    column = "model" if "model" in table.columns else table.columns[0]
+    return {s for s in map(fine_tuned_setting, table[column].astype(str)) if s}
+
+
+def _with_expected(verdict: Verdict, needs: Sequence[str], table: pd.DataFrame, expected: Sequence[str]) -> Verdict:
+    missing = [s for s in needs if s in expected and s not in _styles_in(table)]
+    if not missing or verdict.verdict == INCONCLUSIVE:
+        return verdict
+    note = (f"missing: {', '.join(missing)} (expected in this run, not in it yet; the verdict on the styles present "
+            f"alone would read '{verdict.verdict}')")
+    return replace(verdict, verdict=INCONCLUSIVE, evidence=f"{verdict.evidence}; {note}")
 
 
 #: The claim functions, in the table's order (each takes the upstream tables it names).
@@ -741,7 +777,10 @@ def run(profile: str, *, seed: int = 0, supervision_run: supervision.Supervision
         # supervision run's base name, whose rows are then absent and its comparisons inconclusive).
         base = next((m for m in made_accuracy.provenance.models if fine_tuned_setting(m) is None), base)
         sources += [(accuracy.FAMILY, made_accuracy), (soundness.FAMILY, made_soundness)]
-    table = verdicts(records, steps, made_probing.summary, training_depths, base=base, readout=readout)
+    # The styles the supervision run is meant to hold: a study unit not yet made leaves its style absent.
+    expected = [f"SFT-{style}" for style in made_sft.provenance.settings.get("styles") or ()]
+    table = verdicts(records, steps, made_probing.summary, training_depths, base=base, readout=readout,
+                     expected=expected)
     data = {name: f"the {name} run of commit {made.provenance.commit} ({made.provenance.n} items)"
             for name, made in sources}
     models = tuple(dict.fromkeys((*made_sft.provenance.models, *made_probing.provenance.models)))
