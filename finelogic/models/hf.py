@@ -217,8 +217,7 @@ class HFBackend:
         from transformers import DynamicCache
 
         eos = self.tokenizer.eos_token_id
-        stop = [s for s in config.stop if s]
-        window = max(map(len, stop)) + 1 if stop else 0
+        stops = _StopStrings(self.tokenizer, config.stop, 0) if any(config.stop) else None
         cache = past if past is not None else DynamicCache()
         start = cache.get_seq_length() if past is not None else 0
         positions = attention_mask.long().cumsum(-1) - 1
@@ -230,26 +229,27 @@ class HFBackend:
         active = list(range(len(rows)))  # batch row -> input row
         mask, position = attention_mask, positions[:, -1]
         for step in range(config.max_new_tokens):
-            tokens = out.logits[:, -1, :].argmax(-1)
+            next_ids = out.logits[:, -1, :].argmax(-1)
+            tokens = next_ids.tolist()
+            for r, token in enumerate(tokens):
+                rows[active[r]].append(token)
+            hits = stops.hit([rows[i] for i in active]) if stops else [False] * len(active)
             keep = []
-            for r, token in enumerate(tokens.tolist()):
-                row = rows[active[r]]
-                row.append(token)
-                if token == eos or (stop and any(s in self.tokenizer.decode(row[-window:], skip_special_tokens=True)
-                                                 for s in stop)):
+            for r, (token, hit) in enumerate(zip(tokens, hits)):
+                if token == eos or hit:
                     ended[active[r]] = True
                 else:
                     keep.append(r)
             if not keep or step == config.max_new_tokens - 1:
                 break
             if len(keep) < len(active):  # the ended rows leave the batch, their KV cache with them
-                index = torch.tensor(keep, device=tokens.device)
+                index = torch.tensor(keep, device=next_ids.device)
                 cache.batch_select_indices(index)
-                mask, position, tokens = mask[index], position[index], tokens[index]
+                mask, position, next_ids = mask[index], position[index], next_ids[index]
                 active = [active[r] for r in keep]
             mask = torch.cat([mask, mask.new_ones((len(active), 1))], dim=1)
             position = position + 1
-            out = self.model(input_ids=tokens[:, None], attention_mask=mask, position_ids=position[:, None],
+            out = self.model(input_ids=next_ids[:, None], attention_mask=mask, position_ids=position[:, None],
                              past_key_values=cache, use_cache=True)
         return list(zip(rows, ended))
 
@@ -790,5 +790,9 @@ class _StopStrings(StoppingCriteria):
 
     def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor, **kwargs: Any) -> torch.Tensor:
         new = input_ids[:, self.prompt_length:]
-        tails = self.tokenizer.batch_decode(new[:, -self.window:], skip_special_tokens=True)
-        return torch.tensor([any(s in t for s in self.stop) for t in tails], device=input_ids.device)
+        return torch.tensor(self.hit(new[:, -self.window:].tolist()), device=input_ids.device)
+
+    def hit(self, generated: Sequence[Sequence[int]]) -> list[bool]:
+        """Per row of generated token ids: whether its last tokens hold a stop string."""
+        tails = self.tokenizer.batch_decode([list(row[-self.window:]) for row in generated], skip_special_tokens=True)
+        return [any(s in t for s in self.stop) for t in tails]
