@@ -647,13 +647,6 @@ def nsd_nl_best(summary: pd.DataFrame, base: str | None = None, readout: str | N
 # ------------------------------------------------------------------------------------------- all claims
 
 
-#: The styles each claim speaks of (in :data:`CLAIMS` order): every style for a claim about every, most or the
-#: best style; the named ones for the others.
-CLAIM_STYLES: tuple[tuple[str, ...], ...] = (
-    SFT_SETTINGS, SFT_SETTINGS, (NL, STRUCT), (NL, STRUCT), SFT_SETTINGS, (NL, STRUCT, FILTER), SFT_SETTINGS,
-    SFT_SETTINGS, SFT_SETTINGS, SFT_SETTINGS, SFT_SETTINGS)
-
-
 def verdicts(records: pd.DataFrame, steps: pd.DataFrame, summary: pd.DataFrame, training_depths: Sequence[int], *,
              base: str | None = None, readout: str | None = None,
              expected: Sequence[str] | None = None) -> pd.DataFrame:
@@ -665,22 +658,21 @@ def verdicts(records: pd.DataFrame, steps: pd.DataFrame, summary: pd.DataFrame, 
     that speaks of a style expected but absent from the table it reads (a study unit not yet made) is
     inconclusive whatever the styles present show, and its evidence names the style: "every style" or "the
     best style" cannot be read from some of them."""
-    tables = (records, records, steps, steps, records, steps, summary, summary, summary, summary, summary)
-    rows = [
-        fine_tuning_raises_accuracy(records),
-        nl_transfers_best(records),
-        symbolic_more_atomic(steps),
-        nl_and_struct_more_valid(steps),
-        accuracy_falls_beyond_training_depths(records, training_depths),
-        nl_least_relevant(steps),
-        css_little_gain(summary, base, readout),
-        rfi_gains(summary, base, readout),
-        rfi_symb_direct_best(summary, base, readout),
-        nsd_gains(summary, base, readout),
-        nsd_nl_best(summary, base, readout),
+    every = SFT_SETTINGS  # a claim about every, most or the best style speaks of them all
+    checked = [  # each verdict, the table it reads and the styles it speaks of
+        (fine_tuning_raises_accuracy(records), records, every),
+        (nl_transfers_best(records), records, every),
+        (symbolic_more_atomic(steps), steps, (NL, STRUCT)),
+        (nl_and_struct_more_valid(steps), steps, (NL, STRUCT)),
+        (accuracy_falls_beyond_training_depths(records, training_depths), records, every),
+        (nl_least_relevant(steps), steps, (NL, STRUCT, FILTER)),
+        (css_little_gain(summary, base, readout), summary, every),
+        (rfi_gains(summary, base, readout), summary, every),
+        (rfi_symb_direct_best(summary, base, readout), summary, every),
+        (nsd_gains(summary, base, readout), summary, every),
+        (nsd_nl_best(summary, base, readout), summary, every),
     ]
-    if expected is not None:
-        rows = [_with_expected(v, needs, table, expected) for v, needs, table in zip(rows, CLAIM_STYLES, tables)]
+    rows = [v if expected is None else _with_expected(v, needs, table, expected) for v, table, needs in checked]
     return pd.DataFrame([v.row() for v in rows], columns=list(VERDICT_COLUMNS))
 
 
