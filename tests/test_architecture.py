@@ -105,3 +105,24 @@ def test_a_planted_cycle_within_a_folder_is_found(tmp_path):
     (package / "book" / "handouts.py").write_text("def out():\n    from finelogic.book.runner import run\n")
     (package / "book" / "tables.py").write_text("import finelogic.book.handouts\n")
     assert import_cycles(package) == [["finelogic.book.handouts", "finelogic.book.runner", "finelogic.book.handouts"]]
+
+
+def test_the_modules_a_results_page_reads_with_do_not_load_torch():
+    """A page reads its family's run and the study's committed tables; loading torch for that cost every
+    page ~3 s of a cached book rebuild (measured at ea6af9c: 03_depth 8.0 s → 4.8 s once train.py's torch
+    import moved into the functions that train)."""
+    import subprocess
+    import sys
+
+    modules = ["finelogic.runs.registry", "finelogic.runs.accuracy", "finelogic.runs.depth",
+               "finelogic.runs.soundness", "finelogic.runs.probing", "finelogic.runs.supervision",
+               "finelogic.runs.claims", "finelogic.study", "finelogic.book.study_view", "finelogic.book.figures"]
+    code = ("import importlib, sys\n"
+            f"for name in {modules!r}:\n"
+            "    importlib.import_module(name)\n"
+            "    if 'torch' in sys.modules:\n"
+            "        print(name)\n"
+            "        break\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=PACKAGE.parent)
+    assert out.stdout.strip() == "", f"importing {out.stdout.strip()} loads torch"

@@ -46,12 +46,14 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-import torch
 from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
 from finelogic.config import cache_dir, safe_name
 from finelogic.models.spec import ModelSpec, parse_model
 from finelogic.sft.recipes import train_config_fields
+
+# torch is imported inside the functions that train: the book's pages import this module (through the
+# supervision run) only for its settings and records, and torch alone costs them ~3 s each.
 
 log = logging.getLogger(__name__)
 
@@ -245,6 +247,8 @@ def train(examples: Sequence[Mapping[str, Any]], *, name: str, base_model: Any =
     if (target / LOG_NAME).is_file() and not force:
         return _load_record(target, name, cached=True)
 
+    import torch
+
     tokenizer, model = _load_base(base, config)
     encoded = [encode_example(tokenizer, ex, config.cutoff_len) for ex in examples]
     empty = [e.id for e in encoded if all(label == IGNORE_INDEX for label in e.labels)]
@@ -298,6 +302,7 @@ def _load_record(path: Path, name: str, *, cached: bool) -> TrainedModel:
 
 
 def _load_base(base: ModelSpec, config: TrainConfig) -> tuple[Any, Any]:
+    import torch
     dtype = getattr(torch, config.dtype)
     if base.path is None:
         from finelogic.models.embedded import load_default
@@ -314,6 +319,7 @@ def _load_base(base: ModelSpec, config: TrainConfig) -> tuple[Any, Any]:
 
 
 def _prepare(model: Any, config: TrainConfig) -> Any:
+    import torch
     torch.manual_seed(config.seed)
     if config.method == "full":
         model.train()
@@ -342,6 +348,7 @@ def _fit(model: Any, tokenizer: Any, encoded: list[_Encoded], config: TrainConfi
          save_every: int = SAVE_EVERY) -> tuple[list[float], int, int, float]:
     """Train ``model`` in place; returns the loss per step, tokens processed, target tokens and seconds
     (those of an earlier, interrupted run included when it resumes from its state in ``resume``)."""
+    import torch
     from transformers import get_constant_schedule_with_warmup, get_cosine_schedule_with_warmup
 
     rng = random.Random(config.seed)
@@ -422,6 +429,7 @@ def _fit(model: Any, tokenizer: Any, encoded: list[_Encoded], config: TrainConfi
 def _write_resume(folder: Path, state: dict[str, Any]) -> None:
     """``state`` as ``folder/state.pt``, written to a temporary file and renamed (a kill mid-write leaves
     the previous state whole)."""
+    import torch
     folder.mkdir(parents=True, exist_ok=True)
     partial = folder / f".state.pt.{os.getpid()}"
     torch.save(state, partial)
@@ -432,6 +440,7 @@ def _read_resume(folder: Path, name: str, examples: int, total: int) -> dict[str
     """The resume state in ``folder``, or None when there is none. A state that cannot be read, or that was
     written for another number of examples or steps, is an error naming the file (the folder's name carries
     the data and settings fingerprint, so this only happens when the file was damaged or edited)."""
+    import torch
     path = folder / "state.pt"
     if not path.is_file():
         return None
@@ -473,6 +482,7 @@ def step_order(encoded: Sequence[Any], config: TrainConfig, rng: random.Random) 
 
 def _pad(batch: list[_Encoded], pad_id: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Right-padded ids, labels (padding ignored) and attention mask."""
+    import torch
     width = max(len(e.input_ids) for e in batch)
     ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
     labels = torch.full((len(batch), width), IGNORE_INDEX, dtype=torch.long)
