@@ -16,8 +16,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import torch
-
 from finelogic.config import cache_dir
 from finelogic.files import exclusive_lock
 
@@ -78,16 +76,18 @@ def converted_path() -> Path:
     return target
 
 
-def load_default(*, dtype: torch.dtype = torch.float32) -> tuple[Any, Any]:
+def load_default(*, dtype: Any = None) -> tuple[Any, Any]:
     """Load the embedded SmolLM2-135M-Instruct as ``(tokenizer, model)``, converting it on first use.
 
     Returns:
         A fast tokenizer (left padding, eos/pad ``<|im_end|>``, no BOS added to plain text, the
         model's chat template) and a ``LlamaForCausalLM`` in eval mode (30 layers, hidden size 576,
-        vocabulary 49152, 134.5 M parameters) with the requested dtype.
+        vocabulary 49152, 134.5 M parameters) with the requested dtype (default ``torch.float32``).
     """
+    import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    dtype = torch.float32 if dtype is None else dtype
     target = converted_path()
     start = time.perf_counter()
     tokenizer = AutoTokenizer.from_pretrained(target)
@@ -102,6 +102,7 @@ def convert_gguf(source: Path, target: Path) -> Path:
     The checkpoint is written to a temporary sibling directory and renamed into place, so a crash
     never leaves a half-written cache that a later load would trust.
     """
+    import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     start = time.perf_counter()
@@ -154,6 +155,7 @@ def random_init_like(model_or_name: Any, seed: int = 0) -> Any:
             (``None`` or ``"default"``: the embedded SmolLM2 config).
         seed: seeds torch's generator for the initialisation.
     """
+    import torch
     from transformers import AutoConfig, AutoModelForCausalLM, PretrainedConfig
 
     if model_or_name is None or model_or_name == "default":

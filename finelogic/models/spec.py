@@ -159,17 +159,26 @@ def open_model(spec: str | Mapping[str, Any] | ModelSpec, *, batch_size: int = 1
 
 def open_tokenizer(spec: str | Mapping[str, Any] | ModelSpec) -> Any:
     """The tokenizer of an in-process model, without loading its weights (a cached rerun needs only this
-    for chat templates and token counts); None for servers."""
+    for chat templates and token counts); None for servers. A local fast tokenizer is read without
+    transformers (:mod:`finelogic.models.template_tokenizer`), any other through ``AutoTokenizer``."""
     spec = parse_model(spec)
     if spec.kind in ("openai", "gguf"):  # a GGUF file's tokenizer is llama.cpp's, inside the file
         return None
-    from transformers import AutoTokenizer
-
     if spec.kind in ("embedded", "random-init"):
         from finelogic.models.embedded import converted_path
 
-        return AutoTokenizer.from_pretrained(converted_path())
-    return AutoTokenizer.from_pretrained(str(Path(spec.path).expanduser()) if spec.kind == "ckpt" else spec.path)
+        source = str(converted_path())
+    else:
+        source = str(Path(spec.path).expanduser()) if spec.kind == "ckpt" else spec.path
+    if Path(source).is_dir():  # read without transformers (and torch) where that is exact: see its module
+        from finelogic.models.template_tokenizer import read_template_tokenizer
+
+        tokenizer = read_template_tokenizer(source)
+        if tokenizer is not None:
+            return tokenizer
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(source)
 
 
 def random_init_backend(seed: int = 0, *, batch_size: int = 16) -> Any:
