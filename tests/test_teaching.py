@@ -295,6 +295,39 @@ def test_handouts_of_an_unchanged_chapter_are_kept_and_a_changed_chapter_gets_ne
     assert all("A sentence added by the new run." in h.read_text() for h in first)
 
 
+def test_a_chapter_run_again_with_the_same_results_keeps_its_handouts_which_show_no_build_time(tmp_path,
+                                                                                               monkeypatch):
+    import nbformat
+
+    from finelogic.book import handouts
+    from finelogic.book.provenance import rerun_text
+
+    monkeypatch.setattr(handouts, "find_chromium", lambda: None)
+    name = _toy_chapter(tmp_path)
+
+    def run_again(seconds, execution_count):  # what the runner leaves: this run's time in the rerun box
+        nb = nbformat.read(tmp_path / f"{name}.ipynb", as_version=4)
+        box = nbformat.v4.new_code_cell("rerun_box()", execution_count=execution_count, outputs=[nbformat.v4.new_output(
+            "display_data", data={"text/markdown": rerun_text(name, "tiny", seconds=seconds)})])
+        box.metadata["tags"] = ["hide-input"]
+        nb.cells = [c for c in nb.cells if c.source != "rerun_box()"] + [box]
+        nb.metadata["papermill"] = {"duration": seconds}
+        nbformat.write(nb, tmp_path / f"{name}.ipynb")
+
+    run_again(5.0, 1)
+    first = handouts.write_handouts(tmp_path, (name,))
+    import html
+    import re
+
+    shown = [html.unescape(re.sub(r"<[^>]+>", "", h.read_text())) for h in first]  # the page without its tags
+    assert all(f"--notebook {name}" in text and "profile" in text and "5.0 s" not in text for text in shown)
+    for path in first:
+        path.write_bytes(path.read_bytes() + b"\n<!-- as first written -->")
+    run_again(5.7, 2)  # same results, another build time and execution count: kept
+    handouts.write_handouts(tmp_path, (name,))
+    assert all(h.read_bytes().endswith(b"<!-- as first written -->") for h in first)
+
+
 def test_pdf_handouts_printed_by_chromium_hold_the_chapter_within_the_page(tmp_path):
     import shutil
 

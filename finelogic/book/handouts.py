@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import json
 import logging
 import os
 import re
@@ -31,6 +32,8 @@ from pathlib import Path
 from typing import Mapping
 
 import nbformat
+
+from finelogic.book.provenance import TIME_ITEM
 
 log = logging.getLogger(__name__)
 
@@ -252,7 +255,8 @@ def _role_text(match: re.Match) -> str:
 
 def handout_notebook(nb: nbformat.NotebookNode, version: str) -> nbformat.NotebookNode:
     """The executed chapter ``nb`` as the ``student`` or ``instructor`` handout (before nbconvert): plain
-    Markdown everywhere, solution cells dropped from the student version."""
+    Markdown everywhere, solution cells dropped from the student version, and without the "Rerun this
+    page" box's build time (one build's seconds; a rerun with the same results keeps its handouts)."""
     if version not in VERSIONS:
         raise ValueError(f"unknown handout version {version!r}; choose one of {', '.join(VERSIONS)}")
     nb = copy.deepcopy(nb)
@@ -264,8 +268,13 @@ def handout_notebook(nb: nbformat.NotebookNode, version: str) -> nbformat.Notebo
             cell.outputs = [o for o in cell.outputs if "scrapbook" not in o.get("metadata", {})]
         for output in cell.get("outputs", []):
             if "text/markdown" in output.get("data", {}):
-                output["data"]["text/markdown"] = plain_markdown(output["data"]["text/markdown"], glue)
+                output["data"]["text/markdown"] = _without_build_time(plain_markdown(output["data"]["text/markdown"],
+                                                                                     glue))
     return nb
+
+
+def _without_build_time(markdown: str) -> str:
+    return "\n".join(line for line in markdown.split("\n") if not line.lstrip().startswith(TIME_ITEM))
 
 
 def pdf_report(pdf: Path, tolerance_pt: float = 1.0) -> dict:
@@ -296,12 +305,18 @@ def pdf_report(pdf: Path, tolerance_pt: float = 1.0) -> dict:
 
 
 def handouts_key(source: Path, pdf: bool) -> str:
-    """What a chapter's handouts are made from: the executed notebook's bytes, this module's code, and how
-    the PDFs are made (printed by Chromium, a note without it, or none)."""
+    """What a chapter's handouts are made from: the executed notebook's content as its handouts show it
+    (cells, tags and outputs; not the execution counts, timestamps and build time a rerun with the same
+    results changes), this module's code, and how the PDFs are made (printed by Chromium, a note without
+    it, or none)."""
     import hashlib
 
     printer = ("chromium" if find_chromium() else "note") if pdf else "none"
-    digest = hashlib.sha256(Path(source).read_bytes())
+    shown = handout_notebook(nbformat.read(source, as_version=4), "instructor")
+    content = [{"type": c.cell_type, "source": c.source, "tags": c.get("metadata", {}).get("tags", []),
+                "outputs": [{k: v for k, v in o.items() if k != "execution_count"} for o in c.get("outputs", [])]}
+               for c in shown.cells]
+    digest = hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False).encode("utf-8"))
     digest.update(Path(__file__).read_bytes())
     digest.update(printer.encode())
     return digest.hexdigest()

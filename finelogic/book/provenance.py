@@ -108,6 +108,11 @@ def read_timings(path: Path | None = None) -> dict[str, dict[str, Any]]:
         return {}
 
 
+#: How the "Rerun this page" box's list item with the page's measured time begins (a printed handout leaves
+#: it out: see :func:`finelogic.book.handouts.handout_notebook`).
+TIME_ITEM = "- **time**: "
+
+
 def rerun_text(notebook: str, profile: str, *, seconds: float | None = None,
                timings: dict[str, dict[str, Any]] | None = None) -> str:
     """The "Rerun this page" box as MyST Markdown (see :func:`rerun_box`)."""
@@ -125,7 +130,7 @@ def rerun_text(notebook: str, profile: str, *, seconds: float | None = None,
     body = (f"```bash\n{command}\n```\n\n"
             f"- **profile**: {code(profile)} (the profiles: `smoke`, the smallest run, a check that everything "
             "works; `tiny`, the default, a CPU-sized run; `paper`, the paper's scale, needs GPUs or an API)\n"
-            f"- **time**: {timing}\n\n"
+            f"{TIME_ITEM}{timing}\n\n"
             "Run it from the repository root, then `make html` (or `jupyter-book build .`) to render the page; "
             "{doc}`/book/reproduce` says more.")
     return body
