@@ -305,12 +305,15 @@ def test_a_chapter_run_again_with_the_same_results_keeps_its_handouts_which_show
     monkeypatch.setattr(handouts, "find_chromium", lambda: None)
     name = _toy_chapter(tmp_path)
 
-    def run_again(seconds, execution_count):  # what the runner leaves: this run's time in the rerun box
+    def run_again(seconds, execution_count):  # what the runner leaves: this run's date and time in the boxes
         nb = nbformat.read(tmp_path / f"{name}.ipynb", as_version=4)
-        box = nbformat.v4.new_code_cell("rerun_box()", execution_count=execution_count, outputs=[nbformat.v4.new_output(
-            "display_data", data={"text/markdown": rerun_text(name, "tiny", seconds=seconds)})])
-        box.metadata["tags"] = ["hide-input"]
-        nb.cells = [c for c in nb.cells if c.source != "rerun_box()"] + [box]
+        made = f"**How this page was made.**\n\n- **profile**: `tiny`\n- **built**: 2026-12-03 12:{execution_count:02d} UTC"
+        boxes = [nbformat.v4.new_code_cell(source, execution_count=execution_count, outputs=[nbformat.v4.new_output(
+            "display_data", data={"text/markdown": text})]) for source, text in
+            (("provenance()", made), ("rerun_box()", rerun_text(name, "tiny", seconds=seconds)))]
+        for box in boxes:
+            box.metadata["tags"] = ["hide-input"]
+        nb.cells = [c for c in nb.cells if c.source not in ("provenance()", "rerun_box()")] + boxes
         nb.metadata["papermill"] = {"duration": seconds}
         nbformat.write(nb, tmp_path / f"{name}.ipynb")
 
@@ -320,7 +323,7 @@ def test_a_chapter_run_again_with_the_same_results_keeps_its_handouts_which_show
     import re
 
     shown = [html.unescape(re.sub(r"<[^>]+>", "", h.read_text())) for h in first]  # the page without its tags
-    assert all(f"--notebook {name}" in text and "profile" in text and "5.0 s" not in text for text in shown)
+    assert all(f"--notebook {name}" in text and "12:01 UTC" in text and "5.0 s" not in text for text in shown)
     for path in first:
         path.write_bytes(path.read_bytes() + b"\n<!-- as first written -->")
     run_again(5.7, 2)  # same results, another build time and execution count: kept

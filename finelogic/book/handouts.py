@@ -33,7 +33,7 @@ from typing import Mapping
 
 import nbformat
 
-from finelogic.book.provenance import TIME_ITEM
+from finelogic.book.provenance import BUILT_ITEM, TIME_ITEM
 
 log = logging.getLogger(__name__)
 
@@ -306,20 +306,28 @@ def pdf_report(pdf: Path, tolerance_pt: float = 1.0) -> dict:
 
 def handouts_key(source: Path, pdf: bool) -> str:
     """What a chapter's handouts are made from: the executed notebook's content as its handouts show it
-    (cells, tags and outputs; not the execution counts, timestamps and build time a rerun with the same
-    results changes), this module's code, and how the PDFs are made (printed by Chromium, a note without
-    it, or none)."""
+    (cells, tags and outputs; not the execution counts, timestamps, build date and build time a rerun with
+    the same results changes: kept handouts show the date they were made), this module's code, and how the
+    PDFs are made (printed by Chromium, a note without it, or none)."""
     import hashlib
 
     printer = ("chromium" if find_chromium() else "note") if pdf else "none"
     shown = handout_notebook(nbformat.read(source, as_version=4), "instructor")
     content = [{"type": c.cell_type, "source": c.source, "tags": c.get("metadata", {}).get("tags", []),
-                "outputs": [{k: v for k, v in o.items() if k != "execution_count"} for o in c.get("outputs", [])]}
-               for c in shown.cells]
+                "outputs": [_without_build_date(o) for o in c.get("outputs", [])]} for c in shown.cells]
     digest = hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False).encode("utf-8"))
     digest.update(Path(__file__).read_bytes())
     digest.update(printer.encode())
     return digest.hexdigest()
+
+
+def _without_build_date(output: Mapping) -> dict:
+    kept = {k: v for k, v in output.items() if k != "execution_count"}
+    markdown = kept.get("data", {}).get("text/markdown")
+    if isinstance(markdown, str):
+        lines = [line for line in markdown.split("\n") if not line.lstrip().startswith(BUILT_ITEM)]
+        kept["data"] = {**kept["data"], "text/markdown": "\n".join(lines)}
+    return kept
 
 
 def _key_path(output_dir: Path, name: str) -> Path:

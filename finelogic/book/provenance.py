@@ -111,6 +111,9 @@ def read_timings(path: Path | None = None) -> dict[str, dict[str, Any]]:
 #: How the "Rerun this page" box's list item with the page's measured time begins (a printed handout leaves
 #: it out: see :func:`finelogic.book.handouts.handout_notebook`).
 TIME_ITEM = "- **time**: "
+#: How the "How this page was made" box's list item with the build's date begins (its rows are ``- **k**: v``);
+#: a handout made from the same results keeps the date it was made (see :func:`finelogic.book.handouts.handouts_key`).
+BUILT_ITEM = "- **built**: "
 
 
 def rerun_text(notebook: str, profile: str, *, seconds: float | None = None,
