@@ -170,3 +170,36 @@ def test_a_pass_takes_every_example_once_and_length_grouped_steps_pad_less():
     plain = padding(TrainConfig(batch_size=4, micro_batch_size=4, group_by_length=False))
     grouped = padding(TrainConfig(batch_size=4, micro_batch_size=4))
     assert grouped < plain / 3
+
+
+def test_a_checkpoint_cut_while_saving_is_passed_over_and_the_one_before_is_resumed(tmp_path, caplog):
+    """The trainer writes trainer_state.json last; a kill while saving leaves it missing, empty or cut, and
+    resuming from that folder failed with "Expecting value" (seen in the distributed rehearsal)."""
+    import json
+    import logging
+
+    from finelogic.sft.trl_train import last_whole_checkpoint
+
+    def checkpoint(step, state):
+        folder = tmp_path / f"checkpoint-{step}"
+        folder.mkdir()
+        (folder / "model.safetensors").write_bytes(b"weights")
+        if state is not None:
+            (folder / "trainer_state.json").write_text(state)
+        return folder
+
+    checkpoint(1, json.dumps({"global_step": 1}))
+    checkpoint(2, json.dumps({"global_step": 2}))
+    cut = [checkpoint(3, '{"global_step": 3, "log_hist'), checkpoint(4, ""), checkpoint(10, None)]
+    (tmp_path / "checkpoint-7.txt").write_text("not a checkpoint folder")
+    with caplog.at_level(logging.WARNING):
+        assert last_whole_checkpoint(tmp_path) == str(tmp_path / "checkpoint-2")  # 10 > 4 > 3 > 2 by step
+    warned = "\n".join(r.getMessage() for r in caplog.records)
+    assert all(str(folder) in warned for folder in cut) and "not saved whole" in warned
+    assert all(folder.exists() for folder in cut)  # only reported unless asked to remove
+
+    assert last_whole_checkpoint(tmp_path, remove_partial=True) == str(tmp_path / "checkpoint-2")
+    assert not any(folder.exists() for folder in cut) and (tmp_path / "checkpoint-1").exists()
+    empty = tmp_path / "none"
+    empty.mkdir()
+    assert last_whole_checkpoint(empty) is None

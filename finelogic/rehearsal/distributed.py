@@ -104,8 +104,8 @@ def rehearse_distributed(root: Path, base: str, *, profile: str = "paper", steps
 
 def _kill_after_first_checkpoint(process: subprocess.Popen, out: Path, timeout: float) -> str:
     deadline = time.monotonic() + timeout
-    marker = out / "checkpoint-1" / "trainer_state.json"
-    while not marker.is_file():
+    marker = out / "checkpoint-1" / "trainer_state.json"  # written last: the checkpoint is whole once it parses
+    while not _parses(marker):
         if process.poll() is not None:
             return f"error: ended (exit {process.returncode}) before its first checkpoint"
         if time.monotonic() > deadline:
@@ -113,7 +113,15 @@ def _kill_after_first_checkpoint(process: subprocess.Popen, out: Path, timeout: 
         time.sleep(0.2)
     _kill_tree(process)
     process.wait()
-    return "ok" if marker.is_file() else f"error: no checkpoint in {timeout:.0f} s"
+    return "ok" if _parses(marker) else f"error: no checkpoint in {timeout:.0f} s"
+
+
+def _parses(path: Path) -> bool:
+    try:
+        json.loads(path.read_text(encoding="utf-8"))
+        return True
+    except (OSError, ValueError):
+        return False
 
 
 def _kill_tree(process: subprocess.Popen) -> None:

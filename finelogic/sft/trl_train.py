@@ -19,7 +19,7 @@ Where the result goes: the output folder holds the
 trainer's ``checkpoint-<step>/`` folders, and when training ends the final model (LoRA merged), its
 tokenizer, ``train_log.json`` (loss per step, tokens, seconds, peak memory; the loop's record format) and
 ``train.jsonl``, so ``ckpt:<out>`` opens it like any checkpoint. A rerun resumes from the last
-``checkpoint-<step>`` (``resume_from_checkpoint``); ``run.json`` records the data and settings fingerprint,
+``checkpoint-<step>`` saved whole (``resume_from_checkpoint``; one cut by a kill while saving is passed over); ``run.json`` records the data and settings fingerprint,
 and a folder trained on other data or settings is refused rather than resumed.
 
 TRL is the optional extra ``[train]`` (``pip install -e ".[train]"``).
@@ -175,7 +175,6 @@ def train_with_trl(examples: Sequence[Mapping[str, Any]], *, style: str, base: A
         raise ImportError("finelogic train needs TRL: pip install -e '.[train]'")
     from datasets import Dataset
     from transformers import AutoTokenizer
-    from transformers.trainer_utils import get_last_checkpoint
     from trl import SFTConfig, SFTTrainer
 
     import torch
@@ -187,7 +186,7 @@ def train_with_trl(examples: Sequence[Mapping[str, Any]], *, style: str, base: A
     folder = Path(out)
     digest = fingerprint(spec, examples, config)
     record_path = folder / RUN_NAME
-    last = get_last_checkpoint(str(folder)) if resume and folder.is_dir() else None
+    last = last_whole_checkpoint(folder, remove_partial=main) if resume and folder.is_dir() else None
     if last and record_path.is_file():
         earlier = json.loads(record_path.read_text(encoding="utf-8"))
         if earlier.get("fingerprint") != digest:
@@ -257,6 +256,35 @@ def train_with_trl(examples: Sequence[Mapping[str, Any]], *, style: str, base: A
     return TrlTrained(name=name, path=folder, steps=trainer.state.global_step, losses=losses, tokens=tokens,
                       target_tokens=targets, seconds=seconds, peak_rss_mb=peak,
                       resumed_from=Path(last).name if last else None, processes=accelerator.num_processes)
+
+
+def last_whole_checkpoint(folder: Path, *, remove_partial: bool = False) -> str | None:
+    """The last ``checkpoint-<step>`` in ``folder`` that was saved whole, or None.
+
+    The trainer writes a checkpoint's files in place and its ``trainer_state.json`` last, so a process
+    killed while saving leaves a folder whose state is missing, empty or cut; resuming from it fails
+    ("Expecting value"). Such a folder is passed over with a warning naming it (and, with
+    ``remove_partial``, deleted: the trainer saves that step again), and the one before it is resumed.
+    """
+    import re
+    import shutil
+
+    steps = sorted((int(m.group(1)), path) for path in Path(folder).iterdir()
+                   if path.is_dir() and (m := re.fullmatch(r"checkpoint-(\d+)", path.name)))
+    for _, path in reversed(steps):
+        try:
+            state = json.loads((path / "trainer_state.json").read_text(encoding="utf-8"))
+            if isinstance(state, dict) and "global_step" in state:
+                return str(path)
+            reason = "has no global_step"
+        except (OSError, ValueError) as error:
+            reason = f"cannot be read ({type(error).__name__}: {error})"
+        log.warning("%s was not saved whole (its trainer_state.json %s: the process was stopped while saving "
+                    "it); %s", path, reason, "deleted, resuming from the one before" if remove_partial
+                    else "resuming from the one before")
+        if remove_partial:
+            shutil.rmtree(path, ignore_errors=True)
+    return None
 
 
 def _counting(trainer_class: type) -> type:
