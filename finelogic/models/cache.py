@@ -128,6 +128,25 @@ class CachedBackend:
     def loaded(self) -> bool:
         return self._backend is not None
 
+    def release(self) -> None:
+        """Let go of the opened model (its weights, on the GPU too) when it was opened from a loader: a run
+        that evaluates several in-process models one after another then holds one at a time. The counts
+        and the store stay; a later request the store cannot answer opens the model again. A backend
+        handed in ready (not a loader) is the caller's and is kept."""
+        if self._load is None or self._backend is None:
+            return
+        close = getattr(self._backend, "close", None)
+        if callable(close):
+            close()
+        self._backend = None
+        import gc
+        import sys
+
+        gc.collect()
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
     @property
     def tokenizer(self) -> Any:
         """The model's tokenizer: the loaded backend's, else one read without loading weights (``tokenizer``

@@ -61,7 +61,7 @@ from finelogic.runs.supervision import FAMILY as SUPERVISION, SupervisionRun
 from finelogic.prompts import MARKERS, SETTINGS
 from finelogic.settings import Policy
 from finelogic.runs.base import (EVAL_SETS, PlanContext, Provenance, Run, Stopwatch, call_counts, find_run, kept,
-                                 open_models, plan, resolve)
+                                 open_models, plan, release, resolve)
 
 log = logging.getLogger(__name__)
 
@@ -272,6 +272,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
                     continue
                 log.info("accuracy: %s, %s, %d items", spec.name, setting, len(problems))
                 frames.append(_prompt_records(problems, backend, setting, spec.name, decoding, section, scorer))
+            release(backend)  # one in-process model in memory at a time
         # The fine-tuned rows are named by the model they were trained from (the first model's row, or the
         # supervision run's base when only the fine-tuned models are evaluated: ``models=()``, a study unit).
         base_name = opened[0][0].name if opened else made.base.name
@@ -283,6 +284,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
                                      scorers[0] if scorers else MODEL_SCORERS[0])
             frames.append(records.assign(setting=spec.name))
             opened.append((spec, backend))
+            release(backend)
     calls, hits = call_counts(b for _, b in opened)
     provenance = Provenance(
         family=FAMILY, profile=profile, seed=seed, settings=section,

@@ -364,6 +364,14 @@ def resolve(profiles: Mapping[str, S], profile: str, family: str, overrides: Map
     return merge(profiles[profile], overrides, family)
 
 
+def release(backend: Any) -> None:
+    """Let go of ``backend``'s loaded model when it can open it again
+    (:meth:`finelogic.models.cache.CachedBackend.release`); other backends are left as they are."""
+    release_model = getattr(type(backend), "release", None)
+    if callable(release_model):
+        backend.release()
+
+
 def open_models(entries: Sequence[Any], backends: Mapping[str, Any] | None = None, *,
                 batch_size: int = 16) -> list[tuple[ModelSpec, Any]]:
     """``(spec, backend)`` per model entry, in order: a handed-in backend where ``backends`` has one for the

@@ -48,7 +48,7 @@ from finelogic.models.base import GenerationConfig
 from finelogic.models.spec import ModelSpec, open_model, parse_model
 from finelogic.prompts import DIRECT
 from finelogic.runs.base import (EVAL_SETS, PlanContext, Provenance, Run, Stopwatch, call_counts, kept, make_command,
-                                 open_models, plan, resolve, settings_codec)
+                                 open_models, plan, release, resolve, settings_codec)
 from finelogic.runs.judging import judging_memos
 from finelogic.sft.datasets import (SETTING, SIZE_KEYS, SOURCES, CheckedSet, check_sizes, checked_training_set,
                                     problems_digest, training_problems)
@@ -303,12 +303,14 @@ def evaluate_trained(items: list[Problem], base_entry: Any, trained: list[Traine
     if any(t.name == "LogiPT" for t in trained):
         runs.insert(1, (DIRECT.name, base_backend))  # LogiPT's own prompt, for the base model too
     frames = []
-    for setting, backend in runs:
+    for index, (setting, backend) in enumerate(runs):
         prompt = DIRECT if setting in (DIRECT.name, "LogiPT") else SETTING
         log.info("supervision: %s, %s, %d items", base.name, setting, len(items))
         records = evaluate_accuracy(items, backend, prompt, model=base.name, config=generation,
                                     batch_size=batch_size * 4)
         frames.append(records.assign(setting=setting))
+        if all(other is not backend for _, other in runs[index + 1:]):
+            release(backend)  # one model in memory at a time (the base one serves two prompts)
     return pd.concat(frames, ignore_index=True), list({id(b): b for _, b in runs}.values())
 
 
