@@ -108,3 +108,31 @@ def test_file_names_from_model_names_stay_inside_their_folder():
     assert safe_name("../../etc/passwd") == "etc_passwd"
     with pytest.raises(ValueError):
         safe_name("///")
+
+
+def test_a_checkout_whose_only_changes_are_results_records_a_clean_commit(tmp_path):
+    """A study unit finishing in a checkout changes tracked files under results/; the next unit made there
+    recorded "+dirty" and the book could not tell whether its code had changed since."""
+    import subprocess
+
+    from finelogic.runs.base import commit_of
+
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+
+    git("init", "-q")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    (tmp_path / "results" / "study").mkdir(parents=True)
+    (tmp_path / "results" / "study" / "records.csv").write_text("id,correct\na,True\n")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first")
+    head = git("rev-parse", "--short=10", "HEAD").strip()
+    assert commit_of(tmp_path) == head
+    (tmp_path / "results" / "study" / "records.csv").write_text("id,correct\na,False\n")  # a unit's new rows
+    (tmp_path / "results" / "study" / "new.csv").write_text("untracked\n")
+    assert commit_of(tmp_path) == commit_of(tmp_path / "results") == head  # wherever in the checkout it is asked
+    (tmp_path / "code.py").write_text("x = 2\n")  # the code itself changed: not the commit's code
+    assert commit_of(tmp_path) == commit_of(tmp_path / "results") == head + "+dirty"
+    plain = tmp_path.parent / f"{tmp_path.name}-plain"
+    plain.mkdir()
+    assert commit_of(plain) == "unknown"

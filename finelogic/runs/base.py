@@ -41,12 +41,22 @@ S = TypeVar("S")
 
 @functools.lru_cache(maxsize=1)
 def git_commit() -> str:
-    """Short commit of the checkout, ``+dirty`` when tracked files changed; ``unknown`` outside git."""
+    """Short commit of the checkout, ``+dirty`` when tracked files outside ``results/`` changed; ``unknown``
+    outside git (:func:`commit_of`)."""
+    return commit_of(repo_root())
+
+
+def commit_of(checkout: Path) -> str:
+    """Short commit of the git checkout ``checkout``, ``+dirty`` when a tracked file outside ``results/``
+    has uncommitted changes; ``unknown`` outside git. Results are what runs write, not what they are made
+    with: a study unit finishing in a checkout, or units copied in to be assembled, change tracked files
+    under ``results/`` and must not mark the next unit's code as unknown."""
     try:
-        head = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], cwd=repo_root(), capture_output=True,
+        head = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], cwd=checkout, capture_output=True,
                               text=True, check=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=repo_root(),
-                               capture_output=True, text=True, check=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ":(top)",
+                                ":(top,exclude)results"], cwd=checkout, capture_output=True, text=True, check=True,
+                               timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return head + ("+dirty" if dirty else "")
