@@ -13,7 +13,7 @@ The baseline is ``--baseline`` (default ``7c40b26``, the last revision before th
 alternate, so machine load (printed with each time) affects both alike.
 
 Run from a checkout: ``.venv/bin/python benchmarks/bench_book_rerun.py [--work /tmp/bench-book]
-[--data-dir ../shared/data]`` (``--old-tree/--old-cache/--new-tree/--new-cache`` take worktrees and caches
+[--data-dir DIR]`` (``DIR``: the real benchmark files, as ``FINELOGIC_DATA_DIR``; ``--old-tree/--old-cache/--new-tree/--new-cache`` take worktrees and caches
 made earlier).
 
 Measured 2026-12-03 12:52-12:59 UTC by the same steps in a shell script, new = commit 5c2f7e1, a study unit
