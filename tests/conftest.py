@@ -32,6 +32,18 @@ def shared_data() -> Path:
 
 
 @pytest.fixture(autouse=True)
+def _figures_closed():
+    """Figures a test made are closed after it (pyplot keeps every figure until closed: a worker running
+    many figure tests held over 20, with their memory)."""
+    yield
+    import sys
+
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is not None:
+        pyplot.close("all")
+
+
+@pytest.fixture(autouse=True)
 def _results_in_tmp(tmp_path_factory, monkeypatch):
     """Results written during tests go to a temporary folder, never into the checkout."""
     monkeypatch.setenv("FINELOGIC_RESULTS", str(tmp_path_factory.getbasetemp() / "results"))
