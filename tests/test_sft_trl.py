@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("trl", reason="TRL is the optional [train] extra: pip install -e '.[train]'")
 
 from finelogic.runs.training import train_style  # noqa: E402
-from finelogic.sft.trl_train import RUN_NAME  # noqa: E402
+from finelogic.sft.trl_train import RUN_NAME, saved_whole  # noqa: E402
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[1]
@@ -76,13 +76,6 @@ train_style("NL", profile="smoke", base=sys.argv[1], out=sys.argv[2], examples=j
 """
 
 
-def _whole(state: Path) -> bool:
-    try:
-        return "global_step" in json.loads(state.read_text())
-    except (OSError, ValueError):
-        return False
-
-
 def test_killed_after_two_checkpoints_resumes_to_the_same_losses(standin, tmp_path):
     data = tmp_path / "examples.json"
     data.write_text(json.dumps(EXAMPLES))
@@ -91,7 +84,7 @@ def test_killed_after_two_checkpoints_resumes_to_the_same_losses(standin, tmp_pa
     process = subprocess.Popen([sys.executable, "-c", KILLED_RUN, standin, str(out), str(data)], env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 300
-    while not _whole(out / "checkpoint-2" / "trainer_state.json"):  # written last: whole once it parses
+    while not saved_whole(out / "checkpoint-2"):  # its trainer_state.json, written last, parses
         assert process.poll() is None, "the run ended before its second checkpoint"
         assert time.monotonic() < deadline, "no second checkpoint in 300 s"
         time.sleep(0.1)

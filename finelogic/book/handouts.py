@@ -268,13 +268,14 @@ def handout_notebook(nb: nbformat.NotebookNode, version: str) -> nbformat.Notebo
             cell.outputs = [o for o in cell.outputs if "scrapbook" not in o.get("metadata", {})]
         for output in cell.get("outputs", []):
             if "text/markdown" in output.get("data", {}):
-                output["data"]["text/markdown"] = _without_build_time(plain_markdown(output["data"]["text/markdown"],
-                                                                                     glue))
+                output["data"]["text/markdown"] = _without_item(plain_markdown(output["data"]["text/markdown"],
+                                                                               glue), TIME_ITEM)
     return nb
 
 
-def _without_build_time(markdown: str) -> str:
-    return "\n".join(line for line in markdown.split("\n") if not line.lstrip().startswith(TIME_ITEM))
+def _without_item(markdown: str, item: str) -> str:
+    """``markdown`` without its list items that begin with ``item`` (e.g. :data:`TIME_ITEM`)."""
+    return "\n".join(line for line in markdown.split("\n") if not line.lstrip().startswith(item))
 
 
 def pdf_report(pdf: Path, tolerance_pt: float = 1.0) -> dict:
@@ -325,8 +326,7 @@ def _without_build_date(output: Mapping) -> dict:
     kept = {k: v for k, v in output.items() if k != "execution_count"}
     markdown = kept.get("data", {}).get("text/markdown")
     if isinstance(markdown, str):
-        lines = [line for line in markdown.split("\n") if not line.lstrip().startswith(BUILT_ITEM)]
-        kept["data"] = {**kept["data"], "text/markdown": "\n".join(lines)}
+        kept["data"] = {**kept["data"], "text/markdown": _without_item(markdown, BUILT_ITEM)}
     return kept
 
 

@@ -104,8 +104,10 @@ def rehearse_distributed(root: Path, base: str, *, profile: str = "paper", steps
 
 def _kill_after_first_checkpoint(process: subprocess.Popen, out: Path, timeout: float) -> str:
     deadline = time.monotonic() + timeout
-    marker = out / "checkpoint-1" / "trainer_state.json"  # written last: the checkpoint is whole once it parses
-    while not _parses(marker):
+    from finelogic.sft.trl_train import saved_whole
+
+    first = out / "checkpoint-1"
+    while not saved_whole(first):
         if process.poll() is not None:
             return f"error: ended (exit {process.returncode}) before its first checkpoint"
         if time.monotonic() > deadline:
@@ -113,15 +115,7 @@ def _kill_after_first_checkpoint(process: subprocess.Popen, out: Path, timeout: 
         time.sleep(0.2)
     _kill_tree(process)
     process.wait()
-    return "ok" if _parses(marker) else f"error: no checkpoint in {timeout:.0f} s"
-
-
-def _parses(path: Path) -> bool:
-    try:
-        json.loads(path.read_text(encoding="utf-8"))
-        return True
-    except (OSError, ValueError):
-        return False
+    return "ok" if saved_whole(first) else f"error: no checkpoint in {timeout:.0f} s"
 
 
 def _kill_tree(process: subprocess.Popen) -> None:

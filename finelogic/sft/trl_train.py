@@ -272,19 +272,30 @@ def last_whole_checkpoint(folder: Path, *, remove_partial: bool = False) -> str 
     steps = sorted((int(m.group(1)), path) for path in Path(folder).iterdir()
                    if path.is_dir() and (m := re.fullmatch(r"checkpoint-(\d+)", path.name)))
     for _, path in reversed(steps):
-        try:
-            state = json.loads((path / "trainer_state.json").read_text(encoding="utf-8"))
-            if isinstance(state, dict) and "global_step" in state:
-                return str(path)
-            reason = "has no global_step"
-        except (OSError, ValueError) as error:
-            reason = f"cannot be read ({type(error).__name__}: {error})"
+        reason = unsaved_reason(path)
+        if reason is None:
+            return str(path)
         log.warning("%s was not saved whole (its trainer_state.json %s: the process was stopped while saving "
                     "it); %s", path, reason, "deleted, resuming from the one before" if remove_partial
                     else "resuming from the one before")
         if remove_partial:
             shutil.rmtree(path, ignore_errors=True)
     return None
+
+
+def saved_whole(checkpoint: Path) -> bool:
+    """Whether the trainer finished saving ``checkpoint`` (see :func:`unsaved_reason`)."""
+    return unsaved_reason(checkpoint) is None
+
+
+def unsaved_reason(checkpoint: Path) -> str | None:
+    """Why ``checkpoint`` was not saved whole (its ``trainer_state.json``, written last, is missing, cut or
+    has no ``global_step``), or None when it was."""
+    try:
+        state = json.loads((Path(checkpoint) / "trainer_state.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        return f"cannot be read ({type(error).__name__}: {error})"
+    return None if isinstance(state, dict) and "global_step" in state else "has no global_step"
 
 
 def _counting(trainer_class: type) -> type:
