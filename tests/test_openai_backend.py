@@ -138,16 +138,21 @@ def test_many_small_calls_reuse_the_backends_senders_instead_of_starting_threads
     import threading
 
     backend = cached(fake_server, tmp_path / "c.sqlite", max_concurrency=4)
-    backend.generate([chat(f"warm-up {i}") for i in range(4)])
     started = []
     start = threading.Thread.start
     monkeypatch.setattr(threading.Thread, "start", lambda thread: (started.append(thread.name), start(thread))[1])
     client_side = lambda names: [n for n in names if "process_request" not in n]  # the fake server's own threads
-    for call in range(40):  # a selection-inference run asks in hundreds of small rounds like these
+    for call in range(41):  # a selection-inference run asks in hundreds of small rounds like these
         assert backend.generate([chat(f"round {call} item {i}") for i in range(3)]) == \
             [f"answer to round {call} item {i}" for i in range(3)]
-    assert not client_side(started), f"{len(client_side(started))} threads started by 40 calls"
-    assert sum(fake_server.counts.values()) == 4 + 40 * 3
+    # The pool may start its senders lazily (how many depends on timing), but never more than
+    # max_concurrency over all 41 calls; one thread per call or per request would be 41 or 123. Besides them,
+    # at most the store's lease keeper and tqdm's monitor start, once each.
+    senders = [n for n in client_side(started) if n.startswith("fake-model-send")]
+    others = [n for n in client_side(started) if n not in senders]
+    assert 1 <= len(senders) <= 4, f"sender threads started by 41 calls: {senders}"
+    assert len(others) == len(set(others)) <= 2, f"other threads started by 41 calls: {others}"
+    assert sum(fake_server.counts.values()) == 41 * 3
 
 
 def test_a_failing_request_lets_the_ones_in_flight_finish_into_the_cache_before_it_is_raised(fake_server, tmp_path):
