@@ -104,6 +104,19 @@ def merge(instance: S, overrides: Mapping[str, Any] | None, path: str) -> S:
     return build(cls, {**{f: getattr(instance, f) for f in fields}, **changed}, path)
 
 
+#: Field metadata of a setting added after runs were made with its type: the setting is recorded (in a run's
+#: provenance, in a checkpoint's fingerprint) only when it differs from its default, so what was made before
+#: it keeps the record and the key it had, and stays current.
+RECORDED_WHEN_SET = types.MappingProxyType({"recorded": "when set"})
+
+
+def recorded_fields(value: Any) -> dict[str, Any]:
+    """A settings dataclass's fields as its records keep them: every field, less those marked
+    :data:`RECORDED_WHEN_SET` that hold their default."""
+    return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)
+            if not (f.metadata.get("recorded") == "when set" and getattr(value, f.name) == f.default)}
+
+
 def as_data(value: Any) -> Any:
     """Settings as plain JSON data (dicts, lists, strings, numbers): what a run's provenance records."""
     return json.loads(json.dumps(value, default=_plain))
@@ -111,7 +124,7 @@ def as_data(value: Any) -> Any:
 
 def _plain(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        return recorded_fields(value)
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, (set, frozenset, tuple, range)):

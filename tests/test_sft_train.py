@@ -95,6 +95,33 @@ def test_lora_training_lowers_the_loss_saves_a_loadable_model_and_is_reused(tmp_
     assert again.cached and again.path == trained.path and again.losses == trained.losses
 
 
+def test_bf16_autocast_trains_float32_weights_and_is_keyed_only_when_set(tmp_path, model_cache):
+    with pytest.raises(ValueError, match="autocast must be 'off' or 'bfloat16'"):
+        TrainConfig(autocast="fp8")
+    with pytest.raises(ValueError, match="needs float32 weights"):
+        TrainConfig(autocast="bfloat16", dtype="bfloat16")
+    base = parse_model("embedded")
+    fast = with_overrides(QUICK, {"autocast": "bfloat16"})
+    # A setting added after checkpoints were made: at its default it is not in the key or the record,
+    # so those checkpoints keep their fingerprints; set, it makes another checkpoint.
+    assert fingerprint(base, EXAMPLES, with_overrides(fast, {"autocast": "off"})) == fingerprint(base, EXAMPLES, QUICK)
+    assert fingerprint(base, EXAMPLES, fast) != fingerprint(base, EXAMPLES, QUICK)
+    from finelogic.settings import as_data
+
+    assert "autocast" not in as_data(QUICK) and as_data(fast)["autocast"] == "bfloat16"  # a run's provenance
+    trained = train(EXAMPLES, name="SFT-test", config=fast, output_root=tmp_path, progress=False)
+    first, last = trained.loss_drop(window=2)
+    assert last < 0.5 * first, trained.losses
+    assert json.loads((trained.path / "train_log.json").read_text())["config"]["autocast"] == "bfloat16"
+    saved = json.loads((trained.path / "config.json").read_text())
+    assert saved.get("torch_dtype", saved.get("dtype")) == "float32"  # the weights stay float32
+    plain = train(EXAMPLES, name="SFT-test", config=QUICK, output_root=tmp_path, progress=False)
+    assert "autocast" not in json.loads((plain.path / "train_log.json").read_text())["config"]
+    # Same data, seed and steps: the two runs learn alike (bf16 products round to ~3 significant digits).
+    assert trained.losses[0] == pytest.approx(plain.losses[0], rel=0.02)
+    assert trained.losses[-1] == pytest.approx(plain.losses[-1], rel=0.5, abs=0.05)
+
+
 def test_a_crash_while_saving_leaves_no_checkpoint(tmp_path, model_cache, monkeypatch):
     def explode(*args, **kwargs):
         raise OSError("disk full")

@@ -114,3 +114,16 @@ def test_the_train_command_trains_a_profile_style_and_resumes(standin, tmp_path,
     assert record["name"] == "SFT-Symb-Direct" and record["resumed_from"] is None
     assert main(command) == 0  # the same command again: resumes from checkpoint-1 (nothing left to train)
     assert json.loads((out / "train_log.json").read_text())["resumed_from"] == "checkpoint-1"
+
+
+def test_bf16_autocast_reaches_trl_on_a_cpu_only_when_asked(tmp_path):
+    from finelogic.sft.train import TrainConfig
+    from finelogic.sft.trl_train import sft_arguments
+
+    def bf16(**config):
+        return sft_arguments(TrainConfig(**config), processes=1, paper_recipe=False, out=tmp_path,
+                             save_steps=None, cuda=False)["bf16"]
+
+    assert bf16() is False  # float32 weights and products, as the CPU rehearsal has always trained
+    assert bf16(dtype="bfloat16") is False  # bfloat16 weights are the GPUs' (the CPU loads float32)
+    assert bf16(autocast="bfloat16") is True  # float32 weights, products in bfloat16 (Trainer's CPU autocast)

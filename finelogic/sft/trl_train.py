@@ -131,7 +131,8 @@ def sft_arguments(config: TrainConfig, *, processes: int, paper_recipe: bool, ou
                      "per_device_train_batch_size": per_device,
                      "gradient_accumulation_steps": max(1, round(config.batch_size / (per_device * processes))),
                      "lr_scheduler_type": scheduler, "warmup_ratio": config.warmup_ratio,
-                     "bf16": config.dtype == "bfloat16", "max_length": config.cutoff_len}
+                     "bf16": config.dtype == "bfloat16" or config.autocast == "bfloat16",
+                     "max_length": config.cutoff_len}
     if config.max_steps:
         arguments["max_steps"] = config.max_steps
     if save_steps:
@@ -143,8 +144,8 @@ def sft_arguments(config: TrainConfig, *, processes: int, paper_recipe: bool, ou
                      use_cpu=not cuda)
     if not cuda and processes > 1:
         arguments["ddp_backend"] = "gloo"
-    if not cuda:
-        arguments["bf16"] = False  # the CPU rehearsal trains in float32 (bf16 kernels are the GPUs')
+    if not cuda:  # the CPU trains float32 weights; bf16 only as autocast, when asked (TrainConfig.autocast)
+        arguments["bf16"] = config.autocast == "bfloat16"
     return arguments
 
 
