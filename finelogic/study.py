@@ -256,7 +256,9 @@ def assemble(profile: str = PROFILE, *, seed: int = 0, overrides: Mapping[str, M
                             accuracy_run=merged_acc, soundness_run=soundness_run)
     runs = {supervision.FAMILY: merged_sup, accuracy.FAMILY: merged_acc, depth.FAMILY: depth_run,
             soundness.FAMILY: soundness_run, probing.FAMILY: merged_prob, claims.FAMILY: claims_run}
-    units = pd.DataFrame([{**rec.row(), "in_study": unit in read, "left_out": left_out.get(unit, "")}
+    # The manifest is committed: its reasons name the unit folders from the study's own folder, not this machine's.
+    units = pd.DataFrame([{**rec.row(), "in_study": unit in read,
+                           "left_out": left_out.get(unit, "").replace(str(Path(root).resolve()), Path(root).name)}
                           for unit, rec in records.items()])
     missing = tuple(u for u in unit_names(profile) if u not in read)
     if write:

@@ -94,6 +94,9 @@ def test_units_run_alone_and_merge_into_one_study(model_cache, tmp_path, monkeyp
     assert re.search(r"SFT-NL.*supervision.*fld_n.*`finelogic study --units SFT-NL --again`", other.left_out["SFT-NL"])
     listed = pd.read_csv(tmp_path / "other" / study.MANIFEST).set_index("unit")
     assert listed["in_study"].to_dict() == {"base": True, "SFT-NL": False}
+    # The committed manifest names the unit's folder from the study's folder, not from this machine's root.
+    assert str(tmp_path) not in listed.loc["SFT-NL", "left_out"]
+    assert f"({units.name}/SFT-NL/supervision)" in listed.loc["SFT-NL", "left_out"]
     assert accuracy.AccuracyRun.read(tmp_path / "other" / "accuracy").records["setting"].ne("SFT-NL").all()
     # When no unit is current, nothing is assembled: the error names each unit and why.
     with pytest.raises(study.UnitError, match=r"no study unit was made with the profile's current settings: .*base"
