@@ -148,7 +148,7 @@ def _interval_notebook(path, name: str, body: str = "") -> None:
     """A notebook that records when it ran (start, end) in ``{name}.json`` beside the results."""
     _notebook(path, "import json, os, time\n"
                     "start = time.time()\n" + body +
-                    "time.sleep(1.5)\n"
+                    "time.sleep(5)\n"  # long enough that two overlap even when a busy machine starts a kernel late
                     f"open(os.path.join(os.environ['MARKS'], '{name}.json'), 'w').write("
                     "json.dumps([start, time.time(), os.environ.get('OMP_NUM_THREADS')]))")
 
