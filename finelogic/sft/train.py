@@ -42,7 +42,7 @@ import random
 import shutil
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -51,7 +51,7 @@ from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 from finelogic.config import cache_dir, safe_name
 from finelogic.models.spec import ModelSpec, parse_model
 from finelogic.sft.recipes import train_config_fields
-from finelogic.settings import RECORDED_WHEN_SET, recorded_fields
+from finelogic.settings import RECORDED_WHEN_SET, as_data
 
 # torch is imported inside the functions that train: the book's pages import this module (through the
 # supervision run) only for its settings and records, and torch alone costs them ~3 s each.
@@ -302,10 +302,8 @@ def train(examples: Sequence[Mapping[str, Any]], *, name: str, base_model: Any =
 
 
 def _config_dict(config: TrainConfig) -> dict[str, Any]:
-    kept = recorded_fields(config)
-    out = {k: v for k, v in asdict(config).items() if k in kept}
-    out["target_modules"] = list(config.target_modules)
-    return out
+    """The configuration as checkpoints record and key it: as a run's provenance records settings."""
+    return as_data(config)
 
 
 def _load_record(path: Path, name: str, *, cached: bool) -> TrainedModel:
