@@ -79,7 +79,10 @@ def header(family: str) -> Markdown:
     missing = [u for u in unit_names(PROFILE) if u not in set(made["unit"]) | set(left["unit"])]
     text = ("**The laptop-scale study** (profile `study`, committed in `results/study/`): the embedded "
             "SmolLM2-135M-Instruct fine-tuned in the paper's supervision styles on shallow problems and tested like "
-            "the paper's models (the reproduce page). Units: " + "; ".join(rows) + ".")
+            "the paper's models (the reproduce page). Units: " + "; ".join(rows) + ". Minutes and load are those of "
+            "the process that wrote each unit: one that resumed from a kept checkpoint and stored answers counts only "
+            "what was left (the training table gives each checkpoint's training time; the reproduce page, every "
+            "sitting).")
     if len(left):
         text += (" Made with other settings than the study's now, so left out (their rows are absent) until made "
                  "again: " + "; ".join(f"{u.unit} (commit `{u.commit}`; `finelogic study --units {u.unit} --again`)"
