@@ -4,7 +4,7 @@ evaluated after every stage on fixed held-out items. Run it first on an idle mac
 profile's sizes. One JSON line per stage goes to OUT, and each stage's records to OUT.stage<k>.<set>.csv.
 
     .venv/bin/python benchmarks/study_learning_curve.py OUT.jsonl [--style NL] [--stages 256,256,512,1024]
-        [--threads 2]
+        [--threads 2] [--learning-rate 1.5e-3] [--autocast off|bfloat16] [--held-out N]
 
 Training (the issue's third try): LoRA r=32 on all blocks, lr 1.5e-3, cosine with 5% warm-up, 4 examples a
 step seen once, shallow problems (FLD depths 0-2 with a third UNKNOWN, a quarter 3-hop ProntoQA).
@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import time
+from dataclasses import replace
 
 import torch
 
@@ -41,10 +42,14 @@ def main() -> None:
     parser.add_argument("--style", default="NL")
     parser.add_argument("--stages", default="256,256,512,1024", help="new examples per stage")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--learning-rate", type=float, default=CONFIG.learning_rate)
+    parser.add_argument("--autocast", default="off", choices=("off", "bfloat16"))
+    parser.add_argument("--held-out", type=int, default=150, help="FLD items at depths 0-2 (the other sets: 60)")
     args = parser.parse_args()
+    config = replace(CONFIG, learning_rate=args.learning_rate, autocast=args.autocast)
     logging.basicConfig(level=logging.INFO)
     torch.set_num_threads(args.threads)
-    held_out = {"fld_0-2": generate_stored("fld", n=150, seed=7, depths=(0, 1, 2)),
+    held_out = {"fld_0-2": generate_stored("fld", n=args.held_out, seed=7, depths=(0, 1, 2)),
                 "fld_3-5": generate_stored("fld", n=60, seed=7, depths=(3, 4, 5)),
                 "prontoqa_3": generate_stored("prontoqa", n=60, seed=7, hops=(3,))}
     decoding = GenerationConfig(max_new_tokens=192, stop=tuple(MARKERS.values()), keep_stop=True)
@@ -54,12 +59,13 @@ def main() -> None:
         sizes = {"fld_n": fld_n, "fld_unknown": fld_n // 3, "fld_depths": (0, 1, 2), "prontoqa_n": n - fld_n,
                  "prontoqa_hops": 3}
         examples = checked_training_set(args.style, training_problems(sizes, stage + 1), stage + 1).examples
-        trained = train(examples, name=f"{args.style}-curve{stage}", base_model=base, config=CONFIG)
+        trained = train(examples, name=f"{args.style}-curve{stage}", base_model=base, config=config)
         seen += len(examples)
         backend = open_model(trained.spec, batch_size=32)
         row = {"stage": stage, "examples_seen": seen, "train_seconds": round(trained.seconds, 1),
                "tokens": trained.tokens, "tokens_per_s": round(trained.tokens_per_second, 1),
-               "loss_first": trained.losses[0], "loss_last": trained.losses[-1], "load": os.getloadavg()}
+               "loss_first": trained.losses[0], "loss_last": trained.losses[-1], "load": os.getloadavg(),
+               "learning_rate": config.learning_rate, "autocast": config.autocast}
         for name, items in held_out.items():
             start = time.perf_counter()
             records = evaluate_accuracy(items, backend, SETTING, config=decoding, batch_size=32)
