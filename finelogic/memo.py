@@ -13,9 +13,7 @@ code, so its result can be kept like a model answer. A :class:`Memo` is that sto
   delete the store, to reclaim the space);
 * ``memo[key] = value`` buffers; :meth:`Memo.flush` writes the buffer in one transaction (several processes
   may share a memo: a key written twice keeps its first value), and runs every :data:`FLUSH_EVERY` new
-  results and when the ``with`` block ends, so a crash loses at most the last few;
-* a memo file of an earlier version (``$FINELOGIC_CACHE/memo/<name>-<version>.jsonl``) is imported once
-  (:func:`finelogic.store.import_memo_jsonl`) and not read again.
+  results and when the ``with`` block ends, so a crash loses at most the last few.
 
 Evaluation code takes any mapping (``memo.get(key)`` / ``memo[key] = value``; a plain ``dict`` in tests)
 and never opens files: the run that calls it opens the :class:`Memo`. Keys are strings; :func:`memo_key`
@@ -32,12 +30,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from finelogic.config import STORE_FILE, cache_dir, safe_name, store_path
-from finelogic.store import Store, import_memo_jsonl, open_store
+from finelogic.config import STORE_FILE, store_path
+from finelogic.store import Store, open_store
 
 log = logging.getLogger(__name__)
 
-#: New results buffered before they are appended to the file.
+#: New results buffered before they are written to the store in one transaction.
 FLUSH_EVERY = 2000
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -70,27 +68,20 @@ class Memo:
         name: what is kept, e.g. ``"symbolic-verdicts"``.
         version: what the results depend on besides the key, e.g. ``source_version("eval", "logic")``.
         store: the store (:class:`finelogic.store.Store`), its SQLite file, or a folder holding it as
-            ``store.sqlite`` (and where an earlier version kept this memo's JSONL file); default the one
-            store, ``$FINELOGIC_CACHE/store.sqlite``.
+            ``store.sqlite``; default the one store, ``$FINELOGIC_CACHE/store.sqlite``.
     """
 
     def __init__(self, name: str, version: str, store: Store | str | os.PathLike | None = None) -> None:
-        legacy_folder: Path | None = None  # where an earlier version kept this memo's file
         if isinstance(store, Store):
             self.store = store
         else:
             path = Path(store) if store is not None else store_path()
             if path.suffix != ".sqlite" and not path.is_file():  # a folder (made if missing)
                 path.mkdir(parents=True, exist_ok=True)
-                legacy_folder, path = path, path / STORE_FILE
-            elif store is None:
-                legacy_folder = cache_dir() / "memo"
+                path = path / STORE_FILE
             self.store = open_store(path)
         self.name, self.version = name, version
         self.path = self.store.path
-        legacy = legacy_folder / f"{safe_name(name)}-{version[:16]}.jsonl" if legacy_folder else None
-        if legacy is not None and legacy.exists():
-            import_memo_jsonl(self.store, legacy, name, version)
         self._entries: dict[str, Any] = self.store.memo_items(name, version)
         self._pending: dict[str, Any] = {}
         self._lock = threading.Lock()

@@ -2,10 +2,9 @@
 
 The store is ``$FINELOGIC_CACHE/store.sqlite`` (:func:`finelogic.config.store_path`): a SQLite database in
 WAL mode (readers never wait for a writer; several processes share it), written through the standard
-library's :mod:`sqlite3`. Why SQLite rather than the JSONL and ``.npz`` files it replaces: a record is a
-row written in one transaction or not at all, so nothing an accident does to a file (a lost newline, a disk
-filling in the middle of an append, two files joined with ``cat``) can glue one request's key to another
-request's answer.
+library's :mod:`sqlite3`. Why SQLite rather than files: a record is a row written in one transaction or not
+at all, so nothing an accident does to a file (a lost newline, a disk filling in the middle of an append,
+two files joined with ``cat``) can glue one request's key to another request's answer.
 
 Tables (inspect them with ``sqlite3 $FINELOGIC_CACHE/store.sqlite``; README, "Caches"):
 
@@ -19,7 +18,6 @@ Tables (inspect them with ``sqlite3 $FINELOGIC_CACHE/store.sqlite``; README, "Ca
 * ``datasets(key, name, problems, count, sha256, stored)``: generated test and training sets
   (:mod:`finelogic.data.stored`), each one row of JSON lines with their count and sha256, so an edited or
   cut set is caught on read and made again.
-* ``imports(source, size, rows, skipped, at)``: the JSONL files of earlier versions already imported.
 
 **Validated on read.** Every value is checked against its kind's type when read (:func:`decode`): a text
 must be a non-empty string, a log-likelihood a number (not a string, not NaN), a token count a whole
@@ -33,16 +31,6 @@ process that is killed or stopped (``SIGSTOP``) stops renewing, so the others wa
 saying so in the log, and then take its requests over (a process that still runs keeps its claims however
 long its model takes). A claim of a process on this machine that has died is taken over
 at once. A damaged claim row (a holder or expiry of the wrong type) is named and taken over.
-
-**Earlier caches are imported once, never read again.** :func:`import_jsonl` reads a model-call JSONL file
-of an earlier version with one whole-line JSON parse per line, keeps a record only when its key is the
-sha256 of its own request and its answer passes :func:`decode` (so a glued or cut line is skipped and
-named, never split into someone else's answer), and records the file with its size in ``imports``: a file
-is imported again only if it changed. Memo JSONL files are imported the same way
-(:func:`import_memo_jsonl`); an earlier ``.npz`` array file is imported when its request is first asked.
-An earlier version's generated set (``datasets/*.jsonl``) is imported when it is first asked for. The old
-files are left as they are (delete them once the store answers).
-
 """
 from __future__ import annotations
 
@@ -58,7 +46,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -88,8 +76,6 @@ CREATE TABLE IF NOT EXISTS memos (memo TEXT NOT NULL, version TEXT NOT NULL, key
                                   value TEXT NOT NULL, stored REAL NOT NULL, PRIMARY KEY (memo, version, key));
 CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, holder TEXT, pid INTEGER, host TEXT, started TEXT,
                                    expires REAL);
-CREATE TABLE IF NOT EXISTS imports (source TEXT PRIMARY KEY, size INTEGER NOT NULL, rows INTEGER NOT NULL,
-                                    skipped INTEGER NOT NULL, at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS datasets (key TEXT PRIMARY KEY, name TEXT NOT NULL, problems TEXT NOT NULL,
                                      count INTEGER NOT NULL, sha256 TEXT NOT NULL, stored REAL NOT NULL);
 """
@@ -252,24 +238,19 @@ def _blob_arrays(raw: Any) -> Any:
         raise BadValue(f"a {type(raw).__name__} where an .npz blob was expected")
     try:
         with np.load(io.BytesIO(raw), allow_pickle=False) as stored:
-            return arrays_of(stored)
+            return _arrays_of(stored)
     except BadValue:
         raise
     except Exception as error:  # a cut or foreign blob: zipfile, numpy and KeyError each say it their way
         raise BadValue(f"not a whole .npz of arrays ({type(error).__name__}: {error})") from None
 
 
-def arrays_of(stored: Any) -> Any:
-    """The array (or list of arrays) in an opened ``.npz`` of hidden states, checked: this layout or the
-    one-member-per-array layout of files written before 2026-12-01."""
-    if "data" in stored.files:
-        data, sizes, nested = stored["data"], stored["sizes"], stored["nested"]
-        if sizes.ndim != 1 or sizes.dtype.kind not in "iu" or (sizes < 0).any() or int(sizes.sum()) != len(data):
-            raise BadValue(f"row counts {sizes.tolist()[:8]} do not add up to the {len(data)} rows stored")
-        arrays = np.split(data, np.cumsum(sizes)[:-1]) if len(sizes) else []
-    else:
-        count, nested = int(stored["count"]), stored["nested"]
-        arrays = [stored[f"a{i}"] for i in range(count)]
+def _arrays_of(stored: Any) -> Any:
+    """The array (or list of arrays) in an opened ``.npz`` of hidden states (:func:`_arrays_blob`), checked."""
+    data, sizes, nested = stored["data"], stored["sizes"], stored["nested"]
+    if sizes.ndim != 1 or sizes.dtype.kind not in "iu" or (sizes < 0).any() or int(sizes.sum()) != len(data):
+        raise BadValue(f"row counts {sizes.tolist()[:8]} do not add up to the {len(data)} rows stored")
+    arrays = np.split(data, np.cumsum(sizes)[:-1]) if len(sizes) else []
     if nested.shape != () or nested.dtype != bool:
         raise BadValue(f"'nested' must be one boolean, not {nested!r}")
     if any(a.dtype.kind not in "fiub" for a in arrays):
@@ -498,15 +479,6 @@ class Store:
             if holder is not None:
                 db.execute("DELETE FROM claims WHERE key = ? AND holder = ?", (key, holder))
 
-    def put_calls(self, rows: Iterable[tuple[str, str, str, str, Any]]) -> int:
-        """Store many ``(key, kind, model, request JSON, encoded value)`` rows in one transaction (imports);
-        returns how many were new."""
-        with self.transaction() as db:
-            before = db.total_changes
-            db.executemany("INSERT OR IGNORE INTO calls VALUES (?, ?, ?, ?, ?, ?)",
-                           [(*row, time.time()) for row in rows])
-            return db.total_changes - before
-
     def finished_generations(self, model: str, below: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:
         """``(request, answer)`` of every stored greedy generation of ``model`` that ended by itself
         (``finish_reason`` ``stop``: end of turn or a stop string) under a token cap smaller than ``below``:
@@ -682,21 +654,6 @@ class Store:
             db.executemany("INSERT OR IGNORE INTO datasets VALUES (?, ?, ?, ?, ?, ?)", rows)
         return len(rows)
 
-    # ------------------------------------------------------------------ imports
-    def needs_import(self, source: Path) -> bool:
-        """Whether ``source`` (an earlier version's file) exists and is not imported at its present size."""
-        try:
-            size = source.stat().st_size
-        except OSError:
-            return False
-        row = self.query("SELECT size FROM imports WHERE source = ?", (str(source.resolve()),))
-        return not row or row[0][0] != size
-
-    def record_import(self, source: Path, rows: int, skipped: int) -> None:
-        with self.transaction() as db:
-            db.execute("INSERT OR REPLACE INTO imports VALUES (?, ?, ?, ?, ?)",
-                       (str(source.resolve()), source.stat().st_size, rows, skipped, time.time()))
-
     # ------------------------------------------------------------------ inspection
     def summary(self) -> list[tuple[str, str, str, int]]:
         """Rows per table and kind: ``(table, kind or memo, model or version, rows)``, for a look inside."""
@@ -721,80 +678,8 @@ def open_store(path: str | os.PathLike) -> Store:
         return _OPEN[key]
 
 
-# ---------------------------------------------------------------------------------------------- earlier files
+# ---------------------------------------------------------------------------------------------- keys
 def canonical_key(request: Any) -> str:
     """sha256 of the canonical JSON of ``request`` (keys sorted, no spaces, UTF-8): a call's key."""
     canonical = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-def _importable(store: Store, source: str | os.PathLike) -> Path | None:
-    """``source`` when it is a regular file the store has not imported yet, else None (a FIFO or the like is
-    named in a warning: reading it could block)."""
-    source = Path(source)
-    if not store.needs_import(source):
-        return None
-    if not source.is_file():
-        log.warning("%s: not a regular file; not imported into %s", source, store.path)
-        return None
-    return source
-
-
-def import_jsonl(store: Store, source: str | os.PathLike) -> int:
-    """Import the model-call JSONL file ``source`` of an earlier version once (see the module docstring);
-    returns the rows added. A line that is not one JSON record whose key is its own request's sha256 and
-    whose answer passes :func:`decode` is skipped, with the file and line named."""
-    source = _importable(store, source)
-    if source is None:
-        return 0
-    rows, skipped = [], []
-    with source.open("rb") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                key, request, response = record["key"], record["request"], record["response"]
-                if canonical_key(request) != key:
-                    raise BadValue("its key is not its request's (two records glued, or an edited line)")
-                kind, model = request["kind"], request["model"]
-                if kind not in ("generate", "loglikelihood"):
-                    raise BadValue(f"unknown kind {kind!r}")
-                raw = encode(kind, response)
-            except (ValueError, KeyError, TypeError, RecursionError) as error:
-                skipped.append(number)
-                if len(skipped) <= 5:
-                    log.warning("importing %s into %s: line %d skipped (%s)", source, store.path, number,
-                                str(error)[:200])
-                continue
-            text = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-            rows.append((key, kind, model, text, raw))
-    added = store.put_calls(rows)
-    store.record_import(source, len(rows), len(skipped))
-    log.info("imported %s into %s: %d answers (%d new), %d line(s) skipped%s", source, store.path, len(rows), added,
-             len(skipped), f" (lines {skipped[:10]}{'...' if len(skipped) > 10 else ''})" if skipped else "")
-    return added
-
-
-def import_memo_jsonl(store: Store, source: str | os.PathLike, memo: str, version: str) -> int:
-    """Import an earlier version's memo file (``{"key": ..., "value": ...}`` lines) once; returns how many
-    results it held. Unreadable lines are skipped with the file and line named."""
-    source = _importable(store, source)
-    if source is None:
-        return 0
-    items, skipped = {}, 0
-    for number, line in enumerate(source.read_bytes().split(b"\n"), start=1):
-        if line.strip():
-            try:
-                record = json.loads(line)
-                if not isinstance(record, dict) or set(record) != {"key", "value"} or not isinstance(record["key"], str):
-                    raise BadValue("not a {key, value} record")
-                items.setdefault(record["key"], record["value"])
-            except (ValueError, RecursionError) as error:
-                skipped += 1
-                log.warning("importing %s into %s: line %d skipped (%s)", source, store.path, number, str(error)[:200])
-    store.put_memos(memo, version, items)
-    store.record_import(source, len(items), skipped)
-    log.info("imported %s into %s: %d results, %d line(s) skipped", source, store.path, len(items), skipped)
-    return len(items)
-

@@ -122,34 +122,6 @@ def test_hidden_states_are_cached_as_arrays_per_request(tmp_path):
     assert _rows(tmp_path / "c.sqlite", "SELECT kind, count(*) FROM calls GROUP BY kind") == [("hidden_states", 3)]
 
 
-def test_hidden_states_files_written_by_earlier_versions_are_imported_when_asked(tmp_path):
-    """Caches filled before the store (an .npz per request, in either of its two layouts) keep answering."""
-    from finelogic.models.cache import request_key
-
-    legacy = tmp_path / "responses" / "m.jsonl"  # the model's JSONL file then; its arrays beside it
-    (tmp_path / "responses" / "m.arrays").mkdir(parents=True)
-
-    def old_file(text, boundaries, options):
-        key = request_key({"kind": "hidden_states", "model": "m", "text": text, "boundaries": boundaries,
-                           "options": options})
-        return tmp_path / "responses" / "m.arrays" / f"{key}.npz"
-
-    rows = np.array([[2, 1, 6], [4, 3, 6]], dtype=np.float32)
-    np.savez(old_file("abcdef", [2, 4], {"layer": -1}), nested=False, sizes=np.array([2]), data=rows)
-    np.savez(old_file("abcdef", [2, 4], {"layer": -1, "suffixes": ["x", "y"]}), count=2, nested=True,
-             a0=rows[:1], a1=rows[1:])  # the layout before 2026-12-01: one member per array
-    cached = CachedBackend(StatesBackend(), tmp_path / "c.sqlite", "m", legacy=legacy)
-    assert cached.hidden_states("abcdef", [2, 4], layer=-1).tolist() == [[2, 1, 6], [4, 3, 6]]
-    assert [a.tolist() for a in cached.hidden_states("abcdef", [2, 4], layer=-1, suffixes=["x", "y"])] == \
-        [[[2, 1, 6]], [[4, 3, 6]]]
-    assert cached.backend.stats.calls == 0
-    for path in (tmp_path / "responses" / "m.arrays").iterdir():
-        path.unlink()  # imported: the store answers without the old files
-    again = CachedBackend(StatesBackend(), tmp_path / "c.sqlite", "m")
-    assert again.hidden_states("abcdef", [2, 4], layer=-1).tolist() == [[2, 1, 6], [4, 3, 6]]
-    assert again.backend.stats.calls == 0
-
-
 def test_a_loader_is_called_only_when_something_is_not_cached(tmp_path):
     opened = []
 

@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 
 from finelogic.data.generate import generate
-from finelogic.data.stored import generate_stored, stored_key, stored_path
+from finelogic.data.stored import generate_stored, stored_key
 from finelogic.data.suites import evaluation_sets
 
 SMALL = {"fld": {"name": "fld_paper_test", "scale": 0.02}, "prontoqa_generated": {"n": 20, "hops": (5,)}}
@@ -56,29 +56,11 @@ def test_a_stored_set_edited_or_cut_in_the_store_is_named_and_generated_again(ca
     assert f"datasets row {key} (prontoqa: its text is not the one stored" in caplog.text
 
 
-def test_a_set_stored_as_a_file_by_an_earlier_version_is_imported_once(cache):
-    path = stored_path("prontoqa", n=3, seed=0)
-    path.parent.mkdir(parents=True)
-    earlier = generate("prontoqa", n=3, seed=0)
-    path.write_text("".join(p.to_json().replace(p.hypothesis, "from the file") + "\n" for p in earlier))
-    assert [p.hypothesis for p in generate_stored("prontoqa", n=3, seed=0)] == ["from the file"] * 3
-    path.unlink()  # imported: the store answers
-    assert [p.hypothesis for p in generate_stored("prontoqa", n=3, seed=0)] == ["from the file"] * 3
-
-
-def test_every_argument_but_progress_names_its_own_file(cache):
-    base = stored_path("fld", n=4, seed=0, depths=(3,))
-    assert stored_path("fld", n=4, seed=0, depths=(3,), progress=False) == base
-    assert len({base, stored_path("fld", n=5, seed=0, depths=(3,)), stored_path("fld", n=4, seed=1, depths=(3,)),
-                stored_path("fld", n=4, seed=0, depths=(4,)), stored_path("prontoqa", n=4, seed=0)}) == 5
-
-
-def test_an_unreadable_file_of_an_earlier_version_is_generated_again(cache):
-    path = stored_path("prontoqa", n=3, seed=0)
-    path.parent.mkdir(parents=True)
-    path.write_text("not json\n")
-    assert generate_stored("prontoqa", n=3, seed=0) == generate("prontoqa", n=3, seed=0)
-    assert sql(cache, "SELECT count FROM datasets") == [(3,)]
+def test_every_argument_but_progress_names_its_own_row(cache):
+    base = stored_key("fld", 4, 0, {"depths": (3,)})
+    assert stored_key("fld", 4, 0, {"depths": (3,), "progress": False}) == base
+    assert len({base, stored_key("fld", 5, 0, {"depths": (3,)}), stored_key("fld", 4, 1, {"depths": (3,)}),
+                stored_key("fld", 4, 0, {"depths": (4,)}), stored_key("prontoqa", 4, 0, {})}) == 5
 
 
 def test_evaluation_sets_are_stored_once_and_first_fraction_keeps_each_sets_first_items(cache, tmp_path):

@@ -27,21 +27,6 @@ def test_another_code_version_starts_empty(tmp_path):
     assert Memo("verdicts", "v1", tmp_path).get("k") == 1 and Memo("verdicts", "v2", tmp_path).get("k") == 2
 
 
-def test_an_earlier_versions_memo_file_is_imported_once_skipping_a_torn_line(tmp_path, caplog):
-    path = tmp_path / f"m-{'v' * 16}.jsonl"  # where versions before the store kept memo "m" at version v...
-    path.write_text('{"key": "a", "value": 1}\n{"key": "b", "val')  # ...with a crash mid-write
-    memo = Memo("m", "v" * 20, tmp_path)
-    assert memo.get("a") == 1 and "b" not in memo
-    assert "line 2 skipped" in caplog.text and str(path) in caplog.text
-    memo["c"] = 3
-    memo.flush()
-    path.write_text('{"key": "a", "value": 1}\n')  # changed: imported again; "c" stays
-    assert {k: Memo("m", "v" * 20, tmp_path).get(k) for k in "abc"} == {"a": 1, "b": None, "c": 3}
-    caplog.clear()
-    Memo("m", "v" * 20, tmp_path)
-    assert "imported" not in caplog.text  # unchanged since: not read again
-
-
 def test_a_memo_value_edited_into_something_not_json_is_named_and_recomputed(tmp_path, caplog):
     import sqlite3
 

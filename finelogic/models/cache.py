@@ -20,10 +20,6 @@ has claimed are waited for (polled, with a log message naming the process) after
 and read from the store; a claim whose lease lapsed (its process stopped, hung or died) is taken over. So
 two processes on the same run never send a request the other is answering or has answered, and two runs
 asking different requests of one model compute at the same time.
-
-Caches of earlier versions (a JSONL file per model, ``.npz`` files in ``<stem>.arrays/``) are imported into
-the store, never read as answers again: the JSONL file once (:func:`finelogic.store.import_jsonl`, which
-keeps only whole records whose key is their own request's), an ``.npz`` file when its request is asked.
 """
 from __future__ import annotations
 
@@ -35,14 +31,13 @@ import logging
 import os
 import time
 import uuid
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from finelogic.models.base import (BackendStats, Completion, Conversation, GenerationConfig, LoglikelihoodResult,
                                    StatesRequest, hidden_states_of)
-from finelogic.store import LEASE_SECONDS, Store, arrays_of, canonical_key, import_jsonl, open_store
+from finelogic.store import LEASE_SECONDS, Store, canonical_key, open_store
 
 log = logging.getLogger(__name__)
 #: How often a process waiting for requests another process has claimed looks for their answers.
@@ -81,8 +76,6 @@ class CachedBackend:
         chunk_size: misses sent to the backend per call; answers are stored after each chunk, or as each
             one finishes when the backend's ``generate`` takes an ``on_result`` callback.
         tokenizer: a zero-argument callable giving the model's tokenizer without loading the weights.
-        legacy: this model's JSONL cache file of an earlier version, imported into the store once (and its
-            ``<stem>.arrays/`` ``.npz`` files as their requests are asked); see the module docstring.
         lease_seconds: how long this wrapper's claims hold without renewal (renewed every third of it while
             it computes): the longest a stopped process delays another waiting for its requests.
 
@@ -98,8 +91,7 @@ class CachedBackend:
     """
 
     def __init__(self, backend: Any, store: Store | str | os.PathLike, model_id: str, *, chunk_size: int = 32,
-                 tokenizer: Callable[[], Any] | None = None, legacy: str | os.PathLike | None = None,
-                 lease_seconds: float = LEASE_SECONDS) -> None:
+                 tokenizer: Callable[[], Any] | None = None, lease_seconds: float = LEASE_SECONDS) -> None:
         self._backend = None if _is_loader(backend) else backend
         self._load = backend if self._backend is None else None
         self._tokenizer_loader, self._tokenizer = tokenizer, None
@@ -109,12 +101,6 @@ class CachedBackend:
         self.lease_seconds = lease_seconds
         self.stats = BackendStats()
         self._shorter: dict[int, dict[str, dict[str, Any]]] = {}  # cap -> answers that ended under a smaller one
-        self.legacy_arrays: Path | None = None
-        if legacy is not None:
-            legacy = Path(legacy)
-            self.legacy_arrays = legacy.with_name(legacy.stem + ".arrays")
-            if legacy.exists():
-                import_jsonl(self.store, legacy)
 
     @property
     def backend(self) -> Any:
@@ -226,18 +212,11 @@ class CachedBackend:
         return self.hidden_states_batch([StatesRequest(text, boundaries, kwargs)])[0]
 
     def hidden_states_batch(self, requests: Sequence[StatesRequest]) -> list[Any]:
-        """As the wrapped backend's ``hidden_states_batch``: stored requests are read from the store (or
-        imported from an earlier version's ``.npz`` file), the misses go to the backend ``chunk_size`` at a
+        """As the wrapped backend's ``hidden_states_batch``: stored requests are read from the store, the misses go to the backend ``chunk_size`` at a
         time, each answer stored in its own transaction."""
         keyed = [_states_key(self.model_id, r) for r in requests]
         keys = [request_key(k) for k in keyed]
         found = self.store.get_calls(keys, "hidden_states", self.model_id)
-        for i, key in enumerate(keys):
-            if key not in found and self.legacy_arrays is not None:
-                legacy = self._legacy_states(key)
-                if legacy is not None:
-                    self.store.put_call(key, "hidden_states", self.model_id, keyed[i], legacy)
-                    found[key] = legacy
         answers: list[Any] = [found.get(k) for k in keys]
         self.stats.add(cache_hits=sum(a is not None for a in answers))
         first_index: dict[str, int] = {}  # a request asked twice in one call is computed once
@@ -256,19 +235,6 @@ class CachedBackend:
         return [answers[first_index[key]] if answer is None else answer for key, answer in zip(keys, answers)]
 
     # ------------------------------------------------------------------ shared
-    def _legacy_states(self, key: str) -> Any | None:
-        """The arrays of an earlier version's ``.npz`` file for ``key``, when there and whole."""
-        path = self.legacy_arrays / f"{key}.npz"
-        if not path.is_file():
-            return None
-        try:
-            with np.load(path, allow_pickle=False) as stored:
-                return arrays_of(stored)
-        except Exception as error:  # a cut file: zipfile, numpy and KeyError each say it their way
-            log.warning("earlier hidden-states file %s is unreadable (%s: %s); computing it again", path,
-                        type(error).__name__, error)
-            return None
-
     def _text_record(self, text: Any) -> dict[str, Any]:
         """A generation as stored; a backend that answers with something other than text is refused."""
         if not isinstance(text, str):

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from finelogic.config import body_digest, cache_dir, safe_name, store_path
+from finelogic.config import body_digest, store_path
 
 EMBEDDED_NAME = "SmolLM2-135M-Instruct"
 EMBEDDED_ID = "embedded:SmolLM2-135M-Instruct.Q4_1->float32"
@@ -151,10 +151,8 @@ def open_model(spec: str | Mapping[str, Any] | ModelSpec, *, batch_size: int = 1
         return load()
     from finelogic.models.cache import CachedBackend
 
-    # The JSONL file (and .npz folder) where versions before the store kept this model's answers: imported.
-    legacy = cache_dir() / "responses" / f"{safe_name(spec.model_id)[:120]}-{_digest(spec.model_id)}.jsonl"
     tokenizer = None if spec.kind in ("openai", "gguf") else (lambda: open_tokenizer(spec))
-    return CachedBackend(load, store_path(), spec.model_id, tokenizer=tokenizer, legacy=legacy)
+    return CachedBackend(load, store_path(), spec.model_id, tokenizer=tokenizer)
 
 
 def open_tokenizer(spec: str | Mapping[str, Any] | ModelSpec) -> Any:

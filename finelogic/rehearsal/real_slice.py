@@ -1,5 +1,5 @@
 """The real slice of a rehearsal: a fraction of every family against a real model, through the same
-OpenAI-compatible path a vLLM user takes (issue 18, ``finelogic rehearse --real-slice 0.01``).
+OpenAI-compatible path a vLLM user takes (``finelogic rehearse --real-slice 0.01``).
 
 The stand-in server (:mod:`finelogic.rehearsal.standin`) answers at once with made-up shapes; the slice
 sends real requests to llama.cpp's server (:class:`finelogic.models.llama_server.LlamaServer`) serving the
@@ -36,8 +36,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from finelogic.config import environment
-from finelogic.data.stored import copy_stored, stored_folder
+from finelogic.config import STORE_FILE, environment, store_path
+from finelogic.data.stored import copy_stored
 from finelogic.rehearsal.running import PROFILE, run_family
 from finelogic.runs import registry
 from finelogic.runs.base import PlanContext, Run, entry_name, sliced  # noqa: F401 (sliced: the slice's share)
@@ -116,7 +116,7 @@ def rehearse_slice(families: Sequence[registry.Family], fraction: float, root: P
         for sub in ("cache", PROFILE):
             shutil.rmtree(root / sub, ignore_errors=True)
     root.mkdir(parents=True, exist_ok=True)
-    copy_stored(stored_folder(), root / "cache" / "datasets")  # test sets, not model output
+    copy_stored(store_path(), root / "cache" / STORE_FILE)  # test sets, not model output
     embedded = converted_path()  # in the user's cache, before the slice's cache is set: converted once
     start = time.perf_counter()
     with LlamaServer(threads=1, n_ctx=N_CTX, startup_timeout=600) as server:

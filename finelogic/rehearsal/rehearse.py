@@ -1,5 +1,5 @@
 """A paper-scale rehearsal: every notebook family's ``run("paper", ...)`` at the paper's sizes, with
-stand-ins for the models, to find crashes and measure what a real run will send (issue 18).
+stand-ins for the models, to find crashes and measure what a real run will send.
 
 What runs for real: the paper profile's data sizes, test sets, settings, prompts, decoding limits, judge
 configuration, training-set sizes, the one model cache, the OpenAI backend (HTTP, concurrency, retries,
@@ -40,8 +40,8 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-from finelogic.config import environment, repo_root
-from finelogic.data.stored import copy_stored, stored_folder
+from finelogic.config import STORE_FILE, environment, repo_root, store_path
+from finelogic.data.stored import copy_stored
 from finelogic.models.spec import open_model
 from finelogic.rehearsal.running import PROFILE, REPORT_COLUMNS, run_family
 from finelogic.rehearsal.standin import StandInProcess
@@ -117,7 +117,7 @@ def rehearse(families: Sequence[str] | None = None, *, real_slice: float = 0.0, 
             shutil.rmtree(root / sub, ignore_errors=True)
     root.mkdir(parents=True, exist_ok=True)
     # Test sets are not model output: start from the user's stored ones rather than generate them again.
-    copy_stored(stored_folder(), root / "cache" / "datasets")
+    copy_stored(store_path(), root / "cache" / STORE_FILE)
     checkpoints = standin_checkpoints(root / "cache" / "stand-in-models", layers=layers, width=width)
     server = StandInProcess(checkpoints[0])  # its own process: its work runs beside the run's, not in turns
     rows, request_rows, errors = [], [], {}

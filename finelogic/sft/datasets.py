@@ -41,7 +41,7 @@ from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 from finelogic.data.generators.fld import even_plan, generate_fld_problem
 from finelogic.data.generators.prontoqa import generate_prontoqa
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Problem
-from finelogic.data.stored import kept_problems, stored_folder, stored_key
+from finelogic.data.stored import kept_problems, stored_key
 from finelogic.memo import memo_key
 from finelogic.prompts import COT, build_conversation
 from finelogic.sft.style_checks import check
@@ -117,8 +117,7 @@ def training_problems(sizes: Mapping[str, Any], seed: int = 0, *, progress: bool
     """
     size = check_sizes(sizes)
     key = stored_key(TRAINING_KEY, None, seed, size)
-    return kept_problems("sft-training", key, lambda: _draw_training_problems(size, seed, progress),
-                         legacy=stored_folder() / f"sft-training-{key[:24]}.jsonl")
+    return kept_problems("sft-training", key, lambda: _draw_training_problems(size, seed, progress))
 
 
 def _draw_training_problems(size: Mapping[str, Any], seed: int, progress: bool | None) -> list[Problem]:
