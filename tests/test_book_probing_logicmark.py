@@ -92,9 +92,9 @@ def test_table4_with_cis_shows_each_value_with_its_interval():
     table = probing_page.table4_with_cis(_three_probe_summary(6), "chat")
     assert table.index.tolist() == [("m1", "linear probe"), ("(labels only)", "majority class"),
                                     ("(candidate text only)", "text only (candidate line)")]
-    assert table.loc[("m1", "linear probe"), "NSD (%)"] == "100.0 [100.0, 100.0]"
+    assert table.loc[("m1", "linear probe"), "NSD (%)"] == "100.0 [72.2, 100.0]"  # 10 of 10 problems: Wilson
     assert table.loc[("(labels only)", "majority class"), "NSD rows (%)"] == "50.0 [50.0, 50.0]"
-    assert table.loc[("(candidate text only)", "text only (candidate line)"), "NSD (%)"] == "0.0 [0.0, 0.0]"
+    assert table.loc[("(candidate text only)", "text only (candidate line)"), "NSD (%)"] == "0.0 [0.0, 27.8]"  # 0 of 10: Wilson
 
 
 def test_finding_text_says_what_the_data_support():

@@ -1,6 +1,6 @@
 """The claims family: every verdict is computed from the runs' numbers, so changing one number in a small
-fixture run changes the verdict it drives (issue 29, "Done means"); the run reads its upstream runs as
-written and refuses to guess when they are missing."""
+fixture run changes the verdict it drives; every rule can yield both outcomes; the run reads its upstream runs
+as written and refuses to guess when they are missing."""
 from __future__ import annotations
 
 import copy
@@ -35,7 +35,7 @@ FIXTURE = {
                   DIRECT: [50, 20, 5, 20]},
     # The linear probe per task and model: [metric, ci_low, ci_high] (CSS in steps, RFI / NSD in %).
     "probing": {
-        "css": {BASE: [4.0, 3.5, 4.5], NL: [3.8, 3.4, 4.1], STRUCT: [3.8, 3.4, 4.1], FILTER: [4.6, 4.2, 5.0],
+        "css": {BASE: [4.0, 3.7, 4.3], NL: [3.8, 3.4, 4.1], STRUCT: [3.8, 3.4, 4.1], FILTER: [4.6, 4.2, 5.0],
                 DIRECT: [3.8, 3.4, 4.1]},
         "rfi": {BASE: [10.0, 5.0, 15.0], NL: [20.0, 12.0, 30.0], STRUCT: [30.0, 20.0, 40.0],
                 FILTER: [30.0, 20.0, 40.0], DIRECT: [60.0, 50.0, 70.0]},
@@ -147,9 +147,9 @@ FLIPS = [
     (claims.symbolic_more_atomic, ("soundness", NL, 3), 30, claims.INCONCLUSIVE),  # NL all atomic 5 -> 30 of 50
     (claims.nl_and_struct_more_valid, ("soundness", "CoT", 1), 30, claims.INCONCLUSIVE),  # base all valid 2 -> 30
     (claims.accuracy_falls_beyond_training_depths, ("fld", NL, 1, 1), 18, claims.INCONCLUSIVE),  # NL deep 6 -> 18
-    (claims.accuracy_falls_beyond_training_depths, ("training_depths", 1), 3, claims.INCONCLUSIVE),  # none beyond
-    (claims.nl_least_relevant, ("soundness", NL, 2), 45, claims.NOT_REPRODUCED),  # NL all relevant 5 -> 45 of 50
-    (claims.css_little_gain, ("probing", "css", NL, 2), 4.3, claims.INCONCLUSIVE),  # NL CSS upper end 4.1 -> 4.3
+    (claims.accuracy_falls_beyond_training_depths, ("training_depths", 1), 3, claims.NOT_TESTABLE),  # none beyond
+    (claims.nl_direct_least_relevant, ("soundness", NL, 2), 45, claims.NOT_REPRODUCED),  # NL all relevant 5 -> 45
+    (claims.css_little_gain, ("probing", "css", NL, 2), 4.5, claims.INCONCLUSIVE),  # NL CSS upper end 4.1 -> 4.5
     (claims.rfi_gains, ("probing", "rfi", STRUCT, 1), 14.0, claims.INCONCLUSIVE),  # Struct RFI lower end 20 -> 14
     (claims.rfi_symb_direct_best, ("probing", "rfi", DIRECT, 1), 35.0, claims.INCONCLUSIVE),  # 50 -> 35
     (claims.nsd_gains, ("probing", "nsd", STRUCT, 1), 30.0, claims.INCONCLUSIVE),  # Struct NSD lower end 40 -> 30
@@ -219,10 +219,69 @@ def test_the_evidence_carries_n_and_intervals_and_every_row_its_source():
         assert "Rule:" in function.__doc__ and ("Table" in function.__doc__), function.__name__
 
 
+def _fld_problems(records: pd.DataFrame, stated: int) -> list:
+    """A problem per FLD record id: the first ``stated`` PROVED/DISPROVED items have a fact whose consequent is
+    the hypothesis (PROVED) or its negation (DISPROVED), so the consequent rule reads their label; the others
+    state nothing and the rule falls back to the negation rule (no negation word: PROVED)."""
+    from finelogic.data.problem import Fact, Problem
+
+    out, decided = [], 0
+    for item_id, gold in records[records["dataset"] == "fld"].drop_duplicates("id")[["id", "gold"]].itertuples(index=False):
+        readable = gold != "UNKNOWN" and decided < stated
+        decided += gold != "UNKNOWN"
+        fact = ("{A}{a} -> {B}{a}" if gold == "PROVED" else "{A}{a} -> ¬{B}{a}") if readable else "{A}{a} -> {C}{a}"
+        out.append(Problem(id=item_id, dataset="fld", facts=(Fact("fact1", "if the a is a then ..."),),
+                           hypothesis="the a is b.", label=gold, formulas={"fact1": fact, "hypothesis": "{B}{a}"}))
+    return out
+
+
+def test_a_gain_that_a_cue_rule_matches_is_not_reproduced():
+    # SFT-NL answers 42 of its 44 FLD items (95.5% [84.9, 98.7]), far above the base model's 8 of 44.
+    fixture = changed(("fld", NL), [[20, 20], [20, 18], [4, 4]])
+    records = records_of(fixture)
+    silent = claims.sft_nl_raises_fld(records, _fld_problems(records, stated=0))
+    assert silent.verdict == claims.REPRODUCED, silent.evidence
+    assert "SFT-NL (FLD) above every cue rule (best constant 45.5%, negation rule 45.5%, consequent rule 45.5%)" \
+        in silent.evidence
+    # When the facts of the 40 PROVED/DISPROVED items state the answer, the consequent rule scores 40 of 44
+    # (90.9%): the same accuracy no longer tells reasoning from reading the cue.
+    cued = claims.sft_nl_raises_fld(records, _fld_problems(records, stated=40))
+    assert cued.verdict == claims.INCONCLUSIVE
+    assert "SFT-NL (FLD) not above the consequent rule" in cued.evidence and "consequent rule 90.9%" in cued.evidence
+    # The every-style claim reads the same rule.
+    assert claims.fine_tuning_raises_accuracy(records, _fld_problems(records, stated=40)).verdict == claims.INCONCLUSIVE
+
+
+def test_all_valid_against_a_base_model_the_judge_cannot_score_is_not_testable():
+    assert verdict(claims.nl_and_struct_more_valid).verdict == claims.REPRODUCED  # base: 2 of 50 all valid
+    steps = steps_of(FIXTURE)
+    steps["valid"] = steps["valid"].astype(object)
+    steps.loc[steps["setting"] == "CoT", "valid"] = None  # the judge decides none of the base model's steps
+    result = claims.nl_and_struct_more_valid(steps)
+    assert result.verdict == claims.NOT_TESTABLE
+    assert "the base (CoT): no value (n = 0 scored of 50 responses)" in result.evidence
+    assert "judge decides none of the base model's steps" in result.evidence
+
+
+def test_css_barely_moves_is_an_equivalence_that_can_fail_both_ways():
+    # The fixture: base 4.0 [3.7, 4.3], margin ±0.8 steps; NL, Struct, Direct 3.8 [3.4, 4.1]: difference -0.20
+    # [-0.66, +0.26], inside the margin; Filter 4.6 [4.2, 5.0]: +0.60 [+0.10, +1.10], unclear. 3 of 4 barely move.
+    result = verdict(claims.css_little_gain)
+    assert result.verdict == claims.REPRODUCED
+    assert "SFT-NL 3.80 steps [3.40, 4.10] (n = 30 test problems): difference -0.20 steps [-0.66, +0.26], barely " \
+           "moves" in result.evidence and "margin ±0.80 steps" in result.evidence
+    # Three styles far above the base (6.0 [5.7, 6.3]: +2.00 [+1.58, +2.42], wholly outside): not reproduced.
+    fixture = copy.deepcopy(FIXTURE)
+    for style in (NL, STRUCT, DIRECT):
+        fixture["probing"]["css"][style] = [6.0, 5.7, 6.3]
+    moved = verdict(claims.css_little_gain, fixture)
+    assert moved.verdict == claims.NOT_REPRODUCED and "+2.00 steps [+1.58, +2.42], moves" in moved.evidence
+
+
 # ------------------------------------------------------------------------------------------- missing data
 
 
-def test_a_style_the_runs_should_hold_but_lack_makes_the_claims_about_it_inconclusive():
+def test_a_style_the_runs_should_hold_but_lack_makes_the_claims_about_it_not_testable():
     """A study whose SFT-Symb-Direct unit is not made yet: the fixture's verdicts all read 'reproduced' on
     the styles present, but a claim about every style (or the best one) cannot be read from three of four."""
     keep = lambda table, column="setting": table[table[column] != DIRECT]  # noqa: E731
@@ -234,7 +293,7 @@ def test_a_style_the_runs_should_hold_but_lack_makes_the_claims_about_it_inconcl
                                TRAINING_DEPTHS, expected=claims.SFT_SETTINGS, **kwargs).set_index("claim")
     first = claims.FINE_TUNING_RAISES_ACCURACY.claim
     assert present.set_index("claim").loc[first, "verdict"] == claims.REPRODUCED
-    assert expected.loc[first, "verdict"] == claims.INCONCLUSIVE
+    assert expected.loc[first, "verdict"] == claims.NOT_TESTABLE
     assert "missing: SFT-Symb-Direct (expected in this run, not in it yet" in expected.loc[first, "evidence"]
     # The claims that name only styles present keep their verdicts.
     atomic = claims.verdicts(records_of(FIXTURE), keep(steps_of(FIXTURE)), summary, TRAINING_DEPTHS,
@@ -246,22 +305,22 @@ def test_a_style_the_runs_should_hold_but_lack_makes_the_claims_about_it_inconcl
     assert set(whole["verdict"]) == {claims.REPRODUCED}
 
 
-def test_missing_unseen_datasets_make_transfer_inconclusive_and_say_so():
+def test_missing_unseen_datasets_make_transfer_not_testable_and_say_so():
     records = records_of(FIXTURE)
     result = claims.nl_transfers_best(records[~records["dataset"].isin(["folio", "multi_logieval"])])
-    assert result.verdict == claims.INCONCLUSIVE
+    assert result.verdict == claims.NOT_TESTABLE
     assert "FOLIO and Multi-LogiEval are not in the run" in result.evidence
     only_folio = claims.nl_transfers_best(records[records["dataset"] != "multi_logieval"])
     assert only_folio.verdict == claims.REPRODUCED and "Multi-LogiEval not in the run" in only_folio.evidence
 
 
-def test_a_probing_run_without_fine_tuned_models_is_inconclusive():
+def test_a_probing_run_without_fine_tuned_models_is_not_testable():
     summary = summary_of(FIXTURE)
     base_only = summary[summary["model"].isin([BASE, probing.RANDOM_INIT])]
     for function in (claims.css_little_gain, claims.rfi_gains, claims.rfi_symb_direct_best, claims.nsd_gains,
                      claims.nsd_nl_best):
         result = function(base_only)
-        assert result.verdict == claims.INCONCLUSIVE and "fine-tuned" in result.evidence, function.__name__
+        assert result.verdict == claims.NOT_TESTABLE and "fine-tuned" in result.evidence, function.__name__
     # fine-tuned rows named by their checkpoint folder are found too
     renamed = summary.assign(model=summary["model"].map(lambda m: f"{BASE}-{m}" if m.startswith("SFT-") else m))
     assert claims.rfi_symb_direct_best(renamed).verdict == claims.REPRODUCED
@@ -274,7 +333,7 @@ def test_responses_that_could_not_be_scored_are_missing_not_zero():
     steps["valid"] = steps["valid"].astype(object)
     steps.loc[steps["setting"] == STRUCT, "valid"] = None  # the judge decided none of Struct's steps
     result = claims.symbolic_more_atomic(steps)
-    assert result.verdict == claims.INCONCLUSIVE and "no value" in result.evidence
+    assert result.verdict == claims.NOT_TESTABLE and "no value" in result.evidence
 
 
 def _cut(records: pd.DataFrame, where: pd.Series) -> pd.DataFrame:
@@ -308,17 +367,17 @@ def test_a_style_cut_at_the_token_cap_is_shown_but_not_compared():
     assert depth.verdict == claims.REPRODUCED and "SFT-NL not compared" in depth.evidence
     base_cut = claims.fine_tuning_raises_accuracy(
         _cut(records, (records["setting"] == "CoT") & (records["dataset"] == "fld")))
-    assert base_cut.verdict == claims.INCONCLUSIVE and "the base (CoT) not compared" in base_cut.evidence
+    assert base_cut.verdict == claims.NOT_TESTABLE and "the base (CoT) not compared" in base_cut.evidence
 
 
 def test_transfer_needs_sft_nl_answers_not_cut_at_the_cap():
     records = records_of(FIXTURE)
     unseen = records["dataset"].isin(["folio", "multi_logieval"])
     result = claims.nl_transfers_best(_cut(records, unseen & (records["setting"] == NL)))
-    assert result.verdict == claims.INCONCLUSIVE and "SFT-NL not compared" in result.evidence
+    assert result.verdict == claims.NOT_TESTABLE and "SFT-NL not compared" in result.evidence
     # every other style cut: nothing left to compare SFT-NL with
     result = claims.nl_transfers_best(_cut(records, unseen & records["setting"].isin([STRUCT, FILTER, DIRECT])))
-    assert result.verdict == claims.INCONCLUSIVE and result.evidence.count("not compared") == 3
+    assert result.verdict == claims.NOT_TESTABLE and result.evidence.count("not compared") == 3
 
 
 # ------------------------------------------------------------------------------------------- the run
@@ -350,7 +409,8 @@ def test_the_run_reads_its_written_upstream_runs_and_refuses_when_they_are_missi
     read = claims.run("smoke", seed=0)
     handed = claims.run("smoke", seed=0, supervision_run=made_sft, probing_run=made_probing)
     pd.testing.assert_frame_equal(read.verdicts, handed.verdicts)
-    assert read.counts() == {claims.REPRODUCED: len(claims.CLAIMS), claims.NOT_REPRODUCED: 0, claims.INCONCLUSIVE: 0}
+    assert read.counts() == {claims.REPRODUCED: len(claims.CLAIMS), claims.NOT_REPRODUCED: 0, claims.INCONCLUSIVE: 0,
+                             claims.NOT_TESTABLE: 0}
     assert read.provenance.family == "claims" and read.provenance.n == len(claims.CLAIMS)
     with pytest.raises(UpstreamMissing, match="another seed"):
         claims.run("smoke", seed=1)
@@ -363,7 +423,7 @@ def test_the_run_takes_its_settings_and_runs_no_model():
     made_sft, made_probing = _upstream_runs()
     plain = claims.run("smoke", supervision_run=made_sft, probing_run=made_probing, readout="plain")
     probing_claims = plain.verdicts[plain.verdicts["source"].str.startswith("Table 4")]
-    assert len(probing_claims) == 5 and set(probing_claims["verdict"]) == {claims.INCONCLUSIVE}  # read out in chat
+    assert len(probing_claims) == 5 and set(probing_claims["verdict"]) == {claims.NOT_TESTABLE}  # read out in chat
     with pytest.raises(ValueError, match="runs no model"):
         claims.run("smoke", supervision_run=made_sft, probing_run=made_probing, backends={"embedded": object()})
     assert claims.rehearsal_plan(None) == {"overrides": {}, "backends": {}, "note": ""}

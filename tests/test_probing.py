@@ -389,7 +389,8 @@ def test_summary_carries_the_cis():
                         [1, 1, 1, 0, 0, 0] * 2 + [1] * 12)
     summary = summarize(rfi.assign(model="m", readout="plain", probe="linear probe")).iloc[0]
     assert summary["metric"] == 50.0 and summary["row_accuracy"] == 75.0
-    assert summary["ci_low"] == 0.0 and summary["ci_high"] == 100.0
+    # 2 of 4 problems with every row right: the Wilson interval [15.0, 85.0]%
+    assert (round(summary["ci_low"], 1), round(summary["ci_high"], 1)) == (15.0, 85.0)
     assert 50.0 <= summary["row_ci_low"] < 75.0 < summary["row_ci_high"] <= 100.0
 
 
@@ -663,3 +664,20 @@ def test_probe_predictions_kept_in_a_memo_are_read_back_instead_of_fitted_again(
     again = probe_predictions(rows, features, memo=memo)
     assert (again["prediction"][again["probe"] != "majority class"] == 1).all()
     assert len(again[again["probe"] == LINEAR]) == 12
+
+
+def test_a_share_of_problems_at_zero_gets_a_wilson_interval_not_a_collapsed_bootstrap():
+    from finelogic.eval.probing import summarize
+
+    # 30 NSD test problems, two rows each, none with both rows right: 0 of 30 problems, Wilson [0, 11.35]%.
+    predictions = pd.DataFrame({"model": "m", "readout": "chat", "probe": "linear probe", "task": "nsd",
+                                "problem_id": [f"p{i // 2}" for i in range(60)], "step": 0, "n_steps": 0,
+                                "label": 1, "prediction": [i % 2 for i in range(60)],
+                                "correct": [i % 2 == 1 for i in range(60)]})
+    row = summarize(predictions, resamples=200).iloc[0]
+    assert (row["metric"], row["ci_low"]) == (0.0, 0.0)
+    assert round(row["ci_high"], 2) == 11.35
+    # 3 of 30 problems right: Wilson [3.46, 25.62]%, whatever the resampling.
+    predictions.loc[predictions["problem_id"].isin(["p0", "p1", "p2"]), "correct"] = True
+    row = summarize(predictions, resamples=200).iloc[0]
+    assert (round(row["metric"], 1), round(row["ci_low"], 2), round(row["ci_high"], 2)) == (10.0, 3.46, 25.62)

@@ -8,6 +8,13 @@ may rely on "shallow pattern matching").
 - **negation rule**: ``DISPROVED`` when the hypothesis has a negation word (not, no, never, n't, ...), else
   ``PROVED``; it never answers ``UNKNOWN``. A model whose PROVED/DISPROVED answers follow the hypothesis's
   wording rather than the facts scores like it.
+- **consequent rule**: ``PROVED`` when some fact *states* the hypothesis and none states its negation,
+  ``DISPROVED`` the other way round, the negation rule's answer otherwise (no fact states either, or facts
+  state both). A fact states a formula when it is that formula, an implication whose consequent it is, or a
+  universal implication whose consequent, instantiated at a constant of the hypothesis, is it. It reads the
+  facts' FLD formulas (``Problem.formulas``), so it has no value on items without them. A generator whose
+  PROVED items carry ``A -> hypothesis`` and whose DISPROVED items carry ``A -> ¬hypothesis`` lets it read
+  the label without following any chain.
 
 :func:`cue_table` gives, per model, setting and dataset, the model's accuracy with its Wilson 95% interval,
 its accuracy on the PROVED/DISPROVED items and on the UNKNOWN items apart, the three baselines, and a
@@ -15,19 +22,21 @@ reading: whether the interval's lower end clears the best of them.
 """
 from __future__ import annotations
 
+import math
 import re
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from finelogic.data.problem import Problem
+from finelogic.data.problem import DISPROVED, PROVED, Problem
 from finelogic.eval.forced_choice import chance_level
 from finelogic.eval.stats import wilson_interval
+from finelogic.logic import ForAll, Formula, FormulaSyntaxError, Implies, constants, negate, parse_formula, substitute
 
 NEGATION = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot)\b|n't\b", re.IGNORECASE)
 
 COLUMNS = ("model", "setting", "dataset", "n", "accuracy", "ci_low", "ci_high", "n_pd", "accuracy_pd", "n_unknown",
-           "accuracy_unknown", "chance", "best_constant", "best_constant_label", "negation_rule", "reading")
+           "accuracy_unknown", "chance", "best_constant", "best_constant_label", "negation_rule", "consequent_rule", "reading")
 
 BEATS = "above every baseline"
 NOT_ABOVE = "not above {name}"
@@ -35,7 +44,61 @@ NOT_ABOVE = "not above {name}"
 
 def negation_rule(problem: Problem) -> str:
     """``DISPROVED`` when the hypothesis has a negation word, else ``PROVED``."""
-    return "DISPROVED" if NEGATION.search(problem.hypothesis) else "PROVED"
+    return DISPROVED if NEGATION.search(problem.hypothesis) else PROVED
+
+
+def consequent_rule(problem: Problem) -> str | None:
+    """The consequent rule's answer (module docstring); None when a fact or the hypothesis has no formula."""
+    formulas = problem.formulas
+    try:
+        hypothesis = parse_formula(formulas["hypothesis"])
+        facts = [parse_formula(formulas[f.id]) for f in problem.facts]
+    except (KeyError, FormulaSyntaxError):
+        return None
+    stated = {g for fact in facts for g in _stated(fact, hypothesis)}
+    proves, disproves = hypothesis in stated, negate(hypothesis) in stated
+    if proves != disproves:
+        return PROVED if proves else DISPROVED
+    return negation_rule(problem)
+
+
+def _stated(fact: Formula, hypothesis: Formula) -> list[Formula]:
+    """What ``fact`` states outright: itself, its consequent, a universal's consequent at the hypothesis's
+    constants."""
+    if isinstance(fact, Implies):
+        return [fact, fact.right]
+    if isinstance(fact, ForAll) and isinstance(fact.body, Implies):
+        return [fact, *(substitute(fact.body.right, fact.var, c) for c in constants(hypothesis))]
+    return [fact]
+
+
+def baselines(items: Sequence[Problem], gold: Sequence[str]) -> dict[str, float]:
+    """The cue baselines on ``items`` with their ``gold`` labels, in % (one decimal): ``best constant``,
+    ``negation rule`` and ``consequent rule`` (left out when an item has no formulas). Items of several
+    datasets may be pooled."""
+    n = len(gold)
+    if not n:
+        return {}
+    counts = pd.Series(list(gold), dtype=str).value_counts()
+    out = {"best constant": _pct(int(counts.iloc[0]), n),
+           "negation rule": _pct(sum(negation_rule(p) == g for p, g in zip(items, gold)), n)}
+    consequent = [consequent_rule(p) for p in items]
+    if None not in consequent:
+        out["consequent rule"] = _pct(sum(c == g for c, g in zip(consequent, gold)), n)
+    return out
+
+
+def matched(records: pd.DataFrame, problems: Iterable[Problem]) -> list[Problem]:
+    """The problem of each record (``dataset``, ``id``), in the records' order.
+
+    Raises:
+        KeyError: a record's ``id`` names no problem in ``problems`` (named).
+    """
+    by_key = {(p.dataset, p.id): p for p in problems}
+    missing = [(d, i) for d, i in zip(records["dataset"], records["id"]) if (d, i) not in by_key]
+    if missing:
+        raise KeyError(f"record id {missing[0][1]!r} ({missing[0][0]}) names no problem of the run's test sets")
+    return [by_key[d, i] for d, i in zip(records["dataset"], records["id"])]
 
 
 def cue_table(records: pd.DataFrame, problems: Iterable[Problem]) -> pd.DataFrame:
@@ -46,39 +109,43 @@ def cue_table(records: pd.DataFrame, problems: Iterable[Problem]) -> pd.DataFram
     Raises:
         KeyError: a record's ``id`` names no problem in ``problems`` (named).
     """
-    by_key = {(p.dataset, p.id): p for p in problems}
+    problems = list(problems)
     rows = []
     for (model, setting, dataset), group in records.groupby(["model", "setting", "dataset"], sort=False):
-        missing = [i for i in group["id"] if (dataset, i) not in by_key]
-        if missing:
-            raise KeyError(f"record id {missing[0]!r} ({dataset}) names no problem of the run's test sets")
-        items = [by_key[dataset, i] for i in group["id"]]
+        items = matched(group, problems)
         gold = group["gold"].astype(str)
-        n, right = len(group), int(group["correct"].astype(bool).sum())
+        correct = group["correct"].astype(bool).to_numpy()
+        n, right = len(group), int(correct.sum())
         low, high = wilson_interval(right, n)
-        decided = gold != "UNKNOWN"
-        counts = gold.value_counts()
-        rule = sum(negation_rule(p) == g for p, g in zip(items, gold))
+        decided = (gold != "UNKNOWN").to_numpy()
+        levels = baselines(items, list(gold))
         row = {"model": model, "setting": setting, "dataset": dataset, "n": n, "accuracy": _pct(right, n),
                "ci_low": round(100 * low, 1), "ci_high": round(100 * high, 1), "n_pd": int(decided.sum()),
-               "accuracy_pd": _pct(int(group["correct"][decided.to_numpy()].astype(bool).sum()), int(decided.sum())),
-               "n_unknown": int((~decided).sum()),
-               "accuracy_unknown": _pct(int(group["correct"][(~decided).to_numpy()].astype(bool).sum()),
-                                        int((~decided).sum())),
-               "chance": round(chance_level(dataset), 1), "best_constant": _pct(int(counts.iloc[0]), n),
-               "best_constant_label": str(counts.index[0]), "negation_rule": _pct(rule, n)}
+               "accuracy_pd": _pct(int(correct[decided].sum()), int(decided.sum())),
+               "n_unknown": int((~decided).sum()), "accuracy_unknown": _pct(int(correct[~decided].sum()),
+                                                                           int((~decided).sum())),
+               "chance": round(chance_level(dataset), 1), "best_constant": levels["best constant"],
+               "best_constant_label": str(gold.value_counts().index[0]), "negation_rule": levels["negation rule"],
+               "consequent_rule": levels.get("consequent rule", math.nan)}
         row["reading"] = reading(row)
         rows.append(row)
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
 def reading(row: Mapping[str, float]) -> str:
-    """Whether the accuracy's 95% interval lies above chance, the best constant answer and the negation rule
-    (:data:`BEATS`), or which of them it does not clear (the highest one)."""
-    baselines = {"chance": row["chance"], "the best constant answer": row["best_constant"],
-                 "the negation rule": row["negation_rule"]}
-    name, level = max(baselines.items(), key=lambda item: item[1])
-    return BEATS if row["ci_low"] > level else NOT_ABOVE.format(name=name)
+    """Whether the accuracy's 95% interval lies above chance, the best constant answer, the negation rule and
+    the consequent rule where it has a value (:data:`BEATS`), or which of them it does not clear (the highest)."""
+    levels = {"chance": row["chance"], "the best constant answer": row["best_constant"],
+              "the negation rule": row["negation_rule"], "the consequent rule": row.get("consequent_rule")}
+    return clears(row["ci_low"], levels)
+
+
+def clears(ci_low: float, levels: Mapping[str, float | None]) -> str:
+    """:data:`BEATS` when ``ci_low`` lies above every level with a value, else which it does not clear (the
+    highest)."""
+    known = {k: v for k, v in levels.items() if v is not None and not math.isnan(v)}
+    name, level = max(known.items(), key=lambda item: item[1])
+    return BEATS if ci_low > level else NOT_ABOVE.format(name=name)
 
 
 def _pct(part: int, whole: int) -> float:

@@ -16,8 +16,8 @@ Baselines beside every probe: the majority class of the training rows (:func:`ma
 probe on the randomly initialised model of the same architecture (a model of its own in
 :func:`finelogic.runs.probing.run`), and the same probe on a bag of tokens of the row's own line alone
 (:func:`text_only_predictions`, probe ``text only (candidate line)``): if the surface form of the candidate
-gave the label away, this row would show it. :func:`summarize` adds bootstrap 95% CIs over test problems
-(:func:`bootstrap_ci`). Everything here is pure: rows, a backend and options in, arrays and tables out.
+gave the label away, this row would show it. :func:`summarize` adds 95% CIs over test problems: Wilson intervals for the shares RFI and NSD, a
+bootstrap (:func:`bootstrap_ci`) for CSS and row accuracy. Everything here is pure: rows, a backend and options in, arrays and tables out.
 """
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
+from finelogic.eval.stats import wilson_interval
 from finelogic.eval.probing_data import TASKS, ProbeRow
 from finelogic.memo import memo_key
 from finelogic.models.base import StatesRequest, hidden_states_of
@@ -260,15 +261,20 @@ def bootstrap_ci(values: pd.DataFrame, *, seed: int = 0, resamples: int = RESAMP
 
 
 def summarize(predictions: pd.DataFrame, *, seed: int = 0, resamples: int = RESAMPLES) -> pd.DataFrame:
-    """Long summary: per ``model, readout, probe, task``, the task metric with its bootstrap 95% CI over
-    test problems (``ci_low``, ``ci_high``), row accuracy with its CI (``row_ci_low``, ``row_ci_high``)
+    """Long summary: per ``model, readout, probe, task``, the task metric with its 95% CI over test problems
+    (``ci_low``, ``ci_high``: RFI and NSD, shares of problems, a Wilson interval, which stays wide at 0/n and
+    n/n; CSS, a mean span, a bootstrap), row accuracy with its bootstrap CI (``row_ci_low``, ``row_ci_high``)
     and counts. Every group resamples with the same ``seed``."""
     keys = [c for c in ("model", "readout", "probe") if c in predictions.columns]
     records = []
     for key, group in predictions.groupby([*keys, "task"], sort=False):
         key = key if isinstance(key, tuple) else (key,)
         task = key[-1]
-        ci = bootstrap_ci(per_problem_values(group, task), seed=seed, resamples=resamples)
+        values = per_problem_values(group, task)
+        ci = bootstrap_ci(values, seed=seed, resamples=resamples)
+        if task != "css":
+            low, high = wilson_interval(int((values["value"] > 0).sum()), len(values))
+            ci.update(ci_low=100 * low, ci_high=100 * high)
         records.append({**dict(zip([*keys, "task"], key)), "metric": TASK_METRIC[task](group),
                         "ci_low": ci["ci_low"], "ci_high": ci["ci_high"], "unit": METRIC_UNIT[task],
                         "row_accuracy": row_accuracy(group), "row_ci_low": ci["row_ci_low"],

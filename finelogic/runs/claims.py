@@ -3,8 +3,8 @@
 Each finding is one pure function below: it takes the upstream tables (the base and fine-tuned models'
 accuracy ``records`` and judged ``steps``: the supervision run's own when it evaluated its models, else the
 accuracy and soundness runs', which evaluate them in the ``study`` profile; the probing run's ``summary``), applies the rule its docstring states and
-returns a :class:`Verdict`: ``reproduced``, ``not reproduced`` or ``inconclusive at this scale``, with the
-numbers that drove it (each with its n and 95% interval). Nothing is typed: change a number in the runs and
+returns a :class:`Verdict`: ``reproduced``, ``not reproduced``, ``inconclusive at this scale`` or ``not testable
+here``, with the numbers that drove it (each with its n and 95% interval). Nothing is typed: change a number in the runs and
 the verdict it drives changes (``tests/test_claims.py`` does so for every claim).
 
 The one decision rule (the book's convention, :mod:`finelogic.book.findings`): a comparison goes the paper's
@@ -12,16 +12,23 @@ way only when the two 95% intervals do not overlap in the paper's direction, and
 do not overlap in the opposite direction; everything else (overlapping intervals, a group with no data) is
 neither. A claim about every style ("SFT raises FLD accuracy") is reproduced when every comparison that
 could be made goes the paper's way, not reproduced when any goes against it; a claim about most styles
-("most SFT settings show noticeable gains") counts more than half of them. Otherwise, and whenever the runs
-lack what a claim needs (a dataset, a style, a fine-tuned probe), the verdict is ``inconclusive at this
-scale`` and the evidence says what is missing; so is a claim about a style the runs were meant to hold
-but do not yet (a study unit not yet made: :func:`verdicts`' ``expected``). A row whose responses mostly ran out of tokens before an
-answer (:data:`CUT_SHARE`) is shown in the evidence but not compared: its accuracy measures the token cap.
+("most SFT settings show noticeable gains") counts more than half of them; otherwise it is ``inconclusive at
+this scale``. A claim that "barely moves" is an equivalence: the difference's interval must lie inside a stated
+margin (:func:`css_little_gain`). When the runs lack what a claim needs (a dataset, a style, a fine-tuned probe,
+a number the judge can score) or no comparison can be made, the verdict is ``not testable here`` and the
+evidence says what is missing; so is a claim about a style the runs were meant to hold but do not yet (a
+study unit not yet made: :func:`verdicts`' ``expected``). A row whose responses mostly ran out of tokens before
+an answer (:data:`CUT_SHARE`) is shown in the evidence but not compared: its accuracy measures the token cap.
+
+Accuracy gains must also clear the **cue rules** (:mod:`finelogic.eval.cues`: the best constant answer, the
+negation rule and the consequent rule, scored on the same items): a fine-tuned row whose interval does not lie
+above all of them can be read by a rule that follows no reasoning, so its gain is not reproduced as a gain in
+reasoning (the comparison reads "not above").
 
 Intervals: accuracy and soundness shares are Wilson 95% intervals
-(:func:`finelogic.eval.accuracy.summarize`, :func:`finelogic.eval.soundness.soundness_table`); probing
-metrics carry the probing run's bootstrap 95% intervals over test problems
-(:func:`finelogic.eval.probing.summarize`). "SFT styles" are the ``SFT-<style>`` rows (the paper's four
+(:func:`finelogic.eval.accuracy.summarize`, :func:`finelogic.eval.soundness.soundness_table`); so are the
+probing shares RFI and NSD (% of test problems); CSS, a mean number of steps, carries the probing run's
+bootstrap 95% interval over test problems (:func:`finelogic.eval.probing.summarize`). "SFT styles" are the ``SFT-<style>`` rows (the paper's four
 supervision styles, Section 4); LogiPT is one of the paper's baselines (Section 5.1), not a style.
 """
 from __future__ import annotations
@@ -33,6 +40,7 @@ from typing import Any, Callable, Mapping, Sequence
 import pandas as pd
 
 from finelogic.eval.accuracy import summarize
+from finelogic.eval.cues import BEATS, baselines, clears, matched
 from finelogic.eval.forced_choice import summarize_forced
 from finelogic.eval.probing import LINEAR
 from finelogic.eval.soundness import soundness_table
@@ -46,7 +54,8 @@ FAMILY = "claims"
 UPSTREAM = (supervision.FAMILY, probing.FAMILY)
 
 REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive at this scale"
-VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE)
+NOT_TESTABLE = "not testable here"
+VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_TESTABLE)
 #: Columns of a claims run's ``verdicts`` table.
 VERDICT_COLUMNS = ("claim", "source", "what_paper_says", "verdict", "rule", "evidence")
 
@@ -59,8 +68,7 @@ NL, STRUCT, FILTER, DIRECT = SFT_SETTINGS
 UNSEEN = ("folio", "multi_logieval")
 UNSEEN_NAMES = {"folio": "FOLIO", "multi_logieval": "Multi-LogiEval"}
 #: The one CSS gain the paper calls a gain ("modest", §5.2.3): Llama SFT-Symb-Filter 9.7 against the base
-#: model's 8.0 steps (Table 4), +21%. A CSS interval below the base's lower end raised by this share
-#: rules out a gain of that size.
+#: model's 8.0 steps (Table 4), +21%. "Little improvement" is a change smaller than this share of the base.
 CSS_MODEST_GAIN = 0.2
 
 ABOVE, BELOW, OVERLAP = "above", "below", "overlap"
@@ -163,11 +171,11 @@ def decide(outcomes: Sequence[str | None], wanted: str, *, most: bool = False) -
     """The verdict from per-comparison outcomes (None: not comparable, left out). ``most=False``: reproduced
     when there is at least one outcome and all are ``wanted``, not reproduced when any is the opposite;
     ``most=True``: reproduced when more than half are ``wanted``, not reproduced when more than half are
-    the opposite. Inconclusive otherwise."""
+    the opposite. Inconclusive otherwise; not testable when no comparison could be made."""
     opposite = BELOW if wanted == ABOVE else ABOVE
     made = [o for o in outcomes if o is not None]
     if not made:
-        return INCONCLUSIVE
+        return NOT_TESTABLE
     if most:
         if 2 * made.count(wanted) > len(made):
             return REPRODUCED
@@ -221,6 +229,22 @@ def cut_at_cap(records: pd.DataFrame) -> dict[str, tuple[int, int]]:
 def _cut_text(setting: str, cut: int, n: int) -> str:
     return (f"{_name(setting)} not compared: {cut} of its {n} responses were cut at the token cap before an answer "
             "(its accuracy measures the cap)")
+
+
+def cue_outcome(estimate: Estimate, records: pd.DataFrame, problems: Sequence[Any] | None) -> tuple[str | None, str]:
+    """Whether ``estimate`` (one row's accuracy on ``records``) clears the cue rules scored on the same items
+    (:func:`finelogic.eval.cues.baselines`, pooled over the records' datasets): (``above`` when its interval's
+    lower end lies above every rule, ``overlap`` when not; None when no problems were handed in, the
+    evidence text)."""
+    if problems is None:
+        return None, f"{estimate.label}: cue rules not scored (no test items handed in)"
+    levels = baselines(matched(records, problems), list(records["gold"].astype(str)))
+    named = {f"the {name}": level for name, level in levels.items()}
+    reading = clears(estimate.low, named)
+    shown = ", ".join(f"{name} {level:.1f}%" for name, level in levels.items())
+    if reading == BEATS:
+        return ABOVE, f"{estimate.label} above every cue rule ({shown})"
+    return OVERLAP, f"{estimate.label} {reading} ({shown}): a rule that follows no reasoning scores as high"
 
 
 def _name(setting: str) -> str:
@@ -299,10 +323,11 @@ FINE_TUNING_RAISES_ACCURACY = Claim(
     "models is above its base model on FLD).",
     "On FLD, every SFT style's accuracy interval lies above the base model's (CoT prompt, same items), and above "
     "the base model's forced-choice accuracy, uncalibrated and contextually calibrated, where the records carry them "
-    "(a base model that never writes an answer marker scores 0% on the CoT prompt whatever it knows)." + CUT_RULE)
+    "(a base model that never writes an answer marker scores 0% on the CoT prompt whatever it knows), and above every "
+    "cue rule on the same items (best constant answer, negation rule, consequent rule)." + CUT_RULE)
 
 
-def fine_tuning_raises_accuracy(records: pd.DataFrame) -> Verdict:
+def fine_tuning_raises_accuracy(records: pd.DataFrame, problems: Sequence[Any] | None = None) -> Verdict:
     """Table 2, §5.2.1. Rule: on the FLD records, each ``SFT-<style>`` row's Wilson 95% interval against the
     base model's (``setting`` CoT: the prompt the styles are trained and tested with) and, where the base rows
     carry ``forced_correct`` (and ``calibrated_correct``), against the base model's forced-choice accuracy on the
@@ -310,9 +335,10 @@ def fine_tuning_raises_accuracy(records: pd.DataFrame) -> Verdict:
     :mod:`finelogic.eval.forced_choice`): a small base model that never writes an answer
     marker scores 0% on the CoT prompt, and a gain over that alone could be format. Reproduced when every style
     present lies above every base estimate; not reproduced when any lies below one; inconclusive otherwise (FLD
-    is where Table 2 shows the gain for every style of both models). Rows mostly cut at the token cap
-    (:func:`cut_at_cap`) are shown, not compared."""
-    return _raises_over_base(FINE_TUNING_RAISES_ACCURACY, records)
+    is where Table 2 shows the gain for every style of both models). Each style must also clear the cue rules
+    on the same items (:func:`cue_outcome`, from ``problems``: the test sets' problems). Rows mostly cut at
+    the token cap (:func:`cut_at_cap`) are shown, not compared."""
+    return _raises_over_base(FINE_TUNING_RAISES_ACCURACY, records, problems)
 
 
 SFT_NL_RAISES_FLD = Claim(
@@ -321,21 +347,22 @@ SFT_NL_RAISES_FLD = Claim(
     "\"under the SFT-NL setting, Llama’s accuracy on FLD increased from 31.7% (direct prompting) to 67.5% and Qwen "
     "improved from 46.6% to 71.0%\" (§5.2.1; Table 2).",
     "On FLD, SFT-NL's accuracy interval lies above the base model's (CoT prompt, same items), and above the base "
-    "model's forced-choice accuracy, uncalibrated and contextually calibrated, where the records carry them. (Listed "
-    "on its own since 2026-12-03, after the study's numbers were known: §5.2.1 gives this style's gain as its "
-    "example; the claim about every style is unchanged.)" + CUT_RULE)
+    "model's forced-choice accuracy, uncalibrated and contextually calibrated, where the records carry them, and "
+    "above every cue rule on the same items. (Listed on its own after the study's numbers were known: §5.2.1 gives "
+    "this style's gain as its example; the claim about every style is unchanged.)" + CUT_RULE)
 
 
-def sft_nl_raises_fld(records: pd.DataFrame) -> Verdict:
+def sft_nl_raises_fld(records: pd.DataFrame, problems: Sequence[Any] | None = None) -> Verdict:
     """Table 2, §5.2.1. Rule: that of :func:`fine_tuning_raises_accuracy` for the SFT-NL row alone. Reproduced
-    when its interval lies above every base estimate; not reproduced when below one; inconclusive otherwise,
-    or when the records hold no SFT-NL row."""
-    return _raises_over_base(SFT_NL_RAISES_FLD, records, only=NL)
+    when its interval lies above every base estimate and every cue rule; not reproduced when below a base
+    estimate; inconclusive otherwise; not testable when the records hold no SFT-NL row."""
+    return _raises_over_base(SFT_NL_RAISES_FLD, records, problems, only=NL)
 
 
-def _raises_over_base(claim: Claim, records: pd.DataFrame, only: str | None = None) -> Verdict:
-    """Each ``SFT-<style>`` FLD row (or the one named ``only``) against every base estimate: the CoT rows and
-    the forced choice, uncalibrated and calibrated, where the base rows carry them."""
+def _raises_over_base(claim: Claim, records: pd.DataFrame, problems: Sequence[Any] | None,
+                      only: str | None = None) -> Verdict:
+    """Each ``SFT-<style>`` FLD row (or the one named ``only``) against every base estimate (the CoT rows and
+    the forced choice, uncalibrated and calibrated, where the base rows carry them) and the cue rules."""
     fld = records[records["dataset"] == "fld"] if records is not None and not records.empty else pd.DataFrame()
     estimates = accuracy_estimates(fld, " (FLD)")
     base, styles = estimates.get(BASE_SETTING), _sft_present(estimates)
@@ -344,7 +371,7 @@ def _raises_over_base(claim: Claim, records: pd.DataFrame, only: str | None = No
     if base is None or not styles:
         missing = ", ".join(m for m, gone in (("the base model's CoT rows", base is None),
                                               (f"{only or 'fine-tuned'} rows", not styles)) if gone)
-        return claim.verdict(INCONCLUSIVE, f"missing on FLD: {missing}")
+        return claim.verdict(NOT_TESTABLE, f"missing on FLD: {missing}")
     bases = [(base, "the base")]
     forced = summarize_forced(fld[fld["setting"] == BASE_SETTING], by=("setting",))
     if len(forced):
@@ -361,10 +388,11 @@ def _raises_over_base(claim: Claim, records: pd.DataFrame, only: str | None = No
     cut = cut_at_cap(fld)
     compared_bases = bases[1:] if BASE_SETTING in cut else bases
     outcomes = [(compare(estimates[s], b), s, name) for b, name in compared_bases for s in styles if s not in cut]
+    cues = [cue_outcome(estimates[s], fld[fld["setting"] == s], problems) for s in styles if s not in cut]
     evidence = [*(b.text() for b, _ in bases), *(estimates[s].text() for s in styles),
                 *(_cut_text(s, *cut[s]) for s in (BASE_SETTING, *styles) if s in cut),
-                *(_outcome_text(o, s, name) for o, s, name in outcomes)]
-    return claim.verdict(decide([o for o, _, _ in outcomes], ABOVE), evidence)
+                *(_outcome_text(o, s, name) for o, s, name in outcomes), *(text for _, text in cues)]
+    return claim.verdict(decide([o for o, _, _ in outcomes] + [o for o, _ in cues], ABOVE), evidence)
 
 
 NL_TRANSFERS_BEST = Claim(
@@ -373,21 +401,23 @@ NL_TRANSFERS_BEST = Claim(
     "\"SFT-NL demonstrates the best overall and most transferable performance\" (§5.2.1); the styles were trained "
     "\"using only problems from FLD and ProntoQA\", and on FOLIO and Multi-LogiEval SFT-NL is the best style "
     "of both models (Table 2).",
-    "On FOLIO and Multi-LogiEval together, SFT-NL's accuracy interval lies above every other style's." + CUT_RULE)
+    "On FOLIO and Multi-LogiEval together, SFT-NL's accuracy interval lies above every other style's and above "
+    "every cue rule on the same items." + CUT_RULE)
 
 
-def nl_transfers_best(records: pd.DataFrame) -> Verdict:
+def nl_transfers_best(records: pd.DataFrame, problems: Sequence[Any] | None = None) -> Verdict:
     """Table 2, §5.2.1. Rule: on the records of the unseen datasets (FOLIO and Multi-LogiEval, pooled: the
     styles train on FLD and ProntoQA only), SFT-NL's Wilson 95% interval against each other ``SFT-<style>``
-    row's. Reproduced when it lies above every other style present; not reproduced when any other lies
-    above it; inconclusive otherwise, and when the unseen datasets, SFT-NL or a second style are missing.
-    Rows mostly cut at the token cap (:func:`cut_at_cap`) are shown, not compared."""
+    row's. Reproduced when it lies above every other style present and above the cue rules on the same
+    items (:func:`cue_outcome`); not reproduced when any other lies above it; inconclusive otherwise; not
+    testable when the unseen datasets, SFT-NL or a second style are missing. Rows mostly cut at the token
+    cap (:func:`cut_at_cap`) are shown, not compared."""
     claim = NL_TRANSFERS_BEST
     have = records is not None and not records.empty
     present = [d for d in UNSEEN if have and (records["dataset"] == d).any()]
     absent = [UNSEEN_NAMES[d] for d in UNSEEN if d not in present]
     if not present:
-        return claim.verdict(INCONCLUSIVE, f"missing: {' and '.join(absent)} are not in the run (no real data "
+        return claim.verdict(NOT_TESTABLE, f"missing: {' and '.join(absent)} are not in the run (no real data "
                                            "given), so transfer to unseen datasets cannot be measured")
     pooled = records[records["dataset"].isin(present)]
     names = " + ".join(UNSEEN_NAMES[d] for d in present)
@@ -395,14 +425,15 @@ def nl_transfers_best(records: pd.DataFrame) -> Verdict:
     styles = _sft_present(estimates)
     note = f"{' and '.join(absent)} not in the run" if absent else ""
     if NL not in estimates or len(styles) < 2:
-        return claim.verdict(INCONCLUSIVE, [f"missing: {'SFT-NL' if NL not in estimates else 'a second style'} "
+        return claim.verdict(NOT_TESTABLE, [f"missing: {'SFT-NL' if NL not in estimates else 'a second style'} "
                                             f"on {names} (styles present: {', '.join(styles) or 'none'})", note])
     cut = cut_at_cap(pooled)
     others = [s for s in styles if s != NL and s not in cut]
     outcomes = [] if NL in cut else [compare(estimates[NL], estimates[s]) for s in others]
+    cue, cue_text = (None, "") if NL in cut else cue_outcome(estimates[NL], pooled[pooled["setting"] == NL], problems)
     evidence = [*(estimates[s].text() for s in styles), *(_cut_text(s, *cut[s]) for s in styles if s in cut),
-                *(_outcome_text(o, NL, s) for o, s in zip(outcomes, others)), note]
-    return claim.verdict(decide(outcomes, ABOVE), evidence)
+                *(_outcome_text(o, NL, s) for o, s in zip(outcomes, others)), cue_text, note]
+    return claim.verdict(decide(outcomes + ([cue] if outcomes else []), ABOVE), evidence)
 
 
 # ------------------------------------------------------------------------------------------- Table 3
@@ -428,7 +459,7 @@ def symbolic_more_atomic(steps: pd.DataFrame) -> Verdict:
     shown = [s for s in SFT_SETTINGS if s in estimates]
     if STRUCT not in estimates or NL not in estimates:
         missing = [s for s in (STRUCT, NL) if s not in estimates]
-        return claim.verdict(INCONCLUSIVE, [f"missing: judged steps of {' and '.join(missing)}",
+        return claim.verdict(NOT_TESTABLE, [f"missing: judged steps of {' and '.join(missing)}",
                                             *(estimates[s].text() for s in shown)])
     outcome = compare(estimates[STRUCT], estimates[NL])
     evidence = [f"all atomic: {estimates[s].text()}" for s in shown] + [_outcome_text(outcome, STRUCT, NL)]
@@ -447,8 +478,8 @@ NL_AND_STRUCT_MORE_VALID = Claim(
 def nl_and_struct_more_valid(steps: pd.DataFrame) -> Verdict:
     """Table 3, §5.2.2. Rule: the share of scored FLD responses whose steps are all valid (Wilson 95%) of
     SFT-NL and of SFT-Symb-Struct, each against the base model's (CoT). Reproduced when both present lie
-    above it; not reproduced when either lies below; inconclusive otherwise (or when the base or both styles
-    have no scored response)."""
+    above it; not reproduced when either lies below; inconclusive otherwise; not testable when the base model
+    or both styles have no scored response (a base model whose chains the judge cannot read has no share)."""
     claim = NL_AND_STRUCT_MORE_VALID
     estimates = soundness_estimates(steps, "all_valid")
     base = estimates.get(BASE_SETTING)
@@ -456,7 +487,12 @@ def nl_and_struct_more_valid(steps: pd.DataFrame) -> Verdict:
     if base is None or not styles:
         missing = [what for what, gone in (("the base model's judged steps", base is None),
                                            ("judged steps of SFT-NL and SFT-Symb-Struct", not styles)) if gone]
-        return claim.verdict(INCONCLUSIVE, "missing: " + "; ".join(missing))
+        return claim.verdict(NOT_TESTABLE, "missing: " + "; ".join(missing))
+    if not base.known:
+        return claim.verdict(NOT_TESTABLE, [
+            f"all valid: {base.text()}", *(estimates[s].text() for s in styles),
+            "the judge decides none of the base model's steps (its chains are not written in the proof notation "
+            "the judge reads), so there is no all-valid share of the base to compare with"])
     outcomes = [compare(estimates[s], base) for s in styles]
     evidence = [f"all valid: {base.text()}", *(estimates[s].text() for s in styles),
                 *(_outcome_text(o, s, "the base") for o, s in zip(outcomes, styles))]
@@ -465,31 +501,32 @@ def nl_and_struct_more_valid(steps: pd.DataFrame) -> Verdict:
     return claim.verdict(decide(outcomes, ABOVE), evidence)
 
 
-NL_LEAST_RELEVANT = Claim(
-    "SFT-NL's chains are least often all relevant",
+NL_DIRECT_LEAST_RELEVANT = Claim(
+    "SFT-NL and SFT-Symb-Direct give all-relevant chains least often",
     "Table 3; §5.2.2",
     "\"GPT-4o and LogiPT perform exceptionally well on this metric [All Relevant] ... In contrast, SFT-NL and "
     "SFT-Symb-Direct consistently underperform\" (§5.2.2, Table 3).",
-    "SFT-NL's all-relevant interval lies below those of the base model, SFT-Symb-Struct, SFT-Symb-Filter and "
-    "LogiPT (those present).")
+    "The all-relevant intervals of SFT-NL and SFT-Symb-Direct each lie below those of the base model, "
+    "SFT-Symb-Struct, SFT-Symb-Filter and LogiPT (those present).")
 
 
-def nl_least_relevant(steps: pd.DataFrame) -> Verdict:
-    """Table 3, §5.2.2. Rule: the share of scored FLD responses whose steps are all relevant (Wilson 95%),
-    SFT-NL against each of the base model (CoT), SFT-Symb-Struct, SFT-Symb-Filter and LogiPT present
-    (SFT-Symb-Direct is left out: the paper puts it beside SFT-NL). Reproduced when SFT-NL lies below every
-    comparator with scored responses; not reproduced when it lies above any; inconclusive otherwise."""
-    claim = NL_LEAST_RELEVANT
+def nl_direct_least_relevant(steps: pd.DataFrame) -> Verdict:
+    """Table 3, §5.2.2. Rule: the share of scored FLD responses whose steps are all relevant (Wilson 95%) of
+    SFT-NL and of SFT-Symb-Direct, each against each of the base model (CoT), SFT-Symb-Struct,
+    SFT-Symb-Filter and LogiPT present. Reproduced when every such comparison lies below; not reproduced
+    when any lies above; inconclusive otherwise; not testable when neither style or no comparator has scored
+    responses."""
+    claim = NL_DIRECT_LEAST_RELEVANT
     estimates = soundness_estimates(steps, "all_relevant")
+    low = [s for s in (NL, DIRECT) if s in estimates]
     others = [s for s in (BASE_SETTING, STRUCT, FILTER, "LogiPT") if s in estimates]
-    if NL not in estimates or not others:
-        missing = "judged steps of SFT-NL" if NL not in estimates else "judged steps of any model to compare with"
-        return claim.verdict(INCONCLUSIVE, f"missing: {missing}")
-    outcomes = [compare(estimates[NL], estimates[s]) for s in others]
-    evidence = [f"all relevant: {estimates[NL].text()}", *(estimates[s].text() for s in others),
-                *(_outcome_text(o, NL, _name(s)) for o, s in zip(outcomes, others))]
-    if DIRECT in estimates:
-        evidence.append(f"(not compared: {estimates[DIRECT].text()})")
+    if not low or not others:
+        missing = "judged steps of SFT-NL or SFT-Symb-Direct" if not low else "judged steps of any model to compare with"
+        return claim.verdict(NOT_TESTABLE, f"missing: {missing}")
+    pairs = [(a, b) for a in low for b in others]
+    outcomes = [compare(estimates[a], estimates[b]) for a, b in pairs]
+    evidence = [f"all relevant: {estimates[low[0]].text()}", *(estimates[s].text() for s in low[1:] + others),
+                *(_outcome_text(o, a, _name(b)) for o, (a, b) in zip(outcomes, pairs))]
     return claim.verdict(decide(outcomes, BELOW), evidence)
 
 
@@ -516,21 +553,21 @@ def accuracy_falls_beyond_training_depths(records: pd.DataFrame, training_depths
     claim = ACCURACY_FALLS_WITH_DEPTH
     depths = sorted(int(d) for d in training_depths)
     if not depths:
-        return claim.verdict(INCONCLUSIVE, "missing: the supervision run records no training depths")
+        return claim.verdict(NOT_TESTABLE, "missing: the supervision run records no training depths")
     deepest = depths[-1]
     have = records is not None and not records.empty
     fld = records[(records["dataset"] == "fld") & (records["gold"] != "UNKNOWN") & records["depth"].notna()] \
         if have else pd.DataFrame()
     fld = fld[fld["setting"].isin(SFT_SETTINGS)] if not fld.empty else fld
     if fld.empty:
-        return claim.verdict(INCONCLUSIVE, "missing: no fine-tuned FLD answers with a depth")
+        return claim.verdict(NOT_TESTABLE, "missing: no fine-tuned FLD answers with a depth")
     depth = fld["depth"].astype(int)
     within = accuracy_estimates(fld[depth <= deepest], f" depths {depths[0]}-{deepest}")
     beyond = accuracy_estimates(fld[depth > deepest], f" depths > {deepest}")
     tested = f"training depths {', '.join(map(str, depths))}; test depths {', '.join(map(str, sorted(set(depth))))}"
     if not beyond or not within:
         where = "beyond" if not beyond else "within"
-        return claim.verdict(INCONCLUSIVE, f"missing: no FLD items {where} the training depths ({tested})")
+        return claim.verdict(NOT_TESTABLE, f"missing: no FLD items {where} the training depths ({tested})")
     cut = cut_at_cap(fld)
     shown = [s for s in SFT_SETTINGS if s in within and s in beyond]
     styles = [s for s in shown if s not in cut]
@@ -549,37 +586,48 @@ CSS_LITTLE_GAIN = Claim(
     "Table 4; §5.2.3",
     "\"Regarding Correctness Spanning Steps (CSS) ... most SFT methods show little improvement. Only "
     "SFT-Symb-Filter on Llama yields a modest gain\" (§5.2.3, Table 4).",
-    f"Most SFT styles' CSS intervals lie below the base model's lower end raised by {CSS_MODEST_GAIN:.0%} "
-    "(the paper's one modest gain: 9.7 against 8.0 steps).")
+    f"For most SFT styles the 95% interval of the CSS difference from the base model lies within ±{CSS_MODEST_GAIN:.0%} "
+    "of the base's CSS (the paper's one modest gain: 9.7 against 8.0 steps, +21%); not reproduced when for most it "
+    "lies wholly outside.")
+
+
+def difference(a: Estimate, b: Estimate) -> tuple[float, float, float]:
+    """``a - b`` with an approximate 95% interval: (difference, low, high), the half-width the root of the sum of
+    the squared half-widths of the two intervals (independent samples, normal approximation)."""
+    half = math.hypot((a.high - a.low) / 2, (b.high - b.low) / 2)
+    d = a.value - b.value
+    return d, d - half, d + half
 
 
 def css_little_gain(summary: pd.DataFrame, base: str | None = None, readout: str | None = None) -> Verdict:
-    """Table 4, §5.2.3. Rule: the linear probe's CSS (steps, bootstrap 95% over test problems) of each
-    fine-tuned style against the base model's. A style shows little gain when its interval's upper end is
-    below ``(1 + CSS_MODEST_GAIN)`` times the base's lower end (it rules out a gain the size of the one the
-    paper calls modest, +21%); a gain when its interval lies above the base's. Reproduced when more than
-    half of the styles present show little gain; not reproduced when more than half show a gain;
-    inconclusive otherwise."""
+    """Table 4, §5.2.3. Rule: an equivalence test. The linear probe's CSS (steps, bootstrap 95% over test
+    problems) of each fine-tuned style minus the base model's, with the interval of :func:`difference`, against
+    the margin ±``CSS_MODEST_GAIN`` × the base's CSS (a change smaller than the one gain the paper calls modest).
+    A style barely moves when the difference's interval lies inside the margin, moves when it lies wholly
+    outside, and is unclear otherwise. Reproduced when more than half of the styles present barely move; not
+    reproduced when more than half move; inconclusive otherwise."""
     claim = CSS_LITTLE_GAIN
     base_estimate, tuned, note = probing_estimates(summary, "css", base=base, readout=readout)
     missing = _probing_missing(base_estimate, tuned, note)
     if missing:
-        return claim.verdict(INCONCLUSIVE, f"missing: {missing}")
-    bound = (1 + CSS_MODEST_GAIN) * base_estimate.low
-    outcomes = []
+        return claim.verdict(NOT_TESTABLE, f"missing: {missing}")
+    margin = CSS_MODEST_GAIN * base_estimate.value
+    outcomes, texts = [], []
     for estimate in tuned.values():
         if not (estimate.known and base_estimate.known):
             outcomes.append(None)
-        elif estimate.high < bound:
-            outcomes.append(BELOW)  # below a modest gain: little improvement, the paper's way
-        elif estimate.low > base_estimate.high:
-            outcomes.append(ABOVE)
+            texts.append(f"{estimate.text()}: no value")
+            continue
+        d, low, high = difference(estimate, base_estimate)
+        if -margin < low and high < margin:
+            outcome, word = BELOW, "barely moves"  # the paper's way: "little improvement"
+        elif low > margin or high < -margin:
+            outcome, word = ABOVE, "moves"
         else:
-            outcomes.append(OVERLAP)
-    words = {BELOW: "little gain (below the bound)", ABOVE: "a gain (above the base)", OVERLAP: "unclear",
-             None: "no value"}
-    evidence = [note, base_estimate.text(), f"bound {bound:.2f} steps",
-                *(f"{e.text()}: {words[o]}" for e, o in zip(tuned.values(), outcomes))]
+            outcome, word = OVERLAP, "unclear"
+        outcomes.append(outcome)
+        texts.append(f"{estimate.text()}: difference {d:+.2f} steps [{low:+.2f}, {high:+.2f}], {word}")
+    evidence = [note, base_estimate.text(), f"margin ±{margin:.2f} steps", *texts]
     return claim.verdict(decide(outcomes, BELOW, most=True), evidence)
 
 
@@ -588,7 +636,7 @@ def _against_base(claim: Claim, summary: pd.DataFrame, task: str, base: str | No
     base_estimate, tuned, note = probing_estimates(summary, task, base=base, readout=readout)
     missing = _probing_missing(base_estimate, tuned, note)
     if missing:
-        return claim.verdict(INCONCLUSIVE, f"missing: {missing}")
+        return claim.verdict(NOT_TESTABLE, f"missing: {missing}")
     outcomes = [compare(e, base_estimate) for e in tuned.values()]
     evidence = [note, base_estimate.text(), *(e.text() for e in tuned.values()),
                 *(_outcome_text(o, s, "the base") for o, s in zip(outcomes, tuned))]
@@ -599,9 +647,9 @@ def _best_style(claim: Claim, summary: pd.DataFrame, task: str, best: str, base:
                 readout: str | None) -> Verdict:
     base_estimate, tuned, note = probing_estimates(summary, task, base=base, readout=readout)
     if not tuned:
-        return claim.verdict(INCONCLUSIVE, f"missing: {_probing_missing(base_estimate, tuned, note, need=2)}")
+        return claim.verdict(NOT_TESTABLE, f"missing: {_probing_missing(base_estimate, tuned, note, need=2)}")
     if best not in tuned or len(tuned) < 2:
-        return claim.verdict(INCONCLUSIVE, f"missing: {best if best not in tuned else 'a second style'} among the "
+        return claim.verdict(NOT_TESTABLE, f"missing: {best if best not in tuned else 'a second style'} among the "
                                            f"probed fine-tuned models ({', '.join(tuned)})")
     others = [s for s in tuned if s != best]
     outcomes = [compare(tuned[best], tuned[s]) for s in others]
@@ -673,25 +721,26 @@ def nsd_nl_best(summary: pd.DataFrame, base: str | None = None, readout: str | N
 
 
 def verdicts(records: pd.DataFrame, steps: pd.DataFrame, summary: pd.DataFrame, training_depths: Sequence[int], *,
-             base: str | None = None, readout: str | None = None,
-             expected: Sequence[str] | None = None) -> pd.DataFrame:
+             base: str | None = None, readout: str | None = None, expected: Sequence[str] | None = None,
+             problems: Sequence[Any] | None = None) -> pd.DataFrame:
     """Every claim's verdict, one row each (:data:`VERDICT_COLUMNS`), from the upstream tables: the
     supervision run's ``records`` and ``steps``, its training depths, and the probing run's ``summary``
-    (``base``: the base model's row there; ``readout``: which read-out).
+    (``base``: the base model's row there; ``readout``: which read-out); ``problems``: the test items the
+    records answer, for the cue rules.
 
     ``expected``: the ``SFT-<style>`` rows the runs are meant to hold (the supervision run's styles). A claim
     that speaks of a style expected but absent from the table it reads (a study unit not yet made) is
-    inconclusive whatever the styles present show, and its evidence names the style: "every style" or "the
+    not testable whatever the styles present show, and its evidence names the style: "every style" or "the
     best style" cannot be read from some of them."""
     every = SFT_SETTINGS  # a claim about every, most or the best style speaks of them all
     checked = [  # each verdict, the table it reads and the styles it speaks of
-        (fine_tuning_raises_accuracy(records), records, every),
-        (sft_nl_raises_fld(records), records, (NL,)),
-        (nl_transfers_best(records), records, every),
+        (fine_tuning_raises_accuracy(records, problems), records, every),
+        (sft_nl_raises_fld(records, problems), records, (NL,)),
+        (nl_transfers_best(records, problems), records, every),
         (symbolic_more_atomic(steps), steps, (NL, STRUCT)),
         (nl_and_struct_more_valid(steps), steps, (NL, STRUCT)),
         (accuracy_falls_beyond_training_depths(records, training_depths), records, every),
-        (nl_least_relevant(steps), steps, (NL, STRUCT, FILTER)),
+        (nl_direct_least_relevant(steps), steps, (NL, DIRECT, STRUCT, FILTER)),
         (css_little_gain(summary, base, readout), summary, every),
         (rfi_gains(summary, base, readout), summary, every),
         (rfi_symb_direct_best(summary, base, readout), summary, every),
@@ -714,17 +763,17 @@ def _styles_in(table: pd.DataFrame | None) -> set[str]:
 
 def _with_expected(verdict: Verdict, needs: Sequence[str], table: pd.DataFrame, expected: Sequence[str]) -> Verdict:
     missing = [s for s in needs if s in expected and s not in _styles_in(table)]
-    if not missing or verdict.verdict == INCONCLUSIVE:
+    if not missing or verdict.verdict == NOT_TESTABLE:
         return verdict
     note = (f"missing: {', '.join(missing)} (expected in this run, not in it yet; the verdict on the styles present "
             f"alone would read '{verdict.verdict}')")
-    return replace(verdict, verdict=INCONCLUSIVE, evidence=f"{verdict.evidence}; {note}")
+    return replace(verdict, verdict=NOT_TESTABLE, evidence=f"{verdict.evidence}; {note}")
 
 
 #: The claim functions, in the table's order (each takes the upstream tables it names).
 CLAIMS: tuple[Callable[..., Verdict], ...] = (
     fine_tuning_raises_accuracy, sft_nl_raises_fld, nl_transfers_best, symbolic_more_atomic, nl_and_struct_more_valid,
-    accuracy_falls_beyond_training_depths, nl_least_relevant, css_little_gain, rfi_gains, rfi_symb_direct_best,
+    accuracy_falls_beyond_training_depths, nl_direct_least_relevant, css_little_gain, rfi_gains, rfi_symb_direct_best,
     nsd_gains, nsd_nl_best)
 
 
@@ -784,13 +833,13 @@ def run(profile: str, *, seed: int = 0, supervision_run: supervision.Supervision
     readout = settings.readout or next(iter(made_probing.provenance.settings.get("readouts", ())), None)
     base = made_sft.provenance.models[0] if made_sft.provenance.models else None
     sources: list[tuple[str, Any]] = [(supervision.FAMILY, made_sft), (probing.FAMILY, made_probing)]
-    records, steps = made_sft.records, made_sft.steps
+    records, steps, sets = made_sft.records, made_sft.steps, made_sft.sets
     if records.empty and not made_sft.training.empty:  # its models were evaluated by the other families
         made_accuracy = accuracy_run if accuracy_run is not None else find_run(
             accuracy.AccuracyRun, accuracy.FAMILY, profile, seed, None)
         made_soundness = soundness_run if soundness_run is not None else find_run(
             soundness.SoundnessRun, soundness.FAMILY, profile, seed, None)
-        records, steps = made_accuracy.records, made_soundness.steps
+        records, steps, sets = made_accuracy.records, made_soundness.steps, made_accuracy.eval_sets
         # The first model that is not a fine-tuned one (a study without its base unit has none: keep the
         # supervision run's base name, whose rows are then absent and its comparisons inconclusive).
         base = next((m for m in made_accuracy.provenance.models if fine_tuned_setting(m) is None), base)
@@ -798,7 +847,7 @@ def run(profile: str, *, seed: int = 0, supervision_run: supervision.Supervision
     # The styles the supervision run is meant to hold: a study unit not yet made leaves its style absent.
     expected = [f"SFT-{style}" for style in made_sft.provenance.settings.get("styles") or ()]
     table = verdicts(records, steps, made_probing.summary, training_depths, base=base, readout=readout,
-                     expected=expected)
+                     expected=expected, problems=[p for s in sets for p in s.problems] or None)
     data = {name: f"the {name} run of commit {made.provenance.commit} ({made.provenance.n} items)"
             for name, made in sources}
     models = tuple(dict.fromkeys((*made_sft.provenance.models, *made_probing.provenance.models)))
