@@ -175,15 +175,20 @@ def cue_rows(run) -> pd.DataFrame:
 def cue_view(run) -> Table:
     """Beside each accuracy of ``run`` (an accuracy run with its test sets), what it must beat before it says
     anything about reasoning (:func:`finelogic.eval.cues.cue_table`): chance, the best constant answer, the
-    negation rule, and the accuracy on PROVED/DISPROVED items apart from UNKNOWN ones."""
+    negation and consequent rules, and the accuracy on PROVED/DISPROVED items apart from UNKNOWN ones."""
     table = cue_rows(run)
     table["dataset"] = [PAPER_NAMES.get(d, d) for d in table["dataset"]]
-    rates = ["accuracy", "accuracy_pd", "accuracy_unknown", "chance", "best_constant", "negation_rule"]
+    rates = ["accuracy", "accuracy_pd", "accuracy_unknown", "chance", "best_constant", "negation_rule",
+             "consequent_rule"]
     return present(table, percent=rates, intervals={"accuracy": ("ci_low", "ci_high")},
                    headers={"accuracy": "Accuracy [95% CI]", "n_pd": "n P/D", "accuracy_pd": "Acc. on P/D",
                             "n_unknown": "n UNKNOWN", "accuracy_unknown": "Acc. on UNKNOWN",
                             "best_constant": "Best constant", "best_constant_label": "its label",
-                            "negation_rule": "Negation rule", "reading": "Reading"},
+                            "negation_rule": "Negation rule", "consequent_rule": "Consequent rule",
+                            "reading": "Reading"},
                    missing="no such items", note="In %. Best constant: the most frequent gold label of these items "
-                   "answered every time; negation rule: DISPROVED when the hypothesis has a negation word, else PROVED. "
-                   "Reading: whether the 95% interval's lower end clears the highest of chance, best constant and rule.")
+                   "answered every time; negation rule: DISPROVED when the hypothesis has a negation word, else PROVED; "
+                   "consequent rule: PROVED when a fact states the hypothesis (is it, or an implication ending in it), "
+                   "DISPROVED when one states its negation, else the negation rule (FLD items only: it reads the "
+                   "facts' formulas). "
+                   "Reading: whether the 95% interval's lower end clears the highest of chance, best constant and rules.")

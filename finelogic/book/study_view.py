@@ -162,7 +162,7 @@ def claims_short():
 
 def shortcut_sentence(run) -> str:
     """For every fine-tuned row of an accuracy run (``SFT-<style>``, LogiPT), on each test set: whether its
-    accuracy's 95% interval clears chance, the best constant answer and the negation rule
+    accuracy's 95% interval clears chance, the best constant answer, the negation rule and the consequent rule
     (:func:`finelogic.eval.cues.cue_table`), i.e. whether a finding about it can be about reasoning rather
     than a surface cue (the paper's own caveat of shallow pattern matching, §5.2.1)."""
     from finelogic.book.accuracy import cue_rows
@@ -183,7 +183,7 @@ def shortcut_sentence(run) -> str:
             text += "; " + ", ".join(not_above)
         parts.append(text)
     return ("Read against the cue rules (95% interval's lower end above the highest of chance, the best constant "
-            "answer and the negation rule): " + ". ".join(parts) + ". Where a fine-tuned model is not above them, "
+            "answer, the negation rule and, on FLD, the consequent rule): " + ". ".join(parts) + ". Where a fine-tuned model is not above them, "
             "its gains can be a shortcut (the paper's own caveat of shallow pattern matching, §5.2.1), not deduction.")
 
 
