@@ -53,7 +53,7 @@ def header(family: str) -> Markdown:
     made, run = units(), read(family)
     if made.empty or run is None:
         return Markdown("No laptop-scale study results are in this checkout (`results/study/`). `make study` makes "
-                        "them (hours on 2 cores, in sittings; see the reproduce page).")
+                        "them (hours on 2 cores, in units that each finish on their own; see the reproduce page).")
     rows = []
     paths = CODE.get(family, ("finelogic",))
     changed = []
@@ -81,8 +81,8 @@ def header(family: str) -> Markdown:
             "SmolLM2-135M-Instruct fine-tuned in the paper's supervision styles on shallow problems and tested like "
             "the paper's models (the reproduce page). Units: " + "; ".join(rows) + ". Minutes and load are those of "
             "the process that wrote each unit: one that resumed from a kept checkpoint and stored answers counts only "
-            "what was left (the training table gives each checkpoint's training time; the reproduce page, every "
-            "sitting).")
+            "what was left (the training table gives each checkpoint's training time; `results/study/README.md`, "
+            "every run of the study).")
     if len(left):
         text += (" Made with other settings than the study's now, so left out (their rows are absent) until made "
                  "again: " + "; ".join(f"{u.unit} (commit `{u.commit}`; `finelogic study --units {u.unit} --again`)"
