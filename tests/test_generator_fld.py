@@ -27,6 +27,7 @@ from finelogic.data.generators.fld import (
     generate_fld,
     generate_fld_problem,
     proof_depth,
+    states,
     verify_fld_problem,
 )
 from finelogic.data.generators.nl import (
@@ -321,6 +322,7 @@ def test_distractors_share_vocabulary_and_every_gold_leaf_is_necessary(generated
     """The documented distractor check, recomputed on the first 60 labelled problems."""
     labelled = [q for q in generated if q.label != UNKNOWN][:60]
     assert sum(len(q.meta["distractors"]) for q in labelled) > 60  # distractors are actually there
+    assert sum(len(q.meta["decoys"]) for q in labelled) > 60  # and decoys among them
     for q in labelled:
         f = _formulas(q)
         goal = f["hypothesis" if q.label == PROVED else "¬hypothesis"]
@@ -331,8 +333,13 @@ def test_distractors_share_vocabulary_and_every_gold_leaf_is_necessary(generated
             for leaf in sorted(used):
                 assert not theory.entails(goal, without=[f[leaf]]), (q.id, leaf)
         proof_predicates = set().union(*(predicates(f[i]) for i in [*used, "hypothesis"]))
-        for d in q.meta["distractors"]:
+        decoys = set(q.meta["decoys"])
+        assert decoys <= set(q.meta["distractors"])
+        for d in set(q.meta["distractors"]) - decoys:
             assert predicates(f[d]) & proof_predicates, (q.id, d)
+        for d in decoys:  # a decoy states the goal or its negation, or is a link of a decoy's chain
+            linked = any(predicates(f[d]) & predicates(f[e]) for e in decoys - {d})
+            assert states(f[d], goal) or states(f[d], negate(goal)) or linked, (q.id, d)
 
 
 def test_unknown_items_lack_exactly_one_needed_fact(generated):

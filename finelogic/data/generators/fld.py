@@ -4,11 +4,19 @@ Our own generator after the description of FLD (Morishita et al.) in ``book/data
 paper's Appendix A.1 (test: depths 0–19 × 25 PROVED + 25 DISPROVED, plus 100 UNKNOWN; train: depths
 0–15 × 250 + 250, plus 1,500 UNKNOWN).
 
+**The hypothesis is drawn first**, the same way whatever the label (:meth:`_TreeBuilder.hypothesis`): a
+literal half the time, else a conjunction, disjunction or ∃ of literals, and its English has a negation word
+(``not``, ``it is not the case that``) half the time: ¬literal, a compound with a negated literal,
+¬(conjunction), ¬(disjunction), ¬∃. So nothing in the hypothesis's wording tells the label; the negation
+rule of :mod:`finelogic.eval.cues` is at chance on PROVED/DISPROVED items. The goal is the hypothesis for
+PROVED and its negation (:func:`finelogic.logic.negate`) for DISPROVED, whose proof ends
+``... -> ¬hypothesis`` as FLD's do.
+
 **Proof trees are built backwards** from the goal with the deduction rules of :mod:`finelogic.logic.rules`
 (modus ponens, and-introduction/elimination, or-introduction/elimination, universal instantiation,
 existential introduction/elimination; no rule that needs an assumption). Every new atom gets a fresh
-predicate, so the tree has no accidental shortcuts. The goal is the hypothesis for PROVED and its
-negation (:func:`finelogic.logic.negate`) for DISPROVED, whose proof ends ``... -> ¬hypothesis`` as FLD's do.
+predicate, so the tree has no accidental shortcuts. A goal no other rule builds (¬(conjunction),
+¬(disjunction), ¬∃) comes by modus ponens.
 
 **Depth** (FLD's ``depth``, the paper's "steps" buckets 0–19) is the height of the proof tree: the number
 of rule applications on the longest path from a fact to the hypothesis. The FLD v0.2 record in
@@ -25,8 +33,22 @@ its leaves is removed; the facts then entail neither the hypothesis nor its nega
 **Distractors** are ordinary facts that share the problem's vocabulary (they mention predicates or
 constants of the proof) but are not needed: implications from a fresh premise to a proof literal, proof
 predicates applied to another constant, implications from a proof literal to something fresh, the
-negated-premise variant of a proof implication, universal rules into proof predicates. The exact check,
-with z3, before a set of distractors is kept (otherwise it is resampled, and in the end dropped):
+negated-premise variant of a proof implication, universal rules into proof predicates.
+
+**Decoys** are distractors after FLD's negative-tree distractor (a partial proof of the negated hypothesis
+with a leaf left out): ``D -> g`` or ``(x): D[x] -> g[x]`` where ``g`` is the goal or its negation and ``D``
+a fresh antecedent (a literal, or a conjunction a quarter of the time, like a real one), with a dead-end
+chain ``C -> D`` (0–2 links, 1 most often) whose first antecedent is no fact and is derived by nothing. A
+fact *states* ``g`` when it is ``g``, an implication into ``g`` or a universal implication into it
+(:func:`states`, the consequent rule's reading). Decoys are added, for every label and after the UNKNOWN
+leaf is removed, until the facts state the goal and its negation equally often: once each, or twice each a
+quarter of the time (more when the gold proof and the other distractors already state one side more). So
+which sides are stated tells nothing about the label, and the consequent rule of :mod:`finelogic.eval.cues`
+falls back to the negation rule on every item. ``meta["decoys"]`` lists the decoys' facts, chains included
+(they are in ``meta["distractors"]`` too).
+
+The exact check, with z3, before a set of distractors (decoys included) is kept (otherwise it is resampled,
+and in the end only the decoys are kept):
 
 1. all facts together are consistent, so the label cannot flip;
 2. every leaf of the gold proof is necessary: the facts without that leaf (distractors included) do not
@@ -205,19 +227,40 @@ class _TreeBuilder:
             return And(self.literal(term), self.literal(term))
         return self.literal(term)
 
-    def hypothesis_goal(self) -> Formula:
-        """The formula the gold proof derives: literal, conjunction, disjunction, ¬(conjunction), ∃."""
+    def hypothesis(self) -> Formula:
+        """The hypothesis, drawn without regard to the label; its English has a negation word half the time.
+
+        Half literals; else a conjunction, disjunction or ∃ of literals; the negated half also has
+        ¬(conjunction), ¬(disjunction) and ¬∃ (whose negation, a DISPROVED item's goal, has no outer ¬)."""
+        negated = self.rng.random() < 0.5
         r = self.rng.random()
-        if r < 0.5:
-            return self.literal()
         term = None if self.propositional else self.rng.choice(self.constants)
+        if r < 0.5:
+            atom = self.atom()
+            return Not(atom) if negated else atom
+        if not negated:  # every literal positive
+            if r < 0.7:
+                return And(self.atom(term), self.atom(term))
+            if r < 0.85 or self.propositional:
+                return Or(self.atom(term), self.atom(term))
+            return Exists(X, self.atom(X))
+        if r < 0.6:
+            return And(*self._some_negated(term))
         if r < 0.7:
-            return And(self.literal(term), self.literal(term))
-        if r < 0.8:
-            return Or(self.literal(term), self.literal(term))
-        if r < 0.9 or self.propositional:
+            return Or(*self._some_negated(term))
+        if r < 0.8 or (r >= 0.85 and self.propositional):
             return Not(And(self.literal(term), self.literal(term)))
-        return Exists(X, self.literal(X))
+        if r < 0.85:
+            return Not(Or(self.literal(term), self.literal(term)))
+        if r < 0.9:
+            return Exists(X, Not(self.atom(X)))
+        return Not(Exists(X, self.literal(X)))
+
+    def _some_negated(self, term: Const | None) -> tuple[Formula, Formula]:
+        """Two literals about ``term``, at least one of them negated (each of the three sign patterns alike)."""
+        left, right = self.atom(term), self.atom(term)
+        signs = self.rng.choice(((True, False), (False, True), (True, True)))
+        return tuple(Not(a) if neg else a for a, neg in zip((left, right), signs))
 
     # -- proof search --
     def side_depth(self, depth: int) -> int:
@@ -324,6 +367,44 @@ class _TreeBuilder:
                 out.append(ForAll(X, Implies(self.literal(X), Atom(atom.predicate, X))))
         return out
 
+    def decoys(self, goal: Formula, facts: Sequence[Formula]) -> list[Formula]:
+        """Decoys after which ``facts`` and the decoys state the goal and its negation equally often: as often
+        as the more stated side, and at least once (twice a quarter of the time); module docstring, "Decoys"."""
+        stated = statement_counts(facts, goal)
+        target = max(*stated, 2 if self.rng.random() < 0.25 else 1)
+        out: list[Formula] = []
+        for side, count in zip((goal, negate(goal)), stated):
+            for _ in range(target - count):
+                out += self.decoy(side)
+        return out
+
+    def decoy(self, side: Formula) -> list[Formula]:
+        """``D -> side`` (or ``(x): D[x] -> side[x]``) with fresh ``D``, and ``D``'s dead-end chain
+        ``C -> D`` (0 to 2 links): the chain's first antecedent is no fact and nothing derives it."""
+        cs = sorted(constants(side), key=lambda c: c.name)
+        quantified = any(isinstance(g, (ForAll, Exists)) for g in subformulas(side))
+        if not self.propositional and not quantified and len(cs) == 1 and self.rng.random() < 0.35:
+            (c,) = cs
+            antecedent = self.antecedent_about(c)  # the chain reaches the instance at c, as a real one would
+            body = ForAll(X, Implies(substitute(antecedent, c, X), substitute(side, c, X)))
+            out = [body]
+        else:
+            antecedent = self.antecedent(side)
+            out = [Implies(antecedent, side)]
+        links = self.rng.choices((0, 1, 2), weights=(1, 3, 1))[0]
+        reached = antecedent
+        for _ in range(links):
+            before = self.antecedent(reached)
+            out.append(Implies(before, reached))
+            reached = before
+        return out
+
+    def antecedent_about(self, c: Const) -> Formula:
+        """A fresh antecedent whose literals are about ``c``: a literal, or a conjunction a quarter of the time."""
+        if self.rng.random() < 0.25:
+            return And(self.literal(c), self.literal(c))
+        return self.literal(c)
+
 
 # ----------------------------------------------------------------------------------------------------
 # One problem
@@ -363,8 +444,8 @@ def _vocabulary(rng: random.Random, builder: _TreeBuilder, facts: Sequence[Formu
 def _attempt(rng: random.Random, depth: int, label: str, distractors: tuple[int, int], problem_id: str, seed_meta: object) -> Problem:
     builder = _TreeBuilder(rng, propositional=rng.random() < 0.25, n_constants=rng.randint(1, 3))
     style = label if label != UNKNOWN else rng.choice((PROVED, DISPROVED))
-    goal = builder.hypothesis_goal()
-    hypothesis = goal if style == PROVED else negate(goal)
+    hypothesis = builder.hypothesis()
+    goal = hypothesis if style == PROVED else negate(hypothesis)
     tree = builder.prove(goal, depth)
     if tree.height != depth:
         raise GeneratorError(f"built a tree of height {tree.height} for depth {depth}")
@@ -372,28 +453,27 @@ def _attempt(rng: random.Random, depth: int, label: str, distractors: tuple[int,
     if len(set(nodes)) != len(nodes):
         raise _Rejected("a formula occurs twice in the proof tree")
     leaves = _distinct_in_order(tree.leaves())
+    removed: Formula | None = rng.choice(leaves) if label == UNKNOWN else None
+    kept_leaves = [f for f in leaves if f != removed]
 
+    # decoys are drawn after the other distractors: they balance what the facts finally given state
     chosen: list[Formula] = []
+    decoys: list[Formula] = []
     for _ in range(DISTRACTOR_ATTEMPTS):
         candidates = [d for d in builder.distractors(tree, rng.randint(*distractors)) if d not in nodes]
         candidates = _distinct_in_order(candidates)
-        facts = leaves + candidates
-        if _distractor_check(facts, leaves, goal):
+        decoys = builder.decoys(goal, kept_leaves + candidates)
+        if _distractor_check(leaves + candidates + decoys, leaves, goal):
             chosen = candidates
             break
     else:
         log.debug("%s: distractors dropped after %d draws", problem_id, DISTRACTOR_ATTEMPTS)
-        if not _distractor_check(leaves, leaves, goal):
-            raise GeneratorError(f"{problem_id}: a leaf of the gold proof is not necessary even without distractors")
-
-    removed: Formula | None = None
-    kept_leaves = leaves
-    if label == UNKNOWN:
-        removed = rng.choice(leaves)
-        kept_leaves = [f for f in leaves if f != removed]
+        decoys = builder.decoys(goal, kept_leaves)
+        if not _distractor_check(leaves + decoys, leaves, goal):
+            raise GeneratorError(f"{problem_id}: a leaf of the gold proof is not necessary, or the facts are "
+                                 "inconsistent, with decoys alone")
+    chosen += decoys
     facts = kept_leaves + chosen
-    if not facts:
-        raise _Rejected("an UNKNOWN item with no facts left")
     order = list(range(len(facts)))
     rng.shuffle(order)
     fact_formulas = [facts[i] for i in order]
@@ -408,6 +488,7 @@ def _attempt(rng: random.Random, depth: int, label: str, distractors: tuple[int,
         "seed": seed_meta,
         "vocabulary": vocab.to_dict(),
         "distractors": sorted((fact_ids[f] for f in chosen), key=lambda s: int(s[4:])),
+        "decoys": sorted((fact_ids[f] for f in decoys), key=lambda s: int(s[4:])),
         "propositional": builder.propositional,
     }
     proof = None
