@@ -7,7 +7,7 @@ backend applies the model's chat template.
 
 **System prompt.** The paper's two system prompts, verbatim: three markers for the three-label datasets
 (FLD, FOLIO), two for the two-label ones (Multi-LogiEval, ProntoQA). Which one is used follows from
-``problem.dataset`` (:func:`labels_for`).
+``problem.dataset``'s record (:func:`labels_for`).
 
 **User message.** ``Facts: {facts}\\nHypothesis: {hypothesis}\\n{suffix}`` for every dataset, facts as
 ``fact1: ...`` lines (:attr:`Problem.facts_text`). The loaders already put FOLIO premises, Multi-LogiEval
@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
+from finelogic.data.datasets import DATASETS
 from finelogic.data.problem import DISPROVED, LABELS, PROVED, UNKNOWN, Problem
 from finelogic.settings import Policy
 
@@ -68,12 +69,8 @@ SYSTEM_PROMPT_TWO_LABELS_DIRECT = (
 RELEASED_COT_SUFFIX = ("Let's think step by step, by considering whether each person is lying and if that leads "
                        "to contradiction.")
 
-#: Prompt layouts: ours (the default) and the released code's (see the module docstring).
 #: The prompt layouts: ours (``principled``) and the released script's (``paper_code_compat``).
 LAYOUTS = tuple(Policy)
-
-THREE_LABEL_DATASETS = frozenset({"fld", "folio"})
-TWO_LABEL_DATASETS = frozenset({"multi_logieval", "prontoqa"})
 
 #: The marker the paper's prompts ask for, per label.
 MARKERS = {PROVED: "__PROVED__", DISPROVED: "__DISPROVED__", UNKNOWN: "__UNKNOWN__"}
@@ -118,15 +115,14 @@ def get_setting(setting: PromptSetting | str) -> PromptSetting:
         raise ValueError(f"unknown prompt setting {setting!r}; choose one of {', '.join(SETTINGS)}") from None
 
 
-def labels_for(dataset: str) -> tuple[str, ...]:
-    """The answer labels a dataset uses: (PROVED, DISPROVED, UNKNOWN) for FLD and FOLIO, (PROVED,
-    DISPROVED) for Multi-LogiEval and ProntoQA (Table 1's label types)."""
-    if dataset in THREE_LABEL_DATASETS:
-        return LABELS
-    if dataset in TWO_LABEL_DATASETS:
-        return (PROVED, DISPROVED)
-    known = ", ".join(sorted(THREE_LABEL_DATASETS | TWO_LABEL_DATASETS))
-    raise ValueError(f"no accuracy prompt for dataset {dataset!r}; known datasets: {known}")
+def labels_for(name: str) -> tuple[str, ...]:
+    """The answer labels dataset ``name`` uses, its record's ``labels`` (:mod:`finelogic.data.datasets`):
+    (PROVED, DISPROVED, UNKNOWN) for FLD and FOLIO, (PROVED, DISPROVED) for Multi-LogiEval and ProntoQA."""
+    labels = next((d.labels for d in DATASETS if d.name == name), ())
+    if not labels:
+        known = ", ".join(sorted(d.name for d in DATASETS if d.labels))
+        raise ValueError(f"no accuracy prompt for dataset {name!r}; known datasets: {known}")
+    return labels
 
 
 def system_prompt(dataset: str, setting: PromptSetting | str | None = None,

@@ -115,7 +115,7 @@ def _load_in_time(*args, **kwargs):
     """load_dataset(*args), in a thread given 10 s: a read that blocks (a FIFO) fails the test, not the suite."""
     import threading
 
-    from finelogic.data.loaders import load_dataset
+    from finelogic.data.datasets import load_dataset
 
     outcome = []
 
@@ -139,7 +139,7 @@ def _lines(path, records):
 
 @pytest.mark.parametrize("hostile", ["fifo", "dangling link", "link loop"])
 def test_a_fifo_or_broken_link_in_place_of_prontoqas_file_is_an_error_naming_it_not_the_stand_in(tmp_path, hostile):
-    from finelogic.data.loaders import DatasetFormatError
+    from finelogic.data.datasets import DatasetFormatError
 
     (tmp_path / "prontoqa").mkdir()
     target = tmp_path / "prontoqa" / "dev.json"
@@ -156,7 +156,7 @@ def test_a_fifo_or_broken_link_in_place_of_prontoqas_file_is_an_error_naming_it_
 
 
 def test_a_dangling_folio_file_is_an_error_not_a_fall_back_to_the_other_copy(tmp_path):
-    from finelogic.data.loaders import DatasetFormatError
+    from finelogic.data.datasets import DatasetFormatError
 
     folio = tmp_path / "folio"
     (folio / "Logic-LLM_data_FOLIO").mkdir(parents=True)
@@ -167,7 +167,7 @@ def test_a_dangling_folio_file_is_an_error_not_a_fall_back_to_the_other_copy(tmp
 
 
 def test_a_fifo_named_json_among_fld_files_is_refused_instead_of_blocking(tmp_path):
-    from finelogic.data.loaders import DatasetFormatError
+    from finelogic.data.datasets import DatasetFormatError
 
     os.mkfifo(tmp_path / "z-pipe.json")
     error = _load_in_time("fld", tmp_path)
@@ -175,7 +175,7 @@ def test_a_fifo_named_json_among_fld_files_is_refused_instead_of_blocking(tmp_pa
 
 
 def test_two_items_with_one_id_are_an_error_naming_both(tmp_path):
-    from finelogic.data.loaders import DatasetFormatError
+    from finelogic.data.datasets import DatasetFormatError
 
     path = _lines(tmp_path / "cards.jsonl", [CARD, {**CARD, "answer_index": 1, "answer": "d = c"}])
     error = _load_in_time("logicmark", path)
@@ -187,7 +187,7 @@ def test_two_items_with_one_id_are_an_error_naming_both(tmp_path):
 
 @pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
 def test_a_non_finite_number_is_an_error_never_an_id_like_nan(tmp_path, constant):
-    from finelogic.data.loaders import DatasetFormatError
+    from finelogic.data.datasets import DatasetFormatError
 
     path = tmp_path / "cards.jsonl"
     path.write_text(json.dumps(CARD).replace('"symbolic_00042"', constant) + "\n")
@@ -197,7 +197,7 @@ def test_a_non_finite_number_is_an_error_never_an_id_like_nan(tmp_path, constant
 
 
 def test_json_nested_100000_deep_is_an_error_naming_the_file(tmp_path):
-    from finelogic.data.loaders import DatasetFormatError
+    from finelogic.data.datasets import DatasetFormatError
 
     path = tmp_path / "deep.json"
     path.write_text("[" * 100_000 + "]" * 100_000)
@@ -206,7 +206,7 @@ def test_json_nested_100000_deep_is_an_error_naming_the_file(tmp_path):
 
 
 def test_a_string_of_millions_of_characters_is_an_error_naming_the_item(tmp_path):
-    from finelogic.data.loaders import DatasetFormatError
+    from finelogic.data.datasets import DatasetFormatError
 
     path = _lines(tmp_path / "cards.jsonl", [CARD, {**CARD, "id": "huge", "context": "a = b\n" * 500_000}])
     error = _load_in_time("logicmark", path)

@@ -10,13 +10,8 @@ import pytest
 
 from finelogic.data import DISPROVED, PROVED, UNKNOWN
 from finelogic.data.generators.logicmark import to_record
-from finelogic.data.loaders import (
-    DataNotFoundError,
-    DatasetFormatError,
-    LoadedDataset,
-    load_dataset,
-    split_sentences,
-)
+from finelogic.data.datasets import DataNotFoundError, DatasetFormatError, LoadedDataset, load_dataset
+from finelogic.data.loaders.records import split_sentences
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -495,7 +490,8 @@ def test_table1_summary_counts_labels_options_and_depths():
 
 
 def test_record_converters_are_usable_alone_and_raise_format_errors():
-    from finelogic.data.loaders import fld_problem, logicmark_problem
+    from finelogic.data.loaders.fld import fld_problem
+    from finelogic.data.loaders.logicmark import logicmark_problem
 
     with pytest.raises(DatasetFormatError, match="missing field 'hypothesis'"):
         fld_problem({"context": "sent1: a."}, problem_id="x")
@@ -537,7 +533,7 @@ def test_a_root_without_the_datasets_folder_is_not_searched_for_stray_files(data
 
 
 def test_data_dir_pointing_to_a_missing_folder_is_an_error(tmp_path, monkeypatch):
-    from finelogic.data.loaders import DataDirError
+    from finelogic.data.datasets import DataDirError
     from finelogic.data.suites import evaluation_sets
 
     monkeypatch.setenv("FINELOGIC_DATA_DIR", str(tmp_path / "nonexistent"))

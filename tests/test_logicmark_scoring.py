@@ -8,7 +8,7 @@ import pytest
 from model_fixtures import hf_backend, model_cache  # noqa: F401  (pytest fixtures)
 
 from finelogic.data.generators.logicmark import Config, generate_logicmark, hop_depth, to_record
-from finelogic.data.loaders import logicmark_problem
+from finelogic.data.loaders.logicmark import logicmark_problem
 from finelogic.data.problem import Fact, Problem
 from finelogic.eval.logicmark import (accuracy_by, answer_type, card_average, card_layout, context_of, derivation,
                                       first_argmax, requests_for, score, summaries, with_ci)

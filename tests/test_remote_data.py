@@ -10,18 +10,18 @@ import sys
 
 import pytest
 
-from finelogic.data.loaders import load_dataset
-from finelogic.data.loaders.remote import SOURCES, FetchError, fetch
+from finelogic.data.datasets import DATASETS, dataset, load_dataset
+from finelogic.data.loaders.remote import FetchError, fetch
 
 
 def serve_from(shared_data, requested):
     """An opener that answers a pinned URL with the bytes of the local copy at the same place."""
     def opener(url: str) -> bytes:
         requested.append(url)
-        for source in SOURCES.values():
-            for file in source.files:
-                if url == source.url(file):
-                    return source.local(shared_data, file).read_bytes()
+        for data in DATASETS:
+            for file in data.source.files if data.source else ():
+                if url == data.source.url(file):
+                    return data.source.local(shared_data, data.name, file).read_bytes()
         raise OSError(f"404 {url}")
     return opener
 
@@ -29,16 +29,17 @@ def serve_from(shared_data, requested):
 @pytest.mark.parametrize("name, count", [("folio", 204), ("multi_logieval", 390), ("prontoqa", 500)])
 def test_fetched_files_load_with_the_published_counts(shared_data, tmp_path, name, count):
     requested: list[str] = []
-    root = fetch(name, tmp_path / "data", opener=serve_from(shared_data, requested))
-    assert len(requested) == len(SOURCES[name].files)
-    assert all(f"/{SOURCES[name].commit}/" in url for url in requested)  # the pinned commit, not a branch
+    source = dataset(name).source
+    root = fetch(name, source, tmp_path / "data", opener=serve_from(shared_data, requested))
+    assert len(requested) == len(source.files)
+    assert all(f"/{source.commit}/" in url for url in requested)  # the pinned commit, not a branch
     assert len(load_dataset(name, root)) == count
 
 
 def test_a_second_fetch_downloads_nothing(shared_data, tmp_path):
     requested: list[str] = []
-    fetch("folio", tmp_path, opener=serve_from(shared_data, requested))
-    fetch("folio", tmp_path, opener=serve_from(shared_data, requested))
+    fetch("folio", dataset("folio").source, tmp_path, opener=serve_from(shared_data, requested))
+    fetch("folio", dataset("folio").source, tmp_path, opener=serve_from(shared_data, requested))
     assert requested == ["https://raw.githubusercontent.com/Yale-LILY/FOLIO/"
                          "5d7bb84c7edab3fb358e057d2807f19cf5cf5e2d/data/v0.0/folio-validation.jsonl"]
 
@@ -48,7 +49,7 @@ def test_bytes_other_than_the_pinned_ones_are_an_error_and_not_kept(shared_data,
         return (shared_data / "prontoqa" / "dev.json").read_bytes() + b"\n"
 
     with pytest.raises(FetchError, match=r"dev\.json has SHA-256 [0-9a-f]{64}, expected 2d2e9d0a"):
-        fetch("prontoqa", tmp_path, opener=tampered)
+        fetch("prontoqa", dataset("prontoqa").source, tmp_path, opener=tampered)
     assert not (tmp_path / "prontoqa" / "dev.json").exists()
 
 
@@ -57,13 +58,13 @@ def test_a_failed_download_names_the_url(tmp_path):
         raise ConnectionRefusedError("connection refused")
 
     with pytest.raises(FetchError, match=r"could not fetch https://raw\.githubusercontent\.com/.*dev\.json"):
-        fetch("prontoqa", tmp_path, opener=refused)
+        fetch("prontoqa", dataset("prontoqa").source, tmp_path, opener=refused)
 
 
 def test_without_a_data_dir_load_dataset_reads_the_fetched_copy(shared_data, tmp_path, monkeypatch):
     monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path))
     monkeypatch.delenv("FINELOGIC_DATA_DIR", raising=False)
-    fetch("prontoqa", tmp_path / "data", opener=serve_from(shared_data, []))
+    fetch("prontoqa", dataset("prontoqa").source, tmp_path / "data", opener=serve_from(shared_data, []))
     problems = load_dataset("prontoqa")  # offline (conftest), but the pinned copy is already there
     assert len(problems) == 500 and problems[0].id == "ProntoQA_1"
 

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from finelogic.data.generators.fld import generate_fld
-from finelogic.data.loaders import load_dataset
+from finelogic.data.datasets import load_dataset
 from finelogic.eval.accuracy import token_counts
 from finelogic.eval.probing_data import Readout
 from finelogic.models.spec import open_tokenizer

@@ -3,27 +3,27 @@ stand-ins where the paper itself generated (FLD) or where a faithful generator e
 
 Real files come from ``$FINELOGIC_DATA_DIR``, or, when it is not set and the network is reachable, from the
 datasets' public homes at pinned commits (:mod:`finelogic.data.loaders.remote`). FOLIO and Multi-LogiEval
-have no generator here: without their files they are reported as not present, never faked. Used by the datasets (Table 1) and accuracy (Table 2) notebooks.
+have no generator here: without their files they are reported as not present, never faked. Used by the
+datasets (Table 1) and accuracy (Table 2) notebooks.
 """
 from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from finelogic.data.loaders import DataNotFoundError, load_dataset, remote
-from finelogic.data.loaders.files import default_root
+from finelogic.data.datasets import TEST_SETS, DataNotFoundError, dataset, default_root, load_dataset
 from finelogic.data.problem import Problem
 from finelogic.data.stored import generate_stored
 
 log = logging.getLogger(__name__)
 
-# The paper's names for the four test sets (Table 1 / Table 2 columns) and our dataset keys.
-PAPER_NAMES = {"fld": "FLD", "folio": "FOLIO", "multi_logieval": "Multi-LogiEval", "prontoqa": "ProntoQA"}
-#: The test sets read from real files, which ``limit`` may name.
-REAL_SETS = ("folio", "multi_logieval", "prontoqa")
+#: The paper's names for the four test sets (Table 1 / Table 2 columns), by dataset key.
+PAPER_NAMES = {d.name: d.paper_name for d in TEST_SETS}
+#: The test sets read from their published files (FLD's is generated), which ``limit`` may name.
+REAL_SETS = tuple(d.name for d in TEST_SETS if d.source is not None)
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ class EvalSet:
 
     @property
     def paper_name(self) -> str:
-        return PAPER_NAMES[self.name]
+        return dataset(self.name).paper_name
 
     @property
     def present(self) -> bool:
@@ -115,9 +115,18 @@ def _real(name: str, base: Path | None, limit: int | None, seed: int) -> EvalSet
     if base is not None:
         source = f"real files under {base}"
     else:
-        source = f"published files fetched from {remote.SOURCES[name].home}" if name in remote.SOURCES else "hub"
+        pinned = dataset(name).source
+        source = f"published files fetched from {pinned.home}" if pinned is not None else "hub"
     problems = _subsample(list(problems), limit, seed)
     return EvalSet(name, tuple(problems), source, generated=False)
+
+
+def _prontoqa_stand_in(wanted: ProntoQASet, seed: int) -> EvalSet:
+    """The generated ProntoQA set: the stand-in for the real file, or (``always``) chosen over it."""
+    problems = generate_stored("prontoqa", seed=seed, n=wanted.n, hops=wanted.hops)
+    what = (f"generated (finelogic ProntoQA-style generator, {'/'.join(map(str, wanted.hops))}-hop, chosen over the "
+            "real file)" if wanted.always else "generated stand-in (finelogic ProntoQA-style generator)")
+    return EvalSet("prontoqa", tuple(problems), what, generated=True)
 
 
 def _limit(limit: int | Mapping[str, int | None] | None, name: str) -> int | None:
@@ -157,19 +166,11 @@ def evaluation_sets(settings: TestSets | Mapping[str, Any], seed: int = 0,
     fld_name = settings.fld.name
     fld = generate_stored(fld_name, seed=seed, **settings.fld.kwargs())
     sets = [EvalSet("fld", tuple(fld), f"generated ({fld_name}, finelogic FLD-style generator)", generated=True)]
-    for name in ("folio", "multi_logieval"):
-        sets.append(_real(name, base, _limit(limit, name), seed) or EvalSet(name, (), "not present", generated=False))
     generated_only = settings.prontoqa_generated.always
-    prontoqa = None if generated_only else _real("prontoqa", base, _limit(limit, "prontoqa"), seed)
-    if prontoqa is None:
-        kwargs = {"n": settings.prontoqa_generated.n, "hops": settings.prontoqa_generated.hops}
-        problems = generate_stored("prontoqa", seed=seed, **kwargs)
-        what = "generated (finelogic ProntoQA-style generator" + (
-            f", {'/'.join(map(str, settings.prontoqa_generated.hops))}-hop, chosen over the real file)" if generated_only
-            else ")")
-        prontoqa = EvalSet("prontoqa", tuple(problems), what if generated_only
-                           else "generated stand-in (finelogic ProntoQA-style generator)", generated=True)
-    sets.append(prontoqa)
+    for name in REAL_SETS:  # without files, FOLIO and Multi-LogiEval are not present; ProntoQA is generated
+        real = None if name == "prontoqa" and generated_only else _real(name, base, _limit(limit, name), seed)
+        sets.append(real or (_prontoqa_stand_in(settings.prontoqa_generated, seed) if name == "prontoqa"
+                             else EvalSet(name, (), "not present", generated=False)))
     fraction = settings.first_fraction
     if fraction is not None:
         sets = [replace(s, problems=s.problems[:math.ceil(fraction * len(s.problems))]) for s in sets]

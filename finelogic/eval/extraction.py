@@ -51,6 +51,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
+from finelogic.data.datasets import DATASETS
 from finelogic.data.problem import DISPROVED, LABELS, PROVED, UNKNOWN
 from finelogic.settings import Policy
 
@@ -106,8 +107,6 @@ def extract_answer(response: str | None, policy: Policy | str = Policy.PRINCIPLE
 #: The released compat scorers, by the names the records and pages use.
 SCORERS = ("vllm_overall", "api", "depth")
 
-#: The datasets whose released files store the gold as ``__YES__``/``__NO__``.
-YES_NO_DATASETS = frozenset({"multi_logieval"})
 
 #: The released vLLM scorer's marker order: the first one present (plain substring) wins.
 VLLM_OVERALL_ORDER = ("__PROVED__", "__DISPROVED__", "__UNKNOWN__", "__YES__", "__NO__",
@@ -136,12 +135,12 @@ class ReleasedVerdict:
 
 
 def released_gold_marker(label: str, dataset: str) -> str:
-    """The item's gold as the released files store it: ``__YES__``/``__NO__`` for PROVED/DISPROVED on
-    Multi-LogiEval, else the label's own marker (``__PROVED__``, ``__DISPROVED__``, ``__UNKNOWN__``).
+    """The item's gold as the released files store it: ``__YES__``/``__NO__`` for PROVED/DISPROVED where the
+    dataset's record says ``yes_no_gold`` (Multi-LogiEval), else the label's own marker (``__PROVED__``, ``__DISPROVED__``, ``__UNKNOWN__``).
 
     The FLD file is not in the public snapshot; FLD's own ``proof_label`` is underscored, which is assumed.
     """
-    word = _YES_NO.get(label, label) if dataset in YES_NO_DATASETS else label
+    word = _YES_NO.get(label, label) if _yes_no_gold(dataset) else label
     return f"__{word}__"
 
 
@@ -150,8 +149,13 @@ def _released_verdict(found: str | None, label: str, dataset: str) -> ReleasedVe
     is ``__YES__`` (``__NO__``) and the found marker is ``__PROVED__`` (``__DISPROVED__``)."""
     expected = released_gold_marker(label, dataset).strip("_")
     correct = found == expected or (expected, found) in {("YES", PROVED), ("NO", DISPROVED)}
-    prediction = _AS_LABEL.get(found, found) if dataset in YES_NO_DATASETS else found
+    prediction = _AS_LABEL.get(found, found) if _yes_no_gold(dataset) else found
     return ReleasedVerdict(prediction, correct)
+
+
+def _yes_no_gold(name: str) -> bool:
+    """Whether the released files store dataset ``name``'s gold as ``__YES__``/``__NO__`` (its record says)."""
+    return any(d.yes_no_gold for d in DATASETS if d.name == name)
 
 
 def _first_present(response: str, order: Sequence[str]) -> str | None:

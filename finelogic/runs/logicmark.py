@@ -186,7 +186,7 @@ def logicmark_items(n: int, seed: int, path: str | Path | None = None) -> list[P
 
         # Kept on disk like the test sets: the card's 5,000 items take a minute to generate.
         return generate_stored("logicmark", n=n, seed=seed)
-    from finelogic.data.loaders import load_dataset
+    from finelogic.data.datasets import load_dataset
 
     problems = list(load_dataset("logicmark", path))
     if len(problems) <= n:

@@ -98,9 +98,4 @@ def convert(item: Item) -> Problem:
     return fld_problem(record, problem_id=problem_id, meta={"source": item.location, "format": variant})
 
 
-FORMAT = Format(
-    convert=convert,
-    where="fld/*.json or fld/*.jsonl (FLD v0.2 or FLDx2 records, e.g. fld/test.jsonl)",
-    hub_id="hitachi-nlp/FLD.v2",
-    hub_split="test",
-)
+FORMAT = Format(convert, "fld/*.json or fld/*.jsonl (FLD v0.2 or FLDx2 records, e.g. fld/test.jsonl)")

@@ -85,6 +85,4 @@ FORMAT = Format(
           "or folio/Logic-LLM_data_FOLIO/dev.json (Logic-LM)",
     find=find,
     counts={"folio-validation.jsonl": 204, "folio_v2_validation.jsonl": 203, "Logic-LLM_data_FOLIO/dev.json": 204},
-    hub_id="yale-nlp/FOLIO",
-    hub_split="validation",
 )

@@ -46,9 +46,4 @@ def convert(item: Item) -> Problem:
     return logicmark_problem(item.data, source=item.location)
 
 
-FORMAT = Format(
-    convert=convert,
-    where="logicmark/*.json or logicmark/*.jsonl (records in the LogicMark card's format)",
-    hub_id="AxiomicLabs/LogicMark",
-    hub_split="train",
-)
+FORMAT = Format(convert, "logicmark/*.json or logicmark/*.jsonl (records in the LogicMark card's format)")

@@ -79,7 +79,7 @@ def _json_files(folder: Path, split: str | None) -> list[Path]:
 
 @dataclass(frozen=True)
 class Format:
-    """How one dataset is stored and read: the registry entry of ``finelogic.data.loaders.FORMATS``.
+    """How one dataset's files are found and read: the ``format`` of its :class:`finelogic.data.datasets.Dataset`.
 
     Attributes:
         convert: one raw record (an :class:`Item`) -> Problem; raises :class:`ItemError` naming the field.
@@ -88,7 +88,6 @@ class Format:
             name contains ``split``.
         read: ``file -> items``; default :func:`read_items` (a JSON list, one object, or JSON Lines).
         options: keyword options ``load_dataset`` passes on to ``find`` (none by default).
-        hub_id, hub_split: the Hugging Face copy and its default split, when there is one.
         counts: the documented number of items of each published file, by the end of its path
             (``prontoqa/dev.json``): a known file with another count is an error (``strict=False``: reported).
         missing: ``(files, **options) -> missing file names`` for a selection whose files are all known.
@@ -99,8 +98,6 @@ class Format:
     find: Callable[..., list[Path]] = _json_files
     read: Callable[[Path], list[Item]] | None = None
     options: tuple[str, ...] = ()
-    hub_id: str | None = None
-    hub_split: str | None = None
     counts: Mapping[str, int] = field(default_factory=dict)
     missing: Callable[..., list[str]] | None = None
 

@@ -1,0 +1,282 @@
+"""The datasets: one :class:`Dataset` record each, read by every layer, and :func:`load_dataset`.
+
+A record says what the layers above need to know about a dataset: its paper name (tables), its format (one
+module of :mod:`finelogic.data.loaders`, implementing ``book/data-formats.md``), the labels its prompt offers
+(prompts, answer extraction, chance), how the released files write its gold, and where its published files
+live (a pinned commit, the Hugging Face hub). A new dataset is one format module and one record in
+:data:`DATASETS`.
+
+Where the files come from, in order:
+
+1. ``path`` (a file, a dataset folder such as ``<dir>/folio``, or a root folder in the published layout,
+   one folder per dataset named as the dataset: ``folio/folio-validation.jsonl``,
+   ``multi_logieval/data/d{N}_Data/{fol,pl,nm}/<RULES>.json``, ``prontoqa/dev.json``, ``fld/*.jsonl``,
+   ``logicmark/*.jsonl``, ``paper_eval/*.json``);
+2. ``$FINELOGIC_DATA_DIR`` in the published layout;
+3. when ``$FINELOGIC_DATA_DIR`` is not set and the network is reachable: the record's ``source``, downloaded
+   once at its pinned commit, SHA-256 checked, into ``$FINELOGIC_CACHE/data``
+   (:mod:`finelogic.data.loaders.remote`);
+4. the Hugging Face hub through ``datasets.load_dataset`` (the record's ``hub_id``), only when online:
+   never with ``FINELOGIC_OFFLINE=1``, ``HF_HUB_OFFLINE`` or ``HF_DATASETS_OFFLINE`` set;
+5. otherwise :class:`DataNotFoundError`, which says which files to put where.
+
+Errors. A malformed file or item raises :class:`DatasetFormatError` naming the file, the line (JSONL) or
+item index/id, and the field, e.g. ``.../folio-validation.jsonl line 17: missing field 'conclusion'``.
+With ``strict=False`` bad items (and unreadable files) are skipped instead, but never silently: the result
+is a :class:`LoadedDataset` whose ``.skipped`` lists ``(location, reason)`` pairs, and one warning per
+load summarises the counts by reason.
+
+Checks against silently wrong data: ``$FINELOGIC_DATA_DIR`` naming no folder raises
+:class:`DataDirError`; a published file whose item count differs from its documented one (FOLIO 204/203,
+ProntoQA 500, each Multi-LogiEval rule file, the paper's merged files 203/390/500) and a selection of
+Multi-LogiEval's published files with some missing are errors (``strict=False``: reported in ``.skipped``
+or warned); a UTF-8 file with a stray byte of another encoding is an error naming the byte's offset; a
+folder, FIFO, socket, dangling or looping symbolic link where a file is expected, or a file present but
+unreadable, is an error naming it (:func:`~finelogic.data.loaders.records.data_file`), never a fall-back to
+the next candidate file or to a stand-in; two items with one id, a ``NaN`` or ``Infinity`` anywhere, JSON
+nested thousands deep and strings over a million characters are errors naming the file and item.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from finelogic.config import data_dir
+from finelogic.data.loaders import fld, folio, logicmark, multi_logieval, paper_eval, prontoqa, remote
+from finelogic.data.loaders.records import (DataDirError, DataNotFoundError, DatasetFormatError, Format, Item,
+                                           LoadedDataset, convert_items, data_file, describe, load_files, present,
+                                           warn_skipped)
+from finelogic.data.loaders.remote import OFFLINE_ENV_VARS, RemoteFile, Source
+from finelogic.data.problem import DISPROVED, LABELS, PROVED
+
+log = logging.getLogger("finelogic.data.loaders")
+
+__all__ = ["Dataset", "DATASETS", "TEST_SETS", "dataset", "load_dataset", "load_multi_logieval", "DataDirError",
+           "DataNotFoundError", "DatasetFormatError", "LoadedDataset"]
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """One dataset, everything about it that is not in its files.
+
+    Attributes:
+        name: its key: ``Problem.dataset``, ``load_dataset(name)``, its folder in the published layout.
+        paper_name: as the paper's tables write it (``Multi-LogiEval``).
+        format: how its files are found and read (:class:`~finelogic.data.loaders.records.Format`, the last
+            line of its module in :mod:`finelogic.data.loaders`).
+        labels: the answer labels its prompt offers, in marker order (Table 1's label types); chance is one
+            over their number; empty for a set no accuracy prompt is made for (LogicMark, multiple choice).
+        yes_no_gold: the released files store its gold as ``__YES__``/``__NO__``, not the label's marker
+            (:func:`finelogic.eval.extraction.released_gold_marker`).
+        source: its published files at a pinned commit, fetched when no local copy is given; None: none.
+        hub_id, hub_split: its Hugging Face copy and that copy's default split; None: none.
+    """
+
+    name: str
+    paper_name: str
+    format: Format
+    labels: tuple[str, ...] = ()
+    yes_no_gold: bool = False
+    source: Source | None = None
+    hub_id: str | None = None
+    hub_split: str | None = None
+
+
+_MULTI_LOGIEVAL_SHA256 = (
+    ("data/d4_Data/fol/BD_C_DS_MP.json", "2f298067f4941ebc14ce5fe3961fb5586a9ad89a3cdd7e1aa9a968ffea9df4b5"),
+    ("data/d4_Data/fol/BD_DS_MT_DS.json", "e73b284618d1c62f1f66406beec3301449da578e52850b186949402dee2e743f"),
+    ("data/d4_Data/fol/BD_DS_MT_MT.json", "1628e0a90e25aba320be4b2fc9764f40b2d67cdb731388e024b7f7bfc30c2562"),
+    ("data/d4_Data/fol/CD_C_DS_MP.json", "a945d89853f0afcd41ed2968eb418352bf2c2ac231f330c2c752b38f772cdf84"),
+    ("data/d4_Data/fol/CD_DS_MP_MP.json", "e022212239772e8bb91acaf0778afa2a98fec67d1ca0b1894a2961c9092bf3c3"),
+    ("data/d4_Data/fol/HS_CD_DS_MP.json", "ba3bce89d8ecd82d405fc3825cb6bd5662908d7413e34f6dc35611a776f386a4"),
+    ("data/d4_Data/fol/HS_MT_DS_MP.json", "fa68046e6203afb385c769a9d3471cdb3fc09ecd1d78b01d5d126f94678ab20e"),
+    ("data/d4_Data/fol/I_MT_DMT_DS.json", "7154f4d5902f55e28faceea27aa023ea79a50450cb329909f4f15d19af33b22a"),
+    ("data/d4_Data/nm/d4_1.json", "1b09197bc8d783f0acc679930e37b2d5d10ca4405d32d8e0d81d409bff71f46a"),
+    ("data/d4_Data/nm/d4_2.json", "1b8643d44df7a2475f8620de53e0ca9a26ba5142444eebb025c377a223040789"),
+    ("data/d4_Data/pl/BD_C_DS_MP.json", "b0c7555445336612eacf7e856b5954d4abe1eaf1afcd835863fb118c080e9d3e"),
+    ("data/d4_Data/pl/BD_DS_MT_DS.json", "1778fbd78ba17cb9b1ea16138efeb89654c9dd57ba1b889d4ec0bfff756e2ab5"),
+    ("data/d4_Data/pl/BD_DS_MT_MT.json", "0c82efe51193390e447d413119735f2af1f3dbbcd0dc7adaf3bd8cfe5bb4e438"),
+    ("data/d4_Data/pl/CD_C_DS_MP.json", "94a4f393991bd69886d4be16e40b35e38da72d1192768a59d92381af826061fc"),
+    ("data/d4_Data/pl/CD_DS_MP_MP.json", "59a9574c9c810c2e31533168b4b2d727db6731101729ef79ee2686a5017fb674"),
+    ("data/d4_Data/pl/HS_CD_DS_MP.json", "c5dc391935e04dc7b448c0c17b4cd7d258e96ab20875744b9f00553fc62ddef1"),
+    ("data/d4_Data/pl/HS_MT_DS_MP.json", "94f4cfe5ce7af3b9218877d1a53e23ea707741ebbdcd610ddcb4b269a4f0e6ed"),
+    ("data/d4_Data/pl/I_MT_DMT_DS.json", "09013b6376301317b21c55d94fe290a59c83cfe209f74222aba2f71c859b3d84"),
+    ("data/d5_Data/fol/BD_C_DS_MP_MP.json", "e23e1ed1c7b525e5b7d064e87d0ed28a26f383b67b4ee48dd571179084fe8e09"),
+    ("data/d5_Data/fol/CD_C_DS_MP_MP.json", "52302340cf0111cb7c1bf8e85caa4073f564c30617fa19f036f3fde58243fdd9"),
+    ("data/d5_Data/fol/HS_MT_DS_MP_MP.json", "1fc76322a8c54a182933759b858b37f482c9b9d07b131f0d5df6ba5364a68069"),
+    ("data/d5_Data/nm/d5_1.json", "278d127eb5fc95e3075d743b37241b98bb569a9ab8d4e6958aed2fa58c745256"),
+    ("data/d5_Data/pl/BD_C_DS_MP_MP.json", "77aa8db1ab0a992d44972258fe935a22eb5bab67a3051ab173ddcebd6950cd06"),
+    ("data/d5_Data/pl/CD_C_DS_MP_MP.json", "783a0f26ffcb4eefedf20bf896e515c4ab6993772566484d9de940126cd3e31a"),
+    ("data/d5_Data/pl/HS_MT_DS_MP_MP.json", "bc14ab3cb8a31ebaf4a2038ce2b5e67e6a72c5df3d9e719183b0c9117dc6b36b"),
+)
+
+# The published files the paper evaluated on (FOLIO validation, Multi-LogiEval d4 + d5, ProntoQA's 500-item
+# 5-hop dev set as Logic-LM publishes it), each pinned to a commit and its bytes' SHA-256.
+DATASETS: tuple[Dataset, ...] = (
+    Dataset("fld", "FLD", fld.FORMAT, LABELS, hub_id="hitachi-nlp/FLD.v2", hub_split="test"),
+    Dataset("folio", "FOLIO", folio.FORMAT, LABELS, hub_id="yale-nlp/FOLIO", hub_split="validation", source=Source(
+        "Yale-LILY/FOLIO", "5d7bb84c7edab3fb358e057d2807f19cf5cf5e2d", "data/v0.0/",
+        (RemoteFile("folio-validation.jsonl", "6922c988ef10987bd6545568ee8e63e897af80994591fa20539767da58f8e3d1"),),
+        "CC-BY-SA-4.0")),
+    Dataset("multi_logieval", "Multi-LogiEval", multi_logieval.FORMAT, (PROVED, DISPROVED), yes_no_gold=True,
+            source=Source("Mihir3009/Multi-LogiEval", "6d55ade5dfcc35e1382bf62335df3a061bc4c781", "",
+                          tuple(RemoteFile(path, sha) for path, sha in _MULTI_LOGIEVAL_SHA256), "MIT")),
+    Dataset("prontoqa", "ProntoQA", prontoqa.FORMAT, (PROVED, DISPROVED), source=Source(
+        "teacherpeterpan/Logic-LLM", "d29f1e5e7203e8826cb9c41ba3003e43dc0b9d34", "data/ProntoQA/",
+        (RemoteFile("dev.json", "2d2e9d0adbef05cd66b51d11516b8fb3d3fb2cbc1664867d1123a000f7b11a5f"),),
+        "MIT (Logic-LLM); the ProntoQA generator is Apache-2.0")),
+    Dataset("logicmark", "LogicMark", logicmark.FORMAT, hub_id="AxiomicLabs/LogicMark", hub_split="train"),
+    Dataset("paper_eval", "the paper's merged evaluation files", paper_eval.FORMAT),
+)
+#: The paper's four test sets (Tables 1 and 2), in its order.
+TEST_SETS = DATASETS[:4]
+
+
+def dataset(name: str) -> Dataset:
+    """The record of dataset ``name``; a ValueError naming the known ones otherwise."""
+    found = next((d for d in DATASETS if d.name == name), None)
+    if found is None:
+        raise ValueError(f"unknown dataset {name!r}; expected one of {tuple(d.name for d in DATASETS)}")
+    return found
+
+
+def load_dataset(
+    name: str,
+    path: str | os.PathLike | None = None,
+    split: str | None = None,
+    *,
+    strict: bool = True,
+    **options: Any,
+) -> LoadedDataset:
+    """Load a benchmark as Problem records.
+
+    Args:
+        name: a record's name (:data:`DATASETS`: ``fld``, ``folio``, ``multi_logieval``, ``prontoqa``,
+            ``logicmark``, ``paper_eval``).
+        path: a file, a dataset folder or a root folder in the published layout (module docstring);
+            default ``$FINELOGIC_DATA_DIR``, then the pinned public copies, then the Hugging Face hub.
+        split: file/split selector (``validation``, ``train``, ``dev``, ``test``...); default per dataset.
+        strict: raise :class:`DatasetFormatError` on the first bad item (default) or skip and report it
+            in ``.skipped``.
+        **options: ``multi_logieval`` only: ``depths`` (default (4, 5), the paper's) and ``logic_types``
+            (default ``("fol", "pl", "nm")``): 390 items.
+
+    Returns:
+        A :class:`LoadedDataset` (a list of Problems with ``.skipped``), in file order.
+    """
+    data = dataset(name)
+    fmt = data.format
+    unknown = set(options) - set(fmt.options)
+    if unknown:
+        raise TypeError(f"load_dataset({name!r}) takes no options {sorted(unknown)}")
+    base = Path(path).expanduser() if path is not None else default_root()
+    if path is not None and present(base) and not base.is_dir():
+        data_file(base)  # a FIFO, socket, dangling or looping link given as the file: named, never read
+    if path is not None and not base.exists():
+        raise DataNotFoundError(f"{base}: no such file or folder (expected {fmt.where})")
+    if base is not None:
+        try:
+            files = _local_files(name, fmt, base, split, options)
+        except DataNotFoundError as error:
+            if path is not None:
+                raise
+            raise DataNotFoundError(f"{error} ($FINELOGIC_DATA_DIR = {base})") from None
+        if files:
+            log.info("loading %s from %s", name, ", ".join(map(str, files)))
+            _check_complete(name, fmt, files, strict, options)
+            return load_files(files, fmt.convert, strict, fmt.read, fmt.counts)
+        if path is not None:
+            raise DataNotFoundError(f"no {name} files in {base}: expected {fmt.where}")
+    if base is None and data.source is not None:
+        root = remote.fetched_root(name, data.source)  # None when offline (said once) or the fetch failed (logged)
+        files = _local_files(name, fmt, root, split, options) if root is not None else []
+        if files:
+            log.info("loading %s from %s (fetched from %s)", name, root, data.source.home)
+            _check_complete(name, fmt, files, strict, options)
+            return load_files(files, fmt.convert, strict, fmt.read, fmt.counts)
+    if data.hub_id and remote.network_allowed("huggingface.co"):
+        return from_hub(data.hub_id, split or data.hub_split, fmt.convert, strict)
+    why = (f"{'/'.join(('FINELOGIC_OFFLINE',) + OFFLINE_ENV_VARS)} is set" if remote.env_offline()
+           else "huggingface.co is not reachable")
+    hub = f"; the hub copy {data.hub_id} was not tried because {why}" if data.hub_id else ""
+    raise DataNotFoundError(
+        f"no local files for {name!r}: put {fmt.where} under $FINELOGIC_DATA_DIR "
+        f"(now {os.environ.get('FINELOGIC_DATA_DIR', 'unset')}) or pass path=...{hub}"
+    )
+
+
+def default_root() -> Path | None:
+    """``$FINELOGIC_DATA_DIR`` (None when unset).
+
+    Raises:
+        DataDirError: it is set but names no folder (a typo must not turn real data into stand-ins).
+    """
+    root = data_dir()
+    if root is not None and not root.is_dir():
+        raise DataDirError(f"FINELOGIC_DATA_DIR={os.environ.get('FINELOGIC_DATA_DIR')}: "
+                           f"{'not a folder' if root.exists() else 'no such folder'}; unset it or point it "
+                           "at the data root (folio/, multi_logieval/, prontoqa/, ...)")
+    return root
+
+
+def from_hub(repo: str, split: str, convert: Any, strict: bool) -> LoadedDataset:
+    """Every row of ``repo[split]`` on the Hugging Face hub through ``convert``."""
+    import datasets  # heavy: only when actually loading from the hub
+
+    try:
+        rows = datasets.load_dataset(repo, split=split)
+    except Exception as error:  # a gated, renamed or unreachable copy: the caller falls back to stand-ins
+        raise DataNotFoundError(f"hf:{repo}[{split}] could not be loaded: {type(error).__name__}: {error}") from error
+    items = [Item(dict(row), f"hf:{repo}[{split}] {describe(i, row)}", i, f"{repo.split('/')[-1]}_{split}")
+             for i, row in enumerate(rows)]
+    skipped: list[tuple[str, str]] = []
+    problems = convert_items(items, convert, strict, skipped)
+    warn_skipped(skipped)
+    return LoadedDataset(problems, skipped)
+
+
+def _check_complete(name: str, fmt: Format, files: list[Path], strict: bool, options: dict[str, Any]) -> None:
+    """A selection of published files with some missing is an error (``strict=False``: a warning)."""
+    absent = fmt.missing(files, **options) if fmt.missing and len(files) > 1 else []
+    if absent:
+        message = (f"{name}: {len(absent)} published file(s) missing, so fewer items than documented: "
+                   f"{', '.join(absent)}")
+        if strict:
+            raise DataNotFoundError(message)
+        log.warning("%s (strict=False: loading the rest)", message)
+
+
+def _local_files(name: str, fmt: Format, base: Path, split: str | None, options: dict[str, Any]) -> list[Path]:
+    """The files of ``name`` under ``base``: a file; ``base/name`` in the published layout; ``base`` itself
+    when it is that folder (it holds no other dataset's folder)."""
+    if base.is_file():
+        return [base]
+    if not (base / name).is_dir() and any((base / d.name).is_dir() for d in DATASETS):
+        return []
+    return fmt.find(base / name if (base / name).is_dir() else base, split, **options)
+
+
+def load_multi_logieval(
+    path: str | os.PathLike,
+    *,
+    depths: Sequence[int] = multi_logieval.PAPER_MULTI_LOGIEVAL_DEPTHS,
+    logic_types: Sequence[str] = multi_logieval.MULTI_LOGIEVAL_LOGIC_TYPES,
+    strict: bool = True,
+) -> LoadedDataset:
+    """Multi-LogiEval files ``data/d{N}_Data/{fol,pl,nm}/<RULES>.json`` -> Problems (depth = the file's).
+
+    ``path`` is one file, or a folder holding ``d<N>_Data`` folders (directly, in ``data/``, or in
+    ``multi_logieval/data/``). Files decode as UTF-8, else cp1252 (``meta["encoding"]`` says which).
+    """
+    base = Path(path).expanduser()
+    if present(base) and not base.is_dir():
+        data_file(base)
+    multi_logieval.check_logic_types(logic_types)
+    fmt = multi_logieval.FORMAT
+    files = [base] if base.is_file() else fmt.find(base, depths=depths, logic_types=logic_types)
+    if len(files) > 1:
+        _check_complete("multi_logieval", fmt, files, strict, {"depths": depths, "logic_types": logic_types})
+    return load_files(files, fmt.convert, strict, fmt.read, fmt.counts)
