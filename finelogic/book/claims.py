@@ -2,10 +2,15 @@
 with the verdicts :mod:`finelogic.runs.claims` computed from our runs. Nothing here decides a verdict."""
 from __future__ import annotations
 
+import json
+import math
+
+import matplotlib.pyplot as plt
 import pandas as pd
 
+from finelogic.book import figures
 from finelogic.book.tables import Table, present
-from finelogic.runs.claims import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, VERDICTS
+from finelogic.runs.claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, VERDICTS
 
 #: The verdict table's headers.
 HEADERS = {"claim": "finding", "source": "in the paper", "what_paper_says": "what the paper says",
@@ -18,8 +23,9 @@ def verdict_table(run) -> Table:
     return present(frame, headers=HEADERS,
                    note="Verdicts are computed from this run's upstream results (finelogic.runs.claims), never "
                         f"typed: {REPRODUCED} when the 95% intervals separate in the paper's direction, "
-                        f"{NOT_REPRODUCED} when they separate in the opposite one, {INCONCLUSIVE} otherwise "
-                        "(also when data are missing; the evidence says what).")
+                        f"{NOT_REPRODUCED} when they separate in the opposite one, {INCONCLUSIVE} otherwise, "
+                        f"{NOT_TESTABLE} when the runs lack what the claim needs (the evidence says what). Accuracy "
+                        "gains must also clear the cue rules (best constant answer, negation rule, consequent rule).")
 
 
 def short_table(run) -> Table:
@@ -43,3 +49,73 @@ def counts_sentence(run) -> str:
 def reproduced(run) -> pd.DataFrame:
     """The rows whose verdict is ``reproduced``."""
     return run.verdicts[run.verdicts["verdict"] == REPRODUCED]
+
+
+#: Marker colour per verdict in the forest plot (seaborn's colour-blind palette; grey: nothing to compare).
+VERDICT_COLOURS = {REPRODUCED: 2, NOT_REPRODUCED: 3, INCONCLUSIVE: 0}
+
+
+def weakest_effects(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """Per claim, the compared difference nearest to going against it (the paper is right when every
+    difference lies ``above`` 0, ``below`` 0 or ``within`` its margin: the one with the lowest lower end, the
+    highest upper end, the widest reach), and for accuracy gains the one against the highest cue rule apart:
+    ``claim``, ``verdict``, ``row`` (the plot's row label), ``label``, ``difference``, ``low``, ``high``,
+    ``unit``, ``margin`` (None unless ``within``). A claim with no difference gets a row without numbers."""
+    rows = []
+    for claim in verdicts.itertuples():
+        effects = json.loads(getattr(claim, "effects", "[]") or "[]")
+        cues = [e for e in effects if " rule" in e["label"].split(" − ")[-1] or "constant" in e["label"]]
+        plain = [e for e in effects if e not in cues]
+        groups = [(claim.claim, plain)] + ([(f"{claim.claim}: against the cue rules", cues)] if cues else [])
+        for name, group in groups:
+            if not group:
+                rows.append({"claim": claim.claim, "verdict": claim.verdict, "row": name, "label": "",
+                             "difference": math.nan, "low": math.nan, "high": math.nan, "unit": "pp", "margin": None})
+                continue
+            wanted = group[0].get("wanted", "above")
+            pick = {"above": lambda e: e["low"], "below": lambda e: -e["high"],
+                    "within": lambda e: -max(abs(e["low"]), abs(e["high"]))}[wanted]
+            e = min(group, key=pick)
+            rows.append({"claim": claim.claim, "verdict": claim.verdict, "row": name, "label": e["label"],
+                         "difference": e["difference"], "low": e["low"], "high": e["high"], "unit": e["unit"],
+                         "margin": e.get("margin")})
+    return pd.DataFrame(rows)
+
+
+@figures.themed
+def forest_figure(run, *, title: str = "The paper's findings, tested on our runs"):
+    """A forest plot of the verdicts: per claim (:func:`weakest_effects`) the difference that decided it with
+    its 95% interval, against 0 (no difference) and, for CSS, its equivalence margin; percentage points on
+    one panel, steps (CSS) on another; colour: the verdict. Claims with nothing to compare are listed, greyed."""
+    table = weakest_effects(run.verdicts)
+    units = [u for u in ("pp", "steps") if (table["unit"] == u).any()]
+    sizes = [int((table["unit"] == u).sum()) for u in units]
+    fig, axes = figures.new_figure(len(units), 1, height=0.42 * sum(sizes) + 1.4 * len(units),
+                                   gridspec_kw={"height_ratios": sizes})
+    for ax, unit in zip(axes[:, 0], units):
+        part = table[table["unit"] == unit].iloc[::-1].reset_index(drop=True)
+        for y, row in part.iterrows():
+            colour = (figures.PALETTE[VERDICT_COLOURS[row.verdict]] if row.verdict in VERDICT_COLOURS
+                      else "#9a9a9a")
+            if math.isnan(row.difference):
+                ax.text(0, y, "nothing to compare", va="center", ha="center", color="#6a6a6a", fontsize=figures.FONT)
+                continue
+            ax.errorbar(row.difference, y, xerr=[[row.difference - row.low], [row.high - row.difference]], fmt="o",
+                        color=colour, capsize=3, markersize=6)
+            if row.margin:
+                ax.axvspan(-row.margin, row.margin, ymin=(y + 0.1) / len(part), ymax=(y + 0.9) / len(part),
+                           color="#d0d0d0", alpha=0.6, lw=0)
+        ax.axvline(0, color="#404040", lw=1, ls="--")
+        ax.set_yticks(range(len(part)), [figures.wrap(r, 44) for r in part["row"]])
+        ax.set_ylim(-0.6, len(part) - 0.4)
+        ax.set_xlabel("difference, percentage points" if unit == "pp" else "difference, steps (CSS)")
+    handles = [plt.Line2D([], [], marker="o", ls="", color=figures.PALETTE[c], label=v)
+               for v, c in VERDICT_COLOURS.items() if (table["verdict"] == v).any()]
+    if (table["verdict"] == NOT_TESTABLE).any():
+        handles.append(plt.Line2D([], [], marker="", ls="", label=f"{NOT_TESTABLE}: nothing to compare"))
+    figures.legend_below(fig, handles, [h.get_label() for h in handles])
+    fig.suptitle(title)
+    counts = run.counts()
+    alt = (f"Forest plot of {len(run.verdicts)} findings: for each, the difference our runs measured with its 95% "
+           f"interval against zero; {', '.join(f'{n} {v}' for v, n in counts.items() if n)}.")
+    return figures.finish(fig, alt=alt)

@@ -160,6 +160,35 @@ def claims_short():
     return short_table(made)
 
 
+def test_set_note(run) -> str:
+    """What the consequent rule (:func:`finelogic.eval.cues.consequent_rule`) scores on the study's committed
+    FLD test items: the set was generated before the FLD generator added decoy facts against that cue, and
+    the study was not trained and answered again since."""
+    from finelogic.eval.cues import consequent_rule
+
+    items = [p for s in run.eval_sets if s.name == "fld" for p in s.problems]
+    decided = [p for p in items if p.label != "UNKNOWN"]
+    if not decided:
+        return ""
+    right = sum(consequent_rule(p) == p.label for p in decided)
+    overall = sum(consequent_rule(p) == p.label for p in items)
+    return (f"The study's FLD test items were generated before the FLD generator added decoy facts (facts whose "
+            f"consequent is the hypothesis or its negation but whose antecedent cannot be derived). On them the "
+            f"consequent rule, which follows no chain, answers {right} of the {len(decided)} PROVED/DISPROVED items "
+            f"right ({100 * right / len(decided):.1f}%; {100 * overall / len(items):.1f}% of all {len(items)}). The "
+            "tiny and study profiles generate FLD items with the decoys from now on; the committed study was not "
+            "trained and answered again, so its FLD verdicts are read against this rule.")
+
+
+def claims_forest():
+    """The forest plot of the study's verdicts (:func:`finelogic.book.claims.forest_figure`), or None when no
+    study is committed."""
+    from finelogic.book.claims import forest_figure
+
+    made = read("claims")
+    return None if made is None else forest_figure(made, title="The paper's findings, tested on the laptop-scale study")
+
+
 def shortcut_sentence(run) -> str:
     """For every fine-tuned row of an accuracy run (``SFT-<style>``, LogiPT), on each test set: whether its
     accuracy's 95% interval clears chance, the best constant answer, the negation rule and the consequent rule

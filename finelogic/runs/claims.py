@@ -33,6 +33,7 @@ supervision styles, Section 4); LogiPT is one of the paper's baselines (Section 
 """
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
@@ -57,7 +58,7 @@ REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inco
 NOT_TESTABLE = "not testable here"
 VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_TESTABLE)
 #: Columns of a claims run's ``verdicts`` table.
-VERDICT_COLUMNS = ("claim", "source", "what_paper_says", "verdict", "rule", "evidence")
+VERDICT_COLUMNS = ("claim", "source", "what_paper_says", "verdict", "rule", "evidence", "effects")
 
 #: The base model's row beside the fine-tuned ones: the prompt the styles are trained and tested with.
 BASE_SETTING = "CoT"
@@ -135,9 +136,24 @@ def compare(a: Estimate, b: Estimate) -> str | None:
     return ABOVE if a.low > b.high else BELOW if a.high < b.low else OVERLAP
 
 
+def effect(a: Estimate, b: "Estimate | float", name: str = "") -> dict[str, Any]:
+    """One compared pair as a difference ``a - b`` with its 95% interval (:func:`difference`; against a fixed
+    level ``b``, a cue rule's score, ``a``'s interval shifted): ``label``, ``difference``, ``low``, ``high``,
+    ``unit`` (``pp``: percentage points, or ``steps``)."""
+    if isinstance(b, Estimate):
+        d, low, high = difference(a, b)
+        name = name or b.label
+    else:
+        d, low, high = a.value - b, a.low - b, a.high - b
+    unit = "steps" if a.unit == "steps" else "pp"
+    return {"label": f"{a.label} − {name}", "difference": round(d, 3), "low": round(low, 3), "high": round(high, 3),
+            "unit": unit}
+
+
 @dataclass(frozen=True)
 class Verdict:
-    """A claim's row of the ``verdicts`` table."""
+    """A claim's row of the ``verdicts`` table; ``effects``: the compared pairs as differences (JSON,
+    :func:`effect`), for the forest plot."""
 
     claim: str
     source: str
@@ -145,6 +161,7 @@ class Verdict:
     verdict: str
     rule: str
     evidence: str
+    effects: str = "[]"
 
     def row(self) -> dict[str, str]:
         return {c: getattr(self, c) for c in VERDICT_COLUMNS}
@@ -158,10 +175,14 @@ class Claim:
     source: str
     what_paper_says: str
     rule: str
+    #: Which way its differences go when the paper is right: ``above`` 0, ``below`` 0, or ``within`` a margin.
+    direction: str = "above"
 
-    def verdict(self, verdict: str, evidence: Sequence[str] | str) -> Verdict:
+    def verdict(self, verdict: str, evidence: Sequence[str] | str, effects: Sequence[dict[str, Any]] = ()) -> Verdict:
         text = evidence if isinstance(evidence, str) else "; ".join(e for e in evidence if e)
-        return Verdict(self.claim, self.source, self.what_paper_says, verdict, self.rule, text)
+        effects = [{**e, "wanted": self.direction} for e in effects]
+        return Verdict(self.claim, self.source, self.what_paper_says, verdict, self.rule, text,
+                       json.dumps(effects, ensure_ascii=False))
 
 
 # ------------------------------------------------------------------------------------------- helpers
@@ -231,20 +252,23 @@ def _cut_text(setting: str, cut: int, n: int) -> str:
             "(its accuracy measures the cap)")
 
 
-def cue_outcome(estimate: Estimate, records: pd.DataFrame, problems: Sequence[Any] | None) -> tuple[str | None, str]:
+def cue_outcome(estimate: Estimate, records: pd.DataFrame,
+                problems: Sequence[Any] | None) -> tuple[str | None, str, list[dict[str, Any]]]:
     """Whether ``estimate`` (one row's accuracy on ``records``) clears the cue rules scored on the same items
     (:func:`finelogic.eval.cues.baselines`, pooled over the records' datasets): (``above`` when its interval's
     lower end lies above every rule, ``overlap`` when not; None when no problems were handed in, the
-    evidence text)."""
+    evidence text, the :func:`effect` against the highest rule)."""
     if problems is None:
-        return None, f"{estimate.label}: cue rules not scored (no test items handed in)"
+        return None, f"{estimate.label}: cue rules not scored (no test items handed in)", []
     levels = baselines(matched(records, problems), list(records["gold"].astype(str)))
     named = {f"the {name}": level for name, level in levels.items()}
     reading = clears(estimate.low, named)
     shown = ", ".join(f"{name} {level:.1f}%" for name, level in levels.items())
+    top = max(levels, key=levels.get)
+    effects = [effect(estimate, levels[top], f"the {top}")]
     if reading == BEATS:
-        return ABOVE, f"{estimate.label} above every cue rule ({shown})"
-    return OVERLAP, f"{estimate.label} {reading} ({shown}): a rule that follows no reasoning scores as high"
+        return ABOVE, f"{estimate.label} above every cue rule ({shown})", effects
+    return OVERLAP, f"{estimate.label} {reading} ({shown}): a rule that follows no reasoning scores as high", effects
 
 
 def _name(setting: str) -> str:
@@ -391,8 +415,11 @@ def _raises_over_base(claim: Claim, records: pd.DataFrame, problems: Sequence[An
     cues = [cue_outcome(estimates[s], fld[fld["setting"] == s], problems) for s in styles if s not in cut]
     evidence = [*(b.text() for b, _ in bases), *(estimates[s].text() for s in styles),
                 *(_cut_text(s, *cut[s]) for s in (BASE_SETTING, *styles) if s in cut),
-                *(_outcome_text(o, s, name) for o, s, name in outcomes), *(text for _, text in cues)]
-    return claim.verdict(decide([o for o, _, _ in outcomes] + [o for o, _ in cues], ABOVE), evidence)
+                *(_outcome_text(o, s, name) for o, s, name in outcomes), *(text for _, text, _ in cues)]
+    effects = [effect(estimates[s], b, name) for b, name in compared_bases for s in styles
+               if s not in cut and estimates[s].known and b.known]
+    effects += [e for *_, found in cues for e in found]
+    return claim.verdict(decide([o for o, _, _ in outcomes] + [o for o, _, _ in cues], ABOVE), evidence, effects)
 
 
 NL_TRANSFERS_BEST = Claim(
@@ -430,10 +457,12 @@ def nl_transfers_best(records: pd.DataFrame, problems: Sequence[Any] | None = No
     cut = cut_at_cap(pooled)
     others = [s for s in styles if s != NL and s not in cut]
     outcomes = [] if NL in cut else [compare(estimates[NL], estimates[s]) for s in others]
-    cue, cue_text = (None, "") if NL in cut else cue_outcome(estimates[NL], pooled[pooled["setting"] == NL], problems)
+    cue, cue_text, cue_effects = (None, "", []) if NL in cut else cue_outcome(
+        estimates[NL], pooled[pooled["setting"] == NL], problems)
     evidence = [*(estimates[s].text() for s in styles), *(_cut_text(s, *cut[s]) for s in styles if s in cut),
                 *(_outcome_text(o, NL, s) for o, s in zip(outcomes, others)), cue_text, note]
-    return claim.verdict(decide(outcomes + ([cue] if outcomes else []), ABOVE), evidence)
+    effects = [effect(estimates[NL], estimates[s]) for s in others] + cue_effects if outcomes else []
+    return claim.verdict(decide(outcomes + ([cue] if outcomes else []), ABOVE), evidence, effects)
 
 
 # ------------------------------------------------------------------------------------------- Table 3
@@ -463,7 +492,8 @@ def symbolic_more_atomic(steps: pd.DataFrame) -> Verdict:
                                             *(estimates[s].text() for s in shown)])
     outcome = compare(estimates[STRUCT], estimates[NL])
     evidence = [f"all atomic: {estimates[s].text()}" for s in shown] + [_outcome_text(outcome, STRUCT, NL)]
-    return claim.verdict(decide([outcome], ABOVE), evidence)
+    effects = [effect(estimates[STRUCT], estimates[NL])] if outcome else []
+    return claim.verdict(decide([outcome], ABOVE), evidence, effects)
 
 
 NL_AND_STRUCT_MORE_VALID = Claim(
@@ -498,7 +528,8 @@ def nl_and_struct_more_valid(steps: pd.DataFrame) -> Verdict:
                 *(_outcome_text(o, s, "the base") for o, s in zip(outcomes, styles))]
     if len(styles) < 2:
         evidence.append(f"{NL if NL not in styles else STRUCT} not in the run")
-    return claim.verdict(decide(outcomes, ABOVE), evidence)
+    return claim.verdict(decide(outcomes, ABOVE), evidence,
+                         [effect(estimates[s], base) for s in styles if estimates[s].known])
 
 
 NL_DIRECT_LEAST_RELEVANT = Claim(
@@ -507,7 +538,7 @@ NL_DIRECT_LEAST_RELEVANT = Claim(
     "\"GPT-4o and LogiPT perform exceptionally well on this metric [All Relevant] ... In contrast, SFT-NL and "
     "SFT-Symb-Direct consistently underperform\" (§5.2.2, Table 3).",
     "The all-relevant intervals of SFT-NL and SFT-Symb-Direct each lie below those of the base model, "
-    "SFT-Symb-Struct, SFT-Symb-Filter and LogiPT (those present).")
+    "SFT-Symb-Struct, SFT-Symb-Filter and LogiPT (those present).", direction=BELOW)
 
 
 def nl_direct_least_relevant(steps: pd.DataFrame) -> Verdict:
@@ -527,7 +558,8 @@ def nl_direct_least_relevant(steps: pd.DataFrame) -> Verdict:
     outcomes = [compare(estimates[a], estimates[b]) for a, b in pairs]
     evidence = [f"all relevant: {estimates[low[0]].text()}", *(estimates[s].text() for s in low[1:] + others),
                 *(_outcome_text(o, a, _name(b)) for o, (a, b) in zip(outcomes, pairs))]
-    return claim.verdict(decide(outcomes, BELOW), evidence)
+    effects = [effect(estimates[a], estimates[b]) for (a, b), o in zip(pairs, outcomes) if o]
+    return claim.verdict(decide(outcomes, BELOW), evidence, effects)
 
 
 # ------------------------------------------------------------------------------------------- Table 5, Figure 3
@@ -540,7 +572,7 @@ ACCURACY_FALLS_WITH_DEPTH = Claim(
     "no training samples are available\", \"performance drops by approximately 10% relative to the 12–15 step "
     "range\" (§5.2.1, Figure 3, Table 5).",
     "For every SFT style, FLD accuracy beyond the deepest training depth has an interval below the one at the "
-    "training depths." + CUT_RULE)
+    "training depths." + CUT_RULE, direction=BELOW)
 
 
 def accuracy_falls_beyond_training_depths(records: pd.DataFrame, training_depths: Sequence[int]) -> Verdict:
@@ -575,7 +607,7 @@ def accuracy_falls_beyond_training_depths(records: pd.DataFrame, training_depths
     evidence = [tested, *(f"{within[s].text()}, {beyond[s].text()}" for s in shown),
                 *(_cut_text(s, *cut[s]) for s in shown if s in cut),
                 *(_outcome_text(o, f"{s} beyond", "within") for o, s in zip(outcomes, styles))]
-    return claim.verdict(decide(outcomes, BELOW), evidence)
+    return claim.verdict(decide(outcomes, BELOW), evidence, [effect(beyond[s], within[s], "within") for s in styles])
 
 
 # ------------------------------------------------------------------------------------------- Table 4
@@ -588,7 +620,7 @@ CSS_LITTLE_GAIN = Claim(
     "SFT-Symb-Filter on Llama yields a modest gain\" (§5.2.3, Table 4).",
     f"For most SFT styles the 95% interval of the CSS difference from the base model lies within ±{CSS_MODEST_GAIN:.0%} "
     "of the base's CSS (the paper's one modest gain: 9.7 against 8.0 steps, +21%); not reproduced when for most it "
-    "lies wholly outside.")
+    "lies wholly outside.", direction="within")
 
 
 def difference(a: Estimate, b: Estimate) -> tuple[float, float, float]:
@@ -612,7 +644,7 @@ def css_little_gain(summary: pd.DataFrame, base: str | None = None, readout: str
     if missing:
         return claim.verdict(NOT_TESTABLE, f"missing: {missing}")
     margin = CSS_MODEST_GAIN * base_estimate.value
-    outcomes, texts = [], []
+    outcomes, texts, effects = [], [], []
     for estimate in tuned.values():
         if not (estimate.known and base_estimate.known):
             outcomes.append(None)
@@ -627,8 +659,9 @@ def css_little_gain(summary: pd.DataFrame, base: str | None = None, readout: str
             outcome, word = OVERLAP, "unclear"
         outcomes.append(outcome)
         texts.append(f"{estimate.text()}: difference {d:+.2f} steps [{low:+.2f}, {high:+.2f}], {word}")
+        effects.append({**effect(estimate, base_estimate, "the base"), "margin": round(margin, 3)})
     evidence = [note, base_estimate.text(), f"margin ±{margin:.2f} steps", *texts]
-    return claim.verdict(decide(outcomes, BELOW, most=True), evidence)
+    return claim.verdict(decide(outcomes, BELOW, most=True), evidence, effects)
 
 
 def _against_base(claim: Claim, summary: pd.DataFrame, task: str, base: str | None, readout: str | None, *,
@@ -640,7 +673,8 @@ def _against_base(claim: Claim, summary: pd.DataFrame, task: str, base: str | No
     outcomes = [compare(e, base_estimate) for e in tuned.values()]
     evidence = [note, base_estimate.text(), *(e.text() for e in tuned.values()),
                 *(_outcome_text(o, s, "the base") for o, s in zip(outcomes, tuned))]
-    return claim.verdict(decide(outcomes, ABOVE, most=most), evidence)
+    effects = [effect(e, base_estimate, "the base") for e in tuned.values() if e.known and base_estimate.known]
+    return claim.verdict(decide(outcomes, ABOVE, most=most), evidence, effects)
 
 
 def _best_style(claim: Claim, summary: pd.DataFrame, task: str, best: str, base: str | None,
@@ -654,7 +688,8 @@ def _best_style(claim: Claim, summary: pd.DataFrame, task: str, best: str, base:
     others = [s for s in tuned if s != best]
     outcomes = [compare(tuned[best], tuned[s]) for s in others]
     evidence = [note, *(e.text() for e in tuned.values()), *(_outcome_text(o, best, s) for o, s in zip(outcomes, others))]
-    return claim.verdict(decide(outcomes, ABOVE), evidence)
+    effects = [effect(tuned[best], tuned[s]) for s, o in zip(others, outcomes) if o]
+    return claim.verdict(decide(outcomes, ABOVE), evidence, effects)
 
 
 RFI_GAINS = Claim(
