@@ -103,8 +103,7 @@ def forest_figure(run, *, title: str = "The paper's findings, tested on our runs
             ax.errorbar(row.difference, y, xerr=[[row.difference - row.low], [row.high - row.difference]], fmt="o",
                         color=colour, capsize=3, markersize=6)
             if row.margin:
-                ax.axvspan(-row.margin, row.margin, ymin=(y + 0.1) / len(part), ymax=(y + 0.9) / len(part),
-                           color="#d0d0d0", alpha=0.6, lw=0)
+                ax.fill_betweenx([y - 0.4, y + 0.4], -row.margin, row.margin, color="#d0d0d0", alpha=0.6, lw=0)
         ax.axvline(0, color="#404040", lw=1, ls="--")
         ax.set_yticks(range(len(part)), [figures.wrap(r, 44) for r in part["row"]])
         ax.set_ylim(-0.6, len(part) - 0.4)
