@@ -35,14 +35,14 @@ def test_accuracy_forced_choice_above_chance_and_markers_never_written():
     assert text.startswith("0 of 34 responses ended with an answer marker (the model never wrote one)")
     # 25/30 = 83.3%, Wilson [66.4, 92.7]: above 33.3; 2/4 = 50% [15.0, 85.0]: contains 50.
     assert "above chance on FLD CoT 83.3% [66.4, 92.7] (n = 30), chance 33.3%" in text
-    assert "indistinguishable from chance on ProntoQA CoT 50.0% [15.0, 85.0] (n = 4), chance 50.0%" in text
+    assert "and indistinguishable from chance on ProntoQA CoT" in text and "[15.0, 85.0]" not in text
 
 
 def test_accuracy_marker_accuracy_with_its_interval_and_no_forced_answers():
     records = _records("fld", "Direct", [True] * 2 + [False] * 8, [None] * 10)
     text = findings.accuracy(SimpleNamespace(records=records))
     assert "10 of 10 responses ended with an answer marker" in text
-    assert "indistinguishable from chance on FLD Direct 20.0% [5.7, 51.0] (n = 10)" in text
+    assert "marker accuracy is indistinguishable from chance on FLD Direct." in text
     assert text.endswith("No forced-choice answers were scored in this run.")
     assert "supports nothing" in findings.accuracy(SimpleNamespace(records=pd.DataFrame()))
 
@@ -134,4 +134,4 @@ def test_accuracy_names_the_model_when_the_run_has_several():
     records = pd.concat([_records("fld", "CoT", [True] * 3, [None] * 3),
                          _records("fld", "CoT", [False] * 3, [None] * 3).assign(model="m2")])
     text = findings.accuracy(SimpleNamespace(records=records))
-    assert "m FLD CoT 100.0% [43.9, 100.0] (n = 3)" in text and "m2 FLD CoT 0.0% [0.0, 56.1] (n = 3)" in text
+    assert "m FLD CoT 100.0% [43.9, 100.0] (n = 3)" in text and "indistinguishable from chance on m2 FLD CoT" in text

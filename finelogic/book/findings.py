@@ -96,19 +96,35 @@ def _scored_markers(records: pd.DataFrame) -> int:
     return int((~unscored).sum())
 
 
-def _cells_against_chance(summary: pd.DataFrame, label: Iterable[str]) -> dict[str, list[str]]:
-    """Each summary row as ``"<label> <value> [..] (n = ..)"``, grouped by its verdict against chance."""
-    verdicts: dict[str, list[str]] = {"above": [], "indistinguishable from": [], "below": []}
+#: At most this many cells above or below chance are quoted with their intervals; the rest are counted.
+QUOTED = 3
+
+
+def _cells_against_chance(summary: pd.DataFrame, label: Iterable[str]) -> dict[str, list[tuple[str, str]]]:
+    """Each summary row as (``label``, ``"<label> <value> [..] (n = ..), chance .."``), grouped by its verdict
+    against chance."""
+    verdicts: dict[str, list[tuple[str, str]]] = {"above": [], "below": [], "indistinguishable from": []}
     for row, name in zip(summary.itertuples(), label):
         verdict = against_level(row.ci_low, row.ci_high, row.chance)
-        verdicts[verdict].append(f"{name} {interval_text(row.accuracy, row.ci_low, row.ci_high, row.n)}, "
-                                 f"chance {row.chance:.1f}%")
+        verdicts[verdict].append((name, f"{name} {interval_text(row.accuracy, row.ci_low, row.ci_high, row.n)}, "
+                                        f"chance {row.chance:.1f}%"))
     return verdicts
 
 
-def _verdict_sentence(verdicts: dict[str, list[str]]) -> str:
-    """``"above chance on A; B, and indistinguishable from chance on C"``."""
-    return ", and ".join(f"{verdict} chance on {_joined(cells)}" for verdict, cells in verdicts.items() if cells)
+def _verdict_sentence(verdicts: dict[str, list[tuple[str, str]]]) -> str:
+    """``"above chance on A 50.0% [..] (n = ..), chance 33.3%, and indistinguishable from chance on B, C"``: the
+    cells that differ from chance quoted (at most :data:`QUOTED` each), the others named."""
+    parts = []
+    for verdict, cells in verdicts.items():
+        if not cells:
+            continue
+        if verdict == "indistinguishable from":
+            parts.append(f"{verdict} chance on {_joined([name for name, _ in cells])}")
+            continue
+        quoted = [text for _, text in cells[:QUOTED]]
+        more = f" and {len(cells) - QUOTED} more" if len(cells) > QUOTED else ""
+        parts.append(f"{verdict} chance on {_joined(quoted)}{more}")
+    return ", and ".join(parts)
 
 
 def accuracy(run) -> str:
