@@ -160,16 +160,17 @@ def test_selection_inference_sends_two_calls_per_round_and_one_answer_call_whate
     few, many = ScriptedModel(), ScriptedModel()
     selection_inference(PROBLEMS[:2], few, CONFIG, rounds=5)
     selection_inference(PROBLEMS, many, CONFIG, rounds=5)
-    # Gold proofs here have 0-2 steps. Round 1 ends the one-step proofs (hypothesis reached) and the UNKNOWN
-    # items (the script restates a fact: no new statement); round 2 ends the rest; then one answer call.
-    assert many.batches == [8, 8, 4, 4, 8] and few.batches == [2, 2, 1, 1, 2]
-    assert few.stats.calls == many.stats.calls == 5
+    # Gold proofs here have 0-3 steps. Round 1 ends the one-step proofs (hypothesis reached) and the UNKNOWN
+    # items (the script restates a fact: no new statement); round 2 ends the two-step ones, round 3 the one
+    # three-step proof (fld-disproved-2); then one answer call. Calls follow the rounds, not the problems.
+    assert many.batches == [8, 8, 4, 4, 1, 1, 8] and few.batches == [2, 2, 1, 1, 2]
+    assert (few.stats.calls, many.stats.calls) == (2 * 2 + 1, 2 * 3 + 1)
 
 
 def test_selection_inference_stops_at_the_round_limit_and_still_answers():
     model = ScriptedModel()
     trace = selection_inference(FLD[1:2], model, CONFIG, rounds=1).traces[0]
-    assert trace["stopped"] == "round limit" and trace["proof"] == FLD[1].proof.split(" int1 ->")[0]
+    assert trace["stopped"] == "round limit" and trace["proof"] == FLD[1].proof.split("; ")[0] + ";"  # step 1 only
     assert [c["stage"] for c in trace["calls"]] == ["select-1", "infer-1", "answer"]
 
 

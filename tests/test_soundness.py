@@ -268,8 +268,8 @@ def test_smoke_soundness_run_that_judges_no_responses_judges_gold_proofs_only(re
     # smoke's 6 FLD items: the 4 PROVED/DISPROVED ones have gold proofs, every gold step sound
     assert run.gold_steps["sample"].nunique() == 4
     assert run.gold_steps["valid"].all() and run.gold_steps["atomic"].all()
-    assert run.labels.set_index("kind")["n"].to_dict() == {"gold": 12, "merged": 6, "swapped_premise": 11,
-                                                           "negated_conclusion": 12}
+    assert run.labels.set_index("kind")["n"].to_dict() == {"gold": 13, "merged": 6, "swapped_premise": 12,
+                                                           "negated_conclusion": 13}
     assert run.quality["judge"].tolist() == ["symbolic", "symbolic"]  # smoke: no LLM judge
     assert run.quality["accuracy"].tolist() == [1.0, 1.0]
     assert run.example_problem is not None and len(run.example) >= 3
