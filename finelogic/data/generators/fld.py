@@ -5,9 +5,9 @@ paper's Appendix A.1 (test: depths 0–19 × 25 PROVED + 25 DISPROVED, plus 100 
 0–15 × 250 + 250, plus 1,500 UNKNOWN).
 
 **The hypothesis is drawn first**, the same way whatever the label (:meth:`_TreeBuilder.hypothesis`): a
-literal half the time, else a conjunction, disjunction or ∃ of literals, and its English has a negation word
-(``not``, ``it is not the case that``) half the time: ¬literal, a compound with a negated literal,
-¬(conjunction), ¬(disjunction), ¬∃. So nothing in the hypothesis's wording tells the label; the negation
+literal half the time, else a conjunction, disjunction or ∃ (none in propositional problems) of literals, and
+its English has a negation word (``not``, ``it is not the case that``) half the time: ¬literal, a compound
+with a negated literal, ¬(conjunction), ¬(disjunction), ¬∃. So nothing in the hypothesis's wording tells the label; the negation
 rule of :mod:`finelogic.eval.cues` is at chance on PROVED/DISPROVED items. The goal is the hypothesis for
 PROVED and its negation (:func:`finelogic.logic.negate`) for DISPROVED, whose proof ends
 ``... -> ¬hypothesis`` as FLD's do.
