@@ -28,7 +28,7 @@ from finelogic.logic.formula import (
 )
 from finelogic.logic.parser import FormulaSyntaxError, PositionedSyntaxError, parse_formula
 from finelogic.logic.proof import ProofNotationError, ProofStep, parse_proof_steps, parse_step
-from finelogic.logic.prover import ProverError, Theory, consistent, entails, entails_each, to_z3
+from finelogic.logic.prover import ProverError, Theory, consistent, entails, entails_each
 from finelogic.logic.rules import (
     RULE_NAMES,
     RULES,
@@ -49,7 +49,7 @@ __all__ = [
     "Term", "Var", "constants", "format_formula", "free_vars", "negate", "predicates", "subformulas",
     "substitute", "FormulaSyntaxError", "PositionedSyntaxError", "parse_formula",
     "ProofNotationError", "ProofStep", "parse_proof_steps", "parse_step",
-    "ProverError", "Theory", "consistent", "entails", "entails_each", "to_z3",
+    "ProverError", "Theory", "consistent", "entails", "entails_each",
     "RULE_NAMES", "RULES", "Discharged", "MetaFormula", "MetaTerm", "Rule", "Substituted",
     "instantiate_rule", "is_atomic_step", "match", "matches_rule", "premise_formulas",
 ]

@@ -172,11 +172,8 @@ def free_vars(f: Formula) -> frozenset[Var]:
 
 
 def substitute(f: Formula, old: Term, new: Term) -> Formula:
-    """Replace the term ``old`` by ``new`` everywhere it occurs free in ``f``.
-
-    Replacing a variable by a constant is universal instantiation's ``P[x:=c]``; replacing a constant by a
-    variable is the inverse the generator uses to build ``(x): P`` from an instance ``P[c]``.
-    """
+    """Replace the term ``old`` by ``new`` wherever it occurs free in ``f``: a variable by a constant is
+    universal instantiation's ``P[x:=c]``, a constant by a variable builds ``(x): P`` from ``P[c]``."""
     if isinstance(f, Atom):
         return Atom(f.predicate, new) if f.term == old else f
     if isinstance(f, Falsum):
@@ -193,9 +190,6 @@ def substitute(f: Formula, old: Term, new: Term) -> Formula:
 
 
 def negate(f: Formula) -> Formula:
-    """The negation FLD means by ``¬hypothesis``: ``¬F``, except that ``¬G`` negates to ``G``.
-
-    FLD's DISPROVED proofs end ``... -> ¬hypothesis`` with the last step deriving this formula, e.g. the
-    hypothesis ``¬({C} & {D})`` is disproved by deriving ``({C} & {D})``.
-    """
+    """The negation FLD means by ``¬hypothesis``: ``¬F``, except that ``¬G`` negates to ``G`` (a DISPROVED
+    proof of ``¬({C} & {D})`` derives ``({C} & {D})``)."""
     return f.body if isinstance(f, Not) else Not(f)

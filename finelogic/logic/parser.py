@@ -33,11 +33,8 @@ from finelogic.logic.formula import (
 
 
 class PositionedSyntaxError(ValueError):
-    """A text outside a grammar: ``message`` says what, ``text`` and ``position`` (0-based) where.
-
-    Subclasses say in what unit ``position`` counts (a character of a formula, a word of a sentence)
-    by overriding :meth:`describe`, the exception's message.
-    """
+    """A text outside a grammar: ``message`` says what, ``text`` and ``position`` (0-based) where; subclasses
+    say what ``position`` counts by overriding :meth:`describe`."""
 
     def __init__(self, message: str, text: str, position: int) -> None:
         self.message = message
@@ -183,9 +180,7 @@ class _Parser:
 
 @lru_cache(maxsize=65536)
 def parse_formula(text: str) -> Formula:
-    """Parse one formula in FLD notation, e.g. ``(x): ¬({B}x & {D}x) -> ¬{D}x``.
-
-    Results are cached (formulas are immutable): the generator and the judge parse the same strings often.
+    """Parse one formula in FLD notation, e.g. ``(x): ¬({B}x & {D}x) -> ¬{D}x`` (cached: it is immutable).
 
     Raises:
         FormulaSyntaxError: naming the text and the 0-based position of the offending token.

@@ -114,8 +114,7 @@ def parse_step(text: str, *, sent_ids: bool = False) -> ProofStep:
 
 
 def parse_proof_steps(proof: str) -> list[ProofStep]:
-    """Split a gold FLD proof string (``a & b -> int1: text; int1 -> hypothesis;``) into its steps; raw
-    records' ``sentN`` ids are read too.
+    """Split a gold FLD proof (``a & b -> int1: text; int1 -> hypothesis;``) into steps; ``sentN`` ids read too.
 
     Raises:
         ProofNotationError: a step that is not FLD notation (see :func:`parse_step`).

@@ -58,11 +58,6 @@ def _variable(name: str) -> z3.ExprRef:
     return z3.Const(f"v_{name}", ENTITY)
 
 
-def to_z3(formula: Formula) -> z3.BoolRef:
-    """The z3 Boolean expression for ``formula`` over the uninterpreted sort :data:`ENTITY`."""
-    return _to_z3(formula)
-
-
 @lru_cache(maxsize=65536)
 def _to_z3(f: Formula) -> z3.BoolRef:
     if isinstance(f, Atom):
@@ -89,8 +84,7 @@ def _to_z3(f: Formula) -> z3.BoolRef:
 
 @lru_cache(maxsize=1)
 def _solver() -> z3.Solver:
-    # One incremental solver reused with push/pop: ~10x faster than a fresh Solver per query (measured
-    # 0.2 ms vs 1.7 ms for a small FLD query). Not thread-safe, like z3's default context.
+    # One incremental solver reused with push/pop (much faster than a fresh one per query); not thread-safe.
     solver = z3.Solver()
     solver.set("timeout", TIMEOUT_MS)
     return solver
@@ -125,11 +119,8 @@ def _consistent(formulas: frozenset[Formula]) -> bool:
 
 
 def entails(premises: Iterable[Formula], conclusion: Formula) -> bool:
-    """True when every model of ``premises`` satisfies ``conclusion`` (premises ∧ ¬conclusion unsat).
-
-    Results are cached on (set of premises, conclusion): the generator and the symbolic judge ask the
-    same questions repeatedly.
-    """
+    """True when every model of ``premises`` satisfies ``conclusion`` (premises ∧ ¬conclusion unsat); cached
+    on (set of premises, conclusion)."""
     return _entails(frozenset(premises), conclusion)
 
 
@@ -139,12 +130,8 @@ def consistent(formulas: Iterable[Formula]) -> bool:
 
 
 def entails_each(steps: Iterable[tuple[Iterable[Formula], Formula]]) -> bool:
-    """True when every ``(premises, conclusion)`` pair is valid, decided by one z3 call.
-
-    Validity of each pair is unsatisfiability of ``∧premises ∧ ¬conclusion``; all are valid exactly when
-    the disjunction of these is unsatisfiable. One query instead of one per step (a proof of depth 19
-    has 20–40 steps).
-    """
+    """True when every ``(premises, conclusion)`` pair is valid, decided by one z3 call: all are valid exactly
+    when the disjunction of their ``∧premises ∧ ¬conclusion`` is unsatisfiable."""
     disjuncts = [z3.And(*[_to_z3(p) for p in premises], z3.Not(_to_z3(c))) for premises, c in steps]
     if not disjuncts:
         return True
@@ -154,12 +141,10 @@ def entails_each(steps: Iterable[tuple[Iterable[Formula], Formula]]) -> bool:
 class Theory:
     """A fixed list of facts loaded into z3 once and queried about its subsets; use it in a ``with`` block.
 
-    Each fact is asserted behind a guard literal, in a pushed scope of the shared solver; a query switches
-    the wanted facts on as assumptions. Asking "do the facts without fact k still entail G?" for every k
-    then costs one cheap incremental check each instead of a solver run each (the FLD generator's
-    distractor check), and the shared, already-initialised solver saves z3's start-up cost (measured:
-    ~3 ms vs ~10 ms for two label queries on a depth-10 problem). Other queries (``entails``) may run
-    while the block is open: a fact whose guard is not assumed constrains nothing.
+    Each fact is asserted behind a guard literal in a pushed scope of the shared solver, and a query assumes
+    the wanted guards, so "do the facts without fact k still entail G?" is one incremental check per k (the
+    FLD generator's distractor check). Other queries (``entails``) may run while the block is open: a fact
+    whose guard is not assumed constrains nothing.
 
         with Theory(facts) as theory:
             theory.entails(goal, without=[facts[0]])
@@ -214,6 +199,6 @@ class Theory:
 
 
 def clear_cache() -> None:
-    """Forget cached z3 results (e.g. to time the prover itself)."""
+    """Forget cached z3 results (to time the prover itself)."""
     _entails.cache_clear()
     _consistent.cache_clear()

@@ -1,26 +1,19 @@
 """FLD's deduction rules as data, pattern matching, and the atomicity test of a proof step.
 
-Paper §3.2 (stepwise soundness): a step is *atomic* when it "applies a single, minimal inference rule".
-Here that is made exact: :func:`is_atomic_step` is True when ``(premises, conclusion)`` is one instance of
-one rule in :data:`RULES`, the deduction rules of the FLD generator (``book/data-formats.md``, "Deduction rules").
+Paper §3.2 (stepwise soundness): a step is *atomic* when it "applies a single, minimal inference rule";
+:func:`is_atomic_step` makes that exact: ``(premises, conclusion)`` is one instance of one rule in
+:data:`RULES`, the FLD generator's deduction rules (``book/data-formats.md``, "Deduction rules").
 
-A rule is a tuple of premise patterns and a conclusion pattern. Patterns are formulas that may contain
-metavariables: :class:`MetaFormula` stands for any formula (so negated / conjoined / disjoined "variants"
-of a rule are instances of the rule itself), :class:`MetaTerm` for a term, and :class:`Substituted` for
-``P[x:=c]``, the instance of a quantifier body. Matching is syntactic: premises are matched in any order,
-quantified variables must have the same name on both sides (FLD writes ``x`` throughout), there is no
-matching modulo commutativity (``(A & B)`` does not match ``(B & A)``).
+A rule is premise patterns and a conclusion pattern, formulas with metavariables: :class:`MetaFormula`
+(any formula, so negated / conjoined "variants" of a rule are instances of it), :class:`MetaTerm` (a term)
+and :class:`Substituted` (``P[x:=c]``). Matching is syntactic: premises in any order, quantified variables
+named alike on both sides, no matching modulo commutativity (``(A & B)`` does not match ``(B & A)``).
 
-How the rules that need assumptions are treated: implication introduction and negation introduction
-discharge an assumption. FLD writes such a step ``[assump1] & int2 -> int3``; here a discharged premise is
-wrapped in :class:`Discharged`, and the rule patterns say where. The step is atomic like any other; its
-validity is a property of the derivation (the assumption was opened earlier with ``void -> assump1``), so
-:func:`premise_formulas` drops discharged premises before a z3 check. Opening an assumption
-(``void -> assump1: A``) has no premises and is not a deduction-rule step: callers skip it, as the paper's
-code does for relevance.
-
-Left out on purpose: universal generalisation (``P[c] ⊢ (x): P``) and any rule whose side condition
-ranges over the whole derivation (``c`` occurs in no open assumption): a single step cannot show it.
+Implication and negation introduction discharge an assumption, written ``[assump1] & int2 -> int3``: the
+discharged premise is a :class:`Discharged`, and :func:`premise_formulas` drops it before a z3 check.
+Opening an assumption (``void -> assump1: A``) is no rule step: callers skip it, as the paper's code does
+for relevance. Left out on purpose: universal generalisation and any rule whose side condition ranges over
+the whole derivation; a single step cannot show it.
 """
 from __future__ import annotations
 
@@ -85,11 +78,9 @@ Bindings = Mapping[str, Union[Formula, Term]]
 
 @dataclass(frozen=True)
 class Rule:
-    """One deduction rule: ``premises ⊢ conclusion`` over metavariables.
-
-    ``not_free_in`` lists (term metavariable, formula metavariable) pairs: the term must not occur free in
-    the formula (existential elimination's eigenvariable condition).
-    """
+    """One deduction rule ``premises ⊢ conclusion`` over metavariables; ``not_free_in`` lists (term, formula)
+    metavariable pairs where the term must not occur free in the formula (existential elimination's
+    eigenvariable condition)."""
 
     name: str
     premises: tuple
@@ -218,13 +209,9 @@ def matches_rule(premises: Sequence[Premise], conclusion: Formula) -> tuple[str,
 
 
 def is_atomic_step(premises: Sequence[Premise], conclusion: Formula) -> bool:
-    """Paper §3.2 atomicity, made exact: the step is one application of one deduction rule of :data:`RULES`.
-
-    True when at least one rule matches (a degenerate step that fits two readings is still one
-    application); False for a step that merges rules, e.g. ``{A}, {A} -> {B}, {B} -> {C} ⊢ {C}``.
-    Validity is a separate question (:func:`finelogic.logic.prover.entails`); every rule is sound, so an
-    atomic step with only undischarged premises is also valid.
-    """
+    """Paper §3.2 atomicity, made exact: the step is one application of one rule of :data:`RULES` (a
+    degenerate step fitting two readings still counts); False for a step that merges rules, e.g. ``{A}, {A} ->
+    {B}, {B} -> {C} ⊢ {C}``. Validity is :func:`finelogic.logic.prover.entails`'s question."""
     return bool(matches_rule(premises, conclusion))
 
 
