@@ -126,14 +126,24 @@ def decode(kind: str, raw: Any) -> Any:
     return value
 
 
+def _whole_loglikelihood(v: Any) -> bool:
+    return (type(v) is list and len(v) == 3 and type(v[1]) is int and type(v[2]) is bool and v[1] >= 0
+            and (type(v[0]) is float or type(v[0]) is int) and v[0] == v[0] and v[0] != math.inf)
+
+
+def _whole_generation(v: Any) -> bool:
+    return (type(v) is dict and len(v) == 2 and type(v.get("text")) is str and bool(v["text"])
+            and "finish_reason" in v and (v["finish_reason"] is None or type(v["finish_reason"]) is str))
+
+
+_USUAL = {"loglikelihood": _whole_loglikelihood, "generate": _whole_generation}  # a good value, in one test
+
+
 def check(kind: str, value: Any) -> None:
     """Raise :class:`BadValue` unless ``value`` (parsed JSON) is of ``kind``'s type (see :func:`decode`)."""
+    if kind in _USUAL and _USUAL[kind](value):
+        return
     if kind == "loglikelihood":
-        # The usual case in one test (a paper-size rerun reads 120,000 of them); the reason when it fails.
-        if type(value) is list and len(value) == 3 and type(value[1]) is int and type(value[2]) is bool \
-                and value[1] >= 0 and (type(value[0]) is float or type(value[0]) is int) \
-                and value[0] == value[0] and value[0] != math.inf:
-            return
         if not (isinstance(value, list) and len(value) == 3):
             raise BadValue(f"a log-likelihood must be [logprob, tokens, greedy], not {_short(value)}")
         logprob, tokens, greedy = value
@@ -144,10 +154,6 @@ def check(kind: str, value: Any) -> None:
             raise BadValue(f"the token count must be a whole number >= 0, not {_short(tokens)}")
         raise BadValue(f"'greedy' must be true or false, not {_short(greedy)}")
     if kind == "generate":
-        if type(value) is dict and len(value) == 2 and type(value.get("text")) is str and value["text"] \
-                and (value.get("finish_reason") is None or type(value["finish_reason"]) is str) \
-                and "finish_reason" in value:
-            return
         if not isinstance(value, dict) or set(value) - {"text", "finish_reason"}:
             raise BadValue(f"a generation must be {{'text', 'finish_reason'}}, not {_short(value)}")
         if not isinstance(value.get("text"), str) or not value["text"]:
@@ -158,21 +164,10 @@ def check(kind: str, value: Any) -> None:
 
 
 def check_all(kind: str, values: dict[str, Any]) -> dict[str, BadValue]:
-    """:func:`check` of every value of ``values`` (by key), the usual good values of the two JSON kinds
-    passed in one inline test each (a paper-size rerun checks 120,000); what is wrong with each bad one."""
-    inf = math.inf
-    if kind == "loglikelihood":
-        suspect = [k for k, v in values.items() if not (
-            type(v) is list and len(v) == 3 and type(v[1]) is int and type(v[2]) is bool and v[1] >= 0
-            and (type(v[0]) is float or type(v[0]) is int) and v[0] == v[0] and v[0] != inf)]
-    elif kind == "generate":
-        suspect = [k for k, v in values.items() if not (
-            type(v) is dict and len(v) == 2 and type(v.get("text")) is str and v["text"]
-            and "finish_reason" in v and (v["finish_reason"] is None or type(v["finish_reason"]) is str))]
-    else:
-        suspect = list(values)
+    """:func:`check` of every value of ``values`` (by key); what is wrong with each bad one."""
+    whole = _USUAL.get(kind)
     bad = {}
-    for key in suspect:
+    for key in (k for k, v in values.items() if whole is None or not whole(v)):
         try:
             check(kind, values[key])
         except BadValue as error:
@@ -221,7 +216,7 @@ def _short(value: Any) -> str:
 
 def _arrays_blob(result: Any) -> bytes:
     """One array, or a list of arrays with the same trailing shape, as an ``.npz`` blob: all rows in one
-    member (reading an ``.npz`` member costs about 0.15 ms) and the rows per array."""
+    member (each member read costs a lookup in the archive) and the rows per array."""
     nested = isinstance(result, list)
     arrays = [np.asarray(a) for a in (result if nested else [result])]
     if any(a.dtype == object for a in arrays):

@@ -43,7 +43,7 @@ Multi-LogiEval: on FLD, FOLIO and ProntoQA a first-found ``NO`` (inside ``NOTE``
 makes the answer wrong. The functions score any text exactly as the released code would, the empty text
 included (the vLLM scorer reads it as UNKNOWN); the accuracy records never hand them an empty response
 (:func:`finelogic.eval.accuracy.accuracy_record` counts it as "no output" instead), because an empty
-completion is a failed request (a null or empty server reply, issue 17), not a model's answer.
+completion is a failed request (a null or empty server reply), not a model's answer.
 """
 from __future__ import annotations
 
@@ -103,9 +103,6 @@ def extract_answer(response: str | None, policy: Policy | str = Policy.PRINCIPLE
 
 
 # ------------------------------------------------------------------------------------ released scorers
-
-#: The released compat scorers, by the names the records and pages use.
-SCORERS = ("vllm_overall", "api", "depth")
 
 
 #: The released vLLM scorer's marker order: the first one present (plain substring) wins.

