@@ -3,53 +3,30 @@
 The paper did not release its probing sets; this module rebuilds them from the description
 (``book/released-code.md``, "Probing"): PROVED and DISPROVED problems only, split by problem.
 
-* **Task A, CSS** (correctness spanning steps): one row per proof prefix ending at step ``i``
-  (``i = 1..n``); label = the problem's answer (1 = PROVED, 0 = DISPROVED).
+* **Task A, CSS** (correctness spanning steps): one row per proof prefix ending at step ``i = 1..n``;
+  label = the problem's answer (1 = PROVED, 0 = DISPROVED).
 * **Task B, RFI** (redundant facts identification): after all facts and the hypothesis, three rows each
-  append one *necessary* fact (cited by the gold proof) and three each append one *redundant* fact (a
-  distractor: ``meta["distractors"]``, never cited); label 1 = necessary. The six are three pairs of one
-  formula shape and close length (:func:`rfi_pairs`): distractors are simpler formulas than the facts a
-  proof cites, so unmatched facts would give the label away by their words ("both", "either", "there is").
-* **Task C, NSD** (next-step derivability): at up to six intermediate points ``k`` (after proof step
-  ``k``), three rows each append a step that is *derivable now* and three a step that is *not yet
-  derivable*; label 1 = derivable.
+  append a *necessary* fact (cited by the gold proof) and three a *redundant* one (``meta["distractors"]``);
+  label 1 = necessary. They are three pairs of one formula shape and close length (:func:`rfi_pairs`), since
+  distractors are simpler formulas whose words ("both", "either") would give the label away.
+* **Task C, NSD** (next-step derivability): at up to six points ``k`` (after proof step ``k``), three rows
+  append a step *derivable now* and three one *not yet derivable*; label 1 = derivable.
 
-**NSD candidates, and why they look alike.** Both classes are one-rule inferences (modus ponens,
-universal instantiation, and-elimination, existential introduction, and-introduction of two ground
-literals) that are *not* gold-proof steps and do
-not conclude the hypothesis or its negation, so neither class is "the proof's own steps". They differ in
-one thing only, where their premises stand:
+NSD candidates are one-rule inferences (modus ponens, universal instantiation, and-elimination, existential
+introduction, and-introduction of two ground literals) that are neither gold steps nor the hypothesis or its
+negation. They differ only in where their premises stand: derivable now (:func:`derivable_now`) has every
+premise on the page and a new conclusion z3 confirms; not yet derivable (:func:`not_yet_derivable`) uses at
+least one gold conclusion still to come, and the page plus everything written so far does not entail it.
+A candidate is written with its premises as text, without ids (``<premise> & <premise> -> int{k+1}:
+<conclusion>``): ids would give the class away, since a premise still to come has none. Each point draws
+pairs of the same rule and closest line length (:func:`nsd_pairs`); a point is usable when three pairs
+exist, and a problem gets up to six usable points. :func:`finelogic.eval.probing.text_only_predictions`
+checks that the candidate line alone sits at chance.
 
-* derivable now (:func:`derivable_now`): every premise is on the page (a fact or one of the ``k``
-  conclusions written), the conclusion is not, the step is one rule and z3 confirms it;
-* not yet derivable (:func:`not_yet_derivable`): one rule from the page *plus at least one gold
-  conclusion still to come* (so the step appears once the proof gets there: it is entailed by the facts),
-  and z3 finds that its premises on the page together with every conclusion written so far do not entail
-  it; it is also none of the derivable-now conclusions.
-
-A candidate is rendered with its premises *as text, without ids*: ``<premise> & <premise> -> int{k+1}:
-<conclusion>`` (premise sentences as on the page, final period dropped; every candidate concludes the
-next free id ``int{k+1}``). Ids would give the class away: a reader at point ``k`` can cite only ids on
-the page, and a premise still to come has none, so any id scheme either cites an unwritten id (the old
-sets: "cites an unwritten ``int``" classified every row) or drops the premise (fewer premises = not yet).
-As text, both classes cite the same number of premises of the same kinds; whether a premise is on the
-page is exactly what the probe should find, and only the context shows it. At each point the two classes
-are drawn in *pairs of the same rule*, each derivable step with the not-yet step of closest line length
-(:func:`nsd_pairs`), so the rule mix and the lengths match. A text-only probe on the candidate line
-(:func:`finelogic.eval.probing.text_only_predictions`) checks that the surface alone sits at chance.
-
-A point is usable when three such pairs exist; a problem gets up to six usable points (the paper's six),
-fewer only when its proof has fewer.
-
-**Problems and splits.** :func:`probing_problems` draws the same number of problems for every
-``(depth, label)`` cell (extras spread in a seeded order); :func:`split_problems` puts the same share of
-every cell in the test split (largest remainder, members chosen with the seed), so train and test hold
-the same depths and labels.
-
-**Read-outs** (:class:`Readout`): ``chat`` is the paper's (system + user = the problem, assistant = the
-proof prefix and the appended candidate, then the generation prompt); ``plain`` is the problem text, a
-newline, the proof prefix and the candidate, read at their last token. A :class:`ProbeRow` keeps the
-exact text split into the shared ``prefix`` and the appended ``suffix``.
+:func:`probing_problems` draws the same number of problems per ``(depth, label)`` cell and
+:func:`split_problems` puts the same share of every cell in the test split. Read-outs (:class:`Readout`):
+``chat`` is the paper's (the problem as system + user, the proof prefix and candidate as the assistant,
+then the generation prompt); ``plain`` is the problem text, a newline, the prefix and the candidate.
 """
 from __future__ import annotations
 
@@ -69,12 +46,10 @@ from finelogic.logic.proof import ProofStep, parse_proof_steps
 from finelogic.memo import memo_key
 
 TASKS = ("css", "rfi", "nsd")
-TASK_NAMES = {"css": "CSS", "rfi": "RFI", "nsd": "NSD"}
 LABEL_VALUE = {PROVED: 1, DISPROVED: 0}
 CANDIDATES_PER_CLASS = 3
 _X = Var("x")
-#: The package sources that draw the problems and rows (:func:`finelogic.memo.source_version` of them
-#: versions their memo: a change to any of them draws again).
+#: The sources that draw the problems and rows: a change to any of them draws again (their memo's version).
 SOURCES = ("eval/probing_data.py", "data/problem.py", "data/generators", "logic")
 
 
@@ -88,10 +63,8 @@ class ProbeRow:
         split: ``train`` or ``test``.
         step: proof steps inside the prefix (CSS: ``i`` of 1..n; RFI: 0; NSD: the point ``k``).
         n_steps: steps of the problem's gold proof.
-        label: CSS 1 = PROVED / 0 = DISPROVED; RFI 1 = necessary / 0 = redundant; NSD 1 = derivable now /
-            0 = not yet derivable.
-        candidate: the row's own line, what the text-only baseline reads: RFI the appended ``fact3: ...``,
-            NSD the appended step line, CSS the prefix's last step (part of the prefix: nothing is appended).
+        label: CSS 1 = PROVED; RFI 1 = necessary; NSD 1 = derivable now.
+        candidate: the row's own line, what the text-only baseline reads (CSS: the prefix's last step).
         prefix: exact text shared by the problem's rows up to the appended part (one KV cache).
         suffix: exact text after it (candidate and, for ``chat``, the end of turn + generation prompt).
     """
@@ -117,12 +90,9 @@ class ProbeRow:
 
 @dataclass(frozen=True)
 class Readout:
-    """How a problem, a proof prefix and a candidate become text.
-
-    ``chat`` wraps them in the model's chat template (``tokenizer`` required); ``plain`` writes
-    ``problem text + "\\n" + assistant text``. :meth:`frame` gives the text before and after the
-    assistant's content, so ``frame[0] + content + frame[1]`` is the whole read-out text.
-    """
+    """How a problem, a proof prefix and a candidate become text: ``chat`` wraps them in the model's chat
+    template (``tokenizer`` required), ``plain`` writes ``problem text + "\\n" + assistant text``; ``frame[0]
+    + content + frame[1]`` is the whole text."""
 
     name: str
     tokenizer: Any = field(default=None, compare=False, repr=False)
@@ -162,16 +132,11 @@ def probing_problems(n: int, seed: int, depths: Iterable[int], *, distractors: t
                      memo: MutableMapping[str, Any] | None = None) -> list[Problem]:
     """``n`` PROVED/DISPROVED FLD-style problems usable by all three tasks, deterministically from ``seed``.
 
-    Every ``(depth, label)`` cell gets ``n // cells`` problems; the ``n % cells`` extras go one each to the
-    cells first in an order shuffled with ``seed``, PROVED and DISPROVED alternating and the DISPROVED ones
-    starting half-way round the depths (so labels differ by at most one, and depths by at most one). Item ``j`` of a cell is :func:`~finelogic.data.generators.fld.generate_fld_problem`
-    of ``"probing/<seed>/<depth>/<label>/<j>"``; a draw is kept when it has at least three necessary and
-    three redundant facts of matching shapes (RFI, :func:`rfi_pairs`) and ``min_nsd_points`` NSD points (:func:`nsd_points`). Returned in cell
-    order, depth by depth (PROVED before DISPROVED).
-
-    ``memo``: a mapping kept across runs (a :class:`finelogic.memo.Memo` versioned by :data:`SOURCES`): the
-    problems of these arguments are read from it when there and put in it when drawn (the z3 checks of
-    550 paper-size problems take minutes).
+    Cells ``(depth, label)`` get counts from :func:`cell_counts`; item ``j`` of a cell is
+    :func:`~finelogic.data.generators.fld.generate_fld_problem` of ``"probing/<seed>/<depth>/<label>/<j>"``,
+    kept when it has three same-shape RFI pairs and ``min_nsd_points`` NSD points. Returned depth by depth,
+    PROVED before DISPROVED. ``memo`` (a :class:`finelogic.memo.Memo` versioned by :data:`SOURCES`) keeps the
+    drawn problems across runs: their z3 checks take minutes at paper size.
     """
     from finelogic.data.generators.fld import generate_fld_problem
 
@@ -205,7 +170,9 @@ def probing_problems(n: int, seed: int, depths: Iterable[int], *, distractors: t
 
 
 def cell_counts(n: int, depths: Sequence[int], seed: int) -> dict[tuple[int, str], int]:
-    """Problems per ``(depth, label)`` cell for :func:`probing_problems`: as even as ``n`` allows."""
+    """Problems per ``(depth, label)`` cell: ``n // cells`` each, the extras one each to cells in a seeded
+    order, PROVED and DISPROVED alternating (DISPROVED starting half-way round), so labels and depths differ
+    by at most one."""
     order = list(depths)
     random.Random(f"probing-cells/{seed}").shuffle(order)
     turn = (len(order) + 1) // 2  # DISPROVED extras start half-way round: labels and depths stay within one
@@ -226,13 +193,9 @@ def _eligible(problem: Problem, min_nsd_points: int) -> bool:
 
 
 def split_problems(problems: Sequence[Problem], n_train: int, seed: int = 0) -> dict[str, list[Problem]]:
-    """Train / test split stratified by ``(depth, label)``, deterministic from ``seed``.
-
-    The ``len(problems) - n_train`` test problems are shared out over the cells in proportion to their
-    sizes (largest remainder; ties to the larger cell, then to the cell first in the problems' order);
-    each cell's test members are the first of its problems shuffled with ``random.Random(f"split/{seed}/
-    {depth}/{label}")``. Both splits keep the problems' order.
-    """
+    """Train / test split stratified by ``(depth, label)``: the test problems are shared out over the cells by
+    size (largest remainder), each cell's members chosen with
+    ``random.Random(f"split/{seed}/{depth}/{label}")``; both splits keep the problems' order."""
     n_test = len(problems) - n_train
     if n_test < 0 or n_train < 0:
         raise ValueError(f"n_train={n_train} with {len(problems)} problems")
@@ -257,9 +220,7 @@ def split_problems(problems: Sequence[Problem], n_train: int, seed: int = 0) -> 
 
 @functools.lru_cache(maxsize=8192)
 def gold_steps(proof: str) -> tuple[ProofStep, ...]:
-    """A gold proof's steps (:func:`~finelogic.logic.proof.parse_proof_steps`), parsed once per proof text:
-    every task and every model's read-out reads the same proofs (a paper-size probing run parsed each
-    proof a dozen times, 40% of building its rows)."""
+    """A gold proof's steps, parsed once per proof text (every task and read-out reads the same proofs)."""
     return tuple(parse_proof_steps(proof))
 
 
@@ -301,9 +262,6 @@ class ProofLogic:
         out.update({s.conclusion: s.text for s in self.steps if s.text is not None})
         return out
 
-    def step_formulas(self, step: ProofStep) -> tuple[list[Formula], Formula]:
-        return [self.formulas[p] for p in step.premises], self.formulas[step.conclusion]
-
 
 def fact_roles(problem: Problem) -> tuple[list[str], list[str]]:
     """``(necessary, redundant)`` fact ids: cited by the gold proof / listed as distractors, in fact order."""
@@ -315,8 +273,8 @@ def fact_roles(problem: Problem) -> tuple[list[str], list[str]]:
 
 
 def derivable_now(premises: Sequence[Formula], conclusion: Formula, available: Iterable[Formula]) -> bool:
-    """One inference away (module docstring): premises on the page, conclusion new, one rule, z3-valid.
-    ``available`` may be a set already (built once per point: formulas hash recursively)."""
+    """One inference away: premises on the page, conclusion new, one rule, z3-valid (``available`` may already
+    be a set)."""
     on_page = available if isinstance(available, (set, frozenset)) else set(available)
     return (all(p in on_page for p in premises) and conclusion not in on_page
             and bool(matches_rule(list(premises), conclusion)) and entails(premises, conclusion))
@@ -324,8 +282,8 @@ def derivable_now(premises: Sequence[Formula], conclusion: Formula, available: I
 
 def not_yet_derivable(premises: Sequence[Formula], conclusion: Formula, available: Iterable[Formula],
                       derived: Iterable[Formula]) -> bool:
-    """Not on the page, and the step's premises that are on the page plus everything ``derived`` so far
-    do not entail it (z3): some premise it needs is still missing. ``available`` may be a set already."""
+    """Not on the page, and the step's premises on the page plus everything ``derived`` so far do not entail
+    it (z3)."""
     on_page = available if isinstance(available, (set, frozenset)) else set(available)
     if conclusion in on_page:
         return False
@@ -334,14 +292,12 @@ def not_yet_derivable(premises: Sequence[Formula], conclusion: Formula, availabl
 
 @dataclass(frozen=True)
 class Candidate:
-    """A proof line offered at an NSD point (module docstring: premises as text, no ids).
+    """A proof line offered at an NSD point, its premises written as text.
 
     Attributes:
-        premises: the premises' ids in the gold problem (facts, ``intN``; never shown to the model).
+        premises: the premises' ids in the gold problem (never shown to the model).
         premise_texts: their sentences as the page writes them, final period dropped.
-        conclusion: the next free id ``int{k+1}``.
-        formula: the conclusion's formula.
-        text: the conclusion's sentence.
+        conclusion: the next free id ``int{k+1}``; ``formula`` and ``text`` its formula and sentence.
         derivable: True = derivable now, False = not yet derivable.
         rule: the one rule that makes it (``and_elim_left``, ``modus_ponens``, ...).
     """
@@ -365,8 +321,7 @@ class Candidate:
 
 
 def nsd_candidates(proof: ProofLogic, k: int) -> tuple[list[Candidate], list[Candidate]]:
-    """``(derivable, not_derivable)`` candidates after step ``k`` (module docstring), each checked with the
-    logic core; in the order :func:`_one_rule_inferences` yields them."""
+    """``(derivable, not_derivable)`` candidates after step ``k``, in :func:`_one_rule_inferences` order."""
     point = _Point(proof, k)
     yes = point.derivable()
     no = [c for c in (point.not_yet(i) for i in point.not_yet_pool()) if c is not None]
@@ -374,13 +329,9 @@ def nsd_candidates(proof: ProofLogic, k: int) -> tuple[list[Candidate], list[Can
 
 
 def point_usable(proof: ProofLogic, k: int, count: int = CANDIDATES_PER_CLASS) -> bool:
-    """Whether point ``k`` allows ``count`` same-rule pairs: ``pairs_possible(*nsd_candidates(proof, k)) >=
-    count``, without checking every not-yet step with z3 (the slow part of drawing probing problems).
-
-    Not-yet steps are checked in :func:`nsd_candidates`' order, but only those of a rule that still lacks
-    a partner, and only until ``count`` pairs exist. A step of another rule is checked only when a later
-    step with the same conclusion needs to know whether it came first (``nsd_candidates`` keeps the first
-    of equal conclusions), so the answer is the same as the full count's."""
+    """Whether point ``k`` allows ``count`` same-rule pairs, as ``pairs_possible(*nsd_candidates(proof, k)) >=
+    count`` would say, but z3-checking only the not-yet steps of rules still lacking a partner (and an earlier
+    step of equal conclusion where the first one kept decides)."""
     point = _Point(proof, k)
     yes_by_rule: dict[str, int] = {}
     for c in point.derivable():
@@ -411,8 +362,8 @@ def _rule_family(rule: str) -> str:
 
 
 class _Point:
-    """The state of an NSD point ``k``: what is on the page, what is still to come, and the candidates
-    found so far (``now``: derivable conclusions; ``later``: not-yet conclusions, first one kept)."""
+    """An NSD point ``k``: what is on the page, what is still to come, and the conclusions found so far
+    (``now`` derivable, ``later`` not yet; the first of equal conclusions kept)."""
 
     def __init__(self, proof: ProofLogic, k: int) -> None:
         self.proof, self.k = proof, k
@@ -452,7 +403,7 @@ class _Point:
 
     def not_yet_pool(self) -> Iterable[tuple[tuple[str, ...], Formula, str]]:
         """One-rule steps using a conclusion still to come, not excluded and not derivable now (call
-        :meth:`derivable` first), in :func:`_one_rule_inferences` order; not yet checked with z3."""
+        :meth:`derivable` first); not yet z3-checked."""
         self.ahead = {**self.available, **self.future}
         future = set(self.future)
         for premise_ids, conclusion, rule in _one_rule_inferences(self.ahead):
@@ -460,8 +411,7 @@ class _Point:
                 yield premise_ids, conclusion, rule
 
     def not_yet(self, inference: tuple[tuple[str, ...], Formula, str]) -> Candidate | None:
-        """The pool step as a not-yet-derivable candidate (fills ``later``), or None when it is not one
-        or its conclusion is already a candidate."""
+        """The pool step as a not-yet-derivable candidate (fills ``later``), or None."""
         premise_ids, conclusion, rule = inference
         if conclusion in self.later:
             return None
@@ -477,9 +427,8 @@ class _Point:
 
 
 def _one_rule_inferences(available: Mapping[str, Formula]) -> Iterable[tuple[tuple[str, ...], Formula, str]]:
-    """New conclusions one rule away from ``available``: modus ponens, universal instantiation,
-    and-elimination, existential introduction, and-introduction of two ground literals (in that order;
-    the candidates' pool)."""
+    """New conclusions one rule away from ``available``, in the order modus ponens, universal instantiation,
+    and-elimination, existential introduction, and-introduction of two ground literals."""
     by_formula = {f: i for i, f in available.items()}
     terms = sorted({c for f in available.values() for c in constants(f)}, key=lambda c: c.name)
     for i, f in available.items():
@@ -518,9 +467,8 @@ def pairs_possible(yes: Sequence[Candidate], no: Sequence[Candidate]) -> int:
 
 def nsd_pairs(yes: Sequence[Candidate], no: Sequence[Candidate], rng: random.Random,
               count: int = CANDIDATES_PER_CLASS) -> list[tuple[Candidate, Candidate]]:
-    """``count`` pairs (derivable, not yet) of the same rule, each not-yet step the unused one of closest
-    line length (ties: the first in shuffled order); derivable steps tried in an order shuffled by ``rng``,
-    rarest rule first so that ``count`` pairs are found whenever :func:`pairs_possible` allows them."""
+    """``count`` (derivable, not yet) pairs of the same rule, each not-yet step the unused one of closest line
+    length; rarest rule first, in an ``rng``-shuffled order. Raises ValueError when fewer exist."""
     yes, no = list(yes), list(no)
     rng.shuffle(yes)
     rng.shuffle(no)
@@ -584,11 +532,8 @@ def rfi_rows(problem: Problem, readout: Readout, split: str, rng: random.Random)
 
 
 def formula_shape(formula: Formula) -> str:
-    """The formula with its predicates and constants blanked: ``(¬Pa -> Pa)``, ``∀(Px -> Pa)``, ``Pa``.
-
-    Distractor facts are mostly simple (literals, ``if A then B``, ``for everything ...``) while gold
-    proofs also cite conjunctions, disjunctions and existentials, so the shape alone would tell a
-    necessary fact from a redundant one; RFI pairs facts of one shape."""
+    """The formula with predicates and constants blanked (``(¬Pa -> Pa)``, ``∀(Px -> Pa)``): RFI pairs facts
+    of one shape, since distractors are mostly simpler than the facts a proof cites."""
     if isinstance(formula, Atom):
         return "Px" if isinstance(formula.term, Var) else "Pa"
     if isinstance(formula, Not):
@@ -603,8 +548,8 @@ def formula_shape(formula: Formula) -> str:
 
 def rfi_pairs(problem: Problem, rng: random.Random, count: int = CANDIDATES_PER_CLASS) -> list[tuple[str, str]]:
     """``count`` (necessary, redundant) fact-id pairs of one :func:`formula_shape`, each redundant fact the
-    unused one of closest text length; necessary facts tried in an order shuffled by ``rng``, rarest
-    shape first. Raises ValueError when the facts allow fewer pairs."""
+    unused one of closest text length; rarest shape first, in an ``rng``-shuffled order. Raises ValueError
+    when fewer exist."""
     necessary, redundant = fact_roles(problem)
     shape = {i: formula_shape(parse_formula(problem.formulas[i])) for i in necessary + redundant}
     necessary, redundant = list(necessary), list(redundant)
@@ -638,9 +583,9 @@ def rfi_pairs_possible(problem: Problem) -> int:
 
 def nsd_rows(problem: Problem, readout: Readout, split: str, rng: random.Random, points: int = 6, *,
              lines: Sequence[tuple[int, Sequence[tuple[str, int]]]] | None = None) -> list[ProbeRow]:
-    """Task C: at up to ``points`` random intermediate points, 3 derivable and 3 not-yet-derivable steps
-    (three same-rule pairs, :func:`nsd_pairs`): derivable rows first, each point's rows together.
-    ``lines``: :func:`nsd_lines` of the problem drawn earlier with the same ``rng`` (then ``rng`` is unused)."""
+    """Task C: at up to ``points`` random points, 3 derivable and 3 not-yet-derivable steps
+    (:func:`nsd_pairs`), derivable rows first; ``lines``: the problem's :func:`nsd_lines` drawn earlier with
+    the same ``rng``."""
     proof = ProofLogic.of(problem)
     head, tail = readout.frame(problem)
     rows = []
@@ -652,8 +597,7 @@ def nsd_rows(problem: Problem, readout: Readout, split: str, rng: random.Random,
 
 
 def nsd_lines(problem: Problem, rng: random.Random, points: int = 6) -> list[tuple[int, list[tuple[str, int]]]]:
-    """What :func:`nsd_rows` appends, without the read-out: ``(k, [(line, label), ...])`` per point, the
-    derivable lines (label 1) first."""
+    """What :func:`nsd_rows` appends, without the read-out: ``(k, [(line, label), ...])`` per point."""
     return [(k, [(c.line(), int(c.derivable)) for c in [y for y, _ in pairs] + [n for _, n in pairs]])
             for k, pairs in _nsd_choices(ProofLogic.of(problem), points, rng)]
 
@@ -663,10 +607,8 @@ _NSD_CHOICES: OrderedDict[tuple[Any, ...], tuple[list[tuple[int, list[tuple[Cand
 
 
 def _nsd_choices(proof: ProofLogic, points: int, rng: random.Random) -> list[tuple[int, list[tuple[Candidate, Candidate]]]]:
-    """The points and pairs :func:`nsd_rows` writes, drawn with ``rng``. They do not depend on the read-out,
-    so a run that reads the same problems with several models (one read-out each) checks the candidates
-    with z3 once: the choice is kept by problem and ``rng`` state, and ``rng`` is left where drawing them
-    leaves it."""
+    """The points and pairs :func:`nsd_rows` writes, kept by problem and ``rng`` state (they do not depend on
+    the read-out, so several models' rows are z3-checked once); ``rng`` is left where drawing leaves it."""
     problem = proof.problem
     key = (problem.id, problem.proof, tuple(sorted(problem.formulas.items())), points, rng.getstate())
     if key in _NSD_CHOICES:
@@ -683,15 +625,9 @@ def _nsd_choices(proof: ProofLogic, points: int, rng: random.Random) -> list[tup
 
 def build_rows(splits: Mapping[str, Sequence[Problem]], task: str, readout: Readout, seed: int,
                *, nsd_points: int = 6, memo: MutableMapping[str, Any] | None = None) -> list[ProbeRow]:
-    """All rows of ``task`` for every split (``{"train": [...], "test": [...]}``), in problem order.
-
-    Random choices (which facts, points, candidates) come from ``random.Random(f"{seed}/{task}/{id}")``:
-    a problem's rows do not depend on the other problems or on the read-out.
-
-    ``memo``: a mapping kept across runs (a :class:`finelogic.memo.Memo` versioned by :data:`SOURCES`) for
-    the NSD lines of each problem (:func:`nsd_lines`, keyed by the problem, its random seed and
-    ``nsd_points``): their z3 checks are done once, whatever the read-out.
-    """
+    """All rows of ``task`` for every split, in problem order; a problem's random choices come from
+    ``random.Random(f"{seed}/{task}/{id}")``, so they depend on neither the other problems nor the read-out.
+    ``memo`` keeps each problem's NSD lines (their z3 checks) across runs."""
     if task not in TASKS:
         raise ValueError(f"task must be one of {TASKS}, got {task!r}")
     rows: list[ProbeRow] = []
@@ -715,8 +651,7 @@ def build_rows(splits: Mapping[str, Sequence[Problem]], task: str, readout: Read
 
 
 def row_counts(rows: Sequence[ProbeRow]) -> "pd.DataFrame":
-    """Problems, rows and the share of label 1 (%) per task and split: columns ``task`` (upper case),
-    ``split``, ``problems``, ``rows``, ``label 1 (%)``."""
+    """Problems, rows and ``label 1 (%)`` per ``task`` (upper case) and ``split``."""
     import pandas as pd
 
     records = []
@@ -730,8 +665,7 @@ def row_counts(rows: Sequence[ProbeRow]) -> "pd.DataFrame":
 
 
 def shown_rows(rows: Sequence[ProbeRow]) -> list[ProbeRow]:
-    """One test row per task, the one a page shows (CSS: the first prefix of a problem); tasks without a
-    test row are left out."""
+    """One test row per task, the one a page shows (CSS: a problem's first prefix)."""
     shown = []
     for task in TASKS:
         row = next((r for r in rows if r.task == task and r.split == "test" and (task != "css" or r.step == 1)), None)
