@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
-from finelogic.data.datasets import DATASETS
+from finelogic.data import datasets
 from finelogic.data.problem import DISPROVED, LABELS, PROVED, UNKNOWN, Problem
 from finelogic.settings import Policy
 
@@ -118,9 +118,9 @@ def get_setting(setting: PromptSetting | str) -> PromptSetting:
 def labels_for(name: str) -> tuple[str, ...]:
     """The answer labels dataset ``name`` uses, its record's ``labels`` (:mod:`finelogic.data.datasets`):
     (PROVED, DISPROVED, UNKNOWN) for FLD and FOLIO, (PROVED, DISPROVED) for Multi-LogiEval and ProntoQA."""
-    labels = next((d.labels for d in DATASETS if d.name == name), ())
+    labels = next((d.labels for d in datasets.DATASETS if d.name == name), ())
     if not labels:
-        known = ", ".join(sorted(d.name for d in DATASETS if d.labels))
+        known = ", ".join(sorted(d.name for d in datasets.DATASETS if d.labels))
         raise ValueError(f"no accuracy prompt for dataset {name!r}; known datasets: {known}")
     return labels
 

@@ -51,7 +51,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from finelogic.data.datasets import DATASETS
+from finelogic.data import datasets
 from finelogic.data.problem import DISPROVED, LABELS, PROVED, UNKNOWN
 from finelogic.settings import Policy
 
@@ -152,7 +152,7 @@ def _released_verdict(found: str | None, label: str, dataset: str) -> ReleasedVe
 
 def _yes_no_gold(name: str) -> bool:
     """Whether the released files store dataset ``name``'s gold as ``__YES__``/``__NO__`` (its record says)."""
-    return any(d.yes_no_gold for d in DATASETS if d.name == name)
+    return any(d.yes_no_gold for d in datasets.DATASETS if d.name == name)
 
 
 def _first_present(response: str, order: Sequence[str]) -> str | None:
