@@ -55,10 +55,9 @@ REQUEST_COLUMNS = ("family", "model", "kind", "requests", "prompt_tokens", "cap_
 #: What the stand-in answers quickly: no real backoff is needed between its deterministic retries.
 SERVER_OPTIONS = {"max_concurrency": 8, "backoff_base": 0.01, "backoff_max": 0.05}
 #: The rehearsal's training on the stand-in, over the paper's recipe (which is otherwise kept: full
-#: fine-tuning, its learning rate and schedule): float32, because bfloat16 matmuls on a CPU are slow (one
-#: paper-recipe step took 589 s); a 1,024-token cutoff (the longest paper-size prompt is ~550 tokens);
-#: 4 examples per step instead of 32 (the stand-in's 49,152-entry vocabulary dominates: 2 steps of 32
-#: smoke-size examples took 144-277 s per model at load 12); ``train_steps`` steps. The training sets stay
+#: fine-tuning, its learning rate and schedule): float32, because bfloat16 matmuls on a CPU are slow; a
+#: 1,024-token cutoff (the longest paper-size prompt is ~550 tokens); 4 examples per step instead of 32 (the
+#: stand-in's 49,152-entry vocabulary dominates the cost); ``train_steps`` steps. The training sets stay
 #: paper-size and every example is still tokenised and cut.
 REHEARSAL_TRAIN = {"dtype": "float32", "cutoff_len": 1024, "batch_size": 4, "micro_batch_size": 4}
 
