@@ -1,25 +1,12 @@
 """Overall benchmark accuracy (Section 3.1, Table 2) and FLD accuracy by proof depth (Table 5, Figure 3).
 
-:func:`evaluate_accuracy` asks a backend to solve each problem under one prompt setting and returns one
-record per problem; :func:`summarize` turns records into accuracies with Wilson 95% intervals, by
-dataset, by FLD depth bucket, or by any other record column.
-
-Each record holds the answer under the principled policy and under each released scorer
-(:mod:`finelogic.eval.extraction`), all read from the same response:
-
-- ``prediction``/``correct``: the ``principled`` policy (the ``policy`` column says so);
-- ``prediction_compat``/``correct_compat``: the released vLLM overall scorer (Table 2, open models);
-  ``prediction_api``/``correct_api``: the released API scorer (Table 2, GPT-4o / DeepSeek-R1);
-  ``correct_depth``: the released depth scorer (Table 5). ``compat_scorer`` names the one the paper used
-  for this record's model (``vllm_overall`` or ``api``; :data:`COMPAT_COLUMNS` gives its column).
-
-Responses that are not a finished answer are counted, never scored (:func:`accuracy_record`):
-``no_output`` (empty text: a null or empty server reply), ``truncated`` (``finish_reason`` ``"length"``:
-the token cap cut the response off) and ``no_answer`` (a finished response without a principled marker).
-The three are exclusive; ``finish_reason`` keeps what the backend said.
-
-Nothing here reads a profile or writes a file: :mod:`finelogic.runs.accuracy` runs the profile's models
-and settings and writes the records; the backends' one cache makes an interrupted run resumable.
+:func:`evaluate_accuracy` asks a backend to solve each problem under one prompt setting, one record per
+problem; :func:`summarize` turns records into accuracies with Wilson 95% intervals by any record columns.
+Each record reads the same response under the principled policy (``prediction``/``correct``) and each
+released scorer (:mod:`finelogic.eval.extraction`): ``*_compat`` the vLLM overall scorer and ``*_api`` the
+API scorer (Table 2), ``correct_depth`` the depth scorer (Table 5); ``compat_scorer`` names the one the
+paper used for the record's model. Responses that are not a finished answer are counted, never scored
+(:func:`accuracy_record`): ``no_output``, ``truncated`` and ``no_answer``, mutually exclusive.
 """
 from __future__ import annotations
 
@@ -63,9 +50,8 @@ SUMMARY_COLUMNS = ("n", "correct", "accuracy", "ci_low", "ci_high", *UNSCORED_CO
 
 
 def depth_bucket(depth: int | None, label: str | None, dataset: str = "fld") -> str | None:
-    """The Table 5 bucket of an FLD item: ``0-3``, ``4-7``, ``8-11``, ``12-15``, ``16-19`` by proof depth
-    (deeper items continue the pattern: ``20-23``), ``UNKNOWN`` for UNKNOWN items whatever their depth,
-    None for other datasets and for labelled items without a depth."""
+    """The Table 5 bucket of an FLD item: ``0-3``, ``4-7``, ... by proof depth (deeper items continue the
+    pattern), ``UNKNOWN`` for UNKNOWN items, None for other datasets and labelled items without a depth."""
     if dataset != "fld":
         return None
     if label == UNKNOWN:
@@ -79,8 +65,8 @@ def depth_bucket(depth: int | None, label: str | None, dataset: str = "fld") -> 
 
 
 def model_name_of(backend: Any) -> str:
-    """A backend's model name: its ``model_name``/``name`` attribute, a ``model`` string (OpenAI-style),
-    the loaded model's ``config.name_or_path`` (transformers), else the backend's class name."""
+    """A backend's model name: its ``model_name``/``name``, a ``model`` string, the loaded model's
+    ``config.name_or_path``, else its class name."""
     for attribute in ("model_name", "name"):
         value = getattr(backend, attribute, None)
         if isinstance(value, str) and value:
@@ -107,31 +93,21 @@ def evaluate_accuracy(
 ) -> pd.DataFrame:
     """Solve every problem with ``backend`` under one prompt setting; one record per problem, in order.
 
-    The conversations go to ``backend.generate`` in chunks of ``batch_size`` (the backend batches or
-    parallelises within a chunk; its cache, if any, makes a rerun free; nothing is cached here).
-
     Args:
         problems: labelled FLD / FOLIO / Multi-LogiEval / ProntoQA problems (gold = ``Problem.label``).
-        backend: anything with ``generate(conversations, config) -> list[str]``.
+        backend: has ``generate(conversations, config) -> list[str]``; called per chunk of ``batch_size``.
         setting: ``DIRECT``, ``COT``, ``FEW_SHOT`` from :mod:`finelogic.prompts`, or one of their names.
-        model: recorded in the ``model`` column; default :func:`model_name_of` the backend.
-        config: decoding parameters; default ``GenerationConfig()`` (greedy; the released code samples at
-            temperature 0.7, top-p 0.9 with up to 3072 new tokens; the paper states no decoding settings).
-        few_shot_examples: worked examples for the Few-shot setting (see
-            :func:`finelogic.prompts.build_conversation`).
-        batch_size: conversations per ``generate`` call.
+        model: the ``model`` column; default :func:`model_name_of` the backend.
+        config: decoding parameters; default greedy ``GenerationConfig()`` (the released code samples at
+            temperature 0.7, top-p 0.9, up to 3072 new tokens; the paper states no decoding settings).
+        few_shot_examples: worked examples for Few-shot (:func:`finelogic.prompts.build_conversation`).
         progress: show a tqdm bar (None: only for more than one chunk).
-        layout: the prompt layout (:data:`finelogic.prompts.LAYOUTS`): ``principled`` or
-            ``paper_code_compat`` (what the released vLLM script sends); the ``layout`` column.
-        compat_scorer: the released scorer the paper used for this model (``vllm_overall`` or ``api``);
-            the ``compat_scorer`` column (every record holds every scorer's verdict).
+        layout: ``principled`` or ``paper_code_compat`` (:data:`finelogic.prompts.LAYOUTS`).
+        compat_scorer: the released scorer the paper used for this model (``vllm_overall`` or ``api``).
 
     Returns:
-        A DataFrame with :data:`RECORD_COLUMNS`: ``depth_bucket`` (:func:`depth_bucket`, FLD only);
-        ``prompt_tokens``/``completion_tokens`` from the backend's ``tokenizer`` when it has one (else
-        None), ``prompt_chars``/``completion_chars`` always (characters of all message contents / of
-        the response); ``seconds`` is the item's share of its chunk's wall time (the only column that
-        differs between two identical runs).
+        :data:`RECORD_COLUMNS`; token counts from the backend's ``tokenizer`` (None without one), characters
+        always; ``seconds`` is the item's share of its chunk's wall time.
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -178,20 +154,11 @@ def summarize(records: pd.DataFrame | Iterable[Mapping[str, Any]], by: str | Seq
               *, correct_column: str = "correct", confidence: float = 0.95) -> pd.DataFrame:
     """Accuracy per group of records, with a Wilson score interval (:func:`~finelogic.eval.stats.wilson_interval`).
 
-    Args:
-        records: what :func:`evaluate_accuracy` returned (or an accuracy run's ``records``).
-        by: record columns to group by, e.g. ``("dataset",)`` for Table 2 or ``("dataset",
-            "depth_bucket")`` for Table 5. Records whose group value is missing (the ``depth_bucket``
-            of non-FLD items) are left out.
-        correct_column: ``correct`` (the principled policy) or a released scorer's column
-            (:data:`COMPAT_COLUMNS`: ``correct_compat``, ``correct_api``, ``correct_depth``).
-        confidence: of the interval.
-
-    Returns:
-        One row per group: the ``by`` columns, then ``n``, ``correct`` (count), ``accuracy`` (%),
-        ``ci_low``/``ci_high`` (%), and the counts of ``no_answer``, ``no_output`` and ``truncated``
-        responses (all three in ``n``, none correct). Groups appear in order of first appearance,
-        except depth buckets, which follow :data:`DEPTH_BUCKETS`.
+    ``by``: e.g. ``("dataset",)`` for Table 2 or ``("dataset", "depth_bucket")`` for Table 5; records with a
+    missing group value are left out. ``correct_column``: ``correct`` or a released scorer's
+    (:data:`COMPAT_COLUMNS`). Returns the ``by`` columns, then ``n``, ``correct``, ``accuracy``, ``ci_low``,
+    ``ci_high`` (%) and the ``no_answer``/``no_output``/``truncated`` counts (in ``n``, never correct); groups
+    in order of first appearance, depth buckets in :data:`DEPTH_BUCKETS` order.
     """
     frame = records if isinstance(records, pd.DataFrame) else pd.DataFrame(list(records))
     keys = [by] if isinstance(by, str) else list(by)
@@ -211,24 +178,16 @@ def summarize(records: pd.DataFrame | Iterable[Mapping[str, Any]], by: str | Seq
     return summary.iloc[sorted(range(len(rows)), key=rank.__getitem__)].reset_index(drop=True)
 
 
-# --------------------------------------------------------------------------------------------------
-
-
 def accuracy_record(problem: Problem, conversation: list[dict[str, str]], response: str, tokenizer: Any, *,
                     seconds: float, setting: str, model: str, layout: str | None = None,
                     compat_scorer: str = "vllm_overall") -> dict[str, Any]:
     """One row of :data:`RECORD_COLUMNS`: the response read by the principled policy and each released scorer.
 
-    ``response`` may be a :class:`~finelogic.models.base.Completion`; its ``finish_reason`` is kept.
-
-    - An **empty** response is ``no_output``: no prediction and not correct under every policy and
-      scorer. The released code would read it as an answer (the vLLM scorer as UNKNOWN, "correct" on
-      every UNKNOWN item), but an empty text is a failed request (a null or empty server reply), not
-      the model's answer: counting it right would reward a dead server.
-    - A **truncated** response (``finish_reason`` ``"length"``) has no principled prediction and is not
-      correct: a marker in a cut-off text is a guess in mid-sentence, not a conclusion. The released
-      scorers never looked at ``finish_reason``, so their columns score its text as they would.
-    - Otherwise ``no_answer`` marks a finished response without a principled marker.
+    ``response`` may be a :class:`~finelogic.models.base.Completion` (its ``finish_reason`` is kept). An
+    **empty** response is ``no_output`` and correct under no policy: it is a failed request, though the
+    released vLLM scorer would read it as UNKNOWN. A **truncated** one (``finish_reason`` ``"length"``) has no
+    principled prediction (a marker in a cut-off text is a guess); the released scorers, which never looked at
+    ``finish_reason``, score its text. Otherwise ``no_answer`` marks a finished response without a marker.
     """
     labels = labels_for(problem.dataset)
     finish_reason = getattr(response, "finish_reason", None)

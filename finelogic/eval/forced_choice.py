@@ -1,43 +1,24 @@
-"""Forced-choice answers: the label a model prefers after its own response (answer forcing; our addition).
+"""Forced-choice answers: the label a model prefers after its own response (answer forcing; ours).
 
-A small model often never writes a label marker, so marker extraction (:mod:`finelogic.eval.extraction`)
-reads no answer from it. Forced choice reads one anyway: after the model's own response we append a short
-answer cue and score each label's marker as a continuation by log-likelihood; the prediction is the label
-whose marker the model finds most likely. The paper does not do this (it reads markers only, Section 3.1);
-the book shows it as its own column, beside marker accuracy, never in place of it.
+A small model often writes no label marker, so marker extraction (:mod:`finelogic.eval.extraction`) reads
+no answer. Forced choice reads one anyway: the context is the conversation rendered with the model's chat
+template and generation prompt + its response + :data:`ANSWER_CUE`; each label's marker
+(:data:`finelogic.prompts.MARKERS`) is scored as a continuation, and the prediction is the label with the
+highest *summed* log-probability (no length normalisation: the markers differ by a token or two; ties go to
+the first label of :func:`~finelogic.prompts.labels_for`). The paper reads markers only (Section 3.1); the
+book shows forced choice as its own column, never in place of marker accuracy. Chance is
+:func:`chance_level`.
 
-For one record (a problem, the conversation it was asked in, the model's response):
+**Contextual calibration** (:func:`contextual_calibration`; Zhao et al., 2021, "Calibrate Before Use"): a
+small model can favour one marker whatever the problem. The prior ``p_cf`` is the label softmax of the same
+prompt format with the facts and hypothesis replaced by each of :data:`CONTENT_FREE`, no response, averaged;
+the calibrated answer maximises ``log p(marker | context) - log p_cf(label)`` (Zhao et al.'s diagonal
+``W = diag(p_cf)^-1``, ``b = 0``). It costs three contexts per prompt format, and its columns stand beside
+the uncalibrated ones.
 
-- **context** = the conversation rendered with the model's chat template and generation prompt (exactly
-  the text the model continued when it answered) + the response + :data:`ANSWER_CUE`;
-- **continuations** = the marker of each label the dataset offers (:data:`finelogic.prompts.MARKERS`:
-  ``__PROVED__``, ``__DISPROVED__`` and, on FLD and FOLIO, ``__UNKNOWN__``);
-- **prediction** = the label with the highest *summed* log-probability of its marker's tokens (no length
-  normalisation: the markers differ by a token or two); a tie goes to the first label in
-  :func:`~finelogic.prompts.labels_for` order (PROVED, DISPROVED, UNKNOWN).
-
-Chance is ``1 / number of labels``: 1/3 on FLD and FOLIO, 1/2 on Multi-LogiEval and ProntoQA
-(:func:`chance_level`).
-
-**Contextual calibration** (:func:`contextual_calibration`; Zhao et al., 2021, "Calibrate Before Use"). A
-small model's summed log-probabilities can favour one marker whatever the problem (the embedded model
-prefers ``__PROVED__``), which puts forced choice at chance even when the differences between problems carry
-information. Calibration measures that preference on content-free inputs: the same prompt (dataset, setting,
-layout) with the facts and the hypothesis replaced by each of :data:`CONTENT_FREE` (``N/A``, the empty
-string, ``[MASK]``), no response, then the cue, each label's marker scored; the label probabilities of each
-content-free input (softmax over the dataset's labels) are averaged into a prior ``p_cf``, and the
-calibrated answer is the label maximising ``log p(marker | context) - log p_cf(label)`` (the diagonal
-correction ``W = diag(p_cf)^-1`` of Zhao et al., ``b = 0``). It costs three contexts per prompt format, not
-per item. The columns are ``calibrated_prediction`` and ``calibrated_correct``, beside (never in place of)
-the uncalibrated ones. Our content-free contexts have no response before the cue, where the records' do:
-the prior is the prompt's, not the response's.
-
-A record is left unscored (``forced_prediction`` None, ``forced_correct`` NA, ``forced_reason`` says why)
-when its response is empty (a failed request, as marker extraction counts it), when the backend has no
-chat template to render the conversation (a served model: the server applies it), or when the backend
-cannot score log-likelihoods (no ``loglikelihood`` verb, or a server without echoed log-probs). It never
-raises for these. A truncated response is scored: reading an answer from a response that has none is
-what forced choice is for.
+A record is left unscored (``forced_prediction`` None, ``forced_correct`` NA, ``forced_reason`` says why,
+never raising) when its response is empty, the backend has no chat template (a served model), or it cannot
+score log-likelihoods. A truncated response is scored: that is what forced choice is for.
 """
 from __future__ import annotations
 
@@ -82,24 +63,20 @@ def chance_level(dataset: str) -> float:
 
 def forced_choice(problems: Sequence[Problem], records: pd.DataFrame, backend: Any, *,
                   few_shot_examples: Sequence[Problem] | None = None, cue: str = ANSWER_CUE) -> pd.DataFrame:
-    """The forced-choice answer of each accuracy record (see the module docstring).
+    """The forced-choice answer of each accuracy record (module docstring).
 
     Args:
         problems: the problems the records answer (matched by ``dataset`` and ``id``).
-        records: accuracy records (:func:`finelogic.eval.accuracy.evaluate_accuracy`): ``id``,
-            ``dataset``, ``gold``, ``response``, ``setting`` and ``layout`` (which rebuild the conversation
-            with :func:`finelogic.prompts.build_conversation`).
-        backend: anything with ``loglikelihood([(context, continuation), ...])`` and a ``tokenizer`` with a
-            chat template (an in-process model, or its :class:`~finelogic.models.cache.CachedBackend`,
-            which answers repeated requests from disk).
-        few_shot_examples: as given to ``evaluate_accuracy`` for the Few-shot setting (default: the
-            prompts' own).
+        records: accuracy records (:func:`finelogic.eval.accuracy.evaluate_accuracy`); ``setting`` and
+            ``layout`` rebuild the conversation.
+        backend: has ``loglikelihood([(context, continuation), ...])`` and a ``tokenizer`` with a chat template.
+        few_shot_examples: as given to ``evaluate_accuracy`` (default: the prompts' own).
         cue: the text after the response.
 
     Returns:
-        One row per record, on the records' index, with :data:`FORCED_COLUMNS`: ``forced_prediction``
-        (a label or None), ``forced_correct`` (boolean, NA when unscored), each label's summed log-prob in
-        nats (NaN for labels the dataset does not offer), ``forced_reason`` (None when scored, else why not).
+        :data:`FORCED_COLUMNS` on the records' index: ``forced_prediction`` (a label or None),
+        ``forced_correct`` (NA when unscored), each label's summed log-prob in nats (NaN when not offered),
+        ``forced_reason`` (None when scored).
     """
     by_key = {(p.dataset, p.id): p for p in problems}
     rows: dict[Any, dict[str, Any]] = {}
@@ -111,7 +88,7 @@ def forced_choice(problems: Sequence[Problem], records: pd.DataFrame, backend: A
     if reason is not None:  # nothing to score (a served model): no row needs reading
         return unscored_columns(records, reason)
     columns = [records[c] for c in ("dataset", "id", "response", "setting", "layout")]
-    for index, dataset, id_, response, setting, layout in zip(records.index, *columns):  # iterrows: 10 s/26k rows
+    for index, dataset, id_, response, setting, layout in zip(records.index, *columns):  # faster than iterrows
         if not response:
             rows[index] = _unscored(NO_OUTPUT)
             continue
@@ -140,20 +117,9 @@ def forced_choice(problems: Sequence[Problem], records: pd.DataFrame, backend: A
 def contextual_calibration(records: pd.DataFrame, backend: Any, *,
                            few_shot_examples: Sequence[Problem] | None = None, cue: str = ANSWER_CUE,
                            content_free: Sequence[str] = CONTENT_FREE) -> pd.DataFrame:
-    """The forced-choice answers of ``records`` corrected by each prompt format's content-free prior (see the
-    module docstring).
-
-    Args:
-        records: accuracy records with their :data:`FORCED_COLUMNS` (:func:`forced_choice`'s output joined).
-        backend: the model that scored them (the same ``loglikelihood`` and chat template).
-        few_shot_examples, cue: as given to :func:`forced_choice`.
-        content_free: the texts standing in for the facts and the hypothesis.
-
-    Returns:
-        :data:`CALIBRATED_COLUMNS` on the records' index: the calibrated label and whether it is the gold
-        one; None / NA where the record has no forced answer, or where the backend cannot score the
-        content-free contexts (then nothing is raised: the uncalibrated columns stand alone).
-    """
+    """The forced-choice answers of ``records`` (with their :data:`FORCED_COLUMNS`) corrected by each prompt
+    format's content-free prior: :data:`CALIBRATED_COLUMNS` on the records' index, None / NA where a record
+    has no forced answer or the backend cannot score the content-free contexts."""
     predictions: dict[Any, Any] = {index: None for index in records.index}
     render = _chat_renderer(backend)
     scored = records[records["forced_correct"].notna()] if "forced_correct" in records else records.iloc[:0]
@@ -187,8 +153,7 @@ def contextual_calibration(records: pd.DataFrame, backend: Any, *,
 
 
 def _content_free_priors(asked: list[tuple[Any, str]], logprobs: list[float], inputs: int) -> dict[Any, dict[str, float]]:
-    """Per prompt format, ``log p_cf(label)``: each content-free input's label probabilities (softmax over the
-    format's labels), averaged over the ``inputs`` inputs."""
+    """Per prompt format, ``log p_cf(label)``: the content-free inputs' label softmaxes, averaged."""
     by_format: dict[Any, list[tuple[str, float]]] = {}
     for (key, label), logprob in zip(asked, logprobs):
         by_format.setdefault(key, []).append((label, logprob))
@@ -227,14 +192,9 @@ def unscored_columns(records: pd.DataFrame, reason: str) -> pd.DataFrame:
 
 def summarize_forced(records: pd.DataFrame, by: str | Sequence[str] = ("dataset",), *,
                      confidence: float = 0.95, column: str = "forced_correct") -> pd.DataFrame:
-    """Forced-choice accuracy per group of the scored records, with a Wilson interval and chance.
-
-    Records without a forced answer (``column`` NA) are left out; a group with none has no row.
-    ``column="calibrated_correct"`` summarises the contextually calibrated answers instead.
-    Returns :func:`~finelogic.eval.accuracy.summarize`'s columns (``n`` counts the scored records,
-    ``accuracy``/``ci_low``/``ci_high`` in %) plus ``chance`` (% of a uniform guess, from the group's
-    dataset: every FLD depth bucket is 33.3).
-    """
+    """Forced-choice accuracy per group of the scored records (``column`` not NA; ``calibrated_correct`` for
+    the calibrated answers): :func:`~finelogic.eval.accuracy.summarize`'s columns plus ``chance`` (%, from the
+    group's dataset)."""
     keys = [by] if isinstance(by, str) else list(by)
     if column not in records:
         return pd.DataFrame(columns=[*keys, "n", "correct", "accuracy", "ci_low", "ci_high", "chance"])
@@ -247,8 +207,8 @@ def summarize_forced(records: pd.DataFrame, by: str | Sequence[str] = ("dataset"
 
 
 def _frame(rows: list[dict[str, Any]], index: pd.Index) -> pd.DataFrame:
-    """Rows as :data:`FORCED_COLUMNS`: texts as objects (None stays None, as a written run reads back),
-    ``forced_correct`` as nullable booleans, log-likelihoods as floats."""
+    """Rows as :data:`FORCED_COLUMNS`: texts as objects (None stays None), ``forced_correct`` nullable
+    boolean, log-likelihoods float."""
     def column(name: str) -> pd.Series:
         values = [row[name] for row in rows]
         dtype = "boolean" if name == "forced_correct" else float if name.startswith("forced_ll") else object

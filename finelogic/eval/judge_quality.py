@@ -1,21 +1,12 @@
 """How good is a judge? A labelled step set built from gold proofs, and each judge's scores on it.
 
-The paper checked GPT-4.1-mini on 200 hand-annotated steps (98% accuracy on validity and atomicity,
-§3.2). Here the annotation is made from FLD-style gold proofs (:func:`labelled_steps`):
-
-- ``gold``: every step of a gold proof (valid, atomic);
-- ``merged``: two consecutive gold steps where the second cites the first, written as one step (valid,
-  not atomic: two rule applications);
-- ``swapped_premise``: a gold step with one fact premise replaced by a distractor fact (usually invalid);
-- ``negated_conclusion``: a gold step concluding the negation of its conclusion (invalid).
-
-Every label is *verified* on the formal formulas (``problem.formulas``: z3 for validity, the rule
-matcher for atomicity) rather than assumed from how the step was made: a swap that happens to stay valid
-is labelled valid. The judge under test reads only the step's English sentences, so the symbolic judge
-is scored on the whole text round trip, not on the formulas the labels came from.
-
-Each labelled step is the last step of a response (the gold steps before it, then the altered step), so
-it is exactly what :func:`finelogic.eval.steps.parse_steps` gives a judge from a model's proof.
+The paper checked GPT-4.1-mini on 200 hand-annotated steps (98% accuracy, §3.2). Here the annotation is
+made from FLD-style gold proofs (:func:`labelled_steps`): ``gold`` (every gold step: valid, atomic),
+``merged`` (two consecutive gold steps written as one: valid, not atomic), ``swapped_premise`` (a fact
+premise replaced by a distractor: usually invalid) and ``negated_conclusion`` (invalid). Every label is
+*verified* on the formulas (z3, the rule matcher), not assumed from how the step was made, while the judge
+reads only the English sentences. Each labelled step is the last step of a response (the gold steps before
+it, then the altered step), exactly what :func:`finelogic.eval.steps.parse_steps` gives a judge.
 """
 from __future__ import annotations
 
@@ -102,8 +93,8 @@ def _negated_step(step: ProofStep, formulas: dict, vocabulary) -> tuple[ProofSte
 
 
 def problem_labelled_steps(problem: Problem, rng: random.Random) -> list[LabelledStep]:
-    """Every gold step, every mergeable consecutive pair, one premise swap per step that has a fact
-    premise (when the problem has distractors), one negated conclusion per step."""
+    """Every gold step, every mergeable consecutive pair, one premise swap per step with a fact premise (when
+    there are distractors), one negated conclusion per step."""
     vocabulary = template_vocabulary(problem)
     if problem.proof is None or vocabulary is None:
         return []
@@ -156,8 +147,8 @@ def _scores(truth: Sequence[bool], predicted: Sequence[bool | None]) -> dict[str
 
 
 def judge_quality(judges: dict[str, Judge], items: Sequence[LabelledStep]) -> pd.DataFrame:
-    """One row per judge × criterion (``valid``, ``atomic``): n, undecided, accuracy, precision and
-    recall (of the True class), detection (share of invalid / non-atomic steps the judge flags)."""
+    """One row per judge × criterion (``valid``, ``atomic``): n, undecided, accuracy (undecided = wrong),
+    precision and recall of the True class, detection (share of invalid / non-atomic steps flagged)."""
     tables = [score_verdicts(name, items, judge.judge_all([(i.step, i.problem) for i in items]))
               for name, judge in judges.items()]
     return pd.concat(tables, ignore_index=True)
@@ -184,9 +175,9 @@ def label_counts(items: Sequence[LabelledStep]) -> pd.DataFrame:
 
 
 def flawed_proof(problem: Problem) -> str:
-    """A teaching response: the gold proof with one step merged into the next (valid, not atomic), a
-    redundant restatement of a distractor fact (valid, atomic, irrelevant) and one premise swapped for a
-    distractor (invalid). Needs a gold proof of at least three steps and a distractor fact."""
+    """A teaching response: the gold proof with one step merged into the next (valid, not atomic), a restated
+    distractor fact (irrelevant) and one premise swapped for a distractor (invalid); raises ValueError without
+    a 3+ step proof, a mergeable pair and a distractor."""
     gold = parse_proof_steps(problem.proof or "")
     distractors = list(problem.meta.get("distractors", ()))
     merge_at = next((i for i in range(1, len(gold)) if gold[i - 1].conclusion in gold[i].premises), None)

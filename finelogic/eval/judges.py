@@ -1,25 +1,18 @@
 """Judging one proof step: valid? atomic? (paper §3.2, Table 3; prompts in the paper's Figures 13–14).
 
-Every judge has the same verbs: ``judge(step, problem) -> Verdict`` and ``judge_many(steps, problem)``
-(one response's steps) and ``judge_all(pairs)`` (many ``(step, problem)`` pairs, batched). A step carries
-its premise texts (:func:`finelogic.eval.steps.parse_steps`), so the problem is all the context a judge
-needs.
+Every judge has the same verbs: ``judge(step, problem) -> Verdict``, ``judge_many(steps, problem)`` (one
+response's steps) and ``judge_all(pairs)`` (many ``(step, problem)`` pairs, batched). A step carries its
+premise texts (:func:`finelogic.eval.steps.parse_steps`), so the problem is all the context a judge needs.
 
-- :class:`LLMJudge`: the paper's judge. Its two prompts verbatim (validity; atomicity, asked only when
-  valid, so atomic ⊆ valid), greedy decoding, a reply read as True when it starts with true/yes/1 and
-  False when it starts with false/no/0; anything else is undecided (None, with the reply in the reason),
-  where the released code retried and finally counted False. On steps read the released way
-  (``step.released``, the ``paper_code_compat`` policy) it sends the released prompt text (premises
-  sorted, ``???`` for unknown ids, ``???`` as a missing conclusion) and reads replies as the released
-  code does (:func:`parse_reply` with ``released=True``: no undecided, anything else is False). The paper
-  used GPT-4.1-mini (98% accuracy on 200 annotated steps); a 135M model in that role is *not* a reliable judge.
+- :class:`LLMJudge`: the paper's judge. Its two prompts verbatim (atomicity asked only when valid, so
+  atomic ⊆ valid), greedy decoding, a reply read by :func:`parse_reply`; a reply it cannot read is
+  undecided (None), where the released code retried and finally counted False. On steps read the released
+  way (``step.released``) it sends the released prompt text and reads replies as the released code does.
+  The paper used GPT-4.1-mini (98% accuracy on 200 annotated steps); a 135M model is *not* a reliable judge.
 - :class:`SymbolicJudge`: no model. The step's sentences are parsed back into formulas with the
   generator's inverse parser; validity = z3 entailment, atomicity = one application of one deduction rule
-  (:func:`finelogic.logic.is_atomic_step`). Exact where it decides; where it cannot (unparseable text,
-  unknown premise id, no template vocabulary) it says so (``valid=None``) and never guesses. On steps read
-  the released way it reads the sentences the released judge would see (a ``???`` text: undecided).
-  Given a ``memo`` mapping it keeps each verdict under a key of everything the verdict reads (the step's
-  ids and texts, the problem's facts, hypothesis, formulas and vocabulary), so a rerun reads them back.
+  (:func:`finelogic.logic.is_atomic_step`). Where it cannot read a step it says so (``valid=None``) and
+  never guesses.
 - :class:`HybridJudge`: symbolic where it decides, the LLM for the rest; ``decided_by`` says which.
 """
 from __future__ import annotations
@@ -105,14 +98,12 @@ def not_judged(step: Step) -> Verdict | None:
     return None
 
 
-# ----------------------------------------------------------------------------------------------------
-# The paper's LLM judge
+# --- The paper's LLM judge
 
 
 def step_lines(step: Step, problem: Problem) -> tuple[str, str] | None:
     """The ``premises`` and ``conclusion`` placeholders of the judge prompts (``fact3: <text>`` lines), or
-    None when a premise id or the conclusion has no text. A step read the released way always has them:
-    its own texts (``???`` when unknown), and ``???`` alone for a step with no conclusion."""
+    None when a text is missing; a step read the released way always has them (``???`` when unknown)."""
     if step.released:
         premises = "\n".join(f"{pid}: {text}" for pid, text in zip(step.premises, step.premise_texts))
         return premises, f"{step.conclusion_id}: {step.conclusion_text}" if step.conclusion_id else UNKNOWN_TEXT
@@ -133,13 +124,9 @@ def conclusion_sentence(step: Step, problem: Problem) -> str | None:
 
 
 def parse_reply(reply: str, *, released: bool = False) -> bool | None:
-    """True for a reply starting with true/yes/1, False for false/no/0 (after spaces, quotes, ``*``);
-    None for anything else.
-
-    ``released=True`` reads it as the released code does: only surrounding whitespace is stripped (so
-    ``**true**`` is not a yes), and anything else is False (the released code asked a second model, then
-    counted a reply it still could not read as False; with one judge model the retry changes nothing).
-    """
+    """True for a reply starting with true/yes/1, False for false/no/0 (after spaces, quotes, ``*``), else
+    None. ``released=True`` reads it as the released code does: only whitespace stripped (``**true**`` is no
+    yes), anything else False."""
     text = reply.strip().lower() if released else reply.strip().lstrip("*\"'`_ ").lower()
     if text.startswith(("true", "yes", "1")):
         return True
@@ -149,12 +136,8 @@ def parse_reply(reply: str, *, released: bool = False) -> bool | None:
 
 
 class LLMJudge:
-    """The paper's judge over any backend (``OpenAIBackend`` for GPT-4.1-mini, ``HFBackend`` locally).
-
-    Args:
-        backend: anything with ``generate(conversations, config)``; caching is the backend's business.
-        max_new_tokens: room for the one-word reply.
-    """
+    """The paper's judge over any backend (``OpenAIBackend`` for GPT-4.1-mini, ``HFBackend`` locally);
+    ``max_new_tokens`` is room for the one-word reply."""
 
     def __init__(self, backend: Backend, *, max_new_tokens: int = 5) -> None:
         self.backend = backend
@@ -200,8 +183,8 @@ class LLMJudge:
         return verdicts  # type: ignore[return-value]
 
     def _ask(self, prompts: list[str]) -> list[str]:
-        """The replies to ``prompts``, each distinct prompt sent once (steps recur across the responses of
-        one problem; at temperature 0 a repeat asks the same question: half the prompts of a paper run)."""
+        """The replies to ``prompts``, each distinct prompt sent once (steps recur across one problem's
+        responses)."""
         if not prompts:
             return []
         distinct = list(dict.fromkeys(prompts))
@@ -210,23 +193,19 @@ class LLMJudge:
         return [reply[p] for p in prompts]
 
 
-# ----------------------------------------------------------------------------------------------------
-# The symbolic judge
+# --- The symbolic judge
 
 
 class SymbolicJudge:
     """Exact validity (z3) and atomicity (one deduction rule) for problems in the template grammar.
 
-    Premises: facts from ``problem.formulas``; ``intN``/``assumpN`` from their sentences in the response,
-    parsed with :func:`finelogic.data.generators.nl.parse_sentence` and the problem's vocabulary; a
-    discharged ``[assump1]`` becomes :class:`finelogic.logic.Discharged`. Conclusion: the hypothesis
-    formula for ``hypothesis``, its :func:`~finelogic.logic.negate` for ``¬hypothesis``, else the parsed
-    sentence. Deterministic; z3 results are cached by the prover.
-
-    Args:
-        memo: a mapping that keeps verdicts across runs (e.g. a :class:`finelogic.memo.Memo` the run
-            opens; a ``dict`` in tests), keyed by :func:`verdict_key`. A verdict z3 could not reach (a
-            timeout) is not kept. ``computed`` counts the verdicts worked out rather than read back.
+    Premises: facts from ``problem.formulas``; ``intN``/``assumpN`` from their sentences, parsed with
+    :func:`finelogic.data.generators.nl.parse_sentence` and the problem's vocabulary; ``[assump1]`` becomes a
+    :class:`finelogic.logic.Discharged`. Conclusion: the hypothesis formula, its
+    :func:`~finelogic.logic.negate` for ``¬hypothesis``, else the parsed sentence. ``memo`` (a
+    :class:`finelogic.memo.Memo`, or a dict) keeps each verdict under everything it reads (the step's ids and
+    texts, :func:`problem_key`); a verdict z3 could not reach is not kept. ``computed`` counts the verdicts
+    worked out rather than read back.
     """
 
     def __init__(self, memo: MutableMapping[str, Any] | None = None) -> None:
@@ -330,20 +309,14 @@ def problem_key(problem: Problem) -> str:
                      problem.meta.get("vocabulary")])
 
 
-def verdict_key(step: Step, problem: str) -> str:
-    """The memo key of the symbolic verdict on ``step`` of the problem whose :func:`problem_key` is
-    ``problem``: the step as the judge reads it (ids, texts, how it was read) and the problem."""
-    return memo_key(["symbolic-verdict", *_as_read(step, problem)])
-
-
 def _as_read(step: Step, problem: str) -> tuple:
     return (problem, step.premises, step.premise_texts, step.conclusion_id, step.conclusion_text, step.parsed,
             step.released)
 
 
 def _problems_own_sentence(pid: str, text: str, problem: Problem) -> bool:
-    """``text`` is the problem's sentence for fact or hypothesis ``pid`` (case and final period aside): its
-    formula is known; any other text (a restated fact, a response's own hypothesis) must be read."""
+    """``text`` is the problem's sentence for fact or hypothesis ``pid`` (case and final period aside), so its
+    formula is known."""
     own = problem.hypothesis if pid == HYPOTHESIS else next((f.text for f in problem.facts if f.id == pid), None)
     return own is not None and own.strip().rstrip(".").lower() == text.strip().rstrip(".").lower()
 
@@ -369,8 +342,7 @@ def _sentence(text: str, vocabulary, what: str):
         raise _Undecidable(f"{what}: sentence outside the template grammar ({error})") from error
 
 
-# ----------------------------------------------------------------------------------------------------
-# Symbolic first, the LLM for the rest
+# --- Symbolic first, the LLM for the rest
 
 
 class HybridJudge:

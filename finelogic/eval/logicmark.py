@@ -1,31 +1,17 @@
 """LogicMark: log-likelihood multiple choice by hop depth (the LogicMark card's evaluation).
 
-The card (``book/data-formats.md``, "LogicMark") scores each problem without prompting tricks: the context is the
-record's ``If:\\n<premises>\\n\\nThen``, every option is a continuation, and the prediction is the option
-with the best "average log-likelihood over ending tokens". The reference tool for this kind of scoring is
-EleutherAI's lm-evaluation-harness (``book/methods.md``, "Log-likelihood multiple choice"):
+The card (``book/data-formats.md``, "LogicMark") scores each problem without prompting tricks: the context
+is the record's ``If:\\n<premises>\\n\\nThen``, every option is a continuation, and the prediction is the
+option with the best "average log-likelihood over ending tokens". Scoring follows EleutherAI's
+lm-evaluation-harness (``book/methods.md``, "Log-likelihood multiple choice"): one request
+``(context, " " + option)`` per option; ``none`` = lm-eval's ``acc`` (argmax of the sums), ``char`` = its
+``acc_norm`` (sum / characters of the option), ``token_mean`` = the card's (sum / continuation tokens).
+Ties go to the first option, as lm-eval's ``numpy.argmax``; records flag them (``tie_<norm>``).
 
-* one request per option: ``(context, " " + option)``; the backend moves trailing whitespace of the
-  context onto the continuation and scores the continuation's tokens (``Backend.loglikelihood``);
-* ``none`` = lm-eval's ``acc``: argmax of the log-likelihood sums;
-* ``char`` = lm-eval's ``acc_norm``: argmax of sum / ``len(option)`` in characters (without the space);
-* ``token_mean`` = the card's: argmax of sum / number of continuation tokens.
-
-Ties go to the first option (``numpy.argmax``, as lm-eval does); records flag them (``tie_<norm>``).
-
-The prompt layout is a parameter (:data:`LAYOUTS`), so that the card's wording can be tried one change at a
-time (``benchmarks/logicmark_gap.py``): ``text`` (the default above), ``text_no_space`` (the option
-continues ``...Then`` with no space between, as when context and option are joined as written), and
-``lettered`` (the card's "Task Format": the options listed as ``A. ...`` under ``Then``, then
-``Answer:``, and the letters ``" A"`` ... scored as continuations; the ``Answer:`` cue is our reading, the
-card shows no cue).
-
-:func:`score` returns one record per problem; :func:`accuracy_by` and :func:`card_layout` turn records
-into accuracies with 95% intervals, per hop bucket and as the card's ``avg`` (the hop-share-weighted
-mean, :data:`finelogic.paper.LOGICMARK_HOP_SHARE`), beside the plain mean over items.
-
-Everything here is pure (problems and a backend in, records and tables out); the run that picks the items
-and models and writes the tables is :func:`finelogic.runs.logicmark.run`.
+:data:`LAYOUTS` lets the card's wording be tried one change at a time (``benchmarks/logicmark_gap.py``):
+``text`` (the above), ``text_no_space`` (the option continues ``...Then`` directly) and ``lettered`` (the
+card's "Task Format": options listed as ``A. ...``, then ``Answer:`` (our cue; the card shows none), and the
+letters scored as continuations). The run that picks items and models is :func:`finelogic.runs.logicmark.run`.
 """
 from __future__ import annotations
 
@@ -56,9 +42,7 @@ HOPS = (1, 2, 3, 4, 5)
 SUMMARY_COLUMNS = ("n", "correct", "accuracy", "ci_low", "ci_high")
 
 
-# --------------------------------------------------------------------------------------------------
-# Requests and normalisation
-# --------------------------------------------------------------------------------------------------
+# --- Requests and normalisation
 
 
 def context_of(problem: Problem) -> str:
@@ -67,9 +51,7 @@ def context_of(problem: Problem) -> str:
 
 
 def requests_for(problem: Problem, layout: str = "text") -> list[tuple[str, str]]:
-    """One request per option, in option order: ``(context, " " + option)`` (``text``, lm-eval's target
-    delimiter), ``(context, option)`` (``text_no_space``), or the lettered block and ``" A"``, ``" B"``, ...
-    (``lettered``; see the module docstring)."""
+    """One request per option, in option order, for ``layout`` (module docstring)."""
     if not problem.options or problem.answer_index is None:
         raise ValueError(f"Problem {problem.id!r} is not multiple-choice (no options / answer_index)")
     check_layout(layout)
@@ -90,8 +72,8 @@ def check_layout(layout: str) -> None:
 
 
 def normalized(logprob_sum: float, n_tokens: int, option: str, normalization: str) -> float:
-    """One option's score: ``sum / n_tokens`` (token_mean), ``sum / len(option)`` (char) or ``sum`` (none).
-    ``option`` is the scored continuation's text without its leading space (a letter, for ``lettered``)."""
+    """One option's score: ``sum / n_tokens`` (token_mean), ``sum / len(option)`` (char) or ``sum`` (none);
+    ``option`` is the scored text without its leading space."""
     if normalization == "token_mean":
         return logprob_sum / n_tokens
     if normalization == "char":
@@ -112,14 +94,11 @@ def first_argmax(scores: Sequence[float]) -> int:
 
 
 def answer_type(option: str) -> str | None:
-    """``!=`` or ``=``: the operator of a LogicMark statement such as ``"a != c"``; None for an option
-    with neither (not a LogicMark statement)."""
+    """``!=`` or ``=``: the operator of a LogicMark statement such as ``"a != c"`` (None for neither)."""
     return "!=" if "!=" in option else "=" if "=" in option else None
 
 
-# --------------------------------------------------------------------------------------------------
-# Scoring
-# --------------------------------------------------------------------------------------------------
+# --- Scoring
 
 
 def score(problems: Sequence[Problem], backend: Any, normalization: str = "token_mean", *,
@@ -128,23 +107,17 @@ def score(problems: Sequence[Problem], backend: Any, normalization: str = "token
 
     Args:
         problems: multiple-choice LogicMark problems (generated, or ``load_dataset("logicmark", ...)``).
-        backend: anything with ``loglikelihood(requests) -> [(sum, n_tokens, is_greedy)]``. All requests
-            go in one call (or one per chunk) so an in-process backend can encode each context once and
-            score its options from the shared KV cache.
+        backend: has ``loglikelihood(requests) -> [(sum, n_tokens, is_greedy)]``; all requests of a chunk go
+            in one call, so an in-process backend scores a context's options from one KV cache.
         normalization: which normalisation fills ``prediction``/``correct`` (all three are recorded).
         model: the ``model`` column; default :func:`finelogic.eval.accuracy.model_name_of` the backend.
-        chunk_size: problems per ``loglikelihood`` call (None: all in one call); a tqdm bar runs over
-            chunks when there is more than one.
-        layout: how each option is asked (:data:`LAYOUTS`; module docstring); ``char`` divides by the
-            length of what is scored (the option's text, or its letter with ``lettered``).
+        chunk_size: problems per ``loglikelihood`` call (None: all in one).
+        layout: how each option is asked (:data:`LAYOUTS`).
 
     Returns:
         Columns ``id, model, hop, style, answer_type, answer_index``; per option ``k``: ``option_k``,
-        ``loglik_k`` (sum of the continuation's token log-probs, nats), ``tokens_k``,
-        ``score_token_mean_k``, ``score_char_k``, ``score_none_k``; per normalisation ``norm``:
-        ``pred_<norm>``, ``correct_<norm>``, ``tie_<norm>`` (the best score was shared, first taken);
-        then ``normalization``, ``prediction``, ``correct``. ``style`` is the generator's graph style
-        (None for loaded items), ``answer_type`` the correct option's operator.
+        ``loglik_k`` (nats), ``tokens_k``, ``score_<norm>_k``; per normalisation: ``pred_<norm>``,
+        ``correct_<norm>``, ``tie_<norm>``; then ``normalization``, ``prediction``, ``correct``.
     """
     check_normalization(normalization)  # before any model work
     if chunk_size is not None and chunk_size < 1:
@@ -195,24 +168,14 @@ def _record(problem: Problem, scored: Sequence[tuple[float, int, bool]], model: 
     return record
 
 
-# --------------------------------------------------------------------------------------------------
-# Results
-# --------------------------------------------------------------------------------------------------
+# --- Results
 
 
 def accuracy_by(records: pd.DataFrame, by: str | Sequence[str] = "hop",
                 normalization: str = "token_mean") -> pd.DataFrame:
-    """Accuracy (%) per group with Wilson 95% intervals (:func:`finelogic.eval.accuracy.summarize`).
-
-    Args:
-        records: what :func:`score` returned (one model, or several with ``by=("model", "hop")``).
-        by: record columns to group by: ``hop``, ``style``, ``answer_type``, ``model``...
-        normalization: whose ``correct_<normalization>`` column counts.
-
-    Returns:
-        The ``by`` columns, then :data:`SUMMARY_COLUMNS`; groups sorted by their values, groups whose
-        value is missing (``style`` of loaded items) left out.
-    """
+    """Accuracy (%) with Wilson 95% intervals per group of ``by`` (``hop``, ``style``, ``answer_type``,
+    ``model``...) under ``normalization``: the ``by`` columns, then :data:`SUMMARY_COLUMNS`, sorted; groups
+    with a missing value (``style`` of loaded items) left out."""
     check_normalization(normalization)
     keys = [by] if isinstance(by, str) else list(by)
     # Log-likelihood scoring always picks an option: no item is ever unanswered.
@@ -223,21 +186,11 @@ def accuracy_by(records: pd.DataFrame, by: str | Sequence[str] = "hop",
 
 def card_average(by_hop: pd.DataFrame, shares: Mapping[str, float] = LOGICMARK_HOP_SHARE,
                  z: float = 1.959963984540054) -> tuple[float, float, float]:
-    """The card's ``avg``: per-hop accuracies weighted by the card's hop shares (10/40/25/15/10 %).
+    """The card's ``avg``: per-hop accuracies of ``by_hop`` (:func:`accuracy_by`) weighted by the card's hop shares.
 
-    The card's avg equals this weighted mean for all its rows (e.g. Qwen2.5-3B: 0.10·48.80 + 0.40·54.90
-    + 0.25·46.00 + 0.15·42.40 + 0.10·39.40 = 48.64); its 5,000 items follow those shares, so on its
-    data it is also the plain mean over items. On items with other hop proportions the two differ.
-
-    Args:
-        by_hop: :func:`accuracy_by` with ``by="hop"`` (columns ``hop``, ``n``, ``accuracy``).
-        shares: ``"1-hop" -> share``; every bucket named must be present.
-        z: normal quantile of the interval (95%).
-
-    Returns:
-        ``(avg, low, high)`` in %. The interval is the stratified normal approximation,
-        ``avg ± z·sqrt(Σ w_h² p_h (1 - p_h) / n_h)``, clipped to [0, 100] (it is too narrow for tiny
-        buckets at 0 or 100%). NaNs when a bucket has no items.
+    It equals the card's avg for all its rows (Qwen2.5-3B: 0.10·48.80 + 0.40·54.90 + 0.25·46.00 + 0.15·42.40 +
+    0.10·39.40 = 48.64). Returns ``(avg, low, high)`` in %, the interval the stratified normal approximation
+    ``avg ± z·sqrt(Σ w_h² p_h (1 - p_h) / n_h)`` clipped to [0, 100]; NaNs when a bucket has no items.
     """
     rows = {f"{int(r.hop)}-hop": r for r in by_hop.itertuples()}
     if any(name not in rows or rows[name].n == 0 for name in shares):
@@ -249,14 +202,10 @@ def card_average(by_hop: pd.DataFrame, shares: Mapping[str, float] = LOGICMARK_H
 
 
 def card_layout(records: pd.DataFrame, normalization: str = "token_mean", *, setting: str = "") -> pd.DataFrame:
-    """Records of one or more models in the card's layout, long like :func:`finelogic.paper.reported`.
-
-    Returns:
-        Columns ``model, setting, metric, value, ci_low, ci_high, n``; metrics ``1-hop`` ... ``5-hop``
-        (Wilson 95%; NaN with ``n`` 0 for a bucket without items), ``avg`` (the card's hop-share-weighted
-        mean, :func:`card_average`) and ``item_mean`` (the plain mean over all items, Wilson 95%), values
-        in %. One block per model in order of first appearance.
-    """
+    """Records in the card's layout, long like :func:`finelogic.paper.reported`: columns ``model, setting,
+    metric, value, ci_low, ci_high, n``, metrics ``1-hop`` ... ``5-hop`` (Wilson 95%; NaN, n 0 when empty),
+    ``avg`` (:func:`card_average`) and ``item_mean`` (the plain mean over items), in %; models in order of
+    first appearance."""
     rows = []
     for model, group in records.groupby("model", sort=False):
         by_hop = accuracy_by(group[group["hop"].isin(HOPS)], "hop", normalization)
@@ -274,11 +223,9 @@ def card_layout(records: pd.DataFrame, normalization: str = "token_mean", *, set
 
 
 def summaries(records: pd.DataFrame, normalization: str = "token_mean") -> dict[str, pd.DataFrame]:
-    """The notebook's result tables, each long with a ``model`` column and accuracies in %.
-
-    ``by_hop``: :func:`card_layout`; ``by_style`` / ``by_answer_type``: :func:`accuracy_by` per model;
-    ``by_normalization``: every model's accuracy over all items under each of :data:`NORMALIZATIONS`.
-    """
+    """The notebook's tables, long with a ``model`` column, in %: ``by_hop`` (:func:`card_layout`),
+    ``by_style``, ``by_answer_type`` and ``by_normalization`` (every model under each of
+    :data:`NORMALIZATIONS`)."""
     rows = [accuracy_by(records.assign(normalization_=norm), ["model", "normalization_"], norm)
             for norm in NORMALIZATIONS]
     by_norm = pd.concat(rows).rename(columns={"normalization_": "normalization"})
@@ -293,9 +240,8 @@ def summaries(records: pd.DataFrame, normalization: str = "token_mean") -> dict[
 
 
 def with_ci(table: pd.DataFrame, columns: str = "metric", value: str = "value") -> pd.DataFrame:
-    """A long table with ``model``, ``columns``, ``value``, ``ci_low``, ``ci_high`` (e.g. :func:`card_layout`;
-    for :func:`accuracy_by` tables pass ``columns="style", value="accuracy"``) as a wide table of strings
-    ``"48.6 [44.0, 53.1]"``: one row per model, columns in order of first appearance."""
+    """A long table (``model``, ``columns``, ``value``, ``ci_low``, ``ci_high``) as a wide table of ``"48.6
+    [44.0, 53.1]"`` strings, one row per model, columns in order of first appearance."""
     cells = [f"{v:.1f} [{lo:.1f}, {hi:.1f}]" if not math.isnan(v) else "n/a"
              for v, lo, hi in zip(table[value], table["ci_low"], table["ci_high"])]
     wide = table.assign(cell=cells).pivot_table(index="model", columns=columns, values="cell", aggfunc="first",
@@ -305,19 +251,13 @@ def with_ci(table: pd.DataFrame, columns: str = "metric", value: str = "value") 
     return wide
 
 
-# --------------------------------------------------------------------------------------------------
-# Explaining one problem
-# --------------------------------------------------------------------------------------------------
+# --- Explaining one problem
 
 
 def derivation(problem: Problem) -> list[str]:
-    """The premises, as written, that derive the correct option in the fewest hops, in chaining order.
-
-    ``x = y``: the equalities along a shortest path from x to y; ``x != y``: a shortest path from x to
-    u, the inequality ``u != v``, a shortest path from v to y. ``len(derivation(p))`` is the hop depth
-    (``finelogic.data.generators.logicmark``'s definition). Raises ValueError when the option does not
-    follow from the premises.
-    """
+    """The premises, as written, that derive the correct option in the fewest hops, in chaining order (``x !=
+    y``: a shortest equality path to ``u``, ``u != v``, a shortest path from ``v``); its length is the hop
+    depth. Raises ValueError when the option does not follow."""
     written = {Statement.parse(f.text): f.text for f in problem.facts}
     premises = Premises(written)
     goal = Statement.parse(problem.options[problem.answer_index])  # type: ignore[index]

@@ -1,17 +1,8 @@
-"""The gap between our LogicMark numbers and the card's, measured: the generator's properties against
-what the card states, and the scoring's choices varied one at a time.
-
-:func:`card_properties` checks generated items against every property the LogicMark card
-(``book/data-formats.md``, "LogicMark") states about its items, one row per property: what the card says, what
-was counted, how many items (or options) satisfy it, and ``holds`` / ``differs``.
-
-:func:`variant_table` turns the records of :func:`finelogic.eval.logicmark.score` under several layouts
-into per-hop accuracies for each one-at-a-time change from our default (``text`` layout with a leading
-space, ``token_mean``): the card's lettered layout, no leading space, per-character and no
-normalisation; :func:`hop_profile` says whether a row has the card's hop profile.
-
-Pure functions (problems and records in, tables out); ``benchmarks/logicmark_gap.py`` runs the models
-and writes the tables the LogicMark page includes.
+"""The gap between our LogicMark numbers and the card's: the generator's properties against what the card
+states (:func:`card_properties`, one row per property of ``book/data-formats.md``, "LogicMark"), and the
+scoring's choices varied one at a time from our default (:func:`variant_table`, :data:`VARIANTS`);
+:func:`hop_profile` says whether a row has the card's hop profile. ``benchmarks/logicmark_gap.py`` runs the
+models and writes the tables the LogicMark page includes.
 """
 from __future__ import annotations
 
@@ -49,14 +40,10 @@ def _row(prop: str, card: str, checked: str, count: int, of: int, holds: bool | 
 
 
 def card_properties(problems: Sequence[Problem], config: Config = Config()) -> pd.DataFrame:
-    """Every property the card states about its items, checked on ``problems`` (generated with ``config``).
-
-    Returns:
-        :data:`PROPERTY_COLUMNS`: ``count`` of ``of`` items (or options, or premises) satisfy what is
-        ``checked``; ``verdict`` ``holds`` when all do (or, for shares, when the counts are the card's),
-        ``differs`` otherwise, ``not checkable`` for the ``mixed`` style (any graph is a combination),
-        ``not stated`` for what we count beside the card's claims (distractors that read like a premise).
-    """
+    """Every property the card states about its items, checked on ``problems`` (generated with ``config``):
+    :data:`PROPERTY_COLUMNS`, ``count`` of ``of`` items (or options, or premises) satisfying what is
+    ``checked``; ``verdict`` ``holds``, ``differs``, ``not checkable`` (the ``mixed`` style) or ``not stated``
+    (what we count beside the card's claims)."""
     n = len(problems)
     parsed = [_statements(p) for p in problems]
     answers = [options[p.answer_index] for p, (_, options) in zip(problems, parsed)]
@@ -211,22 +198,13 @@ _STYLE_CARD = {
 }
 
 
-# --------------------------------------------------------------------------------------------------
-# One change at a time
-# --------------------------------------------------------------------------------------------------
+# --- One change at a time
 
 
 def variant_table(records_by_layout: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    """Per-hop accuracy of each :data:`VARIANTS` row whose layout was scored.
-
-    Args:
-        records_by_layout: layout -> :func:`finelogic.eval.logicmark.score` records (one or more models;
-            every normalisation is read from the same records).
-
-    Returns:
-        Long, like :func:`~finelogic.eval.logicmark.card_layout` (``model, setting, metric, value, ci_low,
-        ci_high, n``) with ``setting`` the variant's name, plus ``change`` (what differs from ``ours``).
-    """
+    """Per-hop accuracy of each :data:`VARIANTS` row whose layout is in ``records_by_layout`` (layout ->
+    :func:`finelogic.eval.logicmark.score` records), long like :func:`~finelogic.eval.logicmark.card_layout`
+    with ``setting`` the variant's name, plus ``change``."""
     frames = []
     for name, (layout, normalization, change) in VARIANTS.items():
         if layout in records_by_layout:
@@ -235,12 +213,8 @@ def variant_table(records_by_layout: dict[str, pd.DataFrame]) -> pd.DataFrame:
 
 
 def hop_profile(table: pd.DataFrame) -> pd.DataFrame:
-    """Whether each (model, setting) of a :func:`variant_table` has the card's hop profile.
-
-    Returns:
-        ``model, setting, one_hop_highest`` (1-hop is the best of the five buckets, as in 15 of the card's
-        19 rows), ``falls_with_hops`` (5-hop below 2-hop, as in all 19), ``card_profile`` (both).
-    """
+    """Per (model, setting) of a :func:`variant_table`: ``one_hop_highest`` (as in 15 of the card's 19 rows),
+    ``falls_with_hops`` (5-hop below 2-hop, as in all 19) and ``card_profile`` (both)."""
     rows = []
     for (model, setting), group in table.groupby(["model", "setting"], sort=False):
         value = dict(zip(group["metric"], group["value"]))

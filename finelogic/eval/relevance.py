@@ -1,31 +1,19 @@
 """Relevance of proof steps (paper §3.2: "whether its conclusion is used in later steps").
 
-Two policies, both returning one value per step: True (relevant), False (not relevant) or None (the step
-is not counted by this policy, for any metric).
+Both policies give one value per step: True, False or None (not counted by this policy, for any metric).
 
-``principled`` (the default): the step that concludes the hypothesis (or ``¬hypothesis``) is relevant by
-definition, and relevance propagates backwards: a step is relevant when a later *relevant* step cites its
-conclusion (a redefined id is the latest definition before the citing step). Steps opening an assumption
-(``void -> assump1``) are not counted. A response that never reaches the hypothesis has no relevant step.
-An unparsed step has no conclusion anyone could cite: not relevant.
+``principled`` (the default): the step concluding the hypothesis (or ``¬hypothesis``) is relevant, and
+relevance propagates backwards: a step is relevant when a later *relevant* step cites its conclusion (a
+redefined id is the latest definition before the citing step). Assumption openings are not counted; an
+unparsed step, or any step of a response that never reaches the hypothesis, is not relevant.
 
-``paper_code_compat``: the rule of the authors' released code (``book/released-code.md``, "Soundness details
-of the released code"), read as a fact about its behaviour: a step is relevant when its conclusion id is a
-premise of *any later* step. On steps read the released way (:func:`finelogic.eval.steps.released_steps`,
-what the policy judges) it is :func:`released_relevance`, exactly:
-
-* a step concluding ``assumpN`` is skipped (None), yet its premises still count as later citations;
-* a step without a conclusion id (prose, an empty response) counts as relevant;
-* a step whose conclusion text is ``⊥`` counts as relevant;
-* otherwise the conclusion id must be among the premise ids of some later step, so the last step is
-  never relevant (nothing follows it), even in a perfect proof.
-
-On steps of OUR reading (:func:`finelogic.eval.steps.parse_steps`) the same rule gives
-:func:`paper_code_compat_relevance`: the released rule alone, without the released reading, shown beside
-the principled numbers (the ``relevant_compat`` column of principled step rows). There the released
-reader's loss of a ``-> hypothesis`` (or ``¬hypothesis``) step written without ``: text`` is imitated by
-not counting it (None), so the ints only it used look irrelevant. The book says which policy each table
-uses.
+``paper_code_compat``: the rule of the released code (``book/released-code.md``, "Soundness details of the
+released code"): relevant when its conclusion id is a premise of *any later* step. On steps read the
+released way it is :func:`released_relevance`, exactly: an ``assumpN`` conclusion is skipped (its premises
+still count as citations); no conclusion id, or a ``⊥`` conclusion text, counts as relevant; so the last
+step is never relevant, even in a perfect proof. On steps of our reading it is
+:func:`paper_code_compat_relevance` (the ``relevant_compat`` column), where a ``-> hypothesis`` step
+written without ``: text``, which the released reader loses, is not counted.
 """
 from __future__ import annotations
 

@@ -1,31 +1,20 @@
 """Stepwise soundness (paper §3.2, Table 3): all-valid, all-relevant, all-atomic, per sample and per step.
 
-Pipeline: responses -> :func:`judge_responses` (split into steps with
-:func:`finelogic.eval.steps.parse_steps`, judge every step, relevance under both policies of
-:mod:`finelogic.eval.relevance`) -> one row per step -> :func:`soundness_table`.
+Pipeline: responses -> :func:`judge_responses` (steps from :func:`finelogic.eval.steps.parse_steps`, every
+step judged, relevance under both policies of :mod:`finelogic.eval.relevance`) -> one row per step ->
+:func:`soundness_table`. Sample-level metrics (the paper's): the fraction of samples in which every
+*counted* step is valid / relevant / atomic; a step is counted unless the relevance policy skips it.
+Atomic is asked only of valid steps, so all-atomic ⊆ all-valid. Excluded and counted apart, never
+guessed: ``no_steps`` (nothing counted) and ``undecided`` (the judge could not decide a counted step; the
+released code retried and counted a persistent failure False). Step-level rates are over counted steps
+the judge decided (relevance: over counted steps in FLD notation), pooled. Intervals are Wilson 95%.
 
-Sample-level metrics (the paper's): the fraction of samples in which every *counted* step is valid / is
-relevant / is atomic. A step is counted unless the relevance policy skips it (assumption openings; under
-``paper_code_compat`` also the colon-less ``-> hypothesis`` step the released code drops). Atomic is asked
-only of valid steps, so all-atomic ⊆ all-valid. Excluded and counted separately, never guessed:
-
-- ``no_steps``: an empty response, or nothing counted;
-- ``undecided``: the judge could not decide some counted step (free text, unparseable sentence, unknown
-  premise id, a reply that is not true/false). The released code instead retried the judge and counted a
-  persistent failure as False; it also kept free-text responses as one step judged against ``???``.
-
-Step-level rates are over counted steps the judge decided (relevance: over counted steps in FLD
-notation, whatever the judge said), pooled across samples. All proportions come with Wilson 95% intervals.
-
-``policy="paper_code_compat"`` in :func:`judge_responses` reproduces the released ``src/eval_step.py``
-instead (``book/released-code.md``, "Soundness details of the released code"): the steps are read its way
-(:func:`finelogic.eval.steps.released_steps`; a response without steps is one step judged against
-``???``), steps concluding ``assumpN`` are neither judged nor counted, relevance is
-:func:`finelogic.eval.relevance.released_relevance`, and every judgement is True or False (a judge that
-cannot decide counts False, as the released code's fallback did). Its rows carry that relevance in both
-relevance columns and are all ``parsed``, so the same :func:`sample_soundness` and :func:`soundness_table`
-give the released numbers: flags over the non-skipped steps, percentages over the samples with at least
-one, nothing undecided.
+``policy="paper_code_compat"`` reproduces the released ``src/eval_step.py`` (``book/released-code.md``,
+"Soundness details of the released code"): steps read its way
+(:func:`finelogic.eval.steps.released_steps`), ``assumpN`` conclusions neither judged nor counted,
+:func:`finelogic.eval.relevance.released_relevance`, and an undecided judgement counted False. Its rows
+carry that relevance in both columns and are all ``parsed``, so the same :func:`sample_soundness` and
+:func:`soundness_table` give the released numbers.
 """
 from __future__ import annotations
 
@@ -54,23 +43,17 @@ def judge_responses(records: pd.DataFrame, problems: Mapping[str, Problem], judg
     """Split every response into steps and judge them all (one batched ``judge_all`` call).
 
     Args:
-        records: one row per response with an ``id`` (a key of ``problems``) and a ``response`` column
-            (e.g. :func:`finelogic.eval.accuracy.evaluate_accuracy` records, FLD rows).
-        problems: id -> :class:`Problem` (the facts, hypothesis and, for the symbolic judge, formulas).
+        records: one row per response with an ``id`` (a key of ``problems``) and a ``response``.
+        problems: id -> :class:`Problem`.
         judge: any judge of :mod:`finelogic.eval.judges`.
-        policy: ``principled`` (our reading, undecided kept apart) or ``paper_code_compat`` (the released
-            code's reading and counting; module docstring).
+        policy: ``principled`` or ``paper_code_compat`` (module docstring).
         keys: record columns copied to every step row (those present).
-        progress: a tqdm bar over chunks of steps (None: only for 200 steps or more).
-        memo: a mapping that keeps each response's steps as read under ``policy`` (key: the response
-            text, the problem's facts, hypothesis, formulas, vocabulary and input text, the policy), so
-            a rerun does not read them again. Verdicts are the judge's (``SymbolicJudge(memo=...)``).
+        progress: a tqdm bar over chunks of steps (None: from 200 steps).
+        memo: keeps each response's steps as read under ``policy`` across runs (verdicts are the judge's).
 
     Returns:
-        One row per step with :data:`STEP_COLUMNS` after the key columns; ``sample`` is the record's
-        position. A response with no steps gets one row with ``step`` -1 and ``n_steps`` 0 so that it
-        is counted (as excluded) by :func:`soundness_table` (never under ``paper_code_compat``, where
-        every response has a step).
+        One row per step, the key columns then :data:`STEP_COLUMNS`; ``sample`` is the record's position. A
+        response with no steps gets one row with ``step`` -1 and ``n_steps`` 0, so it is counted as excluded.
     """
     policy = Policy.of(policy, "soundness policy")
     keys = [k for k in keys if k in records.columns]
@@ -110,8 +93,7 @@ def judge_responses(records: pd.DataFrame, problems: Mapping[str, Problem], judg
 
 
 def read_steps(response: str, problem: Problem, policy: Policy | str = Policy.PRINCIPLED) -> list:
-    """The steps of ``response`` as ``policy`` reads them (:func:`~finelogic.eval.steps.parse_steps` or
-    :func:`~finelogic.eval.steps.released_steps`)."""
+    """The steps of ``response`` as ``policy`` reads them."""
     return (parse_steps if Policy.of(policy) is Policy.PRINCIPLED else released_steps)(response, problem)
 
 
@@ -166,8 +148,8 @@ def _relevance_column(policy: Policy | str) -> str:
 
 
 def sample_soundness(steps: pd.DataFrame, policy: Policy | str = Policy.PRINCIPLED) -> pd.DataFrame:
-    """One row per sample: ``status`` (``scored``, ``no_steps``, ``undecided``), the three sample-level
-    metrics (None unless scored), ``n_counted`` and ``n_undecided`` counted steps."""
+    """One row per sample: ``status`` (``scored``, ``no_steps``, ``undecided``), the three metrics (None
+    unless scored), ``n_counted`` and ``n_undecided``."""
     column = _relevance_column(policy)
     columns = ["sample", "status", "n_counted", "n_undecided", *METRICS]
     samples = pd.Index(steps["sample"].dropna().unique()).sort_values()
@@ -202,11 +184,10 @@ def soundness_table(steps: pd.DataFrame, policy: Policy | str = Policy.PRINCIPLE
                     by: Sequence[str] = ("model", "setting")) -> pd.DataFrame:
     """Table 3 from step rows (:func:`judge_responses`): one row per group of ``by`` columns.
 
-    Columns: ``samples`` (responses), ``scored``, ``no_steps``, ``undecided`` (excluded samples),
-    ``all_valid``/``all_relevant``/``all_atomic`` as fractions of scored samples with ``_low``/``_high``
-    Wilson 95% bounds, then step level: ``steps`` (counted), ``undecided_steps``, ``valid_rate``,
-    ``atomic_rate`` (of decided steps), ``relevant_rate`` (of counted steps in FLD notation).
-    Use ``by=("model", "setting", "depth_bucket")`` for FLD depth buckets.
+    Columns: ``samples``, ``scored``, ``no_steps``, ``undecided``; ``all_valid``/``all_relevant``/``all_atomic``
+    as fractions of scored samples with ``_low``/``_high`` Wilson 95% bounds; then ``steps`` (counted),
+    ``undecided_steps``, ``valid_rate``, ``atomic_rate`` (of decided steps), ``relevant_rate`` (of counted
+    steps in FLD notation).
     """
     column = _relevance_column(policy)
     if steps.empty:
@@ -247,9 +228,9 @@ def soundness_table(steps: pd.DataFrame, policy: Policy | str = Policy.PRINCIPLE
 
 def table3_percent(table: pd.DataFrame, *, compat: pd.DataFrame | None = None,
                    index: Sequence[str] = ("model", "setting")) -> pd.DataFrame:
-    """Table 3's layout from :func:`soundness_table` rows: the three metrics in % (one decimal), their
-    Wilson 95% intervals as text, and ``scored / samples``; ``compat`` (the same table under
-    ``paper_code_compat``) adds its all-relevant column."""
+    """Table 3's layout from :func:`soundness_table` rows: the metrics in % (one decimal), their intervals as
+    text and ``scored / samples``; ``compat`` (the same table under ``paper_code_compat``) adds its
+    all-relevant column."""
     out = table[list(index)].copy()
     for metric in METRICS:
         out[metric] = (100 * table[metric]).round(1)

@@ -1,26 +1,18 @@
 """Splitting a model's proof into steps (paper §3.2: "we extract the premises and conclusion of each step").
 
-A response is read in one of three ways, tried in this order:
+A response is read in the first of three ways that applies:
 
-1. **``Step N:`` blocks** (also ``**Step N.**``): each block is one step; the first line of the block that
-   contains ``->`` is read as an FLD step, the rest of the block is commentary. A block that is a sentence
-   of the natural-language supervision style (:data:`NL_STEP`: ``From fact4 and step 1, it follows that
-   <sentence>[, which is the hypothesis].``) is read as the step it states (``step k`` cites ``intk``; the
-   sentence is the conclusion's text, which the judge reads back into a formula). Any other block is one
-   unparseable step (the model wrote prose).
-2. **FLD notation** (the response contains ``->``): the text is cut at ``;`` and line breaks; every piece
-   with ``->`` is a step ``fact1 & int2 -> int3: text``; pieces without it (prose, answer markers) are
-   not steps.
-3. **Free text**: the whole response is one unparseable step; an empty response has no steps.
+1. **``Step N:`` blocks** (also ``**Step N.**``): each block is one step, read from its first line with
+   ``->``; a block in the natural-language style (:data:`NL_STEP`: ``From fact4 and step 1, it follows that
+   <sentence>.``) is the step it states (``step k`` cites ``intk``); any other block is one unparseable step.
+2. **FLD notation** (the response contains ``->``): cut at ``;`` and line breaks; every piece with ``->`` is
+   a step, pieces without it are not.
+3. **Free text**: one unparseable step; an empty response has none.
 
-An FLD step is ``premises -> conclusion[: text]``, read by :func:`finelogic.logic.proof.parse_step` (the one
-reader of FLD proof notation; it says what is tolerated). Markers such as ``__PROVED__`` anywhere are
-ignored.
-
-The **reference** (the paper code's "reference dictionary") maps ids to the sentences a judge reads:
-facts from the problem, ``hypothesis`` from the problem, ``intN``/``assumpN`` from their definitions in
-the response. Each step carries the texts of its premises as they were defined *before* it
-(``premise_texts``; None for an id not defined yet), so a judge needs only the step and the problem.
+FLD steps are read by :func:`finelogic.logic.proof.parse_step` (it says what is tolerated); markers such as
+``__PROVED__`` are ignored. Each step carries the texts of its premises as defined *before* it
+(``premise_texts``; None for an id not defined yet: the paper code's "reference dictionary"), so a judge
+needs only the step and the problem.
 
 **The released code's reading** (``policy="paper_code_compat"``; :func:`released_steps`,
 ``book/released-code.md``, "Soundness details of the released code"), reproduced from its behaviour:
@@ -29,10 +21,9 @@ the response. Each step carries the texts of its premises as they were defined *
   at ``;`` (when that gives two or more parts), else at line breaks, else at periods, and only the parts
   with an inline conclusion (``intN``, ``assumpN`` or ``hypothesis`` followed by ``:`` or ``.``) are steps;
   a text with none is ONE step with no conclusion (judged against ``???``);
-- the conclusion is the FIRST such id of the block; the premises are every ``factN``/``intN``/``assumpN``
-  id in the block but the conclusion, ids inside the conclusion's own text included. Premises are sorted
-  here (the released code shows them in set order, which is not stable across runs);
-- texts come from the reference of :func:`released_reference`; an id it lacks reads ``???``.
+- the conclusion is the FIRST such id of the block; the premises are every other ``factN``/``intN``/
+  ``assumpN`` id in the block, sorted here (the released code's set order is not stable across runs);
+- texts come from :func:`released_reference`; an id it lacks reads ``???``.
 """
 from __future__ import annotations
 
@@ -85,8 +76,7 @@ class Step:
         conclusion_id: ``int2``, ``assump1``, ``hypothesis`` or ``¬hypothesis``; None when unparsed.
         conclusion_text: the text after the colon as written; None when the step wrote none.
         parsed: False when the step is not in FLD notation (free text); ``note`` says why.
-        released: read by the released code's reader (:func:`released_steps`): premises sorted, every
-            text resolved (``???`` when unknown), ``conclusion_id`` None for a step with no conclusion.
+        released: read by :func:`released_steps` (premises sorted, texts resolved, ``???`` when unknown).
     """
 
     index: int
@@ -138,8 +128,8 @@ def _parse_fld_step(index: int, text: str) -> Step:
 
 
 def read_nl_step(index: int, number: int, block: str) -> Step:
-    """A ``Step N:`` block whose first line is a natural-language step (:data:`NL_STEP`), numbered
-    ``number``, as the step it states; any other block is one unparseable step (its whole text)."""
+    """A ``Step N:`` block whose first line is a natural-language step (:data:`NL_STEP`) as the step it
+    states; any other block is one unparseable step."""
     line = block.split("\n")[0].strip()
     m = NL_STEP.match(line)
     if m is None:
@@ -185,11 +175,8 @@ def problem_reference(problem: Problem) -> dict[str, str]:
 
 
 def parse_steps(response: str, problem: Problem) -> list[Step]:
-    """Paper §3.2 step extraction: the steps of ``response`` with premise texts resolved.
-
-    A premise resolves to the problem's fact, or to the text of the latest earlier step that concluded
-    that id (a step cannot cite its own conclusion, nor one defined later: that premise text is None).
-    """
+    """Paper §3.2 step extraction: the steps of ``response``, each premise resolved to the problem's fact or
+    the latest earlier step concluding that id (None for an id defined later or never)."""
     reference = problem_reference(problem)
     out = []
     for step in split_steps(response):
@@ -213,7 +200,7 @@ def response_reference(steps: list[Step], problem: Problem) -> dict[str, str]:
 
 def negated_hypothesis_text(problem: Problem) -> str:
     """The sentence ``¬hypothesis`` stands for: rendered from the formula when the problem has a template
-    vocabulary (FLD-style generated problems), else ``it is not the case that <hypothesis>``."""
+    vocabulary, else ``it is not the case that <hypothesis>``."""
     from finelogic.data.generators.nl import render_sentence
     from finelogic.logic import negate, parse_formula
 
@@ -229,8 +216,7 @@ def negated_hypothesis_text(problem: Problem) -> str:
 
 def template_vocabulary(problem: Problem):
     """The problem's :class:`~finelogic.data.generators.nl.Vocabulary` when it uses the template grammar
-    (FLD-style generated problems); None otherwise (real data, ProntoQA-style ``{"{A}": "wumpus"}``).
-    One object per distinct vocabulary (checking the words is most of the cost; the judge asks per step)."""
+    (FLD-style generated problems), else None; one cached object per distinct vocabulary."""
     raw = problem.meta.get("vocabulary")
     if not isinstance(raw, Mapping) or not raw or set(raw) - {"predicates", "propositions", "constants"}:
         return None
@@ -247,13 +233,12 @@ def _vocabulary(tables: tuple):
     return Vocabulary.from_dict({kind: dict(table) for kind, table in tables})
 
 
-# ----------------------------------------------------------------------------------------------------
-# The released code's reading (paper_code_compat)
+# --- The released code's reading (paper_code_compat)
 
 
 def released_input(problem: Problem) -> str:
-    """The problem text the released code reads facts from: the item's ``input`` (the paper's files), else
-    the ``Facts: ...\nHypothesis: ...`` text the compat prompt layout sends for items without one."""
+    """The problem text the released code reads facts from: the item's ``input``, else the compat layout's
+    ``Facts: ...\nHypothesis: ...``."""
     given = problem.meta.get("input") if problem.meta else None
     return given or f"Facts: {problem.facts_text}\nHypothesis: {problem.hypothesis}"
 
@@ -276,8 +261,8 @@ def _released_hypothesis(response: str) -> str | None:
 
 
 def _released_problem_texts(text: str) -> dict[str, str]:
-    """Facts (``factN:`` with no space, at the start of a piece) and the hypothesis from the problem's input,
-    cut at ``.`` and ``;`` as the released code does (a fact's own line break does not end it)."""
+    """Facts (``factN:`` at the start of a piece) and the hypothesis of the problem's input, cut at ``.`` and
+    ``;`` as the released code does."""
     return dict(_released_problem_texts_of(text))  # a copy: the kept one is shared by every response
 
 
@@ -303,11 +288,10 @@ def released_reference(response: str, problem: Problem) -> dict[str, str]:
 
     1. ``id: text`` at the start of a response line (text up to ``;``; a later line wins);
     2. ``hypothesis`` from the response (:func:`_released_hypothesis`);
-    3. only when the response defines no ``factN:`` line: the facts AND the hypothesis of the problem's
-       input (:func:`released_input`), the hypothesis overwriting the response's; so a response that
-       restates one fact leaves every other fact unknown (``???``);
-    4. only when no ``intN``/``assumpN`` is defined yet: every ``id: text`` anywhere in the response
-       (text up to ``.``, ``;`` or a line break), never overwriting.
+    3. only when the response defines no ``factN:`` line: the facts AND the hypothesis of
+       :func:`released_input`, so a response that restates one fact leaves every other fact ``???``;
+    4. only when no ``intN``/``assumpN`` is defined yet: every ``id: text`` anywhere (text up to ``.``, ``;``
+       or a line break), never overwriting.
     """
     reference: dict[str, str] = {}
     for line in response.splitlines():
@@ -324,8 +308,8 @@ def released_reference(response: str, problem: Problem) -> dict[str, str]:
 
 
 def _released_blocks(text: str) -> tuple[list[str], str]:
-    """The released code's step blocks and how they were found: ``numbered`` (``Step N:`` blocks),
-    ``split`` (parts with an inline conclusion) or ``whole`` (none: the whole text, no conclusion)."""
+    """The released code's step blocks and how they were found: ``numbered``, ``split`` (parts with an inline
+    conclusion) or ``whole`` (no conclusion)."""
     starts = [m.start() for m in _RELEASED_STEP_START.finditer(text)]
     if starts:
         return [text[a:b].strip() for a, b in zip(starts, [*starts[1:], len(text)])], "numbered"
@@ -349,9 +333,8 @@ def _released_conclusion(block: str, how: str) -> str | None:
 
 
 def released_steps(response: str, problem: Problem) -> list[Step]:
-    """The steps of ``response`` as the released ``src/eval_step.py`` reads them (module docstring), every
-    text resolved with :func:`released_reference`. Never empty: a response without a step (prose, an
-    empty string, a marker) is one step with no conclusion."""
+    """The steps of ``response`` as the released ``src/eval_step.py`` reads them (module docstring); never
+    empty: a response without a step is one step with no conclusion."""
     text = response or ""
     reference = released_reference(text, problem)
     blocks, how = _released_blocks(text)
@@ -369,8 +352,7 @@ def released_steps(response: str, problem: Problem) -> list[Step]:
     return steps
 
 
-# ----------------------------------------------------------------------------------------------------
-# Steps kept in a memo (JSON)
+# --- Steps kept in a memo (JSON)
 
 
 def step_to_json(step: Step) -> list:

@@ -126,8 +126,7 @@ def _operand(f: Formula) -> str:
     return _format(f, top=False)
 
 
-# ----------------------------------------------------------------------------------------------------
-# Structural helpers shared by the prover, the rules and the generator.
+# --- Structural helpers shared by the prover, the rules and the generator.
 
 
 def subformulas(f: Formula) -> Iterator[Formula]:
