@@ -226,8 +226,8 @@ def open_model(spec: str | Mapping[str, Any] | ModelSpec, *, batch_size: int = 1
         return kind.open(spec, batch_size)
     from finelogic.models.cache import CachedBackend
 
-    tokenizer = None if kind.tokenizer is None else (lambda: open_tokenizer(spec))
-    return CachedBackend(lambda: kind.open(spec, batch_size), store_path(), spec.model_id, tokenizer=tokenizer)
+    return CachedBackend(lambda: kind.open(spec, batch_size), store_path(), spec.model_id,
+                         tokenizer=lambda: open_tokenizer(spec))  # read without the weights, even when None
 
 
 def open_tokenizer(spec: str | Mapping[str, Any] | ModelSpec) -> Any:
