@@ -57,6 +57,8 @@ GPT4O = "GPT-4o"
 DEEPSEEK = "DeepSeek-R1"
 LLAMA = "Llama-3.1-8B-Instruct"
 QWEN = "Qwen-2.5-7B-Instruct"
+#: The paper's four supervision styles (Section 4), in its order; Table 2 prints their rows ``SFT-<style>``.
+STYLES = ("NL", "Symb-Struct", "Symb-Filter", "Symb-Direct")
 
 ACCURACY = "accuracy (%)"
 

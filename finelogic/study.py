@@ -39,8 +39,6 @@ from typing import Any, Callable, Mapping, Sequence
 import pandas as pd
 
 from finelogic.config import results_dir
-from finelogic.eval.accuracy import summarize
-from finelogic.eval.forced_choice import summarize_forced
 from finelogic.eval.probing import summarize as summarize_probes
 from finelogic.runs import accuracy, claims, depth, probing, registry, soundness, supervision
 from finelogic.runs.base import Provenance, Run, differing_settings, git_commit, resolve
@@ -289,12 +287,9 @@ def merge_accuracy(runs: Sequence[accuracy.AccuracyRun], profile: str, seed: int
     first = runs[0]
     records = pd.concat([r.records for r in runs], ignore_index=True)
     traces = pd.concat([r.traces for r in runs], ignore_index=True)
-    section = _settings(accuracy.FAMILY, profile, (overrides or {}).get(accuracy.FAMILY))
-    provenance = _merged_provenance(runs, accuracy.FAMILY, profile, seed, section)
-    return accuracy.AccuracyRun(provenance, records=records, sets=first.sets, traces=traces,
-                                summary=summarize(records, by=accuracy.TABLE2_KEYS),
-                                forced_summary=summarize_forced(records, by=accuracy.TABLE2_KEYS),
-                                eval_sets=first.eval_sets)
+    provenance = _merged_provenance(runs, accuracy.FAMILY, profile, seed, overrides)
+    return accuracy.AccuracyRun.from_records(provenance, records, sets=first.sets, traces=traces,
+                                            eval_sets=first.eval_sets)
 
 
 def merge_probing(runs: Sequence[probing.ProbingRun], profile: str, seed: int,
@@ -304,8 +299,7 @@ def merge_probing(runs: Sequence[probing.ProbingRun], profile: str, seed: int,
     first = runs[0]
     predictions = pd.concat([r.predictions for r in runs], ignore_index=True)
     # The text-only baseline reads no model: each unit fits the same one; keep one copy per model row.
-    section = _settings(probing.FAMILY, profile, (overrides or {}).get(probing.FAMILY))
-    provenance = _merged_provenance(runs, probing.FAMILY, profile, seed, section)
+    provenance = _merged_provenance(runs, probing.FAMILY, profile, seed, overrides)
     seconds = {name: value for r in runs for name, value in r.seconds.items()}
     return probing.ProbingRun(provenance, predictions, summarize_probes(predictions, seed=seed).round(4),
                               row_counts=first.row_counts, splits=first.splits, shown_rows=first.shown_rows,
@@ -317,8 +311,7 @@ def merge_supervision(runs: Sequence[supervision.SupervisionRun], base_name: str
                       ) -> supervision.SupervisionRun:
     """One supervision run from the style units' (training rows, losses, checks and Figure 4 rows of every
     style trained so far); it evaluates nothing itself (the accuracy run holds its models' records)."""
-    section = _settings(supervision.FAMILY, profile, (overrides or {}).get(supervision.FAMILY))
-    provenance = _merged_provenance(runs, supervision.FAMILY, profile, seed, section)
+    provenance = _merged_provenance(runs, supervision.FAMILY, profile, seed, overrides)
     if not runs:
         return supervision.SupervisionRun(replace(provenance, models=(base_name,)))
     first = runs[0]
@@ -345,19 +338,18 @@ def code_changed(commit: str, paths: Sequence[str]) -> bool | None:
     return {0: False, 1: True}.get(done.returncode)
 
 
+_ACCURACY = ("finelogic/runs/accuracy.py", "finelogic/eval", "finelogic/data", "finelogic/models",
+             "finelogic/prompts.py", "finelogic/sft")
 #: The code each study family's numbers come from (for the book's "code changed since" line).
 CODE = {
     supervision.FAMILY: ("finelogic/runs/supervision.py", "finelogic/sft", "finelogic/data", "finelogic/models"),
-    accuracy.FAMILY: ("finelogic/runs/accuracy.py", "finelogic/eval", "finelogic/data", "finelogic/models",
-                      "finelogic/prompts.py", "finelogic/sft"),
-    depth.FAMILY: ("finelogic/runs/depth.py", "finelogic/runs/accuracy.py", "finelogic/eval", "finelogic/data",
-                   "finelogic/models", "finelogic/prompts.py", "finelogic/sft"),
+    accuracy.FAMILY: _ACCURACY,
+    depth.FAMILY: ("finelogic/runs/depth.py", *_ACCURACY),
     soundness.FAMILY: ("finelogic/runs/soundness.py", "finelogic/runs/accuracy.py", "finelogic/eval",
                        "finelogic/logic", "finelogic/data", "finelogic/models", "finelogic/sft"),
     probing.FAMILY: ("finelogic/runs/probing.py", "finelogic/eval/probing.py", "finelogic/data", "finelogic/models",
                      "finelogic/sft"),
-    claims.FAMILY: ("finelogic/runs/claims.py", "finelogic/runs/accuracy.py", "finelogic/eval", "finelogic/data",
-                    "finelogic/models", "finelogic/prompts.py", "finelogic/sft"),
+    claims.FAMILY: ("finelogic/runs/claims.py", *_ACCURACY),
 }
 
 
@@ -446,7 +438,9 @@ def _read_unit(directory: Path, record: UnitRecord, profile: str, seed: int,
     return out
 
 
-def _merged_provenance(runs: Sequence[Run], family: str, profile: str, seed: int, settings: Any) -> Provenance:
+def _merged_provenance(runs: Sequence[Run], family: str, profile: str, seed: int,
+                       overrides: Mapping[str, Mapping[str, Any]] | None) -> Provenance:
+    settings = _settings(family, profile, (overrides or {}).get(family))
     models = tuple(dict.fromkeys(m for r in runs for m in r.provenance.models))
     ids = tuple(dict.fromkeys(m for r in runs for m in r.provenance.model_ids))
     first = runs[0].provenance if runs else None

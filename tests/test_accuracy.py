@@ -11,7 +11,7 @@ import pytest
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Fact, Problem
 from finelogic.eval.accuracy import RECORD_COLUMNS, depth_bucket, evaluate_accuracy, summarize
 from finelogic.eval.forced_choice import CALIBRATED_COLUMNS, FORCED_COLUMNS, NO_LOGLIKELIHOOD, NOT_A_PROMPT_SETTING
-from finelogic.eval.stats import wilson_interval
+from finelogic.eval.stats import ABOVE, BELOW, OVERLAP, compare_intervals, wilson_interval
 from finelogic.models.base import BackendStats, Completion, GenerationConfig
 from finelogic.prompts import COT, DIRECT, FEW_SHOT
 
@@ -110,6 +110,13 @@ def test_wilson_interval_widens_with_confidence():
     low95, high95 = wilson_interval(8, 10, 0.95)
     low99, high99 = wilson_interval(8, 10, 0.99)
     assert low99 < low95 and high99 > high95
+
+
+def test_intervals_are_apart_only_when_they_do_not_overlap():
+    assert compare_intervals(60, 80, 40, 59) == ABOVE and compare_intervals(40, 59, 60, 80) == BELOW
+    assert compare_intervals(60, 80, 40, 60) == OVERLAP  # touching ends overlap
+    assert compare_intervals(60, 80, 59.9) == ABOVE and compare_intervals(60, 80, 70) == OVERLAP  # a fixed level
+    assert compare_intervals(math.nan, 80, 40, 59) == OVERLAP
 
 
 # ------------------------------------------------------------------------------------------------ evaluation
@@ -319,7 +326,7 @@ def test_accuracy_run_overrides_replace_profile_keys_and_unknown_ones_are_refuse
 
 
 def test_accuracy_run_writes_and_reads_back_the_same_tables(tmp_path):
-    from finelogic.runs.accuracy import AccuracyRun
+    from finelogic.runs.accuracy import AccuracyRun, table2
 
     run = _smoke_run(SaysAndScores("__DISPROVED__", ""), settings=["Direct", "Sel-Inf"])
     assert run.records["forced_correct"].notna().any() and run.records["forced_correct"].isna().any()
@@ -328,6 +335,10 @@ def test_accuracy_run_writes_and_reads_back_the_same_tables(tmp_path):
                                              "sets.csv", "summary.csv", "traces.csv"]
     back = AccuracyRun.read(tmp_path / "accuracy")
     pd.testing.assert_frame_equal(back.records, run.records)
+    summary, forced, calibrated = table2(back.records)  # Table 2's cells are the records' own
+    assert back.summary.to_csv(index=False) == summary.to_csv(index=False)
+    assert back.forced_summary.to_csv(index=False) == forced.to_csv(index=False) and len(forced)
+    pd.testing.assert_frame_equal(back.calibrated_summary, calibrated)
     pd.testing.assert_frame_equal(back.sets, run.sets)
     pd.testing.assert_frame_equal(back.traces, run.traces)
     assert back.provenance.as_dict() == run.provenance.as_dict()

@@ -14,7 +14,8 @@ from test_paper_citations import SOURCE
 from finelogic.eval.accuracy import RECORD_COLUMNS, depth_bucket, records_frame
 from finelogic.eval.probing import LINEAR, MAJORITY, TEXT_ONLY, summarize as summarize_probes
 from finelogic.eval.soundness import STEP_COLUMNS
-from finelogic.runs import claims, probing, supervision
+from finelogic.eval import claims
+from finelogic.runs import claims as claims_family, probing, supervision
 from finelogic.runs.base import Provenance, UpstreamMissing, same_run
 
 BASE = "SmolLM2-135M-Instruct"
@@ -401,39 +402,39 @@ def test_the_run_reads_its_written_upstream_runs_and_refuses_when_they_are_missi
     monkeypatch.setenv("FINELOGIC_RESULTS", str(tmp_path / "results"))
     made_sft, made_probing = _upstream_runs()
     with pytest.raises(UpstreamMissing, match="no supervision run"):
-        claims.run("smoke", seed=0)
+        claims_family.run("smoke", seed=0)
     made_sft.write()
     with pytest.raises(UpstreamMissing, match="no probing run"):
-        claims.run("smoke", seed=0)
+        claims_family.run("smoke", seed=0)
     made_probing.write()
-    read = claims.run("smoke", seed=0)
-    handed = claims.run("smoke", seed=0, supervision_run=made_sft, probing_run=made_probing)
+    read = claims_family.run("smoke", seed=0)
+    handed = claims_family.run("smoke", seed=0, supervision_run=made_sft, probing_run=made_probing)
     pd.testing.assert_frame_equal(read.verdicts, handed.verdicts)
     assert read.counts() == {claims.REPRODUCED: len(claims.CLAIMS), claims.NOT_REPRODUCED: 0, claims.INCONCLUSIVE: 0,
                              claims.NOT_TESTABLE: 0}
     assert read.provenance.family == "claims" and read.provenance.n == len(claims.CLAIMS)
     with pytest.raises(UpstreamMissing, match="another seed"):
-        claims.run("smoke", seed=1)
+        claims_family.run("smoke", seed=1)
     # its own run reads back whole
     read.write(tmp_path / "claims")
-    assert same_run(claims.ClaimsRun.read(tmp_path / "claims"), read)
+    assert same_run(claims_family.ClaimsRun.read(tmp_path / "claims"), read)
 
 
 def test_the_run_takes_its_settings_and_runs_no_model():
     made_sft, made_probing = _upstream_runs()
-    plain = claims.run("smoke", supervision_run=made_sft, probing_run=made_probing, readout="plain")
+    plain = claims_family.run("smoke", supervision_run=made_sft, probing_run=made_probing, readout="plain")
     probing_claims = plain.verdicts[plain.verdicts["source"].str.startswith("Table 4")]
     assert len(probing_claims) == 5 and set(probing_claims["verdict"]) == {claims.NOT_TESTABLE}  # read out in chat
     with pytest.raises(ValueError, match="runs no model"):
-        claims.run("smoke", supervision_run=made_sft, probing_run=made_probing, backends={"embedded": object()})
-    assert claims.rehearsal_plan(None) == {"overrides": {}, "backends": {}, "note": ""}
+        claims_family.run("smoke", supervision_run=made_sft, probing_run=made_probing, backends={"embedded": object()})
+    assert claims_family.rehearsal_plan(None) == {"overrides": {}, "backends": {}, "note": ""}
 
 
 def test_the_page_helpers_show_every_verdict():
     from finelogic.book import claims as page
 
     made_sft, made_probing = _upstream_runs()
-    made = claims.run("smoke", supervision_run=made_sft, probing_run=made_probing)
+    made = claims_family.run("smoke", supervision_run=made_sft, probing_run=made_probing)
     table = page.verdict_table(made)
     assert len(table.frame) == len(claims.CLAIMS) and "our verdict" in table.frame.columns
     assert list(page.short_table(made).frame.columns) == ["finding", "in the paper", "our verdict"]
@@ -451,9 +452,9 @@ def test_when_the_supervision_run_left_evaluation_to_the_other_families_their_ru
                                          records=records_of(FIXTURE))
     made_soundness = soundness.SoundnessRun(Provenance(soundness.FAMILY, "smoke", 0), steps=steps_of(FIXTURE))
     with pytest.raises(UpstreamMissing, match="no accuracy run"):
-        claims.run("smoke", seed=0, supervision_run=trained_only, probing_run=made_probing)
-    read = claims.run("smoke", seed=0, supervision_run=trained_only, probing_run=made_probing,
+        claims_family.run("smoke", seed=0, supervision_run=trained_only, probing_run=made_probing)
+    read = claims_family.run("smoke", seed=0, supervision_run=trained_only, probing_run=made_probing,
                       accuracy_run=made_accuracy, soundness_run=made_soundness)
-    full = claims.run("smoke", seed=0, supervision_run=made_sft, probing_run=made_probing)
+    full = claims_family.run("smoke", seed=0, supervision_run=made_sft, probing_run=made_probing)
     assert read.verdicts["verdict"].tolist() == full.verdicts["verdict"].tolist()
     assert set(read.provenance.data) == {"supervision", "probing", "accuracy", "soundness"}

@@ -51,6 +51,7 @@ def test_units_run_alone_and_merge_into_one_study(model_cache, tmp_path, monkeyp
     import torch
 
     from finelogic import study
+    from finelogic.eval.claims import INCONCLUSIVE
     from finelogic.runs import accuracy, claims, supervision
 
     torch.set_num_threads(1)  # the shared test cache: a checkpoint or answer made by another test is reused
@@ -108,7 +109,7 @@ def test_units_run_alone_and_merge_into_one_study(model_cache, tmp_path, monkeyp
     alone = study.assemble("smoke", root=units, out=tmp_path / "alone")
     assert alone.missing[0] == "base" and "SFT-NL" not in alone.missing
     verdicts = alone.runs[claims.FAMILY].verdicts.set_index("claim")["verdict"]
-    assert verdicts.iloc[0] == claims.INCONCLUSIVE  # fine-tuning against the base model: no base rows
+    assert verdicts.iloc[0] == INCONCLUSIVE  # fine-tuning against the base model: no base rows
     (units / "base" / study.UNIT_FILE).write_text(kept)
     # A unit whose unit.json is missing (it stopped before the end) is not done.
     (units / "SFT-NL" / study.UNIT_FILE).unlink()

@@ -1,5 +1,5 @@
 """The claims page (``notebooks/08_claims.ipynb``) and the landing page's short table: the paper's findings
-with the verdicts :mod:`finelogic.runs.claims` computed from our runs. Nothing here decides a verdict."""
+with the verdicts :mod:`finelogic.eval.claims` computed from our runs. Nothing here decides a verdict."""
 from __future__ import annotations
 
 import json
@@ -10,7 +10,7 @@ import pandas as pd
 
 from finelogic.book import figures
 from finelogic.book.tables import Table, present
-from finelogic.runs.claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, VERDICTS
+from finelogic.eval.claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, VERDICTS
 
 #: The verdict table's headers.
 HEADERS = {"claim": "finding", "source": "in the paper", "what_paper_says": "what the paper says",

@@ -16,10 +16,12 @@ from IPython.display import Markdown
 
 from finelogic.data.suites import PAPER_NAMES
 from finelogic.eval.accuracy import summarize
-from finelogic.eval.forced_choice import chance_level, summarize_forced
+from finelogic.eval.forced_choice import chance_level
 from finelogic.eval.probing import LINEAR, MAJORITY, TEXT_ONLY
 from finelogic.eval.probing_data import TASKS
 from finelogic.eval.soundness import soundness_table
+from finelogic.eval.stats import ABOVE, BELOW, OVERLAP, compare_intervals
+from finelogic.runs.accuracy import table2
 
 #: CSS class of the finding box (beside the admonition kind, as the provenance box has its own).
 FINDING_CLASS = "finelogic-finding"
@@ -39,15 +41,11 @@ def interval_text(value: float, low: float, high: float, n: int) -> str:
     return f"{value:.1f}% [{low:.1f}, {high:.1f}] (n = {int(n)})"
 
 
-def against_level(low: float, high: float, level: float) -> str:
-    """``"above"``, ``"below"`` or ``"indistinguishable from"`` a fixed level, by the interval alone."""
-    return "above" if low > level else "below" if high < level else "indistinguishable from"
-
-
-def against_interval(low: float, high: float, other_low: float, other_high: float) -> str:
-    """``"above"``, ``"below"`` or ``"indistinguishable from"`` another interval: apart only when they do
-    not overlap."""
-    return "above" if low > other_high else "below" if high < other_low else "indistinguishable from"
+def against(low: float, high: float, other_low: float, other_high: float | None = None) -> str:
+    """``"above"``, ``"below"`` or ``"indistinguishable from"`` another interval (apart only when they do not
+    overlap) or a fixed level (``other_high`` None), by :func:`finelogic.eval.stats.compare_intervals`."""
+    return {ABOVE: "above", BELOW: "below", OVERLAP: "indistinguishable from"}[
+        compare_intervals(low, high, other_low, other_high)]
 
 
 def _empty(frame: Any) -> bool:
@@ -105,7 +103,7 @@ def _cells_against_chance(summary: pd.DataFrame, label: Iterable[str]) -> dict[s
     against chance."""
     verdicts: dict[str, list[tuple[str, str]]] = {"above": [], "below": [], "indistinguishable from": []}
     for row, name in zip(summary.itertuples(), label):
-        verdict = against_level(row.ci_low, row.ci_high, row.chance)
+        verdict = against(row.ci_low, row.ci_high, row.chance)
         verdicts[verdict].append((name, f"{name} {interval_text(row.accuracy, row.ci_low, row.ci_high, row.n)}, "
                                         f"chance {row.chance:.1f}%"))
     return verdicts
@@ -141,18 +139,16 @@ def accuracy(run) -> str:
         return [(f"{r.model} " if several else "") + f"{_name(r.dataset)} {r.setting}" for r in summary.itertuples()]
 
     marked = _scored_markers(records)
+    ours, forced, calibrated = table2(records, by=by)
     text = f"{marked} of {len(records)} responses ended with an answer marker"
     if marked:
-        ours = summarize(records, by=by)
         ours["chance"] = [chance_level(d) for d in ours["dataset"]]
         text += "; marker accuracy is " + _verdict_sentence(_cells_against_chance(ours, labels(ours)))
     else:
         text += " (the model never wrote one), so marker accuracy is 0% by construction and says nothing"
-    forced = summarize_forced(records, by=by)
     if forced.empty:
         return text + ". No forced-choice answers were scored in this run."
     text += ". Forced-choice accuracy is " + _verdict_sentence(_cells_against_chance(forced, labels(forced)))
-    calibrated = summarize_forced(records, by=by, column="calibrated_correct")
     if not calibrated.empty:
         text += (". Contextually calibrated (against content-free inputs), it is "
                  + _verdict_sentence(_cells_against_chance(calibrated, labels(calibrated))))
@@ -218,7 +214,7 @@ def soundness(run) -> str:
         cell = f"{metric.replace('_', ' ')} {interval_text(value, low, high, scored)}"
         if gold is not None and not gold.empty and int(gold["scored"].iloc[0]):
             g = gold.iloc[0]
-            verdict = against_interval(low, high, 100 * g[f"{metric}_low"], 100 * g[f"{metric}_high"])
+            verdict = against(low, high, 100 * g[f"{metric}_low"], 100 * g[f"{metric}_high"])
             cell += f", {verdict} the gold proofs' {100 * g[metric]:.1f}%"
         cells.append(cell)
     return f"{scored} of {samples} responses could be scored: " + _joined(cells) + "."
@@ -311,7 +307,7 @@ def supervision(run) -> str:
             continue
         b = ours.loc[base]
         cells.append(f"{setting} {interval_text(row['accuracy'], row['ci_low'], row['ci_high'], row['n'])} "
-                     f"({against_interval(row['ci_low'], row['ci_high'], b['ci_low'], b['ci_high'])} {base})")
+                     f"({against(row['ci_low'], row['ci_high'], b['ci_low'], b['ci_high'])} {base})")
         if base not in bases:
             bases.append(base)
     if not cells:
@@ -339,11 +335,11 @@ def logicmark(run, model: str, control: str | None = None) -> str:
         return f"This run scored no LogicMark item with {model}, so the page supports nothing."
     ours = means.loc[model]
     text = (f"{model} answers {interval_text(ours['value'], ours['ci_low'], ours['ci_high'], ours['n'])} of the "
-            f"items correctly: {against_level(ours['ci_low'], ours['ci_high'], LOGICMARK_CHANCE)} chance "
+            f"items correctly: {against(ours['ci_low'], ours['ci_high'], LOGICMARK_CHANCE)} chance "
             f"({LOGICMARK_CHANCE:.0f}%)")
     if control is not None and control in means.index and not pd.isna(means.loc[control, "value"]):
         c = means.loc[control]
-        verdict = against_interval(ours["ci_low"], ours["ci_high"], c["ci_low"], c["ci_high"])
+        verdict = against(ours["ci_low"], ours["ci_high"], c["ci_low"], c["ci_high"])
         text += (f", and {verdict} the random-init control "
                  f"{interval_text(c['value'], c['ci_low'], c['ci_high'], c['n'])}")
     return text + "."
@@ -372,9 +368,9 @@ def logicmark_models(run, models: Sequence[str], control: str | None = None, car
 
     Against the control: each model's card-style average with its 95% interval against the control's
     (``item_mean`` instead when a hop bucket is empty, so some row has no average); "above" only when the
-    two intervals do not overlap (:func:`against_interval`), else "indistinguishable from". Against the
+    two intervals do not overlap (:func:`against`), else "indistinguishable from". Against the
     card: its reported avg and 1-hop (points, no interval: the card prints none) against ``reference``'s
-    intervals (:func:`against_level`). ``card``: :func:`finelogic.paper.reported` ``("logicmark")`` unless
+    intervals (:func:`against`). ``card``: :func:`finelogic.paper.reported` ``("logicmark")`` unless
     given. Models the run did not score are left out.
     """
     by_hop = getattr(run, "by_hop", None)
@@ -393,7 +389,7 @@ def logicmark_models(run, models: Sequence[str], control: str | None = None, car
         verdicts = {}
         for m in scored:
             r = rows.loc[(m, metric)]
-            verdict = against_interval(r["ci_low"], r["ci_high"], c["ci_low"], c["ci_high"])
+            verdict = against(r["ci_low"], r["ci_high"], c["ci_low"], c["ci_high"])
             verdicts.setdefault(verdict, []).append(f"{m} {_logicmark_cell(rows, m, metric)}")
         label = "card-style average" if metric == "avg" else "accuracy over all items"
         parts = [f"{verdict} it: {_joined(cells)}" for verdict, cells in verdicts.items()]
@@ -413,10 +409,10 @@ def logicmark_models(run, models: Sequence[str], control: str | None = None, car
             r, one = rows.loc[(reference, metric)], rows.loc[(reference, "1-hop")]
             name = "average" if metric == "avg" else "accuracy over all items"
             cells = [f"its {name} {_logicmark_cell(rows, reference, metric)} is "
-                     f"{against_level(r['ci_low'], r['ci_high'], printed['avg'])} the card's {printed['avg']:.2f}%"]
+                     f"{against(r['ci_low'], r['ci_high'], printed['avg'])} the card's {printed['avg']:.2f}%"]
             if int(one["n"]) and not pd.isna(one["value"]):
                 cells.append(f"its 1-hop accuracy {_logicmark_cell(rows, reference, '1-hop')} is "
-                             f"{against_level(one['ci_low'], one['ci_high'], printed['1-hop'])} the card's "
+                             f"{against(one['ci_low'], one['ci_high'], printed['1-hop'])} the card's "
                              f"{printed['1-hop']:.2f}%")
             else:
                 cells.append("it has no 1-hop item in this run")

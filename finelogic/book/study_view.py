@@ -231,10 +231,10 @@ def target_lengths() -> pd.DataFrame:
 def cap_sentence(run) -> str:
     """What the study's token cap did to an accuracy run's rows: per row and test set, the responses cut at
     the cap before an answer (scored wrong), the rows the claims therefore leave out
-    (:func:`finelogic.runs.claims.cut_at_cap`), and, where committed, how many of the gold answers each style
+    (:func:`finelogic.eval.claims.cut_at_cap`), and, where committed, how many of the gold answers each style
     is trained to write are longer than the cap (:func:`target_lengths`)."""
     from finelogic.data.suites import PAPER_NAMES
-    from finelogic.runs.claims import cut_at_cap
+    from finelogic.eval.claims import cut_at_cap
 
     summary = run.summary
     if summary is None or summary.empty or "truncated" not in summary:

@@ -1,4 +1,4 @@
-"""Confidence intervals for the proportions the book reports (accuracies, all-valid rates, ...)."""
+"""Confidence intervals for the proportions the book reports (accuracies, all-valid rates, ...); how two compare."""
 from __future__ import annotations
 
 import math
@@ -31,3 +31,13 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     low = 0.0 if successes == 0 else centre - half_width
     high = 1.0 if successes == n else centre + half_width
     return low, high
+
+
+ABOVE, BELOW, OVERLAP = "above", "below", "overlap"
+
+
+def compare_intervals(low: float, high: float, other_low: float, other_high: float | None = None) -> str:
+    """``above`` when ``[low, high]`` lies wholly above ``[other_low, other_high]`` (a fixed level ``other_low``
+    when ``other_high`` is None), ``below`` when wholly below, else ``overlap`` (also at a NaN end)."""
+    other_high = other_low if other_high is None else other_high
+    return ABOVE if low > other_high else BELOW if high < other_low else OVERLAP

@@ -188,8 +188,8 @@ class AccuracyRun(SectionOfRun, Run):
             ``generated (...)`` or ``not present``), ``generated``, ``present``.
         traces: one row per baseline item: ``id``, ``dataset``, ``setting``, ``model``, ``trace`` (the
             baseline's trace as JSON text, see :class:`finelogic.baselines.BaselineResult`).
-        summary: Table 2's cells: accuracy with its 95% interval per model × setting × dataset
-            (:func:`finelogic.eval.accuracy.summarize`); forced_summary: the same for the forced choice.
+        summary, forced_summary: Table 2's cells of the answer markers and of the forced choice, computed
+            from the records (:func:`table2`).
         eval_sets: the test sets themselves (their problems are written too, so a read run has them).
     """
 
@@ -208,6 +208,17 @@ class AccuracyRun(SectionOfRun, Run):
         if model is not None:
             rows = rows[rows["model"] == model]
         return [json.loads(text) for text in rows["trace"]]
+
+    @classmethod
+    def from_records(cls, provenance: Provenance, records: pd.DataFrame, **rest: Any) -> "AccuracyRun":
+        """The run of ``records`` with its summaries computed from them (:func:`table2`)."""
+        summary, forced, _ = table2(records)
+        return cls(provenance, records=records, summary=summary, forced_summary=forced, **rest)
+
+    @property
+    def calibrated_summary(self) -> pd.DataFrame:
+        """Table 2's cells of the contextually calibrated forced choice (:func:`table2`; not written)."""
+        return table2(self.records)[2]
 
     @classmethod
     def read(cls, directory: str | Path) -> "AccuracyRun":
@@ -292,10 +303,16 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
         n=len(problems), data={s.name: s.source for s in sets},
         model_calls=calls - calls_before, cache_hits=hits - hits_before, seconds=float(watch))
     records = pd.concat(frames, ignore_index=True)
-    return AccuracyRun(provenance, records=records, sets=sets_table(sets),
-                       traces=pd.DataFrame(traces, columns=list(TRACE_COLUMNS)),
-                       summary=summarize(records, by=TABLE2_KEYS),
-                       forced_summary=summarize_forced(records, by=TABLE2_KEYS), eval_sets=sets)
+    return AccuracyRun.from_records(provenance, records, sets=sets_table(sets),
+                                    traces=pd.DataFrame(traces, columns=list(TRACE_COLUMNS)), eval_sets=sets)
+
+
+def table2(records: pd.DataFrame, by: Sequence[str] = TABLE2_KEYS) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Table 2's cells from ``records`` per ``by`` group, accuracy in % with its Wilson 95% interval and n: the answer
+    markers' (:func:`finelogic.eval.accuracy.summarize`), the forced choice's and its calibrated reading's (with
+    ``chance``; no row for a group without forced answers: :func:`finelogic.eval.forced_choice.summarize_forced`)."""
+    return (summarize(records, by=by), summarize_forced(records, by=by),
+            summarize_forced(records, by=by, column="calibrated_correct"))
 
 
 def resolved_section(profile: str, overrides: Mapping[str, Any]) -> AccuracySettings:

@@ -67,10 +67,10 @@ from finelogic.logic import (
     substitute,
 )
 from finelogic.logic.proof import parse_proof_steps
+from finelogic.paper import STYLES
 from finelogic.prompts import MARKERS, UNKNOWN_EXPLANATION
 
-NL, STRUCT, FILTER, DIRECT = "NL", "Symb-Struct", "Symb-Filter", "Symb-Direct"
-STYLES = (NL, STRUCT, FILTER, DIRECT)
+NL, STRUCT, FILTER, DIRECT = STYLES
 
 #: The closing sentence before the marker, per label.
 CLOSING = {

@@ -1,0 +1,776 @@
+"""The paper's headline findings as verdicts on our tables (the claims page, ``notebooks/08_claims.ipynb``).
+
+Each finding is one pure function below: it takes the upstream tables (the base and fine-tuned models' accuracy
+``records`` and judged ``steps``, the probing run's ``summary``; :func:`finelogic.runs.claims.run` reads them from the
+runs), applies the rule its docstring states and returns a :class:`Verdict`: ``reproduced``, ``not reproduced``,
+``inconclusive at this scale`` or ``not testable here``, with the numbers that drove it (each with its n and 95%
+interval). Nothing is typed: change a number in the runs and the verdict it drives changes (``tests/test_claims.py``
+does so for every claim). :func:`verdicts` gives every claim's row.
+
+The one decision rule (the book's convention, :func:`finelogic.eval.stats.compare_intervals`): a comparison goes the
+paper's way only when the two 95% intervals do not overlap in the paper's direction, and against it only when they do
+not overlap in the opposite direction; everything else (overlapping intervals, a group with no data) is neither. A
+claim about every style ("SFT raises FLD accuracy") is reproduced when every comparison that could be made goes the
+paper's way, not reproduced when any goes against it; a claim about most styles ("most SFT settings show noticeable
+gains") counts more than half of them; otherwise it is ``inconclusive at this scale``. A claim that "barely moves" is
+an equivalence: the difference's interval must lie inside a stated margin (:func:`css_little_gain`). When the tables
+lack what a claim needs (a dataset, a style, a fine-tuned probe, a number the judge can score) or no comparison can be
+made, the verdict is ``not testable here`` and the evidence says what is missing; so is a claim about a style the runs
+were meant to hold but do not yet (a study unit not yet made: :func:`verdicts`' ``expected``). A row whose responses
+mostly ran out of tokens before an answer (:data:`CUT_SHARE`) is shown in the evidence but not compared: its accuracy
+measures the token cap.
+
+Accuracy gains must also clear the **cue rules** (:mod:`finelogic.eval.cues`: the best constant answer, the negation
+rule and the consequent rule, scored on the same items): a fine-tuned row whose interval does not lie above all of
+them can be read by a rule that follows no reasoning, so its gain is not reproduced as a gain in reasoning (the
+comparison reads "not above").
+
+Intervals: Wilson 95% for the accuracy and soundness shares and the probing shares RFI and NSD (% of test problems);
+CSS, a mean number of steps, carries a bootstrap 95% interval (both: :func:`finelogic.eval.probing.summarize`).
+"SFT styles" are the ``SFT-<style>`` rows (the paper's four supervision styles, Section 4); LogiPT is one of the
+paper's baselines (Section 5.1), not a style.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Mapping, Sequence
+
+import pandas as pd
+
+from finelogic.eval.accuracy import summarize
+from finelogic.eval.cues import BEATS, baselines, clears, matched
+from finelogic.eval.forced_choice import summarize_forced
+from finelogic.eval.probing import LINEAR
+from finelogic.eval.soundness import soundness_table
+from finelogic.eval.stats import ABOVE, BELOW, OVERLAP, compare_intervals
+from finelogic.paper import STYLES
+
+REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive at this scale"
+NOT_TESTABLE = "not testable here"
+VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_TESTABLE)
+#: Columns of the ``verdicts`` table.
+VERDICT_COLUMNS = ("claim", "source", "what_paper_says", "verdict", "rule", "evidence", "effects")
+
+#: The base model's row beside the fine-tuned ones: the prompt the styles are trained and tested with.
+BASE_SETTING = "CoT"
+#: The fine-tuned rows of the four supervision styles, in the paper's order.
+SFT_SETTINGS = tuple(f"SFT-{style}" for style in STYLES)
+NL, STRUCT, FILTER, DIRECT = SFT_SETTINGS
+#: Datasets no style is trained on (the styles learn from FLD and ProntoQA only; Section 4, §5.2.1).
+UNSEEN = ("folio", "multi_logieval")
+UNSEEN_NAMES = {"folio": "FOLIO", "multi_logieval": "Multi-LogiEval"}
+#: The one CSS gain the paper calls a gain ("modest", §5.2.3): Llama SFT-Symb-Filter 9.7 against the base
+#: model's 8.0 steps (Table 4), +21%. "Little improvement" is a change smaller than this share of the base.
+CSS_MODEST_GAIN = 0.2
+
+#: A row whose responses were cut at the token cap before an answer on more than this share of the items a
+#: claim reads is not compared in that claim: its accuracy measures the cap, not what the model learned (the
+#: study's SFT-Symb-Struct writes a symbol table before its first step and ran out of its 192 tokens on 655 of
+#: 744 items; the base model on the CoT prompt never writes an answer marker).
+CUT_SHARE = 0.5
+CUT_RULE = (" A row whose responses were cut at the token cap before an answer on more than half of the items is "
+            "shown but not compared: its accuracy measures the cap.")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One number with its 95% interval and n: a share in % (accuracy, soundness) or a probing metric."""
+
+    label: str
+    value: float
+    low: float
+    high: float
+    n: int
+    unit: str = "%"
+    of: str = ""  # what n counts, when not items (``scored samples``, ``test problems``)
+
+    @property
+    def known(self) -> bool:
+        return self.n > 0 and not any(math.isnan(v) for v in (self.value, self.low, self.high))
+
+    def text(self) -> str:
+        if not self.known:
+            return f"{self.label}: no value (n = {self.n}{' ' + self.of if self.of else ''})"
+        digits = 2 if self.unit == "steps" else 1
+        unit = " steps" if self.unit == "steps" else "%"
+        return (f"{self.label} {self.value:.{digits}f}{unit} [{self.low:.{digits}f}, {self.high:.{digits}f}] "
+                f"(n = {self.n}{' ' + self.of if self.of else ''})")
+
+
+def compare(a: Estimate, b: Estimate) -> str | None:
+    """``above`` when ``a``'s interval lies wholly above ``b``'s, ``below`` when wholly below, ``overlap``
+    otherwise (:func:`finelogic.eval.stats.compare_intervals`); None when either has no value."""
+    return compare_intervals(a.low, a.high, b.low, b.high) if a.known and b.known else None
+
+
+def effect(a: Estimate, b: "Estimate | float", name: str = "") -> dict[str, Any]:
+    """One compared pair as a difference ``a - b`` with its 95% interval (:func:`difference`; against a fixed
+    level ``b``, a cue rule's score, ``a``'s interval shifted): ``label``, ``difference``, ``low``, ``high``,
+    ``unit`` (``pp``: percentage points, or ``steps``)."""
+    if isinstance(b, Estimate):
+        d, low, high = difference(a, b)
+        name = name or b.label
+    else:
+        d, low, high = a.value - b, a.low - b, a.high - b
+    unit = "steps" if a.unit == "steps" else "pp"
+    return {"label": f"{a.label} − {name}", "difference": round(d, 3), "low": round(low, 3), "high": round(high, 3),
+            "unit": unit}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A claim's row of the ``verdicts`` table; ``effects``: the compared pairs as differences (JSON,
+    :func:`effect`), for the forest plot."""
+
+    claim: str
+    source: str
+    what_paper_says: str
+    verdict: str
+    rule: str
+    evidence: str
+    effects: str = "[]"
+
+    def row(self) -> dict[str, str]:
+        return {c: getattr(self, c) for c in VERDICT_COLUMNS}
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What a claim function states about the paper (its row's fixed cells)."""
+
+    claim: str
+    source: str
+    what_paper_says: str
+    rule: str
+    #: Which way its differences go when the paper is right: ``above`` 0, ``below`` 0, or ``within`` a margin.
+    direction: str = "above"
+
+    def verdict(self, verdict: str, evidence: Sequence[str] | str, effects: Sequence[dict[str, Any]] = ()) -> Verdict:
+        text = evidence if isinstance(evidence, str) else "; ".join(e for e in evidence if e)
+        effects = [{**e, "wanted": self.direction} for e in effects]
+        return Verdict(self.claim, self.source, self.what_paper_says, verdict, self.rule, text,
+                       json.dumps(effects, ensure_ascii=False))
+
+
+# ------------------------------------------------------------------------------------------- helpers
+
+
+def decide(outcomes: Sequence[str | None], wanted: str, *, most: bool = False) -> str:
+    """The verdict from per-comparison outcomes (None: not comparable, left out). ``most=False``: reproduced
+    when there is at least one outcome and all are ``wanted``, not reproduced when any is the opposite;
+    ``most=True``: reproduced when more than half are ``wanted``, not reproduced when more than half are
+    the opposite. Inconclusive otherwise; not testable when no comparison could be made."""
+    opposite = BELOW if wanted == ABOVE else ABOVE
+    made = [o for o in outcomes if o is not None]
+    if not made:
+        return NOT_TESTABLE
+    if most:
+        if 2 * made.count(wanted) > len(made):
+            return REPRODUCED
+        return NOT_REPRODUCED if 2 * made.count(opposite) > len(made) else INCONCLUSIVE
+    if any(o == opposite for o in made):
+        return NOT_REPRODUCED
+    return REPRODUCED if all(o == wanted for o in made) else INCONCLUSIVE
+
+
+def _outcome_text(outcome: str | None, first: str, second: str) -> str:
+    if outcome is None:
+        return f"{first} vs {second}: not comparable (no value)"
+    words = {ABOVE: "above", BELOW: "below", OVERLAP: "overlaps"}[outcome]
+    return f"{first} {words} {second}"
+
+
+def accuracy_estimates(records: pd.DataFrame, label: str = "") -> dict[str, Estimate]:
+    """Accuracy per ``setting`` of ``records`` (Wilson 95%, :func:`finelogic.eval.accuracy.summarize`)."""
+    if records is None or records.empty:
+        return {}
+    table = summarize(records, by=("setting",))
+    return {row.setting: Estimate(f"{_name(row.setting)}{label}", row.accuracy, row.ci_low, row.ci_high, int(row.n))
+            for row in table.itertuples()}
+
+
+def soundness_estimates(steps: pd.DataFrame, metric: str) -> dict[str, Estimate]:
+    """``metric`` (``all_valid``, ``all_relevant``, ``all_atomic``) per ``setting`` in %, over the scored
+    samples, with its Wilson 95% interval (:func:`finelogic.eval.soundness.soundness_table`)."""
+    if steps is None or steps.empty or "setting" not in steps:
+        return {}
+    table = soundness_table(steps, by=("setting",))
+    return {row["setting"]: Estimate(_name(str(row["setting"])), 100 * row[metric], 100 * row[f"{metric}_low"],
+                                     100 * row[f"{metric}_high"], int(row["scored"]),
+                                     of=f"scored of {int(row['samples'])} responses")
+            for row in table.to_dict("records")}
+
+
+def cut_at_cap(records: pd.DataFrame) -> dict[str, tuple[int, int]]:
+    """The settings of ``records`` whose responses were cut at the token cap before an answer on more than
+    :data:`CUT_SHARE` of their items: {setting: (responses cut, items)}."""
+    if records is None or records.empty or "truncated" not in records:
+        return {}
+    prediction = records["prediction"]
+    unanswered = prediction.isna() | (prediction.astype(str).str.strip() == "")
+    cut = records["truncated"].fillna(False).astype(bool) & unanswered
+    table = pd.DataFrame({"setting": records["setting"], "cut": cut}).groupby("setting")["cut"].agg(["sum", "size"])
+    return {str(setting): (int(row["sum"]), int(row["size"])) for setting, row in table.iterrows()
+            if row["sum"] > CUT_SHARE * row["size"]}
+
+
+def _cut_text(setting: str, cut: int, n: int) -> str:
+    return (f"{_name(setting)} not compared: {cut} of its {n} responses were cut at the token cap before an answer "
+            "(its accuracy measures the cap)")
+
+
+def cue_outcome(estimate: Estimate, records: pd.DataFrame,
+                problems: Sequence[Any] | None) -> tuple[str | None, str, list[dict[str, Any]]]:
+    """Whether ``estimate`` (one row's accuracy on ``records``) clears the cue rules scored on the same items
+    (:func:`finelogic.eval.cues.baselines`, pooled over the records' datasets): (``above`` when its interval's
+    lower end lies above every rule, ``overlap`` when not; None when no problems were handed in, the
+    evidence text, the :func:`effect` against the highest rule)."""
+    if problems is None:
+        return None, f"{estimate.label}: cue rules not scored (no test items handed in)", []
+    levels = baselines(matched(records, problems), list(records["gold"].astype(str)))
+    named = {f"the {name}": level for name, level in levels.items()}
+    reading = clears(estimate.low, named)
+    shown = ", ".join(f"{name} {level:.1f}%" for name, level in levels.items())
+    top = max(levels, key=levels.get)
+    effects = [effect(estimate, levels[top], f"the {top}")]
+    if reading == BEATS:
+        return ABOVE, f"{estimate.label} above every cue rule ({shown})", effects
+    return OVERLAP, f"{estimate.label} {reading} ({shown}): a rule that follows no reasoning scores as high", effects
+
+
+def _name(setting: str) -> str:
+    """A row's name in the evidence: the base model's row says so."""
+    return f"the base ({setting})" if setting == BASE_SETTING else setting
+
+
+def _sft_present(estimates: Mapping[str, Estimate]) -> list[str]:
+    return [s for s in SFT_SETTINGS if s in estimates]
+
+
+def fine_tuned_setting(model: str) -> str | None:
+    """The ``SFT-<style>`` a probed model's row stands for (its name contains it: ``SFT-NL``, or a
+    checkpoint folder ``SmolLM2-135M-Instruct-SFT-NL``); None for any other model."""
+    for setting in sorted(SFT_SETTINGS, key=len, reverse=True):
+        if setting in str(model):
+            return setting
+    return None
+
+
+def probing_estimates(summary: pd.DataFrame, task: str, *, base: str | None = None,
+                      readout: str | None = None) -> tuple[Estimate | None, dict[str, Estimate], str]:
+    """The linear probe's ``task`` metric (CSS in steps, RFI / NSD in % of problems) with its 95% interval:
+    (the base model's, {SFT setting: the fine-tuned model's}, a note on what was read).
+
+    ``readout``: default the summary's first; ``base``: default the first model that is neither fine-tuned
+    nor the random-init control."""
+    if summary is None or summary.empty:
+        return None, {}, "the probing run trained no probe"
+    readout = readout or str(summary["readout"].iloc[0])
+    rows = summary[(summary["readout"] == readout) & (summary["probe"] == LINEAR) & (summary["task"] == task)]
+    if rows.empty:
+        return None, {}, f"the probing run has no linear {task.upper()} probe on the {readout} read-out"
+    models = list(pd.unique(rows["model"]))
+    if base is None or base not in models:
+        # The random-init control's row says so (finelogic.runs.probing.RANDOM_INIT).
+        base = next((m for m in models if fine_tuned_setting(m) is None and "random" not in str(m).lower()), None)
+    unit = "steps" if task == "css" else "%"
+
+    def estimate(row: Any, label: str) -> Estimate:
+        return Estimate(label, float(row["metric"]), float(row["ci_low"]), float(row["ci_high"]),
+                        int(row["problems"]), unit, "test problems")
+
+    base_estimate = None
+    tuned: dict[str, Estimate] = {}
+    for row in rows.to_dict("records"):
+        setting = fine_tuned_setting(row["model"])
+        if row["model"] == base:
+            base_estimate = estimate(row, f"base ({base})")
+        elif setting is not None and setting not in tuned:
+            tuned[setting] = estimate(row, setting)
+    return base_estimate, {s: tuned[s] for s in SFT_SETTINGS if s in tuned}, f"{readout} read-out"
+
+
+def _probing_missing(base: Estimate | None, tuned: Mapping[str, Estimate], note: str, need: int = 1) -> str:
+    """Why a probing claim cannot be tested ("" when it can)."""
+    if base is None and not tuned:
+        return note if note.startswith("the probing run") else f"the probing run has no base model row ({note})"
+    if base is None:
+        return "the probing run has no row of the base model"
+    if len(tuned) < need:
+        return (f"the probing run probed {len(tuned)} fine-tuned model(s) ({', '.join(tuned) or 'none'}); the claim "
+                f"needs {need} (probe the supervision run's models: the probing family's fine-tuned setting or "
+                "sft_checkpoints)")
+    return ""
+
+
+# ------------------------------------------------------------------------------------------- Table 2
+
+
+FINE_TUNING_RAISES_ACCURACY = Claim(
+    "Fine-tuning raises accuracy over the base model",
+    "Table 2; §5.2.1",
+    "\"SFT yields significantly greater improvements in logical reasoning performance\"; with SFT-NL Llama's FLD "
+    "accuracy \"increased from 31.7% (direct prompting) to 67.5%\" (§5.2.1; in Table 2 every SFT style of both "
+    "models is above its base model on FLD).",
+    "On FLD, every SFT style's accuracy interval lies above the base model's (CoT prompt, same items), and above "
+    "the base model's forced-choice accuracy, uncalibrated and contextually calibrated, where the records carry them "
+    "(a base model that never writes an answer marker scores 0% on the CoT prompt whatever it knows), and above every "
+    "cue rule on the same items (best constant answer, negation rule, consequent rule)." + CUT_RULE)
+
+
+def fine_tuning_raises_accuracy(records: pd.DataFrame, problems: Sequence[Any] | None = None) -> Verdict:
+    """Table 2, §5.2.1. Rule: on the FLD records, each ``SFT-<style>`` row's Wilson 95% interval against the
+    base model's (``setting`` CoT: the prompt the styles are trained and tested with) and, where the base rows
+    carry ``forced_correct`` (and ``calibrated_correct``), against the base model's forced-choice accuracy on the
+    same items (the most likely label by log-likelihood, and its contextually calibrated reading,
+    :mod:`finelogic.eval.forced_choice`): a small base model that never writes an answer
+    marker scores 0% on the CoT prompt, and a gain over that alone could be format. Reproduced when every style
+    present lies above every base estimate; not reproduced when any lies below one; inconclusive otherwise (FLD
+    is where Table 2 shows the gain for every style of both models). Each style must also clear the cue rules
+    on the same items (:func:`cue_outcome`, from ``problems``: the test sets' problems). Rows mostly cut at
+    the token cap (:func:`cut_at_cap`) are shown, not compared."""
+    return _raises_over_base(FINE_TUNING_RAISES_ACCURACY, records, problems)
+
+
+SFT_NL_RAISES_FLD = Claim(
+    "SFT-NL raises FLD accuracy over the base model",
+    "§5.2.1; Table 2",
+    "\"under the SFT-NL setting, Llama’s accuracy on FLD increased from 31.7% (direct prompting) to 67.5% and Qwen "
+    "improved from 46.6% to 71.0%\" (§5.2.1; Table 2).",
+    "On FLD, SFT-NL's accuracy interval lies above the base model's (CoT prompt, same items), and above the base "
+    "model's forced-choice accuracy, uncalibrated and contextually calibrated, where the records carry them, and "
+    "above every cue rule on the same items. (Listed on its own after the study's numbers were known: §5.2.1 gives "
+    "this style's gain as its example; the claim about every style is unchanged.)" + CUT_RULE)
+
+
+def sft_nl_raises_fld(records: pd.DataFrame, problems: Sequence[Any] | None = None) -> Verdict:
+    """Table 2, §5.2.1. Rule: that of :func:`fine_tuning_raises_accuracy` for the SFT-NL row alone. Reproduced
+    when its interval lies above every base estimate and every cue rule; not reproduced when below a base
+    estimate; inconclusive otherwise; not testable when the records hold no SFT-NL row."""
+    return _raises_over_base(SFT_NL_RAISES_FLD, records, problems, only=NL)
+
+
+def _raises_over_base(claim: Claim, records: pd.DataFrame, problems: Sequence[Any] | None,
+                      only: str | None = None) -> Verdict:
+    """Each ``SFT-<style>`` FLD row (or the one named ``only``) against every base estimate (the CoT rows and
+    the forced choice, uncalibrated and calibrated, where the base rows carry them) and the cue rules."""
+    fld = records[records["dataset"] == "fld"] if records is not None and not records.empty else pd.DataFrame()
+    estimates = accuracy_estimates(fld, " (FLD)")
+    base, styles = estimates.get(BASE_SETTING), _sft_present(estimates)
+    if only is not None:
+        styles = [s for s in styles if s == only]
+    if base is None or not styles:
+        missing = ", ".join(m for m, gone in (("the base model's CoT rows", base is None),
+                                              (f"{only or 'fine-tuned'} rows", not styles)) if gone)
+        return claim.verdict(NOT_TESTABLE, f"missing on FLD: {missing}")
+    bases = [(base, "the base")]
+    for column, what in (("forced_correct", "forced choice"), ("calibrated_correct", "calibrated forced choice")):
+        for row in summarize_forced(fld[fld["setting"] == BASE_SETTING], by=("setting",), column=column).itertuples():
+            bases.append((Estimate(f"the base, {what} (FLD)", row.accuracy, row.ci_low, row.ci_high, int(row.n)),
+                          f"the base's {what}"))
+    # A row mostly cut at the token cap is shown but not compared (CUT_SHARE); the base's forced choice reads
+    # log-likelihoods, not generated text, so no cap touches it.
+    cut = cut_at_cap(fld)
+    compared_bases = bases[1:] if BASE_SETTING in cut else bases
+    outcomes = [(compare(estimates[s], b), s, name) for b, name in compared_bases for s in styles if s not in cut]
+    cues = [cue_outcome(estimates[s], fld[fld["setting"] == s], problems) for s in styles if s not in cut]
+    evidence = [*(b.text() for b, _ in bases), *(estimates[s].text() for s in styles),
+                *(_cut_text(s, *cut[s]) for s in (BASE_SETTING, *styles) if s in cut),
+                *(_outcome_text(o, s, name) for o, s, name in outcomes), *(text for _, text, _ in cues)]
+    effects = [effect(estimates[s], b, name) for b, name in compared_bases for s in styles
+               if s not in cut and estimates[s].known and b.known]
+    effects += [e for *_, found in cues for e in found]
+    return claim.verdict(decide([o for o, _, _ in outcomes] + [o for o, _, _ in cues], ABOVE), evidence, effects)
+
+
+NL_TRANSFERS_BEST = Claim(
+    "SFT-NL transfers best to the datasets no style was trained on (FOLIO, Multi-LogiEval)",
+    "Table 2; §5.2.1",
+    "\"SFT-NL demonstrates the best overall and most transferable performance\" (§5.2.1); the styles were trained "
+    "\"using only problems from FLD and ProntoQA\", and on FOLIO and Multi-LogiEval SFT-NL is the best style "
+    "of both models (Table 2).",
+    "On FOLIO and Multi-LogiEval together, SFT-NL's accuracy interval lies above every other style's and above "
+    "every cue rule on the same items." + CUT_RULE)
+
+
+def nl_transfers_best(records: pd.DataFrame, problems: Sequence[Any] | None = None) -> Verdict:
+    """Table 2, §5.2.1. Rule: on the records of the unseen datasets (FOLIO and Multi-LogiEval, pooled: the
+    styles train on FLD and ProntoQA only), SFT-NL's Wilson 95% interval against each other ``SFT-<style>``
+    row's. Reproduced when it lies above every other style present and above the cue rules on the same
+    items (:func:`cue_outcome`); not reproduced when any other lies above it; inconclusive otherwise; not
+    testable when the unseen datasets, SFT-NL or a second style are missing. Rows mostly cut at the token
+    cap (:func:`cut_at_cap`) are shown, not compared."""
+    claim = NL_TRANSFERS_BEST
+    have = records is not None and not records.empty
+    present = [d for d in UNSEEN if have and (records["dataset"] == d).any()]
+    absent = [UNSEEN_NAMES[d] for d in UNSEEN if d not in present]
+    if not present:
+        return claim.verdict(NOT_TESTABLE, f"missing: {' and '.join(absent)} are not in the run (no real data "
+                                           "given), so transfer to unseen datasets cannot be measured")
+    pooled = records[records["dataset"].isin(present)]
+    names = " + ".join(UNSEEN_NAMES[d] for d in present)
+    estimates = accuracy_estimates(pooled, f" ({names})")
+    styles = _sft_present(estimates)
+    note = f"{' and '.join(absent)} not in the run" if absent else ""
+    if NL not in estimates or len(styles) < 2:
+        return claim.verdict(NOT_TESTABLE, [f"missing: {'SFT-NL' if NL not in estimates else 'a second style'} "
+                                            f"on {names} (styles present: {', '.join(styles) or 'none'})", note])
+    cut = cut_at_cap(pooled)
+    others = [s for s in styles if s != NL and s not in cut]
+    outcomes = [] if NL in cut else [compare(estimates[NL], estimates[s]) for s in others]
+    cue, cue_text, cue_effects = (None, "", []) if NL in cut else cue_outcome(
+        estimates[NL], pooled[pooled["setting"] == NL], problems)
+    evidence = [*(estimates[s].text() for s in styles), *(_cut_text(s, *cut[s]) for s in styles if s in cut),
+                *(_outcome_text(o, NL, s) for o, s in zip(outcomes, others)), cue_text, note]
+    effects = [effect(estimates[NL], estimates[s]) for s in others] + cue_effects if outcomes else []
+    return claim.verdict(decide(outcomes + ([cue] if outcomes else []), ABOVE), evidence, effects)
+
+
+# ------------------------------------------------------------------------------------------- Table 3
+
+
+SYMBOLIC_MORE_ATOMIC = Claim(
+    "The symbolic styles give more atomic steps than SFT-NL (SFT-Symb-Struct most)",
+    "Table 3; §5.2.2",
+    "On All Atomic \"SFT-Symb-Struct consistently outperforms other settings, highlighting the advantages of "
+    "structured symbolic reasoning\", while \"natural language reasoning often fuses multiple reasoning rules "
+    "into a single step\" (§5.2.2, Table 3).",
+    "SFT-Symb-Struct's all-atomic interval lies above SFT-NL's.")
+
+
+def symbolic_more_atomic(steps: pd.DataFrame) -> Verdict:
+    """Table 3, §5.2.2 (the atomicity half of "symbolic styles give more valid and atomic steps": on validity
+    the paper puts SFT-NL level with SFT-Symb-Struct, see :func:`nl_and_struct_more_valid`). Rule: the
+    share of scored FLD responses whose steps are all atomic (Wilson 95%), SFT-Symb-Struct against SFT-NL.
+    Reproduced when Struct's interval lies above NL's, not reproduced when below, inconclusive otherwise or
+    when either has no scored response. The other symbolic styles are shown beside them."""
+    claim = SYMBOLIC_MORE_ATOMIC
+    estimates = soundness_estimates(steps, "all_atomic")
+    shown = [s for s in SFT_SETTINGS if s in estimates]
+    if STRUCT not in estimates or NL not in estimates:
+        missing = [s for s in (STRUCT, NL) if s not in estimates]
+        return claim.verdict(NOT_TESTABLE, [f"missing: judged steps of {' and '.join(missing)}",
+                                            *(estimates[s].text() for s in shown)])
+    outcome = compare(estimates[STRUCT], estimates[NL])
+    evidence = [f"all atomic: {estimates[s].text()}" for s in shown] + [_outcome_text(outcome, STRUCT, NL)]
+    effects = [effect(estimates[STRUCT], estimates[NL])] if outcome else []
+    return claim.verdict(decide([outcome], ABOVE), evidence, effects)
+
+
+NL_AND_STRUCT_MORE_VALID = Claim(
+    "SFT-NL and SFT-Symb-Struct give more all-valid chains than the model without fine-tuning",
+    "Table 3; §5.2.2",
+    "\"models trained with the SFT-NL and SFT-Symb-Struct settings achieve particularly high All Valid "
+    "scores—substantially outperforming even GPT-4o and DeepSeek-R1\" (§5.2.2, Table 3; Llama: 40.9 and 35.0 "
+    "against 4.5 for the base model with few-shot prompting).",
+    "The all-valid intervals of SFT-NL and SFT-Symb-Struct each lie above the base model's.")
+
+
+def nl_and_struct_more_valid(steps: pd.DataFrame) -> Verdict:
+    """Table 3, §5.2.2. Rule: the share of scored FLD responses whose steps are all valid (Wilson 95%) of
+    SFT-NL and of SFT-Symb-Struct, each against the base model's (CoT). Reproduced when both present lie
+    above it; not reproduced when either lies below; inconclusive otherwise; not testable when the base model
+    or both styles have no scored response (a base model whose chains the judge cannot read has no share)."""
+    claim = NL_AND_STRUCT_MORE_VALID
+    estimates = soundness_estimates(steps, "all_valid")
+    base = estimates.get(BASE_SETTING)
+    styles = [s for s in (NL, STRUCT) if s in estimates]
+    if base is None or not styles:
+        missing = [what for what, gone in (("the base model's judged steps", base is None),
+                                           ("judged steps of SFT-NL and SFT-Symb-Struct", not styles)) if gone]
+        return claim.verdict(NOT_TESTABLE, "missing: " + "; ".join(missing))
+    if not base.known:
+        return claim.verdict(NOT_TESTABLE, [
+            f"all valid: {base.text()}", *(estimates[s].text() for s in styles),
+            "the judge decides none of the base model's steps (its chains are not written in the proof notation "
+            "the judge reads), so there is no all-valid share of the base to compare with"])
+    outcomes = [compare(estimates[s], base) for s in styles]
+    evidence = [f"all valid: {base.text()}", *(estimates[s].text() for s in styles),
+                *(_outcome_text(o, s, "the base") for o, s in zip(outcomes, styles))]
+    if len(styles) < 2:
+        evidence.append(f"{NL if NL not in styles else STRUCT} not in the run")
+    return claim.verdict(decide(outcomes, ABOVE), evidence,
+                         [effect(estimates[s], base) for s in styles if estimates[s].known])
+
+
+NL_DIRECT_LEAST_RELEVANT = Claim(
+    "SFT-NL and SFT-Symb-Direct give all-relevant chains least often",
+    "Table 3; §5.2.2",
+    "\"GPT-4o and LogiPT perform exceptionally well on this metric [All Relevant] ... In contrast, SFT-NL and "
+    "SFT-Symb-Direct consistently underperform\" (§5.2.2, Table 3).",
+    "The all-relevant intervals of SFT-NL and SFT-Symb-Direct each lie below those of the base model, "
+    "SFT-Symb-Struct, SFT-Symb-Filter and LogiPT (those present).", direction=BELOW)
+
+
+def nl_direct_least_relevant(steps: pd.DataFrame) -> Verdict:
+    """Table 3, §5.2.2. Rule: the share of scored FLD responses whose steps are all relevant (Wilson 95%) of
+    SFT-NL and of SFT-Symb-Direct, each against each of the base model (CoT), SFT-Symb-Struct,
+    SFT-Symb-Filter and LogiPT present. Reproduced when every such comparison lies below; not reproduced
+    when any lies above; inconclusive otherwise; not testable when neither style or no comparator has scored
+    responses."""
+    claim = NL_DIRECT_LEAST_RELEVANT
+    estimates = soundness_estimates(steps, "all_relevant")
+    low = [s for s in (NL, DIRECT) if s in estimates]
+    others = [s for s in (BASE_SETTING, STRUCT, FILTER, "LogiPT") if s in estimates]
+    if not low or not others:
+        missing = "judged steps of SFT-NL or SFT-Symb-Direct" if not low else "judged steps of any model to compare with"
+        return claim.verdict(NOT_TESTABLE, f"missing: {missing}")
+    pairs = [(a, b) for a in low for b in others]
+    outcomes = [compare(estimates[a], estimates[b]) for a, b in pairs]
+    evidence = [f"all relevant: {estimates[low[0]].text()}", *(estimates[s].text() for s in low[1:] + others),
+                *(_outcome_text(o, a, _name(b)) for o, (a, b) in zip(outcomes, pairs))]
+    effects = [effect(estimates[a], estimates[b]) for (a, b), o in zip(pairs, outcomes) if o]
+    return claim.verdict(decide(outcomes, BELOW), evidence, effects)
+
+
+# ------------------------------------------------------------------------------------------- Table 5, Figure 3
+
+
+ACCURACY_FALLS_WITH_DEPTH = Claim(
+    "Accuracy falls with depth and is lowest beyond the training depths",
+    "Table 5; Figure 3; §5.2.1",
+    "\"model accuracy decreases as the required number of reasoning steps increases\"; on 16–19 steps, \"where "
+    "no training samples are available\", \"performance drops by approximately 10% relative to the 12–15 step "
+    "range\" (§5.2.1, Figure 3, Table 5).",
+    "For every SFT style, FLD accuracy beyond the deepest training depth has an interval below the one at the "
+    "training depths." + CUT_RULE, direction=BELOW)
+
+
+def accuracy_falls_beyond_training_depths(records: pd.DataFrame, training_depths: Sequence[int]) -> Verdict:
+    """Table 5, Figure 3, §5.2.1. Rule: for each ``SFT-<style>`` row, its FLD PROVED/DISPROVED items (Table 5
+    has no UNKNOWN column) split at the deepest training depth (``training_depths``: the supervision run's
+    ``fld_depths``): accuracy at depths up to it against accuracy beyond it, Wilson 95%. Reproduced when for
+    every style the beyond interval lies below; not reproduced when for any it lies above; inconclusive
+    otherwise, and when there are no items beyond (or within) the training depths. Styles mostly cut at the
+    token cap on these items (:func:`cut_at_cap`) are shown, not compared."""
+    claim = ACCURACY_FALLS_WITH_DEPTH
+    depths = sorted(int(d) for d in training_depths)
+    if not depths:
+        return claim.verdict(NOT_TESTABLE, "missing: the supervision run records no training depths")
+    deepest = depths[-1]
+    have = records is not None and not records.empty
+    fld = records[(records["dataset"] == "fld") & (records["gold"] != "UNKNOWN") & records["depth"].notna()] \
+        if have else pd.DataFrame()
+    fld = fld[fld["setting"].isin(SFT_SETTINGS)] if not fld.empty else fld
+    if fld.empty:
+        return claim.verdict(NOT_TESTABLE, "missing: no fine-tuned FLD answers with a depth")
+    depth = fld["depth"].astype(int)
+    within = accuracy_estimates(fld[depth <= deepest], f" depths {depths[0]}-{deepest}")
+    beyond = accuracy_estimates(fld[depth > deepest], f" depths > {deepest}")
+    tested = f"training depths {', '.join(map(str, depths))}; test depths {', '.join(map(str, sorted(set(depth))))}"
+    if not beyond or not within:
+        where = "beyond" if not beyond else "within"
+        return claim.verdict(NOT_TESTABLE, f"missing: no FLD items {where} the training depths ({tested})")
+    cut = cut_at_cap(fld)
+    shown = [s for s in SFT_SETTINGS if s in within and s in beyond]
+    styles = [s for s in shown if s not in cut]
+    outcomes = [compare(beyond[s], within[s]) for s in styles]
+    evidence = [tested, *(f"{within[s].text()}, {beyond[s].text()}" for s in shown),
+                *(_cut_text(s, *cut[s]) for s in shown if s in cut),
+                *(_outcome_text(o, f"{s} beyond", "within") for o, s in zip(outcomes, styles))]
+    return claim.verdict(decide(outcomes, BELOW), evidence, [effect(beyond[s], within[s], "within") for s in styles])
+
+
+# ------------------------------------------------------------------------------------------- Table 4
+
+
+CSS_LITTLE_GAIN = Claim(
+    "SFT barely moves Correctness Spanning Steps (CSS)",
+    "Table 4; §5.2.3",
+    "\"Regarding Correctness Spanning Steps (CSS) ... most SFT methods show little improvement. Only "
+    "SFT-Symb-Filter on Llama yields a modest gain\" (§5.2.3, Table 4).",
+    f"For most SFT styles the 95% interval of the CSS difference from the base model lies within ±{CSS_MODEST_GAIN:.0%} "
+    "of the base's CSS (the paper's one modest gain: 9.7 against 8.0 steps, +21%); not reproduced when for most it "
+    "lies wholly outside.", direction="within")
+
+
+def difference(a: Estimate, b: Estimate) -> tuple[float, float, float]:
+    """``a - b`` with an approximate 95% interval: (difference, low, high), the half-width the root of the sum of
+    the squared half-widths of the two intervals (independent samples, normal approximation)."""
+    half = math.hypot((a.high - a.low) / 2, (b.high - b.low) / 2)
+    d = a.value - b.value
+    return d, d - half, d + half
+
+
+def css_little_gain(summary: pd.DataFrame, base: str | None = None, readout: str | None = None) -> Verdict:
+    """Table 4, §5.2.3. Rule: an equivalence test. The linear probe's CSS (steps, bootstrap 95% over test
+    problems) of each fine-tuned style minus the base model's, with the interval of :func:`difference`, against
+    the margin ±``CSS_MODEST_GAIN`` × the base's CSS (a change smaller than the one gain the paper calls modest).
+    A style barely moves when the difference's interval lies inside the margin, moves when it lies wholly
+    outside, and is unclear otherwise. Reproduced when more than half of the styles present barely move; not
+    reproduced when more than half move; inconclusive otherwise."""
+    claim = CSS_LITTLE_GAIN
+    base_estimate, tuned, note = probing_estimates(summary, "css", base=base, readout=readout)
+    missing = _probing_missing(base_estimate, tuned, note)
+    if missing:
+        return claim.verdict(NOT_TESTABLE, f"missing: {missing}")
+    margin = CSS_MODEST_GAIN * base_estimate.value
+    outcomes, texts, effects = [], [], []
+    for estimate in tuned.values():
+        if not (estimate.known and base_estimate.known):
+            outcomes.append(None)
+            texts.append(f"{estimate.text()}: no value")
+            continue
+        d, low, high = difference(estimate, base_estimate)
+        if -margin < low and high < margin:
+            outcome, word = BELOW, "barely moves"  # the paper's way: "little improvement"
+        elif low > margin or high < -margin:
+            outcome, word = ABOVE, "moves"
+        else:
+            outcome, word = OVERLAP, "unclear"
+        outcomes.append(outcome)
+        texts.append(f"{estimate.text()}: difference {d:+.2f} steps [{low:+.2f}, {high:+.2f}], {word}")
+        effects.append({**effect(estimate, base_estimate, "the base"), "margin": round(margin, 3)})
+    evidence = [note, base_estimate.text(), f"margin ±{margin:.2f} steps", *texts]
+    return claim.verdict(decide(outcomes, BELOW, most=True), evidence, effects)
+
+
+def _against_base(claim: Claim, summary: pd.DataFrame, task: str, base: str | None, readout: str | None, *,
+                  most: bool) -> Verdict:
+    base_estimate, tuned, note = probing_estimates(summary, task, base=base, readout=readout)
+    missing = _probing_missing(base_estimate, tuned, note)
+    if missing:
+        return claim.verdict(NOT_TESTABLE, f"missing: {missing}")
+    outcomes = [compare(e, base_estimate) for e in tuned.values()]
+    evidence = [note, base_estimate.text(), *(e.text() for e in tuned.values()),
+                *(_outcome_text(o, s, "the base") for o, s in zip(outcomes, tuned))]
+    effects = [effect(e, base_estimate, "the base") for e in tuned.values() if e.known and base_estimate.known]
+    return claim.verdict(decide(outcomes, ABOVE, most=most), evidence, effects)
+
+
+def _best_style(claim: Claim, summary: pd.DataFrame, task: str, best: str, base: str | None,
+                readout: str | None) -> Verdict:
+    base_estimate, tuned, note = probing_estimates(summary, task, base=base, readout=readout)
+    if not tuned:
+        return claim.verdict(NOT_TESTABLE, f"missing: {_probing_missing(base_estimate, tuned, note, need=2)}")
+    if best not in tuned or len(tuned) < 2:
+        return claim.verdict(NOT_TESTABLE, f"missing: {best if best not in tuned else 'a second style'} among the "
+                                           f"probed fine-tuned models ({', '.join(tuned)})")
+    others = [s for s in tuned if s != best]
+    outcomes = [compare(tuned[best], tuned[s]) for s in others]
+    evidence = [note, *(e.text() for e in tuned.values()), *(_outcome_text(o, best, s) for o, s in zip(outcomes, others))]
+    effects = [effect(tuned[best], tuned[s]) for s, o in zip(others, outcomes) if o]
+    return claim.verdict(decide(outcomes, ABOVE), evidence, effects)
+
+
+RFI_GAINS = Claim(
+    "Most SFT styles raise Redundant Fact Identification (RFI)",
+    "Table 4; §5.2.3",
+    "\"For the Redundant Fact Identification metric, most SFT settings show noticeable gains\" (§5.2.3, Table 4).",
+    "More than half of the SFT styles' RFI intervals lie above the base model's.")
+
+
+def rfi_gains(summary: pd.DataFrame, base: str | None = None, readout: str | None = None) -> Verdict:
+    """Table 4, §5.2.3. Rule: the linear probe's RFI (% of test problems with every row right, Wilson
+    95%) of each fine-tuned style against the base model's. Reproduced when more than half of the styles
+    present lie above the base; not reproduced when more than half lie below; inconclusive otherwise."""
+    return _against_base(RFI_GAINS, summary, "rfi", base, readout, most=True)
+
+
+RFI_SYMB_DIRECT_BEST = Claim(
+    "SFT-Symb-Direct gives the highest RFI",
+    "Table 4; §5.2.3",
+    "\"Interestingly, SFT-Symb-Direct consistently achieves the highest performance\" on RFI (§5.2.3, Table 4).",
+    "SFT-Symb-Direct's RFI interval lies above every other SFT style's.")
+
+
+def rfi_symb_direct_best(summary: pd.DataFrame, base: str | None = None, readout: str | None = None) -> Verdict:
+    """Table 4, §5.2.3. Rule: the linear probe's RFI (Wilson 95%) of SFT-Symb-Direct against each other
+    fine-tuned style's. Reproduced when it lies above every other style present; not reproduced when any
+    lies above it; inconclusive otherwise (or with fewer than two styles probed)."""
+    return _best_style(RFI_SYMB_DIRECT_BEST, summary, "rfi", DIRECT, base, readout)
+
+
+NSD_GAINS = Claim(
+    "SFT raises Next-Step Derivability (NSD) for every style (the paper's Llama; not its Qwen)",
+    "Table 4; §5.2.3",
+    "\"In the Next-Step Derivability task, SFT consistently benefits Llama ... In contrast, SFT shows minimal "
+    "impact on Qwen, possibly because its base model is already proficient in step-tracking\" (§5.2.3, Table 4).",
+    "Every SFT style's NSD interval lies above the base model's (the Llama result; Qwen's \"minimal impact\" "
+    "would read as inconclusive).")
+
+
+def nsd_gains(summary: pd.DataFrame, base: str | None = None, readout: str | None = None) -> Verdict:
+    """Table 4, §5.2.3. Rule: the linear probe's NSD (% of test problems with every row right, Wilson
+    95%) of each fine-tuned style against the base model's. Reproduced (the paper's Llama pattern) when
+    every style present lies above the base; not reproduced when any lies below; inconclusive otherwise,
+    which is also what the paper's Qwen result ("minimal impact") would give."""
+    return _against_base(NSD_GAINS, summary, "nsd", base, readout, most=False)
+
+
+NSD_NL_BEST = Claim(
+    "SFT-NL gives the highest NSD (the paper's Llama)",
+    "Table 4; §5.2.3",
+    "\"SFT consistently benefits Llama, particularly SFT-NL (likely due to natural language’s accessibility)\" "
+    "(§5.2.3, Table 4: Llama SFT-NL 51.5 against 36.1–46.4 for the other styles).",
+    "SFT-NL's NSD interval lies above every other SFT style's.")
+
+
+def nsd_nl_best(summary: pd.DataFrame, base: str | None = None, readout: str | None = None) -> Verdict:
+    """Table 4, §5.2.3. Rule: the linear probe's NSD (Wilson 95%) of SFT-NL against each other fine-tuned
+    style's. Reproduced when it lies above every other style present; not reproduced when any lies above
+    it; inconclusive otherwise (or with fewer than two styles probed)."""
+    return _best_style(NSD_NL_BEST, summary, "nsd", NL, base, readout)
+
+
+# ------------------------------------------------------------------------------------------- all claims
+
+
+def verdicts(records: pd.DataFrame, steps: pd.DataFrame, summary: pd.DataFrame, training_depths: Sequence[int], *,
+             base: str | None = None, readout: str | None = None, expected: Sequence[str] | None = None,
+             problems: Sequence[Any] | None = None) -> pd.DataFrame:
+    """Every claim's verdict, one row each (:data:`VERDICT_COLUMNS`), from the upstream tables: the
+    supervision run's ``records`` and ``steps``, its training depths, and the probing run's ``summary``
+    (``base``: the base model's row there; ``readout``: which read-out); ``problems``: the test items the
+    records answer, for the cue rules.
+
+    ``expected``: the ``SFT-<style>`` rows the runs are meant to hold (the supervision run's styles). A claim
+    that speaks of a style expected but absent from the table it reads (a study unit not yet made) is
+    not testable whatever the styles present show, and its evidence names the style: "every style" or "the
+    best style" cannot be read from some of them."""
+    every = SFT_SETTINGS  # a claim about every, most or the best style speaks of them all
+    checked = [  # each verdict, the table it reads and the styles it speaks of
+        (fine_tuning_raises_accuracy(records, problems), records, every),
+        (sft_nl_raises_fld(records, problems), records, (NL,)),
+        (nl_transfers_best(records, problems), records, every),
+        (symbolic_more_atomic(steps), steps, (NL, STRUCT)),
+        (nl_and_struct_more_valid(steps), steps, (NL, STRUCT)),
+        (accuracy_falls_beyond_training_depths(records, training_depths), records, every),
+        (nl_direct_least_relevant(steps), steps, (NL, DIRECT, STRUCT, FILTER)),
+        (css_little_gain(summary, base, readout), summary, every),
+        (rfi_gains(summary, base, readout), summary, every),
+        (rfi_symb_direct_best(summary, base, readout), summary, every),
+        (nsd_gains(summary, base, readout), summary, every),
+        (nsd_nl_best(summary, base, readout), summary, every),
+    ]
+    rows = [v if expected is None else _with_expected(v, needs, table, expected) for v, table, needs in checked]
+    return pd.DataFrame([v.row() for v in rows], columns=list(VERDICT_COLUMNS))
+
+
+def _styles_in(table: pd.DataFrame | None) -> set[str]:
+    """The ``SFT-<style>`` rows of an accuracy, steps or probing table."""
+    if table is None or table.empty:
+        return set()
+    if "setting" in table.columns:
+        return {s for s in table["setting"].astype(str) if s in SFT_SETTINGS}
+    column = "model" if "model" in table.columns else table.columns[0]
+    return {s for s in map(fine_tuned_setting, table[column].astype(str)) if s}
+
+
+def _with_expected(verdict: Verdict, needs: Sequence[str], table: pd.DataFrame, expected: Sequence[str]) -> Verdict:
+    missing = [s for s in needs if s in expected and s not in _styles_in(table)]
+    if not missing or verdict.verdict == NOT_TESTABLE:
+        return verdict
+    note = (f"missing: {', '.join(missing)} (expected in this run, not in it yet; the verdict on the styles present "
+            f"alone would read '{verdict.verdict}')")
+    return replace(verdict, verdict=NOT_TESTABLE, evidence=f"{verdict.evidence}; {note}")
+
+
+#: The claim functions, in the table's order (each takes the upstream tables it names).
+CLAIMS: tuple[Callable[..., Verdict], ...] = (
+    fine_tuning_raises_accuracy, sft_nl_raises_fld, nl_transfers_best, symbolic_more_atomic, nl_and_struct_more_valid,
+    accuracy_falls_beyond_training_depths, nl_direct_least_relevant, css_little_gain, rfi_gains, rfi_symb_direct_best,
+    nsd_gains, nsd_nl_best)
+
