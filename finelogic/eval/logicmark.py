@@ -186,11 +186,11 @@ def accuracy_by(records: pd.DataFrame, by: str | Sequence[str] = "hop",
 
 def card_average(by_hop: pd.DataFrame, shares: Mapping[str, float] = LOGICMARK_HOP_SHARE,
                  z: float = 1.959963984540054) -> tuple[float, float, float]:
-    """The card's ``avg``: per-hop accuracies of ``by_hop`` (:func:`accuracy_by`) weighted by the card's hop shares.
+    """The card's ``avg``: per-hop accuracies of ``by_hop`` (:func:`accuracy_by`) weighted by its hop shares.
 
-    It equals the card's avg for all its rows (Qwen2.5-3B: 0.10·48.80 + 0.40·54.90 + 0.25·46.00 + 0.15·42.40 +
-    0.10·39.40 = 48.64). Returns ``(avg, low, high)`` in %, the interval the stratified normal approximation
-    ``avg ± z·sqrt(Σ w_h² p_h (1 - p_h) / n_h)`` clipped to [0, 100]; NaNs when a bucket has no items.
+    It equals the card's avg for all its rows (Qwen2.5-3B: 0.10·48.80 + 0.40·54.90 + 0.25·46.00 +
+    0.15·42.40 + 0.10·39.40 = 48.64). Returns ``(avg, low, high)`` in %, the interval the stratified normal
+    approximation ``avg ± z·sqrt(Σ w_h² p_h (1 - p_h) / n_h)`` clipped to [0, 100]; NaNs when a bucket is empty.
     """
     rows = {f"{int(r.hop)}-hop": r for r in by_hop.itertuples()}
     if any(name not in rows or rows[name].n == 0 for name in shares):

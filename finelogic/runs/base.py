@@ -2,11 +2,10 @@
 and writing / reading the run's tables.
 
 A family module (``finelogic.runs.accuracy``, ...) exports ``run(profile, *, seed=0, backends=None,
-**overrides)``. It calls :func:`resolve` once, :func:`open_models` once, the pure functions of
-``finelogic.eval`` / ``finelogic.baselines``, and returns a frozen dataclass derived from :class:`Run`:
-its DataFrame fields are the run's tables, ``provenance`` says how they were made. ``run.write()``
-puts every table in ``results/<profile>/<family>/<field>.csv`` plus ``run.json``; ``Family.read(dir)``
-gives the same object back (tables and provenance) without any model.
+**overrides)``: :func:`resolve` once, :func:`open_models` once, the pure functions of ``finelogic.eval`` /
+``finelogic.baselines``, and a frozen :class:`Run` subclass back. ``run.write()`` puts every table in
+``results/<profile>/<family>/<field>.csv`` plus ``run.json``; ``Family.read(dir)`` gives the same object
+back without any model.
 """
 from __future__ import annotations
 
@@ -41,16 +40,13 @@ S = TypeVar("S")
 
 @functools.lru_cache(maxsize=1)
 def git_commit() -> str:
-    """Short commit of the checkout, ``+dirty`` when tracked files outside ``results/`` changed; ``unknown``
-    outside git (:func:`commit_of`)."""
+    """The checkout's :func:`commit_of`, once per process."""
     return commit_of(repo_root())
 
 
 def commit_of(checkout: Path) -> str:
-    """Short commit of the git checkout ``checkout``, ``+dirty`` when a tracked file outside ``results/``
-    has uncommitted changes; ``unknown`` outside git. Results are what runs write, not what they are made
-    with: a study unit finishing in a checkout, or units copied in to be assembled, change tracked files
-    under ``results/`` and must not mark the next unit's code as unknown."""
+    """Short commit of the git checkout, ``+dirty`` when a tracked file outside ``results/`` changed (results
+    are what runs write, not what they are made with); ``unknown`` outside git."""
     try:
         head = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], cwd=checkout, capture_output=True,
                               text=True, check=True, timeout=10).stdout.strip()
@@ -67,15 +63,13 @@ class Provenance:
     """How a run's tables were made (the book's captions are written from this).
 
     Attributes:
-        family: ``accuracy``, ``depth``, ``soundness``, ...
-        profile, seed: as passed to ``run``.
+        family, profile, seed: as passed to ``run``.
         settings: the profile section after overrides, exactly what the run used.
         models: display names of the models, in table order; ``model_ids`` their cache identities.
         n: items evaluated (the family says what an item is).
         data: dataset -> where its items came from (a path, ``generated (...)``, ``not present``).
         model_calls, cache_hits: model invocations made by this run, and answers read from the cache.
-        seconds: wall time of the run.
-        version, commit: the package version and the checkout's commit.
+        seconds: wall time; version, commit: the package version and the checkout's commit.
     """
 
     family: str
@@ -110,12 +104,9 @@ class Provenance:
 
 
 class Codec:
-    """How a run field that is not a table is written and read back (``kept(codec)`` on the field).
-
-    ``dump(value) -> str`` gives the file's text (JSON or JSON lines), ``load(text) -> value`` the value
-    back; ``suffix`` is the file's. A field without a codec and not a DataFrame is live only: it is not
-    written, and must be declared ``compare=False`` (the page reads nothing from it).
-    """
+    """How a run field that is not a table is written (``dump(value) -> str``, a file with ``suffix``) and
+    read back (``load(text)``); set with ``kept(codec)``. A field with neither a codec nor a DataFrame is live
+    only: not written, declared ``compare=False``."""
 
     def __init__(self, name: str, dump: Any, load: Any, suffix: str = ".json") -> None:
         self.name, self.dump, self.load, self.suffix = name, dump, load, suffix
@@ -167,7 +158,7 @@ JSON = Codec("json", lambda v: json.dumps(v, ensure_ascii=False, sort_keys=True)
 
 
 def settings_codec(cls: type) -> Codec:
-    """A frozen dataclass of settings (or None), written as its plain data and built back
+    """A frozen settings dataclass (or None), written as its plain data and built back
     (:func:`finelogic.settings.build`)."""
     from finelogic.settings import build
 
@@ -185,18 +176,14 @@ def _being_written(directory: Path) -> bool:
 
 
 class BrokenRun(ValueError):
-    """A result folder whose files do not match what its ``run.json`` recorded (a file cut, edited, missing
-    or from another run); the message names the file."""
+    """A result folder whose files do not match its ``run.json`` (cut, edited, missing or from another run);
+    the message names the file."""
 
 
 @dataclass(frozen=True)
 class Run:
-    """Base of every family's run: DataFrame fields are its tables, fields declared with :func:`kept` are
-    written with their codec; other fields are live only (``compare=False``: not written).
-
-    ``run.write()`` writes the whole set or nothing (a temporary folder renamed into place), ``run.json``
-    last, listing every file with its rows and SHA-256; :meth:`read` checks them and gives back a run
-    equal to the one written (:func:`same_run`)."""
+    """Base of every family's run: DataFrame fields are its tables, :func:`kept` fields are written with their
+    codec, other fields are live only (``compare=False``)."""
 
     provenance: Provenance
 
@@ -209,10 +196,10 @@ class Run:
         return {f.name: f.metadata["codec"] for f in fields(self) if "codec" in f.metadata}
 
     def write(self, directory: str | Path | None = None) -> list[Path]:
-        """Every table as ``<name>.csv``, every kept field with its codec, and ``run.json`` (provenance, column
-        types, and per file its rows and SHA-256); default folder ``results/<profile>/<family>``. The set is
-        written whole: into a temporary folder beside it, then renamed into place (a reader sees the old
-        set or the new one, never a mix). Returns the paths written."""
+        """Every table as ``<name>.csv``, every kept field with its codec, and ``run.json`` last (provenance,
+        column types, each file's rows and SHA-256); default folder ``results/<profile>/<family>``. Written
+        into a temporary folder, then renamed into place: a reader sees the old set or the new one, never a
+        mix. Returns the paths written."""
         directory = Path(directory) if directory is not None else results_dir(self.provenance.profile) / self.provenance.family
         directory.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}-", dir=directory.parent))
@@ -240,10 +227,8 @@ class Run:
 
     @classmethod
     def read(cls: type[R], directory: str | Path) -> R:
-        """The run written to ``directory`` by :meth:`write`: tables (column types restored), kept fields and
-        provenance; live-only fields keep their defaults. While another process is writing the same folder
-        (its staging folder beside it), a read that finds the set missing or mixed waits for the write to
-        end and reads again (up to :data:`READ_WAIT` seconds).
+        """The run :meth:`write` wrote to ``directory``, equal to it (:func:`same_run`); live-only fields keep
+        their defaults. A read that meets a write in progress waits for it (up to :data:`READ_WAIT` seconds).
 
         Raises:
             FileNotFoundError: no ``run.json`` there.
@@ -290,8 +275,7 @@ class Run:
 
 
 def same_run(a: Run, b: Run) -> bool:
-    """True when ``a`` and ``b`` hold the same tables (values and column types), kept fields and provenance
-    (live-only fields are not compared)."""
+    """True when ``a`` and ``b`` hold the same tables (values and column types), kept fields and provenance."""
     if type(a) is not type(b) or a.provenance.as_dict() != b.provenance.as_dict():
         return False
     for name, frame in a.tables().items():
@@ -330,9 +314,8 @@ def _checked_member(path: Path, entry: Mapping[str, Any]) -> str:
 
 
 def _swap_into_place(staging: Path, directory: Path) -> None:
-    """Rename the written ``staging`` folder to ``directory``, replacing an old set whole. Writers of one
-    results folder take turns here (an exclusive ``flock`` on the parent folder), so two runs finishing
-    together leave one whole set, the last one's."""
+    """Rename ``staging`` to ``directory``, replacing an old set whole; writers of one results folder take
+    turns on an exclusive ``flock`` of the parent, so two runs finishing together leave the last one's set."""
     import fcntl
 
     handle = os.open(directory.parent, os.O_RDONLY)
@@ -360,13 +343,13 @@ def _replace(staging: Path, directory: Path) -> None:
 
 
 def resolve(profiles: Mapping[str, S], profile: str, family: str, overrides: Mapping[str, Any]) -> S:
-    """A family's settings in ``profile`` (its ``PROFILES`` entry) with ``overrides`` merged field by field
-    (None values keep the profile's; :func:`finelogic.settings.merge`).
+    """A family's settings in ``profile`` with ``overrides`` merged field by field
+    (:func:`finelogic.settings.merge`; None keeps the profile's).
 
     Raises:
         ValueError: an unknown profile (with the valid names).
-        SettingsError: an override names no setting, at any depth, or has the wrong type; the message
-            starts with the setting's path (``accuracy.generation.max_new_tokens``) and lists the valid names.
+        SettingsError: an override names no setting or has the wrong type; the message starts with the
+            setting's path (``accuracy.generation.max_new_tokens``) and lists the valid names.
     """
     get_profile(profile)
     if profile not in profiles:
@@ -376,7 +359,7 @@ def resolve(profiles: Mapping[str, S], profile: str, family: str, overrides: Map
 
 def release(backend: Any) -> None:
     """Let go of ``backend``'s loaded model when it can open it again
-    (:meth:`finelogic.models.cache.CachedBackend.release`); other backends are left as they are."""
+    (:meth:`finelogic.models.cache.CachedBackend.release`)."""
     release_model = getattr(type(backend), "release", None)
     if callable(release_model):
         backend.release()
@@ -385,11 +368,8 @@ def release(backend: Any) -> None:
 def open_models(entries: Sequence[Any], backends: Mapping[str, Any] | None = None, *,
                 batch_size: int = 16) -> list[tuple[ModelSpec, Any]]:
     """``(spec, backend)`` per model entry, in order: a handed-in backend where ``backends`` has one for the
-    entry as written (or for its display name), else :func:`finelogic.models.spec.open_model`.
-
-    Handed-in backends are used as they are (not wrapped in the cache): a test hands in a scripted
-    backend and counts its calls; a user hands in a backend configured their own way.
-    """
+    entry or its display name, used as it is (not cached: a test counts its calls), else
+    :func:`finelogic.models.spec.open_model`."""
     backends = dict(backends or {})
     opened = []
     for entry in entries:
@@ -428,8 +408,8 @@ def set_threads(threads: int | None) -> None:
 
 
 def parse_model_list(value: str | Sequence[str] | None) -> list[str]:
-    """A notebook parameter naming models: a list, or one string with comma-separated names/paths
-    (``finelogic run -p extra_models=gpt2,/data/ckpt`` passes strings)."""
+    """A notebook parameter naming models: a list, or one comma-separated string (``-p
+    extra_models=gpt2,/data/ckpt``)."""
     if value is None:
         return []
     items = value.split(",") if isinstance(value, str) else list(value)
@@ -478,21 +458,19 @@ def _jsonable(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class PlanContext:
-    """What the rehearsal (:mod:`finelogic.rehearsal`) tells a family about the models that stand in for
-    the profile's, so the family itself says how it is rehearsed (its ``rehearsal_plan(ctx)``) and how
-    its real slice is cut (its ``slice_plan(ctx)``); both return a :data:`Plan`.
+    """What the rehearsal (:mod:`finelogic.rehearsal`) tells a family about the models standing in for the
+    profile's, for its ``rehearsal_plan(ctx)`` and ``slice_plan(ctx)`` (each returns a :func:`plan`).
 
     Attributes:
         profile: the profile rehearsed (``paper``).
         serve: a profile model entry -> a spec reached over HTTP (the stand-in server, or llama.cpp's).
-        local: (a profile model entry, its index) -> a spec read in process (a random-init stand-in
-            checkpoint, or the embedded model in the real slice).
+        local: (a profile model entry, its index) -> a spec read in process.
         trainable: a profile model entry -> the in-process spec fine-tuning starts from.
         train: the training settings the rehearsal uses (over the profile's ``train``).
         fraction: the real slice's share of every set (None: the stand-in rehearsal at full size).
         max_new_tokens: the real slice's cap on new tokens (None: the profile's).
-        given: the caller's overrides for this family (e.g. which styles are trained).
-        served_by: what answers served models, for the report's notes (``the llama.cpp server (m)``).
+        given: the caller's overrides for this family.
+        served_by: what answers served models, for the report's notes.
     """
 
     profile: str
@@ -506,7 +484,7 @@ class PlanContext:
     given: Mapping[str, Any] = field(default_factory=dict)
 
     def sliced(self, n: int) -> int:
-        """``ceil(fraction x n)``, at least 1 (:func:`sliced`; ``n`` itself outside a slice)."""
+        """``n`` sliced by ``fraction`` (:func:`sliced`; ``n`` itself outside a slice)."""
         return n if self.fraction is None else sliced(n, self.fraction)
 
     def capped(self, asked: int | None) -> str:
@@ -536,8 +514,8 @@ def entry_name(entry: Any) -> str:
 
 
 class UpstreamMissing(LookupError):
-    """A run needs another family's run (its upstream) and none was made with the same key; the message
-    names the folder, what differs, and the command that makes it."""
+    """A run needs another family's run and none was made with the same key; the message names the folder,
+    what differs, and the command that makes it."""
 
 
 def make_command(family: str, profile: str) -> str:
@@ -547,10 +525,8 @@ def make_command(family: str, profile: str) -> str:
 
 def differing_settings(wanted: Mapping[str, Any], made: Provenance,
                        defaults: Mapping[str, Any] | None = None) -> list[str]:
-    """The top-level settings whose recorded value in ``made`` differs from ``wanted`` (settings as a
-    :class:`Provenance` records them), sorted. With ``defaults`` (the settings type's defaults, recorded the
-    same way), a setting ``made`` does not record (it was added after the run was made) counts as its
-    default."""
+    """The top-level settings whose recorded value in ``made`` differs from ``wanted``, sorted; with
+    ``defaults``, a setting ``made`` does not record counts as its default."""
     defaults = defaults or {}
     recorded = {k: made.settings[k] if k in made.settings else defaults.get(k) for k in set(wanted) | set(made.settings)}
     return sorted(k for k in recorded if wanted.get(k) != recorded[k])
@@ -558,12 +534,11 @@ def differing_settings(wanted: Mapping[str, Any], made: Provenance,
 
 def find_run(run_type: type[R], family: str, profile: str, seed: int, settings: Mapping[str, Any] | None, *,
              data: Mapping[str, str] | None = None, directory: str | Path | None = None) -> R:
-    """The written run of ``family`` whose key is (``profile``, ``seed``, ``settings``, and ``data`` when
-    given; ``settings`` None: any settings): read from ``results/<profile>/<family>`` (or ``directory``).
+    """The written run of ``family`` whose key is (``profile``, ``seed``, ``settings`` (None: any), ``data``
+    when given), from ``results/<profile>/<family>`` or ``directory``.
 
     Raises:
-        UpstreamMissing: no run there, or one made with another key; the message says which part of the
-            key differs and the command that makes the run wanted.
+        UpstreamMissing: no run there, or one made with another key (which part, and the command).
     """
     directory = Path(directory) if directory is not None else results_dir(profile) / family
     again = f"make it with `{make_command(family, profile)}`" + (f" (seed {seed})" if seed else "")

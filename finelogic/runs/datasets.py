@@ -1,12 +1,5 @@
 """The datasets notebook's run (paper Section 3, Table 1): the four test sets loaded as every page loads
-them, counted.
-
-Profile section ``datasets``: the keys of :func:`finelogic.data.suites.evaluation_sets` (``fld``,
-``prontoqa_generated``, ``limit``). No model is used.
-
-``run.write()`` puts ``sets.csv`` (one row per test set: where it came from, how many items),
-``summary.csv`` (:func:`finelogic.data.stats.dataset_summary` of the present sets: labels, depths) and
-``depths.csv`` (items per dataset and depth) in ``results/<profile>/datasets/``.
+them (settings: the keys of :func:`finelogic.data.suites.evaluation_sets`), counted; no model.
 """
 from __future__ import annotations
 
@@ -37,13 +30,9 @@ SET_COLUMNS = ("dataset", "paper_name", "samples", "source", "generated", "prese
 
 @dataclass(frozen=True)
 class DatasetsRun(Run):
-    """What was loaded.
-
-    Tables: ``sets`` (:data:`SET_COLUMNS`, one row per test set in Table 1's order), ``summary`` (one
-    row per present set, by its paper name: label types, label counts, depths), ``depths`` (``dataset``
-    (paper name), ``depth``, ``items``; items without a depth are left out). ``eval_sets`` and
-    ``example`` (a generated FLD problem of depth 3 with its gold proof) are written too.
-    """
+    """What was loaded: ``sets`` (:data:`SET_COLUMNS`, Table 1's order), ``summary`` (per present set by paper
+    name: label types and counts, depths), ``depths`` (``dataset``, ``depth``, ``items``); ``eval_sets`` and
+    ``example`` (a generated depth-3 FLD problem with its gold proof) are written too."""
 
     sets: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(SET_COLUMNS)))
     summary: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -54,15 +43,7 @@ class DatasetsRun(Run):
 
 def run(profile: str, *, seed: int = 0, data_dir: str | Path | None = None,
         backends: Mapping[str, Any] | None = None, **overrides: Any) -> DatasetsRun:
-    """Load the profile's four test sets and count them (see the module docstring).
-
-    Args:
-        profile: reads the ``datasets`` section.
-        seed: seeds generation and subsampling.
-        data_dir: real benchmark files; default ``$FINELOGIC_DATA_DIR``.
-        backends: accepted for the common signature; no model is used, so it must be empty.
-        overrides: settings of the ``datasets`` section; None keeps the profile's.
-    """
+    """Load the profile's four test sets and count them; ``backends`` must be empty (no model is used)."""
     if backends:
         raise ValueError("the datasets run uses no model; do not hand it backends")
     watch = Stopwatch()

@@ -1,9 +1,6 @@
-"""FLD accuracy by proof depth (paper Section 5.2.2, Table 5, Figure 3).
-
-The depth page reads the FLD records of the accuracy run, its upstream run: handed in, or found in
-``results/<profile>/accuracy/`` by its key (profile, seed, settings and data; an error naming the command
-that makes it when there is none), or made now when the caller hands in the models. FLD items fall into the buckets of
-:data:`finelogic.eval.accuracy.DEPTH_BUCKETS` (UNKNOWN items form their own bucket).
+"""FLD accuracy by proof depth (paper Section 5.2.2, Table 5, Figure 3), from the FLD records of the
+accuracy run (handed in, found in ``results/<profile>/accuracy/`` by its key, or made now when the caller
+hands in the models), in the buckets of :data:`finelogic.eval.accuracy.DEPTH_BUCKETS`.
 """
 from __future__ import annotations
 
@@ -36,21 +33,14 @@ FORCED_SUMMARY_COLUMNS = ("model", "setting", "depth_bucket", "n", "correct", "a
 
 @dataclass(frozen=True)
 class DepthRun(accuracy.SectionOfRun, Run):
-    """Accuracy by FLD depth bucket.
+    """Accuracy by FLD depth bucket, one row per model × setting × bucket.
 
     Attributes:
-        summary: one row per model × setting × depth bucket (:func:`finelogic.eval.accuracy.summarize`
-            of the FLD records by ``model``, ``setting``, ``depth_bucket``): ``n``, ``correct``,
-            ``accuracy`` (%), ``ci_low``/``ci_high`` (%), ``no_answer``, ``no_output``, ``truncated``
-            (principled policy).
-        compat: the same rows under the released depth scorer (``correct_depth``: correct when the gold
-            marker appears anywhere in the response; empty responses are not scored).
-        forced: forced-choice accuracy (our addition, :func:`finelogic.eval.forced_choice.summarize_forced`)
-            per model × setting × depth bucket, over the records with a forced answer: ``n``, ``correct``,
-            ``accuracy``/``ci_low``/``ci_high`` (%, Wilson 95%), ``chance`` (33.3: FLD has three labels);
-            a group without any forced answer has no row.
-        sets: the accuracy run's test sets (:data:`finelogic.runs.accuracy.SET_COLUMNS`).
-        accuracy_run: the accuracy run the records came from (only on a run just made).
+        summary: :func:`finelogic.eval.accuracy.summarize` of the FLD records (principled policy).
+        compat: the same under the released depth scorer (``correct_depth``: the gold marker anywhere).
+        forced: forced-choice accuracy (ours, :func:`finelogic.eval.forced_choice.summarize_forced`) with
+            ``chance``; a group without a forced answer has no row.
+        sets: the accuracy run's test sets; accuracy_run: the run the records came from (a run just made).
     """
 
     summary: pd.DataFrame = field(
@@ -71,19 +61,14 @@ class DepthRun(accuracy.SectionOfRun, Run):
 def run(profile: str, *, seed: int = 0, accuracy_run: accuracy.AccuracyRun | None = None,
         backends: Mapping[str, Any] | None = None, data_dir: str | Path | None = None,
         **overrides: Any) -> DepthRun:
-    """Table 5 from the accuracy run of the same profile, seed and overrides (its upstream run).
+    """Table 5 from the accuracy run of the same profile, seed and overrides.
 
-    Args:
-        accuracy_run: the upstream run; None finds the written one with the same key
-            (:func:`~finelogic.runs.base.find_run`: profile, seed, the accuracy section with ``overrides``,
-            the data it read), or, when ``backends`` are handed in, makes it now with them.
-        Others as for :func:`finelogic.runs.accuracy.run`.
+    ``accuracy_run`` None finds the written one with the same key (:func:`~finelogic.runs.base.find_run`), or
+    makes it now when ``backends`` are handed in; other arguments as for :func:`finelogic.runs.accuracy.run`.
+    Provenance ``n`` counts the FLD records; ``model_calls`` those made now.
 
     Raises:
         UpstreamMissing: no written accuracy run with that key (the message names the command that makes it).
-
-    Provenance ``n`` counts the FLD records (model × setting × FLD item); ``model_calls`` those the
-    accuracy run made now (0 when it was read or handed in).
     """
     watch = Stopwatch()
     calls = hits = 0

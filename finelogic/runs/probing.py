@@ -1,18 +1,11 @@
 """Table 4 (paper §3.3, Appendix B): the probing family's run, behind ``notebooks/05_probing.ipynb``.
 
-:func:`run` resolves the profile's ``probing`` section once, builds the CSS / RFI / NSD rows from generated
-FLD-style problems (:mod:`finelogic.eval.probing_data`; the problems and the NSD lines are drawn once
-and kept in a :class:`finelogic.memo.Memo`, and so are the probes' predictions), opens every model once
-(:func:`finelogic.runs.base.open_models`), reads each row's hidden state through the backend
-(:func:`finelogic.eval.probing.extract_features`; the one model-call cache keeps the arrays, so a rerun
-makes no model call) and fits the paper's probe per task beside the majority-class baseline
-and the text-only baseline (:func:`finelogic.eval.probing.probe_predictions`); the summary carries bootstrap
-95% CIs over test problems.
-
-Model entries of the profile: ``"embedded"`` (row ``SmolLM2-135M-Instruct``), ``"random-init"`` (the same
-architecture with random weights drawn with the run's seed: row ``SmolLM2-135M (random init)``, the
-control), ``{"name": ..., "path": ...}`` (a transformers model, ``device_map="auto"``), or any spec of
-:func:`finelogic.models.spec.parse_model`.
+:func:`run` builds the CSS / RFI / NSD rows from generated FLD-style problems
+(:mod:`finelogic.eval.probing_data`; problems, NSD lines and the probes' predictions kept in memos), opens
+every model once, reads each row's hidden state (:func:`finelogic.eval.probing.extract_features`; the
+model-call cache keeps the arrays) and fits the paper's probe per task beside the majority-class and
+text-only baselines (:func:`finelogic.eval.probing.probe_predictions`); the summary carries bootstrap 95%
+CIs over test problems. Model entries: see :func:`model_entry`.
 """
 from __future__ import annotations
 
@@ -46,10 +39,9 @@ ROWS = Codec("probing rows", lambda rows: json.dumps([dataclasses.asdict(r) for 
              lambda text: tuple(ProbeRow(**d) for d in json.loads(text)))
 
 FAMILY = "probing"
-#: Row labels of the two default models (the Table-4 rows of earlier runs).
+#: Row labels of the two default models.
 EMBEDDED = "SmolLM2-135M-Instruct"
 RANDOM_INIT = "SmolLM2-135M (random init)"
-#: Settings a notebook may pass beside the profile's section.
 #: Sequences per forward call for every probed model.
 BATCH_SIZE = 8
 
@@ -61,13 +53,13 @@ class ProbingSettings:
     Attributes:
         n_train, n_test: problems for the probes' training and test splits.
         depths: FLD proof depths of the problems; distractors: (min, max) distractor facts.
-        nsd_points: next-step-derivability candidates per problem.
-        readouts: ``chat`` (the chat template) and/or ``plain``; layer: the hidden layer read (-1: last).
-        models: model entries (``"embedded"``, ``"random-init"``, ``{"name", "path"}``, any spec).
+        nsd_points: next-step-derivability points per problem.
+        readouts: ``chat`` and/or ``plain``; layer: the hidden layer read (-1: last).
+        models: model entries (:func:`model_entry`).
         sft_checkpoints: local fine-tuned checkpoints, each a row named by its folder.
         threads: torch CPU threads (None: torch's default); progress: tqdm bars (None: only for long work).
-        fine_tuned: also probe every model the supervision run of this profile and seed fine-tuned (its
-            upstream run), each a row named by its setting (``SFT-NL``, ...), as Table 4 does.
+        fine_tuned: also probe every model the supervision run of this profile and seed fine-tuned
+            (``SFT-NL``, ...), as Table 4 does.
     """
 
     n_train: int = 60
@@ -89,12 +81,9 @@ class ProbingSettings:
             raise ValueError(f"readouts: unknown read-out {wrong[0]!r}; choose chat or plain")
 
 
-#: The family's settings per profile. tiny: depths 4-6 give gold proofs of 4-8 steps (10-19 is paper scale);
-#: ~550 tokens per problem and model with the KV cache reused; 60 train / 30 test problems give bootstrap
-#: intervals over problems narrow enough to tell a probe from the text-only baseline. paper: Appendix B (FLD
-#: proofs of depth 10-19, 450 train / 100 test problems, 6 NSD points) on the two models the paper probed.
+#: The family's settings per profile. tiny: depths 4-6 give gold proofs of 4-8 steps; 60 train / 30 test
+#: problems give intervals narrow enough to tell a probe from the text-only baseline. paper: Appendix B.
 PROFILES = {
-    # 6 short problems; features are cached, so a rerun skips the model.
     "smoke": ProbingSettings(n_train=4, n_test=2, depths=(3, 4), distractors=(4, 6), nsd_points=1, readouts=("plain",)),
     "tiny": ProbingSettings(n_train=60, n_test=30, depths=(4, 5, 6), distractors=(4, 6), nsd_points=1),
     # The study: the base model, its random-init control and every fine-tuned model of the study.
@@ -112,17 +101,13 @@ class ProbingRun(Run):
     """Everything a Table-4 page shows.
 
     Attributes:
-        predictions: one row per test row, model, read-out and probe: ``model, readout, probe`` +
-            :data:`~finelogic.eval.probing.PREDICTION_COLUMNS`.
-        summary: :func:`~finelogic.eval.probing.summarize` of the predictions, with bootstrap CIs over
-            test problems (rounded to 4 decimals).
-        row_counts: problems, rows and the share of label 1 per task and split (the first model's rows:
-            every model reads the same rows).
-        splits: ``train`` / ``test`` -> problems.
-        shown_rows: one test row per task, the page's examples.
+        predictions: one row per test row, model, read-out and probe
+            (:data:`~finelogic.eval.probing.PREDICTION_COLUMNS`).
+        summary: :func:`~finelogic.eval.probing.summarize` of the predictions (rounded to 4 decimals).
+        row_counts: problems, rows and the share of label 1 per task and split (every model reads the same rows).
+        splits: ``train`` / ``test`` -> problems; shown_rows: one test row per task.
         seconds: model -> seconds for its features and probes.
-        rows: ``(model, readout)`` -> the probing rows of all tasks and splits: live only (megabytes of
-            prompt text; the page shows ``row_counts`` and ``shown_rows``, which are written).
+        rows: ``(model, readout)`` -> all probing rows: live only (megabytes of prompt text).
     """
 
     predictions: pd.DataFrame
@@ -139,15 +124,12 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     """Table 4 for ``profile``: problems, rows, features, probes and their predictions.
 
     Args:
-        profile: ``smoke``, ``tiny`` or ``paper``; its ``probing`` section gives ``n_train``, ``n_test``,
-            ``depths``, ``distractors``, ``nsd_points``, ``readouts`` (``chat`` / ``plain``), ``layer`` and
-            ``models`` (module docstring).
+        profile: its ``probing`` section (:class:`ProbingSettings`).
         seed: problems, rows, CV folds and the random-init control's weights.
-        backends: ready backends by model entry or row label (tests hand in scripted ones); the rest are
-            opened with :func:`finelogic.models.spec.open_model`.
-        overrides: any setting of the section, and ``sft_checkpoints`` (local fine-tuned checkpoints, each
-            a row named by its folder), ``threads`` (torch CPU threads; None: torch's default),
-            ``progress`` (tqdm bars: True / False / None = only for long work).
+        backends: ready backends by model entry or row label; the rest are opened with
+            :func:`finelogic.models.spec.open_model`.
+        supervision_run: the upstream run for ``fine_tuned`` (None: the written one).
+        overrides: any setting of the section.
     """
     given = dict(overrides)
     if isinstance(given.get("sft_checkpoints"), str):  # a notebook parameter from the command line
@@ -206,15 +188,14 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
 
 
 def reads(profile: str) -> tuple[str, ...]:
-    """The families whose runs this family's run of ``profile`` reads (the supervision run's models when
-    ``fine_tuned``)."""
+    """The families this family's run of ``profile`` reads (supervision when ``fine_tuned``)."""
     return (SUPERVISION,) if PROFILES[profile].fine_tuned else ()
 
 
 def model_entry(entry: Any, seed: int) -> Any:
-    """A profile's model entry as a spec for :func:`~finelogic.runs.base.open_models`, with Table 4's row
-    labels: ``"embedded"``, ``"random-init"`` (weights drawn with ``seed``), ``{"name", "path"}`` (a
-    transformers model on ``device_map="auto"``); any other spec as it is."""
+    """A profile's model entry as a spec with Table 4's row labels: ``"embedded"``, ``"random-init"`` (the
+    same architecture, weights drawn with ``seed``: the control), ``{"name", "path"}`` (a transformers model
+    on ``device_map="auto"``); any other spec as it is."""
     if entry == "embedded":
         return {"kind": "embedded", "name": EMBEDDED}
     if entry == "random-init":
@@ -231,9 +212,9 @@ def checkpoint_entry(path: str | Path) -> dict[str, Any]:
 
 
 def rehearsal_plan(ctx: PlanContext) -> dict[str, Any]:
-    """Every model read in process (hidden states are not an API): the stand-in checkpoints; in the real
-    slice the embedded model, on the slice's share of the problems (at least 4 train / 2 test problems:
-    fewer leave a probe a single class)."""
+    """Every model read in process (hidden states are not an API): the stand-in checkpoints, or in the real
+    slice the embedded model on the slice's share of the problems (at least 4 train / 2 test: fewer leave a
+    probe one class)."""
     section = PROFILES[ctx.profile]
     models = [ctx.local(e, i) for i, e in enumerate(section.models)]
     if ctx.fraction is None:

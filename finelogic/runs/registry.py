@@ -1,14 +1,10 @@
 """The notebook families, declared once: what each is, what it reads, how it is rehearsed.
 
-Everything that iterates over families (the papermill runner and its start order, the ``finelogic`` command,
-the rehearsal and its real slice) iterates over :data:`FAMILIES`; nothing else lists their names. A family
-is found by a plain import of its module (no string registry, no plugin discovery); :func:`family` turns a
-name typed by a user into its record, with the valid names in the error.
-
-Adding a family is: one module in ``finelogic/runs/`` (``FAMILY``, a ``run`` function, a
-:class:`~finelogic.runs.base.Run` subclass, a ``rehearsal_plan``), one :class:`Family` entry here, one
-notebook in ``notebooks/``, one page entry in ``_toc.yml`` (``tests/test_registry.py`` builds a toy family
-this way and runs it through the runner).
+Everything that iterates over families (the papermill runner, the ``finelogic`` command, the rehearsal)
+iterates over :data:`FAMILIES`; a family is found by a plain import of its module, and :func:`family` turns
+a name typed by a user into its record. Adding a family is one module in ``finelogic/runs/`` (``FAMILY``,
+``run``, a :class:`~finelogic.runs.base.Run` subclass, ``rehearsal_plan``), one :class:`Family` entry here,
+one notebook and one ``_toc.yml`` entry (``tests/test_registry.py`` does this with a toy family).
 """
 from __future__ import annotations
 
@@ -30,16 +26,14 @@ class Family:
     Attributes:
         module: its ``finelogic.runs`` module (``FAMILY``, ``run``, ``rehearsal_plan``).
         notebook: the notebook's file stem in ``notebooks/`` (its page in the book).
-        run_type: the :class:`~finelogic.runs.base.Run` subclass its ``run`` returns (``read`` gives it back).
+        run_type: the :class:`~finelogic.runs.base.Run` subclass its ``run`` returns.
         section: the profile section it reads.
         upstream: the families whose runs it reads in every profile, handed to ``run`` as ``<name>_run``
-            arguments; a module's ``reads(profile)`` adds those it reads in one profile only (see
-            :meth:`reads`).
+            arguments (:meth:`reads` adds those of one profile).
         models: how the real slice reaches its models (:data:`SERVED`, :data:`IN_PROCESS`, :data:`NO_MODEL`).
         reads_data: whether ``run`` takes ``data_dir`` (real benchmark files).
-        minutes: its notebook's time in the tiny book (2 cores, idle; the reproduce page's table): the
-            runner starts the longest first when no timings of the profile are known yet (as measured
-            in the tiny book at commit 9e321f1).
+        minutes: its notebook's time in the tiny book (2 cores): the runner starts the longest first when no
+            timings of the profile are known yet.
     """
 
     module: ModuleType
@@ -61,9 +55,8 @@ class Family:
         return self.module.run
 
     def reads(self, profile: str) -> tuple[str, ...]:
-        """The families whose runs it reads in ``profile``: :attr:`upstream`, and what its module's
-        ``reads(profile)`` adds (e.g. the accuracy family reads the supervision run when a profile
-        evaluates the fine-tuned models)."""
+        """The families whose runs it reads in ``profile``: :attr:`upstream` and what its module's
+        ``reads(profile)`` adds."""
         extra = getattr(self.module, "reads", None)
         return (*self.upstream, *(f for f in (extra(profile) if extra else ()) if f not in self.upstream))
 

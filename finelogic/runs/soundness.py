@@ -1,33 +1,22 @@
 """The stepwise-soundness notebook's run (paper §3.2, Table 3), as a profile's ``soundness`` section says.
 
-Inputs are the FLD responses of the accuracy run of the same profile and seed, its upstream run: handed
-in, or read from ``results/<profile>/accuracy`` (an error naming the command that makes it when there is
-none; never a run of other models made quietly instead). The FLD problems are the accuracy run's own
-(regenerated from its recorded settings when it does not carry them); a response whose id names no
-problem is an error.
-Gold proofs are judged the same way as a sanity row: they must be all-valid and all-atomic. The judges
-themselves are scored on a labelled step set made from fresh gold proofs
-(:mod:`finelogic.eval.judge_quality`), and a teaching example (a gold proof with three flaws) is judged.
+Inputs are the FLD responses and problems of the accuracy run of the same profile and seed (handed in, or
+read from ``results/<profile>/accuracy``; never a run of other models made quietly instead). Gold proofs
+are judged the same way as a sanity row (all-valid, all-atomic), the judges are scored on a labelled step
+set from fresh gold proofs (:mod:`finelogic.eval.judge_quality`), and a teaching example is judged.
 
-Profile section ``soundness`` (read once, here):
+Settings (:class:`SoundnessSettings`):
 
-- ``policy``: ``principled`` (default) or ``paper_code_compat`` (the released ``src/eval_step.py``: its
-  step reading, reference texts, skips, relevance and reply reading; see
-  :mod:`finelogic.eval.soundness`); every judged table of the run (responses, gold proofs, the teaching
-  example) uses it, and the provenance records it;
-- ``judge``: ``symbolic`` (default; exact, no model) or ``hybrid`` (symbolic, the LLM judge for the rest);
-- ``llm_judge``: the LLM judge's model spec (:func:`finelogic.models.spec.parse_model`), e.g.
-  ``"embedded"`` or ``{"kind": "openai", "model": "gpt-4.1-mini"}``;
-- ``quality``: ``{"n": ..., "depths": ...}`` FLD problems whose gold proofs make the judge-quality set;
-- ``llm_quality_steps``: how many of those steps the LLM judge is scored on (None: all);
-- ``judge_responses``: judge the accuracy run's FLD responses (default True); False judges the gold
-  proofs of the profile's FLD test set and scores the judges only, with no upstream run.
+- ``policy``: ``principled`` or ``paper_code_compat`` (the released ``src/eval_step.py``;
+  :mod:`finelogic.eval.soundness`), for every judged table of the run;
+- ``judge``: ``symbolic`` (exact, no model) or ``hybrid`` (symbolic, the LLM judge for the rest);
+- ``llm_judge``: the LLM judge's model spec (``"embedded"``, ``{"kind": "openai", "model": "gpt-4.1-mini"}``);
+- ``quality``: the FLD problems whose gold proofs make the judge-quality set; ``llm_quality_steps``: how many
+  of those steps the LLM judge is scored on (None: all);
+- ``judge_responses``: False judges only the gold proofs of the profile's FLD test set (no upstream run).
 
-The pure symbolic work is kept in memos under ``$FINELOGIC_CACHE/memo`` (:class:`finelogic.memo.Memo`,
-versioned by the sources it runs): the symbolic judge's verdicts (``symbolic-verdicts``), each
-response's steps as read (``soundness-steps``) and the judge-quality set (``soundness-quality-set``), so a
-rerun with every model answer cached neither reads nor judges a step again. The LLM judge's replies are
-the model cache's.
+The symbolic work (verdicts, each response's steps, the judge-quality set) is kept in memos under
+``$FINELOGIC_CACHE/memo``, so a rerun with every model answer cached judges nothing again.
 """
 from __future__ import annotations
 
@@ -82,9 +71,7 @@ class Quality:
 
 @dataclass(frozen=True)
 class SoundnessSettings:
-    """The soundness family's settings (module docstring): ``policy``, ``judge`` (``symbolic`` or
-    ``hybrid``), ``llm_judge`` (a model spec, or None), ``quality``, ``llm_quality_steps`` (None: all),
-    ``judge_responses``."""
+    """The soundness family's settings (module docstring)."""
 
     policy: Policy = Policy.PRINCIPLED
     judge: str = "symbolic"
@@ -111,20 +98,15 @@ PROFILES = {
                                quality=Quality(n=100, depths=tuple(range(0, 20))),
                                llm_judge={"name": "GPT-4.1-mini", "kind": "openai", "model": "gpt-4.1-mini"}),
 }
-#: The package sources the judge-quality set runs (its memo's version): the judge-quality set (:func:`quality_set` here: the FLD generator, the labels' z3 checks):
+#: The sources :func:`quality_set` runs (its memo's version).
 QUALITY_SOURCES = ("runs/soundness.py", "data", "logic", "eval/judge_quality.py", "eval/steps.py")
 
 
 @dataclass(frozen=True)
 class SoundnessRun(Run):
-    """Judged steps of the model responses and of the gold proofs, and how good the judges are.
-
-    Tables: ``steps`` and ``gold_steps`` (:func:`finelogic.eval.soundness.judge_responses` rows),
-    ``quality`` (:func:`finelogic.eval.judge_quality.judge_quality` rows per judge and criterion),
-    ``labels`` (the judge-quality set by kind, :func:`~finelogic.eval.judge_quality.label_counts`),
-    ``example`` (the judged steps of the teaching example). ``source`` and ``judge`` are kept in the
-    provenance; the problems, the labelled steps and the example's problem are written too.
-    """
+    """Judged steps of the responses (``steps``) and gold proofs (``gold_steps``), the judges' scores
+    (``quality``), the judge-quality set by kind (``labels``) and the teaching example's judged steps
+    (``example``); the problems, labelled steps and example problem are written too."""
 
     steps: pd.DataFrame = field(default_factory=pd.DataFrame)
     gold_steps: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -158,9 +140,7 @@ def run(profile: str, *, seed: int = 0, accuracy_run: accuracy.AccuracyRun | Non
     Args:
         profile: reads the ``soundness`` section (and the ``accuracy`` section's FLD settings).
         seed: the accuracy run's seed and the judge-quality set's.
-        accuracy_run: the upstream run whose FLD responses are judged; None reads the written one of this
-            profile and seed (:func:`~finelogic.runs.base.find_run`; ``UpstreamMissing`` names the command
-            that makes it when there is none).
+        accuracy_run: the upstream run; None reads the written one (:func:`~finelogic.runs.base.find_run`).
         backends: a ready backend for the LLM judge, by its entry (e.g. ``{"embedded": scripted}``).
         overrides: settings of the ``soundness`` section; None keeps the profile's.
     """
@@ -212,11 +192,11 @@ def run(profile: str, *, seed: int = 0, accuracy_run: accuracy.AccuracyRun | Non
 
 
 def fld_responses(made: accuracy.AccuracyRun) -> tuple[pd.DataFrame, dict[str, Problem]]:
-    """The accuracy run's FLD records and its FLD problems by id: the run's own test sets, or, for a run
-    that does not carry them, the sets regenerated from its recorded settings and seed.
+    """The accuracy run's FLD records and FLD problems by id (its own test sets, else regenerated from its
+    recorded settings and seed).
 
     Raises:
-        ValueError: a record's id names no FLD problem of the run (it was made from other problems).
+        ValueError: a record's id names no FLD problem of the run.
     """
     fld_sets = [s for s in made.eval_sets if s.name == "fld"]
     if not fld_sets:
@@ -242,8 +222,7 @@ def gold_records(problems: Mapping[str, Problem]) -> pd.DataFrame:
 def quality_set(quality: Quality, seed: int = 0,
                 memo: MutableMapping[str, Any] | None = None) -> list[LabelledStep]:
     """The labelled judge-quality steps from the gold proofs of ``quality.n`` fresh FLD problems at
-    ``quality.depths``; kept in ``memo`` (generating the problems and checking every label with z3 is
-    pure work: the same settings and seed give the same set)."""
+    ``quality.depths``, kept in ``memo``."""
     key = memo_key(["quality-set", quality.n, list(quality.depths), seed])
     kept = memo.get(key) if memo is not None else None
     if kept is not None:
@@ -258,9 +237,8 @@ def quality_set(quality: Quality, seed: int = 0,
 
 def quality_table(items: list[LabelledStep], llm_judges: Mapping[str, Judge], limit: int | None,
                   seed: int = 0, symbolic: SymbolicJudge | None = None) -> pd.DataFrame:
-    """Judge-quality scores of the symbolic judge (``symbolic``, default a fresh one) on all items and of
-    each LLM judge on a sample of them (the first ``limit`` of a seeded shuffle; None: all); the ``n``
-    column says how many."""
+    """Judge-quality scores of the symbolic judge on all items and of each LLM judge on the first ``limit`` of
+    a seeded shuffle (None: all)."""
     tables = [judge_quality({"symbolic": symbolic or SymbolicJudge()}, items)]
     if llm_judges:
         sample = list(items)
@@ -271,8 +249,8 @@ def quality_table(items: list[LabelledStep], llm_judges: Mapping[str, Judge], li
 
 
 def rehearsal_plan(ctx: PlanContext) -> dict[str, Any]:
-    """The LLM judge served (the stand-in, or llama.cpp in the real slice, which also cuts the
-    judge-quality set to the slice's share and scores the LLM judge on :data:`SLICE_QUALITY_STEPS` steps)."""
+    """The LLM judge served; the real slice also cuts the judge-quality set to its share and scores the LLM
+    judge on :data:`SLICE_QUALITY_STEPS` steps."""
     section = PROFILES[ctx.profile]
     judge = ctx.serve(section.llm_judge)
     if ctx.fraction is None:

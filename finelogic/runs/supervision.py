@@ -1,32 +1,12 @@
 """The supervision-styles notebook's run (paper Section 4: Figure 4 and the SFT rows of Tables 2, 3 and 5).
 
 For each style: build the training set and check every line it writes
-(:func:`finelogic.sft.datasets.checked_training_set`; kept in a :class:`finelogic.memo.Memo`, so a rerun
-reads the checked sets instead of building and checking them again), fine-tune the base model on it (:func:`finelogic.sft.train.train`;
-a checkpoint with the same data and settings is reused), then evaluate the fine-tuned model on the
-profile's SFT test items under the CoT prompt it was trained with. The base model answers the same items
-under the same prompt, so every ``SFT-<style>`` row stands beside its base row, as in the paper's tables
-(``model`` = the base model, ``setting`` = ``SFT-<style>``). The FLD responses are judged step by step
-with the symbolic judge (Table 3's SFT rows), through the soundness run's step and verdict memos.
-
-Profile section ``sft`` (read once, here):
-
-- data sizes (``fld_n``, ``fld_unknown``, ``fld_depths``, ``prontoqa_n``, ``prontoqa_hops``; see
-  :mod:`finelogic.sft.datasets`);
-- ``styles``: which styles to train (default all four);
-- ``logipt``: also train a ``LogiPT`` row on solver traces of the same problems
-  (:func:`finelogic.baselines.logipt_data`; its prompt is the Direct one, so it is evaluated under Direct);
-- ``base_model``: a model spec (default ``"embedded"``);
-- ``train``: a :class:`finelogic.sft.train.TrainConfig` (the paper profile's is the paper's recipe,
-  :data:`finelogic.sft.train.PAPER_CONFIG`); an override such as ``train={"max_steps": 8}`` changes
-  that field and keeps the profile's others;
-- ``eval``: the test items, with the keys of the accuracy section (``fld``, ``prontoqa_generated``,
-  ``limit``), plus ``generation`` (decoding; the styles' texts are long, so ``max_new_tokens`` must leave
-  room for the answer marker) and ``batch_size``.
-
-``run.write()`` puts ``records.csv`` (accuracy records of base and SFT rows), ``training.csv`` (one row
-per trained model), ``losses.csv`` (loss per step), ``checks.csv`` (lines checked per style) and
-``steps.csv`` (judged FLD steps) in ``results/<profile>/supervision/``.
+(:func:`finelogic.sft.datasets.checked_training_set`, kept in a memo), fine-tune the base model on it
+(:func:`finelogic.sft.train.train`; a checkpoint with the same data and settings is reused), then evaluate
+it on the profile's SFT test items under the CoT prompt it was trained with. The base model answers the
+same items under the same prompt, so every ``SFT-<style>`` row stands beside its base row (``model`` = the
+base model, ``setting`` = ``SFT-<style>``). FLD responses are judged step by step with the symbolic judge
+(Table 3's SFT rows). Settings: :class:`SupervisionSettings` (profile section ``sft``).
 """
 from __future__ import annotations
 
@@ -66,8 +46,8 @@ LOGIPT_SOURCES = ("baselines/logipt.py", "baselines/common.py")
 
 @dataclass(frozen=True)
 class SFTEval(TestSets):
-    """The fine-tuned models' test items (:class:`~finelogic.data.suites.TestSets`), their decoding (the
-    styles' texts are long: ``max_new_tokens`` must leave room for the answer marker) and batch size."""
+    """The fine-tuned models' test items, their decoding (``max_new_tokens`` must leave room for the answer
+    marker after a style's long text) and batch size."""
 
     generation: GenerationConfig = GenerationConfig()
     batch_size: int = 16
@@ -75,10 +55,10 @@ class SFTEval(TestSets):
 
 @dataclass(frozen=True)
 class SupervisionSettings:
-    """The supervision family's settings (profile section ``sft``; module docstring): the training-set
-    sizes (:data:`finelogic.sft.datasets.SIZE_KEYS`), ``styles``, ``logipt``, ``base_model``, ``train``
-    (:class:`~finelogic.sft.train.TrainConfig`: an override changes the fields it names, the seed is the
-    run's) and ``eval``."""
+    """The supervision family's settings (profile section ``sft``): training-set sizes
+    (:data:`finelogic.sft.datasets.SIZE_KEYS`), ``styles``, ``logipt`` (also train a ``LogiPT`` row on solver
+    traces, evaluated under Direct), ``base_model``, ``train`` (:class:`~finelogic.sft.train.TrainConfig`; the
+    seed is the run's), ``eval`` and ``evaluate``."""
 
     fld_n: int = 16
     fld_unknown: int = 2
@@ -113,9 +93,8 @@ PROFILES = {
         eval=SFTEval(fld=FLDSet("fld", n=2, depths=(1,)), prontoqa_generated=ProntoQASet(n=0),
                      limit={"folio": 0, "multi_logieval": 0, "prontoqa": 0},
                      generation=GenerationConfig(max_new_tokens=16), batch_size=4)),
-    # LoRA on the top 8 of 30 blocks, 4 steps of 2 shallow examples per style (~20 s each at ~120 tokens/s);
-    # evaluated on 4 shallow FLD items and 2 ProntoQA items with 96 new tokens (~35 s per model: decoding
-    # steps dominate). Enough to see the loss fall and the machinery work, not to learn to reason.
+    # LoRA on the top 8 of 30 blocks, 4 steps of 2 shallow examples per style: enough to see the loss fall
+    # and the machinery work, not to learn to reason.
     "tiny": SupervisionSettings(
         fld_n=16, fld_unknown=2, fld_depths=(0, 1), prontoqa_n=4, prontoqa_hops=3,
         train=TrainConfig(max_steps=4, batch_size=2, micro_batch_size=2, cutoff_len=512, learning_rate=1e-3,
@@ -123,13 +102,9 @@ PROFILES = {
         eval=SFTEval(fld=FLDSet("fld", n=4, depths=(0, 1, 2)), prontoqa_generated=ProntoQASet(n=2, hops=(3,)),
                      limit={"folio": 0, "multi_logieval": 0, "prontoqa": 2},
                      generation=GenerationConfig(max_new_tokens=96), batch_size=8)),
-    # Section 4: full fine-tuning of the base model with the paper's recipe on the paper-size sets (Section 4,
-    # Appendix A.1); evaluated on the accuracy family's paper test sets (needs a GPU).
-    # The study: shallow training problems (FLD depths 0-2, a third UNKNOWN, plus 3-hop ProntoQA), 1,024 examples
-    # seen once, LoRA r=32 on all 30 blocks, lr 1.5e-3, cosine with 5% warm-up. The size is the NL learning curve's
-    # (results/study/learning_curve/): held-out FLD 0-2 accuracy was at chance after 256 and 512 examples (30.7%,
-    # 33.3%, each answer one constant label) and first above it after 1,024 (44.0% of 150, chance 33.3). The
-    # fine-tuned models are evaluated by the accuracy, depth, soundness and probing families (evaluate=False).
+    # The study: shallow problems (FLD depths 0-2, a third UNKNOWN, 3-hop ProntoQA), 1,024 examples seen once,
+    # LoRA r=32 on all 30 blocks; the size is the smallest above chance on the NL learning curve
+    # (results/study/learning_curve/). The other families evaluate the fine-tuned models (evaluate=False).
     "study": SupervisionSettings(
         fld_n=768, fld_unknown=256, fld_depths=(0, 1, 2), prontoqa_n=256, prontoqa_hops=3,
         train=TrainConfig(learning_rate=1.5e-3, epochs=1, batch_size=4, micro_batch_size=4, cutoff_len=768,
@@ -139,7 +114,7 @@ PROFILES = {
         fld_n=9500, fld_unknown=1500, fld_depths=tuple(range(0, 16)), prontoqa_n=3200, prontoqa_hops=3, logipt=True,
         base_model={"name": "Llama-3.1-8B-Instruct", "kind": "hf", "path": "meta-llama/Llama-3.1-8B-Instruct",
                     "device_map": "auto"},
-        train=PAPER_CONFIG,
+        train=PAPER_CONFIG,  # Section 4, Appendix A.1: full fine-tuning (needs a GPU)
         eval=SFTEval(fld=FLDSet("fld_paper_test", scale=1.0), prontoqa_generated=ProntoQASet(n=500),
                      generation=GenerationConfig(max_new_tokens=3072, temperature=0.7, top_p=0.9), batch_size=16)),
 }
@@ -147,12 +122,10 @@ PROFILES = {
 
 @dataclass(frozen=True)
 class SupervisionRun(Run):
-    """What the supervision run made: its tables, and (live runs only) the checkpoints and examples.
-
-    Tables: ``records`` (accuracy records, base and SFT rows), ``training`` (one row per trained model),
-    ``losses`` (``setting, step, loss``), ``checks`` (per style: examples, lines judged, lines failing),
-    ``steps`` (the FLD responses judged step by step, :func:`finelogic.eval.soundness.judge_responses`).
-    """
+    """The supervision run's tables: ``records`` (accuracy records, base and SFT rows), ``training`` (one row
+    per trained model), ``losses`` (``setting, step, loss``), ``checks`` (per style: examples, lines judged,
+    lines failing), ``steps`` (judged FLD steps), ``figure4``; live runs also hold the checkpoints and
+    examples."""
 
     records: pd.DataFrame = field(default_factory=pd.DataFrame)
     training: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -168,12 +141,12 @@ class SupervisionRun(Run):
     examples: Mapping[str, list[dict[str, Any]]] = field(default_factory=dict, repr=False, compare=False)
 
     def fine_tuned(self) -> list[tuple[ModelSpec, str]]:
-        """Every fine-tuned model as a ``ckpt`` model spec named by its row (``SFT-NL``, ``LogiPT``), with the
-        prompt setting it was trained under (CoT; Direct for LogiPT), for the other families to evaluate.
+        """Every fine-tuned model as a ``ckpt`` spec named by its row (``SFT-NL``, ``LogiPT``), with the
+        prompt setting it was trained under.
 
         Raises:
-            FileNotFoundError: a checkpoint is not in this machine's cache (checkpoints are never committed);
-                the message names the command that trains it again.
+            FileNotFoundError: a checkpoint is not in this machine's cache (never committed); the message names
+                the command that trains it again.
         """
         root = cache_dir() / "sft"
         out = []
@@ -195,13 +168,11 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     Args:
         profile: reads the ``sft`` section.
         seed: seeds the training data, the training run and the test items.
-        backends: ready backends by model entry or display name: the base model's (e.g. ``"embedded"``),
-            or a fine-tuned one's by its setting (``"SFT-NL"``, ``"LogiPT"``); the others are opened
-            with :func:`finelogic.models.spec.open_model`. Training always starts from the base spec.
+        backends: ready backends by model entry or display name: the base model's, or a fine-tuned one's by
+            its setting (``"SFT-NL"``); training always starts from the base spec.
         data_dir: real benchmark files for the test items; default ``$FINELOGIC_DATA_DIR``.
         evaluate: False trains only (``records`` and ``steps`` are then empty).
-        overrides: settings of the ``sft`` section (``styles``, ``base_model``, ``logipt``, sizes, ...);
-            None keeps the profile's.
+        overrides: settings of the ``sft`` section; None keeps the profile's.
     """
     watch = Stopwatch()
     settings = resolve(PROFILES, profile, SECTION, overrides)
@@ -238,11 +209,9 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
 
 
 def training_examples(settings: SupervisionSettings, seed: int = 0) -> tuple[dict[str, list[dict[str, Any]]], pd.DataFrame]:
-    """Each style's training examples (and ``LogiPT``'s when ``settings.logipt``) and the style checks.
-
-    The problems are generated once and written in every style; the sets are built and checked once, then
-    read from the memo (the same one for the notebook, ``finelogic train`` and ``finelogic
-    export-llamafactory``, so all three train on the same examples).
+    """Each style's training examples (and ``LogiPT``'s when ``settings.logipt``) and the style checks, from
+    one memo shared with ``finelogic train`` and ``finelogic export-llamafactory`` (all three train on the
+    same examples).
 
     Raises:
         StyleError: a built line fails its check (before any training).
@@ -269,8 +238,8 @@ def training_examples(settings: SupervisionSettings, seed: int = 0) -> tuple[dic
 
 def style_examples(profile: str, style: str, seed: int = 0,
                    overrides: Mapping[str, Any] | None = None) -> tuple[SupervisionSettings, list[dict[str, Any]]]:
-    """The profile's settings and one style's training examples (``NL``, ``Struct``, ... or ``LogiPT``),
-    exactly the ones :func:`run` trains on with the same seed.
+    """The profile's settings and one style's training examples, exactly the ones :func:`run` trains on with
+    the same seed.
 
     Raises:
         ValueError: an unknown style (names the known ones).
@@ -291,8 +260,8 @@ def style_examples(profile: str, style: str, seed: int = 0,
 def evaluate_trained(items: list[Problem], base_entry: Any, trained: list[TrainedModel],
                      generation: GenerationConfig, *, batch_size: int,
                      backends: Mapping[str, Any] | None = None) -> tuple[pd.DataFrame, list[Any]]:
-    """Accuracy records of the base model (CoT; also Direct when a LogiPT row is trained) and of every
-    fine-tuned model (its training prompt), in that order; and the backends used (each once)."""
+    """Accuracy records of the base model (CoT; also Direct when LogiPT is trained) and of every fine-tuned
+    model (its training prompt), and the backends used."""
     if not items:
         return pd.DataFrame(), []
     backends = dict(backends or {})
@@ -315,8 +284,8 @@ def evaluate_trained(items: list[Problem], base_entry: Any, trained: list[Traine
 
 
 def figure4_rows(examples: Mapping[str, list[dict[str, Any]]]) -> pd.DataFrame:
-    """Figure 4: the first FLD training problem with a proof, as each style writes it: one row per style
-    with ``style, id, label, user`` (the problem as the prompt states it) and ``text`` (the style's answer)."""
+    """Figure 4: the first FLD training problem with a proof as each style writes it (``style, id, label,
+    user, text``)."""
     columns = ["style", "id", "label", "user", "text"]
     if not examples:
         return pd.DataFrame(columns=columns)
@@ -353,10 +322,9 @@ def _training_row(trained: TrainedModel, style: str) -> dict[str, Any]:
 
 
 def rehearsal_plan(ctx: PlanContext) -> dict[str, Any]:
-    """Training starts from the in-process stand-in (``ctx.trainable``) with the rehearsal's training
-    settings; the base and every fine-tuned model are evaluated through the served model (the trained
-    weights are not served). The real slice also cuts the training and test sets to its share and caps
-    new tokens."""
+    """Training from the in-process stand-in with the rehearsal's training settings; the base and every
+    fine-tuned model evaluated through the served model (trained weights are not served). The real slice also
+    cuts the sets to its share and caps new tokens."""
     section = PROFILES[ctx.profile]
     base = ctx.trainable(section.base_model)
     styles = ctx.given.get("styles") or section.styles

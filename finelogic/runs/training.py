@@ -7,10 +7,8 @@
     accelerate launch --config_file finelogic/sft/configs/accelerate/cpu_2proc_gloo.yaml \\
         -m finelogic.runs.training --style NL --profile smoke --out /tmp/nl                      # CPU rehearsal
 
-The training set is the supervision family's for the profile and seed (:func:`finelogic.runs.supervision.style_examples`,
-the same memo, so the notebook, this command and the LLaMA-Factory export train on the same examples); the
-settings are the profile's ``sft.train`` (the paper profile's are the released recipe,
-:mod:`finelogic.sft.recipes`); the trainer is :func:`finelogic.sft.trl_train.train_with_trl`.
+The training set is the supervision family's (:func:`finelogic.runs.supervision.style_examples`), the
+settings the profile's ``sft.train``, the trainer :func:`finelogic.sft.trl_train.train_with_trl`.
 """
 from __future__ import annotations
 
@@ -37,16 +35,14 @@ def train_style(style: str, *, profile: str = "paper", base: Any = None, out: st
 
     Args:
         style: ``NL``, ``Symb-Struct``, ``Symb-Filter``, ``Symb-Direct`` or ``LogiPT``.
-        profile: the supervision profile whose sizes and training settings are used.
         base: ``llama3``, ``qwen`` or a model spec; None: the profile's ``base_model``.
         out: the output folder; default ``cache_dir()/sft-trl/<base>-<style>-<profile>``.
-        seed: seeds the training set and the run.
         max_steps: stop after this many optimizer steps (None: the profile's).
         resume: continue from the last ``checkpoint-<step>`` in ``out``; False starts again.
         save_steps: a checkpoint every this many steps (None: the recipe's, per epoch).
         examples: train on these instead of building the profile's set (tests).
-        train_overrides: :class:`~finelogic.sft.train.TrainConfig` fields to change (the rehearsal's float32);
-            any override leaves the released recipe's batch layout for the profile's own.
+        train_overrides: :class:`~finelogic.sft.train.TrainConfig` fields to change; any override leaves the
+            released recipe's batch layout for the profile's own.
         overrides: other settings of the profile's ``sft`` section for the training set (e.g. its sizes).
     """
     if profile not in PROFILES:
