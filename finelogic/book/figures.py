@@ -1,15 +1,12 @@
 """Figures for the book: one seaborn theme, one display helper, one function per figure family.
 
-Every helper returns a matplotlib Figure drawn under :func:`theme` (via :func:`themed`) and carrying
-descriptive alt text (:func:`alt_text`); :func:`show` puts it on the page as an ``<img alt="...">``.
-
-Sizes: a figure is at most :data:`PAGE_WIDTH` inches wide and is shown at 96 CSS px per inch, so a
-font of ``s`` pt in the figure is ``s`` pt on the page (the book's content column is wider than
-``PAGE_WIDTH``); every font is at least :data:`MIN_FONT` pt. On a phone a figure is shrunk no further than
-keeps its text at :data:`MIN_FONT` pt and scrolls sideways in its box (:func:`figure_html`).
-Colours: seaborn's colour-blind palette for our rows; the paper's rows are dark grey hollow markers with
-dashed lines, labelled ``paper: <model> (reported)``. The figure face is white with a grey border, so a
-figure reads the same on the book's light and dark themes.
+Every helper returns a matplotlib Figure drawn under :func:`theme` (via :func:`themed`) with alt text
+(:func:`alt_text`); :func:`show` puts it on the page as an ``<img alt="...">``. A figure is at most
+:data:`PAGE_WIDTH` inches wide, shown at 96 CSS px per inch (so ``s`` pt in the figure is ``s`` pt on the
+page), every font at least :data:`MIN_FONT` pt; on a phone it scrolls sideways rather than shrink its text
+below that (:func:`figure_html`). Our rows use seaborn's colour-blind palette; the paper's are dark grey
+hollow markers with dashed lines, labelled ``paper: <model> (reported)``; the face is white with a grey
+border on both of the book's themes.
 """
 from __future__ import annotations
 
@@ -78,8 +75,7 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, height: float = 4.0, width: fl
 # ---------------------------------------------------------------------------------------------- display
 
 def alt_text(fig) -> str:
-    """The figure's alt text: what a helper set with :func:`set_alt`, else a description read off its
-    axes (titles, axis labels, categories, series)."""
+    """The figure's alt text: what :func:`set_alt` attached, else :func:`describe`."""
     return getattr(fig, "finelogic_alt", None) or describe(fig)
 
 
@@ -90,8 +86,8 @@ def set_alt(fig, text: str):
 
 
 def describe(fig) -> str:
-    """A plain description of ``fig`` read off its artists: title, then per panel its axis labels, the
-    categories on the x axis and the legend's series."""
+    """A plain description read off ``fig``'s artists: title, then per panel its axis labels, x categories and
+    legend series."""
     parts = []
     if fig._suptitle is not None and fig._suptitle.get_text():
         parts.append(fig._suptitle.get_text() + ".")
@@ -125,8 +121,8 @@ def _is_number(text: str) -> bool:
 
 
 def smallest_font(fig) -> float:
-    """The smallest font size (pt) of any visible, non-empty text on ``fig`` (ticks, labels, legends,
-    annotations); :data:`FONT` when the figure has no text."""
+    """The smallest font size (pt) of any visible, non-empty text on ``fig``; :data:`FONT` when there is none.
+    """
     from matplotlib.text import Text
 
     sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
@@ -134,13 +130,9 @@ def smallest_font(fig) -> float:
 
 
 def figure_html(fig, alt: str | None = None) -> str:
-    """``fig`` as an ``<img>`` (PNG data URI) with ``alt`` (default :func:`alt_text`), shown at 96 CSS px
-    per inch so that its point sizes are point sizes on the page.
-
-    On a narrow screen (a phone at 420 px) the image is not shrunk below the width at which its smallest
-    text (:func:`smallest_font`) is :data:`MIN_FONT` pt: it keeps that ``min-width`` and scrolls sideways in
-    its own box (``finelogic-figure-box``) instead. ``data-font-pt`` and ``data-css-width`` let a test
-    work out the text size the reader sees from the image's rendered width."""
+    """``fig`` as an ``<img>`` (PNG data URI) with ``alt``, at 96 CSS px per inch; on a narrow screen it keeps
+    the ``min-width`` at which its smallest text is :data:`MIN_FONT` pt and scrolls in its box
+    (``data-font-pt`` and ``data-css-width`` let a test work out the text size a reader sees)."""
     with plt.rc_context(theme()):
         buffer = io.BytesIO()
         fig.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
@@ -156,9 +148,8 @@ def figure_html(fig, alt: str | None = None) -> str:
 
 
 def show(fig, alt: str | None = None) -> None:
-    """Display ``fig`` in the notebook as an image with alt text (``alt``, else :func:`alt_text`) and close
-    it. The output is HTML (``<img alt=...>``), which the built page keeps as is: MyST-NB 1.x takes an
-    image output's alt text only from cell metadata, so a PNG output would get none."""
+    """Display ``fig`` as HTML ``<img alt=...>`` and close it (MyST-NB 1.x takes a PNG output's alt text only
+    from cell metadata)."""
     from IPython.display import display
 
     markup = figure_html(fig, alt)
@@ -181,8 +172,8 @@ def wrap(text: str, width: int = 14) -> str:
 
 
 def set_categories(ax, labels: Sequence[str], *, axis: str = "x", width: int | None = None) -> None:
-    """Categorical ticks at 0..n-1 with ``labels``, wrapped so that neighbours never overlap: the space
-    per category (in characters at :data:`FONT` pt) decides the wrap width."""
+    """Categorical ticks at 0..n-1 with ``labels``, wrapped to the space per category so neighbours never
+    overlap."""
     labels = [label(x) for x in labels]
     if axis == "x":
         inches = ax.get_position().width * ax.figure.get_size_inches()[0]
@@ -261,11 +252,10 @@ def accuracy_by_group(table: pd.DataFrame, *, title: str, ylabel: str = "accurac
                       reference: pd.DataFrame | None = None, reference_name: str = "paper", ax=None,
                       ylim: tuple[float, float] | None = (0, 100), low: pd.DataFrame | None = None,
                       high: pd.DataFrame | None = None, chance: float | None = None):
-    """Line chart: one line per row of ``table`` (ours; index = series label), x = its columns in order;
-    ``reference`` rows (e.g. the paper's, same columns) dashed grey with hollow markers, labelled
-    ``<reference_name>: <row> (reported)``. Our rows are dodged sideways so five identical lines (all 0)
-    stay five visible lines; when ours are all 0 or missing the title says so. ``low``/``high`` (same shape
-    as ``table``): a shaded 95% band per row of ours; ``chance``: a dotted line at that value."""
+    """Line chart: one line per row of ``table`` (ours, dodged sideways so identical lines stay visible), x =
+    its columns; ``reference`` rows dashed grey with hollow markers, labelled ``<reference_name>: <row>
+    (reported)``; ``low``/``high`` a shaded 95% band per row; ``chance`` a dotted line. The title says so when
+    ours are all 0 or missing."""
     own = ax is None
     if own:
         fig, axes = new_figure(height=4.6)
@@ -300,8 +290,8 @@ def accuracy_by_group(table: pd.DataFrame, *, title: str, ylabel: str = "accurac
 @themed
 def grouped_bars(table: pd.DataFrame, *, title: str, ylabel: str = "accuracy (%)", xlabel: str = "", ax=None,
                  ylim: tuple[float, float] | None = None, chance: float | None = None):
-    """Grouped bars (seaborn ``barplot``): groups = columns of ``table``, one bar per row (hue); ``chance``:
-    a dotted line at that value. A bar of height 0 is marked at the axis so it is not mistaken for a gap."""
+    """Grouped bars: groups = columns of ``table``, one bar per row; ``chance`` a dotted line; a bar of height
+    0 is marked at the axis."""
     own = ax is None
     if own:
         fig, axes = new_figure(height=4.2)
@@ -341,10 +331,8 @@ def grouped_bars(table: pd.DataFrame, *, title: str, ylabel: str = "accuracy (%)
 def paper_vs_ours(ours: pd.DataFrame, reported: pd.DataFrame, *, title: str, xlabels: dict[str, str] | str,
                   low: pd.DataFrame | None = None, high: pd.DataFrame | None = None, shared_x: bool = True,
                   reference_name: str = "paper", xlim: tuple[float, float] | None = (0, 100)):
-    """Dot plot with one panel per column (metric), sharing the y axis: the paper's rows (hollow grey
-    markers, labelled ``paper (reported)``) above ours (filled, with ``low``/``high`` interval whiskers).
-
-    A row of ours with no value shows a ``no value`` mark at the axis origin instead of vanishing.
+    """Dot plot, one panel per metric (column) sharing the y axis: the paper's rows (hollow grey) above ours
+    (filled, with ``low``/``high`` whiskers; a missing value marked ``no value`` at the origin).
 
     Args:
         ours, reported: index = row label (tuples are joined), columns = metrics (ours' columns decide).
@@ -413,16 +401,10 @@ def _metric_title(metric) -> str:
 @themed
 def accuracy_bars(summary: pd.DataFrame, *, names: dict[str, str] | None = None, reported: pd.DataFrame | None = None,
                   title: str = "Accuracy by dataset: ours (bars, 95% Wilson intervals) and the paper's (hollow marks)"):
-    """One panel per prompting setting (shared axes): our accuracy per dataset as bars with 95% interval
-    whiskers, one bar per model; the paper's models in the same setting as hollow grey marks (Table 2).
-
-    Args:
-        summary: :func:`finelogic.eval.accuracy.summarize` by ``("model", "setting", "dataset")``
-            (``accuracy``, ``ci_low``, ``ci_high`` in %).
-        names: dataset key -> printed name (e.g. ``PAPER_NAMES``).
-        reported: the paper's Table 2, wide (index ``(model, setting)``, columns = printed dataset names);
-            default: :func:`finelogic.book.tables.paper_table` ``("table2")``.
-    """
+    """One panel per prompting setting: our accuracy per dataset as bars with 95% whiskers, one bar per model,
+    from a :func:`finelogic.eval.accuracy.summarize` by ``(model, setting, dataset)``; the paper's models in
+    the same setting as hollow grey marks (``reported``: Table 2 wide, default
+    :func:`finelogic.book.tables.paper_table`); ``names`` maps dataset keys to printed names."""
     from finelogic.book.tables import paper_table
 
     reported = paper_table("table2") if reported is None else reported
@@ -472,8 +454,8 @@ def accuracy_bars(summary: pd.DataFrame, *, names: dict[str, str] | None = None,
 @themed
 def accuracy_by_depth(curves: pd.DataFrame, reported: pd.DataFrame, *,
                       title: str = "FLD accuracy by proof depth: ours (solid) and the paper's Direct rows (dashed)"):
-    """Our accuracy by FLD depth bucket (one line per row of ``curves``, columns = buckets) beside the
-    paper's Direct rows of ``reported`` (Table 5, index ``(model, setting)``), dashed grey."""
+    """Our accuracy by FLD depth bucket (rows of ``curves``) beside the paper's Direct rows of Table 5, dashed
+    grey."""
     reference = reported.loc[[i for i in reported.index if i[1] == "Direct"], list(curves.columns)]
     reference.index = [i[0] + " / Direct" for i in reference.index]
     return accuracy_by_group(curves, reference=reference, title=title, xlabel="proof depth (steps)")
@@ -482,8 +464,8 @@ def accuracy_by_depth(curves: pd.DataFrame, reported: pd.DataFrame, *,
 @themed
 def paper_figure3(reported: pd.DataFrame, *, models=("Llama-3.1-8B-Instruct", "Qwen-2.5-7B-Instruct"),
                   reference=("GPT-4o", "Direct")):
-    """The paper's Figure 3, redrawn from its Table 5 (``reported``, index ``(model, setting)``): one panel
-    per base model with its SFT rows, the ``reference`` row (GPT-4o, Direct) dashed in each; one y axis."""
+    """The paper's Figure 3 redrawn from its Table 5: one panel per base model with its SFT rows, the
+    ``reference`` row dashed in each."""
     fig, axes = new_figure(1, len(models), height=4.8, sharey=True)
     baseline = reported.loc[[reference]]
     baseline.index = [" / ".join(reference)]
@@ -511,14 +493,8 @@ def paper_figure3(reported: pd.DataFrame, *, models=("Llama-3.1-8B-Instruct", "Q
 # ---------------------------------------------------------------------------------------------- proof trees
 
 def proof_tree(problem, *, width: float = PAGE_WIDTH, wrap: int = 24):
-    """Draw a problem's gold proof as a layered tree: facts at the bottom, the hypothesis at the top.
-
-    Nodes are the ids the proof cites (``fact3``, ``int1``, ``hypothesis``) with their sentences; an arrow
-    runs from the top border of each premise's box to the bottom border of its step's conclusion box, and
-    boxes are drawn over the arrows. Layer = rule applications below the node; within a layer, nodes sit
-    under the mean position of their conclusions (fewer crossings). ``width`` (inches) is capped at page
-    width so text stays at :data:`FONT` pt.
-    """
+    """Draw a problem's gold proof as a layered tree (:func:`proof_layout`), facts at the bottom and the
+    hypothesis on top, arrows from each premise's box to its conclusion's; ``width`` is capped at page width."""
     return _proof_tree(problem, width=width, wrap_width=wrap)
 
 
@@ -572,13 +548,9 @@ def _proof_tree(problem, *, width: float, wrap_width: int):
 
 def proof_layout(problem, *, wrap: int = 24, width: float = PAGE_WIDTH) -> dict[str, Any]:
     """A layered layout of a problem's gold proof: ``{"graph", "boxes": {node: {layer, x, text, lines}},
-    "bends": {(premise, conclusion): [(layer, x), ...]}}``, x in 0..1.
-
-    A node's layer is as high as its uses allow (the hypothesis on top, each premise one layer below the
-    first step that uses it); an edge that crosses layers gets a free slot in each layer it crosses
-    (``bends``), so it never runs through a box. Within a layer, nodes and slots are ordered by the mean
-    position of what they feed (fewer crossings) and spread evenly; text wraps to the slot's width.
-    """
+    "bends": {(premise, conclusion): [(layer, x), ...]}}``, x in 0..1. A node sits one layer below the first
+    step that uses it; an edge crossing layers gets a free slot in each, so it never runs through a box; nodes
+    are ordered under what they feed."""
     import networkx as nx
 
     from finelogic.logic.proof import parse_proof_steps

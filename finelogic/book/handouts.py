@@ -1,18 +1,11 @@
 """Teaching handouts: each executed teaching chapter as two standalone HTML files made with nbconvert, a
 student version without solutions and an instructor version with them.
 
-Solutions are the cells tagged ``solution`` (the chapters' solution dropdowns and the solution code cells
-of the coding exercises); the student version drops them with nbconvert's ``TagRemovePreprocessor``. Code
-that only builds the page (cells tagged ``hide-input``) is shown by its output alone; exercise and check
-cells keep their code, so a student sees what to fill in and how to check it. The chapters' MyST markup
-(``{glue:text}`` values, admonitions, roles), which nbconvert does not know, is turned into plain Markdown
-first (:func:`plain_markdown`).
-
-Each HTML handout is also printed to PDF (``<name>-<version>.pdf`` beside it) by headless Chromium (Debian's
-``chromium``), for teaching on paper. The HTML carries print CSS (:data:`PRINT_CSS`: A4, code wrapped,
-figures within the page width, no page break inside a figure or a code block). Without Chromium the PDFs
-are not printed: one log line says so, and each PDF the chapters link to is a one-page note saying how to
-make it (the book still builds; ``{download}`` needs the file).
+Solutions are the cells tagged ``solution``, dropped from the student version by nbconvert's
+``TagRemovePreprocessor``; ``hide-input`` cells show their output alone; exercise and check cells keep their
+code. The chapters' MyST markup is turned into plain Markdown first (:func:`plain_markdown`). Each handout
+is also printed to PDF beside it by headless Chromium (Debian's ``chromium``) with :data:`PRINT_CSS`;
+without Chromium one log line says so and each PDF is a one-page note saying how to make it.
 
     python -m finelogic.book.handouts [OUTPUT_DIR]    # default: book/generated (writes OUTPUT_DIR/handouts/)
 """
@@ -57,9 +50,8 @@ PRINT_TIMEOUT = 180
 #: The printed page's right margin (mm), as in :data:`PRINT_CSS`'s ``@page``.
 RIGHT_MARGIN_MM = 12
 
-#: Print CSS added to every HTML handout: A4; code and long output lines wrap instead of running off the
-#: page; figures and tables stay within the page width; no page break inside a figure, a code block or a
-#: table row or a code cell shown with its output; a heading stays with what follows it.
+#: Print CSS of every HTML handout: A4, long lines wrap, figures and tables within the page width, no page
+#: break inside a figure, code block, table row or code cell with its output.
 PRINT_CSS = """
 @page { size: A4; margin: 14mm 12mm 16mm 12mm; }  /* RIGHT_MARGIN_MM = 12 */
 @media print {
@@ -95,9 +87,8 @@ PRINT_CSS = """
 th, td { overflow-wrap: break-word !important; word-break: normal !important; }
 """
 
-#: Before printing, a table whose narrowest layout without breaking a word (its min-content width at 9 pt)
-#: is wider than the printed column (A4 less the margins: 186 mm) is marked ``finelogic-wide-table``: its
-#: cells may then break words anywhere (8 pt), rather than run off the page.
+#: Before printing, a table whose min-content width at 9 pt is wider than the printed column (186 mm) is
+#: marked ``finelogic-wide-table``: its cells may break words anywhere (8 pt) rather than run off the page.
 PRINT_SCRIPT = """
 window.addEventListener('beforeprint', () => {
   const column = 186 * 96 / 25.4;
@@ -134,8 +125,7 @@ def find_chromium() -> str | None:
 
 
 def with_print_css(body: str) -> str:
-    """The nbconvert HTML ``body`` with :data:`PRINT_CSS` as the last style sheet of its head (and
-    :data:`PRINT_SCRIPT`)."""
+    """The nbconvert HTML ``body`` with :data:`PRINT_CSS` (and :data:`PRINT_SCRIPT`) last in its head."""
     style = (f'<style type="text/css" id="finelogic-print">{PRINT_CSS}</style>\n'
              f'<script id="finelogic-print-script">{PRINT_SCRIPT}</script>\n')
     return body.replace("</head>", style + "</head>", 1) if "</head>" in body else style + body
@@ -178,8 +168,8 @@ def write_placeholder_pdf(pdf: Path, html: Path) -> Path:
 
 
 def write_pdfs(htmls: list[Path], chromium: str | None = None) -> list[Path]:
-    """The PDF of every HTML handout in ``htmls`` (:func:`pdf_path`), printed by ``chromium`` (default
-    :func:`find_chromium`). Without Chromium: one log line, and a one-page note in place of each PDF."""
+    """The PDF of every HTML handout (:func:`pdf_path`) printed by ``chromium`` (default
+    :func:`find_chromium`); without it, one log line and a one-page note per PDF."""
     chromium = chromium or find_chromium()
     if chromium is None:
         if htmls:
@@ -211,8 +201,8 @@ def _as_text(data: Mapping[str, str]) -> str:
 
 
 def plain_markdown(text: str, glue: Mapping[str, Mapping[str, str]]) -> str:
-    """MyST Markdown as plain Markdown that nbconvert renders: ``{glue:text}`x``` -> its value, a ``{glue}``
-    directive -> the glued HTML, admonitions -> a bold title and their body, other roles -> their text."""
+    """MyST Markdown as plain Markdown nbconvert renders: glue roles and directives -> their values,
+    admonitions -> a bold title and their body, other roles -> their text."""
     out: list[str] = []
     fences: list[tuple[str, str]] = []  # open directives: (fence, kind)
     lines = text.split("\n")
@@ -254,9 +244,8 @@ def _role_text(match: re.Match) -> str:
 
 
 def handout_notebook(nb: nbformat.NotebookNode, version: str) -> nbformat.NotebookNode:
-    """The executed chapter ``nb`` as the ``student`` or ``instructor`` handout (before nbconvert): plain
-    Markdown everywhere, solution cells dropped from the student version, and without the "Rerun this
-    page" box's build time (one build's seconds; a rerun with the same results keeps its handouts)."""
+    """The executed chapter as the ``student`` or ``instructor`` handout (before nbconvert): plain Markdown,
+    solution cells dropped from the student version, no build time in the "Rerun this page" box."""
     if version not in VERSIONS:
         raise ValueError(f"unknown handout version {version!r}; choose one of {', '.join(VERSIONS)}")
     nb = copy.deepcopy(nb)
@@ -279,10 +268,9 @@ def _without_item(markdown: str, item: str) -> str:
 
 
 def pdf_report(pdf: Path, tolerance_pt: float = 1.0) -> dict:
-    """What a teacher checks first in a printed handout, read with poppler's ``pdftotext -bbox``: the page
-    count (``pages``), the text (``text``, words joined by spaces) and every word whose right edge lies
-    beyond the page's right margin (``beyond_margin``: ``(page, word, x_max_pt, limit_pt)``), i.e. text
-    running off the page or cut at its edge.
+    """What a teacher checks first in a printed handout, read with poppler's ``pdftotext -bbox``: ``pages``,
+    ``text`` and ``beyond_margin`` (``(page, word, x_max_pt, limit_pt)`` per word running past the right
+    margin).
 
     Raises:
         FileNotFoundError: poppler's ``pdftotext`` is not installed (apt-get install poppler-utils).
@@ -306,10 +294,8 @@ def pdf_report(pdf: Path, tolerance_pt: float = 1.0) -> dict:
 
 
 def handouts_key(source: Path, pdf: bool) -> str:
-    """What a chapter's handouts are made from: the executed notebook's content as its handouts show it
-    (cells, tags and outputs; not the execution counts, timestamps, build date and build time a rerun with
-    the same results changes: kept handouts show the date they were made), this module's code, and how the
-    PDFs are made (printed by Chromium, a note without it, or none)."""
+    """What a chapter's handouts are made from: the executed notebook as its handouts show it (not the
+    execution counts, dates and build time a rerun changes), this module's code, and how the PDFs are made."""
     import hashlib
 
     printer = ("chromium" if find_chromium() else "note") if pdf else "none"
@@ -344,11 +330,9 @@ def _handouts_current(output_dir: Path, name: str, key: str, pdf: bool) -> bool:
 
 
 def write_handouts(output_dir: Path, names: tuple[str, ...] = TEACHING, pdf: bool = True) -> list[Path]:
-    """Both handouts of every executed chapter in ``output_dir`` (``<name>.ipynb``), as standalone HTML
-    (images embedded, :data:`PRINT_CSS`) in ``output_dir/handouts/``, and with ``pdf`` each also as PDF
-    beside it (:func:`write_pdfs`); chapters not executed yet are skipped. A chapter whose handouts were
-    made from the same executed notebook, code and printer (:func:`handouts_key`, kept in
-    ``handouts/.<name>.key``, written after its PDFs) is kept as it is. Returns the HTML paths."""
+    """Both handouts of every executed chapter in ``output_dir`` as standalone HTML in
+    ``output_dir/handouts/`` (and PDFs with ``pdf``); chapters not executed are skipped, and a chapter whose
+    :func:`handouts_key` is unchanged (``handouts/.<name>.key``) is kept. Returns the HTML paths."""
     from nbconvert import HTMLExporter
     from nbconvert.preprocessors import TagRemovePreprocessor
 

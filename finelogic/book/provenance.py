@@ -1,11 +1,6 @@
-"""How each page was made (``book/design.md``, "Who it is for"): one provenance box per page, short table captions, and
-the "Rerun this page" box with the page's measured time.
-
-* :func:`provenance_box` -- once per page: notebook, profile, seed, models, n, package version, commit, date.
-* :func:`caption` -- under a table or figure: only what differs from the box (its model, n, parameters).
-* :func:`rerun_box` -- the command that reruns the page, its profile, and the page's time as measured by
-  the runner (``timings.json`` of the build; :mod:`finelogic.book.runner` writes this run's time into the
-  executed page once it is known).
+"""How each page was made (``book/design.md``, "Who it is for"): the page's one :func:`provenance_box`
+(notebook, profile, seed, models, n, version, commit, date), short :func:`caption` lines (only what differs
+from the box), and the :func:`rerun_box` with the command and the page's time as measured by the runner.
 """
 from __future__ import annotations
 
@@ -27,9 +22,8 @@ RERUN_TAG = "rerun-box"  # the cell whose output the runner rewrites with this r
 
 
 def code(text: Any) -> str:
-    """``text`` as a Markdown code span that nothing inside can break out of (CommonMark: the fence is one
-    backtick longer than the longest backtick run inside), so a model name such as ``x`<img onerror=...>``
-    is shown as text, never rendered."""
+    """``text`` as a Markdown code span nothing inside can break out of (the fence one backtick longer than
+    the longest run inside), so a model name such as ``x`<img onerror=...>`` is shown, never rendered."""
     text = " ".join(str(text).split("\n"))
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
@@ -39,10 +33,9 @@ def code(text: Any) -> str:
 
 def caption(notebook: str, profile: str, seed: int, *, model: str | None = None, n: int | None = None,
             **parameters: Any) -> str:
-    """A short caption line for one table or figure: its model, n and parameters (safe code spans,
-    :func:`code`). The notebook, profile, seed, version and commit are in the page's one
-    :func:`provenance_box`, so they are not repeated here (``notebook``, ``profile`` and ``seed`` are
-    accepted so that every call site names them)."""
+    """A short caption line for one table or figure: its model, n and parameters as safe code spans; the rest
+    is in the page's :func:`provenance_box` (``notebook``, ``profile``, ``seed`` are accepted so every call
+    site names them)."""
     parts = []
     if model is not None:
         parts.append(f"model {code(model)}")
@@ -60,14 +53,9 @@ def _admonition(title: str, css_class: str, body: str, kind: str = "note") -> Ma
 def provenance_box(notebook: str, provenance: Provenance | None = None, *, profile: str | None = None,
                    seed: int | None = None, models: Sequence[str] = (), n: int | None = None,
                    **parameters: Any) -> Markdown:
-    """The page's one provenance box: how every table and figure on it was made.
-
-    Args:
-        notebook: the notebook file name (``02_accuracy.ipynb``).
-        provenance: the run's :class:`~finelogic.runs.base.Provenance`; gives profile, seed, models, n,
-            version and commit (the keywords below override it, e.g. for teaching pages without a run).
-        parameters: further settings worth naming (``judge="symbolic"``), shown as code spans.
-    """
+    """The page's one provenance box for ``notebook`` (``02_accuracy.ipynb``): profile, seed, models, n,
+    version and commit from ``provenance``, the keywords overriding it (teaching pages have no run),
+    ``parameters`` as code spans."""
     profile = profile if profile is not None else getattr(provenance, "profile", "?")
     seed = seed if seed is not None else getattr(provenance, "seed", 0)
     models = tuple(models) or tuple(getattr(provenance, "models", ()))
@@ -96,8 +84,7 @@ def _duration(seconds: float) -> str:
 
 
 def read_timings(path: Path | None = None) -> dict[str, dict[str, Any]]:
-    """``timings.json`` of the build (notebook -> ``{"profile", "seconds"}``); ``{}`` when absent or
-    unreadable. Default: the runner's default output folder (``book/generated``)."""
+    """The build's ``timings.json`` (default in ``book/generated``); ``{}`` when absent or unreadable."""
     if path is None:
         from finelogic.config import book_output_dir
 
@@ -108,11 +95,8 @@ def read_timings(path: Path | None = None) -> dict[str, dict[str, Any]]:
         return {}
 
 
-#: How the "Rerun this page" box's list item with the page's measured time begins (a printed handout leaves
-#: it out: see :func:`finelogic.book.handouts.handout_notebook`).
+#: How the boxes' items with the page's measured time and the build's date begin (handouts leave them out).
 TIME_ITEM = "- **time**: "
-#: How the "How this page was made" box's list item with the build's date begins (its rows are ``- **k**: v``);
-#: a handout made from the same results keeps the date it was made (see :func:`finelogic.book.handouts.handouts_key`).
 BUILT_ITEM = "- **built**: "
 
 
@@ -141,12 +125,8 @@ def rerun_text(notebook: str, profile: str, *, seconds: float | None = None,
 
 def rerun_box(notebook: str, profile: str, *, seconds: float | None = None,
               timings: dict[str, dict[str, Any]] | None = None) -> Markdown:
-    """The "Rerun this page" box: the command, the profile and the page's measured time.
-
-    The time is never typed by hand: ``seconds`` when given (the runner passes this run's own time and
-    rewrites the box after the notebook finished), else the entry for this notebook in ``timings``
-    (default: the build's ``timings.json``) when it was measured at the same profile, else "not measured
-    yet".
-    """
+    """The "Rerun this page" box: the command, the profile and the page's measured time, never typed by hand:
+    ``seconds`` (the runner rewrites the box with this run's time), else this notebook's entry in ``timings``
+    at the same profile, else "not measured yet"."""
     return _admonition("Rerun this page", RERUN_CLASS, rerun_text(notebook, profile, seconds=seconds,
                                                                   timings=timings), kind="tip")

@@ -1,11 +1,9 @@
-"""Run the book's notebooks with papermill (``book/design.md`` ("Papermill executes, Jupyter Book renders")).
+"""Run the book's notebooks with papermill (``book/design.md``, "Papermill executes, Jupyter Book renders").
 
-Every notebook takes ``profile`` and ``seed`` parameters. A notebook whose inputs did not change since
-its last successful run is not run again, so rebuilding an unchanged book is fast; ``force=True`` reruns
-anyway. Its inputs (:func:`run_key`) are everything it reads: its own text, the package sources, its
-parameters, the environment settings that choose data or models (:data:`KEY_ENVIRONMENT`), the content
-of the real data files under ``$FINELOGIC_DATA_DIR``, and the results of the notebooks it reads
-(the registry's upstream families, :data:`finelogic.runs.registry.FAMILIES`).
+Every notebook takes ``profile`` and ``seed``. A notebook whose inputs (:func:`run_key`: its text, the
+package sources, its parameters, :data:`KEY_ENVIRONMENT`, the real data files under
+``$FINELOGIC_DATA_DIR`` and the results of its upstream families) did not change since its last successful
+run is not run again; ``force=True`` reruns anyway.
 """
 from __future__ import annotations
 
@@ -142,17 +140,12 @@ def run_notebooks(
     """Execute notebooks with papermill for ``profile``; return one record per notebook.
 
     Args:
-        profile: ``smoke`` | ``tiny`` | ``paper`` (validated before anything runs).
-        names: notebook stems to run (default: all of :data:`NOTEBOOKS` found in ``source_dir``).
-        seed: passed to every notebook.
+        names: notebook stems to run (default: every family's notebook, then the teaching chapters, found in
+            ``source_dir``, default ``notebooks/``).
         output_dir: where executed notebooks go (default ``book/generated``).
-        source_dir: where the parameterized notebooks are (default ``notebooks/``).
         parameters: extra papermill parameters for every notebook (e.g. ``{"model": "..."}``).
         force: rerun even when the inputs are unchanged since the last successful run.
-        jobs: how many notebooks run at once (each in its own process and kernel; a notebook waits for the
-            notebooks whose results it reads). Times measured with ``jobs > 1`` are times on a shared machine.
-        families: the notebook families (default the registry's); their notebooks, then the teaching
-            chapters found in ``source_dir``, are the default ``names``.
+        jobs: notebooks run at once, each in its own process and kernel, after the notebooks it reads.
 
     Raises:
         NotebookFailed: the first failing notebook, naming it and its failing cell.
@@ -218,9 +211,8 @@ def check_parameters(path: Path) -> list[str]:
     """The names papermill reads from ``path``'s parameters cell.
 
     Raises:
-        NotebookFailed: papermill cannot parse a line of the cell ("Unable to parse line ..."): that
-            parameter would vanish from the page's documented parameters and could not be set; the
-            message names the notebook and the line.
+        NotebookFailed: papermill cannot parse a line of the cell (that parameter would vanish from the
+            page and could not be set); the message names the notebook and the line.
     """
     import logging as logging_module
 
@@ -248,8 +240,8 @@ def check_parameters(path: Path) -> list[str]:
 
 
 def _execute(name: str, *, source_dir: Path, output_dir: Path, params: dict[str, Any], kernel_name: str) -> float:
-    """Execute one notebook with papermill; its wall seconds. Runs in the caller's process or, with
-    ``jobs > 1``, in a worker process (so it is a module-level function)."""
+    """Execute one notebook with papermill; its wall seconds (module-level: it runs in a worker process when
+    ``jobs > 1``)."""
     import papermill  # imported here: papermill is slow to import and only the runner needs it
 
     source, output = source_dir / f"{name}.ipynb", output_dir / f"{name}.ipynb"
@@ -298,7 +290,7 @@ def _upstream_notebooks(name: str, names: Sequence[str], profile: str,
 def _start_order(names: Sequence[str], output_dir: Path, profile: str,
                  families: Sequence[Family] = FAMILIES) -> list[str]:
     """Longest first: by this profile's last measured times when known, else by the registry's tiny-book
-    minutes (teaching chapters last, in reading order)."""
+    minutes."""
     path = output_dir / "timings.json"
     try:
         timings = json.loads(path.read_text()) if path.exists() else {}
@@ -315,11 +307,9 @@ def _run_in_parallel(names: Sequence[str], order: Sequence[str], jobs: int, exec
                      key_of: Callable[[str], str], unchanged: Callable[[str, str], bool],
                      finish: Callable[[str, str, float], None], profile: str = "tiny",
                      families: Sequence[Family] = FAMILIES) -> None:
-    """Run ``names`` (started in ``order``) up to ``jobs`` at once, each ``execute(name)`` in its own worker
-    process (``execute`` must pickle), a notebook only after the
-    notebooks it reads (their families' upstream) have finished. PyTorch in each kernel gets ``cores // jobs``
-    threads unless ``OMP_NUM_THREADS`` is set. The first failure stops new starts; the running ones finish
-    and are recorded; then it is raised."""
+    """Run ``names`` (started in ``order``) up to ``jobs`` at once in worker processes, each after the
+    notebooks it reads; PyTorch gets ``cores // jobs`` threads unless ``OMP_NUM_THREADS`` is set. The first
+    failure stops new starts and is raised once the running ones finish."""
     threads = {"OMP_NUM_THREADS": str(max(1, (os.cpu_count() or 1) // jobs))}
     pending = list(order)
     running: dict[Future, tuple[str, str]] = {}
@@ -353,8 +343,8 @@ def _run_in_parallel(names: Sequence[str], order: Sequence[str], jobs: int, exec
 
 
 def _show_measured_time(nb: nbformat.NotebookNode, name: str, profile: str, seconds: float) -> None:
-    """The page's "Rerun this page" box (cells tagged :data:`~finelogic.book.provenance.RERUN_TAG`) shows
-    the time just measured: while the notebook ran, only the previous build's time was known."""
+    """Put the time just measured in the page's "Rerun this page" box (cells tagged
+    :data:`~finelogic.book.provenance.RERUN_TAG`)."""
     box = rerun_box(name, profile, seconds=round(seconds, 1))
     for cell in nb.cells:
         if cell.cell_type == "code" and RERUN_TAG in cell.metadata.get("tags", []):
@@ -363,8 +353,8 @@ def _show_measured_time(nb: nbformat.NotebookNode, name: str, profile: str, seco
 
 
 def _one_parameters_cell(nb: nbformat.NotebookNode) -> None:
-    """The page shows one parameters cell, behind a toggle: the values this run used (papermill's injected
-    cell); the notebook's defaults, which they override, are left out of the page."""
+    """Show one parameters cell, behind a toggle: papermill's injected one (the values this run used), not the
+    notebook's defaults."""
     tags_of = [set(cell.metadata.get("tags", [])) for cell in nb.cells]
     if not any("injected-parameters" in tags for tags in tags_of):
         return
@@ -376,9 +366,8 @@ def _one_parameters_cell(nb: nbformat.NotebookNode) -> None:
 
 
 def _write_timings(output_dir: Path, profile: str, records: list[RunRecord]) -> None:
-    """Per-notebook seconds of the last real run of each notebook, with when it finished and the machine's
-    1-minute load average then (``timings.json``), and the same as the Markdown table the reproduce page
-    includes (``timings.md``): measured, never typed."""
+    """Each notebook's seconds of its last real run, when it finished and the 1-minute load then
+    (``timings.json``), and the same as the reproduce page's Markdown table (``timings.md``)."""
     path = output_dir / "timings.json"
     timings = json.loads(path.read_text()) if path.exists() else {}
     for record in records:
@@ -390,8 +379,7 @@ def _write_timings(output_dir: Path, profile: str, records: list[RunRecord]) -> 
 
 
 def timings_table(timings: dict[str, dict[str, Any]]) -> str:
-    """``timings.json`` as a Markdown table in reading order, with the sum per profile (the wall time of
-    the whole run when notebooks ran one at a time; more than it when several ran at once)."""
+    """``timings.json`` as a Markdown table in reading order, with the sum per profile."""
     order = {name: i for i, name in enumerate(NOTEBOOKS)}
     lines = ["| notebook | profile | seconds | notebooks at once | finished (UTC) | load average at the end (1 min) |",
              "|---|---|---:|---:|---|---:|"]

@@ -103,9 +103,8 @@ def table3_view(run) -> Table:
 
 
 def table3_figure(run):
-    """Table 3 as a dot plot: the paper's rows (hollow grey, GPT-4.1-mini judge) above ours (symbolic judge,
-    Wilson 95% whiskers; a row with no scored sample marked at 0 as "no value"), one panel per metric on
-    one y axis of rows."""
+    """Table 3 as a dot plot (:func:`finelogic.book.figures.paper_vs_ours`): the paper's rows (GPT-4.1-mini
+    judge) above ours (symbolic judge), one panel per metric."""
     from finelogic.book import figures
 
     rows = metric_rows(model_and_gold(run))
@@ -119,7 +118,7 @@ def table3_figure(run):
 
 
 def by_depth_view(run) -> Table:
-    """:func:`by_depth` in the book's table style."""
+    """Table 3's metrics per FLD depth bucket, responses then gold proofs, in the book's table style."""
     return metric_view(metric_rows(model_and_gold(run, by=("model", "setting", "depth_bucket")),
                                    index=("model", "setting", "depth_bucket")))
 
@@ -162,12 +161,6 @@ def scored_share(run) -> str:
     ours = soundness_table(run.steps, policy=run.policy)
     n_samples = int(ours["samples"].sum())
     return f"{int(ours['scored'].sum())} of {n_samples}" if n_samples else "none (no model responses in this run)"
-
-
-def by_depth(run) -> pd.DataFrame:
-    """Table 3's metrics per FLD depth bucket, responses then gold proofs."""
-    by = ("model", "setting", "depth_bucket")
-    return table3_percent(model_and_gold(run, by=by), index=by)
 
 
 def teaching_example(run, notebook: str) -> list[Any]:

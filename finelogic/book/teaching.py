@@ -1,15 +1,9 @@
-"""Small, deterministic worked examples for the teaching chapters (book part "Teaching: a course unit").
-
-Each helper builds on the package's own pieces, so what a student sees is what the paper pages compute:
-
-* t1 (deduction): :func:`fld_example`, :func:`facts_table`, :func:`proof_steps_table`, :func:`decide_label`,
-  :func:`removal_table` -- the FLD generator, the z3 prover and the rule matcher.
-* t2 (step soundness): :func:`soundness_example`, :func:`judge_response`, :func:`first_step_of`,
-  :func:`gold_step_for`, :func:`merged_gold_steps` -- ``parse_steps``, :class:`SymbolicJudge`, relevance.
-* t3 (probing): :func:`toy_features`, :func:`toy_probe_table` -- synthetic features with a known answer,
-  probed with the paper's probe (:func:`finelogic.eval.probing.fit_probe`).
-* t4 (log-likelihood multiple choice): :class:`PremiseBigramScorer`, a tiny deterministic stand-in for a
-  language model, and :func:`option_table` -- scored by :func:`finelogic.eval.logicmark.score`.
+"""Small, deterministic worked examples for the teaching chapters (book part "Teaching: a course unit"),
+built on the package's own pieces so that a student sees what the paper pages compute: t1 deduction (the
+FLD generator, the z3 prover, the rule matcher), t2 step soundness (``parse_steps``, the symbolic judge,
+relevance), t3 probing (synthetic features with a known answer, probed with
+:func:`finelogic.eval.probing.fit_probe`), t4 log-likelihood multiple choice (:class:`PremiseBigramScorer`,
+scored by :func:`finelogic.eval.logicmark.score`), and the exercises' checks.
 """
 from __future__ import annotations
 
@@ -25,13 +19,12 @@ from finelogic.logic.proof import ProofNotationError, ProofStep, parse_proof_ste
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Problem
 from finelogic.logic import Theory, matches_rule, negate, parse_formula
 
-# ---------------------------------------------------------------------------------------------------
-# t1: what a multi-step deduction is
+# --- t1: what a multi-step deduction is
 
 
 def fld_example(seed: int = 0, depth: int = 3, *, n: int = 6, min_distractors: int = 2) -> Problem:
-    """The first PROVED FLD-style problem (of ``n`` generated with ``seed`` at ``depth``) that has at
-    least ``min_distractors`` distractor facts; the first problem when none has."""
+    """The first PROVED FLD-style problem of ``n`` generated with ``seed`` at ``depth`` with at least
+    ``min_distractors`` distractors (else the first)."""
     from finelogic.data import generate
 
     problems = generate("fld", n=n, seed=seed, depths=[depth], labels=[PROVED])
@@ -39,8 +32,7 @@ def fld_example(seed: int = 0, depth: int = 3, *, n: int = 6, min_distractors: i
 
 
 def decide_label(problem: Problem, without: Sequence[str] = ()) -> str:
-    """PROVED / DISPROVED / UNKNOWN as z3 decides it from the fact formulas, leaving out the fact ids in
-    ``without`` (FLD's labels: the facts entail the hypothesis / its negation / neither)."""
+    """PROVED / DISPROVED / UNKNOWN as z3 decides it from the fact formulas without the facts in ``without``."""
     facts = [parse_formula(problem.formulas[f.id]) for f in problem.facts if f.id not in set(without)]
     hypothesis = parse_formula(problem.formulas["hypothesis"])
     with Theory(facts) as theory:
@@ -62,8 +54,8 @@ def facts_table(problem: Problem) -> pd.DataFrame:
 
 
 def proof_steps_table(problem: Problem) -> pd.DataFrame:
-    """The gold proof, one row per step: premises, conclusion id, its sentence, its formula and the one
-    deduction rule the step applies (:func:`finelogic.logic.matches_rule` on the formulas)."""
+    """The gold proof, one row per step: premises, conclusion id, its sentence and formula, and the deduction
+    rule it applies."""
     formulas = {k: parse_formula(v) for k, v in problem.formulas.items()}
     formulas["¬hypothesis"] = negate(formulas["hypothesis"])
     sentences = {"hypothesis": problem.hypothesis}
@@ -83,14 +75,12 @@ def removal_table(problem: Problem) -> pd.DataFrame:
                          for f in problem.facts]).set_index("fact")
 
 
-# ---------------------------------------------------------------------------------------------------
-# t2: what makes a step valid, relevant, atomic
+# --- t2: what makes a step valid, relevant, atomic
 
 
 def soundness_example(seed: int = 0, depth: int = 5, *, n: int = 4) -> tuple[Problem, str]:
     """A problem with a long gold proof and a teaching response made from it
-    (:func:`finelogic.eval.judge_quality.flawed_proof`: one merged step, one restated distractor, one
-    swapped premise; the untouched gold steps stay valid, atomic and relevant)."""
+    (:func:`finelogic.eval.judge_quality.flawed_proof`)."""
     from finelogic.data import generate
     from finelogic.eval.judge_quality import teaching_example
 
@@ -98,8 +88,8 @@ def soundness_example(seed: int = 0, depth: int = 5, *, n: int = 4) -> tuple[Pro
 
 
 def judge_response(problem: Problem, response: str) -> pd.DataFrame:
-    """One response split into steps and judged live by :class:`~finelogic.eval.judges.SymbolicJudge`
-    (rows as :func:`finelogic.eval.soundness.judge_responses`, plus ``verdict``: the step view's class)."""
+    """One response judged live by the symbolic judge (:func:`finelogic.eval.soundness.judge_responses` rows,
+    plus the step view's ``verdict`` class)."""
     from finelogic.book.step_view import verdict_class
     from finelogic.eval.judges import SymbolicJudge
     from finelogic.eval.soundness import judge_responses
@@ -135,9 +125,8 @@ def gold_step_for(problem: Problem, conclusion_id: str) -> ProofStep:
 
 
 def merged_gold_steps(problem: Problem, premises: Sequence[str], conclusion_id: str) -> list[ProofStep]:
-    """The gold steps a merged step ``premises -> conclusion_id`` skipped over: the gold steps that
-    conclude an intermediate id the merged step does not cite, then the gold step concluding its
-    conclusion, in proof order."""
+    """The gold steps a merged step ``premises -> conclusion_id`` skipped over (those concluding an id it does
+    not cite), then the gold step of its conclusion, in proof order."""
     gold = parse_proof_steps(problem.proof or "")
     last = gold_step_for(problem, conclusion_id)
     skipped = {p for p in last.premises if p not in set(premises)}
@@ -149,8 +138,7 @@ def proof_text(steps: Sequence[ProofStep]) -> str:
     return "; ".join(s.format() for s in steps) + ";"
 
 
-# ---------------------------------------------------------------------------------------------------
-# t3: what a linear probe can and cannot show
+# --- t3: what a linear probe can and cannot show
 
 #: Toy tasks: name -> (what the label is, a function of the binary input words).
 TOY_TASKS = {
@@ -166,13 +154,10 @@ def toy_features(n: int, seed: int = 0, *, words: int = 6, dim: int = 16, noise:
                  ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Synthetic inputs and the hidden states of two toy "models" (no language model involved).
 
-    Inputs are ``n`` rows of ``words`` random bits (each word present with probability 1/2). Both toy
-    models map the words linearly into ``dim`` dimensions with their own random matrix and add Gaussian
-    noise of scale ``noise``; the *trained* one also writes the XOR of words 1 and 2 into its state (as
-    if training had taught it to compute that), the *random-init* one does not.
-
-    Returns:
-        ``(words, features)``: an ``(n, words)`` int array and ``{model name: (n, dim) float array}``.
+    Inputs are ``n`` rows of ``words`` random bits. Both toy models map the words linearly into ``dim``
+    dimensions (their own random matrix) plus Gaussian noise of scale ``noise``; the *trained* one also writes
+    the XOR of words 1 and 2 into its state, the *random-init* one does not. Returns ``(words, features)``: an
+    ``(n, words)`` int array and ``{model name: (n, dim) float array}``.
     """
     rng = np.random.default_rng(seed)
     x = rng.integers(0, 2, size=(n, words))
@@ -191,11 +176,8 @@ def majority_accuracy(train: np.ndarray, test: np.ndarray) -> float:
 
 
 def toy_probe_table(seed: int = 0, *, n_train: int = 300, n_test: int = 300) -> pd.DataFrame:
-    """Test accuracy (%) of the paper's linear probe on every toy model x task, beside the majority class.
-
-    Rows: tasks of :data:`TOY_TASKS`; columns: one per toy model, then ``majority class`` (the training
-    rows' commoner label, scored on the test rows) and ``positives (%)`` (test rows with label 1).
-    """
+    """Test accuracy (%) of the paper's linear probe per toy task (rows) and toy model (columns), then
+    ``majority class`` and ``positives (%)``."""
     from finelogic.eval.probing import fit_probe
 
     x, features = toy_features(n_train + n_test, seed)
@@ -213,18 +195,14 @@ def toy_probe_table(seed: int = 0, *, n_train: int = 300, n_test: int = 300) -> 
     return pd.DataFrame(rows).set_index("task")
 
 
-# ---------------------------------------------------------------------------------------------------
-# t4: how log-likelihood multiple choice works
+# --- t4: how log-likelihood multiple choice works
 
 
 class PremiseBigramScorer:
-    """A tiny deterministic stand-in for a language model, with the backend verb ``loglikelihood``.
-
-    Each character of a continuation is one token. Its log-probability comes from character-pair
-    (bigram) counts of the *context itself*, add-one smoothed over the printable ASCII characters: the
-    scorer prefers continuations whose character pairs occur in the premises. It has no knowledge and
-    does no reasoning; it exists so that the mechanics of scoring can be shown in a second, offline.
-    """
+    """A tiny deterministic stand-in for a language model with the verb ``loglikelihood``: each character is a
+    token, scored by add-one smoothed character-bigram counts of the *context itself*, so it prefers
+    continuations whose pairs occur in the premises. No knowledge, no reasoning: it shows the mechanics of
+    scoring in a second, offline."""
 
     name = "premise-bigram scorer (toy, not a language model)"
     alphabet = 95  # printable ASCII characters, incl. the space
@@ -246,9 +224,8 @@ class PremiseBigramScorer:
 
 
 def make_scorer(name: str = "toy"):
-    """The page's scorer: ``toy`` (:class:`PremiseBigramScorer`, a second, offline) or ``embedded`` (the
-    embedded SmolLM2-135M-Instruct, opened by :func:`finelogic.models.spec.open_model`: behind the model-call
-    cache, its weights loaded only when a score is not cached yet)."""
+    """The page's scorer: ``toy`` (:class:`PremiseBigramScorer`) or ``embedded`` (SmolLM2-135M-Instruct behind
+    the model-call cache)."""
     if name == "toy":
         return PremiseBigramScorer()
     if name == "embedded":
@@ -259,9 +236,8 @@ def make_scorer(name: str = "toy"):
 
 
 def option_table(record: pd.Series | dict) -> pd.DataFrame:
-    """One scored LogicMark record (a row of :func:`finelogic.eval.logicmark.score`) as a table: per
-    option its log-likelihood sum, token count, characters and the three normalised scores, with the
-    option each normalisation picks marked."""
+    """One scored LogicMark record as a table: per option its log-likelihood sum, tokens, characters and the
+    three normalised scores, and which normalisations pick it."""
     from finelogic.eval.logicmark import NORMALIZATIONS
 
     record = dict(record)
@@ -280,8 +256,8 @@ def option_table(record: pd.Series | dict) -> pd.DataFrame:
 
 
 def normalization_figure(table: pd.DataFrame, *, title: str = ""):
-    """Three panels (one per normalisation, each its own scale) of the options' scores from
-    :func:`option_table`; the correct option's bar is dark, the picked one outlined in black."""
+    """One panel per normalisation of the options' scores from :func:`option_table`; the correct option dark,
+    the picked one outlined."""
     import matplotlib.pyplot as plt
 
     from finelogic.book import figures
@@ -311,8 +287,8 @@ def normalization_figure(table: pd.DataFrame, *, title: str = ""):
 
 
 def prediction_shares(records: pd.DataFrame) -> pd.DataFrame:
-    """Per normalisation: accuracy (%) over ``records`` and the share (%) of predictions that are ``=``
-    statements (the shorter kind of LogicMark option)."""
+    """Per normalisation: accuracy (%) and the share (%) of predictions that are ``=`` statements (the shorter
+    kind of option)."""
     from finelogic.eval.logicmark import NORMALIZATIONS
 
     rows = []
@@ -323,8 +299,7 @@ def prediction_shares(records: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("normalization")
 
 
-# ---------------------------------------------------------------------------------------------------
-# Coding exercises: each check compares a student's answer with what the package computes and prints
+# --- Coding exercises: each check compares a student's answer with what the package computes and prints
 # one clear verdict (it never raises on a wrong answer: a wrong answer is part of learning).
 
 UNANSWERED = "No answer yet: fill in the cell above, run it, then run this check again."
@@ -350,8 +325,7 @@ def _unanswered() -> Check:
 
 
 def check_necessary_facts(problem: Problem, answer: Sequence[str] | None) -> Check:
-    """t1: ``answer`` lists the ids of the facts without which the label changes (each removed alone,
-    decided by z3 through :func:`decide_label`). Returns the :class:`Check`."""
+    """t1: ``answer`` lists the facts without which the label changes (each removed alone, decided by z3)."""
     if not answer:
         return _unanswered()
     label = decide_label(problem)
@@ -371,9 +345,8 @@ def check_necessary_facts(problem: Problem, answer: Sequence[str] | None) -> Che
 
 
 def check_corrected_step(problem: Problem, response: str, step: str | None) -> Check:
-    """t2: ``step`` (FLD notation, ``fact1 & int2 -> int3: sentence``) replaces the step of ``response``
-    that concludes the same id; the whole response is judged again by the symbolic judge (so earlier
-    conclusions such as ``int2`` stay defined). Correct when the new step is valid and atomic."""
+    """t2: ``step`` (``fact1 & int2 -> int3: sentence``) replaces the response's step concluding the same id
+    and the whole response is judged again; correct when the new step is valid and atomic."""
     if not step or "?" in step:
         return _unanswered()
     try:
@@ -400,8 +373,7 @@ def check_corrected_step(problem: Problem, response: str, step: str | None) -> C
 
 def check_majority_accuracy(answer: float | None, seed: int = 0, *, task: str = "rare event", n_train: int = 300,
                             n_test: int = 300) -> Check:
-    """t3: ``answer`` is the test accuracy (%) of the majority class for ``task`` (the commoner label of
-    the training rows, predicted for every test row); correct within 0.1 points."""
+    """t3: ``answer`` is the majority class's test accuracy (%) for ``task``; correct within 0.1 points."""
     if answer is None:
         return _unanswered()
     x, _ = toy_features(n_train + n_test, seed)
@@ -416,8 +388,7 @@ def check_majority_accuracy(answer: float | None, seed: int = 0, *, task: str = 
 
 
 def check_pick(record: pd.Series | dict, normalization: str, option: str | None) -> Check:
-    """t4: ``option`` is the option text that ``normalization`` (``none``, ``char``, ``token_mean``) picks
-    for the scored LogicMark ``record``."""
+    """t4: ``option`` is the option text ``normalization`` picks for the scored ``record``."""
     if option is None:
         return _unanswered()
     record = dict(record)
