@@ -9,8 +9,6 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
-import pandas as pd
-
 
 @contextlib.contextmanager
 def exclusive_lock(path: str | os.PathLike) -> Iterator[None]:
@@ -26,11 +24,8 @@ def exclusive_lock(path: str | os.PathLike) -> Iterator[None]:
 
 
 def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
-    """Write ``data`` to a temporary file beside ``path`` and rename it into place.
-
-    Two processes writing the same file each rename a complete file of their own: the last one wins,
-    and no reader ever sees a mix or a torn end.
-    """
+    """Write ``data`` to a temporary file beside ``path`` and rename it into place: of two writers the last
+    one wins, and no reader ever sees a mix or a torn end."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp",
@@ -43,11 +38,6 @@ def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
 def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
     """``text`` as UTF-8, written atomically (:func:`write_bytes_atomic`)."""
     return write_bytes_atomic(path, text.encode("utf-8"))
-
-
-def write_csv_atomic(frame: pd.DataFrame, path: str | os.PathLike) -> Path:
-    """``frame`` as CSV without its index, written atomically."""
-    return write_text_atomic(path, frame.to_csv(index=False))
 
 
 def write_json_atomic(value: Any, path: str | os.PathLike) -> Path:

@@ -1,35 +1,17 @@
-"""What every inference-time baseline shares: batched rounds of prompts, per-item traces, records, files.
+"""What every inference-time baseline shares: batched rounds of prompts, per-item traces, records.
 
 A baseline (Selection-Inference, Logic-LM, SymbCoT; paper §5.1, Appendix A.2) talks to the model in
-*rounds*: each round sends one prompt to every problem still active, in **one** ``backend.generate``
-call, never one call per problem (the backend batches or parallelises inside the call, and its response
-cache makes a rerun free). :class:`BaselineSession` does that bookkeeping: it sends a round, keeps every
-reply in the item's trace, adds up characters (and tokens, when the backend has a tokenizer) and splits
-the round's wall time between its items.
+*rounds*: each round sends one prompt to every problem still active in **one** ``backend.generate`` call.
+:class:`BaselineSession` sends the rounds, keeps every reply in the item's trace, adds up characters and
+tokens, and splits each round's wall time between its items; :meth:`BaselineSession.finish` turns each item
+into an accuracy record with :data:`finelogic.eval.accuracy.RECORD_COLUMNS` (``setting`` as the paper's
+tables print it; ``layout`` empty: the baselines send their own prompts), so Table 2 / Table 5 code reads
+baseline rows like any other. Demonstrations come from our FLD generator, never from typed-in text.
 
-At the end :meth:`BaselineSession.finish` turns each item into an accuracy record with exactly the
-columns of :data:`finelogic.eval.accuracy.RECORD_COLUMNS` (``setting`` = the name the paper's tables print:
-``Sel-Inf``, ``Logic-LM``, ``SymbCoT``), so :func:`finelogic.eval.accuracy.summarize` and the Table 2 /
-Table 5 code read baseline rows like any other, and keeps each item's trace: every round's reply and the
-baseline's intermediate results (selections, translations, solver results, refinement errors, the
-fallback flag). Both come back as a :class:`BaselineResult`; nothing is written here
-(:mod:`finelogic.runs.accuracy` writes an accuracy run's records and traces).
-
-Demonstrations come from our FLD generator (:func:`demonstrations`), never from typed-in text.
-
-**Arguments every baseline takes** (``selection_inference``, ``logic_lm``, ``symbcot``), then its own
-options:
-
-- ``problems``: labelled FLD / FOLIO / Multi-LogiEval / ProntoQA problems;
-- ``backend``: anything with ``generate(conversations, config) -> list[str]``, cached or not;
-- ``config``: decoding; default ``GenerationConfig()``;
-- ``model``: the ``model`` column of the records and traces; default
-  :func:`~finelogic.eval.accuracy.model_name_of` the backend.
-
-``prediction``/``correct`` follow the principled answer policy, ``prediction_compat``/``correct_compat``,
-``correct_api`` and ``correct_depth`` the released scorers (all read from the same text; see
-:func:`~finelogic.eval.accuracy.accuracy_record`, which also counts empty and cut-off answers). The
-baselines send their own prompts, so the ``layout`` column is empty.
+**Arguments every baseline takes**, then its own options: ``problems`` (labelled FLD / FOLIO /
+Multi-LogiEval / ProntoQA problems), ``backend`` (has ``generate(conversations, config) -> list[str]``),
+``config`` (decoding; default ``GenerationConfig()``) and ``model`` (the ``model`` column; default
+:func:`~finelogic.eval.accuracy.model_name_of` the backend).
 """
 from __future__ import annotations
 
@@ -75,15 +57,7 @@ def capped(config: GenerationConfig, max_new_tokens: int | None) -> GenerationCo
     return replace(config, max_new_tokens=max_new_tokens)
 
 
-# ----------------------------------------------------------------------------------------------------
-# Demonstrations from our generator
-
-
-def demonstrations(problem: Problem, *, with_unknown: bool = True) -> tuple[Problem, ...]:
-    """Worked examples for prompts about ``problem``: :func:`finelogic.prompts.default_few_shot_examples`
-    (our FLD generator, depth 2), the UNKNOWN one only when ``problem``'s dataset has that label (and
-    ``with_unknown``)."""
-    return _demonstrations(labels_for(problem.dataset), with_unknown)
+# --- Demonstrations from our generator
 
 
 def _demonstrations(labels: tuple[str, ...], with_unknown: bool) -> tuple[Problem, ...]:
@@ -92,19 +66,15 @@ def _demonstrations(labels: tuple[str, ...], with_unknown: bool) -> tuple[Proble
 
 
 def with_examples(shots: Sequence[str], lead: str) -> str:
-    """``Example 1:\n<shot>`` blocks separated by blank lines, then ``lead`` on a line of its own (the
-    problem-specific part of the prompt follows it)."""
+    """``Example 1:\n<shot>`` blocks separated by blank lines, then ``lead`` on a line of its own."""
     return "".join(f"Example {k}:\n{s}\n\n" for k, s in enumerate(shots, 1)) + lead + "\n"
 
 
 def worked_examples(problem: Problem, shot: Callable[[Problem], str | Sequence[str]], lead: str, *,
                     with_unknown: bool = True) -> str:
-    """:func:`with_examples` of ``shot(e)`` (one shot, or several) for each of ``problem``'s :func:`demonstrations`.
-
-    Remembered per (``shot``, ``lead``, the dataset's labels, ``with_unknown``), all the text depends on:
-    a paper-size accuracy run builds ~90,000 baseline prompts from the same few examples (rebuilding their
-    shots took ~25 s of a cached rerun). ``shot`` must be a function of the example alone.
-    """
+    """Prompt text: :func:`with_examples` of ``shot(e)`` (one shot or several) for each worked example of
+    :func:`finelogic.prompts.default_few_shot_examples` the problem's labels allow (UNKNOWN only
+    ``with_unknown``); cached on all it depends on (``shot`` must be a function of the example alone)."""
     return _worked_examples(shot, lead, labels_for(problem.dataset), with_unknown)
 
 
@@ -120,8 +90,7 @@ class DerivationStep:
     """One gold proof step with its formal content: ``premises -> conclusion`` by ``rule``.
 
     Attributes:
-        premises: ids (``fact3``, ``int1``).
-        conclusion: ``intN``, ``hypothesis`` or ``¬hypothesis``.
+        premises: ids (``fact3``, ``int1``); conclusion: ``intN``, ``hypothesis`` or ``¬hypothesis``.
         text: the English sentence of an ``intN`` (None for the hypothesis steps).
         formula: the conclusion in FLD notation (None when the problem has no formula for it).
         rule: the deduction rule the step applies (:data:`finelogic.logic.RULE_NAMES`), None when unknown.
@@ -134,8 +103,8 @@ class DerivationStep:
     rule: str | None
 
     def fld(self, formal: bool = False) -> str:
-        """The step in FLD proof notation (``fact3 & fact1 -> int1: <text>``; a hypothesis step has no text);
-        ``formal`` writes the conclusion's formula instead, the hypothesis steps' included."""
+        """The step in FLD proof notation (``fact3 & fact1 -> int1: <text>``); ``formal`` writes the
+        conclusion's formula instead."""
         head = f"{' & '.join(self.premises)} -> {self.conclusion}"
         body = self.formula if formal else self.text
         return f"{head}: {body}" if body is not None else head
@@ -154,8 +123,8 @@ def _with_negation(formulas: Mapping[str, str]) -> dict[str, str]:
 
 
 def gold_derivation(problem: Problem) -> list[DerivationStep]:
-    """The problem's gold proof as :class:`DerivationStep` s, formulas and rule names filled in where the
-    problem has formulas (generated FLD and ProntoQA items do). Empty for a problem without a proof."""
+    """The problem's gold proof as :class:`DerivationStep` s, formulas and rules filled in where the problem
+    has formulas; empty without a proof."""
     if not problem.proof:
         return []
     return list(_derivation(problem.proof, tuple(sorted(problem.formulas.items()))))
@@ -163,8 +132,7 @@ def gold_derivation(problem: Problem) -> list[DerivationStep]:
 
 @functools.lru_cache(maxsize=4096)
 def _derivation(proof: str, formulas: tuple[tuple[str, str], ...]) -> tuple[DerivationStep, ...]:
-    """:func:`gold_derivation` of a proof and its formulas, remembered: the baselines' few-shot demonstrations
-    derive the same example proofs for every prompt they build (45,536 times in a paper-size accuracy run)."""
+    """:func:`gold_derivation`, cached: the few-shot demonstrations derive the same proofs for every prompt."""
     from finelogic.logic.proof import parse_proof_steps
 
     table = _with_negation(dict(formulas))
@@ -187,7 +155,7 @@ def rule_words(rule: str | None) -> str:
 
 def symbol_legend(problem: Problem) -> str | None:
     """``Symbols: {A} = woolly, {a} = the badger`` from the problem's vocabulary (FLD-style nested or
-    ProntoQA-style flat); None when the problem has none (real FOLIO / Multi-LogiEval items)."""
+    ProntoQA-style flat); None without one."""
     raw = problem.meta.get("vocabulary")
     if not isinstance(raw, dict) or not raw:
         return None
@@ -200,8 +168,7 @@ def symbol_legend(problem: Problem) -> str | None:
     return "Symbols: " + ", ".join(f"{k} = {v}" for k, v in pairs) if pairs else None
 
 
-# ----------------------------------------------------------------------------------------------------
-# Rounds, traces, records
+# --- Rounds, traces, records
 
 
 @dataclass
@@ -224,24 +191,17 @@ class ItemTrace:
 
 @dataclass(frozen=True)
 class BaselineResult:
-    """What a baseline returns: ``records`` (one accuracy record per problem, in order, with
-    :data:`~finelogic.eval.accuracy.RECORD_COLUMNS`) and ``traces`` (one JSON-able dict per problem, in the
-    same order: ``id``, ``dataset``, ``gold``, ``setting``, ``model``, the baseline's own results, and
-    ``calls``, every reply as ``{"stage", "response"}``)."""
+    """What a baseline returns: ``records`` (one accuracy record per problem, in order) and ``traces`` (one
+    JSON-able dict per problem: ``id``, ``dataset``, ``gold``, ``setting``, ``model``, the baseline's own
+    results, and ``calls``, every reply as ``{"stage", "response"}``)."""
 
     records: pd.DataFrame
     traces: tuple[dict[str, Any], ...]
 
 
 class BaselineSession:
-    """One baseline run over ``problems``: batched rounds, traces, and the records at the end.
-
-    Args:
-        setting: the printed name (``Sel-Inf``, ``Logic-LM``, ``SymbCoT``).
-        problems: labelled problems (checked by :func:`check_problems`).
-        backend: anything with ``generate(conversations, config) -> list[str]``.
-        model: the ``model`` column; default :func:`~finelogic.eval.accuracy.model_name_of` the backend.
-    """
+    """One baseline run over ``problems`` (checked by :func:`check_problems`): batched rounds, traces, and the
+    records at the end; ``setting`` is the printed name."""
 
     def __init__(self, setting: str, problems: Sequence[Problem], backend: Backend, *,
                  model: str | None = None) -> None:
@@ -254,12 +214,9 @@ class BaselineSession:
         self.rounds = 0
 
     def ask(self, stage: str, requests: Sequence[tuple[int, Conversation]], config: GenerationConfig) -> list[str]:
-        """Send one round: ``(item index, conversation)`` pairs in one ``generate`` call; the replies.
-
-        Each reply is appended to its item's ``calls`` as ``{"stage", "response"}`` (the prompts are
-        rebuilt from the problem by the baseline's ``*_conversation`` functions). Nothing is sent for an
-        empty round.
-        """
+        """Send one round of ``(item index, conversation)`` pairs in one ``generate`` call and return the
+        replies, each also appended to its item's ``calls`` as ``{"stage", "response"}``; nothing is sent for
+        an empty round."""
         if not requests:
             return []
         started = time.perf_counter()
@@ -283,13 +240,8 @@ class BaselineSession:
         return list(replies)
 
     def finish(self, answers: Sequence[str], responses: Sequence[str] | None = None) -> BaselineResult:
-        """The records and traces.
-
-        Args:
-            answers: per item, the text the answer is read from (both extraction policies).
-            responses: per item, the ``response`` column (default: ``answers``), e.g. a proof with the
-                marker read from ``answers`` so that the step parser sees the proof only.
-        """
+        """The records and traces: ``answers`` per item is the text the answer is read from, ``responses`` the
+        ``response`` column (default ``answers``; e.g. a proof without its marker, for the step parser)."""
         responses = answers if responses is None else responses
         records = []
         for item, answer, response in zip(self.items, answers, responses, strict=True):

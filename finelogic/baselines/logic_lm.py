@@ -1,29 +1,16 @@
 """Logic-LM (Pan et al., 2023; paper §5.1 and Appendix A.2): the model translates, a solver reasons.
 
-Three stages, as the paper describes the method:
-
-1. **Problem formulation.** The model translates every fact and the hypothesis into a formula of *our*
-   FLD notation (:mod:`finelogic.logic`), one line ``factN: <formula>`` each and a last line
-   ``hypothesis: <formula>``, after worked translations of our generator's problems
-   (:func:`translation_conversation`).
-2. **Symbolic reasoning.** Our z3 prover decides (:func:`solve`): the translated facts entail the
-   hypothesis -> PROVED, its negation -> DISPROVED, neither -> UNKNOWN.
+1. **Problem formulation.** The model translates every fact and the hypothesis into *our* FLD notation
+   (:mod:`finelogic.logic`), lines ``factN: <formula>`` and ``hypothesis: <formula>``, after worked
+   translations of our generator's problems (:func:`translation_conversation`).
+2. **Symbolic reasoning.** Our z3 prover decides (:func:`solve`): PROVED, DISPROVED or UNKNOWN.
 3. **Result interpretation.** The solver's label becomes the answer marker.
 
-**Self-refinement.** A translation that does not parse (:class:`~finelogic.logic.FormulaSyntaxError`, with
-the position), misses the hypothesis line, names a fact the problem does not have, or that the solver
-cannot use (contradictory facts, a z3 timeout) goes back to the model with the error message, up to
-``refinements`` times (:data:`REFINE_PROMPT`). After that the item **falls back to direct prompting**
-(the ``Direct`` setting's conversation, :func:`finelogic.prompts.build_conversation`), as Logic-LM
-falls back to a backup answer when the symbolic program will not execute. Each item's trace records
-every translation, the errors, ``refinements`` (rounds used) and ``fallback``.
-
-Rounds are batched: one ``generate`` call for all translations, one per refinement round for the items
-still failing, one for all fallbacks: at most ``refinements + 2`` calls whatever the number of problems.
-
-On the two-label datasets (ProntoQA, Multi-LogiEval) a solver UNKNOWN is written as ``__UNKNOWN__``,
-which their prompts do not offer, so it counts as no answer (wrong): the translation lost something the
-problem needs.
+**Self-refinement.** A translation that does not parse, misses the hypothesis, names an unknown fact or
+that the solver cannot use goes back to the model with the error (:data:`REFINE_PROMPT`), up to
+``refinements`` times; then the item **falls back to direct prompting**, as Logic-LM falls back to a backup
+answer. Rounds are batched: at most ``refinements + 2`` ``generate`` calls whatever the number of problems.
+On the two-label datasets a solver UNKNOWN, which their prompts do not offer, counts as no answer.
 """
 from __future__ import annotations
 
@@ -72,8 +59,7 @@ REFINE_PROMPT = ("This translation has an error:\n{error}\n"
 _LINE = re.compile(r"^[\s>*#-]*`?\s*(fact\s*\d+|hypothesis)\s*`?\s*[:=]\s*(.*?)\s*$", re.I)
 #: The start of :func:`solve`'s error when z3 gave up (a time-out depends on the machine's load: never memoised).
 UNDECIDED = "the solver could not decide"
-#: The package sources :func:`read_translation` runs (:func:`finelogic.memo.source_version` of them versions
-#: its memo).
+#: The sources :func:`read_translation` runs (its memo's version).
 SOURCES = ("baselines/logic_lm.py", "logic")
 _SOLVER_WORDS = {
     PROVED: "the translated facts entail the hypothesis",
@@ -82,13 +68,12 @@ _SOLVER_WORDS = {
 }
 
 
-# ----------------------------------------------------------------------------------------------------
-# Prompts
+# --- Prompts
 
 
 def gold_translation(problem: Problem) -> str:
-    """A problem's correct translation in the answer format: the symbol legend, ``factN: <formula>`` lines,
-    ``hypothesis: <formula>`` (from the generator's ``formulas``)."""
+    """A problem's correct translation in the answer format (symbol legend, ``factN:`` lines,
+    ``hypothesis:``), from the generator's ``formulas``."""
     missing = [i for i in [f.id for f in problem.facts] + ["hypothesis"] if i not in problem.formulas]
     if missing:
         raise ValueError(f"problem {problem.id!r} has no formulas for {missing}: it cannot be a translation example")
@@ -100,8 +85,8 @@ def gold_translation(problem: Problem) -> str:
 
 
 def translation_conversation(problem: Problem) -> Conversation:
-    """The translation prompt: :data:`TRANSLATION_SYSTEM`, then worked translations of our generator's
-    examples (:func:`~finelogic.baselines.common.demonstrations`) and the problem, ending ``Translation:``."""
+    """The translation prompt: :data:`TRANSLATION_SYSTEM`, worked translations of our generator's examples,
+    then the problem, ending ``Translation:``."""
     user = worked_examples(problem, _translation_shot, "Now translate this problem.") + f"{problem_text(problem)}\nTranslation:"
     return [{"role": "system", "content": TRANSLATION_SYSTEM}, {"role": "user", "content": user}]
 
@@ -116,19 +101,13 @@ def refinement_conversation(base: Conversation, translation: str, error: str) ->
             {"role": "user", "content": REFINE_PROMPT.format(error=error)}]
 
 
-# ----------------------------------------------------------------------------------------------------
-# Reading a translation and solving it
+# --- Reading a translation and solving it
 
 
 @dataclass(frozen=True)
 class Translation:
-    """What a translation reply says: fact id -> formula, the hypothesis formula, and what is wrong with it.
-
-    Attributes:
-        facts: the translated facts that parsed, in the order written.
-        hypothesis: the hypothesis formula; None when missing or unparseable.
-        errors: one message per problem found (empty: usable).
-    """
+    """What a translation reply says: ``facts`` (id -> parsed formula, in the order written), ``hypothesis``
+    (None when missing or unparseable) and ``errors`` (one message per problem found; empty: usable)."""
 
     facts: dict[str, Formula] = field(default_factory=dict)
     hypothesis: Formula | None = None
@@ -147,13 +126,10 @@ class Translation:
 
 
 def parse_translation(text: str, problem: Problem) -> Translation:
-    """Read ``factN: <formula>`` / ``hypothesis: <formula>`` lines (other lines, e.g. the symbol legend,
-    are ignored; backticks, bullets and a final ``.`` or ``;`` are tolerated).
-
-    Errors (all of them, one message each): a formula that does not parse (the parser's message with the
-    position), a fact id the problem does not have, an id written twice, no fact line, no hypothesis line.
-    Untranslated facts are allowed (the solver then works without them).
-    """
+    """Read the ``factN: <formula>`` / ``hypothesis: <formula>`` lines of a reply (other lines ignored;
+    backticks, bullets and a final ``.`` or ``;`` tolerated). Every error gets a message: a formula that does
+    not parse (with its position), an unknown or repeated id, no fact line, no hypothesis line; untranslated
+    facts are allowed."""
     known = {f.id for f in problem.facts}
     facts: dict[str, Formula] = {}
     hypothesis = None
@@ -189,10 +165,9 @@ def parse_translation(text: str, problem: Problem) -> Translation:
 
 
 def solve(translation: Translation) -> tuple[str | None, str | None]:
-    """(label, error) from our z3 prover: PROVED when the translated facts entail the hypothesis,
-    DISPROVED when they entail its negation, UNKNOWN when neither. The error (label None) says why no
-    label: the translation's own errors, contradictory facts (they would entail everything), or z3 giving up.
-    """
+    """(label, error) from our z3 prover: PROVED / DISPROVED / UNKNOWN as the translated facts entail the
+    hypothesis, its negation or neither; with label None the error says why (the translation's errors,
+    contradictory facts, z3 giving up)."""
     if not translation.ok or translation.hypothesis is None:
         return None, "\n".join(translation.errors) or "the hypothesis is not translated"
     facts = list(translation.facts.values())
@@ -209,14 +184,9 @@ def solve(translation: Translation) -> tuple[str | None, str | None]:
 
 def read_translation(reply: str, problem: Problem, *, solver: bool = True,
                      memo: MutableMapping[str, Any] | None = None) -> dict[str, Any]:
-    """What a translation reply gives, as JSON-able values: ``formulas`` (id -> canonical text of what
-    parsed, :meth:`Translation.formulas`), ``errors`` (:func:`parse_translation`'s), and with ``solver``
-    the solver's ``label`` and ``error`` (:func:`solve`).
-
-    ``memo``: a mapping kept across runs (a :class:`finelogic.memo.Memo` versioned by :data:`SOURCES`),
-    keyed by the reply and the problem's fact ids (all that parsing and solving read): a rerun reads the
-    result instead of parsing and asking z3 again. A z3 time-out is not kept (it depends on the load).
-    """
+    """A translation reply as JSON-able values: ``formulas`` and ``errors`` (:func:`parse_translation`) and,
+    with ``solver``, :func:`solve`'s ``label`` and ``error``; ``memo`` keeps them across runs, keyed by the
+    reply and the fact ids (never a z3 time-out: it depends on the load)."""
     key = memo_key(["logic-lm translation", solver, reply, [f.id for f in problem.facts]]) if memo is not None else ""
     kept = memo.get(key) if memo is not None else None
     if kept is not None:
@@ -236,8 +206,7 @@ def _id_range(problem: Problem) -> str:
     return f"{ids[0]} to {ids[-1]}" if len(ids) > 1 else (ids[0] if ids else "none")
 
 
-# ----------------------------------------------------------------------------------------------------
-# The baseline
+# --- The baseline
 
 
 def logic_lm(
@@ -249,25 +218,19 @@ def logic_lm(
     refinements: int = 2,
     memo: MutableMapping[str, Any] | None = None,
 ) -> BaselineResult:
-    """Logic-LM over ``problems`` (see the module docstring); one accuracy record per problem, in order.
-
-    ``problems``, ``backend``, ``config``, ``model``: as for every baseline
-    (:mod:`finelogic.baselines.common`).
+    """Logic-LM over ``problems`` (module docstring); the common arguments are
+    :mod:`finelogic.baselines.common`'s.
 
     Args:
-        config: decoding for every round; default ``GenerationConfig()``. Translations of long problems
-            need room: about 25 tokens per fact.
+        config: decoding for every round; translations of long problems need about 25 tokens per fact.
         refinements: self-refinement rounds after a failed translation (0: fall back at once).
-        memo: keeps each reply's parse and solver result across runs (:func:`read_translation`); the
-            records are the same with or without it.
+        memo: keeps each reply's parse and solver result across runs (the records are the same without it).
 
     Returns:
-        A :class:`~finelogic.baselines.common.BaselineResult`: records with
-        :data:`~finelogic.eval.accuracy.RECORD_COLUMNS`, ``setting`` ``Logic-LM``. The
-        ``response`` of a solved item is the canonical translation, the solver's verdict and its marker;
-        of a fallback item, the direct answer. Traces hold per item ``translations`` (each attempt),
-        ``errors`` (each failed attempt's message), ``formulas`` (the translation used), ``solver``
-        (PROVED / DISPROVED / UNKNOWN or None), ``refinements`` (rounds used) and ``fallback``.
+        A :class:`~finelogic.baselines.common.BaselineResult`, ``setting`` ``Logic-LM``: a solved item's
+        ``response`` is the canonical translation, the solver's verdict and its marker, a fallback item's the
+        direct answer. Traces hold ``translations``, ``errors``, ``formulas`` (the translation used), ``solver``,
+        ``refinements`` (rounds used) and ``fallback``.
     """
     if refinements < 0:
         raise ValueError(f"refinements must be >= 0, got {refinements}")

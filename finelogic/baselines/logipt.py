@@ -1,10 +1,8 @@
 """LogiPT-style training data (Feng et al., 2023; paper §5.1 and Appendix A.2): solver traces as targets.
 
-LogiPT fine-tunes a model to *emulate a logical solver*: instead of handing a formalisation to Pyke, the
-model itself writes the solver's reasoning. :func:`logipt_data` builds such examples from our problems,
-with no model involved: the user turn is the problem as every setting shows it
-(:func:`finelogic.prompts.problem_text`, the paper's system prompt), the assistant turn a deterministic
-solver trace (:func:`solver_trace`):
+LogiPT fine-tunes a model to *emulate a logical solver*: the model itself writes the solver's reasoning.
+:func:`logipt_data` builds such examples with no model involved: the user turn is the problem as every
+setting shows it, the assistant turn a deterministic :func:`solver_trace`:
 
 .. code-block:: text
 
@@ -21,14 +19,10 @@ solver trace (:func:`solver_trace`):
     Result: the facts entail the hypothesis.
     __PROVED__
 
-The derivation is the gold proof (our generator's, checked by z3 when it was made), each step with its
-formula and deduction rule; the label is re-decided by our z3 prover from the fact formulas and must agree
-with the problem's. UNKNOWN items end with the prover's finding (the facts entail neither) instead of
-steps (z3's checks and the derivation's rule matching cost ~4 ms a problem; a ``memo`` mapping keeps each
-problem's trace across runs). Every step line is FLD notation under a ``Step N:``
-header, so the step parser of :mod:`finelogic.eval.steps` reads a model trained on these traces like any other FLD answer (it takes the
-first ``->`` line of each block, so the symbolic lines and the fact block above the first step are not
-steps). The last line is the label's marker, the only marker in the trace.
+The derivation is the gold proof, each step with its formula and rule; the label is re-decided by z3 and
+must agree with the problem's; UNKNOWN items end with the prover's finding instead of steps. Every step
+line is FLD notation under a ``Step N:`` header, so :mod:`finelogic.eval.steps` reads a trained model's
+traces like any FLD answer; the last line is the only marker.
 """
 from __future__ import annotations
 
@@ -54,10 +48,8 @@ class LogiPTDataError(ValueError):
 
 
 def solver_trace(problem: Problem, *, memo: MutableMapping[str, Any] | None = None) -> str:
-    """The assistant turn of a LogiPT example for ``problem`` (see the module docstring).
-
-    ``memo``: a mapping kept across runs (e.g. a :class:`finelogic.memo.Memo`) of each problem's trace (or
-    why it has none) under a key of every field of the problem, so a rerun does not derive it again.
+    """The assistant turn of a LogiPT example for ``problem``; ``memo`` keeps each problem's trace (or why it
+    has none) across runs.
 
     Raises:
         LogiPTDataError: naming the problem, when a fact or the hypothesis has no formula, a PROVED or
@@ -115,17 +107,12 @@ def _prover_label(problem: Problem, table: dict[str, str]) -> str:
 
 def logipt_data(problems: Sequence[Problem], *, skip_unusable: bool = False,
                 memo: MutableMapping[str, Any] | None = None) -> list[dict[str, Any]]:
-    """LogiPT-style supervised examples, one per problem, in order; deterministic, no model involved.
+    """LogiPT-style supervised examples, one per problem, in order: ``{"id", "style": "LogiPT", "messages":
+    [system, user, assistant]}``, the paper's system prompt, the problem as the accuracy prompts show it, the
+    :func:`solver_trace`.
 
-    Args:
-        problems: labelled problems with formulas for every fact and the hypothesis and, unless UNKNOWN,
-            a gold proof (our FLD and ProntoQA generators' items have both).
-        skip_unusable: leave out problems that cannot become an example instead of raising.
-        memo: a mapping for the traces (:func:`solver_trace`); the examples are the same with or without.
-
-    Returns:
-        ``{"id", "style": "LogiPT", "messages": [system, user, assistant]}`` dicts: the paper's system
-        prompt for the dataset, the problem as the accuracy prompts show it, the :func:`solver_trace`.
+    ``problems`` need formulas for every fact and the hypothesis and, unless UNKNOWN, a gold proof (our
+    generators' items have both); ``skip_unusable`` leaves out the others instead of raising.
 
     Raises:
         LogiPTDataError: naming the first problem that cannot become an example (unless ``skip_unusable``).

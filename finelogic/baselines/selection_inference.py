@@ -1,25 +1,17 @@
 """Selection-Inference (Creswell et al., 2022; paper §5.1 and Appendix A.2): select, infer, repeat, answer.
 
-Each round has two prompts, each sent to every active problem in one batched ``generate`` call:
+Each round sends two prompts, each to every active problem in one batched ``generate`` call:
 
-- **selection** (:func:`selection_conversation`): the facts, the statements derived so far (``int1``,
-  ``int2``, ...) and the hypothesis; the model answers with the ids to combine next (``fact3 & int1``).
-  Ids the problem does not have are dropped; a reply with no usable id ends the item.
-- **inference** (:func:`inference_conversation`): only the selected statements and the hypothesis; the
-  model states the one new statement they give. That statement becomes ``int<k>``; the reply
-  ``hypothesis`` or ``¬hypothesis`` (the selected statements give the hypothesis or its negation), or a
-  statement that spells out the (negated) hypothesis, ends the item early, as does a statement it
-  already has (no progress).
+- **selection** (:func:`selection_conversation`): the facts, the statements derived so far (``int1``, ...)
+  and the hypothesis; the model names the ids to combine next (unknown ids dropped; none usable ends the item).
+- **inference** (:func:`inference_conversation`): only the selected statements and the hypothesis; the model
+  states the one new statement, which becomes ``int<k>``. ``hypothesis`` / ``¬hypothesis``, a statement
+  spelling out the (negated) hypothesis, or one already derived ends the item.
 
-After at most ``rounds`` rounds an **answer** prompt (the paper's system prompt, so the same markers as
-the other settings; :func:`answer_conversation`) shows the problem and the derived steps and asks for the
-verdict. Demonstrations for all three prompts are cut from the gold proofs of our generator's examples.
-
-The derivation is written as an FLD-style proof (``fact1 & fact3 -> int1: ...; int1 & fact2 ->
-hypothesis;``), so :func:`finelogic.eval.steps.parse_steps` and the soundness judges read it like any
-FLD answer: the record's ``response`` is that proof followed by the marker read (principled policy) from
-the answer reply; ``prediction``/``prediction_compat`` are read from the answer reply itself, which the
-trace keeps with every selection and inference reply.
+After at most ``rounds`` rounds an **answer** prompt (:func:`answer_conversation`, the paper's system
+prompt and markers) asks for the verdict. Demonstrations are cut from our generator's gold proofs. The
+derivation is written as an FLD-style proof, so the soundness judges read it like any FLD answer: the
+record's ``response`` is that proof followed by the marker read from the answer reply.
 """
 from __future__ import annotations
 
@@ -60,8 +52,7 @@ _CONCLUDES = re.compile(r"^(?P<neg>¬|~|!|not\s+|negation of\s+(?:the\s+)?)?\s*(
 _LABEL_PREFIX = re.compile(r"^\s*(?:inference\s*:\s*)?(?:int\s*\d+\s*[:.]\s*)?", re.I)
 
 
-# ----------------------------------------------------------------------------------------------------
-# Prompts
+# --- Prompts
 
 
 def _state(problem: Problem, derived: Sequence[tuple[str, str]]) -> str:
@@ -131,8 +122,7 @@ def _answer_shot(example: Problem) -> str:
     return f"{problem_text(example)}\nDerived steps:\n{steps}\nAnswer: {answer}"
 
 
-# ----------------------------------------------------------------------------------------------------
-# Reading replies
+# --- Reading replies
 
 
 def parse_selection(reply: str, known: Sequence[str]) -> list[str]:
@@ -147,13 +137,10 @@ def parse_selection(reply: str, known: Sequence[str]) -> list[str]:
 
 
 def parse_inference(reply: str) -> tuple[str | None, str | None]:
-    """(conclusion id, statement) from an inference reply's first non-empty line.
-
-    ``hypothesis`` / ``¬hypothesis`` (also ``not hypothesis``, ``the negation of the hypothesis``) give
-    that id and no statement; anything else is a new statement (id None) with a leading ``Inference:`` or
-    ``intN:`` removed and made safe for a proof line: no ``;``, no arrows, no answer markers. An empty
-    reply gives (None, None).
-    """
+    """(conclusion id, statement) from an inference reply's first non-empty line: ``hypothesis`` /
+    ``¬hypothesis`` (also ``not hypothesis``, ``the negation of the hypothesis``) give that id and no
+    statement; anything else is a new statement (id None), its ``Inference:`` / ``intN:`` prefix removed and
+    made safe for a proof line (no ``;``, arrows or markers). An empty reply gives (None, None)."""
     line = next((ln.strip() for ln in (reply or "").splitlines() if ln.strip()), "")
     line = _LABEL_PREFIX.sub("", line).strip().strip("*`\"'").strip()
     m = _CONCLUDES.match(line)
@@ -168,8 +155,7 @@ def _norm(text: str) -> str:
     return " ".join(text.lower().strip().rstrip(".").split())
 
 
-# ----------------------------------------------------------------------------------------------------
-# The baseline
+# --- The baseline
 
 
 def selection_inference(
@@ -181,23 +167,17 @@ def selection_inference(
     rounds: int = 6,
     step_max_new_tokens: int | None = 64,
 ) -> BaselineResult:
-    """Selection-Inference over ``problems`` (see the module docstring); one record per problem, in order.
-
-    ``problems``, ``backend``, ``config``, ``model``: as for every baseline
-    (:mod:`finelogic.baselines.common`).
+    """Selection-Inference over ``problems`` (module docstring); the common arguments are
+    :mod:`finelogic.baselines.common`'s.
 
     Args:
-        config: decoding; default ``GenerationConfig()``. The answer prompt uses it as is.
-        rounds: at most this many selection + inference rounds (2 ``generate`` calls each, over all
-            items still active); then one answer call. FLD proofs run to 19 steps, so a small bound
-            cuts deep proofs short (Appendix A.2 reports low Sel-Inf accuracy, saying the hypothesis
-            triggered few new inferences).
+        config: decoding; the answer prompt uses it as is.
+        rounds: at most this many selection + inference rounds, then one answer call. FLD proofs run to 19
+            steps, so a small bound cuts deep proofs short (Appendix A.2 reports low Sel-Inf accuracy).
         step_max_new_tokens: cap on the selection and inference replies (one line each); None: ``config``'s.
 
     Returns:
-        A :class:`~finelogic.baselines.common.BaselineResult`: records with
-        :data:`~finelogic.eval.accuracy.RECORD_COLUMNS`, ``setting`` ``Sel-Inf``, whose
-        ``response`` is the FLD-style proof plus the answer's marker. Traces hold per item ``proof``,
+        A :class:`~finelogic.baselines.common.BaselineResult`, ``setting`` ``Sel-Inf``; traces hold ``proof``,
         ``selections`` (ids per round), ``stopped`` (why the rounds ended) and every reply.
     """
     if rounds < 0:

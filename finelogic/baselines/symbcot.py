@@ -2,24 +2,17 @@
 
 Three prompts per problem, each a batched round over all problems (3 ``generate`` calls in all):
 
-1. **translate**: the same translation prompt as Logic-LM
-   (:func:`finelogic.baselines.logic_lm.translation_conversation`): facts and hypothesis in our FLD
-   notation. The reply is parsed for the trace (``formulas``, ``translation_errors``) but, unlike
-   Logic-LM, nothing is refined and no solver runs: in SymbCoT the *model* reasons over the symbols.
-2. **plan and solve** (:func:`plan_solve_conversation`): the problem with the model's own translation;
-   the model writes a plan (which facts, in which order, by which inference rule), then carries it out
-   step by step in symbols (``fact3 & fact1 -> int1: <formula>``) and gives a marker. Planner and solver
-   share one prompt because the solver follows the plan it has just written: "plan-then-solve" in one
-   context, as the method describes it; a separate call would only repeat the plan back.
-3. **verify** (:func:`verification_conversation`): translation and solution are shown again; the model
-   checks each formula against its sentence and each step against one inference rule, corrects what is
-   wrong and gives the verified answer. A separate prompt, so that the check is not written by the same
-   continuation that made the mistakes.
+1. **translate**: Logic-LM's translation prompt; the reply is parsed for the trace, but nothing is refined
+   and no solver runs: in SymbCoT the *model* reasons over the symbols.
+2. **plan and solve** (:func:`plan_solve_conversation`): with its own translation, the model writes a plan
+   (which facts, in which order, by which rule) and carries it out step by step in symbols, in one context
+   ("plan-then-solve"), then gives a marker.
+3. **verify** (:func:`verification_conversation`): a separate prompt checks each formula against its
+   sentence and each step against one rule, so the check is not the continuation that made the mistakes.
 
-Demonstrations come from our generator's examples: their formulas, gold proofs in formal notation with
-the deduction rule of each step (:func:`finelogic.baselines.common.gold_derivation`). The record's
-``response`` is the solution, then ``Verification:`` and the verifier's reply, so the last marker (the
-verifier's, or the solver's when the verifier gives none) is the answer.
+Demonstrations are our generator's examples with gold proofs in formal notation and each step's rule. The
+record's ``response`` is the solution, ``Verification:`` and the verifier's reply, so the last marker is
+the answer.
 """
 from __future__ import annotations
 
@@ -115,23 +108,10 @@ def symbcot(
     model: str | None = None,
     memo: MutableMapping[str, Any] | None = None,
 ) -> BaselineResult:
-    """SymbCoT over ``problems`` (see the module docstring); one accuracy record per problem, in order.
-
-    ``problems``, ``backend``, ``config``, ``model``: as for every baseline
-    (:mod:`finelogic.baselines.common`).
-
-    Args:
-        config: decoding for all three prompts; default ``GenerationConfig()``.
-        memo: keeps each translation's parse across runs
-            (:func:`~finelogic.baselines.logic_lm.read_translation`, without the solver); the records are
-            the same with or without it.
-
-    Returns:
-        A :class:`~finelogic.baselines.common.BaselineResult`: records with
-        :data:`~finelogic.eval.accuracy.RECORD_COLUMNS`, ``setting`` ``SymbCoT``. Traces hold per item
-        the three replies, ``formulas`` (the translation's formulas that parse) and
-        ``translation_errors``.
-    """
+    """SymbCoT over ``problems`` (module docstring; the common arguments are
+    :mod:`finelogic.baselines.common`'s); ``memo`` keeps each translation's parse across runs. Returns a
+    :class:`~finelogic.baselines.common.BaselineResult`, ``setting`` ``SymbCoT``, whose traces hold the three
+    replies, ``formulas`` and ``translation_errors``."""
     config = config if config is not None else GenerationConfig()
     session = BaselineSession(SYMBCOT, problems, backend, model=model)
     everyone = range(len(problems))

@@ -1,29 +1,14 @@
 """SFT training sets shaped like the paper's (Section 4), as chat-format examples and JSONL files.
 
-The paper trains on FLD problems, 500 per proof depth 0–15 plus 1,500 UNKNOWN (9,500), and 3,200
-ProntoQA 3-hop problems. :func:`training_set` builds that shape from our generators, scaled by the run
-profile, and writes each problem in one supervision style (:func:`finelogic.sft.styles.build`):
-
-- FLD: ``fld_n`` problems of which ``fld_unknown`` are UNKNOWN; the others are spread evenly over
-  ``fld_depths`` × (PROVED, DISPROVED), the UNKNOWN ones evenly over ``fld_depths`` (the depth their
-  proof would have had), earlier cells taking the remainder (:func:`finelogic.data.generators.fld.even_plan`).
-  At paper size this is exactly the paper's 250 + 250 per depth and 1,500 UNKNOWN.
-- ProntoQA: ``prontoqa_n`` problems of ``prontoqa_hops`` hops, half PROVED and half DISPROVED.
-
-Sizes are plain values (:data:`SIZE_KEYS`): :func:`finelogic.runs.supervision.run` takes them from the
-profile's ``sft`` section and checks them with :func:`check_sizes`. The training problems are drawn from
-seeds of their own (``sft/<seed>/...``), never the evaluation sets' seeds, so a training item is not an
-evaluation item regenerated; ids start ``sft-``.
-
-An example is ``{"id", "style", "messages", "meta"}``: the system and user turns are exactly the ones the
-accuracy evaluation sends in the **CoT** setting (:func:`finelogic.prompts.build_conversation`; CoT
-because every style answers with reasoning before the marker), the assistant turn is the style's text.
-``meta`` holds ``dataset``, ``label`` and ``depth`` for the trainer's and the notebook's summaries.
-
-Building and checking the paper's 12,700 examples in one style takes about a CPU minute (the check runs
-z3 on every step), so :func:`checked_training_set` can keep its result in a ``memo`` mapping across runs
-(the supervision run passes a :class:`finelogic.memo.Memo` versioned by :data:`SOURCES`): a rerun reads the
-style's texts and check counts back and writes the same examples without building or checking them.
+The paper trains on FLD problems, 500 per proof depth 0–15 plus 1,500 UNKNOWN (9,500), and 3,200 ProntoQA
+3-hop problems. :func:`training_problems` draws that shape from our generators at the sizes of
+:data:`SIZE_KEYS` (FLD spread evenly over ``fld_depths`` × labels by
+:func:`finelogic.data.generators.fld.even_plan`; at paper size exactly the paper's 250 + 250 per depth),
+from seeds of their own (``sft/<seed>/...``, ids ``sft-``), never an evaluation set's. Each problem is
+written in one supervision style (:func:`finelogic.sft.styles.build`) as an example ``{"id", "style",
+"messages", "meta"}``: the system and user turns exactly the accuracy evaluation's **CoT** ones (every
+style reasons before the marker), the assistant turn the style's text, ``meta`` its dataset, label and
+depth. :func:`checked_training_set` checks every line with z3 and can keep the result in a memo.
 """
 from __future__ import annotations
 
@@ -32,7 +17,6 @@ import json
 import logging
 import os
 import random
-import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Mapping, MutableMapping, Sequence
 
@@ -42,6 +26,7 @@ from finelogic.data.generators.fld import even_plan, generate_fld_problem
 from finelogic.data.generators.prontoqa import generate_prontoqa
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Problem
 from finelogic.data.stored import kept_problems, stored_key
+from finelogic.files import write_text_atomic
 from finelogic.memo import memo_key
 from finelogic.prompts import COT, build_conversation
 from finelogic.sft.style_checks import check
@@ -56,10 +41,7 @@ SETTING = COT
 SIZE_KEYS = ("fld_n", "fld_unknown", "fld_depths", "prontoqa_n", "prontoqa_hops")
 #: The stored training problems' name in their key; bump its version when :func:`training_problems` changes.
 TRAINING_KEY = "sft-training/1"
-#: The package sources a built and checked training set depends on (the styles, their check and the
-#: symbolic judge it calls, the prompts, the logic, the problem records and the generators' vocabularies):
-#: a memo of training sets is versioned by their :func:`finelogic.memo.source_version`, so a change to any
-#: of them builds again.
+#: The sources a built and checked training set depends on (its memo's version: a change builds again).
 SOURCES = ("sft/datasets.py", "sft/styles.py", "sft/style_checks.py", "prompts.py", "eval/judges.py",
            "eval/steps.py", "eval/extraction.py", "logic", "data/problem.py", "data/generators")
 
@@ -69,11 +51,9 @@ class CheckedSet:
     """A style's training set and the check of every line it writes (:func:`checked_training_set`).
 
     Attributes:
-        style: the supervision style.
-        examples: the training examples (see the module docstring), in the seeded order.
+        examples: the training examples, in the seeded order.
         lines: lines judged by :func:`finelogic.sft.style_checks.check` over all examples.
-        failures: ``"problem <id>: <reason>"`` for each line that is not valid and atomic (none for a
-            sound builder).
+        failures: ``"problem <id>: <reason>"`` per line that is not valid and atomic.
     """
 
     style: str
@@ -83,7 +63,7 @@ class CheckedSet:
 
 
 def check_sizes(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """The :data:`SIZE_KEYS` of ``settings`` (e.g. a profile's ``sft`` section), checked.
+    """The :data:`SIZE_KEYS` of ``settings``, checked.
 
     Raises:
         ValueError: a size is missing, or ``fld_unknown`` is not between 0 and ``fld_n``.
@@ -105,16 +85,9 @@ def fld_plan(n: int, n_unknown: int, depths: Iterable[int]) -> dict[tuple[int, s
 
 
 def training_problems(sizes: Mapping[str, Any], seed: int = 0, *, progress: bool | None = None) -> list[Problem]:
-    """The problems of a training set of ``sizes`` (:data:`SIZE_KEYS`), FLD then ProntoQA, deterministic
-    in ``seed``.
-
-    FLD item ``k`` of cell ``(d, label)`` is drawn from the seed ``sft/<seed>/<d>/<label>/<k>``;
-    ProntoQA problems from ``generate_prontoqa`` with the seed ``sft/<seed>``, renamed ``sft-prontoqa-...``.
-
-    Stored like the test sets (:func:`finelogic.data.stored.kept_problems`: a row of the store, keyed by the
-    generator version, the sizes and the seed): the paper's 12,700 take minutes to draw, so a rerun reads
-    them back.
-    """
+    """The problems of a training set of ``sizes``, FLD then ProntoQA, deterministic in ``seed`` (FLD item
+    ``k`` of cell ``(d, label)`` from the seed ``sft/<seed>/<d>/<label>/<k>``); kept in the store like the
+    test sets (:func:`finelogic.data.stored.kept_problems`)."""
     size = check_sizes(sizes)
     key = stored_key(TRAINING_KEY, None, seed, size)
     return kept_problems("sft-training", key, lambda: _draw_training_problems(size, seed, progress))
@@ -137,8 +110,7 @@ def _draw_training_problems(size: Mapping[str, Any], seed: int, progress: bool |
 
 
 def example(style: str, problem: Problem, text: str | None = None) -> dict[str, Any]:
-    """One chat-format training example: the CoT evaluation prompt, then ``text`` (default
-    ``build(style, problem)``, the style's text)."""
+    """One chat-format training example: the CoT evaluation prompt, then ``text`` (default the style's)."""
     messages = build_conversation(problem, SETTING)
     messages.append({"role": "assistant", "content": build(style, problem) if text is None else text})
     return {"id": problem.id, "style": style, "messages": messages,
@@ -146,8 +118,7 @@ def example(style: str, problem: Problem, text: str | None = None) -> dict[str, 
 
 
 def problems_digest(problems: Sequence[Problem]) -> str:
-    """sha256 of every field of every problem (:meth:`Problem.key_fields`), in order: a memo key part (same
-    digest, same problems)."""
+    """sha256 of every field of every problem, in order (a memo key part)."""
     return memo_key([p.key_fields() for p in problems])
 
 
@@ -161,23 +132,19 @@ def _ordered(problems: Sequence[Problem], seed: int) -> list[Problem]:
 def checked_training_set(style: str, problems: Sequence[Problem], seed: int = 0, *, progress: bool | None = None,
                          memo: MutableMapping[str, Any] | None = None, digest: str | None = None) -> CheckedSet:
     """The training examples of one supervision style, each text judged line by line by
-    :func:`finelogic.sft.style_checks.check` (z3; about a millisecond per step once warm).
+    :func:`finelogic.sft.style_checks.check` (z3).
 
     Args:
         style: one of :data:`finelogic.sft.styles.STYLES`.
-        problems: the problems of :func:`training_problems` (several styles of one run share them;
-            the paper's size is 12,700: Section 4's 9,500 FLD and 3,200 ProntoQA).
-        seed: the training data seed (the same as ``training_problems``'); same seed, same examples,
-            same order.
+        problems: the problems of :func:`training_problems` (the styles of one run share them).
+        seed: the training data seed; same seed, same examples, same order.
         progress: tqdm bars (None: only for 200 items or more).
-        memo: a mapping kept across runs (a :class:`finelogic.memo.Memo` versioned by :data:`SOURCES`). The
-            texts and the check's counts are read from it under a key of the style, the seed and every
-            field of every problem, and put in it when built; a kept set is neither built nor checked again.
-        digest: ``problems_digest(problems)`` when the caller has it (the styles of one run share their
-            problems: 12,700 of them take about a second to digest).
+        memo: keeps the texts and the check's counts across runs, keyed by the style, the seed and every field
+            of every problem; a kept set is neither built nor checked again.
+        digest: ``problems_digest(problems)`` when the caller has it.
 
     Returns:
-        A :class:`CheckedSet`: the examples in a seeded shuffled order, the lines judged, the failures.
+        A :class:`CheckedSet`, the examples in a seeded shuffled order.
     """
     if style not in STYLES:
         raise StyleError(f"unknown supervision style {style!r}; choose one of {', '.join(STYLES)}")
@@ -208,15 +175,8 @@ def checked_training_set(style: str, problems: Sequence[Problem], seed: int = 0,
 
 def training_set(style: str, problems: Sequence[Problem], seed: int = 0, *, verify: bool = True,
                  progress: bool | None = None, memo: MutableMapping[str, Any] | None = None) -> list[dict[str, Any]]:
-    """The training examples of one supervision style (:func:`checked_training_set`'s, when ``verify``).
-
-    Args:
-        style, problems, seed, progress, memo: as :func:`checked_training_set`.
-        verify: judge every built text with :func:`finelogic.sft.style_checks.check` and raise on any line
-            that is not valid and atomic; False builds only (``memo`` is then not used).
-
-    Returns:
-        Examples (see the module docstring) in a seeded shuffled order, so FLD depths and ProntoQA mix.
+    """The training examples of one supervision style (:func:`checked_training_set`'s, when ``verify``), in a
+    seeded shuffled order; ``verify=False`` builds only.
 
     Raises:
         StyleError: unknown style, an unsupported problem, or (``verify``) a built line that fails its check.
@@ -237,22 +197,8 @@ def training_set(style: str, problems: Sequence[Problem], seed: int = 0, *, veri
 
 
 def write_jsonl(examples: Iterable[Mapping[str, Any]], path: str | os.PathLike) -> Path:
-    """Write one JSON object per line (UTF-8) atomically: a temporary file beside ``path``, then a rename.
-
-    A crash never leaves a half-written file at ``path``. Returns the path.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            for item in examples:
-                f.write(json.dumps(item, ensure_ascii=False) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    """One JSON object per line (UTF-8), written atomically (:func:`finelogic.files.write_text_atomic`)."""
+    return write_text_atomic(path, "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in examples))
 
 
 def read_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:
