@@ -48,12 +48,12 @@ def test_no_footnote_without_a_missing_value_and_the_note_is_kept():
     assert table.notes == ("Accuracy in %.",)
 
 
-def test_html_has_no_index_column_no_nan_and_wraps_wide_cells():
+def test_html_has_no_index_column_no_nan_and_never_breaks_a_word_or_number():
     html = present(_frame(), percent=["paper"], intervals={"all_valid": ("low", "high")},
                    missing="the paper has no such row")._repr_html_()
     assert "NaN" not in html and "nan" not in html.lower().replace("nan-", "")
     assert html.count("<th>") == 6  # Model, Setting, All valid, Paper, n, Loss first: no index header
-    assert "white-space:normal" in html and "overflow-wrap:anywhere" in html
+    assert "overflow-wrap:anywhere" not in html and "td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}" in html
     assert "<td>SmolLM2</td>" in html and "the paper has no such row" in html
 
 

@@ -1,5 +1,6 @@
 """The ``finelogic`` command: run the book's notebooks with papermill.
 
+    finelogic eval --model SPEC [--model SPEC ...] [--profile tiny] [--families accuracy ...] [--out DIR]
     finelogic list
     finelogic run [--profile tiny] [--family accuracy ...] [--notebook t1_deduction ...] [--seed 0] [--force]
                   [--jobs 2] [-p model NAME]
@@ -96,6 +97,27 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _eval(args: argparse.Namespace) -> int:
+    from finelogic.book.report import write_report
+    from finelogic.evaluate import evaluate
+    from finelogic.models.openai_backend import RequestFailed, ServerUnreachable
+
+    try:
+        made = evaluate(args.model, profile=args.profile, families=args.families, out=args.out, seed=args.seed,
+                        data_dir=args.data_dir)
+    except (ValueError, ServerUnreachable, RequestFailed) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    for note in made.notes:
+        print(f"note: {note}")
+    for family, why in made.skipped.items():
+        print(f"skipped {family}: {why}")
+    for family in made.runs:
+        print(f"{family:10s} {made.out / family}")
+    print(f"report: {write_report(made, made.out / 'report.html')}")
+    return 0
+
+
 def _study(args: argparse.Namespace) -> int:
     from finelogic import study
 
@@ -119,6 +141,17 @@ def _study(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="finelogic", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
+    evaluation = sub.add_parser("eval", help="evaluate your models the FineLogic way: accuracy, depth, soundness, "
+                                "probing and LogicMark, written as CSV + JSON and one HTML report")
+    evaluation.add_argument("--model", action="append", required=True, metavar="SPEC",
+                            help="embedded, hf:NAME_OR_PATH, openai:NAME@URL (vLLM or any OpenAI-compatible "
+                            "server), gguf:FILE, ckpt:DIR (repeatable)")
+    evaluation.add_argument("--profile", default="tiny", choices=PROFILE_NAMES, help="sample sizes (default tiny)")
+    evaluation.add_argument("--families", nargs="+", metavar="FAMILY",
+                            help="accuracy, depth, soundness, probing, logicmark (default: all)")
+    evaluation.add_argument("--out", help="the folder (default results/eval/<models>-<profile>)")
+    evaluation.add_argument("--seed", type=int, default=0)
+    evaluation.add_argument("--data-dir", help="real benchmark files (default $FINELOGIC_DATA_DIR)")
     sub.add_parser("list", help="list the notebook families")
     run = sub.add_parser("run", help="execute notebooks with papermill into book/generated/")
     run.add_argument("--profile", default="tiny", choices=PROFILE_NAMES)
@@ -187,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
                  for f in FAMILIES}
         print("\n".join(f"{n:20s} {reads.get(n, 'teaching chapter')}" for n in NOTEBOOKS))
         return 0
+    if args.command == "eval":
+        return _eval(args)
     if args.command == "rehearse":
         return _rehearse(args)
     if args.command == "cache":

@@ -69,9 +69,10 @@ _KEEP = {"n"}
 _STYLE = ("<style>"
           ".fl-table{max-width:100%;overflow-x:auto;margin:0.4em 0 1em}"
           ".fl-table table{border-collapse:collapse;width:auto;max-width:100%;font-size:0.9em}"
-          ".fl-table th,.fl-table td{white-space:normal;overflow-wrap:anywhere;padding:0.25em 0.6em;"
+          # Words and numbers never break inside; a table wider than the column scrolls in its own box.
+          ".fl-table th,.fl-table td{white-space:normal;overflow-wrap:normal;word-break:normal;padding:0.25em 0.6em;"
           "border-bottom:1px solid rgba(128,128,128,0.35);text-align:left;vertical-align:top}"
-          ".fl-table td.num{text-align:right;font-variant-numeric:tabular-nums}"
+          ".fl-table td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
           ".fl-table th{font-weight:600}"
           ".fl-table .fl-notes{font-size:0.85em;margin:0.3em 0 0;opacity:0.85}"
           "</style>")

@@ -62,6 +62,10 @@ class EmptyCompletion(ValueError):
         self.finish_reason = finish_reason
 
 
+class ServerUnreachable(ConnectionError):
+    """No OpenAI-compatible server answers at the backend's URL."""
+
+
 class RequestFailed(RuntimeError):
     """A request failed for good (a non-retryable error, or every attempt used up)."""
 
@@ -99,6 +103,7 @@ class OpenAIBackend:
         import openai
 
         self.model = model
+        self.api_key_env = api_key_env
         self.max_concurrency = max_concurrency
         self.max_attempts = max_attempts
         self.backoff_base = backoff_base
@@ -126,6 +131,34 @@ class OpenAIBackend:
 
     def __repr__(self) -> str:
         return f"OpenAIBackend({self.model!r}, base_url={self.base_url!r})"
+
+    def check(self) -> None:
+        """Ask the server, once, whether it answers, takes the key and serves :attr:`model` (``GET /models``),
+        so that a run fails in seconds with what to fix rather than after its retries.
+
+        Raises:
+            ServerUnreachable: no server answers at :attr:`base_url`.
+            RequestFailed: the server refused the key (HTTP 401/403), or lists models but not this one.
+        """
+        import openai
+
+        try:
+            served = [m.id for m in self._client.models.list(timeout=15)]
+        except openai.APIConnectionError as error:
+            raise ServerUnreachable(f"no server answers at {self.base_url} ({self._redact(str(error))}); start it "
+                                    "(vLLM: `vllm serve MODEL`; llama.cpp: `python -m llama_cpp.server --model FILE`) "
+                                    "or fix the URL after '@' in the model spec") from None
+        except openai.AuthenticationError:
+            raise RequestFailed(f"{self.base_url} refused the request (HTTP 401): "
+                                + (f"set ${self.api_key_env} to a valid key" if self._secret is None
+                                   else f"the key in ${self.api_key_env} is not accepted")) from None
+        except openai.PermissionDeniedError:
+            raise RequestFailed(f"{self.base_url} refused the key in ${self.api_key_env} (HTTP 403)") from None
+        except (openai.NotFoundError, openai.APIStatusError):
+            return  # a server without a model list: the first request will tell
+        if served and not any(self.model in (name, name.rsplit("/", 1)[-1]) for name in served):
+            raise RequestFailed(f"{self.base_url} does not serve {self.model!r}; it serves "
+                                f"{', '.join(map(repr, served[:10]))}{' ...' if len(served) > 10 else ''}")
 
     # ------------------------------------------------------------------ generate
     def generate(self, conversations: Sequence[Conversation], config: GenerationConfig = GenerationConfig(),

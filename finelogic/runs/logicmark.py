@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import random
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -25,8 +25,10 @@ import pandas as pd
 
 from finelogic.data.problem import Problem
 from finelogic.eval.logicmark import check_normalization, score, summaries
+from finelogic.models.spec import parse_model
 from finelogic.runs.base import (PROBLEMS, PlanContext, Provenance, Run, Stopwatch, call_counts, kept, open_models,
                                  parse_model_list, plan, resolve, set_threads)
+from finelogic.settings import RECORDED_WHEN_SET
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +47,9 @@ class LogicMarkSettings:
         batch_size: contexts per forward pass.
         random_control: also score a random-init model of the embedded architecture (chance level).
         random_control_items: score the control on the first n items only (None: all).
-        extra_models: more models (hub names or paths), scored after the profile's own.
+        extra_models: more models (hub names or paths, or model specs such as ``gguf:FILE``), scored after
+            the profile's own.
+        embedded: score the embedded model's row (``finelogic eval`` leaves it out to score only yours).
         logicmark_path: a folder or file of LogicMark records (empty: our generator).
         normalization: ``token_mean`` (the card's), ``char`` or ``none``.
         sft_checkpoints: local fine-tuned checkpoints; threads: torch CPU threads (None: torch's default).
@@ -64,6 +68,7 @@ class LogicMarkSettings:
     threads: int | None = None
     gemma: bool = False
     gemma_items: int | None = None
+    embedded: bool = field(default=True, metadata=RECORDED_WHEN_SET)
 
     def __post_init__(self) -> None:
         check_normalization(self.normalization)
@@ -138,7 +143,8 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
 
     gemma = settings.gemma and (gemma3_270m_installed() or (backends or {}).get(GEMMA) is not None)
     entries = model_entries(extra_models=settings.extra_models, sft_checkpoints=settings.sft_checkpoints,
-                            random_control=settings.random_control, seed=seed, gemma=gemma)
+                            random_control=settings.random_control, seed=seed, gemma=gemma,
+                            embedded=settings.embedded)
     opened = open_models(entries, backends, batch_size=settings.batch_size)
     names, model_ids = tuple(s.name for s, _ in opened), tuple(s.model_id for s, _ in opened)
     frames, calls, hits = [], 0, 0
@@ -165,16 +171,26 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
 
 
 def model_entries(*, extra_models: Sequence[str] = (), sft_checkpoints: Sequence[str] = (),
-                  random_control: bool = True, seed: int = 0, gemma: bool = False) -> list[dict[str, Any]]:
-    """The run's model specs in row order, each with its row label as ``name`` (module docstring)."""
-    entries: list[dict[str, Any]] = [{"kind": "embedded", "name": EMBEDDED}]
+                  random_control: bool = True, seed: int = 0, gemma: bool = False,
+                  embedded: bool = True) -> list[Any]:
+    """The run's model specs in row order, each with its row label as ``name`` (module docstring); an extra
+    model written as a spec (``kind:...``) is read as one, any other as a hub name or path."""
+    entries: list[Any] = [{"kind": "embedded", "name": EMBEDDED}] if embedded else []
     if gemma:
         entries.append({"kind": "gguf", "path": "gemma3-270m", "name": GEMMA})
     if random_control:
         entries.append({"kind": "random-init", "seed": seed, "name": RANDOM_CONTROL})
-    entries += [{"kind": "hf", "path": name, "name": name} for name in extra_models]
+    entries += [_extra(name) for name in extra_models]
     entries += [{"kind": "ckpt", "path": name, "name": f"SFT: {name}"} for name in sft_checkpoints]
     return entries
+
+
+def _extra(name: str) -> Any:
+    """An extra model: a model spec when it reads as one (``embedded``, ``gguf:FILE``, ...), else a hub name."""
+    try:
+        return parse_model(name)
+    except ValueError:
+        return {"kind": "hf", "path": name, "name": name}
 
 
 def logicmark_items(n: int, seed: int, path: str | Path | None = None) -> list[Problem]:

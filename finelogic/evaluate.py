@@ -1,0 +1,144 @@
+"""``finelogic eval``: FineLogic's evaluation of your own models in one command.
+
+    finelogic eval --model hf:Qwen/Qwen2.5-0.5B-Instruct --model openai:NAME@http://127.0.0.1:8000/v1
+
+:func:`evaluate` runs the families that test a model (accuracy, Table 2; depth, Table 5; stepwise soundness,
+Table 3; probing, Table 4; LogicMark) for the models given and only those, at a profile's sizes, writes each
+family's run to ``<out>/<family>/`` (CSV tables and ``run.json`` with provenance, as the book's runs); the
+command then writes one self-contained HTML report, ``<out>/report.html`` (:mod:`finelogic.book.report`).
+
+What each model can be asked is checked first, in seconds: a server must answer, take the key and serve the
+model (:meth:`~finelogic.models.openai_backend.OpenAIBackend.check`); log-likelihoods (forced choice,
+LogicMark) need a server whose prompt log-probs line up with the prompt (checked once per server:
+:meth:`~finelogic.models.openai_backend.OpenAIBackend.ensure_aligned`), hidden states (probing) a model in this process. A family no given model can take part in is skipped
+and the report says why.
+
+Every model call goes through the one store (``$FINELOGIC_CACHE``), so a run that was killed resumes where
+it stopped: a second call with the same arguments sends only the requests that have no answer yet.
+"""
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from tqdm import tqdm
+
+from finelogic.config import repo_root
+from finelogic.models.spec import ModelSpec, open_model, parse_model
+from finelogic.runs import accuracy, depth, logicmark, probing, soundness
+from finelogic.runs.base import Run
+
+log = logging.getLogger(__name__)
+
+#: The families ``finelogic eval`` runs, in order (depth and soundness read the accuracy run).
+FAMILIES = (accuracy.FAMILY, depth.FAMILY, soundness.FAMILY, probing.FAMILY, logicmark.FAMILY)
+#: Kinds whose hidden states this process can read (probing).
+HIDDEN_STATES = ("hf", "embedded", "ckpt", "random-init")
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What one model can be asked: ``loglikelihood`` (or why not), ``hidden_states`` (or why not)."""
+
+    spec: ModelSpec
+    loglikelihood: str = ""  # "" when it can; else why not
+    hidden_states: str = ""
+
+
+@dataclass
+class Evaluation:
+    """What :func:`evaluate` made: the family runs, the families skipped (and why), where it all is."""
+
+    models: tuple[str, ...]
+    profile: str
+    out: Path
+    runs: dict[str, Run] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def default_out(models: Sequence[str], profile: str) -> Path:
+    """``results/eval/<models>-<profile>``: a folder name made of the model specs' safe characters."""
+    slug = re.sub(r"[^A-Za-z0-9.]+", "-", "+".join(models)).strip("-")[:80] or "models"
+    return repo_root() / "results" / "eval" / f"{slug}-{profile}"
+
+
+def capabilities(spec: ModelSpec) -> Capabilities:
+    """Ask a server what :class:`Capabilities` says (raises on a server that cannot be used at all: see the
+    module docstring); in-process kinds are read off their kind."""
+    if spec.kind != "openai":
+        hidden = "" if spec.kind in HIDDEN_STATES else f"the {spec.kind} kind does not expose hidden states"
+        return Capabilities(spec, hidden_states=hidden)
+    from finelogic.models.openai_backend import LogprobAlignmentError, RequestFailed
+
+    backend = open_model(spec, cache=False)
+    backend.check()
+    try:
+        backend.ensure_aligned()
+        loglik = ""
+    except (LogprobAlignmentError, RequestFailed) as why:
+        loglik = f"its prompt log-probabilities cannot be used ({str(why).splitlines()[0][:200]})"
+    return Capabilities(spec, loglikelihood=loglik, hidden_states="a server does not send hidden states")
+
+
+def evaluate(models: Sequence[str], *, profile: str = "tiny", families: Sequence[str] | None = None,
+             out: str | Path | None = None, seed: int = 0, data_dir: str | Path | None = None) -> Evaluation:
+    """Run ``families`` (default :data:`FAMILIES`) of ``profile`` for ``models`` (model specs, see
+    :mod:`finelogic.models.spec`) and write runs and report to ``out`` (default :func:`default_out`).
+
+    Raises:
+        ValueError: a model spec or family name that does not parse (named, with the valid forms).
+        ServerUnreachable, RequestFailed: a server that does not answer, refuses the key or does not serve
+            the model (before any family runs).
+    """
+    if not models:
+        raise ValueError("give at least one model: --model SPEC (e.g. embedded, hf:NAME, openai:NAME@URL)")
+    chosen = list(families or FAMILIES)
+    unknown = [f for f in chosen if f not in FAMILIES]
+    if unknown:
+        raise ValueError(f"unknown families {', '.join(map(repr, unknown))}; choose from {', '.join(FAMILIES)}")
+    if (depth.FAMILY in chosen or soundness.FAMILY in chosen) and accuracy.FAMILY not in chosen:
+        chosen.insert(0, accuracy.FAMILY)  # both read the accuracy run's responses
+    specs = [parse_model(m) for m in models]
+    names = [s.name for s in specs]
+    if len(set(names)) < len(names):
+        raise ValueError(f"two models share a row name ({', '.join(names)}); give one a name")
+    made = Evaluation(tuple(models), profile, Path(out) if out is not None else default_out(models, profile))
+    can = [capabilities(s) for s in specs]
+    scorable = [c.spec for c in can if not c.loglikelihood]
+    readable = [c.spec for c in can if not c.hidden_states]
+    for c in can:
+        for what, why in (("forced choice and LogicMark", c.loglikelihood), ("probing", c.hidden_states)):
+            if why:
+                made.notes.append(f"{c.spec.name}: no {what}: {why}")
+    specs_of = {s.name: m for s, m in zip(specs, models)}
+    bar = tqdm(chosen, desc="finelogic eval", unit="family")
+    for family in bar:
+        bar.set_postfix_str(family)
+        kwargs: dict[str, Any] = {"seed": seed}
+        if family == accuracy.FAMILY:
+            run = accuracy.run(profile, data_dir=data_dir, models=tuple(models), fine_tuned=False,
+                               forced_choice=len(scorable) == len(specs), **kwargs)
+        elif family == depth.FAMILY:
+            run = depth.run(profile, accuracy_run=made.runs[accuracy.FAMILY], **kwargs)
+        elif family == soundness.FAMILY:
+            run = soundness.run(profile, accuracy_run=made.runs[accuracy.FAMILY], **kwargs)
+        elif family == probing.FAMILY:
+            if not readable:
+                made.skipped[family] = "no model given runs in this process (probing reads hidden states)"
+                continue
+            run = probing.run(profile, models=(*(specs_of[s.name] for s in readable), "random-init"),
+                              sft_checkpoints=(), fine_tuned=False, progress=True, **kwargs)
+        else:
+            if not scorable:
+                made.skipped[family] = "no model given offers usable log-likelihoods (LogicMark ranks options by them)"
+                continue
+            run = logicmark.run(profile, extra_models=[specs_of[s.name] for s in scorable], embedded=False,
+                                random_control=False, gemma=False, sft_checkpoints=(), **kwargs)
+        run.write(made.out / family)
+        made.runs[family] = run
+    bar.close()
+    return made
