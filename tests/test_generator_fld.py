@@ -27,7 +27,6 @@ from finelogic.data.generators.fld import (
     generate_fld,
     generate_fld_problem,
     proof_depth,
-    states,
     verify_fld_problem,
 )
 from finelogic.data.generators.nl import (
@@ -37,6 +36,7 @@ from finelogic.data.generators.nl import (
     render_sentence,
 )
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Problem
+from finelogic.logic import states
 from finelogic.logic.proof import ProofStep, parse_proof_steps
 from finelogic.logic import Theory, entails, matches_rule, negate, parse_formula, predicates
 

@@ -31,7 +31,7 @@ import pandas as pd
 from finelogic.data.problem import DISPROVED, PROVED, Problem
 from finelogic.eval.forced_choice import chance_level
 from finelogic.eval.stats import wilson_interval
-from finelogic.logic import ForAll, Formula, FormulaSyntaxError, Implies, constants, negate, parse_formula, substitute
+from finelogic.logic import FormulaSyntaxError, negate, parse_formula, states
 
 NEGATION = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot)\b|n't\b", re.IGNORECASE)
 
@@ -55,21 +55,11 @@ def consequent_rule(problem: Problem) -> str | None:
         facts = [parse_formula(formulas[f.id]) for f in problem.facts]
     except (KeyError, FormulaSyntaxError):
         return None
-    stated = {g for fact in facts for g in _stated(fact, hypothesis)}
-    proves, disproves = hypothesis in stated, negate(hypothesis) in stated
+    proves = any(states(f, hypothesis) for f in facts)
+    disproves = any(states(f, negate(hypothesis)) for f in facts)
     if proves != disproves:
         return PROVED if proves else DISPROVED
     return negation_rule(problem)
-
-
-def _stated(fact: Formula, hypothesis: Formula) -> list[Formula]:
-    """What ``fact`` states outright: itself, its consequent, a universal's consequent at the hypothesis's
-    constants."""
-    if isinstance(fact, Implies):
-        return [fact, fact.right]
-    if isinstance(fact, ForAll) and isinstance(fact.body, Implies):
-        return [fact, *(substitute(fact.body.right, fact.var, c) for c in constants(hypothesis))]
-    return [fact]
 
 
 def baselines(items: Sequence[Problem], gold: Sequence[str]) -> dict[str, float]:

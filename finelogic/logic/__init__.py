@@ -23,6 +23,7 @@ from finelogic.logic.formula import (
     free_vars,
     negate,
     predicates,
+    states,
     subformulas,
     substitute,
 )
@@ -46,7 +47,7 @@ from finelogic.logic.rules import (
 
 __all__ = [
     "FALSUM", "And", "Atom", "Const", "Exists", "Falsum", "ForAll", "Formula", "Implies", "Not", "Or",
-    "Term", "Var", "constants", "format_formula", "free_vars", "negate", "predicates", "subformulas",
+    "Term", "Var", "constants", "format_formula", "free_vars", "negate", "predicates", "states", "subformulas",
     "substitute", "FormulaSyntaxError", "PositionedSyntaxError", "parse_formula",
     "ProofNotationError", "ProofStep", "parse_proof_steps", "parse_step",
     "ProverError", "Theory", "consistent", "entails", "entails_each",

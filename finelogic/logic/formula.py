@@ -192,3 +192,16 @@ def negate(f: Formula) -> Formula:
     """The negation FLD means by ``¬hypothesis``: ``¬F``, except that ``¬G`` negates to ``G`` (a DISPROVED
     proof of ``¬({C} & {D})`` derives ``({C} & {D})``)."""
     return f.body if isinstance(f, Not) else Not(f)
+
+
+def states(fact: Formula, target: Formula) -> bool:
+    """Whether ``fact`` states ``target`` outright: it is ``target``, an implication whose consequent is
+    ``target``, or a universal implication whose consequent, instantiated at a constant of ``target``, is it
+    (what the consequent cue rule reads, :func:`finelogic.eval.cues.consequent_rule`)."""
+    if fact == target:
+        return True
+    if isinstance(fact, Implies):
+        return fact.right == target
+    if isinstance(fact, ForAll) and isinstance(fact.body, Implies):
+        return any(substitute(fact.body.right, fact.var, c) == target for c in constants(target))
+    return False

@@ -101,6 +101,7 @@ from finelogic.logic import (
     matches_rule,
     negate,
     parse_formula,
+    states,
     subformulas,
     substitute,
 )
@@ -165,21 +166,8 @@ def _atoms(f: Formula) -> list[Atom]:
     return [g for g in subformulas(f) if isinstance(g, Atom)]
 
 
-def states(fact: Formula, target: Formula) -> bool:
-    """Does ``fact`` state ``target`` outright, in the consequent rule's sense
-    (:func:`finelogic.eval.cues.consequent_rule`): it is ``target``, an implication whose consequent is
-    ``target``, or a universal implication whose consequent, instantiated at a constant of ``target``, is it."""
-    if fact == target:
-        return True
-    if isinstance(fact, Implies):
-        return fact.right == target
-    if isinstance(fact, ForAll) and isinstance(fact.body, Implies):
-        return any(substitute(fact.body.right, fact.var, c) == target for c in constants(target))
-    return False
-
-
 def statement_counts(facts: Iterable[Formula], target: Formula) -> tuple[int, int]:
-    """How many of ``facts`` state ``target`` and how many state its negation (:func:`states`)."""
+    """How many of ``facts`` state ``target`` and how many state its negation (:func:`finelogic.logic.states`)."""
     facts = list(facts)
     other = negate(target)
     return sum(states(f, target) for f in facts), sum(states(f, other) for f in facts)
