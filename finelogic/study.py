@@ -1,7 +1,7 @@
-"""The laptop-scale study (profile ``study``) in sittings: units that each finish and are committed on their own.
+"""The laptop-scale study (profile ``study``) in units that each finish and are committed on their own.
 
 The study is the paper's design in miniature (book/reproduce.md): the embedded model fine-tuned in each
-supervision style and tested like the paper's models. On 2 CPU cores it takes longer than one sitting, and
+supervision style and tested like the paper's models. On 2 CPU cores it takes many hours, and
 checkpoints and caches are never committed, so it is cut into **units**:
 
 - ``base``: the base model's accuracy records (the accuracy family with ``fine_tuned=False``) and its probing
@@ -18,11 +18,11 @@ was made with the profile's current settings (a unit made before the profile cha
 until made again), merges them into the study's supervision, accuracy and
 probing runs, runs the families that only read runs (depth, soundness, claims) on the merged ones, and
 writes everything to ``results/study/<family>/`` with ``results/study/units.csv`` listing the units. A
-finding whose evidence needs a unit not yet run (the base model's rows included) is inconclusive on the claims
+finding whose evidence needs a unit not yet run (the base model's rows included) is "not testable here" on the claims
 page, never guessed.
 
 ``finelogic study`` (``make study``) runs the units not yet done, in order, assembling after each, so every
-sitting ends with a consistent committed set.
+call ends with a consistent committed set.
 """
 from __future__ import annotations
 
@@ -240,7 +240,7 @@ def assemble(profile: str = PROFILE, *, seed: int = 0, overrides: Mapping[str, M
     if not read:
         raise UnitError("no study unit was made with the profile's current settings: " + "; ".join(left_out.values()))
     tuned_units = [u for u in read if u != BASE]
-    # Without the base unit the study still assembles: the comparisons with the base model are inconclusive.
+    # Without the base unit the study still assembles: the comparisons with the base model are not testable.
     base_name = (read[BASE][accuracy.FAMILY].provenance.models[0] if BASE in read
                  else read[tuned_units[0]][supervision.FAMILY].base.name)
     merged_sup = merge_supervision([read[u][supervision.FAMILY] for u in tuned_units], base_name, profile, seed,

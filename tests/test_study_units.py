@@ -51,7 +51,7 @@ def test_units_run_alone_and_merge_into_one_study(model_cache, tmp_path, monkeyp
     import torch
 
     from finelogic import study
-    from finelogic.eval.claims import INCONCLUSIVE
+    from finelogic.eval.claims import NOT_TESTABLE
     from finelogic.runs import accuracy, claims, supervision
 
     torch.set_num_threads(1)  # the shared test cache: a checkpoint or answer made by another test is reused
@@ -60,7 +60,7 @@ def test_units_run_alone_and_merge_into_one_study(model_cache, tmp_path, monkeyp
     assert base.families == ("accuracy", "probing") and base.load_samples >= 2
     assert set(base.stages) == {"accuracy", "probing"} and base.seconds >= sum(base.stages.values()) - 1
 
-    # One unit is enough to assemble: the claims that need a fine-tuned model are inconclusive.
+    # One unit is enough to assemble: the claims that need a fine-tuned model are not testable.
     partial = study.assemble("smoke", root=units, out=tmp_path / "out")
     assert partial.missing == ("SFT-NL", "SFT-Symb-Struct", "SFT-Symb-Filter", "SFT-Symb-Direct")
     assert (partial.runs[claims.FAMILY].verdicts["verdict"] != "reproduced").all()
@@ -103,13 +103,13 @@ def test_units_run_alone_and_merge_into_one_study(model_cache, tmp_path, monkeyp
     with pytest.raises(study.UnitError, match=r"no study unit was made with the profile's current settings: .*base"
                                               r".*batch_size.*SFT-NL"):
         study.assemble("smoke", root=units, out=tmp_path / "none", overrides={"accuracy": {"batch_size": 7}})
-    # Without the base unit the study still assembles; the comparisons with the base model are inconclusive.
+    # Without the base unit the study still assembles; the comparisons with the base model are not testable.
     kept = (units / "base" / study.UNIT_FILE).read_text()
     (units / "base" / study.UNIT_FILE).unlink()
     alone = study.assemble("smoke", root=units, out=tmp_path / "alone")
     assert alone.missing[0] == "base" and "SFT-NL" not in alone.missing
     verdicts = alone.runs[claims.FAMILY].verdicts.set_index("claim")["verdict"]
-    assert verdicts.iloc[0] == INCONCLUSIVE  # fine-tuning against the base model: no base rows
+    assert verdicts.iloc[0] == NOT_TESTABLE  # fine-tuning against the base model: no base rows
     (units / "base" / study.UNIT_FILE).write_text(kept)
     # A unit whose unit.json is missing (it stopped before the end) is not done.
     (units / "SFT-NL" / study.UNIT_FILE).unlink()

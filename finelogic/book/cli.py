@@ -133,7 +133,7 @@ def _study(args: argparse.Namespace) -> int:
     for why in made.left_out.values():
         print(f"left out: {why}")
     if made.missing:
-        print(f"not in the study: {', '.join(made.missing)} (run `finelogic study` again in another sitting: it "
+        print(f"not in the study: {', '.join(made.missing)} (run `finelogic study` again later: it "
               "makes the units not yet done and those made with other settings)")
     return 0
 
