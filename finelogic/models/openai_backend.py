@@ -208,7 +208,7 @@ class OpenAIBackend:
         """A reply naming another model than the one asked for is recorded (``other_models``) and warned
         about once per name: its answers are still the server's answers to this request, but a table's
         row would name the wrong model. Servers that name a dated snapshot of the model asked for
-        (``gpt-4o`` -> ``gpt-4o-2024-08-06``) or a path ending in it are not warned about."""
+        (``gpt-4o`` -> ``gpt-4o-<date>``) or a path ending in it are not warned about."""
         if not isinstance(answered, str) or not answered or answered == self.model:
             return
         if answered.startswith(self.model) or answered.endswith("/" + self.model) or self.model.endswith("/" + answered):

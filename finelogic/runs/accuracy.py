@@ -407,7 +407,7 @@ PROFILES = {
         # item each here shows the machinery, not a score.
         baselines={"Sel-Inf": {"rounds": 1, "items": {"fld": 1}}, "Logic-LM": {"refinements": 0, "items": {"fld": 1}},
                    "SymbCoT": {"items": {"fld": 1}}}),
-    # The study (issue 29): the base model and every model the study's supervision run fine-tuned, under CoT, on
+    # The study: the base model and every model the study's supervision run fine-tuned, under CoT, on
     # FLD at the training depths (0-2) and beyond them (3-7), 10 items per depth and label, and on the real
     # FOLIO, Multi-LogiEval and ProntoQA files (150 items each where larger). Sizes provisional: chosen before
     # the learning curve that is to fix them (see the supervision family's study settings).

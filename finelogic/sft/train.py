@@ -22,10 +22,8 @@ from the last of them, giving the losses and weights the uninterrupted run gives
 the model is saved. Open the checkpoint with ``finelogic.models.spec.open_model(trained.spec)`` (a ``ckpt:<dir>`` model) like any other.
 
 Why this loop stays for CPU profiles while the paper scale goes through TRL (:mod:`finelogic.sft.trl_train`,
-launched by accelerate, issue 32): on the ``tiny`` profile's NL set (20 examples, 8 steps of 2, LoRA r=16 on
-the top 8 blocks, the embedded model in float32, one process each, 2 cores at load 4.7-6.6) this loop
-processed 28.9 tokens/s at 1,987 MB peak and TRL's ``SFTTrainer`` 12.0 tokens/s at 2,243 MB
-(``benchmarks/bench_trl_vs_loop.py``, 2026-12-02): TRL at 0.42x, outside the 20% the issue allowed. The
+launched by accelerate): on the same data TRL's ``SFTTrainer`` trains at well under 0.8x this loop's tokens/s
+on a CPU (``benchmarks/bench_trl_vs_loop.py``; the measured ratio is in ``benchmarks/README.md``). The
 loop computes vocabulary logits only from the shortest prompt's end on (``logits_to_keep``) and groups
 examples by length; TRL computes them over the whole sequence and logs entropy and token accuracy each
 step. The ``paper`` profile's recipe (:data:`PAPER_CONFIG`) is the same table as TRL's
