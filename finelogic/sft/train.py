@@ -23,7 +23,7 @@ the model is saved. Open the checkpoint with ``finelogic.models.spec.open_model(
 
 Why this loop stays for CPU profiles while the paper scale goes through TRL (:mod:`finelogic.sft.trl_train`,
 launched by accelerate): on the same data TRL's ``SFTTrainer`` trains at well under 0.8x this loop's tokens/s
-on a CPU (``benchmarks/bench_trl_vs_loop.py``; the measured ratio is in ``benchmarks/README.md``). The
+on a CPU (``benchmarks/bench_trl_vs_loop.py``; the measured ratio is in ``CHANGELOG.md``). The
 loop computes vocabulary logits only from the shortest prompt's end on (``logits_to_keep``) and groups
 examples by length; TRL computes them over the whole sequence and logs entropy and token accuracy each
 step. The ``paper`` profile's recipe (:data:`PAPER_CONFIG`) is the same table as TRL's
