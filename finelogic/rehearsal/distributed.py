@@ -1,20 +1,15 @@
-"""The rehearsal's distributed-training stage: the paper-scale TRL path on this CPU (issue 32).
+"""The rehearsal's distributed-training stage: the paper-scale TRL path on this CPU.
 
-For every style (the four and LogiPT), ``accelerate launch`` with
-``finelogic/sft/configs/accelerate/cpu_2proc_gloo.yaml`` (2 processes, DDP over gloo) runs
-:mod:`finelogic.runs.training` (TRL) on the paper profile's training set of that style (the paper-size set the
-supervision family built earlier in the same rehearsal, read back from its memo), starting from the
-random-init stand-in, for ``steps`` optimizer steps with :data:`~finelogic.rehearsal.rehearse.REHEARSAL_TRAIN`
-(float32, cutoff 1,024, 4 examples per step), a checkpoint after every step. The first style is killed
-(SIGKILL to the launcher's process group) as soon as its first checkpoint is written and launched again,
-so the stage also proves the resume. One report row per launch (stage ``trl-2proc <style>``, and
-``... killed`` for the killed one): wall time, the peak memory of both training processes together (from
-the run's ``train_log.json``; for the killed launch only the launcher's own), the tokens trained and the
-checkpoint resumed from.
+For every style, ``accelerate launch`` with ``finelogic/sft/configs/accelerate/cpu_2proc_gloo.yaml`` (2
+processes, DDP over gloo) runs :mod:`finelogic.runs.training` on the paper profile's training set of that
+style (the supervision family's, read back from its memo) from the random-init stand-in, ``steps``
+optimizer steps with :data:`~finelogic.rehearsal.rehearse.REHEARSAL_TRAIN` and a checkpoint after each.
+The first style is killed as soon as its first checkpoint is written and launched again, so the stage also
+proves the resume. One report row per launch (stage ``trl-2proc <style>``, ``... killed``): wall time, peak
+memory of both training processes, tokens trained, the checkpoint resumed from.
 
-What this cannot rehearse without GPUs: DeepSpeed ZeRO-3's parameter and optimizer sharding (the CPU runs
-plain DDP: every process holds the whole model), bf16 kernels and FlashAttention-2, NCCL, and any
-throughput: the stand-in has 2 blocks of width 64.
+What this cannot rehearse without GPUs: DeepSpeed ZeRO-3's sharding (the CPU runs plain DDP), bf16 kernels
+and FlashAttention-2, NCCL, and any throughput.
 """
 from __future__ import annotations
 
@@ -51,9 +46,9 @@ def rehearse_distributed(root: Path, base: str, *, profile: str = "paper", steps
                          train: Mapping[str, Any], styles: Sequence[str] = STYLES, seed: int = 0,
                          sizes: Mapping[str, Any] | None = None,
                          timeout: float = 3600) -> tuple[list[dict[str, Any]], dict[str, str]]:
-    """Launch every style (module docstring); report rows (:data:`~finelogic.rehearsal.running.REPORT_COLUMNS`)
-    and errors by style. Runs in the caller's environment (the rehearsal's cache). ``sizes``: training-set
-    sizes other than the profile's (a test's)."""
+    """Launch every style (module docstring) in the caller's environment; report rows
+    (:data:`~finelogic.rehearsal.running.REPORT_COLUMNS`) and errors by style. ``sizes``: training-set sizes
+    other than the profile's (a test's)."""
     from finelogic.rehearsal.running import REPORT_COLUMNS
 
     rows: list[dict[str, Any]] = []

@@ -1,32 +1,16 @@
 """The real slice of a rehearsal: a fraction of every family against a real model, through the same
 OpenAI-compatible path a vLLM user takes (``finelogic rehearse --real-slice 0.01``).
 
-The stand-in server (:mod:`finelogic.rehearsal.standin`) answers at once with made-up shapes; the slice
-sends real requests to llama.cpp's server (:class:`finelogic.models.llama_server.LlamaServer`) serving the
-embedded SmolLM2-135M-Instruct GGUF, through ``open_model({"kind": "openai", ...})`` and the one cache,
-so what a real server does that the stand-in does not (its tokenizer and chat template, its context
-limit, its slowness, its replies) is met before a paper run. Per family:
-
-- **datasets, accuracy, depth**: the first ``ceil(fraction x n)`` items of each test set
-  (``first_fraction``); every model of the profile (GPT-4o, DeepSeek-R1, Llama, Qwen) is the one
-  llama.cpp model, named ``real-slice:<model>``. Their requests are the same, so the first model's
-  answers are the others' cache hits;
-- **soundness**: the slice's accuracy records, judged with the GPT-4.1-mini judge served by llama.cpp;
-  the judge-quality set is ``ceil(fraction x 100)`` problems;
-- **supervision**: training sets of ``ceil(fraction x n)`` problems in every style, trained
-  ``train_steps`` steps on the rehearsal's small random-init stand-in (training is not what a server
-  does); the base and every fine-tuned model are evaluated on the sliced test sets through llama.cpp,
-  which serves the embedded model for each of them (the trained weights are not served);
-- **probing** (hidden states) and **logicmark** (log-likelihoods) cannot go through a chat server:
-  hidden states are not an API, and llama.cpp's ``/v1/completions`` echoes prompt log-probs shifted
-  by one position (``tests/test_llama_server.py``), so :class:`~finelogic.models.openai_backend.OpenAIBackend`
-  refuses log-likelihood scoring there. Both read the embedded model **in process** (the converted
-  checkpoint, as ``ckpt``), on ``ceil(fraction x n)`` problems / items; their rows say so.
-
-Every generation is capped at ``max_new_tokens`` (default :data:`MAX_NEW_TOKENS`; the paper's 3,072 would
-take hours on a CPU), so most answers are cut at the cap: the slice is a check of the code path against a
-real server, and its accuracies are not results. Its report rows have stage ``real-slice`` and a ``note``
-saying all this; its results and cache go to ``<root>/real-slice/``.
+Where the stand-in server answers at once with made-up shapes, the slice sends real requests to llama.cpp's
+server (:class:`finelogic.models.llama_server.LlamaServer`) serving the embedded SmolLM2-135M-Instruct GGUF,
+so a real server's tokenizer, chat template, context limit, slowness and replies are met before a paper run.
+Each family's ``rehearsal_plan`` says how it is cut (the first ``ceil(fraction x n)`` items of each set;
+every served model is the one llama.cpp model, named ``real-slice:<model>``; training runs on the
+random-init stand-in). Probing and LogicMark read the embedded model **in process**: hidden states are not
+an API, and llama.cpp echoes prompt log-probs shifted by one position (``tests/test_llama_server.py``), so
+the OpenAI backend refuses log-likelihood scoring there. Every generation is capped at
+:data:`MAX_NEW_TOKENS`, so most answers are cut: the slice checks the code path, its accuracies are not
+results. Its report rows have stage ``real-slice``; results and cache go to ``<root>/real-slice/``.
 """
 from __future__ import annotations
 
@@ -64,22 +48,21 @@ def served(entry: Any, url: str, model: str) -> dict[str, Any]:
 
 
 def in_process(entry: Any, checkpoint: Path) -> dict[str, Any]:
-    """A profile's in-process model entry as ``real-slice:<name>``: the embedded model's converted
-    checkpoint, read in process."""
+    """A profile's in-process model entry as ``real-slice:<name>``: the embedded model's converted checkpoint.
+    """
     return {"name": f"{PREFIX}{entry_name(entry)} (embedded, in process)", "kind": "ckpt", "path": str(checkpoint)}
 
 
 def slice_context(fraction: float, url: str, model: str, *, embedded: Path, standin: Path,
                   max_new_tokens: int = MAX_NEW_TOKENS, train: Mapping[str, Any] | None = None,
                   given: Mapping[str, Any] | None = None) -> PlanContext:
-    """What the families are told in the real slice (:class:`~finelogic.runs.base.PlanContext`).
+    """The real slice's :class:`~finelogic.runs.base.PlanContext`.
 
     Args:
         fraction: the share of every test set, training set and item list, in (0, 1].
         url, model: the llama.cpp server's base URL and model alias (every served model).
         embedded: the embedded model's converted checkpoint (every in-process model).
         standin: the rehearsal's random-init stand-in checkpoint (fine-tuning starts from it).
-        max_new_tokens: the cap on every generation.
         train: the training settings over the profile's (default: 2 optimizer steps).
     """
     if not 0 < fraction <= 1:
@@ -104,10 +87,9 @@ def rehearse_slice(families: Sequence[registry.Family], fraction: float, root: P
                    train: Mapping[str, Any] | None = None, max_new_tokens: int | None = None,
                    overrides: Mapping[str, Mapping[str, Any]] | None = None, rows: list[dict[str, Any]],
                    errors: dict[str, str], written: Callable[[], Any] = lambda: None) -> None:
-    """Run ``families`` as the real slice (module docstring): start llama.cpp's server on the embedded GGUF,
-    run each family with :func:`slice_plan` under ``root`` (results ``root/paper/<family>``, cache
-    ``root/cache``), append its report rows (stage ``real-slice``, ``real-slice write``) to ``rows`` and its
-    error to ``errors`` (as ``real-slice <family>``), call ``written`` after each family, stop the server."""
+    """Run ``families`` as the real slice under ``root``: start llama.cpp's server on the embedded GGUF, run
+    each family with its slice plan, append its report rows to ``rows`` and its error to ``errors``
+    (``real-slice <family>``), call ``written`` after each family."""
     from finelogic.models.embedded import converted_path
     from finelogic.models.llama_server import LlamaServer
 

@@ -1,32 +1,19 @@
 """A paper-scale rehearsal: every notebook family's ``run("paper", ...)`` at the paper's sizes, with
 stand-ins for the models, to find crashes and measure what a real run will send.
 
-What runs for real: the paper profile's data sizes, test sets, settings, prompts, decoding limits, judge
-configuration, training-set sizes, the one model cache, the OpenAI backend (HTTP, concurrency, retries,
-empty and truncated replies), the scorers, the soundness judges, the probes, the style checks and
-the training loop. What does not: the models.
+Everything but the models runs for real: data sizes, test sets, settings, prompts, decoding limits, the
+model cache, the OpenAI backend (HTTP, concurrency, retries), the scorers, judges, probes, style checks and
+training loop. Served and generating models (GPT-4o, DeepSeek-R1, the judge, Llama, Qwen, the fine-tuned
+models) are answered by :class:`~finelogic.rehearsal.standin.StandInServer` through the real OpenAI backend,
+named ``stand-in:<model>``; models read in process are small random-init checkpoints of the embedded
+model's architecture (:func:`standin_checkpoints`); fine-tuning trains ``train_steps`` steps with the
+paper's recipe on the full paper-size training sets (:data:`REHEARSAL_TRAIN`).
 
-- Every OpenAI-compatible model of the profile (GPT-4o, DeepSeek-R1, the GPT-4.1-mini judge) and every
-  generating in-process model (Llama-3.1-8B-Instruct, Qwen-2.5-7B-Instruct, the fine-tuned models: a real
-  user serves these with vLLM) is answered by :class:`~finelogic.rehearsal.standin.StandInServer` (in a
-  process of its own, :class:`~finelogic.rehearsal.standin.StandInProcess`), a load
-  and code-path simulator on 127.0.0.1, through the real OpenAI backend
-  (``open_model({"kind": "openai", ...})``); it is named ``stand-in:<model>``.
-- Every model read in process (probing's hidden states, LogicMark's log-likelihoods, the SFT base model)
-  is a small random-init model of the embedded model's architecture (:func:`standin_checkpoint`: the
-  SmolLM2 Llama config cut to ``layers`` blocks of width ``width``, with its tokenizer), saved once as a
-  checkpoint and opened as ``ckpt:`` through the cache.
-- Supervised fine-tuning builds the full paper-size training sets in all four styles and the LogiPT
-  traces, checks every line, and trains ``train_steps`` optimizer steps of 4 examples with the paper's
-  recipe in float32 with a 1,024-token cutoff (:data:`REHEARSAL_TRAIN`; bfloat16 on a CPU is slow).
-
-The rehearsal's results go to ``<root>/paper/<family>/`` (default ``results/rehearsal``), its cache to
-``<root>/cache``, so nothing mixes with real results. Its report (:func:`rehearse` writes
-``<root>/report.csv``, ``<root>/requests.csv`` and ``<root>/plan.csv``) says per family and stage: wall
-time, peak memory, requests per model and prompt kind, prompt tokens (counted with the embedded SmolLM2
-tokenizer: the package has no paper model's tokenizer), the token caps asked for, judge calls, cache
-and result bytes, and files written; :func:`plan_table` turns it into requests, tokens and API cost per
-model at prices the user passes in. None of its numbers are results about any model.
+Results go to ``<root>/paper/<family>/`` (default ``results/rehearsal``), the cache to ``<root>/cache``.
+The report (``report.csv``, ``requests.csv``, ``plan.csv``) gives per family and stage the wall time, peak
+memory, requests per model and prompt kind, prompt tokens (counted with the embedded SmolLM2 tokenizer),
+token caps, judge calls, cache and result bytes; :func:`plan_table` turns it into requests, tokens and API
+cost per model. None of its numbers are results about any model.
 """
 from __future__ import annotations
 
@@ -54,11 +41,8 @@ PREFIX = "stand-in:"
 REQUEST_COLUMNS = ("family", "model", "kind", "requests", "prompt_tokens", "cap_tokens", "reply_tokens")
 #: What the stand-in answers quickly: no real backoff is needed between its deterministic retries.
 SERVER_OPTIONS = {"max_concurrency": 8, "backoff_base": 0.01, "backoff_max": 0.05}
-#: The rehearsal's training on the stand-in, over the paper's recipe (which is otherwise kept: full
-#: fine-tuning, its learning rate and schedule): float32, because bfloat16 matmuls on a CPU are slow; a
-#: 1,024-token cutoff (the longest paper-size prompt is ~550 tokens); 4 examples per step instead of 32 (the
-#: stand-in's 49,152-entry vocabulary dominates the cost); ``train_steps`` steps. The training sets stay
-#: paper-size and every example is still tokenised and cut.
+#: Over the paper's recipe (otherwise kept): float32 (bfloat16 matmuls on a CPU are slow), a 1,024-token
+#: cutoff (the longest paper-size prompt is ~550 tokens), 4 examples per step instead of 32.
 REHEARSAL_TRAIN = {"dtype": "float32", "cutoff_len": 1024, "batch_size": 4, "micro_batch_size": 4}
 
 
@@ -81,31 +65,24 @@ def rehearse(families: Sequence[str] | None = None, *, real_slice: float = 0.0, 
              keep_going: bool = True, stand_ins: bool = True, slice_tokens: int | None = None,
              slice_overrides: Mapping[str, Mapping[str, Any]] | None = None,
              distributed: bool = False) -> Rehearsal:
-    """Run ``families`` (default all, :data:`finelogic.runs.registry.FAMILIES`) of the paper profile against
-    stand-ins.
+    """Run ``families`` (default all, in the registry's order) of the paper profile against stand-ins.
 
     Args:
-        families: which families by name, run in the registry's order (each after its upstream).
-        real_slice: a fraction in (0, 1]: also run that share of every family against llama.cpp's server
-            with the embedded model (:mod:`finelogic.rehearsal.real_slice`; rows with stage ``real-slice``,
-            results and cache under ``<root>/real-slice``); 0: no slice.
-        root: the rehearsal's folder (results, cache, report); default ``<repo>/results/rehearsal``.
-        seed: passed to every run.
-        fresh: empty ``root``'s results and cache first (a measurement of a whole paper run); False keeps
-            them, so a rerun is answered from the cache (a resumed or cached rehearsal), and the report
-            is written as ``report-resumed.csv`` / ``requests-resumed.csv`` beside the fresh one.
+        real_slice: a fraction in (0, 1]: also run that share of every family against llama.cpp's server with
+            the embedded model (:mod:`finelogic.rehearsal.real_slice`, under ``<root>/real-slice``); 0: none.
+        root: the rehearsal's folder; default ``<repo>/results/rehearsal``.
+        fresh: empty ``root``'s results and cache first; False answers a rerun from the cache and writes
+            ``report-resumed.csv`` / ``requests-resumed.csv`` beside the fresh report.
         train_steps: optimizer steps per fine-tuned model (the paper's recipe otherwise).
         layers, width: the in-process stand-in's transformer blocks and hidden size.
-        overrides: extra overrides per family (e.g. smaller sizes for a test), applied last.
+        overrides, slice_overrides: extra overrides per family, applied last.
         data_dir: the real benchmark files; default ``$FINELOGIC_DATA_DIR``.
         keep_going: record a family's crash in the report and go on (False: raise it).
         stand_ins: run the families against the stand-ins (False: the real slice only).
         slice_tokens: the real slice's cap on new tokens (default
             :data:`finelogic.rehearsal.real_slice.MAX_NEW_TOKENS`).
-        slice_overrides: extra overrides per family for the real slice, applied last.
-        distributed: after the supervision family, also rehearse the paper-scale TRL path: every style on
-            2 CPU processes through ``accelerate launch``, the first killed and resumed
-            (:mod:`finelogic.rehearsal.distributed`; rows ``trl-2proc <style>``; skipped without TRL).
+        distributed: after supervision, also rehearse the TRL path on 2 CPU processes
+            (:mod:`finelogic.rehearsal.distributed`; skipped without TRL).
     """
     if not 0 <= real_slice <= 1:
         raise ValueError(f"real_slice must be a fraction in [0, 1], got {real_slice!r}")
@@ -165,8 +142,7 @@ def rehearse(families: Sequence[str] | None = None, *, real_slice: float = 0.0, 
 
 def _distributed(root: Path, checkpoint: Path, seed: int, steps: int,
                  given: Mapping[str, Any]) -> tuple[list[dict[str, Any]], dict[str, str]]:
-    """The distributed-training stage's rows (:mod:`finelogic.rehearsal.distributed`), or one row saying
-    why it was skipped."""
+    """The distributed-training stage's rows, or one row saying why it was skipped."""
     from finelogic.rehearsal.distributed import rehearse_distributed
     from finelogic.sft.datasets import SIZE_KEYS
     from finelogic.sft.trl_train import trl_available
@@ -182,10 +158,9 @@ def _distributed(root: Path, checkpoint: Path, seed: int, steps: int,
 
 def plan_context(url: str, checkpoints: Sequence[Path], *, train_steps: int = 2,
                  given: Mapping[str, Any] | None = None) -> PlanContext:
-    """What the families are told about the stand-ins (:class:`~finelogic.runs.base.PlanContext`): served
-    models are the stand-in server at ``url``, in-process ones the random-init ``checkpoints`` (one per
-    model index), training starts from the first, with :data:`REHEARSAL_TRAIN` and ``train_steps`` steps
-    over the profile's training settings."""
+    """The :class:`~finelogic.runs.base.PlanContext` of the stand-ins: served models on the server at ``url``,
+    in-process ones the random-init ``checkpoints`` (one per model index), training from the first with
+    :data:`REHEARSAL_TRAIN`."""
     train = {**REHEARSAL_TRAIN, "max_steps": train_steps}
     return PlanContext(PROFILE, serve=lambda entry: served(entry, url),
                        local=lambda entry, i=0: local(entry_name(entry), checkpoints[i % len(checkpoints)]),
@@ -193,18 +168,9 @@ def plan_context(url: str, checkpoints: Sequence[Path], *, train_steps: int = 2,
                        given=dict(given or {}))
 
 
-def family_plan(family: str, url: str, checkpoints: Sequence[Path], *, train_steps: int = 2,
-                overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """How ``family`` runs in the rehearsal: its ``rehearsal_plan`` (:mod:`finelogic.runs.registry`) with the
-    stand-ins' context (``overrides``: the caller's for this family, which decide e.g. which fine-tuned
-    models are served)."""
-    return registry.family(family).rehearsal_plan(plan_context(url, checkpoints, train_steps=train_steps,
-                                                               given=overrides))
-
-
 def served(entry: Any, url: str) -> dict[str, Any]:
-    """A profile's model entry as a stand-in on the server at ``url``, through the OpenAI backend
-    (a ``scorer`` key is kept)."""
+    """A profile's model entry as a stand-in on the server at ``url``, through the OpenAI backend (a
+    ``scorer`` key is kept)."""
     name = entry_name(entry)
     model = entry.get("model") or entry.get("path") or name if isinstance(entry, Mapping) else name
     spec = {"name": PREFIX + name, "kind": "openai", "model": PREFIX + str(model), "base_url": url,
@@ -221,9 +187,8 @@ def local(name: str, checkpoint: Path) -> dict[str, Any]:
 
 def standin_checkpoints(folder: Path, *, layers: int = 2, width: int = 64, count: int = 6) -> list[Path]:
     """``count`` random-init checkpoints (seeds 0..count-1) of the embedded model's architecture cut to
-    ``layers`` blocks of hidden size ``width``, with the embedded tokenizer; made once per folder. Six, one
-    per LogicMark model of the paper profile: two models on one checkpoint would share its cache entries,
-    and the second would cost nothing."""
+    ``layers`` blocks of width ``width``, made once per folder: one per LogicMark model of the paper profile,
+    since two models on one checkpoint would share cache entries."""
     paths = []
     for seed in range(count):
         target = folder / f"smollm2-arch-{layers}x{width}-seed{seed}"
@@ -253,12 +218,8 @@ def _save_standin(target: Path, layers: int, width: int, seed: int) -> None:
 
 
 def plan_table(requests: pd.DataFrame, prices: Mapping[str, tuple[float, float]] | None = None) -> pd.DataFrame:
-    """Requests and tokens per model for a real run, and its API cost at ``prices``.
-
-    Args:
-        requests: rows of ``requests.csv`` (:data:`REQUEST_COLUMNS`).
-        prices: model name (as the profile names the served model, e.g. ``gpt-4o``) -> (US$ per million
-            input tokens, US$ per million output tokens). Models without a price get no cost.
+    """Requests and tokens per model for a real run, and its API cost at ``prices`` (model -> US$ per million
+    input and output tokens; unpriced models get no cost).
 
     Returns:
         One row per model: ``model, requests, prompt_tokens, output_tokens_at_cap, input_usd,
@@ -316,8 +277,8 @@ def _write(root: Path, suffix: str, rows: list[dict[str, Any]],
 
 
 def render(root: str | Path, prices: Mapping[str, tuple[float, float]] | None = None) -> str:
-    """The rehearsal's report under ``root`` as two Markdown tables (per family and stage; the plan per
-    model at ``prices``), for the book's "What a paper run costs" page."""
+    """The report under ``root`` as two Markdown tables (per family and stage; the plan per model at
+    ``prices``)."""
     root = Path(root)
     report = pd.read_csv(root / "report.csv")
     plan = plan_table(pd.read_csv(root / "requests.csv"), prices)

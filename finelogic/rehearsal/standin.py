@@ -2,29 +2,18 @@
 
 It answers ``/v1/chat/completions`` and ``/v1/completions`` (with ``echo`` + ``logprobs``, as
 :class:`finelogic.models.openai_backend.OpenAIBackend` scores log-likelihoods) on 127.0.0.1, at once and
-deterministically: every reply is drawn from a generator seeded with the sha256 of the model name and the
-prompt, so the same request always gets the same reply. Its replies have the *shapes* a real model's
-replies have, chosen per prompt, so that every code path of the runs is exercised at full size:
+deterministically (each reply drawn from a generator seeded with the model name and the prompt), with the
+*shapes* a real model's replies have per prompt kind, so that every code path runs at full size: proofs and
+prose with and without a marker, empty and cut-off replies for answer prompts; ``true`` / ``false`` and the
+odd unreadable reply for judges; Logic-LM programs (some that do not parse), SymbCoT plans and
+verifications, Selection-Inference selections and inferences. Nothing it says is evidence about any model;
+every reply says so in its ``system_fingerprint`` (``finelogic-stand-in``).
 
-* answer prompts (Direct, CoT, Few-shot, the SFT prompts, Sel-Inf's answer step): FLD-notation proofs
-  with and without an answer marker, prose with and without a marker, empty replies, and replies cut at
-  the token cap (``finish_reason`` ``"length"``; empty ones too, as a reasoning model that spent its cap);
-* judge prompts (``Answer true or false only.``): ``true`` / ``false`` and the odd unreadable reply;
-* Logic-LM translations: ``factN: <formula>`` programs, some that do not parse;
-* SymbCoT: a plan and a symbolic solution, or a verification, with a marker;
-* Selection-Inference: a selection of fact ids, an inference (sometimes ``hypothesis``).
-
-Nothing it says is evidence about any model: its accuracy, judge verdicts and programs are noise. Every
-model it serves is named ``stand-in:<name>`` by the rehearsal, and every reply it sends says so in the
-response's ``system_fingerprint`` (``finelogic-stand-in``).
-
-It counts what it is sent, per model and prompt kind: requests, prompt tokens (a tokenizer handed in, else
-whitespace words, counts a deterministic sample of the messages; the rest are counted by characters at the
-sample's ratio; each message adds 4 tokens for the chat template), the token caps asked for, and reply tokens
-(:meth:`StandInServer.counts`; also served as JSON at ``GET /counts``). Start it with
-:meth:`StandInServer.start` (a daemon thread: it dies with the process) or as a context manager, or in a
-process of its own with :class:`StandInProcess` (what the rehearsal does: the server's work then runs on
-another core than the run it answers, instead of taking turns with it for one interpreter lock).
+It counts what it is sent per model and prompt kind (:meth:`StandInServer.counts`, also ``GET /counts``):
+requests, prompt tokens (a deterministic sample of the messages tokenized, the rest counted by characters
+at the sample's ratio, 4 tokens per message for the chat template), token caps and reply tokens. Run it in
+a daemon thread (:meth:`StandInServer.start`) or in a process of its own (:class:`StandInProcess`, what the
+rehearsal does, so its work runs on another core than the run it answers).
 """
 from __future__ import annotations
 
@@ -80,17 +69,11 @@ class Tally:
 
 
 class StandInServer:
-    """The stand-in server (module docstring).
-
-    Args:
-        count_tokens: ``text -> tokens`` for the prompt-token counts (e.g. a tokenizer's length);
-            None counts whitespace-separated words.
-    """
+    """The stand-in server (module docstring); ``count_tokens`` (``text -> tokens``, default whitespace words)
+    counts a 1-in-``sample`` sample of the messages."""
 
     def __init__(self, count_tokens: Callable[[str], int] | None = None, *, sample: int = 16) -> None:
-        # Tokenizing every prompt costs more than answering it (~1 us per token here): messages are
-        # tokenized on a deterministic 1-in-``sample`` sample, remembered (system prompts and
-        # demonstrations repeat), and the rest counted by characters at the sample's ratio.
+        # Tokenizing every prompt costs more than answering it: a remembered 1-in-``sample`` sample only.
         self.count_tokens = functools.lru_cache(maxsize=1 << 14)(count_tokens or (lambda text: len(text.split())))
         self.sample = sample
         self._tallies: dict[tuple[str, str], Tally] = defaultdict(Tally)
@@ -280,9 +263,8 @@ def _program(facts: list[str], rng: random.Random) -> str:
 def _handler(server: StandInServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive: the client reuses its connections
-        # Each response leaves in one write (headers and body buffered, flushed once per request) on a
-        # socket without Nagle's delay. Written unbuffered, the body waited for the client's delayed ACK
-        # of the headers: ~45 ms per request on 127.0.0.1 (55 ms -> 10 ms per serial request, measured).
+        # Each response leaves in one write on a socket without Nagle's delay: written unbuffered, the body
+        # waited for the client's delayed ACK of the headers.
         wbufsize = -1
         disable_nagle_algorithm = True
 
@@ -363,8 +345,8 @@ def serve(sample: str = "16", tokenizer: str | None = None) -> None:
     try:
         count = None
         if tokenizer is not None:
-            # The Rust tokenizer the fast transformers tokenizer wraps (same counts; 0.2 s to load instead of
-            # ~8 s importing transformers), so the server is up before the run needs it.
+            # The Rust tokenizer the fast transformers one wraps (same counts, far quicker to load than
+            # importing transformers), so the server is up before the run needs it.
             from tokenizers import Tokenizer
 
             loaded = Tokenizer.from_file(str(Path(tokenizer) / "tokenizer.json"))
