@@ -13,11 +13,8 @@ class EnvironmentSettingError(ValueError):
 
 
 def folder_setting(name: str, default: Path) -> Path:
-    """The folder environment variable ``name`` names, or ``default`` when it is unset.
-
-    Set but empty (or only spaces: ``FINELOGIC_CACHE=``, a shell variable that expanded to nothing) is an
-    error naming the variable, never the working folder (``Path("")`` is ``.``), where caches and results
-    would otherwise land unnoticed."""
+    """The folder environment variable ``name`` names, or ``default`` when it is unset; set but empty or
+    padded with spaces is an error naming the variable (``Path("")`` would be the working folder)."""
     value = os.environ.get(name)
     if value is None:
         return default
@@ -74,9 +71,9 @@ def results_dir(profile: str) -> Path:
 
 
 def redact_url(url: str | None) -> str | None:
-    """``url`` with any password (or token) in it replaced by ``***``: ``http://user:KEY@host/v1`` becomes
-    ``http://user:***@host/v1``, ``http://KEY@host`` becomes ``http://***@host``. For every place a URL is
-    shown or stored (logs, errors, provenance)."""
+    """``url`` with any password or token replaced by ``***`` (``http://user:KEY@host/v1`` ->
+    ``http://user:***@host/v1``, ``http://KEY@host`` -> ``http://***@host``), wherever a URL is shown or
+    stored."""
     if not url:
         return url
     return re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*://)([^/?#@]*)@",
@@ -85,8 +82,8 @@ def redact_url(url: str | None) -> str | None:
 
 
 def body_digest(extra_body: Any) -> str:
-    """``sha256:<16 hex>`` of a server's ``extra_body`` (its JSON, keys sorted): what a model's identity and a
-    run's provenance record instead of the values, which may hold a key or token."""
+    """``sha256:<16 hex>`` of a server's ``extra_body``: what a model's identity and a run's provenance record
+    instead of values that may hold a key."""
     import hashlib
     import json
 
@@ -94,9 +91,8 @@ def body_digest(extra_body: Any) -> str:
 
 
 def scrub_secrets(data: Any) -> Any:
-    """Plain settings data (:func:`finelogic.settings.as_data`) with what may be secret taken out, for
-    provenance: every ``extra_body`` mapping becomes its :func:`body_digest`, every URL its
-    :func:`redact_url` form."""
+    """Plain settings data with what may be secret taken out, for provenance: every ``extra_body`` mapping as
+    its :func:`body_digest`, every URL :func:`redact_url`-ed."""
     if isinstance(data, dict):
         return {k: body_digest(v) if k == "extra_body" and isinstance(v, dict) else scrub_secrets(v)
                 for k, v in data.items()}
@@ -108,9 +104,9 @@ def scrub_secrets(data: Any) -> Any:
 
 
 def safe_name(text: str) -> str:
-    """A file-name stem made from any text (a model name, a run name): characters other than letters,
-    digits, ``.``, ``_``, ``-`` become ``_``, and no leading dot, so ``meta-llama/Llama-3.1-8B`` gives
-    ``meta-llama_Llama-3.1-8B`` and ``../x`` can never leave its folder. The one slug function."""
+    """A file-name stem made from any text: characters other than letters, digits, ``.``, ``_``, ``-`` become
+    ``_`` and no leading dot (``meta-llama/Llama-3.1-8B`` -> ``meta-llama_Llama-3.1-8B``; ``../x`` can never
+    leave its folder)."""
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", str(text)).strip("_").lstrip("._")
     if not name:
         raise ValueError(f"{text!r} has no characters usable in a file name")
@@ -119,8 +115,8 @@ def safe_name(text: str) -> str:
 
 @contextlib.contextmanager
 def environment(**values: Any) -> Iterator[None]:
-    """Set environment variables (as strings) while the block runs, then restore each to what it was
-    (unset if it was unset), also when the block raises."""
+    """Set environment variables (as strings) while the block runs, then restore each (unset if it was unset),
+    also when it raises."""
     previous = {k: os.environ.get(k) for k in values}
     os.environ.update({k: str(v) for k, v in values.items()})
     try:

@@ -1,23 +1,18 @@
 """Results of pure, deterministic computations kept on disk, so a rerun reads them instead of redoing them.
 
-A paper-size rerun with every model answer cached still spends minutes on work that is not a model call:
-the symbolic judge's verdicts on ~90,000 steps, the baselines' solver calls, the probing problems' z3
-checks, the supervision styles' line checks. Each is a pure function of its inputs and of the package's
-code, so its result can be kept like a model answer. A :class:`Memo` is that store for one kind of result:
+A paper-size rerun with every model answer cached still spends minutes outside model calls: the symbolic
+judge's verdicts, the baselines' solver calls, the probing problems' z3 checks, the style checks. Each is a
+pure function of its inputs and the package's code, kept by a :class:`Memo`:
 
-* rows of the ``memos`` table of the one store (:mod:`finelogic.store`, ``$FINELOGIC_CACHE/store.sqlite``),
-  ``(memo, version, key, value)``, the value JSON (data, never pickle), checked on read (a row that is not
-  JSON is named, deleted and computed again);
-* the ``version`` is a digest of the sources the computation runs (:func:`source_version`), so a change to
-  that code starts afresh and an old result is never read again (``DELETE FROM memos WHERE memo = ...``, or
-  delete the store, to reclaim the space);
-* ``memo[key] = value`` buffers; :meth:`Memo.flush` writes the buffer in one transaction (several processes
-  may share a memo: a key written twice keeps its first value), and runs every :data:`FLUSH_EVERY` new
-  results and when the ``with`` block ends, so a crash loses at most the last few.
+* rows ``(memo, version, key, value)`` of the store's ``memos`` table (:mod:`finelogic.store`), the value
+  JSON (never pickle), checked on read (a bad row is named, deleted and computed again);
+* ``version`` is a digest of the sources the computation runs (:func:`source_version`), so a change to
+  that code starts afresh and an old result is never read again;
+* ``memo[key] = value`` buffers; :meth:`Memo.flush` writes the buffer in one transaction (a key written
+  twice keeps its first value), every :data:`FLUSH_EVERY` results and when the ``with`` block ends.
 
-Evaluation code takes any mapping (``memo.get(key)`` / ``memo[key] = value``; a plain ``dict`` in tests)
-and never opens files: the run that calls it opens the :class:`Memo`. Keys are strings; :func:`memo_key`
-makes one from any JSON-able value. Values must be JSON-able.
+Evaluation code takes any mapping (a plain ``dict`` in tests) and never opens files: the run opens the
+:class:`Memo`. Keys are strings (:func:`memo_key` makes one from any JSON-able value).
 """
 from __future__ import annotations
 
@@ -67,8 +62,8 @@ class Memo:
     Args:
         name: what is kept, e.g. ``"symbolic-verdicts"``.
         version: what the results depend on besides the key, e.g. ``source_version("eval", "logic")``.
-        store: the store (:class:`finelogic.store.Store`), its SQLite file, or a folder holding it as
-            ``store.sqlite``; default the one store, ``$FINELOGIC_CACHE/store.sqlite``.
+        store: a :class:`finelogic.store.Store`, its SQLite file, or a folder holding ``store.sqlite``; default
+            ``$FINELOGIC_CACHE/store.sqlite``.
     """
 
     def __init__(self, name: str, version: str, store: Store | str | os.PathLike | None = None) -> None:

@@ -1,15 +1,8 @@
-"""Run profiles: how big a run is. A profile is data, not branches scattered through notebooks.
-
-- ``smoke``: seconds; what the tests run.
-- ``tiny``: the default; the whole book on a 2-core CPU in minutes with the embedded SmolLM2.
-- ``study``: the paper's design in miniature on this CPU: the embedded model fine-tuned in the four
-  styles, its fine-tuned models evaluated by the accuracy, depth, soundness and probing families beside the
-  base model (hours; its results are committed, so the book shows them by default).
-- ``paper``: the paper's sample sizes and models (needs GPUs or API keys).
-
-Each notebook family keeps its settings per profile beside its code, as typed values
-(``PROFILES`` in its ``finelogic.runs`` module: a frozen dataclass per profile, whose defaults are the
-dataclass's own); this module names the profiles and checks a name.
+"""Run profiles: how big a run is (``smoke``: seconds, what the tests run; ``tiny``: the default, the whole
+book on a 2-core CPU in minutes; ``study``: the paper's design in miniature on this CPU, hours, results
+committed; ``paper``: the paper's sample sizes and models). Each notebook family keeps its typed settings
+per profile beside its code (``PROFILES`` in its ``finelogic.runs`` module); this module names the
+profiles and checks a name.
 """
 from __future__ import annotations
 

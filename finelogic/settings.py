@@ -1,12 +1,9 @@
 """Typed settings: each notebook family's settings are a frozen dataclass (nested ones included), built from
 plain data by :func:`build`, which rejects an unknown or ill-typed key at any depth with its full path
-(``accuracy.generation.max_new_tokens``) and the valid names, and changed by :func:`merge`, which changes
-the fields it is given and keeps the others (a nested section is merged field by field too).
-
-Defaults live in the dataclasses only. A field typed ``Mapping[str, X]`` with ``X`` a dataclass is built
-key by key; a ``tuple[...]`` field accepts any sequence; ``int`` accepts no bool, ``float`` accepts an
-int. Checks a field needs beyond its type go in the dataclass's ``__post_init__`` (a ``ValueError`` there
-is reported with the path of the section that raised it).
+(``accuracy.generation.max_new_tokens``) and the valid names, and changed by :func:`merge`, field by field.
+Defaults live in the dataclasses only. ``Mapping[str, X]`` fields are built key by key, a ``tuple[...]``
+accepts any sequence, ``int`` no bool, ``float`` an int; further checks go in ``__post_init__`` (its
+``ValueError`` is reported with the section's path).
 """
 from __future__ import annotations
 
@@ -60,11 +57,7 @@ def build(cls: type[S], value: Any, path: str) -> S:
     if not isinstance(value, MappingABC):
         raise SettingsError(f"{path}: expected a mapping of settings ({', '.join(_names(cls))}), got {value!r}")
     hints = _hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
-    unknown = sorted(k for k in value if k not in fields)
-    if unknown:
-        raise SettingsError(f"{path}.{unknown[0]}: unknown setting; the settings of {path} are "
-                            f"{', '.join(_names(cls))}")
+    _refuse_unknown(cls, value, path)
     kwargs = {name: _coerce(hints[name], item, f"{path}.{name}") for name, item in value.items()}
     try:
         return cls(**kwargs)
@@ -75,9 +68,8 @@ def build(cls: type[S], value: Any, path: str) -> S:
 
 
 def merge(instance: S, overrides: Mapping[str, Any] | None, path: str) -> S:
-    """``instance`` with ``overrides`` applied field by field (None values keep the current one; a nested
-    settings section given as a mapping is merged into the current section, not replacing it, unless it
-    names another ``name`` than the current one, e.g. another generator for a test set: a different thing,
+    """``instance`` with ``overrides`` applied field by field: None keeps the current value, a nested section
+    given as a mapping is merged into the current one (unless it names another ``name``: a different thing,
     built from the mapping alone).
 
     Raises:
@@ -86,11 +78,7 @@ def merge(instance: S, overrides: Mapping[str, Any] | None, path: str) -> S:
     if not overrides:
         return instance
     cls = type(instance)
-    fields = {f.name for f in dataclasses.fields(cls) if f.init}
-    unknown = sorted(k for k in overrides if k not in fields)
-    if unknown:
-        raise SettingsError(f"{path}.{unknown[0]}: unknown setting; the settings of {path} are "
-                            f"{', '.join(_names(cls))}")
+    fields = _refuse_unknown(cls, overrides, path)
     changed = {}
     for name, value in overrides.items():
         if value is None:
@@ -141,6 +129,15 @@ def _hints(cls: type) -> dict[str, Any]:
 
 def _names(cls: type) -> list[str]:
     return sorted(f.name for f in dataclasses.fields(cls) if f.init)
+
+
+def _refuse_unknown(cls: type, keys: Mapping[str, Any], path: str) -> list[str]:
+    """The settings of ``cls`` (its init fields); a SettingsError naming the first key of ``keys`` not one."""
+    names = _names(cls)
+    unknown = sorted(k for k in keys if k not in names)
+    if unknown:
+        raise SettingsError(f"{path}.{unknown[0]}: unknown setting; the settings of {path} are {', '.join(names)}")
+    return names
 
 
 def _coerce(hint: Any, value: Any, path: str) -> Any:

@@ -1,36 +1,24 @@
-"""One store for what finelogic keeps and reuses: model calls (all verbs), memos, generated sets: one SQLite file.
+"""One store for what finelogic keeps and reuses: model calls (all verbs), memos, generated sets: one SQLite
+file.
 
-The store is ``$FINELOGIC_CACHE/store.sqlite`` (:func:`finelogic.config.store_path`): a SQLite database in
-WAL mode (readers never wait for a writer; several processes share it), written through the standard
-library's :mod:`sqlite3`. Why SQLite rather than files: a record is a row written in one transaction or not
-at all, so nothing an accident does to a file (a lost newline, a disk filling in the middle of an append,
-two files joined with ``cat``) can glue one request's key to another request's answer.
+The store is ``$FINELOGIC_CACHE/store.sqlite`` (:func:`finelogic.config.store_path`), SQLite in WAL mode
+(readers never wait for a writer; several processes share it): a record is a row written in one
+transaction or not at all, so no accident to a file (a lost newline, a full disk mid-append, two files
+joined) can glue one request's key to another's answer. Tables (README, "Caches"):
 
-Tables (inspect them with ``sqlite3 $FINELOGIC_CACHE/store.sqlite``; README, "Caches"):
-
-* ``calls(key, kind, model, request, value, stored)``: one row per model call. ``key`` is the sha256 of the
-  canonical JSON of ``request`` (:func:`finelogic.models.cache.request_key`); ``kind`` is the verb
-  (``generate``, ``loglikelihood``, ``hidden_states``); ``value`` is JSON text for the first two
-  (``{"text": ..., "finish_reason": ...}``, ``[logprob, tokens, greedy]``) and an ``.npz`` blob (no pickle)
-  for hidden states.
-* ``memos(memo, version, key, value, stored)``: the results of :class:`finelogic.memo.Memo`, JSON text.
-* ``claims(key, holder, pid, host, started, expires)``: requests a process is computing now (below).
+* ``calls(key, kind, model, request, value, stored)``: one row per model call; ``key`` the sha256 of the
+  canonical JSON of ``request`` (:func:`canonical_key`), ``kind`` the verb, ``value`` JSON text
+  (``{"text", "finish_reason"}``, ``[logprob, tokens, greedy]``) or an ``.npz`` blob for hidden states.
+* ``memos(memo, version, key, value, stored)``: the results of :class:`finelogic.memo.Memo`.
+* ``claims(key, holder, pid, host, started, expires)``: requests a process is computing now.
 * ``datasets(key, name, problems, count, sha256, stored)``: generated test and training sets
-  (:mod:`finelogic.data.stored`), each one row of JSON lines with their count and sha256, so an edited or
-  cut set is caught on read and made again.
+  (:mod:`finelogic.data.stored`), with their count and sha256, so an edited or cut set is caught on read.
 
-**Validated on read.** Every value is checked against its kind's type when read (:func:`decode`): a text
-must be a non-empty string, a log-likelihood a number (not a string, not NaN), a token count a whole
-number, arrays an ``.npz`` whose rows add up. A row that fails is named in a warning (store path, table,
-key and what is wrong), deleted, and computed again; it is never coerced into an answer.
-
-**Claims with a lease.** Before computing a request, a process claims it in the same transaction that
-found it missing, so two processes never compute one request. A claim holds for :data:`LEASE_SECONDS`
-and is renewed every third of that while its process works (by one heartbeat thread per process); a
-process that is killed or stopped (``SIGSTOP``) stops renewing, so the others wait for it at most one lease,
-saying so in the log, and then take its requests over (a process that still runs keeps its claims however
-long its model takes). A claim of a process on this machine that has died is taken over
-at once. A damaged claim row (a holder or expiry of the wrong type) is named and taken over.
+**Validated on read** (:func:`decode`): a row whose value is not of its kind's type is named in a warning,
+deleted and computed again, never coerced into an answer. **Claims with a lease**: a process claims the
+requests it will compute in the transaction that found them missing; a claim holds for
+:data:`LEASE_SECONDS` and is renewed by a heartbeat thread, so a killed or stopped process delays the others
+at most one lease (a dead process on this machine at once) before they take its requests over.
 """
 from __future__ import annotations
 
@@ -60,8 +48,8 @@ LEASE_SECONDS = 30.0
 BUSY_SECONDS = 120.0
 #: Keys per ``IN (...)`` query (below SQLite's limit on bound parameters).
 _BATCH = 500
-#: Asking for at least this share of a model's stored answers of one kind reads them all in one scan (about
-#: four times faster per row than looking each key up; a cached rerun asks for most of them).
+#: Asking for at least this share of a model's stored answers of one kind reads them all in one scan (faster
+#: per row than looking each key up; a cached rerun asks for most of them).
 SCAN_SHARE = 0.25
 _JSON = json.JSONDecoder()
 #: SQL: the row's value is one JSON text (what :meth:`Store._scan` gathers; other rows are decoded one by one).
@@ -91,10 +79,8 @@ class BadValue(ValueError):
 
 # ---------------------------------------------------------------------------------------------- values
 def encode(kind: str, value: Any) -> str | bytes:
-    """The stored form of an answer of ``kind``: JSON text, or an ``.npz`` blob for hidden states.
-
-    Raises :class:`BadValue` for an answer that is not of the kind's type, so nothing unreadable is
-    written in the first place."""
+    """The stored form of an answer of ``kind``: JSON text, or an ``.npz`` blob for hidden states;
+    :class:`BadValue` for an answer not of the kind's type, so nothing unreadable is written."""
     if kind == "hidden_states":
         return _arrays_blob(value)
     text = json.dumps(value, ensure_ascii=False, allow_nan=True)
@@ -176,12 +162,10 @@ def check_all(kind: str, values: dict[str, Any]) -> dict[str, BadValue]:
 
 
 def decode_many(kind: str, rows: Sequence[tuple[str, Any, int]]) -> tuple[dict[str, Any], dict[str, BadValue]]:
-    """:func:`decode` of many ``(key, raw, json_valid)`` rows (``json_valid``: SQLite's verdict that ``raw``
-    is exactly one JSON value): the values, and what is wrong with each bad one.
-
-    Rows SQLite calls one JSON value each are parsed in one ``json.loads`` of their list (about twice as
-    fast as one parse each); as each piece is one whole value, no value can run into the next. Anything
-    else is parsed on its own."""
+    """What :func:`decode` gives for many ``(key, raw, json_valid)`` rows (``json_valid``: SQLite's verdict
+    that ``raw`` is one JSON value): the values and what is wrong with each bad one. Rows SQLite calls one
+    JSON value each are parsed in one ``json.loads`` of their list (each piece one whole value, so none can
+    run into the next)."""
     values: dict[str, Any] = {}
     bad: dict[str, BadValue] = {}
     whole = [(k, raw) for k, raw, valid in rows if valid == 1 and type(raw) is str] if kind != "hidden_states" else []
