@@ -135,3 +135,12 @@ def test_accuracy_names_the_model_when_the_run_has_several():
                          _records("fld", "CoT", [False] * 3, [None] * 3).assign(model="m2")])
     text = findings.accuracy(SimpleNamespace(records=records))
     assert "m FLD CoT 100.0% [43.9, 100.0] (n = 3)" in text and "indistinguishable from chance on m2 FLD CoT" in text
+
+
+def test_many_cells_at_chance_are_counted_not_listed():
+    # Four datasets x two settings, every marker answer wrong and every forced answer a coin flip (1 of 2).
+    records = pd.concat([_records(d, s, [False] * 2, [True, False]) for d in ("fld", "folio", "multi_logieval",
+                                                                            "prontoqa") for s in ("Direct", "CoT")])
+    text = findings.accuracy(SimpleNamespace(records=records))
+    assert "Forced-choice accuracy is indistinguishable from chance on all 8 cells." in text
+    assert "FOLIO CoT" not in text

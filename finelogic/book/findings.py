@@ -111,13 +111,17 @@ def _cells_against_chance(summary: pd.DataFrame, label: Iterable[str]) -> dict[s
 
 def _verdict_sentence(verdicts: dict[str, list[tuple[str, str]]]) -> str:
     """``"above chance on A 50.0% [..] (n = ..), chance 33.3%, and indistinguishable from chance on B, C"``: the
-    cells that differ from chance quoted (at most :data:`QUOTED` each), the others named."""
+    cells that differ from chance quoted (at most :data:`QUOTED` each), the others named (counted beyond
+    :data:`QUOTED`)."""
     parts = []
+    total = sum(len(cells) for cells in verdicts.values())
     for verdict, cells in verdicts.items():
         if not cells:
             continue
         if verdict == "indistinguishable from":
-            parts.append(f"{verdict} chance on {_joined([name for name, _ in cells])}")
+            names = _joined([name for name, _ in cells]) if len(cells) <= QUOTED else (
+                f"all {len(cells)} cells" if len(cells) == total else f"the other {len(cells)} cells")
+            parts.append(f"{verdict} chance on {names}")
             continue
         quoted = [text for _, text in cells[:QUOTED]]
         more = f" and {len(cells) - QUOTED} more" if len(cells) > QUOTED else ""
