@@ -9,13 +9,10 @@ that engine as it is, :func:`export_llamafactory` writes a folder LLaMA-Factory 
     DIR/train_<style>_llama3.yaml     the released recipe for Llama-3.1-8B-Instruct (template llama3)
     DIR/train_<style>_qwen.yaml       the same for Qwen-2.5-7B-Instruct (template qwen)
 
-Records use LLaMA-Factory's ``sharegpt`` formatting in its OpenAI-style variant: ``messages`` is a list of
-``{"role", "content"}`` turns, the first ``system`` (LLaMA-Factory moves it to the template's system slot),
-then ``user`` and ``assistant``; the loss covers the assistant turn, as in our loop and the TRL trainer.
-The entry names the tags (``role_tag=role``, ``content_tag=content``, ``user_tag=user``,
-``assistant_tag=assistant``, ``system_tag=system``), since the format's defaults are ShareGPT's
-(``from``/``value``/``human``/``gpt``). Our ``id`` is kept in each record (LLaMA-Factory ignores columns
-it is not told about).
+Records use LLaMA-Factory's ``sharegpt`` formatting in its OpenAI-style variant (``messages``: ``system``,
+then ``user`` and ``assistant`` turns; the loss covers the assistant turn, as in our loop and the TRL
+trainer); the entry names the tags, since the format's defaults are ShareGPT's (``from``/``value``). Our
+``id`` is kept in each record (LLaMA-Factory ignores columns it is not told about).
 
 Train with ``llamafactory-cli train DIR/train_NL_llama3.yaml`` from a LLaMA-Factory checkout (its
 ``examples/deepspeed/ds_z3_config.json`` is the ZeRO-3 file the recipe names), on 4 GPUs.
@@ -24,12 +21,12 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import yaml
 
+from finelogic.files import write_text_atomic
 from finelogic.sft.recipes import BASE_MODELS, llamafactory_config
 
 #: The ``dataset_info.json`` entry's fixed part (the file name is added per style).
@@ -39,7 +36,6 @@ DATASET_ENTRY = {
     "tags": {"role_tag": "role", "content_tag": "content", "user_tag": "user", "assistant_tag": "assistant",
              "system_tag": "system"},
 }
-ROLES = ("system", "user", "assistant")
 
 
 def dataset_name(style: str) -> str:
@@ -87,32 +83,21 @@ def export_llamafactory(examples: Sequence[Mapping[str, Any]], style: str, out: 
     name = dataset_name(style)
     records = llamafactory_records(examples)
     data = folder / f"{name}.json"
-    _write_atomic(data, json.dumps(records, ensure_ascii=False, indent=1))
+    write_text_atomic(data, json.dumps(records, ensure_ascii=False, indent=1))
     info_path = folder / "dataset_info.json"
     info = json.loads(info_path.read_text(encoding="utf-8")) if info_path.is_file() else {}
     info[name] = {"file_name": data.name, **DATASET_ENTRY}
-    _write_atomic(info_path, json.dumps(info, ensure_ascii=False, indent=2))
+    write_text_atomic(info_path, json.dumps(info, ensure_ascii=False, indent=2))
     written = {"data": data, "dataset_info": info_path}
     for base in BASE_MODELS:
         config = llamafactory_config(base, name, f"{output_root}/{base}/{name}", dataset_dir=str(folder))
         path = folder / f"train_{safe_style(style)}_{base}.yaml"
-        _write_atomic(path, f"# FineLogic {style}: the released recipe (logical.yaml) for {BASE_MODELS[base].name}.\n"
-                      f"# Run from a LLaMA-Factory checkout on 4 GPUs: llamafactory-cli train {path}\n"
-                      + yaml.safe_dump(config, sort_keys=False))
+        write_text_atomic(path, f"# FineLogic {style}: the released recipe (logical.yaml) for {BASE_MODELS[base].name}.\n"
+                          f"# Run from a LLaMA-Factory checkout on 4 GPUs: llamafactory-cli train {path}\n"
+                          + yaml.safe_dump(config, sort_keys=False))
         written[base] = path
     return written
 
 
 def safe_style(style: str) -> str:
     return style.replace("/", "_")
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    handle, staging = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(staging, path)
-    finally:
-        if os.path.exists(staging):
-            os.unlink(staging)

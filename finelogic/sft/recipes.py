@@ -1,15 +1,12 @@
 """The paper's fine-tuning recipe, written once as data, with where each value comes from.
 
-Section 4 of the paper fully fine-tunes Llama-3.1-8B-Instruct and Qwen-2.5-7B-Instruct on each supervision
-style. Some of its hyper-parameters are stated in the paper (learning rate and epochs in Section 5.1, four
-A100 GPUs in Appendix D); the rest are read from the authors' released LLaMA-Factory config
-``logical.yaml`` (``book/released-code.md`` ("Models and generation"); the file itself is not copied). Every value is a :class:`Setting` named by its LLaMA-Factory key, so one table feeds
-
-- :data:`finelogic.sft.train.PAPER_CONFIG` (our loop's :class:`~finelogic.sft.train.TrainConfig`),
-- the LLaMA-Factory export (:mod:`finelogic.sft.export`: the training YAML per base model), and
-- the TRL trainer (:mod:`finelogic.sft.trl_train`: ``SFTConfig`` arguments),
-
-and the three cannot drift apart. :func:`recipe_table` shows it (the reproduce page prints it).
+Section 4 fully fine-tunes Llama-3.1-8B-Instruct and Qwen-2.5-7B-Instruct on each supervision style. Some
+hyper-parameters are stated in the paper (learning rate and epochs in Section 5.1, four A100 GPUs in
+Appendix D); the rest are read from the authors' released LLaMA-Factory config ``logical.yaml``
+(``book/released-code.md``, "Models and generation"; the file itself is not copied). Every value is a
+:class:`Setting` named by its LLaMA-Factory key, so one table feeds :data:`finelogic.sft.train.PAPER_CONFIG`,
+the LLaMA-Factory export (:mod:`finelogic.sft.export`) and the TRL trainer (:mod:`finelogic.sft.trl_train`),
+and the three cannot drift apart; :func:`recipe_table` shows it.
 """
 from __future__ import annotations
 
@@ -91,10 +88,8 @@ def global_batch(gpus: int = GPUS) -> int:
 
 
 def train_config_fields() -> dict[str, Any]:
-    """The :class:`finelogic.sft.train.TrainConfig` fields the recipe sets (our loop's names).
-
-    ``micro_batch_size`` is not in the recipe: it is our loop's memory knob (gradients are accumulated to
-    ``batch_size``), not maths, so the profile chooses it."""
+    """The :class:`finelogic.sft.train.TrainConfig` fields the recipe sets (``micro_batch_size``, a memory
+    knob, is the profile's)."""
     return {"method": value("finetuning_type"), "learning_rate": value("learning_rate"),
             "epochs": value("num_train_epochs"), "batch_size": global_batch(),
             "cutoff_len": value("cutoff_len"), "scheduler": value("lr_scheduler_type"),
@@ -102,10 +97,8 @@ def train_config_fields() -> dict[str, Any]:
 
 
 def trl_arguments(*, gpus: int = GPUS) -> dict[str, Any]:
-    """``trl.SFTConfig`` arguments with the recipe's values (transformers' ``TrainingArguments`` names).
-
-    LLaMA-Factory's ``cutoff_len`` is TRL's ``max_length``. ``gpus`` other than 4 keeps the global batch
-    of 32 by raising gradient accumulation (e.g. 2 CPU processes: 8 x 2 x 2)."""
+    """``trl.SFTConfig`` arguments with the recipe's values (LLaMA-Factory's ``cutoff_len`` is TRL's
+    ``max_length``); ``gpus`` other than 4 keep the global batch of 32 by raising gradient accumulation."""
     per_device = value("per_device_train_batch_size")
     target = global_batch()
     if target % (per_device * gpus):
@@ -118,11 +111,9 @@ def trl_arguments(*, gpus: int = GPUS) -> dict[str, Any]:
 
 
 def llamafactory_config(base: str, dataset: str, output_dir: str, *, dataset_dir: str = "data") -> dict[str, Any]:
-    """The training YAML for LLaMA-Factory equivalent to the released one, for ``base`` (a
-    :data:`BASE_MODELS` key: ``llama3`` or ``qwen``) on the registered ``dataset``.
-
-    The released file's values, with the model, its template, the dataset and the output folder filled
-    in (the released script rewrote ``dataset`` and ``output_dir`` per run the same way)."""
+    """The LLaMA-Factory training YAML equivalent to the released one for ``base`` (``llama3`` or ``qwen``) on
+    the registered ``dataset``: the released values with the model, template, dataset and output folder filled
+    in (as the released script rewrote them per run)."""
     if base not in BASE_MODELS:
         raise ValueError(f"unknown base model {base!r}; choose from {', '.join(BASE_MODELS)}")
     model = BASE_MODELS[base]
@@ -145,9 +136,8 @@ def recipe_table() -> pd.DataFrame:
 
 def gpu_hours(tokens_per_epoch: float, tokens_per_second: float, *, gpus: int = GPUS,
               epochs: float | None = None) -> float:
-    """GPU-hours to train one style: ``epochs`` (default the recipe's 3) passes over ``tokens_per_epoch``
-    tokens at ``tokens_per_second`` training tokens per second over all ``gpus`` together (a throughput
-    you measure or assume; nothing here measures a GPU)."""
+    """GPU-hours to train one style: ``epochs`` (default the recipe's) passes over ``tokens_per_epoch`` at
+    ``tokens_per_second`` over all ``gpus`` (a throughput you measure or assume)."""
     if tokens_per_second <= 0:
         raise ValueError("tokens_per_second must be positive")
     passes = value("num_train_epochs") if epochs is None else epochs

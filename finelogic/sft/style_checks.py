@@ -1,9 +1,7 @@
 """Reading a supervision-style text back and judging every logical claim in it (paper Section 4, Figure 4).
 
-:func:`check` is the counterpart of :func:`finelogic.sft.styles.build`: it reads a built text line by
-line (definitions, translations, steps) and judges each with
-:class:`~finelogic.eval.judges.SymbolicJudge` or a structural check, so a bug in a builder shows up as an
-invalid line. The styles themselves are described in :mod:`finelogic.sft.styles`.
+:func:`check` is the counterpart of :func:`finelogic.sft.styles.build`: it reads a built text line by line
+and judges each definition, translation and step, so a bug in a builder shows up as an invalid line.
 """
 from __future__ import annotations
 
@@ -110,27 +108,18 @@ def _read_nl_step(line: str, number: int, words: Words) -> _ReadStep:
 
 
 def check(style: str, problem: Problem, text: str | None = None) -> list[Verdict]:
-    """Judge every logical claim of a style's text; all valid and atomic means the text is sound.
+    """Judge every logical claim of a style's text (default ``build(style, problem)``); all valid and atomic
+    means it is sound.
 
-    The text (default: ``build(style, problem)``) is read back line by line and yields, in order, one
-    invalid verdict per unreadable line (it looks like a step, definition or translation but does not
-    parse), then:
-
-    - one verdict per definition (``{A}x = x is red``): valid when it agrees with how the problem's
-      sentences read, e.g. ``{A}{a}`` rendered in English equals the definition with ``x`` := the
-      constant's meaning;
-    - one per translation (``fact3: {A}{a}``): valid when it is the problem's formula for that id;
-      plus one on coverage: Struct and Direct translate every fact and the hypothesis, Filter exactly the
-      facts its steps cite (UNKNOWN: those of :func:`used_facts`), and Struct / Filter define every symbol
-      they write;
-    - one per step, from :class:`~finelogic.eval.judges.SymbolicJudge` (z3 validity, one-rule atomicity):
-      premises are the text's own translations (NL: the problem's formulas) and earlier conclusions; a
-      step concluding ``hypothesis`` / ``¬hypothesis`` must also write that formula;
-    - one on the end: the last step concludes the label's target and the text ends with its marker.
-
-    For definitions, translations and these structural checks ``atomic`` mirrors ``valid``; a step the
-    judge cannot decide (it cites an id not stated before it) has ``valid`` None, which counts as a
-    failure. ``reason`` starts with the line at fault.
+    In order: one invalid verdict per line that looks like a step, definition or translation but does not
+    parse; one per definition (``{A}x = x is red``), valid when it agrees with the problem's English; one per
+    translation (``fact3: {A}{a}``), valid when it is the problem's formula, and one on coverage (Struct and
+    Direct translate every fact and the hypothesis, Filter exactly the facts its steps cite; Struct / Filter
+    define every symbol they write); one per step from :class:`~finelogic.eval.judges.SymbolicJudge` over the
+    text's own translations (NL: the problem's formulas), a ``hypothesis`` step also writing that formula; one
+    on the end (the last step concludes the label's target, the text ends with its marker). Outside steps
+    ``atomic`` mirrors ``valid``; an undecided step (``valid`` None) counts as a failure; ``reason`` starts
+    with the line at fault.
 
     Raises:
         StyleError: unknown style or a problem the styles do not support (see :func:`build`).
@@ -155,9 +144,8 @@ def check(style: str, problem: Problem, text: str | None = None) -> list[Verdict
 
 
 def _check_definitions(style: str, reading: _Reading, words: Words) -> list[Verdict]:
-    """Each definition against the problem's English: ``{A}x = x is red`` holds when ``{A}{c}`` reads
-    "<the text's meaning of {c}> is red"; ``{c} = the dog`` when ``{A}{c}`` starts "the dog "; ``{P} = the
-    parade happens`` when ``{P}`` reads so. Struct and Filter must define every symbol they write."""
+    """Each definition against the problem's English (``{A}x = x is red`` holds when ``{A}{c}`` reads
+    "<meaning of {c}> is red"), and for Struct and Filter whether every symbol written is defined."""
     out = []
     constant_meaning = {s.strip("{}"): m for _, s, unary, m in reading.definitions if s[1].islower()}
     unary_names = sorted(s.strip("{}") for _, s, unary, _ in reading.definitions if unary)
@@ -214,7 +202,7 @@ def _check_translations(style: str, problem: Problem, reading: _Reading, gold: M
 
 def _judge_steps(problem: Problem, steps: Sequence[_ReadStep], premises: Mapping[str, Formula]) -> list[Verdict]:
     """One SymbolicJudge verdict per step, on a view of the problem whose facts are ``premises`` and whose
-    sentences use a neutral template vocabulary (so FLD and ProntoQA problems are judged alike)."""
+    sentences use a neutral template vocabulary (FLD and ProntoQA judged alike)."""
     formulas = [*premises.values(), *(s.formula for s in steps if s.formula is not None)]
     vocabulary = _neutral_vocabulary(formulas)
     view = replace(problem, formulas={k: format_formula(f) for k, f in premises.items()},
@@ -246,8 +234,8 @@ def _judge_steps(problem: Problem, steps: Sequence[_ReadStep], premises: Mapping
 
 
 def _neutral_vocabulary(formulas: Iterable[Formula]) -> Vocabulary:
-    """A template vocabulary naming every symbol of ``formulas`` (the judge reads intermediate
-    conclusions as sentences; these words only carry the formulas through)."""
+    """A template vocabulary naming every symbol of ``formulas`` (its words only carry the formulas through
+    the judge)."""
     consts, unary, props = symbols_of(formulas)
     if len(consts) > len(NOUNS) or len(unary) > len(ADJECTIVES) or len(props) > len(EVENTS):
         raise StyleError(f"too many symbols to judge: {len(consts)} constants, {len(unary)} predicates, "
