@@ -1,17 +1,12 @@
 """The LogicMark card's evaluation: the logicmark family's run, behind ``notebooks/07_logicmark.ipynb``.
 
-:func:`run` resolves the profile's ``logicmark`` section once, takes the items (our generator with the
-card's configuration, or LogicMark records from a file), opens every model once
-(:func:`finelogic.runs.base.open_models`: the one model-call cache answers every log-likelihood seen
-before, so a rerun makes no model call), scores each by log-likelihood multiple choice
-(:func:`finelogic.eval.logicmark.score`) and builds the card's tables
-(:func:`finelogic.eval.logicmark.summaries`).
-
-Rows: the embedded SmolLM2-135M-Instruct; with ``random_control`` the same architecture with random
-weights drawn with the run's seed (what the scorer finds in an untrained network; with the optional
-``random_control_items`` on the first that many items only: its rows' ``n`` say so); every ``extra_models``
-entry (hub name or local path, e.g. one of the card's models), labelled as written; every
-``sft_checkpoints`` entry, labelled ``SFT: <path>`` (none ship with this repository).
+:func:`run` takes the items (our generator with the card's configuration, or LogicMark records from a
+file), opens every model once (the model-call cache answers every log-likelihood seen before), scores each
+by log-likelihood multiple choice (:func:`finelogic.eval.logicmark.score`) and builds the card's tables
+(:func:`finelogic.eval.logicmark.summaries`). Rows: the embedded SmolLM2-135M-Instruct; with
+``random_control`` the same architecture with random weights drawn with the run's seed (chance level;
+``random_control_items`` limits it to the first items, its rows' ``n`` say so); every ``extra_models``
+entry, labelled as written; every ``sft_checkpoints`` entry, labelled ``SFT: <path>``.
 """
 from __future__ import annotations
 
@@ -75,12 +70,10 @@ class LogicMarkSettings:
 
 
 #: The family's settings per profile. tiny: 1,000 items (per-hop Wilson intervals of about +-3 to +-10
-#: points); 32 contexts per pass (~1.3x less CPU than 8 on 100 items). The random-init control costs as much
-#: per item as the embedded model and only has to show chance: its first 500 items (per-hop n 46-209).
-#: paper: the card's 5,000 items and some of its models (hub names; they need the network).
+#: points); the random-init control only has to show chance: its first 500 items (per-hop n 46-209); Gemma
+#: its first 300. paper: the card's 5,000 items and some of its models (hub names; they need the network).
 PROFILES = {
     "smoke": LogicMarkSettings(items=5, batch_size=8, random_control=False),
-    # Gemma 3 270M base through llama.cpp: ~0.5 s an item on one busy core, so its first 300 items.
     "tiny": LogicMarkSettings(items=1000, batch_size=32, random_control=True, random_control_items=500, gemma=True,
                               gemma_items=300),
     "study": LogicMarkSettings(items=1000, batch_size=32, random_control=True, random_control_items=500, gemma=True,
@@ -114,19 +107,15 @@ class LogicMarkRun(Run):
 
 def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = None,
         extra_models: str | Sequence[str] | None = None, **overrides: Any) -> LogicMarkRun:
-    """Score LogicMark items with every model of ``profile``'s ``logicmark`` section.
+    """Score LogicMark items with every model of ``profile``'s ``logicmark`` section
+    (:class:`LogicMarkSettings`).
 
     Args:
-        profile: ``smoke``, ``tiny`` or ``paper``; the section gives ``items``, ``batch_size``,
-            ``random_control`` and (optionally) ``extra_models``.
         seed: which items are generated or sampled, and the random-init control's weights.
         backends: ready backends by row label (e.g. :data:`EMBEDDED`); the rest are opened with
             :func:`finelogic.models.spec.open_model`.
         extra_models: more models scored after the profile's own (a list, or one comma-separated string).
-        overrides: any setting of the section, and ``logicmark_path`` (a folder or file of LogicMark records;
-            empty: our generator), ``normalization`` (``token_mean``, the card's default; ``char``; ``none``),
-            ``sft_checkpoints`` (a list or comma-separated string), ``threads`` (torch CPU threads),
-            ``random_control_items`` (score the random-init control on the first n items only; None: all).
+        overrides: any setting of the section (``sft_checkpoints`` may be a comma-separated string).
     """
     given = dict(overrides)
     if given.get("sft_checkpoints") is not None:

@@ -1,44 +1,26 @@
 """The four supervision styles of the paper's Section 4 (Figure 4), built from gold proofs.
 
-:func:`build` writes the assistant turn of one training example for a generated FLD-style
-(:mod:`finelogic.data.generators.fld`) or ProntoQA-style (:mod:`finelogic.data.generators.prontoqa`)
-problem; :func:`finelogic.sft.style_checks.check` reads the text back and judges every logical claim in
-it with :class:`~finelogic.eval.judges.SymbolicJudge`, so a bug in a builder shows up as an invalid line.
+:func:`build` writes the assistant turn of one training example for a generated FLD-style or
+ProntoQA-style problem; :func:`finelogic.sft.style_checks.check` reads it back and judges every claim in
+it. The styles (the connective phrasing is ours; no model writes any of it):
 
-The styles (the connective phrasing is ours; no model writes any of it):
-
-- ``NL``: natural language only. One line per step, ``Step 2: From step 1 and fact4, it follows that
-  the dog is red.``; facts are cited by id, earlier conclusions by step number; the last step says
-  ``which is the hypothesis`` (PROVED) or ``which is the negation of the hypothesis`` (DISPROVED).
-- ``Symb-Struct``: define every constant and predicate (``{a} = the dog``, ``{A}x = x is red``,
-  ``{A} = the parade happens``), translate every fact and the hypothesis into FLD formal notation
-  (``fact1: {A}{a} -> {B}{a}``), then reason in formulas with FLD proof notation, one step per line:
-  ``fact3 & int1 -> int2: {B}{a};``; the last step concludes ``hypothesis`` or ``¬hypothesis`` and
-  writes that formula too.
-- ``Symb-Filter``: as Struct, but only the facts the gold proof cites are listed, defined and translated.
-- ``Symb-Direct``: the facts and the hypothesis written directly as formulas, no definitions; then the
-  same symbolic steps.
+- ``NL``: natural language only, one line per step: ``Step 2: From step 1 and fact4, it follows that the
+  dog is red.``; the last step adds ``which is the hypothesis`` (or ``... the negation of the hypothesis``).
+- ``Symb-Struct``: define every constant and predicate (``{a} = the dog``, ``{A}x = x is red``), translate
+  every fact and the hypothesis into FLD notation (``fact1: {A}{a} -> {B}{a}``), then reason in FLD proof
+  notation, one step per line (``fact3 & int1 -> int2: {B}{a};``), the last concluding ``hypothesis`` or
+  ``¬hypothesis`` with that formula.
+- ``Symb-Filter``: as Struct, but only the facts the gold proof cites are defined and translated.
+- ``Symb-Direct``: facts and hypothesis written directly as formulas, no definitions; the same steps.
 
 Every style ends with ``Therefore, the hypothesis is proved.`` (disproved / cannot be decided) and the
-paper's marker (``__PROVED__``, ``__DISPROVED__``, ``__UNKNOWN__``) on a line of its own, the marker the
-accuracy evaluation's extraction (:func:`finelogic.eval.extraction.extract_answer`) reads.
-
-**The steps** are the gold proof's steps (:func:`gold_steps`) with one change: a step that applies a
-universal rule to a fact in one go (ProntoQA's ``Polly is a wumpus. Every wumpus is a rompus. ⊢ Polly is
-a rompus``: universal instantiation plus modus ponens) is written as FLD writes it, two steps, the
-instance ``{A}{a} -> {B}{a}`` first. Then every step applies exactly one deduction rule of
-:data:`finelogic.logic.RULES`, and intermediate conclusions are renumbered ``int1, int2, ...`` in order.
-
-**UNKNOWN** problems: the FLD generator keeps no proof for them (it removed one leaf of a proof tree, so
-the facts entail neither the hypothesis nor its negation; ``meta["distractors"]`` still names the facts
-that were never part of that tree). The texts therefore contain no step: they say that no chain of steps
-reaches the hypothesis or its negation and close with the paper's status message (Figure 11;
-:data:`finelogic.prompts.UNKNOWN_EXPLANATION`) and ``__UNKNOWN__``. Symb-Struct and Symb-Direct still
-translate every fact; Symb-Filter translates the facts of the incomplete proof (the non-distractors).
-
-**Supported problems**: those with formulas for every fact and the hypothesis and a vocabulary in
-``meta["vocabulary"]`` (the FLD generator's template vocabulary, or ProntoQA's ``{"{A}": "wumpus",
-"{a}": "Polly"}``). Others raise :class:`StyleError` naming the problem, the style and what is missing.
+paper's marker on a line of its own. **The steps** are the gold proof's (:func:`gold_steps`), except that a
+universal rule applied to a fact in one go (ProntoQA's) is written as FLD writes it, the instance first, so
+every step applies exactly one rule of :data:`finelogic.logic.RULES`; ``int`` ids are renumbered in order.
+**UNKNOWN** problems have no proof: their texts state no step, close with the paper's status message
+(:data:`finelogic.prompts.UNKNOWN_EXPLANATION`), and Symb-Filter translates the non-distractor facts.
+**Supported problems** have formulas for every fact and the hypothesis and a vocabulary in
+``meta["vocabulary"]``; others raise :class:`StyleError` naming the problem, the style and what is missing.
 """
 from __future__ import annotations
 
@@ -89,19 +71,15 @@ class StyleError(ValueError):
 
 @dataclass(frozen=True)
 class GoldStep:
-    """One step of the normalised gold proof: ``premises -> conclusion`` deriving ``formula``.
-
-    ``conclusion`` is ``intN``, ``hypothesis`` or ``¬hypothesis``; ``formula`` is what it states
-    (for ``¬hypothesis`` the :func:`~finelogic.logic.negate` of the hypothesis).
-    """
+    """One step of the normalised gold proof: ``premises -> conclusion`` (``intN``, ``hypothesis`` or
+    ``¬hypothesis``) deriving ``formula``."""
 
     premises: tuple[str, ...]
     conclusion: str
     formula: Formula
 
 
-# ----------------------------------------------------------------------------------------------------
-# Words: how a problem's symbols read in English (FLD template vocabulary or ProntoQA's)
+# --- Words: how a problem's symbols read in English (FLD template vocabulary or ProntoQA's)
 
 
 class Words(Protocol):
@@ -187,8 +165,7 @@ def words_for(problem: Problem, style: str) -> Words:
                      "meta['vocabulary'] (only generated FLD- and ProntoQA-style problems are supported)")
 
 
-# ----------------------------------------------------------------------------------------------------
-# The normalised gold proof
+# --- The normalised gold proof
 
 
 def style_formulas(problem: Problem, style: str) -> dict[str, Formula]:
@@ -262,8 +239,7 @@ def _instantiated(premises: tuple[str, ...], formulas: list[Formula], conclusion
     return tuple(name if i == u else p for i, p in enumerate(premises))
 
 
-# ----------------------------------------------------------------------------------------------------
-# Building
+# --- Building
 
 
 def build(style: str, problem: Problem) -> str:
