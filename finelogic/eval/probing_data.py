@@ -461,30 +461,41 @@ def _ground_literal(formula: Formula) -> bool:
 
 def pairs_possible(yes: Sequence[Candidate], no: Sequence[Candidate]) -> int:
     """How many same-rule (derivable, not-yet) pairs the candidates allow."""
-    families = {c.rule_family for c in yes}
-    return sum(min(sum(c.rule_family == f for c in yes), sum(c.rule_family == f for c in no)) for f in families)
+    return _pairs_possible([c.rule_family for c in yes], [c.rule_family for c in no])
+
+
+def _pairs_possible(yes_kinds: Sequence[str], no_kinds: Sequence[str]) -> int:
+    return sum(min(yes_kinds.count(k), no_kinds.count(k)) for k in set(yes_kinds))
 
 
 def nsd_pairs(yes: Sequence[Candidate], no: Sequence[Candidate], rng: random.Random,
               count: int = CANDIDATES_PER_CLASS) -> list[tuple[Candidate, Candidate]]:
-    """``count`` (derivable, not yet) pairs of the same rule, each not-yet step the unused one of closest line
-    length; rarest rule first, in an ``rng``-shuffled order. Raises ValueError when fewer exist."""
+    """``count`` (derivable, not yet) pairs of the same rule (:func:`closest_pairs` by line length). Raises
+    ValueError when fewer exist."""
+    pairs = closest_pairs(yes, no, lambda c: c.rule_family, lambda c: len(c.line()), rng, count)
+    if len(pairs) < count:
+        raise ValueError(f"only {len(pairs)} same-rule pairs; NSD needs {count}")
+    return pairs
+
+
+def closest_pairs(yes: Sequence[Any], no: Sequence[Any], kind: Any, size: Any, rng: random.Random,
+                  count: int) -> list[tuple[Any, Any]]:
+    """Up to ``count`` (yes, no) pairs of one ``kind``, each ``no`` the unused one of closest ``size``: both
+    lists shuffled by ``rng``, the ``kind`` rarest among ``no`` first (ties: the first in shuffled order)."""
     yes, no = list(yes), list(no)
     rng.shuffle(yes)
     rng.shuffle(no)
-    scarcity = {f: sum(c.rule_family == f for c in no) for f in {c.rule_family for c in yes}}
+    scarcity = {k: sum(kind(c) == k for c in no) for k in {kind(c) for c in yes}}
     used: set[int] = set()
-    pairs: list[tuple[Candidate, Candidate]] = []
-    for family in sorted(scarcity, key=lambda f: (scarcity[f], f)):
-        for y in (c for c in yes if c.rule_family == family):
-            options = [j for j, c in enumerate(no) if j not in used and c.rule_family == family]
+    pairs: list[tuple[Any, Any]] = []
+    for family in sorted(scarcity, key=lambda k: (scarcity[k], k)):
+        for y in (c for c in yes if kind(c) == family):
+            options = [j for j, c in enumerate(no) if j not in used and kind(c) == family]
             if len(pairs) == count or not options:
                 break
-            best = min(options, key=lambda j: abs(len(no[j].line()) - len(y.line())))
+            best = min(options, key=lambda j: abs(size(no[j]) - size(y)))
             used.add(best)
             pairs.append((y, no[best]))
-    if len(pairs) < count:
-        raise ValueError(f"only {len(pairs)} same-rule pairs; NSD needs {count}")
     return pairs
 
 
@@ -547,26 +558,12 @@ def formula_shape(formula: Formula) -> str:
 
 
 def rfi_pairs(problem: Problem, rng: random.Random, count: int = CANDIDATES_PER_CLASS) -> list[tuple[str, str]]:
-    """``count`` (necessary, redundant) fact-id pairs of one :func:`formula_shape`, each redundant fact the
-    unused one of closest text length; rarest shape first, in an ``rng``-shuffled order. Raises ValueError
-    when fewer exist."""
+    """``count`` (necessary, redundant) fact-id pairs of one :func:`formula_shape` (:func:`closest_pairs` by
+    text length). Raises ValueError when fewer exist."""
     necessary, redundant = fact_roles(problem)
     shape = {i: formula_shape(parse_formula(problem.formulas[i])) for i in necessary + redundant}
-    necessary, redundant = list(necessary), list(redundant)
-    rng.shuffle(necessary)
-    rng.shuffle(redundant)
     length = {i: len(problem.fact(i).text) for i in necessary + redundant}
-    scarcity = {s: sum(shape[r] == s for r in redundant) for s in {shape[n] for n in necessary}}
-    used: set[str] = set()
-    pairs: list[tuple[str, str]] = []
-    for kind in sorted(scarcity, key=lambda k: (scarcity[k], k)):
-        for n in (i for i in necessary if shape[i] == kind):
-            options = [r for r in redundant if r not in used and shape[r] == kind]
-            if len(pairs) == count or not options:
-                break
-            best = min(options, key=lambda r: abs(length[r] - length[n]))
-            used.add(best)
-            pairs.append((n, best))
+    pairs = closest_pairs(necessary, redundant, shape.__getitem__, length.__getitem__, rng, count)
     if len(pairs) < count:
         raise ValueError(f"problem {problem.id!r}: {len(pairs)} necessary/redundant fact pairs of one shape; "
                          f"RFI needs {count}")
@@ -576,9 +573,8 @@ def rfi_pairs(problem: Problem, rng: random.Random, count: int = CANDIDATES_PER_
 def rfi_pairs_possible(problem: Problem) -> int:
     """How many same-shape (necessary, redundant) fact pairs ``problem`` allows."""
     necessary, redundant = fact_roles(problem)
-    shapes = {i: formula_shape(parse_formula(problem.formulas[i])) for i in necessary + redundant}
-    kinds = {shapes[i] for i in necessary}
-    return sum(min(sum(shapes[i] == k for i in necessary), sum(shapes[i] == k for i in redundant)) for k in kinds)
+    shape = {i: formula_shape(parse_formula(problem.formulas[i])) for i in necessary + redundant}
+    return _pairs_possible([shape[i] for i in necessary], [shape[i] for i in redundant])
 
 
 def nsd_rows(problem: Problem, readout: Readout, split: str, rng: random.Random, points: int = 6, *,
