@@ -61,7 +61,7 @@ def with_paper(ours: pd.DataFrame, paper_name: str, *, metric_column: str,
 
 #: The one mark of a missing value in every table of the book.
 MISSING = "—"
-#: Cell values read as missing: every form the pages used to show (blank, dashes, n/a, NaN).
+#: Cell values read as missing: every form a page may show (blank, dashes, n/a, NaN).
 _MISSING_TEXT = {"", "—", "–", "-", "n/a", "nan", "NaN", "None", "<NA>"}
 #: Headers kept as written (a humanised ``n`` would read as a word).
 _KEEP = {"n"}
