@@ -20,7 +20,6 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -29,7 +28,6 @@ import pandas as pd
 
 from finelogic.config import STORE_FILE, environment, repo_root, store_path
 from finelogic.data.stored import copy_stored
-from finelogic.models.spec import open_model
 from finelogic.rehearsal.running import PROFILE, REPORT_COLUMNS, run_family
 from finelogic.rehearsal.standin import StandInProcess
 from finelogic.runs import registry
