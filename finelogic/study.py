@@ -288,8 +288,9 @@ def merge_accuracy(runs: Sequence[accuracy.AccuracyRun], profile: str, seed: int
     records = pd.concat([r.records for r in runs], ignore_index=True)
     traces = pd.concat([r.traces for r in runs], ignore_index=True)
     provenance = _merged_provenance(runs, accuracy.FAMILY, profile, seed, overrides)
-    return accuracy.AccuracyRun.from_records(provenance, records, sets=first.sets, traces=traces,
-                                            eval_sets=first.eval_sets)
+    summary, forced, _ = accuracy.table2(records)
+    return accuracy.AccuracyRun(provenance, records=records, sets=first.sets, traces=traces, summary=summary,
+                                forced_summary=forced, eval_sets=first.eval_sets)
 
 
 def merge_probing(runs: Sequence[probing.ProbingRun], profile: str, seed: int,

@@ -20,7 +20,8 @@ from finelogic.eval.forced_choice import chance_level
 from finelogic.eval.probing import LINEAR, MAJORITY, TEXT_ONLY
 from finelogic.eval.probing_data import TASKS
 from finelogic.eval.soundness import soundness_table
-from finelogic.eval.stats import ABOVE, BELOW, OVERLAP, compare_intervals
+from finelogic.eval.stats import OVERLAP, compare_intervals
+from finelogic.paper import reported
 from finelogic.runs.accuracy import table2
 
 #: CSS class of the finding box (beside the admonition kind, as the provenance box has its own).
@@ -44,8 +45,8 @@ def interval_text(value: float, low: float, high: float, n: int) -> str:
 def against(low: float, high: float, other_low: float, other_high: float | None = None) -> str:
     """``"above"``, ``"below"`` or ``"indistinguishable from"`` another interval (apart only when they do not
     overlap) or a fixed level (``other_high`` None), by :func:`finelogic.eval.stats.compare_intervals`."""
-    return {ABOVE: "above", BELOW: "below", OVERLAP: "indistinguishable from"}[
-        compare_intervals(low, high, other_low, other_high)]
+    where = compare_intervals(low, high, other_low, other_high)  # "above" and "below" are the words already
+    return "indistinguishable from" if where == OVERLAP else where
 
 
 def _empty(frame: Any) -> bool:
@@ -403,10 +404,7 @@ def logicmark_models(run, models: Sequence[str], control: str | None = None, car
         sentences.append("This run scored no random-init control, so it shows no model above one")
     reference = reference if reference in scored else None
     if reference is not None:
-        if card is None:
-            from finelogic.paper import reported
-
-            card = reported("logicmark")
+        card = reported("logicmark") if card is None else card
         printed = card[card["model"] == card_model].set_index("metric")["value"]
         if "avg" in printed.index and "1-hop" in printed.index:
             metric = _logicmark_metric(rows, [reference])

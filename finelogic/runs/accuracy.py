@@ -210,17 +210,6 @@ class AccuracyRun(SectionOfRun, Run):
         return [json.loads(text) for text in rows["trace"]]
 
     @classmethod
-    def from_records(cls, provenance: Provenance, records: pd.DataFrame, **rest: Any) -> "AccuracyRun":
-        """The run of ``records`` with its summaries computed from them (:func:`table2`)."""
-        summary, forced, _ = table2(records)
-        return cls(provenance, records=records, summary=summary, forced_summary=forced, **rest)
-
-    @property
-    def calibrated_summary(self) -> pd.DataFrame:
-        """Table 2's cells of the contextually calibrated forced choice (:func:`table2`; not written)."""
-        return table2(self.records)[2]
-
-    @classmethod
     def read(cls, directory: str | Path) -> "AccuracyRun":
         run = super().read(directory)
         # A CSV cannot tell an empty response from a missing one; a response is never missing.
@@ -303,8 +292,9 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
         n=len(problems), data={s.name: s.source for s in sets},
         model_calls=calls - calls_before, cache_hits=hits - hits_before, seconds=float(watch))
     records = pd.concat(frames, ignore_index=True)
-    return AccuracyRun.from_records(provenance, records, sets=sets_table(sets),
-                                    traces=pd.DataFrame(traces, columns=list(TRACE_COLUMNS)), eval_sets=sets)
+    summary, forced, _ = table2(records)
+    return AccuracyRun(provenance, records=records, sets=sets_table(sets), summary=summary, forced_summary=forced,
+                       traces=pd.DataFrame(traces, columns=list(TRACE_COLUMNS)), eval_sets=sets)
 
 
 def table2(records: pd.DataFrame, by: Sequence[str] = TABLE2_KEYS) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
