@@ -170,8 +170,9 @@ def test_set_note(run) -> str:
     decided = [p for p in items if p.label != "UNKNOWN"]
     if not decided:
         return ""
-    right = sum(consequent_rule(p) == p.label for p in decided)
-    overall = sum(consequent_rule(p) == p.label for p in items)
+    hits = {p.id: consequent_rule(p) == p.label for p in items}  # each item's formulas parsed once
+    right = sum(hits[p.id] for p in decided)
+    overall = sum(hits.values())
     return (f"The study's FLD test items were generated before the FLD generator added decoy facts (facts whose "
             f"consequent is the hypothesis or its negation but whose antecedent cannot be derived). On them the "
             f"consequent rule, which follows no chain, answers {right} of the {len(decided)} PROVED/DISPROVED items "
