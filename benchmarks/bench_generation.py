@@ -61,10 +61,10 @@ def main(argv: list[str] | None = None) -> int:
 
     eos = tokenizer.eos_token_id
 
-    def plain(items: list[list[int]]) -> tuple[list[str], int]:
+    def plain(items: list[int]) -> tuple[list[str], int]:
         texts, generated = [], 0
         for start in range(0, len(items), args.plain_batch):
-            batch = items[start:start + args.plain_batch]
+            batch = [prompts[i] for i in items[start:start + args.plain_batch]]
             width = max(map(len, batch))
             ids = torch.tensor([[eos] * (width - len(p)) + p for p in batch])
             mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in batch])
@@ -78,9 +78,9 @@ def main(argv: list[str] | None = None) -> int:
                 texts.append(tokenizer.decode(row[:n], skip_special_tokens=True))
         return texts, generated
 
-    def package(items: list[list[int]]) -> tuple[list[str], int]:
+    def package(items: list[int]) -> tuple[list[str], int]:
         backend.stats.reset()
-        texts = [str(c) for c in backend.generate([conversations[prompts.index(p)] for p in items], config)]
+        texts = [str(c) for c in backend.generate([conversations[i] for i in items], config)]
         return texts, backend.stats.generated_tokens
 
     ways = {"plain": plain, "package": package}
@@ -91,9 +91,9 @@ def main(argv: list[str] | None = None) -> int:
 
             llama = LlamaCppBackend(gguf_path(), threads=args.threads)
 
-            def llama_cpp(items: list[list[int]]) -> tuple[list[str], int]:
+            def llama_cpp(items: list[int]) -> tuple[list[str], int]:
                 llama.stats.reset()
-                texts = [str(c) for c in llama.generate([conversations[prompts.index(p)] for p in items], config)]
+                texts = [str(c) for c in llama.generate([conversations[i] for i in items], config)]
                 return texts, llama.stats.generated_tokens
 
             ways["llama.cpp"] = llama_cpp
@@ -104,12 +104,12 @@ def main(argv: list[str] | None = None) -> int:
     for name, way in ways.items():
         if name in skip:
             continue
-        way(prompts[:2] if name != "plain" else prompts[:1])  # warm-up
+        way([0] if name == "plain" else [0, 1])  # warm-up
         best = float("inf")
         load = os.getloadavg()[0]
         for _ in range(args.rounds):
             start = time.perf_counter()
-            texts, generated = way(prompts)
+            texts, generated = way(list(range(len(prompts))))
             best = min(best, time.perf_counter() - start)
         outputs[name], speed[name] = texts, generated / best
         print(f"  {name:10s} {generated:5d} tokens in {best:6.1f} s: {speed[name]:6.1f} tokens/s "
