@@ -91,8 +91,9 @@ def test_what_it_cannot_read_exactly_is_left_to_transformers(tmp_path, tokenizer
     assert read_template_tokenizer(tmp_path) is None  # no tokenizer.json: AutoTokenizer's to read
     folder = tmp_path / "named-templates"
     folder.mkdir()
-    for name in ("tokenizer.json", "special_tokens_map.json"):
-        (folder / name).write_bytes((light.folder / name).read_bytes())
+    for name in ("tokenizer.json", "special_tokens_map.json"):  # transformers 5 writes no special_tokens_map.json
+        if (light.folder / name).is_file():
+            (folder / name).write_bytes((light.folder / name).read_bytes())
     config = json.loads((light.folder / "tokenizer_config.json").read_text(encoding="utf-8"))
     config["chat_template"] = [{"name": "default", "template": "{{ messages }}"}]
     (folder / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")

@@ -20,7 +20,7 @@ from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 from finelogic.data.problem import UNKNOWN, Problem
 from finelogic.eval.extraction import ReleasedVerdict, extract_answer, score_api, score_depth, score_vllm_overall
 from finelogic.eval.stats import wilson_interval
-from finelogic.models.base import Backend, GenerationConfig
+from finelogic.models.base import Backend, GenerationConfig, chat_token_ids
 from finelogic.prompts import PromptSetting, build_conversation, get_setting, labels_for
 from finelogic.settings import Policy
 
@@ -219,8 +219,7 @@ def token_counts(tokenizer: Any, conversation: list[dict[str, str]], response: s
         return None, None
     prompt = None
     if getattr(tokenizer, "chat_template", None):
-        ids = tokenizer.apply_chat_template(conversation, add_generation_prompt=True, tokenize=True)
-        prompt = len(ids["input_ids"] if isinstance(ids, Mapping) else ids)
+        prompt = len(chat_token_ids(tokenizer, conversation))
     return prompt, len(tokenizer(response, add_special_tokens=False)["input_ids"])
 
 

@@ -25,6 +25,13 @@ Conversation = list[Message]
 LoglikelihoodResult = tuple[float, int, bool]
 
 
+def chat_token_ids(tokenizer: Any, messages: Sequence[Message], *, add_generation_prompt: bool = True) -> list[int]:
+    """The token ids of ``messages`` under the tokenizer's chat template (transformers 4 returns a list,
+    transformers 5 a ``BatchEncoding`` whose ``input_ids`` is that list)."""
+    ids = tokenizer.apply_chat_template(list(messages), add_generation_prompt=add_generation_prompt, tokenize=True)
+    return list(ids["input_ids"] if hasattr(ids, "keys") else ids)
+
+
 class Completion(str):
     """A generated text that also says why generation ended.
 

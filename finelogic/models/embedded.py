@@ -91,6 +91,7 @@ def load_default(*, dtype: Any = None) -> tuple[Any, Any]:
     target = converted_path()
     start = time.perf_counter()
     tokenizer = AutoTokenizer.from_pretrained(target)
+    tokenizer.padding_side = "left"  # transformers 5 does not save it
     model = AutoModelForCausalLM.from_pretrained(target, dtype=dtype).eval()
     log.info("loaded the embedded model from %s in %.1f s", target, time.perf_counter() - start)
     return tokenizer, model

@@ -34,7 +34,7 @@ from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 from transformers import StoppingCriteria
 
 from finelogic.models import onednn
-from finelogic.models.base import (BackendStats, Completion, Conversation, GenerationConfig, LoglikelihoodResult,
+from finelogic.models.base import (BackendStats, chat_token_ids, Completion, Conversation, GenerationConfig, LoglikelihoodResult,
                                    StatesRequest, split_whitespace, truncate_at_stop)
 
 
@@ -154,8 +154,7 @@ class HFBackend:
     def _chat_ids(self, conversation: Conversation) -> list[int]:
         if not getattr(self.tokenizer, "chat_template", None):
             raise ValueError(f"{self!r}: the tokenizer has no chat template; generate() needs a chat model")
-        return list(self.tokenizer.apply_chat_template(list(conversation), add_generation_prompt=True,
-                                                       tokenize=True))
+        return chat_token_ids(self.tokenizer, conversation)
 
     def _generate_batch(self, prompts: list[list[int]], config: GenerationConfig) -> list[str]:
         from transformers import StoppingCriteriaList
@@ -195,7 +194,7 @@ class HFBackend:
             if config.seed is not None:
                 torch.manual_seed(config.seed)
             if prefix is not None:
-                kwargs["past_key_values"] = prefix[0]
+                kwargs["cache"] = prefix[0]
             output = self.model.generate(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
         new = output[:, input_ids.shape[1]:]
         lengths = [_length_until(row, self.tokenizer.eos_token_id) for row in new.tolist()]
@@ -223,7 +222,7 @@ class HFBackend:
         positions = attention_mask.long().cumsum(-1) - 1
         positions = positions.masked_fill(attention_mask == 0, 1)
         out = self.model(input_ids=input_ids[:, start:], attention_mask=attention_mask,
-                         position_ids=positions[:, start:], past_key_values=cache, use_cache=True, logits_to_keep=1)
+                         position_ids=positions[:, start:], cache=cache, use_cache=True, logits_to_keep=1)
         rows: list[list[int]] = [[] for _ in range(input_ids.shape[0])]
         ended = [False] * len(rows)
         active = list(range(len(rows)))  # batch row -> input row
@@ -250,14 +249,14 @@ class HFBackend:
             mask = torch.cat([mask, mask.new_ones((len(active), 1))], dim=1)
             position = position + 1
             out = self.model(input_ids=next_ids[:, None], attention_mask=mask, position_ids=position[:, None],
-                             past_key_values=cache, use_cache=True)
+                             cache=cache, use_cache=True)
         return list(zip(rows, ended))
 
     def _prefix_cache(self, prefix: list[int]) -> Any:
         """The KV cache of ``prefix`` (one row), from one forward pass."""
         out = self.model(input_ids=torch.tensor([prefix], device=self.device), use_cache=True, logits_to_keep=1)
         self.stats.add(calls=1, prompt_tokens=len(prefix))
-        return out.past_key_values
+        return out.cache
 
     def _prefix_rows(self, sequences: list[list[int]], lengths: list[int]) -> tuple[Any, torch.Tensor] | None:
         """The KV cache of every row's shared prefix ``sequences[r][:lengths[r]]`` and its ``(rows, width)``
@@ -275,7 +274,7 @@ class HFBackend:
         rows = [index[tuple(s[:n])] if n else 0 for s, n in zip(sequences, lengths)]
         width = ids.shape[1]
         row_mask = torch.tensor([[0] * (width - n) + [1] * n for n in lengths], device=self.device, dtype=mask.dtype)
-        return _select_cache(out.past_key_values, rows), row_mask
+        return _select_cache(out.cache, rows), row_mask
 
     # ------------------------------------------------------------- loglikelihood
     @torch.inference_mode()
@@ -388,7 +387,7 @@ class HFBackend:
         mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)
         logits = self.model(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device),
                             position_ids=positions.to(self.device), use_cache=prefix is not None,
-                            past_key_values=None if prefix is None else prefix[0],
+                            cache=None if prefix is None else prefix[0],
                             logits_to_keep=block + 1).logits  # column 0: the context's last token
         self.stats.add(calls=1, prompt_tokens=sum(map(len, contexts)) + sum(map(len, blocks)))
         grouped = []
@@ -574,7 +573,7 @@ class HFBackend:
         dtype = next(self.model.parameters()).dtype
         mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)
         out = self.model.base_model(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device),
-                                    position_ids=positions.to(self.device), past_key_values=cache, use_cache=True,
+                                    position_ids=positions.to(self.device), cache=cache, use_cache=True,
                                     output_hidden_states=not last_only)
         if last_only:
             return list(out.last_hidden_state)

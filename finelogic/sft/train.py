@@ -47,6 +47,7 @@ from typing import Any, Mapping, Sequence
 from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
 from finelogic.config import cache_dir, safe_name
+from finelogic.models.base import chat_token_ids
 from finelogic.models.spec import ModelSpec, parse_model
 from finelogic.sft.recipes import train_config_fields
 from finelogic.settings import RECORDED_WHEN_SET, as_data
@@ -208,7 +209,7 @@ def encode_example(tokenizer: Any, example: Mapping[str, Any], cutoff_len: int) 
     ident = str(example.get("id", "?"))
     if not messages or messages[-1].get("role") != "assistant":
         raise ValueError(f"training example {ident!r}: 'messages' must end with the assistant turn")
-    prompt = list(tokenizer.apply_chat_template(list(messages[:-1]), add_generation_prompt=True, tokenize=True))
+    prompt = chat_token_ids(tokenizer, messages[:-1])
     target = tokenizer(messages[-1]["content"] + tokenizer.eos_token, add_special_tokens=False)["input_ids"]
     ids = (prompt + list(target))[:cutoff_len]
     labels = ([IGNORE_INDEX] * len(prompt) + list(target))[:cutoff_len]
