@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from finelogic.book import findings
 from finelogic.book import logicmark as lm_page
 from finelogic.book import probing as probing_page
 from finelogic.data.problem import Fact, Problem
@@ -98,10 +99,10 @@ def test_table4_with_cis_shows_each_value_with_its_interval():
 
 
 def test_finding_text_says_what_the_data_support():
-    clear = probing_page.finding_text(_three_probe_summary(6), "chat", "m1")
+    clear = findings.finding_text(_three_probe_summary(6), "chat", "m1")
     assert clear == ("On 10 test problems the probe of m1 beats the text-only and majority baselines beyond their "
                      "95% CIs on NSD 100.0% of rows [100.0, 100.0].")
-    none = probing_page.finding_text(_three_probe_summary(3), "chat", "m1")
+    none = findings.finding_text(_three_probe_summary(3), "chat", "m1")
     assert none.startswith("On 10 test problems no probe of m1 beats all of the text-only and majority baselines "
                            "beyond their 95% CIs: NSD 50.0% of rows")
     assert "not beyond the text-only baseline's" in none and "the majority class's 50.0% of rows [50.0, 50.0]" in none
@@ -118,7 +119,7 @@ def test_finding_text_names_the_baselines_a_probe_clears_and_those_it_does_not()
     from finelogic.eval.probing import summarize
     control = summarize(predict_table(rows, wrong).assign(probe="linear probe", model="ctl", readout="chat"))
     summary = pd.concat([m1, control], ignore_index=True)
-    text = probing_page.finding_text(summary, "chat", "m1", control="ctl")
+    text = findings.finding_text(summary, "chat", "m1", control="ctl")
     ours = summary[(summary.model == "m1") & (summary.probe == "linear probe")].iloc[0]
     ctl = summary[summary.model == "ctl"].iloc[0]
     assert ours.row_ci_low > ctl.row_ci_high  # the probe clears the control...

@@ -15,10 +15,6 @@ def _records(dataset, setting, correct, forced, *, marked=True):
     })
 
 
-def _by_hop(rows):
-    return pd.DataFrame(rows, columns=["model", "setting", "metric", "value", "ci_low", "ci_high", "n"])
-
-
 def test_datasets_says_which_sets_are_real_and_which_generated():
     sets = pd.DataFrame({"dataset": ["fld", "folio", "prontoqa"], "paper_name": ["FLD", "FOLIO", "ProntoQA"],
                          "samples": [30, 0, 20], "generated": [True, False, False], "present": [True, False, True]})
@@ -106,18 +102,6 @@ def test_supervision_loss_and_accuracy_against_the_base_model():
     assert "SFT-NL 90.0% [69.9, 97.2] (n = 20) (above CoT)" in text
     assert "SFT-Symb-Struct 5.0% [0.9, 23.6] (n = 20) (indistinguishable from CoT)" in text
     assert "supports nothing" in findings.supervision(SimpleNamespace(training=pd.DataFrame(), records=records))
-
-
-def test_logicmark_against_chance_and_the_random_init_control():
-    by_hop = _by_hop([["ours", "", "item_mean", 45.0, 42.0, 48.1, 1000], ["ours", "", "1-hop", 60.0, 50, 70, 200],
-                      ["control", "", "item_mean", 26.0, 23.4, 28.8, 1000]])
-    text = findings.logicmark(SimpleNamespace(by_hop=by_hop), "ours", "control")
-    assert text == ("ours answers 45.0% [42.0, 48.1] (n = 1000) of the items correctly: above chance (25%), and "
-                    "above the random-init control 26.0% [23.4, 28.8] (n = 1000).")
-    small = _by_hop([["ours", "", "item_mean", 40.0, 11.8, 76.9, 5]])
-    assert "indistinguishable from chance (25%)." in findings.logicmark(SimpleNamespace(by_hop=small), "ours", "control")
-    empty = _by_hop([["ours", "", "item_mean", None, None, None, 0]])
-    assert "supports nothing" in findings.logicmark(SimpleNamespace(by_hop=empty), "ours")
 
 
 def test_probing_run_without_probes_supports_nothing():

@@ -130,12 +130,13 @@ def smallest_font(fig) -> float:
 
 
 def figure_html(fig, alt: str | None = None) -> str:
-    """``fig`` as an ``<img>`` (PNG data URI) with ``alt``, at 96 CSS px per inch; on a narrow screen it keeps
-    the ``min-width`` at which its smallest text is :data:`MIN_FONT` pt and scrolls in its box
+    """``fig`` as an ``<img>`` (PNG data URI) with ``alt``, at 96 CSS px per inch, and closed; on a narrow
+    screen it keeps the ``min-width`` at which its smallest text is :data:`MIN_FONT` pt and scrolls in its box
     (``data-font-pt`` and ``data-css-width`` let a test work out the text size a reader sees)."""
     with plt.rc_context(theme()):
         buffer = io.BytesIO()
         fig.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
+    plt.close(fig)
     width_px = round(fig.get_size_inches()[0] * 96)
     font = smallest_font(fig)
     min_px = min(width_px, int(np.ceil(width_px * MIN_FONT / font)))
@@ -152,9 +153,7 @@ def show(fig, alt: str | None = None) -> None:
     from cell metadata)."""
     from IPython.display import display
 
-    markup = figure_html(fig, alt)
-    plt.close(fig)
-    display({"text/html": markup, "text/plain": f"[figure: {alt or alt_text(fig)}]"}, raw=True)
+    display({"text/html": figure_html(fig, alt), "text/plain": f"[figure: {alt or alt_text(fig)}]"}, raw=True)
 
 
 # ---------------------------------------------------------------------------------------------- shared parts
@@ -492,21 +491,17 @@ def paper_figure3(reported: pd.DataFrame, *, models=("Llama-3.1-8B-Instruct", "Q
 
 # ---------------------------------------------------------------------------------------------- proof trees
 
+@themed
 def proof_tree(problem, *, width: float = PAGE_WIDTH, wrap: int = 24):
     """Draw a problem's gold proof as a layered tree (:func:`proof_layout`), facts at the bottom and the
     hypothesis on top, arrows from each premise's box to its conclusion's; ``width`` is capped at page width."""
-    return _proof_tree(problem, width=width, wrap_width=wrap)
-
-
-@themed
-def _proof_tree(problem, *, width: float, wrap_width: int):
     from matplotlib.patches import FancyArrowPatch
     from matplotlib.path import Path
 
     if not problem.proof:
         raise ValueError(f"problem {problem.id!r} has no gold proof to draw")
     width = min(width, PAGE_WIDTH)
-    layout = proof_layout(problem, wrap=wrap_width, width=width)
+    layout = proof_layout(problem, wrap=wrap, width=width)
     graph, boxes, bends = layout["graph"], layout["boxes"], layout["bends"]
     layers = max(b["layer"] for b in boxes.values()) + 1
     row_height = max(b["lines"] for b in boxes.values()) * 0.19 + 0.6

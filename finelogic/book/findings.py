@@ -28,9 +28,6 @@ from finelogic.runs.accuracy import table2
 FINDING_CLASS = "finelogic-finding"
 FINDING_TITLE = "What this run shows"
 
-#: Chance level of a LogicMark item (four options).
-LOGICMARK_CHANCE = 25.0
-
 
 def finding_box(text: str) -> Markdown:
     """``text`` in an admonition titled "What this run shows" (the provenance box's form, its own class)."""
@@ -329,27 +326,6 @@ def supervision(run) -> str:
 # --- 07 LogicMark ----------------------------------------------------------------------------------------
 
 
-def logicmark(run, model: str, control: str | None = None) -> str:
-    """``model``'s item-mean accuracy with its 95% interval against chance (25%) and against the
-    random-init ``control``."""
-    by_hop = getattr(run, "by_hop", None)
-    if _empty(by_hop):
-        return "This run scored no LogicMark item, so the page supports nothing."
-    means = by_hop[by_hop["metric"] == "item_mean"].set_index("model")
-    if model not in means.index or pd.isna(means.loc[model, "value"]) or not int(means.loc[model, "n"]):
-        return f"This run scored no LogicMark item with {model}, so the page supports nothing."
-    ours = means.loc[model]
-    text = (f"{model} answers {interval_text(ours['value'], ours['ci_low'], ours['ci_high'], ours['n'])} of the "
-            f"items correctly: {against(ours['ci_low'], ours['ci_high'], LOGICMARK_CHANCE)} chance "
-            f"({LOGICMARK_CHANCE:.0f}%)")
-    if control is not None and control in means.index and not pd.isna(means.loc[control, "value"]):
-        c = means.loc[control]
-        verdict = against(ours["ci_low"], ours["ci_high"], c["ci_low"], c["ci_high"])
-        text += (f", and {verdict} the random-init control "
-                 f"{interval_text(c['value'], c['ci_low'], c['ci_high'], c['n'])}")
-    return text + "."
-
-
 #: The card's row the LogicMark finding compares our embedded model with (its base model's hub name).
 LOGICMARK_CARD_MODEL = "SmolLM2-135M"
 
@@ -426,15 +402,11 @@ def logicmark_models(run, models: Sequence[str], control: str | None = None, car
 # --- the landing page's headline figure ------------------------------------------------------------------
 
 
-def headline(fig, alt: str | None = None):
-    """``fig`` as an HTML ``<img>`` with alt text (:func:`finelogic.book.figures.figure_html`), closed, to
-    ``glue`` for the landing page: a glued HTML output keeps its alt text across documents, a PNG one
-    would lose it."""
-    import matplotlib.pyplot as plt
+def headline(fig):
+    """``fig`` as HTML (:func:`finelogic.book.report.to_html`: an ``<img>`` with alt text, closed), to ``glue``
+    for the landing page: a glued HTML output keeps its alt text across documents, a PNG one would lose it."""
     from IPython.display import HTML
 
-    from finelogic.book.figures import figure_html
+    from finelogic.book.report import to_html
 
-    markup = figure_html(fig, alt)
-    plt.close(fig)
-    return HTML(markup)
+    return HTML(to_html(fig))

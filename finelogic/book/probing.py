@@ -7,7 +7,6 @@ from typing import Any, Sequence
 import pandas as pd
 
 from finelogic.book.display import without_control_tokens
-from finelogic.book.findings import finding_text  # noqa: F401  (the page's sentence; it lives with the others)
 from finelogic.eval.probing import LINEAR, accuracy_by_steps_remaining, shared_once, summarize, table4
 from finelogic.eval.probing_data import TASKS, ProbeRow, row_counts, shown_rows
 

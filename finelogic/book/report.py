@@ -36,9 +36,7 @@ def to_html(item: Any) -> str:
     """One displayable as HTML: a figure (embedded PNG with its alt text; closed), a table (its own HTML), a
     Markdown or HTML display object, a DataFrame, or text (read as Markdown)."""
     if isinstance(item, plt.Figure):
-        markup = figures.figure_html(item)
-        plt.close(item)
-        return markup
+        return figures.figure_html(item)
     if hasattr(item, "_repr_html_"):
         return f'<div class="scroll">{item._repr_html_()}</div>'
     kind = type(item).__name__
