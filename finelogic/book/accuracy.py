@@ -89,35 +89,33 @@ FORCED_MISSING = ("in the forced-choice columns: no response of this group could
 FORCED_HEADERS = {"forced": "Forced choice (%) [95% CI]", "forced n": "Forced n", "chance": "Chance (%)"}
 
 
-def with_forced(table: pd.DataFrame, rows: pd.DataFrame, forced: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
-    """``table`` (one row per row of ``rows``, in order) with the forced-choice summary beside each row,
-    matched on ``keys``: ``forced`` (%), ``forced_low``/``forced_high``, ``forced n``, ``chance`` (%); NaN
-    where the group has no forced answer."""
-    columns = {"accuracy": "forced", "ci_low": "forced_low", "ci_high": "forced_high", "n": "forced n"}
-    matched = rows[list(keys)].merge(forced[[*keys, *columns, "chance"]].rename(columns=columns), on=list(keys),
-                                     how="left")
-    table = table.copy()
-    for column in (*columns.values(), "chance"):
-        table[column] = matched[column].to_numpy()
-    table["forced n"] = table["forced n"].astype("Int64")
-    return table
+def _paper_view(table: pd.DataFrame, ours: pd.DataFrame, forced: pd.DataFrame | None, keys: Sequence[str], *,
+                missing: str, percent: list[str], headers: dict[str, str]) -> Table:
+    """A :func:`table2` / :func:`table5` frame as the page shows it: ours as ``12.3 [8.1, 17.0]`` (Wilson 95%,
+    from ``ours``); with ``forced`` the forced-choice summary beside each row, matched on ``keys``, and chance."""
+    table = table.reset_index().drop(columns="95% CI")
+    table["ci_low"], table["ci_high"] = ours["ci_low"].to_numpy(), ours["ci_high"].to_numpy()
+    intervals, note = {"ours": ("ci_low", "ci_high")}, None
+    if forced is not None:
+        columns = {"accuracy": "forced", "ci_low": "forced_low", "ci_high": "forced_high", "n": "forced n"}
+        matched = ours[list(keys)].merge(forced[[*keys, *columns, "chance"]].rename(columns=columns), on=list(keys),
+                                         how="left")
+        for column in (*columns.values(), "chance"):
+            table[column] = matched[column].to_numpy()
+        table["forced n"] = table["forced n"].astype("Int64")
+        intervals["forced"] = ("forced_low", "forced_high")
+        missing = f"{missing}; {FORCED_MISSING}" if table["forced"].isna().any() else missing
+        note = FORCED_NOTE
+    return present(table, percent=[*percent, "chance"], intervals=intervals, missing=missing, note=note,
+                   headers={"paper": "Paper (%)", "ours": "Ours (%) [95% CI]", **headers, **FORCED_HEADERS})
 
 
 def table2_view(ours: pd.DataFrame, forced: pd.DataFrame | None = None) -> Table:
-    """:func:`table2` as the page shows it: ours as ``12.3 [8.1, 17.0]`` (Wilson 95%), the paper's value
-    beside it, the counts of unscored responses; with ``forced`` (a
+    """:func:`table2` as the page shows it, the counts of unscored responses beside; with ``forced`` (a
     :func:`~finelogic.eval.forced_choice.summarize_forced` frame by model, setting, dataset) our
     forced-choice accuracy, its n and interval, and chance."""
-    table = table2(ours).reset_index().drop(columns="95% CI")
-    table["ci_low"], table["ci_high"] = ours["ci_low"].to_numpy(), ours["ci_high"].to_numpy()
-    intervals, missing, note = {"ours": ("ci_low", "ci_high")}, PAPER_MISSING, None
-    if forced is not None:
-        table = with_forced(table, ours, forced, ("model", "setting", "dataset"))
-        intervals["forced"] = ("forced_low", "forced_high")
-        missing = f"{PAPER_MISSING}; {FORCED_MISSING}" if table["forced"].isna().any() else PAPER_MISSING
-        note = FORCED_NOTE
-    return present(table, percent=["paper", "chance"], intervals=intervals, missing=missing, note=note,
-                   headers={"paper": "Paper (%)", "ours": "Ours (%) [95% CI]", **FORCED_HEADERS})
+    return _paper_view(table2(ours), ours, forced, ("model", "setting", "dataset"), missing=PAPER_MISSING,
+                       percent=["paper"], headers={})
 
 
 def policy_view(records: pd.DataFrame) -> Table:
@@ -127,22 +125,14 @@ def policy_view(records: pd.DataFrame) -> Table:
 
 def table5_view(summary: pd.DataFrame, compat: pd.DataFrame | None = None,
                 forced: pd.DataFrame | None = None) -> Table:
-    """:func:`table5` as the page shows it: ours as ``12.3 [8.1, 17.0]``, the paper's value and the
-    released depth scorer's reading beside it; with ``forced`` (a depth run's ``forced``) our
-    forced-choice accuracy, its n and interval, and chance."""
-    table = table5(summary, compat).reset_index().drop(columns="95% CI")
-    table["ci_low"], table["ci_high"] = summary["ci_low"].to_numpy(), summary["ci_high"].to_numpy()
+    """:func:`table5` as the page shows it, the released depth scorer's reading beside; with ``forced`` (a
+    depth run's ``forced``) our forced-choice accuracy, its n and interval, and chance."""
+    table = table5(summary, compat)
     released = [c for c in table.columns if str(c).startswith("released")]
-    intervals, note = {"ours": ("ci_low", "ci_high")}, None
-    missing = "the paper reports no value here (Table 5 has no UNKNOWN column, and our model is not in the paper)"
-    if forced is not None:
-        table = with_forced(table, summary, forced, ("model", "setting", "depth_bucket"))
-        intervals["forced"] = ("forced_low", "forced_high")
-        missing = f"{missing}; {FORCED_MISSING}" if table["forced"].isna().any() else missing
-        note = FORCED_NOTE
-    return present(table, percent=[*released, "chance"], intervals=intervals, missing=missing, note=note,
-                   headers={"paper": "Paper (%)", "ours": "Ours (%) [95% CI]", "depth_bucket": "Depth (steps)",
-                            **{c: "Released depth scorer (%)" for c in released}, **FORCED_HEADERS})
+    return _paper_view(table, summary, forced, ("model", "setting", "depth_bucket"), percent=released,
+                       missing="the paper reports no value here (Table 5 has no UNKNOWN column, and our model is "
+                               "not in the paper)",
+                       headers={"depth_bucket": "Depth (steps)", **{c: "Released depth scorer (%)" for c in released}})
 
 
 def accuracy_view(summary: pd.DataFrame) -> Table:

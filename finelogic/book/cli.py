@@ -58,7 +58,7 @@ def _rehearse(args: argparse.Namespace) -> int:
     return 1 if made.errors else 0
 
 
-def _cache() -> int:
+def _cache(args: argparse.Namespace) -> int:
     """Where the store is and what it holds (rows per verb and model, per memo, per generated set, claims now)."""
     from finelogic.config import store_path
     from finelogic.store import open_store
@@ -220,18 +220,10 @@ def main(argv: list[str] | None = None) -> int:
                  for f in FAMILIES}
         print("\n".join(f"{n:20s} {reads.get(n, 'teaching chapter')}" for n in NOTEBOOKS))
         return 0
-    if args.command == "eval":
-        return _eval(args)
-    if args.command == "rehearse":
-        return _rehearse(args)
-    if args.command == "cache":
-        return _cache()
-    if args.command == "study":
-        return _study(args)
-    if args.command == "export-llamafactory":
-        return _export(args)
-    if args.command == "train":
-        return _train(args)
+    commands = {"eval": _eval, "rehearse": _rehearse, "cache": _cache, "study": _study,
+                "export-llamafactory": _export, "train": _train}
+    if args.command in commands:
+        return commands[args.command](args)
     try:
         chosen = [family(n).notebook for n in args.family or ()] + list(args.notebook or ())
         records = run_notebooks(args.profile, chosen or None, seed=args.seed, force=args.force,

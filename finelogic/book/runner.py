@@ -214,25 +214,17 @@ def check_parameters(path: Path) -> list[str]:
         NotebookFailed: papermill cannot parse a line of the cell (that parameter would vanish from the
             page and could not be set); the message names the notebook and the line.
     """
-    import logging as logging_module
+    from logging.handlers import BufferingHandler
 
     from papermill.inspection import inspect_notebook
 
-    class Collect(logging_module.Handler):
-        def __init__(self) -> None:
-            super().__init__(logging_module.WARNING)
-            self.messages: list[str] = []
-
-        def emit(self, record: logging_module.LogRecord) -> None:
-            self.messages.append(record.getMessage())
-
-    handler, logger = Collect(), logging_module.getLogger("papermill")
+    handler, logger = BufferingHandler(capacity=10**6), logging.getLogger("papermill")
     logger.addHandler(handler)
     try:
         names = list(inspect_notebook(str(path)))
     finally:
         logger.removeHandler(handler)
-    bad = [m for m in handler.messages if "Unable to parse" in m]
+    bad = [r.getMessage() for r in handler.buffer if "Unable to parse" in r.getMessage()]
     if bad:
         raise NotebookFailed(f"notebook {path.stem}: its parameters cell has a line papermill cannot read "
                              f"({bad[0]}); write one assignment per line with no '=' in its comment")

@@ -19,20 +19,13 @@ COUNT_COLUMNS = ("model", "setting", "samples", "scored", "no_steps", "undecided
                  *RATE_COLUMNS)
 
 
-def response_models(run) -> str:
-    """The models whose responses were judged, comma-separated (``none`` without responses)."""
-    return ", ".join(sorted(run.steps["model"].unique())) if not run.steps.empty else "none"
-
-
-def n_responses(run) -> int:
-    return int(run.steps["sample"].nunique()) if not run.steps.empty else 0
-
-
 def run_caption(notebook: str, run, **parameters: Any) -> str:
     """The page's usual caption: models, responses, judge, the run's soundness policy."""
-    prov = run.provenance
-    return caption(notebook, prov.profile, prov.seed, model=response_models(run), n=n_responses(run),
-                   judge=run.judge, policy=run.policy, **parameters)
+    prov, steps = run.provenance, run.steps
+    models = ", ".join(sorted(steps["model"].unique())) if not steps.empty else "none"
+    n = int(steps["sample"].nunique()) if not steps.empty else 0
+    return caption(notebook, prov.profile, prov.seed, model=models, n=n, judge=run.judge, policy=run.policy,
+                   **parameters)
 
 
 def policy_note(run) -> str:

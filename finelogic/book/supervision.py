@@ -28,11 +28,6 @@ def train_params(run) -> dict[str, Any]:
                 batch=config.batch_size, lr=config.learning_rate, lora_layers=config.lora_layers)
 
 
-def eval_params(run) -> dict[str, Any]:
-    """The evaluation settings a caption names: the prompt and the decoding."""
-    return dict(prompt="CoT", max_new_tokens=run.config.max_new_tokens, temperature=run.config.temperature)
-
-
 def figure4(run) -> list[Any]:
     """Figure 4: the first FLD training problem with a proof (its user turn), then its assistant turn as
     each style writes it, side by side."""
@@ -110,7 +105,8 @@ def accuracy_tables(run, notebook: str) -> list[Any]:
     records = run.records
     if records.empty:
         return [Markdown("No evaluation in this run.")]
-    prov, params = run.provenance, eval_params(run)
+    prov = run.provenance
+    params = dict(prompt="CoT", max_new_tokens=run.config.max_new_tokens, temperature=run.config.temperature)
     ours = summarize(records, by=("model", "setting", "dataset"))
     ours["dataset"] = ours["dataset"].map(PAPER_NAMES)
     sources = "; ".join(f"{s.paper_name}: {len(s.problems)} items, {s.source}" for s in run.sets if s.problems)
