@@ -186,7 +186,7 @@ def test_show_emits_an_image_with_descriptive_alt_text():
     assert 'src="data:image/png;base64,' in markup and f'width="{round(figures.PAGE_WIDTH * 96)}"' in markup
 
 
-def test_describe_reads_title_axes_and_series_off_a_figure_without_set_alt():
+def test_describe_reads_title_axes_and_series_off_a_figure_without_alt_text():
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots()

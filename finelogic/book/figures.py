@@ -75,14 +75,8 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, height: float = 4.0, width: fl
 # ---------------------------------------------------------------------------------------------- display
 
 def alt_text(fig) -> str:
-    """The figure's alt text: what :func:`set_alt` attached, else :func:`describe`."""
+    """The figure's alt text: what :func:`finish` attached, else :func:`describe`."""
     return getattr(fig, "finelogic_alt", None) or describe(fig)
-
-
-def set_alt(fig, text: str):
-    """Attach ``text`` (a sentence or two on what ``fig`` shows) as its alt text; returns ``fig``."""
-    fig.finelogic_alt = " ".join(text.split())
-    return fig
 
 
 def describe(fig) -> str:
@@ -170,19 +164,16 @@ def wrap(text: str, width: int = 14) -> str:
     return "\n".join(textwrap.wrap(str(text), width, break_on_hyphens=False)) or str(text)
 
 
-def set_categories(ax, labels: Sequence[str], *, axis: str = "x", width: int | None = None) -> None:
-    """Categorical ticks at 0..n-1 with ``labels``, wrapped to the space per category so neighbours never
+def set_categories(ax, labels: Sequence[str]) -> None:
+    """Categorical x ticks at 0..n-1 with ``labels``, wrapped to the space per category so neighbours never
     overlap."""
     labels = [label(x) for x in labels]
-    if axis == "x":
-        inches = ax.get_position().width * ax.figure.get_size_inches()[0]
-        chars = max(6, int(inches * 72 / (0.6 * FONT) / max(len(labels), 1)) - 1)
-        ax.set_xticks(range(len(labels)), [wrap(x, width or chars) for x in labels])
-    else:
-        ax.set_yticks(range(len(labels)), [wrap(x, width or 34) for x in labels])
+    inches = ax.get_position().width * ax.figure.get_size_inches()[0]
+    chars = max(6, int(inches * 72 / (0.6 * FONT) / max(len(labels), 1)) - 1)
+    ax.set_xticks(range(len(labels)), [wrap(x, chars) for x in labels])
 
 
-def legend_below(fig, handles=None, labels=None, *, title: str | None = None) -> None:
+def legend_below(fig, handles=None, labels=None) -> None:
     """One legend for the whole figure, below the panels (never over the data)."""
     if handles is None:
         seen: dict[str, Any] = {}
@@ -195,17 +186,18 @@ def legend_below(fig, handles=None, labels=None, *, title: str | None = None) ->
         return
     longest = max(len(str(t)) for t in labels)
     ncol = max(1, min(len(labels), int(PAGE_WIDTH * 72 / (0.6 * FONT * (longest + 5)))))
-    fig.legend(handles, labels, loc="outside lower center", ncol=ncol, title=title, fontsize=FONT)
-    rows = -(-len(labels) // ncol) + (1 if title else 0)
+    fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize=FONT)
+    rows = -(-len(labels) // ncol)
     fig.set_figheight(fig.get_figheight() + 0.25 * rows)  # the legend takes room, not the panels
 
 
 def finish(fig, *, alt: str | None = None):
-    """Fix tick label sizes to the theme (ticks are otherwise made at draw time) and set the alt text."""
+    """Fix tick label sizes to the theme (ticks are otherwise made at draw time) and attach ``alt`` (a sentence
+    or two on what ``fig`` shows) as its alt text."""
     for ax in fig.axes:
         ax.tick_params(labelsize=FONT)
     if alt:
-        set_alt(fig, alt)
+        fig.finelogic_alt = " ".join(alt.split())
     return fig
 
 
@@ -230,9 +222,16 @@ def _summary(frame: pd.DataFrame, unit: str = "%") -> str:
 
 # ---------------------------------------------------------------------------------------------- line charts
 
-def _draw_lines(ax, table: pd.DataFrame, *, reference: pd.DataFrame | None, reference_name: str) -> None:
-    """Our rows solid with filled markers (dodged sideways so equal values stay distinguishable), the
-    reference rows dashed grey with hollow markers."""
+@themed
+def accuracy_by_group(table: pd.DataFrame, *, title: str, ylabel: str = "accuracy (%)", xlabel: str = "",
+                      reference: pd.DataFrame | None = None, reference_name: str = "paper",
+                      low: pd.DataFrame | None = None, high: pd.DataFrame | None = None, chance: float | None = None):
+    """Line chart: one line per row of ``table`` (ours, solid, filled markers, dodged sideways so identical
+    lines stay visible), x = its columns; ``reference`` rows dashed grey with hollow markers, labelled
+    ``<reference_name>: <row> (reported)``; ``low``/``high`` a shaded 95% band per row; ``chance`` a dotted
+    line. The title says so when ours are all 0 or missing."""
+    fig, axes = new_figure(height=4.6)
+    ax = axes[0, 0]
     n = len(table)
     x = np.arange(len(table.columns), dtype=float)
     for i, (name, row) in enumerate(table.iterrows()):
@@ -244,23 +243,6 @@ def _draw_lines(ax, table: pd.DataFrame, *, reference: pd.DataFrame | None, refe
             ax.plot(x, _values(row.reindex(table.columns)), linestyle="--", linewidth=1.2,
                     marker=REFERENCE_MARKERS[j % len(REFERENCE_MARKERS)], markersize=7, markerfacecolor="white",
                     color=REFERENCE_COLOUR, alpha=0.85, label=f"{reference_name}: {label(name)} (reported)", zorder=2)
-
-
-@themed
-def accuracy_by_group(table: pd.DataFrame, *, title: str, ylabel: str = "accuracy (%)", xlabel: str = "",
-                      reference: pd.DataFrame | None = None, reference_name: str = "paper", ax=None,
-                      ylim: tuple[float, float] | None = (0, 100), low: pd.DataFrame | None = None,
-                      high: pd.DataFrame | None = None, chance: float | None = None):
-    """Line chart: one line per row of ``table`` (ours, dodged sideways so identical lines stay visible), x =
-    its columns; ``reference`` rows dashed grey with hollow markers, labelled ``<reference_name>: <row>
-    (reported)``; ``low``/``high`` a shaded 95% band per row; ``chance`` a dotted line. The title says so when
-    ours are all 0 or missing."""
-    own = ax is None
-    if own:
-        fig, axes = new_figure(height=4.6)
-        ax = axes[0, 0]
-    fig = ax.figure
-    _draw_lines(ax, table, reference=reference, reference_name=reference_name)
     if low is not None and high is not None:
         for i, name in enumerate(table.index):
             ax.fill_between(range(len(table.columns)), _values(low.loc[name]), _values(high.loc[name]),
@@ -271,31 +253,25 @@ def accuracy_by_group(table: pd.DataFrame, *, title: str, ylabel: str = "accurac
     set_categories(ax, list(table.columns))
     ax.set_xlabel(xlabel or (table.columns.name or "group"))
     ax.set_ylabel(ylabel)
-    if ylim:
-        ax.set_ylim(ylim[0] - 2, ylim[1] + 2)
+    ax.set_ylim(-2, 102)
     if len(table) and _all_zero_or_missing(table):
         title = f"{title} ({_summary(table)})"
-    ax.set_title(wrap(title, 60) if own else wrap(title, 40))
-    if own:
-        legend_below(fig)
-        finish(fig, alt=f"Line chart: {title}. {ylabel} by {ax.get_xlabel()} "
-                        f"({', '.join(map(str, table.columns))}). Solid lines, ours: "
-                        f"{'; '.join(label(i) for i in table.index)} ({_summary(table)})."
-                        + (f" Dashed grey lines, {reference_name} (reported): "
-                           f"{'; '.join(label(i) for i in reference.index)}." if reference is not None else ""))
-    return fig
+    ax.set_title(wrap(title, 60))
+    legend_below(fig)
+    return finish(fig, alt=f"Line chart: {title}. {ylabel} by {ax.get_xlabel()} "
+                           f"({', '.join(map(str, table.columns))}). Solid lines, ours: "
+                           f"{'; '.join(label(i) for i in table.index)} ({_summary(table)})."
+                           + (f" Dashed grey lines, {reference_name} (reported): "
+                              f"{'; '.join(label(i) for i in reference.index)}." if reference is not None else ""))
 
 
 @themed
-def grouped_bars(table: pd.DataFrame, *, title: str, ylabel: str = "accuracy (%)", xlabel: str = "", ax=None,
+def grouped_bars(table: pd.DataFrame, *, title: str, ylabel: str = "accuracy (%)", xlabel: str = "",
                  ylim: tuple[float, float] | None = None, chance: float | None = None):
     """Grouped bars: groups = columns of ``table``, one bar per row; ``chance`` a dotted line; a bar of height
     0 is marked at the axis."""
-    own = ax is None
-    if own:
-        fig, axes = new_figure(height=4.2)
-        ax = axes[0, 0]
-    fig = ax.figure
+    fig, axes = new_figure(height=4.2)
+    ax = axes[0, 0]
     long = table.copy()
     long.index = [label(i) for i in long.index]
     long.columns = [label(c) for c in long.columns]
@@ -316,12 +292,10 @@ def grouped_bars(table: pd.DataFrame, *, title: str, ylabel: str = "accuracy (%)
     if ylim:
         ax.set_ylim(*ylim)
     ax.set_title(wrap(title, 60))
-    if own:
-        legend_below(fig)
-        finish(fig, alt=f"Bar chart: {title}. {ylabel} per {ax.get_xlabel() or 'group'} "
-                        f"({', '.join(map(label, table.columns))}), one bar per "
-                        f"{'; '.join(label(i) for i in table.index)}.")
-    return fig
+    legend_below(fig)
+    return finish(fig, alt=f"Bar chart: {title}. {ylabel} per {ax.get_xlabel() or 'group'} "
+                           f"({', '.join(map(label, table.columns))}), one bar per "
+                           f"{'; '.join(label(i) for i in table.index)}.")
 
 
 # ---------------------------------------------------------------------------------------------- paper vs ours
@@ -329,7 +303,7 @@ def grouped_bars(table: pd.DataFrame, *, title: str, ylabel: str = "accuracy (%)
 @themed
 def paper_vs_ours(ours: pd.DataFrame, reported: pd.DataFrame, *, title: str, xlabels: dict[str, str] | str,
                   low: pd.DataFrame | None = None, high: pd.DataFrame | None = None, shared_x: bool = True,
-                  reference_name: str = "paper", xlim: tuple[float, float] | None = (0, 100)):
+                  xlim: tuple[float, float] | None = (0, 100)):
     """Dot plot, one panel per metric (column) sharing the y axis: the paper's rows (hollow grey) above ours
     (filled, with ``low``/``high`` whiskers; a missing value marked ``no value`` at the origin).
 
@@ -341,7 +315,7 @@ def paper_vs_ours(ours: pd.DataFrame, reported: pd.DataFrame, *, title: str, xla
     metrics = list(ours.columns)
     if ours.empty:  # one visible "no value" row rather than a figure that shows the paper alone
         ours = pd.DataFrame([[np.nan] * len(metrics)], columns=metrics, index=["nothing evaluated in this run"])
-    rows = [(f"{reference_name}: {label(i)}", "paper", k) for k, i in enumerate(reported.index)] + \
+    rows = [(f"paper: {label(i)}", "paper", k) for k, i in enumerate(reported.index)] + \
            [(f"ours: {label(i)}", "ours", k) for k, i in enumerate(ours.index)]
     fig, axes = new_figure(1, len(metrics), height=1.5 + 0.42 * len(rows), sharey=True, sharex=shared_x)
     y = {name: k for k, (name, _, _) in enumerate(rows)}
@@ -355,7 +329,7 @@ def paper_vs_ours(ours: pd.DataFrame, reported: pd.DataFrame, *, title: str, xla
             if source == "paper":
                 ax.plot([value], [y[name]], marker="o", markersize=8, markerfacecolor="white",
                         markeredgecolor=REFERENCE_COLOUR, markeredgewidth=1.5, linestyle="none",
-                        label=f"{reference_name} (reported)")
+                        label="paper (reported)")
                 continue
             colour = PALETTE[0]
             if np.isnan(value):
@@ -387,7 +361,7 @@ def paper_vs_ours(ours: pd.DataFrame, reported: pd.DataFrame, *, title: str, xla
     fig.suptitle(wrap(title, 60))
     legend_below(fig)
     finish(fig, alt=f"Dot plot: {title}. One panel per metric ({', '.join(map(_metric_title, metrics))}); rows: "
-                    f"the {reference_name}'s {len(reported)} reported rows as hollow grey circles, then our "
+                    f"the paper's {len(reported)} reported rows as hollow grey circles, then our "
                     f"{len(ours)} rows as filled circles ({_summary(ours, '')}).")
     return fig
 
@@ -398,15 +372,14 @@ def _metric_title(metric) -> str:
 
 
 @themed
-def accuracy_bars(summary: pd.DataFrame, *, names: dict[str, str] | None = None, reported: pd.DataFrame | None = None,
-                  title: str = "Accuracy by dataset: ours (bars, 95% Wilson intervals) and the paper's (hollow marks)"):
+def accuracy_bars(summary: pd.DataFrame, *, names: dict[str, str] | None = None):
     """One panel per prompting setting: our accuracy per dataset as bars with 95% whiskers, one bar per model,
     from a :func:`finelogic.eval.accuracy.summarize` by ``(model, setting, dataset)``; the paper's models in
-    the same setting as hollow grey marks (``reported``: Table 2 wide, default
-    :func:`finelogic.book.tables.paper_table`); ``names`` maps dataset keys to printed names."""
+    the same setting (Table 2) as hollow grey marks; ``names`` maps dataset keys to printed names."""
     from finelogic.book.tables import paper_table
 
-    reported = paper_table("table2") if reported is None else reported
+    reported = paper_table("table2")
+    title = "Accuracy by dataset: ours (bars, 95% Wilson intervals) and the paper's (hollow marks)"
     summary = summary.assign(dataset=[(names or {}).get(d, d) for d in summary["dataset"]])
     datasets = list(dict.fromkeys(summary["dataset"]))
     settings = list(dict.fromkeys(summary["setting"]))
@@ -451,13 +424,13 @@ def accuracy_bars(summary: pd.DataFrame, *, names: dict[str, str] | None = None,
 
 
 @themed
-def accuracy_by_depth(curves: pd.DataFrame, reported: pd.DataFrame, *,
-                      title: str = "FLD accuracy by proof depth: ours (solid) and the paper's Direct rows (dashed)"):
+def accuracy_by_depth(curves: pd.DataFrame, reported: pd.DataFrame):
     """Our accuracy by FLD depth bucket (rows of ``curves``) beside the paper's Direct rows of Table 5, dashed
     grey."""
     reference = reported.loc[[i for i in reported.index if i[1] == "Direct"], list(curves.columns)]
     reference.index = [i[0] + " / Direct" for i in reference.index]
-    return accuracy_by_group(curves, reference=reference, title=title, xlabel="proof depth (steps)")
+    return accuracy_by_group(curves, reference=reference, xlabel="proof depth (steps)",
+                             title="FLD accuracy by proof depth: ours (solid) and the paper's Direct rows (dashed)")
 
 
 @themed
