@@ -17,6 +17,8 @@ STYLES = ("NL", "Symb-Struct", "Symb-Filter", "Symb-Direct", "LogiPT")
 
 
 def main() -> None:
+    from finelogic.models.base import chat_token_ids
+
     tokenizer, _ = load_default()
     cutoff = value("cutoff_len")
     print("style,examples,tokens,target_tokens,at_cutoff")
@@ -25,8 +27,8 @@ def main() -> None:
         tokens = targets = cut = 0
         for example in examples:
             messages = example["messages"]
-            prompt = len(tokenizer.apply_chat_template(messages[:-1], add_generation_prompt=True, tokenize=True))
-            full = len(tokenizer.apply_chat_template(messages, tokenize=True))
+            prompt = len(chat_token_ids(tokenizer, messages[:-1]))
+            full = len(chat_token_ids(tokenizer, messages, add_generation_prompt=False))
             tokens += min(full, cutoff)
             targets += max(0, min(full, cutoff) - prompt)
             cut += full > cutoff

@@ -22,6 +22,7 @@ import pytest
 import torch
 
 from finelogic.models import GenerationConfig
+from finelogic.models.base import chat_token_ids
 from finelogic.models.openai_backend import LogprobAlignmentError, OpenAIBackend
 from model_fixtures import hf_backend, model_cache  # noqa: F401  (fixtures)
 
@@ -64,7 +65,7 @@ def test_where_greedy_texts_diverge_the_server_picked_a_near_tie(remote, hf_back
     conversation = [{"role": "user", "content": "What is the capital of France?"}]
     answer, = remote.generate([conversation], GenerationConfig(max_new_tokens=12))
     assert answer != hf_backend.generate([conversation], GenerationConfig(max_new_tokens=12))[0]
-    prompt = hf_backend.tokenizer.apply_chat_template(conversation, add_generation_prompt=True)
+    prompt = chat_token_ids(hf_backend.tokenizer, conversation)
     tokens = hf_backend.tokenizer(answer, add_special_tokens=False).input_ids
     with torch.inference_mode():
         logprobs = torch.log_softmax(hf_backend.model(torch.tensor([prompt + tokens])).logits[0], -1)

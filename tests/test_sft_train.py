@@ -8,6 +8,7 @@ import torch
 
 from finelogic.sft.train import IGNORE_INDEX, TrainConfig, encode_example, fingerprint, train, with_overrides
 from finelogic.config import safe_name
+from finelogic.models.base import chat_token_ids
 from finelogic.models.spec import parse_model
 from model_fixtures import model_cache  # noqa: F401  (fixture)
 
@@ -35,7 +36,7 @@ def tokenizer(model_cache):
 
 def test_loss_covers_the_assistant_turn_and_its_end_token_only(tokenizer):
     encoded = encode_example(tokenizer, EXAMPLES[0], cutoff_len=512)
-    prompt = tokenizer.apply_chat_template(EXAMPLES[0]["messages"][:-1], add_generation_prompt=True, tokenize=True)
+    prompt = chat_token_ids(tokenizer, EXAMPLES[0]["messages"][:-1])
     assert encoded.labels[:len(prompt)] == [IGNORE_INDEX] * len(prompt)
     target = encoded.labels[len(prompt):]
     assert tokenizer.decode(target) == "fact1 -> hypothesis;\n__PROVED__<|im_end|>"

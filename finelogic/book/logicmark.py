@@ -26,21 +26,16 @@ def note(run: Any, notebook: str, what: str, model: str | None = None) -> str:
                     normalization=p.settings["normalization"]) + " " + what)
 
 
-def card_beside_ours(card: pd.DataFrame, by_hop: pd.DataFrame, n: int) -> pd.DataFrame:
-    """The card's reported rows, then ours (hops and avg, setting ``ours, n = <n>``), wide, rounded to 2."""
-    ours = by_hop[by_hop["metric"].isin([*HOP_COLUMNS, "avg"])].assign(setting=f"ours, n = {n}")
-    return wide(pd.concat([card, ours[card.columns]]), index=("model", "setting")).round(2)
-
-
 #: Why a LogicMark cell shows the missing mark.
 LOGICMARK_MISSING = "no item of this kind in this run (or, for the card, no value printed)"
 
 
 def card_view(card: pd.DataFrame, by_hop: pd.DataFrame, n: int) -> Table:
-    """:func:`card_beside_ours` in the book's table style: the card's rows (``card``) then ours (``ours``),
+    """The card's reported rows (``card``) then ours (``ours``: hops and avg) in the book's table style,
     percentages with one decimal (the card prints two)."""
-    table = card_beside_ours(card, by_hop, n).reset_index()
-    table["setting"] = ["ours" if str(s).startswith("ours") else "card" for s in table["setting"]]
+    ours = by_hop[by_hop["metric"].isin([*HOP_COLUMNS, "avg"])].assign(setting="ours")
+    table = wide(pd.concat([card.assign(setting="card"), ours[card.columns]]), index=("model", "setting"))
+    table = table.round(2).reset_index()
     values = [c for c in table.columns if c not in ("model", "setting")]
     return present(table, percent=values, headers={"setting": "Source"}, missing=LOGICMARK_MISSING,
                    note=f"card: reported on the card's own 5,000 items (LogicMark dataset card), rounded to one "

