@@ -403,10 +403,11 @@ def logicmark_models(run, models: Sequence[str], control: str | None = None, car
 
 
 def headline(fig):
-    """``fig`` as HTML (:func:`finelogic.book.report.to_html`: an ``<img>`` with alt text, closed), to ``glue``
-    for the landing page: a glued HTML output keeps its alt text across documents, a PNG one would lose it."""
+    """``fig`` as HTML (:func:`finelogic.book.figures.figure_html`: an ``<img>`` with alt text, closed), to
+    ``glue`` for the landing page: a glued HTML output keeps its alt text across documents, a PNG one would
+    lose it."""
     from IPython.display import HTML
 
-    from finelogic.book.report import to_html
+    from finelogic.book.figures import figure_html
 
-    return HTML(to_html(fig))
+    return HTML(figure_html(fig))

@@ -130,7 +130,7 @@ def sft_arguments(config: TrainConfig, *, processes: int, paper_recipe: bool, ou
         arguments = {"learning_rate": config.learning_rate, "num_train_epochs": config.epochs,
                      "per_device_train_batch_size": per_device,
                      "gradient_accumulation_steps": max(1, round(config.batch_size / (per_device * processes))),
-                     "lr_scheduler_type": scheduler, "warmup_ratio": config.warmup_ratio,
+                     "lr_scheduler_type": scheduler, "warmup_steps": config.warmup_ratio,  # a float in [0, 1) is a ratio
                      "bf16": config.dtype == "bfloat16" or config.autocast == "bfloat16",
                      "max_length": config.cutoff_len}
     if config.max_steps:
