@@ -32,6 +32,7 @@ import numpy as np
 import torch
 from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 from transformers import StoppingCriteria
+from transformers.cache_utils import Cache, DynamicLayer
 
 from finelogic.models import onednn
 from finelogic.models.base import (BackendStats, chat_token_ids, Completion, Conversation, GenerationConfig, LoglikelihoodResult,
@@ -216,9 +217,12 @@ class HFBackend:
         eos = self.tokenizer.eos_token_id
         stops = _StopStrings(self.tokenizer, config.stop, 0) if any(config.stop) else None
         start = past.get_seq_length() if past is not None else 0
-        room = input_ids.shape[1] - start + config.max_new_tokens
-        cache = (_select_cache(past, range(input_ids.shape[0]), room) if past is not None
-                 else _growing_cache(self.model.config.num_hidden_layers, config.max_new_tokens))
+        if past is None:
+            cache = _growing_cache(self.model.config.num_hidden_layers, config.max_new_tokens)
+        else:  # the prefix rows' cache (:func:`_select_cache`), used once: it grows once, at the suffix
+            cache = past
+            for layer in cache.layers:
+                layer.room = config.max_new_tokens
         positions = attention_mask.long().cumsum(-1) - 1
         positions = positions.masked_fill(attention_mask == 0, 1)
         out = self.model(input_ids=input_ids[:, start:], attention_mask=attention_mask,
@@ -729,47 +733,50 @@ def _left_pad(sequences: list[list[int]], pad_id: int, device: torch.device) -> 
     return ids, mask
 
 
-def _select_cache(cache: Any, rows: Sequence[int], room: int = 0) -> Any:
-    """A new cache whose batch row ``k`` is row ``rows[k]`` of ``cache`` (rows may repeat), with ``room``
-    positions per layer to grow into without copying (:func:`_growing_cache`)."""
+def _select_cache(cache: Any, rows: Sequence[int]) -> Any:
+    """A new :func:`_growing_cache` whose batch row ``k`` is row ``rows[k]`` of ``cache`` (rows may repeat)."""
     index = torch.tensor(list(rows), device=cache.layers[0].keys.device)
-    new = _growing_cache(len(cache.layers), room)
+    new = _growing_cache(len(cache.layers), 0)
     for number, layer in enumerate(cache.layers):
         new.update(layer.keys.index_select(0, index), layer.values.index_select(0, index), number)
     return new
 
 
-def _growing_cache(layers: int, room: int) -> Any:
-    """A KV cache like transformers' ``DynamicCache`` whose layers keep ``room`` free positions after
-    what they hold, so a decoding step writes its column in place: ``DynamicCache`` concatenates, copying
-    the whole cache at every step (a third of a greedy batch's time on CPU)."""
-    from transformers.cache_utils import Cache, DynamicLayer
+class _GrowingLayer(DynamicLayer):
+    """A ``DynamicLayer`` that keeps ``room`` free positions after what it holds, so a decoding step writes
+    its column in place: ``DynamicLayer`` concatenates, copying the whole cache at every step (a third of a
+    greedy batch's time on CPU). It grows (one copy) only when an update does not fit."""
 
-    class GrowingLayer(DynamicLayer):
-        buffers: tuple[torch.Tensor, torch.Tensor] | None = None
+    def __init__(self, room: int) -> None:
+        super().__init__()
+        self.room = room
+        self.buffers: tuple[torch.Tensor, torch.Tensor] | None = None
 
-        def update(self, keys: torch.Tensor, values: torch.Tensor, *args: Any, **kwargs: Any) -> tuple:
-            if not self.is_initialized:
-                self.lazy_initialization(keys, values)
-            held, new = self.get_seq_length(), keys.shape[-2]
-            if self.buffers is None or held + new > self.buffers[0].shape[-2]:
-                size = (*keys.shape[:-2], held + new + room, keys.shape[-1])
-                grown = keys.new_empty(size), values.new_empty(size)
-                if held:
-                    grown[0][..., :held, :], grown[1][..., :held, :] = self.keys, self.values
-                self.buffers = grown
-            self.buffers[0][..., held:held + new, :] = keys
-            self.buffers[1][..., held:held + new, :] = values
-            self.keys, self.values = (b[..., :held + new, :] for b in self.buffers)
-            return self.keys, self.values
+    def update(self, keys: torch.Tensor, values: torch.Tensor, *args: Any, **kwargs: Any) -> tuple:
+        if not self.is_initialized:
+            self.lazy_initialization(keys, values)
+        held, new = self.get_seq_length(), keys.shape[-2]
+        if self.buffers is None or held + new > self.buffers[0].shape[-2]:
+            size = (*keys.shape[:-2], held + new + self.room, keys.shape[-1])
+            grown = keys.new_empty(size), values.new_empty(size)
+            if held:
+                grown[0][..., :held, :], grown[1][..., :held, :] = self.keys, self.values
+            self.buffers = grown
+        self.buffers[0][..., held:held + new, :] = keys
+        self.buffers[1][..., held:held + new, :] = values
+        self.keys, self.values = (b[..., :held + new, :] for b in self.buffers)
+        return self.keys, self.values
 
-        def batch_select_indices(self, indices: torch.Tensor) -> None:
-            if self.buffers is not None:
-                held = self.get_seq_length()
-                self.buffers = tuple(b[indices] for b in self.buffers)
-                self.keys, self.values = (b[..., :held, :] for b in self.buffers)
+    def batch_select_indices(self, indices: torch.Tensor) -> None:
+        if self.buffers is not None:
+            held = self.get_seq_length()
+            self.buffers = tuple(b[indices] for b in self.buffers)
+            self.keys, self.values = (b[..., :held, :] for b in self.buffers)
 
-    return Cache(layers=[GrowingLayer() for _ in range(layers)])
+
+def _growing_cache(layers: int, room: int) -> Cache:
+    """A KV cache of :class:`_GrowingLayer` s (``room`` free positions each)."""
+    return Cache(layers=[_GrowingLayer(room) for _ in range(layers)])
 
 
 def _score(logits: torch.Tensor, continuation: list[int]) -> LoglikelihoodResult:
