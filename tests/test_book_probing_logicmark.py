@@ -201,7 +201,7 @@ def test_logicmark_finding_without_control_or_average_falls_back_and_says_so():
     text = findings.logicmark_models(SimpleNamespace(by_hop=by_hop), ["E", "G"], "C", _LM_CARD, reference="E")
     assert text.startswith("This run scored no random-init control, so it shows no model above one.")
     assert "its accuracy over all items 31.9% [29.1, 34.9] (n = 1000) is below the card's 42.78%" in text
-    assert "supports nothing" in findings.logicmark_models(SimpleNamespace(by_hop=pd.DataFrame()), ["E"], "C")
+    assert "supports nothing" in findings.logicmark_models(SimpleNamespace(by_hop=pd.DataFrame()), ["E"], "C", _LM_CARD)
 
 
 def _variants(one_hop_of_b=40.0):

@@ -146,7 +146,7 @@ def test_soundness_dot_plot_marks_a_row_with_nothing_scored_instead_of_leaving_i
 
 def test_table4_dot_plot_gives_each_task_its_own_scale_from_zero():
     ours = pd.DataFrame({"CSS": [2.5], "RFI": [0.0], "NSD": [0.0]}, index=[("m", "linear probe")])
-    fig = figures.paper_vs_ours(ours, paper_table("table4")[list(ours.columns)], shared_x=False, xlim=None,
+    fig = figures.paper_vs_ours(ours, paper_table("table4")[list(ours.columns)], shared_x=False,
                                 xlabels={"CSS": "steps (mean correctness span)", "RFI": "% of test problems",
                                          "NSD": "% of test problems"}, title="Table 4")
     assert_book_figure(fig)

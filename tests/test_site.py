@@ -210,7 +210,7 @@ def test_teaching_chapters_link_handouts_and_the_student_ones_hold_no_solutions(
 def test_teaching_chapters_link_pdf_handouts_that_print_the_whole_chapter_within_the_page(site, browser):
     """Each chapter links a student and an instructor PDF (printed by Chromium from the HTML handout): pages,
     the chapter's title in its text, no word beyond the page's right margin (poppler's pdftotext -bbox)."""
-    from finelogic.book.handouts import pdf_report
+    from test_teaching import pdf_report
 
     if not shutil.which("pdftotext"):
         pytest.skip("poppler-utils is not installed (apt-get install poppler-utils)")

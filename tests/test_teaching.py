@@ -331,6 +331,37 @@ def test_a_chapter_run_again_with_the_same_results_keeps_its_handouts_which_show
     assert all(h.read_bytes().endswith(b"<!-- as first written -->") for h in first)
 
 
+def pdf_report(pdf, tolerance_pt: float = 1.0) -> dict:
+    """What a teacher checks first in a printed handout, read with poppler's ``pdftotext -bbox``: ``pages``,
+    ``text`` and ``beyond_margin`` (``(page, word, x_max_pt, limit_pt)`` per word running past the right
+    margin).
+
+    Raises:
+        FileNotFoundError: poppler's ``pdftotext`` is not installed (apt-get install poppler-utils).
+    """
+    import html as html_module
+    import re
+    import shutil
+    import subprocess
+
+    from finelogic.book.handouts import RIGHT_MARGIN_MM
+
+    if not shutil.which("pdftotext"):
+        raise FileNotFoundError("pdftotext (poppler-utils) is not installed")
+    out = subprocess.run(["pdftotext", "-bbox", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    pages = re.findall(r'<page width="([\d.]+)" height="([\d.]+)">(.*?)</page>', out, re.S)
+    words, beyond = [], []
+    for number, (width, _, body) in enumerate(pages, 1):
+        limit = float(width) - RIGHT_MARGIN_MM / 25.4 * 72 + tolerance_pt
+        for match in re.finditer(r'<word xMin="[\d.]+" yMin="[\d.]+" xMax="([\d.]+)" yMax="[\d.]+">([^<]*)</word>',
+                                 body):
+            word = html_module.unescape(match.group(2))
+            words.append(word)
+            if float(match.group(1)) > limit:
+                beyond.append((number, word, float(match.group(1)), round(limit, 1)))
+    return {"pages": len(pages), "text": " ".join(words), "beyond_margin": beyond}
+
+
 def test_pdf_handouts_printed_by_chromium_hold_the_chapter_within_the_page(tmp_path):
     import shutil
 
@@ -340,7 +371,7 @@ def test_pdf_handouts_printed_by_chromium_hold_the_chapter_within_the_page(tmp_p
         pytest.skip("needs Debian's chromium and poppler-utils (apt-get install chromium poppler-utils)")
     name = _toy_chapter(tmp_path)
     written = handouts.write_handouts(tmp_path, (name,))
-    reports = {v: handouts.pdf_report(handouts.pdf_path(h)) for v, h in zip(handouts.VERSIONS, written)}
+    reports = {v: pdf_report(handouts.pdf_path(h)) for v, h in zip(handouts.VERSIONS, written)}
     for version, report in reports.items():
         assert report["pages"] > 0, version
         assert "Printing a chapter" in report["text"], version

@@ -1,12 +1,6 @@
-"""Figures for the book: one seaborn theme, one display helper, one function per figure family.
-
-Every helper returns a matplotlib Figure drawn under :func:`theme` (via :func:`themed`) with alt text
-(:func:`alt_text`); :func:`show` puts it on the page as an ``<img alt="...">``. A figure is at most
-:data:`PAGE_WIDTH` inches wide, shown at 96 CSS px per inch (so ``s`` pt in the figure is ``s`` pt on the
-page), every font at least :data:`MIN_FONT` pt; on a phone it scrolls sideways rather than shrink its text
-below that (:func:`figure_html`). Our rows use seaborn's colour-blind palette; the paper's are dark grey
-hollow markers with dashed lines, labelled ``paper: <model> (reported)``; the face is white with a grey
-border on both of the book's themes.
+"""Figures for the book: one seaborn theme (:func:`theme`), one display helper (:func:`show`), one function per
+figure family, each returning a Figure with alt text (:func:`finish`). Ours are drawn in seaborn's colour-blind
+palette; the paper's rows as dark grey hollow markers with dashed lines, labelled ``paper: <model> (reported)``.
 """
 from __future__ import annotations
 
@@ -114,25 +108,19 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def smallest_font(fig) -> float:
-    """The smallest font size (pt) of any visible, non-empty text on ``fig``; :data:`FONT` when there is none.
-    """
-    from matplotlib.text import Text
-
-    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
-    return float(min(sizes)) if sizes else FONT
-
-
 def figure_html(fig, alt: str | None = None) -> str:
     """``fig`` as an ``<img>`` (PNG data URI) with ``alt``, at 96 CSS px per inch, and closed; on a narrow
     screen it keeps the ``min-width`` at which its smallest text is :data:`MIN_FONT` pt and scrolls in its box
     (``data-font-pt`` and ``data-css-width`` let a test work out the text size a reader sees)."""
+    from matplotlib.text import Text
+
     with plt.rc_context(theme()):
         buffer = io.BytesIO()
         fig.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
     plt.close(fig)
     width_px = round(fig.get_size_inches()[0] * 96)
-    font = smallest_font(fig)
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    font = float(min(sizes)) if sizes else FONT
     min_px = min(width_px, int(np.ceil(width_px * MIN_FONT / font)))
     data = base64.b64encode(buffer.getvalue()).decode("ascii")
     text = html.escape(alt or alt_text(fig), quote=True)
@@ -205,11 +193,6 @@ def _values(row) -> np.ndarray:
     return pd.to_numeric(pd.Series(row), errors="coerce").to_numpy(dtype=float)
 
 
-def _all_zero_or_missing(frame: pd.DataFrame) -> bool:
-    values = frame.apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
-    return bool(np.all(np.isnan(values) | (values == 0)))
-
-
 def _summary(frame: pd.DataFrame, unit: str = "%") -> str:
     """``"ours: 0% everywhere"``-style sentence on a table of our values (for titles and alt text)."""
     values = frame.apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
@@ -254,7 +237,8 @@ def accuracy_by_group(table: pd.DataFrame, *, title: str, ylabel: str = "accurac
     ax.set_xlabel(xlabel or (table.columns.name or "group"))
     ax.set_ylabel(ylabel)
     ax.set_ylim(-2, 102)
-    if len(table) and _all_zero_or_missing(table):
+    values = table.apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
+    if len(table) and np.all(np.isnan(values) | (values == 0)):
         title = f"{title} ({_summary(table)})"
     ax.set_title(wrap(title, 60))
     legend_below(fig)
@@ -302,15 +286,15 @@ def grouped_bars(table: pd.DataFrame, *, title: str, ylabel: str = "accuracy (%)
 
 @themed
 def paper_vs_ours(ours: pd.DataFrame, reported: pd.DataFrame, *, title: str, xlabels: dict[str, str] | str,
-                  low: pd.DataFrame | None = None, high: pd.DataFrame | None = None, shared_x: bool = True,
-                  xlim: tuple[float, float] | None = (0, 100)):
+                  low: pd.DataFrame | None = None, high: pd.DataFrame | None = None, shared_x: bool = True):
     """Dot plot, one panel per metric (column) sharing the y axis: the paper's rows (hollow grey) above ours
-    (filled, with ``low``/``high`` whiskers; a missing value marked ``no value`` at the origin).
+    (filled, with ``low``/``high`` whiskers; a missing value marked ``no value`` at 0).
 
     Args:
         ours, reported: index = row label (tuples are joined), columns = metrics (ours' columns decide).
         xlabels: metric -> axis label (or one label for every panel).
-        shared_x: all panels on one x scale (False where units differ, e.g. Table 4's steps vs %).
+        shared_x: all panels on one 0-100 x scale (False where units differ, e.g. Table 4's steps vs %: each
+            panel its own scale from 0).
     """
     metrics = list(ours.columns)
     if ours.empty:  # one visible "no value" row rather than a figure that shows the paper alone
@@ -333,8 +317,7 @@ def paper_vs_ours(ours: pd.DataFrame, reported: pd.DataFrame, *, title: str, xla
                 continue
             colour = PALETTE[0]
             if np.isnan(value):
-                origin = xlim[0] if xlim else 0
-                ax.plot([origin], [y[name]], marker="x", color=PALETTE[3], markersize=8, linestyle="none",
+                ax.plot([0], [y[name]], marker="x", color=PALETTE[3], markersize=8, linestyle="none",
                         label="ours: no value (nothing scored)")
                 continue
             if low is not None and high is not None:
@@ -346,8 +329,8 @@ def paper_vs_ours(ours: pd.DataFrame, reported: pd.DataFrame, *, title: str, xla
                     label="ours (this run)")
         ax.set_xlabel(wrap(xlabels if isinstance(xlabels, str) else xlabels.get(metric, metric), 16))
         ax.set_title(wrap(_metric_title(metric), 24))
-        if xlim and shared_x:
-            ax.set_xlim(xlim[0] - 5, xlim[1] + 5)
+        if shared_x:
+            ax.set_xlim(-5, 105)
         else:  # the panel's own scale from 0, with room for whole markers at both ends
             values = pd.to_numeric(pd.concat([reported.get(metric, pd.Series(dtype=float)),
                                               ours[metric]]), errors="coerce")
@@ -434,10 +417,10 @@ def accuracy_by_depth(curves: pd.DataFrame, reported: pd.DataFrame):
 
 
 @themed
-def paper_figure3(reported: pd.DataFrame, *, models=("Llama-3.1-8B-Instruct", "Qwen-2.5-7B-Instruct"),
-                  reference=("GPT-4o", "Direct")):
-    """The paper's Figure 3 redrawn from its Table 5: one panel per base model with its SFT rows, the
-    ``reference`` row dashed in each."""
+def paper_figure3(reported: pd.DataFrame):
+    """The paper's Figure 3 redrawn from its Table 5: one panel per fine-tuned base model with its SFT rows,
+    GPT-4o / Direct dashed in each."""
+    models, reference = ("Llama-3.1-8B-Instruct", "Qwen-2.5-7B-Instruct"), ("GPT-4o", "Direct")
     fig, axes = new_figure(1, len(models), height=4.8, sharey=True)
     baseline = reported.loc[[reference]]
     baseline.index = [" / ".join(reference)]

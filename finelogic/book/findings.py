@@ -1,19 +1,14 @@
-"""The one-sentence finding of each results page ("What this run shows"), computed from the run's tables.
-
-One function per results family takes the run and returns a sentence: the numbers it quotes carry their n
-and 95% interval, and each is compared with its reference (chance, the text-only and majority baselines,
-the random-init control, the base model). A number is "above" or "below" its reference only when its
-interval excludes it (or, against another interval, when the two do not overlap); otherwise it is
-"indistinguishable". When the run has nothing to score, the sentence says so and why. :func:`finding_box`
-shows the sentence in a box at the top of the page.
+"""The finding of each results page ("What this run shows"): one function per family turns its run into a
+sentence whose numbers carry their n and 95% interval, each compared with its reference (chance, a baseline,
+the random-init control, the base model) by :func:`against`; with nothing to score, it says so and why.
 """
 from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
 import pandas as pd
-from IPython.display import Markdown
 
+from finelogic.book.provenance import admonition
 from finelogic.data.suites import PAPER_NAMES
 from finelogic.eval.accuracy import summarize
 from finelogic.eval.forced_choice import chance_level
@@ -21,7 +16,6 @@ from finelogic.eval.probing import LINEAR, MAJORITY, TEXT_ONLY
 from finelogic.eval.probing_data import TASKS
 from finelogic.eval.soundness import soundness_table
 from finelogic.eval.stats import OVERLAP, compare_intervals
-from finelogic.paper import reported
 from finelogic.runs.accuracy import table2
 
 #: CSS class of the finding box (beside the admonition kind, as the provenance box has its own).
@@ -29,9 +23,9 @@ FINDING_CLASS = "finelogic-finding"
 FINDING_TITLE = "What this run shows"
 
 
-def finding_box(text: str) -> Markdown:
+def finding_box(text: str):
     """``text`` in an admonition titled "What this run shows" (the provenance box's form, its own class)."""
-    return Markdown(f"::::{{admonition}} {FINDING_TITLE}\n:class: tip {FINDING_CLASS}\n\n{text}\n::::\n")
+    return admonition(FINDING_TITLE, FINDING_CLASS, text, kind="tip")
 
 
 def interval_text(value: float, low: float, high: float, n: int) -> str:
@@ -48,14 +42,6 @@ def against(low: float, high: float, other_low: float, other_high: float | None 
 
 def _empty(frame: Any) -> bool:
     return not isinstance(frame, pd.DataFrame) or frame.empty
-
-
-def _name(dataset: str) -> str:
-    return PAPER_NAMES.get(dataset, dataset)
-
-
-def _joined(parts: Sequence[str]) -> str:
-    return "; ".join(parts)
 
 
 # --- 01 datasets -----------------------------------------------------------------------------------------
@@ -117,13 +103,13 @@ def _verdict_sentence(verdicts: dict[str, list[tuple[str, str]]]) -> str:
         if not cells:
             continue
         if verdict == "indistinguishable from":
-            names = _joined([name for name, _ in cells]) if len(cells) <= QUOTED else (
+            names = "; ".join([name for name, _ in cells]) if len(cells) <= QUOTED else (
                 f"all {len(cells)} cells" if len(cells) == total else f"the other {len(cells)} cells")
             parts.append(f"{verdict} chance on {names}")
             continue
         quoted = [text for _, text in cells[:QUOTED]]
         more = f" and {len(cells) - QUOTED} more" if len(cells) > QUOTED else ""
-        parts.append(f"{verdict} chance on {_joined(quoted)}{more}")
+        parts.append(f"{verdict} chance on {'; '.join(quoted)}{more}")
     return ", and ".join(parts)
 
 
@@ -138,7 +124,8 @@ def accuracy(run) -> str:
     by = ("model", "dataset", "setting") if several else ("dataset", "setting")
 
     def labels(summary: pd.DataFrame) -> list[str]:
-        return [(f"{r.model} " if several else "") + f"{_name(r.dataset)} {r.setting}" for r in summary.itertuples()]
+        return [(f"{r.model} " if several else "") + f"{PAPER_NAMES.get(r.dataset, r.dataset)} {r.setting}"
+                for r in summary.itertuples()]
 
     marked = _scored_markers(records)
     ours, forced, calibrated = table2(records, by=by)
@@ -180,7 +167,7 @@ def depth(run) -> str:
                        + ")")
         else:
             verdict = "does not change with depth beyond the 95% intervals (they overlap)"
-        sentences.append(f"{setting}: forced-choice accuracy {verdict}: {_joined(cells)}")
+        sentences.append(f"{setting}: forced-choice accuracy {verdict}: {'; '.join(cells)}")
     if not sentences:
         return "No FLD item with a numbered depth was scored, so the page supports nothing about depth."
     chance = float(numbered["chance"].iloc[0])
@@ -219,7 +206,7 @@ def soundness(run) -> str:
             verdict = against(low, high, 100 * g[f"{metric}_low"], 100 * g[f"{metric}_high"])
             cell += f", {verdict} the gold proofs' {100 * g[metric]:.1f}%"
         cells.append(cell)
-    return f"{scored} of {samples} responses could be scored: " + _joined(cells) + "."
+    return f"{scored} of {samples} responses could be scored: " + "; ".join(cells) + "."
 
 
 # --- 05 probing ------------------------------------------------------------------------------------------
@@ -297,7 +284,7 @@ def supervision(run) -> str:
               for row in training.itertuples()]
     fell = int((training["loss_last"] < training["loss_first"]).sum())
     text = (f"The training loss fell from the first to the last step for {fell} of {len(training)} styles ("
-            + _joined(losses) + f"; {int(training['examples'].max())} training examples each)")
+            + "; ".join(losses) + f"; {int(training['examples'].max())} training examples each)")
     records = getattr(run, "records", None)
     if _empty(records):
         return text + "; no fine-tuned model was evaluated."
@@ -314,10 +301,10 @@ def supervision(run) -> str:
             bases.append(base)
     if not cells:
         return text + "; the run has no base-model row to compare the fine-tuned models with."
-    base_text = _joined(f"{base} {interval_text(*ours.loc[base, ['accuracy', 'ci_low', 'ci_high', 'n']])}"
+    base_text = "; ".join(f"{base} {interval_text(*ours.loc[base, ['accuracy', 'ci_low', 'ci_high', 'n']])}"
                         for base in bases)
     text += (f". Accuracy of the fine-tuned models against the base model under the same prompt ({base_text}): "
-             + _joined(cells))
+             + "; ".join(cells))
     if _scored_markers(records) == 0:
         text += "; no response carried an answer marker, so every accuracy here is 0% by construction"
     return text + "."
@@ -342,17 +329,15 @@ def _logicmark_cell(rows: pd.DataFrame, model: str, metric: str) -> str:
     return interval_text(r["value"], r["ci_low"], r["ci_high"], r["n"])
 
 
-def logicmark_models(run, models: Sequence[str], control: str | None = None, card: pd.DataFrame | None = None,
-                     reference: str | None = None, card_model: str = LOGICMARK_CARD_MODEL) -> str:
+def logicmark_models(run, models: Sequence[str], control: str | None, card: pd.DataFrame,
+                     reference: str | None = None) -> str:
     """Which of ``models`` are above the random-init ``control`` and how ``reference`` (our embedded model)
-    compares with the card's reported ``card_model`` row.
+    compares with the reported :data:`LOGICMARK_CARD_MODEL` row of ``card`` (``paper.reported("logicmark")``).
 
     Against the control: each model's card-style average with its 95% interval against the control's
-    (``item_mean`` instead when a hop bucket is empty, so some row has no average); "above" only when the
-    two intervals do not overlap (:func:`against`), else "indistinguishable from". Against the
-    card: its reported avg and 1-hop (points, no interval: the card prints none) against ``reference``'s
-    intervals (:func:`against`). ``card``: :func:`finelogic.paper.reported` ``("logicmark")`` unless
-    given. Models the run did not score are left out.
+    (``item_mean`` instead when a hop bucket is empty, so some row has no average). Against the card: its
+    reported avg and 1-hop (points: the card prints no interval) against ``reference``'s intervals. Models the
+    run did not score are left out.
     """
     by_hop = getattr(run, "by_hop", None)
     if _empty(by_hop):
@@ -373,15 +358,14 @@ def logicmark_models(run, models: Sequence[str], control: str | None = None, car
             verdict = against(r["ci_low"], r["ci_high"], c["ci_low"], c["ci_high"])
             verdicts.setdefault(verdict, []).append(f"{m} {_logicmark_cell(rows, m, metric)}")
         label = "card-style average" if metric == "avg" else "accuracy over all items"
-        parts = [f"{verdict} it: {_joined(cells)}" for verdict, cells in verdicts.items()]
+        parts = [f"{verdict} it: {'; '.join(cells)}" for verdict, cells in verdicts.items()]
         sentences.append(f"Against the random-init control ({label} {_logicmark_cell(rows, control, metric)}), "
                          + ", and ".join(parts) + " (apart only where the 95% intervals do not overlap)")
     else:
         sentences.append("This run scored no random-init control, so it shows no model above one")
     reference = reference if reference in scored else None
     if reference is not None:
-        card = reported("logicmark") if card is None else card
-        printed = card[card["model"] == card_model].set_index("metric")["value"]
+        printed = card[card["model"] == LOGICMARK_CARD_MODEL].set_index("metric")["value"]
         if "avg" in printed.index and "1-hop" in printed.index:
             metric = _logicmark_metric(rows, [reference])
             r, one = rows.loc[(reference, metric)], rows.loc[(reference, "1-hop")]
@@ -394,7 +378,7 @@ def logicmark_models(run, models: Sequence[str], control: str | None = None, car
                              f"{printed['1-hop']:.2f}%")
             else:
                 cells.append("it has no 1-hop item in this run")
-            sentences.append(f"Beside the card's {card_model} row, reported on the card's own items (card, "
+            sentences.append(f"Beside the card's {LOGICMARK_CARD_MODEL} row, reported on the card's own items (card, "
                              f"\"Benchmark Results\"), {reference}: " + "; ".join(cells))
     return ". ".join(sentences) + "."
 

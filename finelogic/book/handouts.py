@@ -1,11 +1,5 @@
-"""Teaching handouts: each executed teaching chapter as two standalone HTML files made with nbconvert, a
-student version without solutions and an instructor version with them.
-
-Solutions are the cells tagged ``solution``, dropped from the student version by nbconvert's
-``TagRemovePreprocessor``; ``hide-input`` cells show their output alone; exercise and check cells keep their
-code. The chapters' MyST markup is turned into plain Markdown first (:func:`plain_markdown`). Each handout
-is also printed to PDF beside it by headless Chromium (Debian's ``chromium``) with :data:`PRINT_CSS`;
-without Chromium one log line says so and each PDF is a one-page note saying how to make it.
+"""Teaching handouts: each executed teaching chapter as standalone HTML (nbconvert) and PDF (headless
+Chromium), a student version without the cells tagged ``solution`` and an instructor version with them.
 
     python -m finelogic.book.handouts [OUTPUT_DIR]    # default: book/generated (writes OUTPUT_DIR/handouts/)
 """
@@ -118,10 +112,7 @@ def pdf_path(html: Path) -> Path:
 
 def find_chromium() -> str | None:
     """Debian's ``chromium`` (on ``PATH`` or ``/usr/bin/chromium``), or None."""
-    found = shutil.which("chromium")
-    if found:
-        return found
-    return "/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else None
+    return shutil.which("chromium") or ("/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else None)
 
 
 def with_print_css(body: str) -> str:
@@ -132,11 +123,8 @@ def with_print_css(body: str) -> str:
 
 
 def print_pdf(html: Path, pdf: Path, chromium: str, timeout: float = PRINT_TIMEOUT) -> Path:
-    """Print the HTML file ``html`` to ``pdf`` with headless ``chromium`` (a fresh profile, no network).
-
-    Raises:
-        RuntimeError: Chromium failed, timed out or wrote no PDF; the message has its last output.
-    """
+    """Print the HTML file ``html`` to ``pdf`` with headless ``chromium`` (a fresh profile, no network);
+    RuntimeError with Chromium's last output when it fails, times out or writes no PDF."""
     pdf = Path(pdf)
     pdf.unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(prefix="finelogic-chromium-") as profile:
@@ -165,18 +153,6 @@ def write_placeholder_pdf(pdf: Path, html: Path) -> Path:
     pdf.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(pdf, format="pdf", metadata={"Title": f"{Path(html).stem} (not printed)", "CreationDate": None})
     return pdf
-
-
-def write_pdfs(htmls: list[Path], chromium: str | None = None) -> list[Path]:
-    """The PDF of every HTML handout (:func:`pdf_path`) printed by ``chromium`` (default
-    :func:`find_chromium`); without it, one log line and a one-page note per PDF."""
-    chromium = chromium or find_chromium()
-    if chromium is None:
-        if htmls:
-            log.warning("chromium not found: %d PDF handouts not printed (apt-get install chromium); each "
-                        "chapter's PDF link leads to a one-page note saying so", len(htmls))
-        return [write_placeholder_pdf(pdf_path(h), h) for h in htmls]
-    return [print_pdf(h, pdf_path(h), chromium) for h in htmls]
 
 
 def glued_values(nb: nbformat.NotebookNode) -> dict[str, dict[str, str]]:
@@ -243,11 +219,9 @@ def _role_text(match: re.Match) -> str:
     return titled.group(1) if titled else content
 
 
-def handout_notebook(nb: nbformat.NotebookNode, version: str) -> nbformat.NotebookNode:
-    """The executed chapter as the ``student`` or ``instructor`` handout (before nbconvert): plain Markdown,
-    solution cells dropped from the student version, no build time in the "Rerun this page" box."""
-    if version not in VERSIONS:
-        raise ValueError(f"unknown handout version {version!r}; choose one of {', '.join(VERSIONS)}")
+def handout_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The executed chapter as a handout before nbconvert: plain Markdown, glued outputs shown only in the text,
+    no build time in the "Rerun this page" box."""
     nb = copy.deepcopy(nb)
     glue = glued_values(nb)
     for cell in nb.cells:
@@ -267,39 +241,13 @@ def _without_item(markdown: str, item: str) -> str:
     return "\n".join(line for line in markdown.split("\n") if not line.lstrip().startswith(item))
 
 
-def pdf_report(pdf: Path, tolerance_pt: float = 1.0) -> dict:
-    """What a teacher checks first in a printed handout, read with poppler's ``pdftotext -bbox``: ``pages``,
-    ``text`` and ``beyond_margin`` (``(page, word, x_max_pt, limit_pt)`` per word running past the right
-    margin).
-
-    Raises:
-        FileNotFoundError: poppler's ``pdftotext`` is not installed (apt-get install poppler-utils).
-    """
-    import html as html_module
-
-    if not shutil.which("pdftotext"):
-        raise FileNotFoundError("pdftotext (poppler-utils) is not installed")
-    out = subprocess.run(["pdftotext", "-bbox", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
-    pages = re.findall(r'<page width="([\d.]+)" height="([\d.]+)">(.*?)</page>', out, re.S)
-    words, beyond = [], []
-    for number, (width, _, body) in enumerate(pages, 1):
-        limit = float(width) - RIGHT_MARGIN_MM / 25.4 * 72 + tolerance_pt
-        for match in re.finditer(r'<word xMin="[\d.]+" yMin="[\d.]+" xMax="([\d.]+)" yMax="[\d.]+">([^<]*)</word>',
-                                 body):
-            word = html_module.unescape(match.group(2))
-            words.append(word)
-            if float(match.group(1)) > limit:
-                beyond.append((number, word, float(match.group(1)), round(limit, 1)))
-    return {"pages": len(pages), "text": " ".join(words), "beyond_margin": beyond}
-
-
 def handouts_key(source: Path, pdf: bool) -> str:
     """What a chapter's handouts are made from: the executed notebook as its handouts show it (not the
     execution counts, dates and build time a rerun changes), this module's code, and how the PDFs are made."""
     import hashlib
 
     printer = ("chromium" if find_chromium() else "note") if pdf else "none"
-    shown = handout_notebook(nbformat.read(source, as_version=4), "instructor")
+    shown = handout_notebook(nbformat.read(source, as_version=4))
     content = [{"type": c.cell_type, "source": c.source, "tags": c.get("metadata", {}).get("tags", []),
                 "outputs": [_without_build_date(o) for o in c.get("outputs", [])]} for c in shown.cells]
     digest = hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False).encode("utf-8"))
@@ -356,7 +304,7 @@ def write_handouts(output_dir: Path, names: tuple[str, ...] = TEACHING, pdf: boo
                                            enabled=True)
             exporter.register_preprocessor(remove, enabled=True)
             title = f"{name} ({version} handout{', with solutions' if version == 'instructor' else ''})"
-            nb = handout_notebook(executed, version)
+            nb = handout_notebook(executed)
             nb.metadata["title"] = title
             body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
             path = handout_path(output_dir, name, version)
@@ -365,7 +313,15 @@ def write_handouts(output_dir: Path, names: tuple[str, ...] = TEACHING, pdf: boo
             written.append(path)
             fresh.append((name, path))
     if pdf:
-        write_pdfs([path for _, path in fresh])
+        chromium = find_chromium()
+        if chromium is None and fresh:
+            log.warning("chromium not found: %d PDF handouts not printed (apt-get install chromium); each "
+                        "chapter's PDF link leads to a one-page note saying so", len(fresh))
+        for _, path in fresh:
+            if chromium is None:
+                write_placeholder_pdf(pdf_path(path), path)
+            else:
+                print_pdf(path, pdf_path(path), chromium)
     for name in dict.fromkeys(name for name, _ in fresh):
         _key_path(output_dir, name).write_text(keys[name] + "\n", encoding="utf-8")
     return written

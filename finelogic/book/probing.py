@@ -66,7 +66,7 @@ def table4_figure(predictions: pd.DataFrame, readout: str):
     from finelogic.book.tables import paper_table
 
     ours = table4(predictions, readout)
-    return figures.paper_vs_ours(ours, paper_table("table4")[list(ours.columns)], shared_x=False, xlim=None,
+    return figures.paper_vs_ours(ours, paper_table("table4")[list(ours.columns)], shared_x=False,
                                  xlabels={"CSS": "steps (mean correctness span)", "RFI": "% of test problems",
                                           "NSD": "% of test problems"},
                                  title="Table 4: the paper's probes and ours")

@@ -45,7 +45,7 @@ def caption(notebook: str, profile: str, seed: int, *, model: str | None = None,
     return ("; ".join(parts) + ".") if parts else ""
 
 
-def _admonition(title: str, css_class: str, body: str, kind: str = "note") -> Markdown:
+def admonition(title: str, css_class: str, body: str, kind: str = "note") -> Markdown:
     # A colon fence of four colons: a body with ``` code blocks cannot close it.
     return Markdown(f"::::{{admonition}} {title}\n:class: {kind} {css_class}\n\n{body}\n::::\n")
 
@@ -72,7 +72,7 @@ def provenance_box(notebook: str, provenance: Provenance | None = None, *, profi
                  ("built", datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))])
     body = ("Every table and figure on this page was made by this run; their captions name only what "
             "differs (a table's own n or model).\n\n" + "\n".join(f"- **{k}**: {v}" for k, v in rows))
-    return _admonition("How this page was made", PROVENANCE_CLASS, body)
+    return admonition("How this page was made", PROVENANCE_CLASS, body)
 
 
 def _duration(seconds: float) -> str:
@@ -128,5 +128,5 @@ def rerun_box(notebook: str, profile: str, *, seconds: float | None = None,
     """The "Rerun this page" box: the command, the profile and the page's measured time, never typed by hand:
     ``seconds`` (the runner rewrites the box with this run's time), else this notebook's entry in ``timings``
     at the same profile, else "not measured yet"."""
-    return _admonition("Rerun this page", RERUN_CLASS, rerun_text(notebook, profile, seconds=seconds,
+    return admonition("Rerun this page", RERUN_CLASS, rerun_text(notebook, profile, seconds=seconds,
                                                                   timings=timings), kind="tip")

@@ -97,10 +97,8 @@ def _folder_digest(folder: Path) -> str:
 
 
 def _previous_key(output: Path) -> str | None:
-    if not output.exists():
-        return None
     try:
-        return nbformat.read(output, as_version=4).metadata.get(RUN_KEY)
+        return nbformat.read(output, as_version=4).metadata.get(RUN_KEY) if output.exists() else None
     except Exception:  # an unreadable old output is simply rerun
         return None
 
@@ -133,7 +131,6 @@ def run_notebooks(
     source_dir: Path | None = None,
     parameters: dict[str, Any] | None = None,
     force: bool = False,
-    kernel_name: str = "python3",
     jobs: int = 1,
     families: Sequence[Family] = FAMILIES,
 ) -> list[RunRecord]:
@@ -188,8 +185,7 @@ def run_notebooks(
         return True
 
     # One notebook's execution, picklable for the worker processes of jobs > 1.
-    execute = functools.partial(_execute, source_dir=source_dir, output_dir=output_dir, params=params,
-                                kernel_name=kernel_name)
+    execute = functools.partial(_execute, source_dir=source_dir, output_dir=output_dir, params=params)
     try:
         if jobs == 1:
             for name in names:
@@ -231,9 +227,8 @@ def check_parameters(path: Path) -> list[str]:
     return names
 
 
-def _execute(name: str, *, source_dir: Path, output_dir: Path, params: dict[str, Any], kernel_name: str) -> float:
-    """Execute one notebook with papermill; its wall seconds (module-level: it runs in a worker process when
-    ``jobs > 1``)."""
+def _execute(name: str, *, source_dir: Path, output_dir: Path, params: dict[str, Any]) -> float:
+    """Execute one notebook with papermill; its wall seconds (module-level: a worker process runs it)."""
     import papermill  # imported here: papermill is slow to import and only the runner needs it
 
     source, output = source_dir / f"{name}.ipynb", output_dir / f"{name}.ipynb"
@@ -241,7 +236,7 @@ def _execute(name: str, *, source_dir: Path, output_dir: Path, params: dict[str,
     start = time.perf_counter()
     try:
         papermill.execute_notebook(
-            str(source), str(output), parameters=params, kernel_name=kernel_name,
+            str(source), str(output), parameters=params, kernel_name="python3",
             cwd=str(source_dir), progress_bar=False, log_output=False,
         )
     except Exception as error:  # papermill raises PapermillExecutionError; keep its cell info
@@ -256,33 +251,41 @@ def _worker_environment(values: dict[str, str]) -> None:
 
 
 def _finish(name: str, output: Path, key: str, profile: str, seconds: float, jobs: int) -> RunRecord:
-    """Stamp an executed notebook with its run key and measured time; its record."""
+    """Stamp an executed notebook with its run key and measured time (also in the "Rerun this page" box, the
+    cells tagged :data:`~finelogic.book.provenance.RERUN_TAG`); show one parameters cell, behind a toggle:
+    papermill's injected one (the values this run used), not the notebook's defaults. Returns its record."""
     nb = nbformat.read(output, as_version=4)
     nb.metadata[RUN_KEY] = key
     nb.metadata["finelogic_seconds"] = round(seconds, 2)
-    _show_measured_time(nb, name, profile, seconds)
-    _one_parameters_cell(nb)
+    box = rerun_box(name, profile, seconds=round(seconds, 1))
+    tags_of = [set(cell.metadata.get("tags", [])) for cell in nb.cells]
+    injected = any("injected-parameters" in tags for tags in tags_of)
+    for cell, tags in zip(nb.cells, tags_of):
+        if cell.cell_type == "code" and RERUN_TAG in tags:
+            cell.outputs = [nbformat.v4.new_output("display_data", data={
+                "text/markdown": box.data, "text/plain": "Rerun this page"})]
+        if injected and "parameters" in tags:
+            cell.metadata["tags"] = sorted(tags | {"remove-cell"})
+        elif injected and "injected-parameters" in tags:
+            cell.metadata["tags"] = sorted(tags | {"hide-input"})
     nbformat.write(nb, output)
     return RunRecord(name, output, seconds, skipped=False, finished=time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
                      load=round(os.getloadavg()[0], 2), jobs=jobs)
 
 
-def _upstream_families(name: str, profile: str, families: Sequence[Family] = FAMILIES) -> tuple[str, ...]:
+def _upstream_families(name: str, profile: str, families: Sequence[Family]) -> tuple[str, ...]:
     """The families whose results the notebook ``name`` reads in ``profile`` (none for a teaching chapter)."""
     return next((f.reads(profile) for f in families if f.notebook == name), ())
 
 
-def _upstream_notebooks(name: str, names: Sequence[str], profile: str,
-                        families: Sequence[Family] = FAMILIES) -> set[str]:
+def _upstream_notebooks(name: str, names: Sequence[str], profile: str, families: Sequence[Family]) -> set[str]:
     """The notebooks among ``names`` whose results ``name`` reads in ``profile``."""
     upstream = set(_upstream_families(name, profile, families))
     return {f.notebook for f in families if f.name in upstream and f.notebook in names}
 
 
-def _start_order(names: Sequence[str], output_dir: Path, profile: str,
-                 families: Sequence[Family] = FAMILIES) -> list[str]:
-    """Longest first: by this profile's last measured times when known, else by the registry's tiny-book
-    minutes."""
+def _start_order(names: Sequence[str], output_dir: Path, profile: str, families: Sequence[Family]) -> list[str]:
+    """Longest first: by this profile's last measured times when known, else by the registry's tiny-book minutes."""
     path = output_dir / "timings.json"
     try:
         timings = json.loads(path.read_text()) if path.exists() else {}
@@ -297,8 +300,7 @@ def _start_order(names: Sequence[str], output_dir: Path, profile: str,
 
 def _run_in_parallel(names: Sequence[str], order: Sequence[str], jobs: int, execute: Callable[[str], float],
                      key_of: Callable[[str], str], unchanged: Callable[[str, str], bool],
-                     finish: Callable[[str, str, float], None], profile: str = "tiny",
-                     families: Sequence[Family] = FAMILIES) -> None:
+                     finish: Callable[[str, str, float], None], profile: str, families: Sequence[Family]) -> None:
     """Run ``names`` (started in ``order``) up to ``jobs`` at once in worker processes, each after the
     notebooks it reads; PyTorch gets ``cores // jobs`` threads unless ``OMP_NUM_THREADS`` is set. The first
     failure stops new starts and is raised once the running ones finish."""
@@ -332,29 +334,6 @@ def _run_in_parallel(names: Sequence[str], order: Sequence[str], jobs: int, exec
                     failure = failure or error
     if failure is not None:
         raise failure
-
-
-def _show_measured_time(nb: nbformat.NotebookNode, name: str, profile: str, seconds: float) -> None:
-    """Put the time just measured in the page's "Rerun this page" box (cells tagged
-    :data:`~finelogic.book.provenance.RERUN_TAG`)."""
-    box = rerun_box(name, profile, seconds=round(seconds, 1))
-    for cell in nb.cells:
-        if cell.cell_type == "code" and RERUN_TAG in cell.metadata.get("tags", []):
-            cell.outputs = [nbformat.v4.new_output("display_data", data={
-                "text/markdown": box.data, "text/plain": "Rerun this page"})]
-
-
-def _one_parameters_cell(nb: nbformat.NotebookNode) -> None:
-    """Show one parameters cell, behind a toggle: papermill's injected one (the values this run used), not the
-    notebook's defaults."""
-    tags_of = [set(cell.metadata.get("tags", [])) for cell in nb.cells]
-    if not any("injected-parameters" in tags for tags in tags_of):
-        return
-    for cell, tags in zip(nb.cells, tags_of):
-        if "parameters" in tags:
-            cell.metadata["tags"] = sorted(tags | {"remove-cell"})
-        elif "injected-parameters" in tags:
-            cell.metadata["tags"] = sorted(tags | {"hide-input"})
 
 
 def _write_timings(output_dir: Path, profile: str, records: list[RunRecord]) -> None:
