@@ -1,39 +1,13 @@
-"""Overall benchmark accuracy (paper Section 3.1 and 5.2.1, Table 2): every model × setting on the four
-test sets, prompt settings and inference-time baselines alike.
+"""Overall benchmark accuracy (paper Sections 3.1 and 5.2.1, Table 2): every model x setting on the four
+test sets. Prompt settings (``Direct``, ``CoT``, ``Few-shot``) go through
+:func:`finelogic.eval.accuracy.evaluate_accuracy`, baselines (``Sel-Inf``, ``Logic-LM``, ``SymbCoT``) through
+:mod:`finelogic.baselines`; Logic-LM's and SymbCoT's parses of the model's translations are memoised
+(:data:`TRANSLATION_MEMO`). The depth (Table 5) and soundness (Table 3) pages read the same records.
 
-:func:`run` resolves the profile's ``accuracy`` section once, builds the test sets
-(:func:`finelogic.data.suites.evaluation_sets`), opens the models once, and runs each setting: a prompt
-setting (``Direct``, ``CoT``, ``Few-shot``) through :func:`finelogic.eval.accuracy.evaluate_accuracy`, a
-baseline (``Sel-Inf``, ``Logic-LM``, ``SymbCoT``) through its function in :mod:`finelogic.baselines`.
-The :class:`AccuracyRun` it returns holds the records; ``run.write()`` puts them in
-``results/<profile>/accuracy/`` (``records.csv``, ``sets.csv``, ``traces.csv``, ``run.json``).
-
-The depth page (Table 5) and the soundness page (Table 3) read the same records
-(:meth:`AccuracyRun.read`); run again, it is answered from the model cache, and Logic-LM's and SymbCoT's
-parses of the model's translations (with Logic-LM's solver results) from the memo
-``$FINELOGIC_CACHE/memo/baseline-translations-*.jsonl`` (:func:`finelogic.baselines.logic_lm.read_translation`;
-its version digests the code that computes them).
-
-**Prompt layout.** The section's optional ``prompt_layout`` (default ``principled``; the ``paper``
-profile uses ``paper_code_compat``, what the released vLLM script sends) goes to
-:func:`finelogic.prompts.build_conversation` for the prompt settings and into the ``layout`` column and the
-provenance; the baselines send their own prompts (``layout`` empty).
-
-**Which released scorer.** Every record holds the verdict of each released scorer
-(:mod:`finelogic.eval.extraction`); ``compat_scorer`` names the one the paper used for the model. A model
-entry that is a dict may say ``"scorer": "api"`` (the paper profile's GPT-4o and DeepSeek-R1, scored by
-the released API script); every other model gets ``vllm_overall``. The key is taken out of the entry
-before the model is opened (a model spec knows nothing of scoring).
-
-**Forced choice** (our addition; :mod:`finelogic.eval.forced_choice`). With the section's optional
-``forced_choice`` (default True) every prompt-setting record also gets the label whose marker the model
-scores highest by log-likelihood after its own response: the ``forced_*`` columns
-(:data:`~finelogic.eval.forced_choice.FORCED_COLUMNS`). Baseline records, empty responses and models that
-cannot score log-likelihoods (a server without echoed log-probs, or one whose chat template we cannot
-apply) get no forced answer, and ``forced_reason`` says why. ``forced_choice=False`` leaves the columns
-empty for every record (reason: turned off). Each forced answer is also contextually calibrated
-(:func:`~finelogic.eval.forced_choice.contextual_calibration`: three content-free contexts per prompt format):
-the ``calibrated_*`` columns, empty where there is no forced answer.
+Every record holds the verdict of each released scorer (:mod:`finelogic.eval.extraction`); ``compat_scorer``
+names the one the paper used for the model (a dict model entry may say ``"scorer": "api"``). Every
+prompt-setting record also gets our forced choice and its contextual calibration
+(:mod:`finelogic.eval.forced_choice`), or ``forced_reason`` saying why not.
 """
 from __future__ import annotations
 
@@ -89,26 +63,21 @@ TRACE_COLUMNS = ("id", "dataset", "setting", "model", "trace")
 
 @dataclass(frozen=True)
 class AccuracySettings(TestSets):
-    """The accuracy family's settings (its test sets, :class:`~finelogic.data.suites.TestSets`, and):
+    """The accuracy family's settings: its test sets (:class:`~finelogic.data.suites.TestSets`) and
 
     Attributes:
-        models: model entries (:func:`finelogic.models.spec.parse_model`); a dict entry may carry
-            ``"scorer": "api"`` (module docstring).
-        settings: prompt settings (``Direct``, ``CoT``, ``Few-shot``) and baselines (``Sel-Inf``,
-            ``Logic-LM``, ``SymbCoT``), in table order.
-        generation: decoding (its ``seed`` is the run's).
-        generation_by_setting: decoding fields changed for one setting, e.g. ``{"Direct": {"max_new_tokens": 32}}``.
+        models: model entries (:func:`finelogic.models.spec.parse_model`); a dict entry may carry ``"scorer": "api"``.
+        settings: prompt settings and baselines, in table order.
+        generation: decoding (its ``seed`` is the run's); ``generation_by_setting`` changes fields for one
+            setting, e.g. ``{"Direct": {"max_new_tokens": 32}}``.
         baselines: a baseline's options (its function's keyword arguments, and ``items``: run it on the
             first n items of each named set only), e.g. ``{"Sel-Inf": {"rounds": 1, "items": {"fld": 1}}}``.
         prompt_layout: ``principled`` or ``paper_code_compat`` (what the released vLLM script sends).
         forced_choice: score every prompt-setting record's forced choice too.
         batch_size: conversations per batch of the in-process models.
-        fine_tuned: also evaluate every model the supervision run of this profile and seed fine-tuned
-            (its upstream run), each under the prompt it was trained with, as rows ``model`` = the first
-            model's name, ``setting`` = ``SFT-<style>`` / ``LogiPT`` (the paper's Table 2 rows).
-        fine_tuned_generation: decoding fields changed for those fine-tuned models, e.g. ``{"max_new_tokens":
-            768}`` (a style that writes a symbol table before its steps needs more tokens than the base
-            model's prompt settings).
+        fine_tuned: also evaluate every model this profile's supervision run fine-tuned, each under its
+            training prompt, as rows ``setting`` = ``SFT-<style>`` / ``LogiPT`` (Table 2's rows);
+            ``fine_tuned_generation`` changes their decoding.
     """
 
     models: tuple[Any, ...] = ("embedded",)
@@ -218,26 +187,17 @@ class AccuracyRun(SectionOfRun, Run):
 
 def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = None,
         data_dir: str | Path | None = None, supervision_run: Any = None, **overrides: Any) -> AccuracyRun:
-    """Evaluate every model × setting of the profile's ``accuracy`` section on its four test sets.
+    """Evaluate every model x setting of the profile's ``accuracy`` section on its four test sets.
 
     Args:
-        profile: ``smoke``, ``tiny`` or ``paper``; its ``accuracy`` section gives test-set sizes, models,
-            settings, decoding and batch size.
-        seed: seeds data generation, subsampling and decoding (greedy unless the profile samples).
-        backends: ready backends by model entry or display name (a test's scripted model, or a fine-tuned
-            model's by its row, ``"SFT-NL"``); the other models are opened with
-            :func:`finelogic.models.spec.open_model`.
-        supervision_run: the upstream run whose fine-tuned models are evaluated when ``fine_tuned`` is
-            set; None finds the written one of this profile and seed (``UpstreamMissing`` otherwise).
+        profile: a profile name (:mod:`finelogic.profiles`).
+        seed: seeds data generation, subsampling and decoding.
+        backends: ready backends by model entry or display name (a fine-tuned model's by its row,
+            ``"SFT-NL"``); the other models are opened with :func:`finelogic.models.spec.open_model`.
         data_dir: real benchmark files; default ``$FINELOGIC_DATA_DIR``.
-        overrides: section keys to replace (None keeps the profile's), e.g. ``models=["embedded"]`` or
-            ``settings=["CoT", "Logic-LM"]``. Settings are prompt settings (``Direct``, ``CoT``,
-            ``Few-shot``) or baselines (``Sel-Inf``, ``Logic-LM``, ``SymbCoT``: options from the
-            section's optional ``baselines`` mapping, e.g. ``{"Sel-Inf": {"rounds": 4, "items": {"fld": 4}}}``
-            where ``items`` runs the baseline on the first n items of each named set only);
-            ``generation_by_setting`` overrides decoding per setting (``{"Direct": {"max_new_tokens": 32}}``);
-            ``prompt_layout="paper_code_compat"`` sends the released script's prompts;
-            ``forced_choice=False`` skips the forced-choice scoring.
+        supervision_run: the run whose fine-tuned models are evaluated (``fine_tuned``); None finds the
+            written one of this profile and seed.
+        overrides: :class:`AccuracySettings` fields to replace, e.g. ``settings=["CoT", "Logic-LM"]``.
     """
     watch = Stopwatch()
     section = resolved_section(profile, overrides)
