@@ -1,16 +1,7 @@
-"""Formulas in FLD's formal notation (Morishita et al.; ``book/data-formats.md``, "Formal notation").
+"""Formulas in FLD's formal notation (``book/data-formats.md``, "Formal notation"), printed and walked.
 
-The notation, exactly as FLD records print it::
-
-    {A}{a}      predicate A of constant a          {A}x   predicate A of variable x
-    {A}         zero-arity proposition A           #F#    falsum (a contradiction)
-    ¬F          not          (F & G)  and          (F v G)  or          F -> G  implies
-    (x): F      for all x    (Ex): F  there is an x
-
-Canonical printing (what :func:`format_formula` writes and FLD uses): conjunctions and disjunctions are
-always parenthesised, an implication is bare at the top level and directly under a quantifier and
-parenthesised everywhere else, a quantifier's body extends to the end of the formula. Example from the
-FLD v0.2 record: ``(x): ¬({B}x & {D}x) -> ¬{D}x``.
+``{A}{a}`` predicate of a constant, ``{A}x`` of a variable, ``{A}`` a proposition, ``#F#`` falsum, ``¬F``,
+``(F & G)``, ``(F v G)``, ``F -> G``, ``(x): F`` for all, ``(Ex): F`` there is.
 """
 from __future__ import annotations
 
@@ -54,55 +45,56 @@ class Not:
 
 
 @dataclass(frozen=True, slots=True)
-class And:
+class _Binary:
+    """A connective of two formulas: :class:`And` ``(F & G)``, :class:`Or` ``(F v G)``, :class:`Implies` ``F -> G``."""
+
     left: "Formula"
     right: "Formula"
 
 
-@dataclass(frozen=True, slots=True)
-class Or:
-    left: "Formula"
-    right: "Formula"
+class And(_Binary):
+    __slots__ = ()
+
+
+class Or(_Binary):
+    __slots__ = ()
+
+
+class Implies(_Binary):
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True)
-class Implies:
-    left: "Formula"
-    right: "Formula"
+class _Quantified:
+    """:class:`ForAll` ``(x): body`` or :class:`Exists` ``(Ex): body``; the body extends to the formula's end."""
 
-
-@dataclass(frozen=True, slots=True)
-class ForAll:
     var: Var
     body: "Formula"
 
 
-@dataclass(frozen=True, slots=True)
-class Exists:
-    var: Var
-    body: "Formula"
+class ForAll(_Quantified):
+    __slots__ = ()
+
+
+class Exists(_Quantified):
+    __slots__ = ()
 
 
 Formula = Union[Atom, Falsum, Not, And, Or, Implies, ForAll, Exists]
 FALSUM = Falsum()
 
 
-def format_term(term: Term) -> str:
-    if isinstance(term, Const):
-        return "{" + term.name + "}"
-    if isinstance(term, Var):
-        return term.name
-    raise TypeError(f"not a term: {term!r}")
-
-
 def format_formula(formula: Formula) -> str:
-    """The canonical FLD text of ``formula`` (see the module docstring); ``parse_formula`` inverts it."""
+    """The canonical FLD text of ``formula``, which ``parse_formula`` inverts: conjunctions and disjunctions
+    always parenthesised, an implication or quantifier bare at the top level and directly under a quantifier,
+    parenthesised elsewhere (FLD's ``(x): ¬({B}x & {D}x) -> ¬{D}x``)."""
     return _format(formula, top=True)
 
 
 def _format(f: Formula, top: bool) -> str:
     if isinstance(f, Atom):
-        return "{" + f.predicate + "}" + ("" if f.term is None else format_term(f.term))
+        term = "" if f.term is None else "{" + f.term.name + "}" if isinstance(f.term, Const) else f.term.name
+        return "{" + f.predicate + "}" + term
     if isinstance(f, Falsum):
         return "#F#"
     if isinstance(f, Not):
@@ -114,7 +106,7 @@ def _format(f: Formula, top: bool) -> str:
     if isinstance(f, Implies):
         text = _operand(f.left) + " -> " + _operand(f.right)
         return text if top else "(" + text + ")"
-    if isinstance(f, (ForAll, Exists)):
+    if isinstance(f, _Quantified):
         prefix = "(" + ("E" if isinstance(f, Exists) else "") + f.var.name + "): "
         text = prefix + _format(f.body, top=True)
         return text if top else "(" + text + ")"
@@ -122,37 +114,27 @@ def _format(f: Formula, top: bool) -> str:
 
 
 def _operand(f: Formula) -> str:
-    """A sub-formula inside a connective: implications and quantifiers get parentheses."""
+    """A sub-formula inside a connective."""
     return _format(f, top=False)
-
-
-# --- Structural helpers shared by the prover, the rules and the generator.
 
 
 def subformulas(f: Formula) -> Iterator[Formula]:
     """``f`` and every formula inside it, pre-order."""
     yield f
-    if isinstance(f, Not):
-        yield from subformulas(f.body)
-    elif isinstance(f, (And, Or, Implies)):
+    if isinstance(f, _Binary):
         yield from subformulas(f.left)
         yield from subformulas(f.right)
-    elif isinstance(f, (ForAll, Exists)):
+    elif isinstance(f, (Not, _Quantified)):
         yield from subformulas(f.body)
 
 
 def constants(f: Formula) -> frozenset[Const]:
-    """Constants occurring in ``f``."""
-    return frozenset(
-        g.term for g in subformulas(f) if isinstance(g, Atom) and isinstance(g.term, Const)
-    )
+    return frozenset(g.term for g in subformulas(f) if isinstance(g, Atom) and isinstance(g.term, Const))
 
 
 def predicates(f: Formula) -> frozenset[tuple[str, int]]:
     """``(name, arity)`` of every predicate in ``f``; arity 0 for propositions like ``{A}``."""
-    return frozenset(
-        (g.predicate, 0 if g.term is None else 1) for g in subformulas(f) if isinstance(g, Atom)
-    )
+    return frozenset((g.predicate, 0 if g.term is None else 1) for g in subformulas(f) if isinstance(g, Atom))
 
 
 def free_vars(f: Formula) -> frozenset[Var]:
@@ -163,9 +145,9 @@ def free_vars(f: Formula) -> frozenset[Var]:
         return frozenset()
     if isinstance(f, Not):
         return free_vars(f.body)
-    if isinstance(f, (And, Or, Implies)):
+    if isinstance(f, _Binary):
         return free_vars(f.left) | free_vars(f.right)
-    if isinstance(f, (ForAll, Exists)):
+    if isinstance(f, _Quantified):
         return free_vars(f.body) - {f.var}
     raise TypeError(f"not a formula: {f!r}")
 
@@ -179,9 +161,9 @@ def substitute(f: Formula, old: Term, new: Term) -> Formula:
         return f
     if isinstance(f, Not):
         return Not(substitute(f.body, old, new))
-    if isinstance(f, (And, Or, Implies)):
+    if isinstance(f, _Binary):
         return type(f)(substitute(f.left, old, new), substitute(f.right, old, new))
-    if isinstance(f, (ForAll, Exists)):
+    if isinstance(f, _Quantified):
         if f.var == old:  # shadowed: occurrences below are bound, not free
             return f
         return type(f)(f.var, substitute(f.body, old, new))

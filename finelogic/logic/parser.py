@@ -1,35 +1,10 @@
-"""Parse FLD formal notation into :mod:`finelogic.logic.formula` objects.
-
-Grammar (whitespace between tokens is ignored)::
-
-    formula     := QUANT formula | implication          QUANT is "(x):" or "(Ex):"; its body extends right
-    implication := junction [ "->" formula ]             right-associative
-    junction    := unary { ("&" | "v") unary }           one operator per level: mixing & and v needs ()
-    unary       := "¬" unary | QUANT formula | primary
-    primary     := "(" formula ")" | "#F#" | atom
-    atom        := "{" PRED "}" [ "{" const "}" | VAR ]  PRED starts upper-case, const lower-case
-
-Variables are ``x``, ``y``, ``z`` optionally followed by digits (FLD uses ``x``); the bare letter ``v`` is
-always the disjunction. A chain ``A & B & C`` groups to the left, ``((A & B) & C)``.
-"""
+"""Parse FLD formal notation (``book/data-formats.md``, "Formal notation") into :mod:`finelogic.logic.formula`."""
 from __future__ import annotations
 
 import re
 from functools import lru_cache
 
-from finelogic.logic.formula import (
-    FALSUM,
-    And,
-    Atom,
-    Const,
-    Exists,
-    ForAll,
-    Formula,
-    Implies,
-    Not,
-    Or,
-    Var,
-)
+from finelogic.logic.formula import FALSUM, And, Atom, Const, Exists, ForAll, Formula, Implies, Not, Or, Var
 
 
 class PositionedSyntaxError(ValueError):
@@ -71,9 +46,6 @@ _TOKEN = re.compile(
 )
 
 
-_KINDS = ("quant", "falsum", "arrow", "not", "and", "or", "lpar", "rpar", "pred", "const", "var")
-
-
 def _tokenize(text: str) -> list[tuple[str, str, int]]:
     """(kind, value, position) triples, ending with ("end", "", len(text))."""
     tokens: list[tuple[str, str, int]] = []
@@ -87,8 +59,7 @@ def _tokenize(text: str) -> list[tuple[str, str, int]]:
         m = _TOKEN.match(text, pos)
         if m is None:
             raise FormulaSyntaxError(f"unexpected character {text[pos]!r}", text, pos)
-        # The outer group that matched is the token kind (inner groups only capture names).
-        kind = next(name for name in _KINDS if m.group(name) is not None)
+        kind = m.lastgroup  # the outer group: it closes after the inner groups that capture names
         if kind == "quant":
             value = ("E" if m.group("exists") else "") + m.group("qvar")
         elif kind == "pred":
@@ -102,6 +73,19 @@ def _tokenize(text: str) -> list[tuple[str, str, int]]:
 
 
 class _Parser:
+    """Recursive descent over this grammar (whitespace between tokens ignored)::
+
+        formula     := QUANT formula | implication          QUANT is "(x):" or "(Ex):"; its body extends right
+        implication := junction [ "->" formula ]             right-associative
+        junction    := unary { ("&" | "v") unary }           one operator per level: mixing & and v needs ()
+        unary       := "¬" unary | QUANT formula | primary
+        primary     := "(" formula ")" | "#F#" | atom
+        atom        := "{" PRED "}" [ "{" const "}" | VAR ]  PRED starts upper-case, const lower-case
+
+    Variables are ``x``, ``y``, ``z`` and digits; a bare ``v`` is always the disjunction; ``A & B & C`` is
+    ``((A & B) & C)``.
+    """
+
     def __init__(self, text: str) -> None:
         self.text = text
         self.tokens = _tokenize(text)

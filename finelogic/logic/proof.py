@@ -1,13 +1,4 @@
-"""FLD proof notation, read once for gold proofs and model responses alike (``book/data-formats.md``, "Proof notation").
-
-A proof is steps joined by ``;``: ``fact1 & fact3 -> int1: <text>; int1 & fact2 -> hypothesis;``.
-
-A step is ``premises -> conclusion[: text]``. Premises are ids joined by ``&`` (``and``, ``,``, ``+`` and
-``∧`` are tolerated): ``factN``, ``intN``, ``assumpN``, a discharged assumption ``[assumpN]``, or ``void``
-(opening an assumption: ``void -> assump1: text``). The conclusion id is ``intN``, ``assumpN``,
-``hypothesis`` or ``¬hypothesis`` (``~``, ``!``, ``not`` accepted for ``¬``). Tolerated, so that model
-responses read too (paper §3.2): letter case, extra spaces (``int 3``), ``→`` for ``->``, ``.`` for the
-colon, a trailing ``;``, a list bullet before the step. Ids come back normalised (``int3``, ``[assump1]``).
+"""FLD proof notation (``book/data-formats.md``, "Proof notation"), read once for gold proofs and model responses.
 
 >>> parse_proof_steps("fact3 & fact1 -> int1: Max is a yumpus.; int1 & fact4 -> ¬hypothesis;")[1]
 ProofStep(premises=('int1', 'fact4'), conclusion='¬hypothesis', text=None)
@@ -81,8 +72,12 @@ def formula_after_colon(tail: str) -> bool:
 
 
 def parse_step(text: str, *, sent_ids: bool = False) -> ProofStep:
-    """One ``premises -> conclusion[: text]`` step (module docstring for what is tolerated); ``sent_ids``
-    also reads FLD v0.2's ``sentN`` premise ids (gold proofs of raw records).
+    """One ``premises -> conclusion[: text]`` step; ``sent_ids`` also reads FLD v0.2's ``sentN`` premise ids.
+
+    Premises are ``factN``, ``intN``, ``assumpN``, ``[assumpN]`` or ``void`` joined by ``&`` (``and``, ``,``,
+    ``+``, ``∧``); the conclusion is ``intN``, ``assumpN``, ``hypothesis`` or ``¬hypothesis`` (``~``, ``!``,
+    ``not``). Tolerated, so that model responses read too (paper §3.2): letter case, spaces (``int 3``), ``→``,
+    ``.`` for the colon, a trailing ``;``, a list bullet. Ids come back normalised (``int3``, ``[assump1]``).
 
     Raises:
         ProofNotationError: no arrow, two arrows, premises that are not ids, or a conclusion that is not

@@ -1,14 +1,8 @@
-"""Decide entailment between FLD formulas with z3 (``book/methods.md``, "Checking proof steps symbolically").
+"""Entailment between FLD formulas with z3 (``book/methods.md``, "Checking proof steps symbolically").
 
-A step is valid when its premises entail its conclusion, i.e. ``premises ∧ ¬conclusion`` is
-unsatisfiable (the official FLD generator checks its proofs the same way).
-
-Translation: one uninterpreted sort ``Entity``; a constant ``{a}`` is an ``Entity`` constant, a predicate
-``{A}`` of arity 1 an ``Entity -> Bool`` function, a proposition ``{A}`` a Boolean; quantifiers become z3
-quantifiers. A variable that is free in a formula (FLD never writes one) is read as an arbitrary but fixed
-individual, i.e. an ``Entity`` constant of its own. FLD formulas have quantifiers only in prefix position
-over predicates of arity ≤ 1, so every query is in the decidable EPR fragment and z3 answers quickly;
-``unknown`` (a timeout) raises rather than guessing.
+Premises entail a conclusion when ``premises ∧ ¬conclusion`` is unsatisfiable. One sort ``Entity``; a free
+variable (FLD never writes one) is a fixed individual. FLD's prefix quantifiers over predicates of arity ≤ 1
+keep every query in the decidable EPR fragment; ``unknown`` (a timeout) raises rather than guessing.
 """
 from __future__ import annotations
 
@@ -17,18 +11,7 @@ from typing import Any, Collection, Iterable, Sequence
 
 import z3
 
-from finelogic.logic.formula import (
-    And,
-    Atom,
-    Const,
-    Exists,
-    Falsum,
-    ForAll,
-    Formula,
-    Implies,
-    Not,
-    Or,
-)
+from finelogic.logic.formula import And, Atom, Const, Exists, Falsum, ForAll, Formula, Implies, Not, Or
 
 ENTITY = z3.DeclareSort("Entity")
 TIMEOUT_MS = 20_000
@@ -91,7 +74,7 @@ def _solver() -> z3.Solver:
 
 
 def _sat(assertions: list[Any], what: str) -> bool:
-    """Whether ``assertions`` (z3 terms) are satisfiable, on the shared solver; unknown is an error."""
+    """Whether the z3 ``assertions`` are satisfiable, on the shared solver; unknown is an error."""
     solver = _solver()
     solver.push()
     try:
@@ -104,29 +87,19 @@ def _sat(assertions: list[Any], what: str) -> bool:
         solver.pop()
 
 
+@lru_cache(maxsize=65536)
 def _satisfiable(formulas: frozenset[Formula]) -> bool:
     return _sat([_to_z3(f) for f in formulas], f"{len(formulas)} formulas")
 
 
-@lru_cache(maxsize=65536)
-def _entails(premises: frozenset[Formula], conclusion: Formula) -> bool:
-    return not _satisfiable(premises | {Not(conclusion)})
-
-
-@lru_cache(maxsize=65536)
-def _consistent(formulas: frozenset[Formula]) -> bool:
-    return _satisfiable(formulas)
-
-
 def entails(premises: Iterable[Formula], conclusion: Formula) -> bool:
-    """True when every model of ``premises`` satisfies ``conclusion`` (premises ∧ ¬conclusion unsat); cached
-    on (set of premises, conclusion)."""
-    return _entails(frozenset(premises), conclusion)
+    """True when every model of ``premises`` satisfies ``conclusion``; cached on the set of formulas."""
+    return not _satisfiable(frozenset(premises) | {Not(conclusion)})
 
 
 def consistent(formulas: Iterable[Formula]) -> bool:
     """True when ``formulas`` have a common model (the empty set is consistent)."""
-    return _consistent(frozenset(formulas))
+    return _satisfiable(frozenset(formulas))
 
 
 def entails_each(steps: Iterable[tuple[Iterable[Formula], Formula]]) -> bool:
@@ -196,9 +169,3 @@ class Theory:
     def consistent(self, without: Collection[Formula] = ()) -> bool:
         """Do the facts, except those in ``without``, have a model?"""
         return self._check(without, [])
-
-
-def clear_cache() -> None:
-    """Forget cached z3 results (to time the prover itself)."""
-    _entails.cache_clear()
-    _consistent.cache_clear()

@@ -1,19 +1,9 @@
-"""FLD's deduction rules as data, pattern matching, and the atomicity test of a proof step.
+"""FLD's deduction rules as data (``book/data-formats.md``, "Deduction rules"), pattern matching, and the
+atomicity test of a proof step (paper §3.2: a step "applies a single, minimal inference rule").
 
-Paper §3.2 (stepwise soundness): a step is *atomic* when it "applies a single, minimal inference rule";
-:func:`is_atomic_step` makes that exact: ``(premises, conclusion)`` is one instance of one rule in
-:data:`RULES`, the FLD generator's deduction rules (``book/data-formats.md``, "Deduction rules").
-
-A rule is premise patterns and a conclusion pattern, formulas with metavariables: :class:`MetaFormula`
-(any formula, so negated / conjoined "variants" of a rule are instances of it), :class:`MetaTerm` (a term)
-and :class:`Substituted` (``P[x:=c]``). Matching is syntactic: premises in any order, quantified variables
-named alike on both sides, no matching modulo commutativity (``(A & B)`` does not match ``(B & A)``).
-
-Implication and negation introduction discharge an assumption, written ``[assump1] & int2 -> int3``: the
-discharged premise is a :class:`Discharged`, and :func:`premise_formulas` drops it before a z3 check.
-Opening an assumption (``void -> assump1: A``) is no rule step: callers skip it, as the paper's code does
-for relevance. Left out on purpose: universal generalisation and any rule whose side condition ranges over
-the whole derivation; a single step cannot show it.
+Matching is syntactic: premises in any order, quantified variables named alike on both sides, no matching
+modulo commutativity. Left out: universal generalisation and any rule whose side condition ranges over the
+whole derivation, which a single step cannot show; opening an assumption (``void -> assump1``) is no rule step.
 """
 from __future__ import annotations
 
@@ -21,24 +11,8 @@ from dataclasses import dataclass
 from itertools import permutations
 from typing import Mapping, Sequence, Union
 
-from finelogic.logic.formula import (
-    FALSUM,
-    And,
-    Atom,
-    Const,
-    Exists,
-    Falsum,
-    ForAll,
-    Formula,
-    Implies,
-    Not,
-    Or,
-    Term,
-    Var,
-    constants,
-    free_vars,
-    substitute,
-)
+from finelogic.logic.formula import (FALSUM, And, Atom, Const, Exists, Falsum, ForAll, Formula, Implies, Not, Or, Term,
+                                     Var, constants, free_vars, substitute)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +41,7 @@ class Substituted:
 
 @dataclass(frozen=True, slots=True)
 class Discharged:
-    """A premise that is a discharged assumption, FLD's ``[assump1]``."""
+    """A premise that is a discharged assumption, FLD's ``[assump1]`` (implication and negation introduction)."""
 
     formula: Formula
 
@@ -178,17 +152,13 @@ def _match_substituted(pattern: Substituted, formula: Formula, b: dict) -> dict 
     return None
 
 
-def _has_substitution(pattern: object) -> bool:
-    return isinstance(pattern, Substituted)
-
-
 def instantiate_rule(rule: Rule, premises: Sequence[Premise], conclusion: Formula) -> dict | None:
     """Bindings that make ``premises ⊢ conclusion`` an instance of ``rule`` (premise order free), or None."""
     if len(premises) != len(rule.premises):
         return None
     for order in permutations(premises):
         pairs = [(rule.conclusion, conclusion), *zip(rule.premises, order)]
-        pairs.sort(key=lambda pair: _has_substitution(pair[0]))  # bind P and x before P[x:=c]
+        pairs.sort(key=lambda pair: isinstance(pair[0], Substituted))  # bind P and x before P[x:=c]
         b: dict | None = {}
         for pattern, formula in pairs:
             b = match(pattern, formula, b)
@@ -216,5 +186,5 @@ def is_atomic_step(premises: Sequence[Premise], conclusion: Formula) -> bool:
 
 
 def premise_formulas(premises: Sequence[Premise]) -> tuple[Formula, ...]:
-    """The premises a z3 validity check should use: discharged assumptions are dropped."""
+    """The premises a z3 validity check uses: discharged assumptions dropped."""
     return tuple(p for p in premises if not isinstance(p, Discharged))
