@@ -79,10 +79,10 @@ def test_a_page_names_the_units_those_missing_and_whether_the_code_changed(resul
     roots = subprocess.run(["git", "rev-list", "--max-parents=0", "HEAD"], cwd=REPO, capture_output=True,
                            text=True).stdout.split()
     units = [{"unit": "base", "commit": "unknown", "finished": "2026-12-02T12:00:00Z", "seconds": 1800.0,
-              "load_mean": 2.1}]
+              "load_mean": 2.1, "in_study": True}]
     if roots:  # the first commit has no claims module: its code changed since
         units.append({"unit": "SFT-NL", "commit": roots[0][:10], "finished": "2026-12-02T13:00:00Z",
-                      "seconds": 3000.0, "load_mean": 2.4})
+                      "seconds": 3000.0, "load_mean": 2.4, "in_study": True})
     pd.DataFrame(units).to_csv(results / "study" / "units.csv", index=False)
     text = study_view.header("claims").data
     assert "base (commit `unknown`, 2026-12-02, 30 min, load 2.1)" in text

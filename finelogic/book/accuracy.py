@@ -1,10 +1,6 @@
-"""Tables and caption lines of the accuracy (Table 2) and depth (Table 5) pages, from a run's records.
-
-Every table shows the principled reading beside the released code's (the scorer the paper used for that
-model or table, named in the table: :data:`SCORER_NAMES`), and counts the responses that were not scored:
-``no answer`` (finished, no marker), ``no output`` (empty text) and ``truncated`` (cut by the token cap).
-Given a forced-choice summary (:func:`finelogic.eval.forced_choice.summarize_forced`), Table 2 and Table 5
-add our forced-choice accuracy with its own n, Wilson 95% interval and chance level.
+"""Tables of the accuracy (Table 2) and depth (Table 5) pages: the principled reading beside the released
+scorer's (:data:`SCORER_NAMES`), the counts of unscored responses (``no answer``: finished, no marker; ``no
+output``: empty text; ``truncated``: cut by the token cap) and, where given, our forced-choice accuracy.
 """
 from __future__ import annotations
 
@@ -12,9 +8,10 @@ from typing import Sequence
 
 import pandas as pd
 
-from finelogic.book.tables import Table, present, with_paper
+from finelogic.book.tables import Table, present
 from finelogic.data.suites import PAPER_NAMES
 from finelogic.eval.accuracy import COMPAT_COLUMNS, summarize
+from finelogic.paper import reported
 
 #: How the pages name the released scorers (:mod:`finelogic.eval.extraction`).
 SCORER_NAMES = {"vllm_overall": "vLLM overall (eval_vllm_overall.py)", "api": "API (evaluate_api.py)",
@@ -24,32 +21,44 @@ SCORER_NAMES = {"vllm_overall": "vLLM overall (eval_vllm_overall.py)", "api": "A
 COUNT_NAMES = {"no_answer": "no answer", "no_output": "no output", "truncated": "truncated"}
 
 
-def table2(ours: pd.DataFrame) -> pd.DataFrame:
-    """Our Table 2 rows (``summarize`` by model, setting, dataset) with the paper's value beside each
-    (``—`` where it has none) and the counts of unscored responses; indexed by model, setting and the
-    dataset's printed name."""
-    table = with_paper(ours, "table2", metric_column="dataset", metric_names=PAPER_NAMES)
+def _beside_paper(ours: pd.DataFrame, paper_name: str, metric_column: str,
+                  metric_names: dict[str, str] | None = None) -> pd.DataFrame:
+    """``ours`` (a :func:`~finelogic.eval.accuracy.summarize` frame) as ``model, setting, <metric_column>,
+    paper, ours, 95% CI, n`` (numbers in %, the CI as text), the paper's reported value matched through
+    ``metric_names`` (our metric values -> the paper's) and NaN where it has none."""
+    paper = reported(paper_name).rename(columns={"value": "paper"})
+    table = ours.copy()
+    table["metric"] = table[metric_column].map(lambda m: (metric_names or {}).get(m, m))
+    table = table.merge(paper, on=["model", "setting", "metric"], how="left")
+    table["ours"] = table["accuracy"].round(1)
+    table["95% CI"] = [f"{lo:.1f}–{hi:.1f}" for lo, hi in zip(table["ci_low"], table["ci_high"])]
+    return table[["model", "setting", metric_column, "paper", "ours", "95% CI", "n"]]
+
+
+def _with_counts(table: pd.DataFrame, ours: pd.DataFrame, index: list[str]) -> pd.DataFrame:
+    """``table`` with ``ours``' counts of unscored responses, indexed by ``index``, ``—`` where the paper has
+    no value."""
     for column, name in COUNT_NAMES.items():
         table[name] = ours[column].to_numpy()
+    return table.set_index(index).astype({"paper": object}).fillna({"paper": "—"})
+
+
+def table2(ours: pd.DataFrame) -> pd.DataFrame:
+    """Our Table 2 rows (``summarize`` by model, setting, dataset) beside the paper's, with the counts of
+    unscored responses; indexed by model, setting and the dataset's printed name."""
+    table = _beside_paper(ours, "table2", "dataset", PAPER_NAMES)
     table["dataset"] = table["dataset"].map(PAPER_NAMES)
-    return _paper_dash(table.set_index(["model", "setting", "dataset"]))
-
-
-def compat_summary(records: pd.DataFrame, by: Sequence[str] = ("model", "setting", "dataset")) -> pd.DataFrame:
-    """``summarize`` of each record under the released scorer the paper used for its model (the record's
-    ``compat_scorer``: vLLM overall or API), with a ``scorer`` column naming it; rows in the order of
-    ``summarize(records, by)``."""
-    parts = [summarize(group, by, correct_column=COMPAT_COLUMNS[scorer]).assign(scorer=scorer)
-             for scorer, group in records.groupby("compat_scorer", sort=False)]
-    order = summarize(records, by)[list(by)]
-    return order.merge(pd.concat(parts, ignore_index=True), on=list(by), how="left")
+    return _with_counts(table, ours, ["model", "setting", "dataset"])
 
 
 def policy_table(records: pd.DataFrame, by: Sequence[str] = ("model", "setting", "dataset")) -> pd.DataFrame:
     """The same responses read both ways, per model, setting and dataset: accuracy (%) under the
-    principled policy and under the released scorer the paper used for the model (named in ``released
-    scorer``), and the counts of responses neither scored."""
-    ours, compat = summarize(records, by), compat_summary(records, by)
+    principled policy and under the released scorer the paper used for the model (the record's
+    ``compat_scorer``, named in ``released scorer``), and the counts of responses neither scored."""
+    ours = summarize(records, by)
+    parts = [summarize(group, by, correct_column=COMPAT_COLUMNS[scorer]).assign(scorer=scorer)
+             for scorer, group in records.groupby("compat_scorer", sort=False)]
+    compat = ours[list(by)].merge(pd.concat(parts, ignore_index=True), on=list(by), how="left")
     table = ours[[*by, "n"]].copy()
     table["principled (%)"] = ours["accuracy"].round(1)
     table["released code (%)"] = compat["accuracy"].round(1).to_numpy()
@@ -62,19 +71,12 @@ def policy_table(records: pd.DataFrame, by: Sequence[str] = ("model", "setting",
 
 
 def table5(summary: pd.DataFrame, compat: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Our Table 5 rows (a depth run's ``summary``) with the paper's value beside each (``—`` where none),
-    the released depth scorer's accuracy of the same responses (``compat``: the run's ``compat``, same
-    rows) and the counts of unscored responses."""
-    table = with_paper(summary, "table5", metric_column="depth_bucket")
+    """Our Table 5 rows (a depth run's ``summary``) beside the paper's, the released depth scorer's accuracy
+    of the same responses (``compat``: the run's ``compat``, same rows) and the counts of unscored responses."""
+    table = _beside_paper(summary, "table5", "depth_bucket")
     if compat is not None:
         table[f"released {SCORER_NAMES['depth']} (%)"] = compat["accuracy"].round(1).to_numpy()
-    for column, name in COUNT_NAMES.items():
-        table[name] = summary[column].to_numpy()
-    return _paper_dash(table.set_index(["model", "setting", "depth_bucket"]))
-
-
-#: The footnote of the missing mark in the paper column.
-PAPER_MISSING = "the paper reports no value for this model, setting and column (our model is not in the paper)"
+    return _with_counts(table, summary, ["model", "setting", "depth_bucket"])
 
 
 #: Footnote of the forced-choice columns (our addition).
@@ -89,17 +91,17 @@ FORCED_MISSING = ("in the forced-choice columns: no response of this group could
 FORCED_HEADERS = {"forced": "Forced choice (%) [95% CI]", "forced n": "Forced n", "chance": "Chance (%)"}
 
 
-def _paper_view(table: pd.DataFrame, ours: pd.DataFrame, forced: pd.DataFrame | None, keys: Sequence[str], *,
-                missing: str, percent: list[str], headers: dict[str, str]) -> Table:
+def _paper_view(table: pd.DataFrame, ours: pd.DataFrame, forced: pd.DataFrame | None, *, missing: str,
+                percent: list[str], headers: dict[str, str]) -> Table:
     """A :func:`table2` / :func:`table5` frame as the page shows it: ours as ``12.3 [8.1, 17.0]`` (Wilson 95%,
-    from ``ours``); with ``forced`` the forced-choice summary beside each row, matched on ``keys``, and chance."""
+    from ``ours``); with ``forced`` the forced-choice summary beside each row, matched on the index, and chance."""
+    keys = list(table.index.names)
     table = table.reset_index().drop(columns="95% CI")
     table["ci_low"], table["ci_high"] = ours["ci_low"].to_numpy(), ours["ci_high"].to_numpy()
     intervals, note = {"ours": ("ci_low", "ci_high")}, None
     if forced is not None:
         columns = {"accuracy": "forced", "ci_low": "forced_low", "ci_high": "forced_high", "n": "forced n"}
-        matched = ours[list(keys)].merge(forced[[*keys, *columns, "chance"]].rename(columns=columns), on=list(keys),
-                                         how="left")
+        matched = ours[keys].merge(forced[[*keys, *columns, "chance"]].rename(columns=columns), on=keys, how="left")
         for column in (*columns.values(), "chance"):
             table[column] = matched[column].to_numpy()
         table["forced n"] = table["forced n"].astype("Int64")
@@ -114,8 +116,9 @@ def table2_view(ours: pd.DataFrame, forced: pd.DataFrame | None = None) -> Table
     """:func:`table2` as the page shows it, the counts of unscored responses beside; with ``forced`` (a
     :func:`~finelogic.eval.forced_choice.summarize_forced` frame by model, setting, dataset) our
     forced-choice accuracy, its n and interval, and chance."""
-    return _paper_view(table2(ours), ours, forced, ("model", "setting", "dataset"), missing=PAPER_MISSING,
-                       percent=["paper"], headers={})
+    return _paper_view(table2(ours), ours, forced, percent=["paper"], headers={},
+                       missing="the paper reports no value for this model, setting and column (our model is not in "
+                               "the paper)")
 
 
 def policy_view(records: pd.DataFrame) -> Table:
@@ -129,7 +132,7 @@ def table5_view(summary: pd.DataFrame, compat: pd.DataFrame | None = None,
     depth run's ``forced``) our forced-choice accuracy, its n and interval, and chance."""
     table = table5(summary, compat)
     released = [c for c in table.columns if str(c).startswith("released")]
-    return _paper_view(table, summary, forced, ("model", "setting", "depth_bucket"), percent=released,
+    return _paper_view(table, summary, forced, percent=released,
                        missing="the paper reports no value here (Table 5 has no UNKNOWN column, and our model is "
                                "not in the paper)",
                        headers={"depth_bucket": "Depth (steps)", **{c: "Released depth scorer (%)" for c in released}})
@@ -149,10 +152,6 @@ def data_note(sets: pd.DataFrame) -> str:
     absent = sets.loc[~sets["present"].astype(bool), "paper_name"].tolist()
     note = f" Data: {sources}."
     return note + (f" **Not present** (no files, nothing substituted): {', '.join(absent)}." if absent else "")
-
-
-def _paper_dash(table: pd.DataFrame) -> pd.DataFrame:
-    return table.astype({"paper": object}).fillna({"paper": "—"})
 
 
 def cue_rows(run) -> pd.DataFrame:

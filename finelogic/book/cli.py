@@ -1,13 +1,7 @@
 """The ``finelogic`` command: run the book's notebooks with papermill.
 
-    finelogic eval --model SPEC [--model SPEC ...] [--profile tiny] [--families accuracy ...] [--out DIR]
-    finelogic list
-    finelogic run [--profile tiny] [--family accuracy ...] [--notebook t1_deduction ...] [--seed 0] [--force]
-                  [--jobs 2] [-p model NAME]
-    finelogic rehearse [--families accuracy ...] [--price gpt-4o=2.5/10 ...] [--resume] [--real-slice 0.01] [--no-distributed]
-    finelogic cache
-    finelogic export-llamafactory --style NL [--profile paper] --out DIR [--seed 0]
-    finelogic train --style NL [--profile paper] [--base llama3|qwen|SPEC] [--out DIR] [--seed 0] [--max-steps N]
+Also ``eval`` (your models, one HTML report), ``list``, ``rehearse``, ``study``, ``cache``, ``export-llamafactory``
+and ``train``; ``finelogic <command> --help`` lists each one's options.
 """
 from __future__ import annotations
 

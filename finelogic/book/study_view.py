@@ -1,7 +1,5 @@
-"""The laptop-scale study on the book's pages: its committed runs (``results/study/``, made by ``make study``,
-:mod:`finelogic.study`), which units they hold and when they were made, and whether the code that made them
-has changed since (computed when the page is built, with git). Every results page shows the study's rows with
-the same table as its own run, beside the paper's values.
+"""The laptop-scale study on the book's pages: its committed runs (``results/study/``, :mod:`finelogic.study`),
+their units, and whether the code that made them changed since (checked with git when the page is built).
 """
 from __future__ import annotations
 
@@ -27,8 +25,7 @@ def folder() -> Path:
 
 
 def read(family: str) -> Any | None:
-    """The study's run of ``family`` (merged from its units), or None when this checkout has none. A run
-    whose files do not match its ``run.json`` is an error (never shown as if it were whole)."""
+    """The study's run of ``family`` (merged from its units), or None when this checkout has none."""
     from finelogic.runs.registry import family as find
 
     directory = folder() / family
@@ -46,8 +43,8 @@ def units() -> pd.DataFrame:
 
 
 def header(family: str) -> Markdown:
-    """What the page's study section shows: the study in one sentence, its units (commit, date, minutes, load),
-    those not yet run, and whether this family's code changed since each unit's commit."""
+    """The page's study section: its units (commit, date, minutes, load), those left out or not yet run, and
+    whether this family's code changed since each unit's commit."""
     from finelogic.study import CODE, UNIT_FAMILIES, code_changed, unit_names
 
     made, run = units(), read(family)
@@ -58,8 +55,7 @@ def header(family: str) -> Markdown:
     paths = CODE.get(family, ("finelogic",))
     changed = []
     derived = family not in UNIT_FAMILIES  # made at assembly: the units' commits made only its upstream records
-    # units.csv of an assembly before ``in_study`` existed: every unit listed was in the study
-    left = made[~made["in_study"].astype(bool)] if "in_study" in made else made.iloc[0:0]
+    left = made[~made["in_study"].astype(bool)]
     made = made.drop(left.index)
     for unit in made.itertuples():
         day = str(unit.finished)[:10]
@@ -98,9 +94,8 @@ def header(family: str) -> Markdown:
 
 
 def learning_curve() -> pd.DataFrame:
-    """The NL style's learning curve: one row per stage and held-out set with ``examples_seen``, ``set``,
-    ``n``, ``accuracy``, ``ci_low``, ``ci_high`` (Wilson 95%, from the stage's records), ``marker_rate``,
-    ``train_seconds``, ``tokens_per_s``. Empty when none is committed."""
+    """The NL style's learning curve, one row per stage and held-out set (accuracy with Wilson 95% bounds, in
+    %); empty when none is committed."""
     directory = folder() / CURVE
     path = directory / "curve.jsonl"
     if not path.is_file():
@@ -162,8 +157,7 @@ def claims_short():
 
 def test_set_note(run) -> str:
     """What the consequent rule (:func:`finelogic.eval.cues.consequent_rule`) scores on the study's committed
-    FLD test items: the set was generated before the FLD generator added decoy facts against that cue, and
-    the study was not trained and answered again since."""
+    FLD test items, generated before the FLD generator added decoy facts against that cue."""
     from finelogic.eval.cues import consequent_rule
 
     items = [p for s in run.eval_sets if s.name == "fld" for p in s.problems]
@@ -182,8 +176,7 @@ def test_set_note(run) -> str:
 
 
 def claims_forest():
-    """The forest plot of the study's verdicts (:func:`finelogic.book.claims.forest_figure`), or None when no
-    study is committed."""
+    """The forest plot of the study's verdicts, or None when no study is committed."""
     from finelogic.book.claims import forest_figure
 
     made = read("claims")
@@ -191,10 +184,8 @@ def claims_forest():
 
 
 def shortcut_sentence(run) -> str:
-    """For every fine-tuned row of an accuracy run (``SFT-<style>``, LogiPT), on each test set: whether its
-    accuracy's 95% interval clears chance, the best constant answer, the negation rule and the consequent rule
-    (:func:`finelogic.eval.cues.cue_table`), i.e. whether a finding about it can be about reasoning rather
-    than a surface cue (the paper's own caveat of shallow pattern matching, §5.2.1)."""
+    """For every fine-tuned row of an accuracy run (``SFT-<style>``, LogiPT), on each test set: whether its 95%
+    interval clears the cue rules (:func:`finelogic.eval.cues.cue_table`; the paper's caveat, §5.2.1)."""
     from finelogic.book.accuracy import cue_rows
     from finelogic.data.suites import PAPER_NAMES
     from finelogic.eval.cues import BEATS
@@ -222,18 +213,16 @@ TARGET_LENGTHS = "target_lengths"
 
 
 def target_lengths() -> pd.DataFrame:
-    """Per style and FLD depth, the token length of the gold answer the style is trained to write on the
-    study's FLD test items (``style``, ``depth``, ``n``, ``median``, ``p90``, ``max``, ``over_cap``); empty
-    when none is committed."""
+    """Per style and FLD depth, the token length of the gold answers the style is trained to write on the
+    study's FLD test items; empty when none is committed."""
     path = folder() / TARGET_LENGTHS / "lengths.csv"
     return pd.read_csv(path, dtype={"depth": str}) if path.is_file() else pd.DataFrame()
 
 
 def cap_sentence(run) -> str:
-    """What the study's token cap did to an accuracy run's rows: per row and test set, the responses cut at
-    the cap before an answer (scored wrong), the rows the claims therefore leave out
-    (:func:`finelogic.eval.claims.cut_at_cap`), and, where committed, how many of the gold answers each style
-    is trained to write are longer than the cap (:func:`target_lengths`)."""
+    """What the token cap did to an accuracy run's rows: the responses cut before an answer per row and test
+    set, the rows the claims leave out (:func:`finelogic.eval.claims.cut_at_cap`), and the gold answers longer
+    than the cap (:func:`target_lengths`)."""
     from finelogic.data.suites import PAPER_NAMES
     from finelogic.eval.claims import cut_at_cap
 
