@@ -1,6 +1,5 @@
-"""Display helpers of the LogicMark page (``notebooks/07_logicmark.ipynb``): captions, the card beside our
-rows, figures and the worked example, made from a :class:`finelogic.runs.logicmark.LogicMarkRun`, so the
-notebook holds no function definitions, loops or chart code."""
+"""Display helpers of the LogicMark page (``notebooks/07_logicmark.ipynb``), made from a
+:class:`finelogic.runs.logicmark.LogicMarkRun`: captions, the card beside our rows, figures, the worked example."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -148,7 +147,6 @@ def ours_and_nearest(by_hop: pd.DataFrame, card: pd.DataFrame, nearest: tuple[st
     """
     from finelogic.paper import LOGICMARK_NEAREST
 
-    nearest = LOGICMARK_NEAREST if nearest is None else nearest
     rows = []
     for model, group in by_hop.groupby("model", sort=False):
         cells = group.set_index("metric")
@@ -161,7 +159,7 @@ def ours_and_nearest(by_hop: pd.DataFrame, card: pd.DataFrame, nearest: tuple[st
             row[f"{metric} high"] = cells.loc[metric, "ci_high"] if present else float("nan")
         rows.append(row)
     printed = card.set_index(["model", "metric"])["value"]
-    for model in nearest:
+    for model in LOGICMARK_NEAREST if nearest is None else nearest:
         if not any(name == model for name, _ in printed.index):
             continue
         row = {"model": model, "source": CARD_SOURCE, "items": None}

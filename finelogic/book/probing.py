@@ -1,5 +1,5 @@
-"""Display helpers of the probing page (``notebooks/05_probing.ipynb``, Table 4): tables and a figure made
-from a :class:`finelogic.runs.probing.ProbingRun`, so the notebook holds no loops or chart code."""
+"""Display helpers of the probing page (``notebooks/05_probing.ipynb``, Table 4), made from a
+:class:`finelogic.runs.probing.ProbingRun`."""
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -116,17 +116,11 @@ def table4_with_cis(summary: pd.DataFrame, readout: str) -> pd.DataFrame:
     table = {}
     for (model, probe), group in chosen.groupby(["model", "probe"], sort=False):
         by = group.set_index("task")
-        cells = {}
-        for task in TASKS:
-            if task not in by.index:
-                continue
-            row = by.loc[task]
-            unit = "steps" if task == "css" else "%"
-            cells[f"{task.upper()} ({unit})"] = _with_ci(row["metric"], row["ci_low"], row["ci_high"])
-        for task in TASKS:
-            if task in by.index:
-                row = by.loc[task]
-                cells[f"{task.upper()} rows (%)"] = _with_ci(row["row_accuracy"], row["row_ci_low"], row["row_ci_high"])
+        tasks = [task for task in TASKS if task in by.index]
+        units = {t: "steps" if t == "css" else "%" for t in tasks}
+        cells = {f"{t.upper()} ({units[t]})": _with_ci(*by.loc[t, ["metric", "ci_low", "ci_high"]]) for t in tasks}
+        cells.update({f"{t.upper()} rows (%)": _with_ci(*by.loc[t, ["row_accuracy", "row_ci_low", "row_ci_high"]])
+                      for t in tasks})
         table[(model, probe)] = cells
     out = pd.DataFrame(table).T
     out.index.names = ["model", "probe"]

@@ -13,6 +13,7 @@ from typing import Any, Sequence
 from IPython.display import Markdown
 
 import finelogic
+from finelogic.config import book_output_dir
 from finelogic.runs.base import Provenance, git_commit
 
 #: CSS classes of the two boxes (the browser test counts them).
@@ -83,18 +84,6 @@ def _duration(seconds: float) -> str:
     return f"{minutes} min {rest} s"
 
 
-def read_timings(path: Path | None = None) -> dict[str, dict[str, Any]]:
-    """The build's ``timings.json`` (default in ``book/generated``); ``{}`` when absent or unreadable."""
-    if path is None:
-        from finelogic.config import book_output_dir
-
-        path = book_output_dir() / "timings.json"
-    try:
-        return json.loads(Path(path).read_text())
-    except (OSError, ValueError):
-        return {}
-
-
 #: How the boxes' items with the page's measured time and the build's date begin (handouts leave them out).
 TIME_ITEM = "- **time**: "
 BUILT_ITEM = "- **built**: "
@@ -102,13 +91,19 @@ BUILT_ITEM = "- **built**: "
 
 def rerun_text(notebook: str, profile: str, *, seconds: float | None = None,
                timings: dict[str, dict[str, Any]] | None = None) -> str:
-    """The "Rerun this page" box as MyST Markdown (see :func:`rerun_box`)."""
+    """The "Rerun this page" box as MyST Markdown (see :func:`rerun_box`); ``timings`` default: the build's
+    ``timings.json``."""
     name = Path(notebook).stem
     command = f".venv/bin/finelogic run --profile {profile} --notebook {name}"
     if seconds is not None:
         timing = f"**{_duration(seconds)}** at profile {code(profile)}, measured by the runner when this page was built."
     else:
-        entry = (read_timings() if timings is None else timings).get(name)
+        if timings is None:
+            try:
+                timings = json.loads((book_output_dir() / "timings.json").read_text())
+            except (OSError, ValueError):  # absent or unreadable: not measured
+                timings = {}
+        entry = timings.get(name)
         if entry and entry.get("profile") == profile:
             timing = (f"**{_duration(entry['seconds'])}** at profile {code(profile)} "
                       "(the last measured build, from the build's `timings.json`).")
@@ -123,10 +118,8 @@ def rerun_text(notebook: str, profile: str, *, seconds: float | None = None,
     return body
 
 
-def rerun_box(notebook: str, profile: str, *, seconds: float | None = None,
-              timings: dict[str, dict[str, Any]] | None = None) -> Markdown:
+def rerun_box(notebook: str, profile: str, *, seconds: float | None = None) -> Markdown:
     """The "Rerun this page" box: the command, the profile and the page's measured time, never typed by hand:
-    ``seconds`` (the runner rewrites the box with this run's time), else this notebook's entry in ``timings``
-    at the same profile, else "not measured yet"."""
-    return admonition("Rerun this page", RERUN_CLASS, rerun_text(notebook, profile, seconds=seconds,
-                                                                  timings=timings), kind="tip")
+    ``seconds`` (the runner rewrites the box with this run's time), else this notebook's entry in the build's
+    ``timings.json`` at the same profile, else "not measured yet"."""
+    return admonition("Rerun this page", RERUN_CLASS, rerun_text(notebook, profile, seconds=seconds), kind="tip")

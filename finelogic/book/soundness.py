@@ -1,6 +1,5 @@
 """The soundness page's tables and views (paper §3.2, Table 3), made from a
-:class:`finelogic.runs.soundness.SoundnessRun`: Table 3 beside the paper's, the excluded samples, the
-depth buckets, a response step by step, the judge-quality table."""
+:class:`finelogic.runs.soundness.SoundnessRun`."""
 from __future__ import annotations
 
 import html
@@ -15,8 +14,6 @@ from finelogic.book.tables import Table, human, paper_table, present
 from finelogic.eval.soundness import METRICS, soundness_table, table3_percent
 
 RATE_COLUMNS = ("valid_rate", "relevant_rate", "atomic_rate")
-COUNT_COLUMNS = ("model", "setting", "samples", "scored", "no_steps", "undecided", "steps", "undecided_steps",
-                 *RATE_COLUMNS)
 
 
 def run_caption(notebook: str, run, **parameters: Any) -> str:
@@ -117,8 +114,12 @@ def by_depth_view(run) -> Table:
 
 
 def exclusions_view(run) -> Table:
-    """:func:`exclusions` in the book's table style."""
-    return present(exclusions(run), percent=list(RATE_COLUMNS),
+    """Samples scored and excluded per model and setting, and the step-level rates in % (one decimal)."""
+    columns = ["model", "setting", "samples", "scored", "no_steps", "undecided", "steps", "undecided_steps"]
+    counts = model_and_gold(run)[[*columns, *RATE_COLUMNS]].set_index(["model", "setting"])
+    for column in RATE_COLUMNS:
+        counts[column] = (100 * counts[column]).round(1)
+    return present(counts, percent=list(RATE_COLUMNS),
                    headers={"no_steps": "No steps found", "undecided": "Undecided samples",
                             "undecided_steps": "Undecided steps", "valid_rate": "Valid steps (%)",
                             "relevant_rate": "Relevant steps (%)", "atomic_rate": "Atomic steps (%)"},
@@ -126,8 +127,8 @@ def exclusions_view(run) -> Table:
 
 
 def quality_view(run) -> Table:
-    """The judges' scores (:func:`judge_quality_table`): shares in % with one decimal, counts as counts."""
-    table = judge_quality_table(run).reset_index()
+    """The judges' scores per judge and criterion: shares in % with one decimal, counts as counts."""
+    table = run.quality.set_index(["judge", "criterion"]).reset_index()  # those two first, a copy
     shares = [c for c in table.columns if c not in ("judge", "criterion") and table[c].dtype.kind == "f"
               and table[c].dropna().between(0, 1).all()]
     for column in shares:
@@ -139,14 +140,6 @@ def quality_view(run) -> Table:
 def labels_view(run) -> Table:
     """The labelled step set by kind, in the book's table style."""
     return present(run.labels.assign(kind=run.labels["kind"].str.replace("_", " ")), missing="no step of this kind")
-
-
-def exclusions(run) -> pd.DataFrame:
-    """Samples scored and excluded per model and setting, and the step-level rates in % (one decimal)."""
-    counts = model_and_gold(run)[list(COUNT_COLUMNS)].set_index(["model", "setting"])
-    for column in RATE_COLUMNS:
-        counts[column] = (100 * counts[column]).round(1)
-    return counts
 
 
 def scored_share(run) -> str:
@@ -180,14 +173,9 @@ def one_response(run, notebook: str) -> list[Any]:
                              policy=run.policy, n=1))]
 
 
-def judge_quality_table(run) -> pd.DataFrame:
-    """The judges' scores, indexed by judge and criterion."""
-    return run.quality.set_index(["judge", "criterion"])
-
-
 def symbolic_accuracy(run) -> str:
     """The symbolic judge's validity accuracy on the labelled set, in % with one decimal."""
-    return f"{100 * judge_quality_table(run).loc[('symbolic', 'valid'), 'accuracy']:.1f}%"
+    return f"{100 * run.quality.set_index(['judge', 'criterion']).loc[('symbolic', 'valid'), 'accuracy']:.1f}%"
 
 
 def quality_caption(notebook: str, run) -> str:

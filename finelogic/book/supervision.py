@@ -62,9 +62,9 @@ def loss_curves(losses: pd.DataFrame):
 
 
 def accuracy_figure(run):
-    """Accuracy by dataset of our rows (``run``: a supervision run, or an accuracy run holding the base and
-    ``SFT-<style>`` rows; base model under CoT and each fine-tuned style, 95% Wilson intervals) below the paper's CoT and SFT rows of Table 2 for the two models it fine-tuned: one panel
-    per dataset, rows sharing the y axis."""
+    """Accuracy by dataset of our rows (the base model under CoT and each fine-tuned style, Wilson 95%) below
+    the paper's CoT and SFT rows of Table 2, one panel per dataset; ``run``: a supervision run, or an accuracy
+    run holding the base and ``SFT-<style>`` rows (the study's)."""
     from finelogic.book import figures
 
     records = run.records

@@ -1,9 +1,6 @@
-"""Small, deterministic worked examples for the teaching chapters (book part "Teaching: a course unit"),
-built on the package's own pieces so that a student sees what the paper pages compute: t1 deduction (the
-FLD generator, the z3 prover, the rule matcher), t2 step soundness (``parse_steps``, the symbolic judge,
-relevance), t3 probing (synthetic features with a known answer, probed with
-:func:`finelogic.eval.probing.fit_probe`), t4 log-likelihood multiple choice (:class:`PremiseBigramScorer`,
-scored by :func:`finelogic.eval.logicmark.score`), and the exercises' checks.
+"""Small, deterministic worked examples for the teaching chapters t1-t4 and their exercises' checks, built on
+the package's own pieces (the FLD generator, z3, the symbolic judge, the paper's probe, LogicMark scoring) so
+that a student sees what the paper pages compute.
 """
 from __future__ import annotations
 
@@ -42,11 +39,6 @@ def decide_label(problem: Problem, without: Sequence[str] = ()) -> str:
     return PROVED if proves else DISPROVED if disproves else UNKNOWN
 
 
-def _role(problem: Problem, fact_id: str) -> str:
-    cited = {p for s in parse_proof_steps(problem.proof or "") for p in s.premises}
-    return "used by the gold proof" if fact_id in cited else "distractor"
-
-
 def facts_table(problem: Problem) -> pd.DataFrame:
     """One row per fact: its sentence and its formula in FLD notation (index: the fact id)."""
     return pd.DataFrame([{"fact": f.id, "sentence": f.text, "formula": problem.formulas.get(f.id, "")}
@@ -71,8 +63,9 @@ def proof_steps_table(problem: Problem) -> pd.DataFrame:
 
 def removal_table(problem: Problem) -> pd.DataFrame:
     """Per fact: its role and the label z3 decides when that one fact is removed (index: the fact id)."""
-    return pd.DataFrame([{"fact": f.id, "role": _role(problem, f.id), "label without it": decide_label(problem, [f.id])}
-                         for f in problem.facts]).set_index("fact")
+    cited = {p for s in parse_proof_steps(problem.proof or "") for p in s.premises}
+    return pd.DataFrame([{"fact": f.id, "role": "used by the gold proof" if f.id in cited else "distractor",
+                          "label without it": decide_label(problem, [f.id])} for f in problem.facts]).set_index("fact")
 
 
 # --- t2: what makes a step valid, relevant, atomic
@@ -302,9 +295,6 @@ def prediction_shares(records: pd.DataFrame) -> pd.DataFrame:
 # --- Coding exercises: each check compares a student's answer with what the package computes and prints
 # one clear verdict (it never raises on a wrong answer: a wrong answer is part of learning).
 
-UNANSWERED = "No answer yet: fill in the cell above, run it, then run this check again."
-
-
 @dataclass(frozen=True)
 class Check:
     """A check's verdict: ``correct`` (``None``: no answer yet) and the message a notebook shows."""
@@ -320,14 +310,14 @@ def _verdict(correct: bool, message: str) -> Check:
     return Check(correct, ("Correct. " if correct else "Not yet. ") + message[:1].upper() + message[1:])
 
 
-def _unanswered() -> Check:
-    return Check(None, UNANSWERED)
+#: The verdict of a check whose exercise has no answer yet.
+UNANSWERED = Check(None, "No answer yet: fill in the cell above, run it, then run this check again.")
 
 
 def check_necessary_facts(problem: Problem, answer: Sequence[str] | None) -> Check:
     """t1: ``answer`` lists the facts without which the label changes (each removed alone, decided by z3)."""
     if not answer:
-        return _unanswered()
+        return UNANSWERED
     label = decide_label(problem)
     necessary = {f.id for f in problem.facts if decide_label(problem, without=[f.id]) != label}
     given = {str(a) for a in answer}
@@ -348,7 +338,7 @@ def check_corrected_step(problem: Problem, response: str, step: str | None) -> C
     """t2: ``step`` (``fact1 & int2 -> int3: sentence``) replaces the response's step concluding the same id
     and the whole response is judged again; correct when the new step is valid and atomic."""
     if not step or "?" in step:
-        return _unanswered()
+        return UNANSWERED
     try:
         written = parse_proof_steps(step.strip().rstrip(";") + ";")
     except ProofNotationError as error:
@@ -375,7 +365,7 @@ def check_majority_accuracy(answer: float | None, seed: int = 0, *, task: str = 
                             n_test: int = 300) -> Check:
     """t3: ``answer`` is the majority class's test accuracy (%) for ``task``; correct within 0.1 points."""
     if answer is None:
-        return _unanswered()
+        return UNANSWERED
     x, _ = toy_features(n_train + n_test, seed)
     y = TOY_TASKS[task][1](x).astype(int)
     expected = majority_accuracy(y[:n_train], y[n_train:])
@@ -390,7 +380,7 @@ def check_majority_accuracy(answer: float | None, seed: int = 0, *, task: str = 
 def check_pick(record: pd.Series | dict, normalization: str, option: str | None) -> Check:
     """t4: ``option`` is the option text ``normalization`` picks for the scored ``record``."""
     if option is None:
-        return _unanswered()
+        return UNANSWERED
     record = dict(record)
     picked = record[f"option_{int(record[f'pred_{normalization}'])}"]
     if str(option).strip() == picked:
