@@ -1,10 +1,10 @@
 """The datasets page's table and figures (paper Table 1), made from a :class:`finelogic.runs.datasets.DatasetsRun`."""
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import pandas as pd
 
 from finelogic import paper
+from finelogic.book import figures
 from finelogic.book.tables import Table, present
 
 LABEL_COLUMNS = ["PROVED", "DISPROVED", "UNKNOWN"]
@@ -52,27 +52,25 @@ def label_counts(run) -> pd.DataFrame:
     return run.summary.set_index("dataset")[LABEL_COLUMNS]
 
 
+@figures.themed
 def depth_histograms(run):
     """Items per depth (hops or proof steps) for each dataset that has depths: one bar panel per dataset,
     two panels a row, sharing the y axis."""
     import seaborn as sns
 
-    from finelogic.book import figures
-
     names = list(dict.fromkeys(run.depths["dataset"]))
     ncols = min(2, max(len(names), 1))
     nrows = -(-len(names) // ncols) if names else 1
-    with plt.rc_context(figures.theme()):
-        fig, axes = figures.new_figure(nrows, ncols, height=0.6 + 2.6 * nrows, sharey=True)
-        for ax, name in zip(axes.flat, names):
-            counts = run.depths[run.depths["dataset"] == name]
-            sns.barplot(counts, x="depth", y="items", ax=ax, color=figures.PALETTE[0])
-            ax.set_title(name)
-            ax.set_xlabel("depth (hops or proof steps)")
-            ax.set_ylabel("items")
-        for ax in list(axes.flat)[len(names):]:
-            ax.set_visible(False)
-        fig.suptitle("Items per depth in this run")
+    fig, axes = figures.new_figure(nrows, ncols, height=0.6 + 2.6 * nrows, sharey=True)
+    for ax, name in zip(axes.flat, names):
+        counts = run.depths[run.depths["dataset"] == name]
+        sns.barplot(counts, x="depth", y="items", ax=ax, color=figures.PALETTE[0])
+        ax.set_title(name)
+        ax.set_xlabel("depth (hops or proof steps)")
+        ax.set_ylabel("items")
+    for ax in list(axes.flat)[len(names):]:
+        ax.set_visible(False)
+    fig.suptitle("Items per depth in this run")
     summary = "; ".join(f"{name}: depths {', '.join(map(str, run.depths[run.depths['dataset'] == name]['depth']))}"
                         for name in names)
     return figures.finish(fig, alt=f"Bar charts, one per dataset, of the number of items at each depth in this run. "

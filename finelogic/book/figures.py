@@ -37,8 +37,7 @@ BORDER = "#b0b0b0"
 
 
 def theme() -> dict[str, Any]:
-    """The book's matplotlib settings: seaborn's ``whitegrid`` style, fonts of :data:`FONT` pt, the
-    colour-blind palette, a white figure face, constrained layout."""
+    """The book's matplotlib settings: seaborn's ``whitegrid``, :data:`FONT` pt fonts, white face."""
     rc = dict(sns.axes_style("whitegrid"))
     rc.update(sns.plotting_context("notebook", rc={
         "font.size": FONT, "axes.labelsize": FONT, "axes.titlesize": FONT + 1, "xtick.labelsize": FONT,
@@ -74,8 +73,7 @@ def alt_text(fig) -> str:
 
 
 def describe(fig) -> str:
-    """A plain description read off ``fig``'s artists: title, then per panel its axis labels, x categories and
-    legend series."""
+    """A plain description read off ``fig``: title, per panel its axis labels and x categories, legend series."""
     parts = []
     if fig._suptitle is not None and fig._suptitle.get_text():
         parts.append(fig._suptitle.get_text() + ".")
@@ -153,8 +151,7 @@ def wrap(text: str, width: int = 14) -> str:
 
 
 def set_categories(ax, labels: Sequence[str]) -> None:
-    """Categorical x ticks at 0..n-1 with ``labels``, wrapped to the space per category so neighbours never
-    overlap."""
+    """Categorical x ticks at 0..n-1 with ``labels``, wrapped to the space per category so neighbours never overlap."""
     labels = [label(x) for x in labels]
     inches = ax.get_position().width * ax.figure.get_size_inches()[0]
     chars = max(6, int(inches * 72 / (0.6 * FONT) / max(len(labels), 1)) - 1)
@@ -180,8 +177,7 @@ def legend_below(fig, handles=None, labels=None) -> None:
 
 
 def finish(fig, *, alt: str | None = None):
-    """Fix tick label sizes to the theme (ticks are otherwise made at draw time) and attach ``alt`` (a sentence
-    or two on what ``fig`` shows) as its alt text."""
+    """Fix tick label sizes to the theme (ticks are made at draw time) and attach ``alt`` as ``fig``'s alt text."""
     for ax in fig.axes:
         ax.tick_params(labelsize=FONT)
     if alt:
@@ -252,8 +248,7 @@ def accuracy_by_group(table: pd.DataFrame, *, title: str, ylabel: str = "accurac
 @themed
 def grouped_bars(table: pd.DataFrame, *, title: str, ylabel: str = "accuracy (%)", xlabel: str = "",
                  ylim: tuple[float, float] | None = None, chance: float | None = None):
-    """Grouped bars: groups = columns of ``table``, one bar per row; ``chance`` a dotted line; a bar of height
-    0 is marked at the axis."""
+    """Grouped bars: groups = columns of ``table``, one bar per row (height 0 marked at the axis); ``chance`` dotted."""
     fig, axes = new_figure(height=4.2)
     ax = axes[0, 0]
     long = table.copy()
@@ -408,8 +403,7 @@ def accuracy_bars(summary: pd.DataFrame, *, names: dict[str, str] | None = None)
 
 @themed
 def accuracy_by_depth(curves: pd.DataFrame, reported: pd.DataFrame):
-    """Our accuracy by FLD depth bucket (rows of ``curves``) beside the paper's Direct rows of Table 5, dashed
-    grey."""
+    """Our accuracy by FLD depth bucket (rows of ``curves``) beside the paper's Direct rows of Table 5, dashed."""
     reference = reported.loc[[i for i in reported.index if i[1] == "Direct"], list(curves.columns)]
     reference.index = [i[0] + " / Direct" for i in reference.index]
     return accuracy_by_group(curves, reference=reference, xlabel="proof depth (steps)",

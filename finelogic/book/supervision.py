@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown
 
+from finelogic.book import figures
 from finelogic.book.display import model_output, side_by_side
 from finelogic.book.provenance import caption
 from finelogic.book.accuracy import accuracy_view
@@ -39,22 +39,20 @@ def figure4(run) -> list[Any]:
             side_by_side(texts)]
 
 
+@figures.themed
 def loss_curves(losses: pd.DataFrame):
     """Training loss per optimizer step, one line per trained model (``setting``)."""
     import seaborn as sns
 
-    from finelogic.book import figures
-
-    with plt.rc_context(figures.theme()):
-        fig, axes = figures.new_figure(height=3.8)
-        ax = axes[0, 0]
-        sns.lineplot(losses, x="step", y="loss", hue="setting", style="setting", markers=True, dashes=False,
-                     ax=ax, palette=figures.PALETTE[:losses["setting"].nunique()], markersize=7, linewidth=2)
-        ax.get_legend().remove()
-        ax.set_xlabel("optimizer step")
-        ax.set_ylabel("training loss (nats / target token)")
-        ax.set_title("Training loss by supervision style (this run)")
-        figures.legend_below(fig)
+    fig, axes = figures.new_figure(height=3.8)
+    ax = axes[0, 0]
+    sns.lineplot(losses, x="step", y="loss", hue="setting", style="setting", markers=True, dashes=False,
+                 ax=ax, palette=figures.PALETTE[:losses["setting"].nunique()], markersize=7, linewidth=2)
+    ax.get_legend().remove()
+    ax.set_xlabel("optimizer step")
+    ax.set_ylabel("training loss (nats / target token)")
+    ax.set_title("Training loss by supervision style (this run)")
+    figures.legend_below(fig)
     return figures.finish(fig, alt="Line chart of the training loss (nats per target token) against the optimizer "
                                    "step, one line per trained model: "
                                    + "; ".join(f"{name} from {g['loss'].iloc[0]:.2f} to {g['loss'].iloc[-1]:.2f}"
@@ -65,8 +63,6 @@ def accuracy_figure(run):
     """Accuracy by dataset of our rows (the base model under CoT and each fine-tuned style, Wilson 95%) below
     the paper's CoT and SFT rows of Table 2, one panel per dataset; ``run``: a supervision run, or an accuracy
     run holding the base and ``SFT-<style>`` rows (the study's)."""
-    from finelogic.book import figures
-
     records = run.records
     reported = paper_sft_rows()
     if records.empty:

@@ -13,10 +13,8 @@ import pandas as pd
 
 def wide(long: pd.DataFrame, index=("model", "setting"), columns: str = "metric",
          values: str = "value") -> pd.DataFrame:
-    """Pivot a long ``model, setting, metric, value`` frame to one row per index, keeping printed order.
-
-    Rows and columns appear in the order they first occur in ``long`` (pandas' pivot would sort them).
-    """
+    """Pivot a long ``model, setting, metric, value`` frame to one row per index, rows and columns in the order
+    they first occur in ``long`` (pandas' pivot would sort them)."""
     index = list(index)
     table = long.pivot_table(index=index, columns=columns, values=values, aggfunc="first", sort=False)
     table = table.reindex(columns=list(dict.fromkeys(long[columns])))
