@@ -49,7 +49,7 @@ from typing import Sequence
 
 from finelogic.data import datasets
 from finelogic.data.problem import DISPROVED, LABELS, PROVED, UNKNOWN, Problem
-from finelogic.settings import Policy
+from finelogic.settings import Choice
 
 SYSTEM_PROMPT_THREE_LABELS = (
     'Based on the provided facts, verify the hypothesis. Conclude with one of the markers: "__PROVED__" for '
@@ -69,8 +69,15 @@ SYSTEM_PROMPT_TWO_LABELS_DIRECT = (
 RELEASED_COT_SUFFIX = ("Let's think step by step, by considering whether each person is lying and if that leads "
                        "to contradiction.")
 
-#: The prompt layouts: ours (``principled``) and the released script's (``paper_code_compat``).
-LAYOUTS = tuple(Policy)
+class PromptLayout(Choice):
+    """The prompt layout: ours, or the released vLLM script's."""
+
+    PRINCIPLED = "principled"
+    PAPER_CODE_COMPAT = "paper_code_compat"
+
+
+#: The prompt layouts.
+LAYOUTS = tuple(PromptLayout)
 
 #: The marker the paper's prompts ask for, per label.
 MARKERS = {PROVED: "__PROVED__", DISPROVED: "__DISPROVED__", UNKNOWN: "__UNKNOWN__"}
@@ -126,12 +133,12 @@ def labels_for(name: str) -> tuple[str, ...]:
 
 
 def system_prompt(dataset: str, setting: PromptSetting | str | None = None,
-                  layout: Policy | str = Policy.PRINCIPLED) -> str:
+                  layout: PromptLayout | str = PromptLayout.PRINCIPLED) -> str:
     """The paper's system prompt for ``dataset``: three markers or two (see :func:`labels_for`); under the
     released layout, the two-label Direct prompt says "for true" / "for false"."""
     if UNKNOWN in labels_for(dataset):
         return SYSTEM_PROMPT_THREE_LABELS
-    if Policy.of(layout, "prompt layout") is Policy.PAPER_CODE_COMPAT and setting is not None and get_setting(setting) == DIRECT:
+    if PromptLayout.of(layout, "prompt layout") is PromptLayout.PAPER_CODE_COMPAT and setting is not None and get_setting(setting) == DIRECT:
         return SYSTEM_PROMPT_TWO_LABELS_DIRECT
     return SYSTEM_PROMPT_TWO_LABELS
 
@@ -208,7 +215,7 @@ def released_few_shot_block(examples: Sequence[Problem]) -> str:
 
 def build_conversation(problem: Problem, setting: PromptSetting | str, *,
                        few_shot_examples: Sequence[Problem] | None = None,
-                       layout: Policy | str = Policy.PRINCIPLED) -> list[dict[str, str]]:
+                       layout: PromptLayout | str = PromptLayout.PRINCIPLED) -> list[dict[str, str]]:
     """Chat messages for one problem: the paper's system prompt, then the user message.
 
     Args:
@@ -223,7 +230,7 @@ def build_conversation(problem: Problem, setting: PromptSetting | str, *,
     Returns:
         ``[{"role": "system", ...}, {"role": "user", ...}]``.
     """
-    layout = Policy.of(layout, "prompt layout")
+    layout = PromptLayout.of(layout, "prompt layout")
     setting = get_setting(setting)
     labels = labels_for(problem.dataset)
     examples = None
@@ -231,7 +238,7 @@ def build_conversation(problem: Problem, setting: PromptSetting | str, *,
         if few_shot_examples is None:
             few_shot_examples = default_few_shot_examples(UNKNOWN in labels)
         examples = [e for e in few_shot_examples if e.label in labels]
-    if layout is Policy.PAPER_CODE_COMPAT:
+    if layout is PromptLayout.PAPER_CODE_COMPAT:
         suffix = (released_few_shot_block(examples) if setting.few_shot
                   else RELEASED_COT_SUFFIX if setting == COT else setting.suffix)
         given = problem.meta.get("input") if problem.meta else None

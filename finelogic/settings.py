@@ -23,20 +23,20 @@ class SettingsError(ValueError):
     """A setting that does not exist or has the wrong type; the message starts with its path."""
 
 
-class Policy(str, enum.Enum):
-    """How the paper's definitions meet its released code (``book/released-code.md``), chosen once per run
-    and handed down: ``principled`` follows the paper's text, ``paper_code_compat`` reproduces what the
-    released code does. A ``str`` enum, so it is written to a run's provenance as its plain value."""
-
-    PRINCIPLED = "principled"
-    PAPER_CODE_COMPAT = "paper_code_compat"
+class Choice(str, enum.Enum):
+    """Base of the enums that choose, one decision each, between the paper's text (``principled``) and what
+    its released code does (``paper_code_compat``; ``book/released-code.md``): the prompt layout
+    (:class:`finelogic.prompts.PromptLayout`), the answer rule (:class:`finelogic.eval.extraction.AnswerRule`),
+    the relevance rule (:class:`finelogic.eval.relevance.RelevanceRule`) and how the soundness table reads,
+    counts and judges steps (:class:`finelogic.eval.soundness.SoundnessPolicy`). A ``str`` enum: provenance
+    records its plain value."""
 
     def __str__(self) -> str:
         return self.value
 
     @classmethod
-    def of(cls, value: "Policy | str", what: str = "policy") -> "Policy":
-        """``value`` as a policy; a ValueError naming ``what`` and the two policies otherwise."""
+    def of(cls, value: Any, what: str = "choice") -> Any:
+        """``value`` as a member; a ValueError naming ``what`` and the members otherwise."""
         try:
             return cls(value)
         except ValueError:

@@ -8,8 +8,7 @@ import pytest
 from finelogic.data.generators.fld import fld_paper_plan, generate_fld
 from finelogic.data.generators.prontoqa import generate_prontoqa
 from finelogic.data.problem import Fact, Problem
-from finelogic.eval.extraction import extract_answer
-from finelogic.settings import Policy
+from finelogic.eval.extraction import AnswerRule, extract_answer
 from finelogic.prompts import COT, build_conversation, labels_for
 from finelogic.sft import STYLES, build, check, read_jsonl, training_set, write_jsonl
 from finelogic.runs import supervision
@@ -252,7 +251,7 @@ def test_final_label_is_extracted_from_every_style(five_hundred):
         labels = labels_for(problem.dataset)
         for style in STYLES:
             text = build(style, problem)
-            for policy in Policy:
+            for policy in AnswerRule:
                 assert extract_answer(text, policy, labels) == problem.label, (problem.id, style, policy)
 
 

@@ -18,11 +18,10 @@ import pandas as pd
 from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
 from finelogic.data.problem import UNKNOWN, Problem
-from finelogic.eval.extraction import ReleasedVerdict, extract_answer, score_api, score_depth, score_vllm_overall
+from finelogic.eval.extraction import AnswerRule, ReleasedVerdict, extract_answer, score_api, score_depth, score_vllm_overall
 from finelogic.eval.stats import wilson_interval
 from finelogic.models.base import Backend, GenerationConfig, chat_token_ids
-from finelogic.prompts import PromptSetting, build_conversation, get_setting, labels_for
-from finelogic.settings import Policy
+from finelogic.prompts import PromptLayout, PromptSetting, build_conversation, get_setting, labels_for
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +29,7 @@ log = logging.getLogger(__name__)
 DEPTH_BUCKETS = ("0-3", "4-7", "8-11", "12-15", "16-19", "UNKNOWN")
 
 #: The extraction policy of ``prediction``/``correct`` (the compat columns hold the other one).
-POLICY = Policy.PRINCIPLED
+POLICY = AnswerRule.PRINCIPLED
 
 #: One record per problem, in this column order.
 RECORD_COLUMNS = (
@@ -88,7 +87,7 @@ def evaluate_accuracy(
     few_shot_examples: Sequence[Problem] | None = None,
     batch_size: int = 64,
     progress: bool | None = None,
-    layout: Policy | str = Policy.PRINCIPLED,
+    layout: PromptLayout | str = PromptLayout.PRINCIPLED,
     compat_scorer: str = "vllm_overall",
 ) -> pd.DataFrame:
     """Solve every problem with ``backend`` under one prompt setting; one record per problem, in order.

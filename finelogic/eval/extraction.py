@@ -1,6 +1,6 @@
 """Reading the final answer out of a model's response (overall benchmark accuracy, Section 3.1).
 
-Two named policies, both returning ``PROVED`` / ``DISPROVED`` / ``UNKNOWN`` (or None):
+Two rules (:class:`AnswerRule`), both returning ``PROVED`` / ``DISPROVED`` / ``UNKNOWN`` (or None):
 
 ``principled`` (the default here): the **last** marker in the response is the answer; a response with
 no marker has no answer (None), which counts as wrong and is also counted separately. What counts as
@@ -53,7 +53,14 @@ from typing import Sequence
 
 from finelogic.data import datasets
 from finelogic.data.problem import DISPROVED, LABELS, PROVED, UNKNOWN
-from finelogic.settings import Policy
+from finelogic.settings import Choice
+
+
+class AnswerRule(Choice):
+    """How the label is read from a response: ours (the last marker), or the released scorers' rules."""
+
+    PRINCIPLED = "principled"
+    PAPER_CODE_COMPAT = "paper_code_compat"
 
 
 _WORD_LABEL = {"PROVED": PROVED, "DISPROVED": DISPROVED, "UNKNOWN": UNKNOWN, "YES": PROVED, "NO": DISPROVED}
@@ -73,7 +80,7 @@ COMPAT_ORDER = (
 
 
 def marker_labels(response: str, labels: Sequence[str] = LABELS) -> list[str]:
-    """Every marker of the principled policy in ``response``, in order of appearance, as labels.
+    """Every marker of the principled rule in ``response``, in order of appearance, as labels.
 
     Markers of labels outside ``labels`` are left out (see the module docstring for what counts).
     """
@@ -82,21 +89,21 @@ def marker_labels(response: str, labels: Sequence[str] = LABELS) -> list[str]:
     return [label for label in found if label in labels]
 
 
-def extract_answer(response: str | None, policy: Policy | str = Policy.PRINCIPLED,
+def extract_answer(response: str | None, rule: AnswerRule | str = AnswerRule.PRINCIPLED,
                    labels: Sequence[str] = LABELS) -> str | None:
-    """The label a response concludes with, or None when the principled policy finds no marker.
+    """The label a response concludes with, or None when the principled rule finds no marker.
 
     Args:
         response: the model's completion (None is read as the empty string).
-        policy: ``"principled"`` (last marker; None without one) or ``"paper_code_compat"`` (the
+        rule: ``"principled"`` (last marker; None without one) or ``"paper_code_compat"`` (the
             released code's first marker in a fixed order; UNKNOWN without one). Details in the module
             docstring.
         labels: the labels the problem's prompt offered (:func:`finelogic.prompts.labels_for`); the
-            principled policy ignores markers of other labels and reads bare YES/NO only when
+            principled rule ignores markers of other labels and reads bare YES/NO only when
             UNKNOWN is not among them.
     """
     response = response or ""
-    if Policy.of(policy, "answer policy") is Policy.PRINCIPLED:
+    if AnswerRule.of(rule, "answer rule") is AnswerRule.PRINCIPLED:
         found = marker_labels(response, labels)
         return found[-1] if found else None
     return next((label for marker, label in COMPAT_ORDER if marker in response), UNKNOWN)

@@ -1,6 +1,6 @@
 """Relevance of proof steps (paper §3.2: "whether its conclusion is used in later steps").
 
-Both policies give one value per step: True, False or None (not counted by this policy, for any metric).
+Both rules give one value per step: True, False or None (not counted by this rule, for any metric).
 
 ``principled`` (the default): the step concluding the hypothesis (or ``¬hypothesis``) is relevant, and
 relevance propagates backwards: a step is relevant when a later *relevant* step cites its conclusion (a
@@ -20,12 +20,20 @@ from __future__ import annotations
 from typing import Sequence
 
 from finelogic.eval.steps import Step
-from finelogic.settings import Policy
+from finelogic.settings import Choice
 
 
-def relevance(steps: Sequence[Step], policy: Policy | str = Policy.PRINCIPLED) -> tuple[bool | None, ...]:
-    """Per step: relevant (True/False) or not counted (None), under ``policy`` (module docstring)."""
-    if Policy.of(policy, "relevance policy") is Policy.PRINCIPLED:
+class RelevanceRule(Choice):
+    """Which steps count as relevant: ours (backward from the step that concludes the hypothesis), or the
+    released code's (module docstring)."""
+
+    PRINCIPLED = "principled"
+    PAPER_CODE_COMPAT = "paper_code_compat"
+
+
+def relevance(steps: Sequence[Step], rule: RelevanceRule | str = RelevanceRule.PRINCIPLED) -> tuple[bool | None, ...]:
+    """Per step: relevant (True/False) or not counted (None), under ``rule`` (module docstring)."""
+    if RelevanceRule.of(rule, "relevance rule") is RelevanceRule.PRINCIPLED:
         return principled_relevance(steps)
     return paper_code_compat_relevance(steps)
 

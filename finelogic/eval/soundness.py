@@ -1,9 +1,9 @@
 """Stepwise soundness (paper §3.2, Table 3): all-valid, all-relevant, all-atomic, per sample and per step.
 
 Pipeline: responses -> :func:`judge_responses` (steps from :func:`finelogic.eval.steps.parse_steps`, every
-step judged, relevance under both policies of :mod:`finelogic.eval.relevance`) -> one row per step ->
+step judged, relevance under both rules of :mod:`finelogic.eval.relevance`) -> one row per step ->
 :func:`soundness_table`. Sample-level metrics (the paper's): the fraction of samples in which every
-*counted* step is valid / relevant / atomic; a step is counted unless the relevance policy skips it.
+*counted* step is valid / relevant / atomic; a step is counted unless the relevance rule skips it.
 Atomic is asked only of valid steps, so all-atomic ⊆ all-valid. Excluded and counted apart, never
 guessed: ``no_steps`` (nothing counted) and ``undecided`` (the judge could not decide a counted step; the
 released code retried and counted a persistent failure False). Step-level rates are over counted steps
@@ -25,11 +25,11 @@ from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
 from finelogic.data.problem import Problem
 from finelogic.eval.judges import Judge, problem_key
-from finelogic.eval.relevance import relevance
+from finelogic.eval.relevance import RelevanceRule, relevance
 from finelogic.eval.stats import wilson_interval
 from finelogic.eval.steps import parse_steps, released_steps, step_from_json, step_to_json
 from finelogic.memo import memo_key
-from finelogic.settings import Policy
+from finelogic.settings import Choice
 
 #: Columns of a step row (plus the key columns carried over from the records).
 STEP_COLUMNS = ("sample", "step", "n_steps", "raw", "premises", "conclusion_id", "parsed", "valid", "atomic",
@@ -37,8 +37,16 @@ STEP_COLUMNS = ("sample", "step", "n_steps", "raw", "premises", "conclusion_id",
 METRICS = ("all_valid", "all_relevant", "all_atomic")
 
 
+class SoundnessPolicy(Choice):
+    """How steps are read, counted and judged: ours, or the released ``src/eval_step.py``'s (module docstring)."""
+
+    PRINCIPLED = "principled"
+    PAPER_CODE_COMPAT = "paper_code_compat"
+
+
 def judge_responses(records: pd.DataFrame, problems: Mapping[str, Problem], judge: Judge, *,
-                    policy: Policy | str = Policy.PRINCIPLED, keys: Sequence[str] = ("id", "model", "setting", "depth_bucket"),
+                    policy: SoundnessPolicy | str = SoundnessPolicy.PRINCIPLED,
+                    keys: Sequence[str] = ("id", "model", "setting", "depth_bucket"),
                     progress: bool | None = None, memo: MutableMapping[str, Any] | None = None) -> pd.DataFrame:
     """Split every response into steps and judge them all (one batched ``judge_all`` call).
 
@@ -55,7 +63,7 @@ def judge_responses(records: pd.DataFrame, problems: Mapping[str, Problem], judg
         One row per step, the key columns then :data:`STEP_COLUMNS`; ``sample`` is the record's position. A
         response with no steps gets one row with ``step`` -1 and ``n_steps`` 0, so it is counted as excluded.
     """
-    policy = Policy.of(policy, "soundness policy")
+    policy = SoundnessPolicy.of(policy, "soundness policy")
     keys = [k for k in keys if k in records.columns]
     parsed = []
     problem_keys: dict[str, str] = {}
@@ -70,7 +78,7 @@ def judge_responses(records: pd.DataFrame, problems: Mapping[str, Problem], judg
                 problem_keys[record["id"]] = memo_key([problem_key(problem), problem.meta.get("input")])
             steps = _memo_steps(memo, response, problem, problem_keys[record["id"]], policy)
         parsed.append((position, record, problem, steps))
-    if policy is Policy.PAPER_CODE_COMPAT:
+    if policy is SoundnessPolicy.PAPER_CODE_COMPAT:
         return _released_rows(parsed, judge, keys, progress)
     pairs = [(step, problem) for _, _, problem, steps in parsed for step in steps]
     verdicts = _verdicts(judge, pairs, progress)
@@ -80,7 +88,7 @@ def judge_responses(records: pd.DataFrame, problems: Mapping[str, Problem], judg
         if not steps:
             rows.append(base | {"step": -1, "parsed": False, "reason": "no steps"})
             continue
-        principled, compat = relevance(steps, Policy.PRINCIPLED), relevance(steps, Policy.PAPER_CODE_COMPAT)
+        principled, compat = relevance(steps, RelevanceRule.PRINCIPLED), relevance(steps, RelevanceRule.PAPER_CODE_COMPAT)
         for step, rel, rel_compat in zip(steps, principled, compat):
             verdict = next(verdicts)
             rows.append(base | {
@@ -92,9 +100,10 @@ def judge_responses(records: pd.DataFrame, problems: Mapping[str, Problem], judg
     return pd.DataFrame(rows, columns=[*keys, *STEP_COLUMNS])
 
 
-def read_steps(response: str, problem: Problem, policy: Policy | str = Policy.PRINCIPLED) -> list:
+def read_steps(response: str, problem: Problem, policy: SoundnessPolicy | str = SoundnessPolicy.PRINCIPLED) -> list:
     """The steps of ``response`` as ``policy`` reads them."""
-    return (parse_steps if Policy.of(policy) is Policy.PRINCIPLED else released_steps)(response, problem)
+    return (parse_steps if SoundnessPolicy.of(policy, "soundness policy") is SoundnessPolicy.PRINCIPLED
+            else released_steps)(response, problem)
 
 
 def _memo_steps(memo: MutableMapping[str, Any], response: str, problem: Problem, problem_digest: str,
@@ -110,7 +119,7 @@ def _memo_steps(memo: MutableMapping[str, Any], response: str, problem: Problem,
 
 def _released_rows(parsed: list, judge: Judge, keys: list[str], progress: bool | None) -> pd.DataFrame:
     """Step rows the released code's way (module docstring): assumption steps not judged, None -> False."""
-    relevances = [relevance(steps, Policy.PAPER_CODE_COMPAT) for _, _, _, steps in parsed]
+    relevances = [relevance(steps, RelevanceRule.PAPER_CODE_COMPAT) for _, _, _, steps in parsed]
     pairs = [(step, problem) for (_, _, problem, steps), rel in zip(parsed, relevances)
              for step, r in zip(steps, rel) if r is not None]
     verdicts = _verdicts(judge, pairs, progress)
@@ -143,11 +152,12 @@ def _judge_with_progress(judge: Judge, pairs: list, chunk: int = 256) -> Iterabl
         yield from judge.judge_all(pairs[start:start + chunk])
 
 
-def _relevance_column(policy: Policy | str) -> str:
-    return "relevant" if Policy.of(policy, "relevance policy") is Policy.PRINCIPLED else "relevant_compat"
+def _relevance_column(policy: SoundnessPolicy | str) -> str:
+    principled = SoundnessPolicy.of(policy, "soundness policy") is SoundnessPolicy.PRINCIPLED
+    return "relevant" if principled else "relevant_compat"
 
 
-def sample_soundness(steps: pd.DataFrame, policy: Policy | str = Policy.PRINCIPLED) -> pd.DataFrame:
+def sample_soundness(steps: pd.DataFrame, policy: SoundnessPolicy | str = SoundnessPolicy.PRINCIPLED) -> pd.DataFrame:
     """One row per sample: ``status`` (``scored``, ``no_steps``, ``undecided``), the three metrics (None
     unless scored), ``n_counted`` and ``n_undecided``."""
     column = _relevance_column(policy)
@@ -180,7 +190,7 @@ def _proportion(successes: int, n: int) -> tuple[float, float, float]:
     return (successes / n if n else float("nan")), low, high
 
 
-def soundness_table(steps: pd.DataFrame, policy: Policy | str = Policy.PRINCIPLED,
+def soundness_table(steps: pd.DataFrame, policy: SoundnessPolicy | str = SoundnessPolicy.PRINCIPLED,
                     by: Sequence[str] = ("model", "setting")) -> pd.DataFrame:
     """Table 3 from step rows (:func:`judge_responses`): one row per group of ``by`` columns.
 

@@ -32,8 +32,7 @@ from finelogic.memo import Memo, source_version
 from finelogic.models.base import GenerationConfig
 from finelogic.models.spec import open_model
 from finelogic.runs.supervision import FAMILY as SUPERVISION, SupervisionRun
-from finelogic.prompts import MARKERS, SETTINGS
-from finelogic.settings import Policy
+from finelogic.prompts import MARKERS, SETTINGS, PromptLayout
 from finelogic.runs.base import (EVAL_SETS, PlanContext, Provenance, Run, Stopwatch, call_counts, find_run, kept,
                                  open_models, plan, release, resolve)
 
@@ -85,7 +84,7 @@ class AccuracySettings(TestSets):
     generation: GenerationConfig = GenerationConfig()
     generation_by_setting: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     baselines: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    prompt_layout: Policy = Policy.PRINCIPLED
+    prompt_layout: PromptLayout = PromptLayout.PRINCIPLED
     forced_choice: bool = True
     batch_size: int = 16
     fine_tuned: bool = False
@@ -386,6 +385,6 @@ PROFILES = {
                 {"name": "DeepSeek-R1", "kind": "openai", "model": "deepseek-reasoner",
                  "base_url": "https://api.deepseek.com", "api_key_env": "DEEPSEEK_API_KEY", "scorer": "api"}),
         settings=("Direct", "CoT", "Few-shot", "Logic-LM", "SymbCoT", "Sel-Inf"),
-        prompt_layout=Policy.PAPER_CODE_COMPAT,
+        prompt_layout=PromptLayout.PAPER_CODE_COMPAT,
         generation=GenerationConfig(max_new_tokens=3072, temperature=0.7, top_p=0.9), batch_size=16),
 }

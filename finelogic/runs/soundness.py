@@ -42,11 +42,10 @@ from finelogic.eval.judge_quality import (
     teaching_example,
 )
 from finelogic.eval.judges import HybridJudge, Judge, LLMJudge, SymbolicJudge
-from finelogic.eval.soundness import judge_responses
+from finelogic.eval.soundness import SoundnessPolicy, judge_responses
 from finelogic.memo import Memo, memo_key, source_version
 from finelogic.runs import accuracy
 from finelogic.runs.judging import judging_memos
-from finelogic.settings import Policy
 from finelogic.runs.base import (PROBLEM, PROBLEMS_BY_ID, Codec, PlanContext, Provenance, Run, Stopwatch, call_counts, find_run, kept, open_models,
                                  plan, resolve)
 
@@ -73,7 +72,7 @@ class Quality:
 class SoundnessSettings:
     """The soundness family's settings (module docstring)."""
 
-    policy: Policy = Policy.PRINCIPLED
+    policy: SoundnessPolicy = SoundnessPolicy.PRINCIPLED
     judge: str = "symbolic"
     llm_judge: Any = None
     quality: Quality = Quality()
@@ -94,7 +93,7 @@ PROFILES = {
                               llm_quality_steps=16),
     # The study: every FLD response of the base and fine-tuned models judged by the exact symbolic judge.
     "study": SoundnessSettings(quality=Quality(n=40, depths=tuple(range(0, 10)))),
-    "paper": SoundnessSettings(policy=Policy.PAPER_CODE_COMPAT, judge="hybrid",
+    "paper": SoundnessSettings(policy=SoundnessPolicy.PAPER_CODE_COMPAT, judge="hybrid",
                                quality=Quality(n=100, depths=tuple(range(0, 20))),
                                llm_judge={"name": "GPT-4.1-mini", "kind": "openai", "model": "gpt-4.1-mini"}),
 }
