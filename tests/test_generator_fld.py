@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
+from finelogic.data.generate import generate
 from finelogic.data.generators.fld import (
     GeneratorError,
     ProofNode,
     even_plan,
     fld_paper_plan,
-    fld_paper_train,
     generate_fld,
     generate_fld_problem,
     proof_depth,
@@ -173,7 +173,7 @@ def test_paper_plans_have_the_papers_shapes():
 
 
 def test_small_scale_paper_sampler_has_the_right_shape():
-    problems = fld_paper_train(SEED, scale=0.004, progress=False)  # 1 per (depth 0-15, label) cell
+    problems = generate("fld_paper_train", seed=SEED, scale=0.004, progress=False)  # 1 per (depth 0-15, label) cell
     cells = collections.Counter((_depth_of(q), q.label) for q in problems)
     assert cells == collections.Counter({(d, lab): 1 for d in range(16) for lab in (PROVED, DISPROVED, UNKNOWN)})
 

@@ -46,7 +46,8 @@ def generate(name: str, n: int | None = None, seed: int = 0, **kwargs: Any) -> l
     if name in ("fld_paper_test", "fld_paper_train"):
         if n is not None:
             raise ValueError(f"{name} has the paper's fixed size; pass scale=... instead of n")
-        from finelogic.data.generators import fld
+        from finelogic.data.generators.fld import fld_paper_plan, generate_from_plan
 
-        return (fld.fld_paper_test if name == "fld_paper_test" else fld.fld_paper_train)(seed=seed, **kwargs)
+        scale = kwargs.pop("scale", 1.0)
+        return generate_from_plan(fld_paper_plan(name.removeprefix("fld_paper_"), scale), seed, **kwargs)
     raise ValueError(f"unknown generator {name!r}; expected one of {GENERATORS}")

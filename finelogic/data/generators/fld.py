@@ -1,67 +1,8 @@
 """FLD-style deduction problems with gold proofs, generated offline and deterministically from a seed.
 
-Our own generator after the description of FLD (Morishita et al.) in ``book/data-formats.md`` ("FLD") and the
-paper's Appendix A.1 (test: depths 0–19 × 25 PROVED + 25 DISPROVED, plus 100 UNKNOWN; train: depths
-0–15 × 250 + 250, plus 1,500 UNKNOWN).
-
-**The hypothesis is drawn first**, the same way whatever the label (:meth:`_TreeBuilder.hypothesis`): a
-literal half the time, else a conjunction, disjunction or ∃ (none in propositional problems) of literals, and
-its English has a negation word (``not``, ``it is not the case that``) half the time: ¬literal, a compound
-with a negated literal, ¬(conjunction), ¬(disjunction), ¬∃. So nothing in the hypothesis's wording tells the label; the negation
-rule of :mod:`finelogic.eval.cues` is at chance on PROVED/DISPROVED items. The goal is the hypothesis for
-PROVED and its negation (:func:`finelogic.logic.negate`) for DISPROVED, whose proof ends
-``... -> ¬hypothesis`` as FLD's do.
-
-**Proof trees are built backwards** from the goal with the deduction rules of :mod:`finelogic.logic.rules`
-(modus ponens, and-introduction/elimination, or-introduction/elimination, universal instantiation,
-existential introduction/elimination; no rule that needs an assumption). Every new atom gets a fresh
-predicate, so the tree has no accidental shortcuts. A goal no other rule builds (¬(conjunction),
-¬(disjunction), ¬∃) comes by modus ponens.
-
-**Depth** (FLD's ``depth``, the paper's "steps" buckets 0–19) is the height of the proof tree: the number
-of rule applications on the longest path from a fact to the hypothesis. The FLD v0.2 record in
-the tests' data (``fld/``) has 6 such applications on its longest path and ``depth`` 6 (its ``void -> assump1``
-line opens an assumption and applies no rule). Depth 0: the hypothesis (or, for DISPROVED, its negation)
-is itself a fact and the proof is the one restatement step ``fact3 -> hypothesis;`` (rule
-``reiteration``). A proof can have more steps than its depth (side branches); ``meta["num_steps"]``
-counts them.
-
-**UNKNOWN**: a PROVED- or DISPROVED-style tree (half each) of the requested depth is built, then one of
-its leaves is removed; the facts then entail neither the hypothesis nor its negation. ``depth`` is None
-(as in FLD) and ``meta["proof_depth"]`` records the depth the proof would have had.
-
-**Distractors** are ordinary facts that share the problem's vocabulary (they mention predicates or
-constants of the proof) but are not needed: implications from a fresh premise to a proof literal, proof
-predicates applied to another constant, implications from a proof literal to something fresh, the
-negated-premise variant of a proof implication, universal rules into proof predicates.
-
-**Decoys** are distractors after FLD's negative-tree distractor (a partial proof of the negated hypothesis
-with a leaf left out): ``D -> g`` or ``(x): D[x] -> g[x]`` where ``g`` is the goal or its negation and ``D``
-a fresh antecedent (a literal, or a conjunction a quarter of the time, like a real one), with a dead-end
-chain ``C -> D`` (0–2 links, 1 most often) whose first antecedent is no fact and is derived by nothing. A
-fact *states* ``g`` when it is ``g``, an implication into ``g`` or a universal implication into it
-(:func:`states`, the consequent rule's reading). Decoys are added, for every label and after the UNKNOWN
-leaf is removed, until the facts state the goal and its negation equally often: once each, or twice each a
-quarter of the time (more when the gold proof and the other distractors already state one side more). So
-which sides are stated tells nothing about the label, and the consequent rule of :mod:`finelogic.eval.cues`
-falls back to the negation rule on every item. ``meta["decoys"]`` lists the decoys' facts, chains included
-(they are in ``meta["distractors"]`` too).
-
-The exact check, with z3, before a set of distractors (decoys included) is kept (otherwise it is resampled,
-and in the end only the decoys are kept):
-
-1. all facts together are consistent, so the label cannot flip;
-2. every leaf of the gold proof is necessary: the facts without that leaf (distractors included) do not
-   entail the goal. So no route through the distractors bypasses any part of the gold proof. Both run on
-   one z3 solver with the facts behind guard literals (:class:`finelogic.logic.Theory`), one check per
-   leaf. Not checked: a shorter route that still uses every gold leaf (it would need links between the
-   fresh predicates of different proof steps, which no distractor kind writes).
-
-**Verification** before any problem is returned (:func:`verify_fld_problem`): the label is re-decided
-by z3 from the fact formulas (PROVED: facts ⊨ hypothesis, ⊭ its negation; DISPROVED: the reverse;
-UNKNOWN: neither), every gold step is z3-valid and an instance of exactly one rule, and every English
-sentence (facts, hypothesis, ``intN`` texts) parses back to its formula. A failure raises
-:class:`GeneratorError`: a generator bug never leaves as a bad item.
+Our own generator after FLD (Morishita et al.; ``book/data-formats.md``, "FLD") in the paper's Appendix A.1
+shapes (:func:`fld_paper_plan`). Each problem: a hypothesis drawn regardless of the label, a proof tree built
+backwards from the goal, distractors and decoys checked with z3, then the whole item re-verified.
 """
 from __future__ import annotations
 
@@ -73,38 +14,11 @@ from typing import Iterable, Mapping, Sequence
 
 from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
-from finelogic.data.generators.nl import (
-    ADJECTIVES,
-    EVENTS,
-    NOUNS,
-    Vocabulary,
-    parse_sentence,
-    render_sentence,
-)
+from finelogic.data.generators.nl import ADJECTIVES, EVENTS, NOUNS, Vocabulary, parse_sentence, render_sentence
 from finelogic.data.problem import DISPROVED, LABELS, PROVED, UNKNOWN, Fact, Problem
-from finelogic.logic import (
-    And,
-    Atom,
-    Const,
-    Exists,
-    ForAll,
-    Formula,
-    Implies,
-    Not,
-    Or,
-    Var,
-    Theory,
-    constants,
-    entails,
-    entails_each,
-    format_formula,
-    matches_rule,
-    negate,
-    parse_formula,
-    states,
-    subformulas,
-    substitute,
-)
+from finelogic.logic import (And, Atom, Const, Exists, ForAll, Formula, Implies, Not, Or, Theory, Var, constants,
+                             entails, entails_each, format_formula, matches_rule, negate, parse_formula, states,
+                             subformulas, substitute)
 from finelogic.logic.proof import ProofStep, parse_proof_steps
 
 log = logging.getLogger(__name__)
@@ -130,7 +44,8 @@ class _Rejected(Exception):
 
 @dataclass(frozen=True)
 class ProofNode:
-    """A node of a gold proof tree: ``formula`` derived by ``rule`` from ``children`` (a leaf: rule None)."""
+    """A node of a gold proof tree: ``formula`` derived by ``rule`` from ``children`` (a leaf: rule None).
+    Every new atom of a tree has a fresh predicate, so the tree has no accidental shortcuts."""
 
     formula: Formula
     rule: str | None = None
@@ -138,7 +53,8 @@ class ProofNode:
 
     @property
     def height(self) -> int:
-        """Rule applications on the longest path down to a leaf (a leaf: 0). FLD's ``depth``."""
+        """Rule applications on the longest path down to a leaf (a leaf: 0): FLD's ``depth``, the paper's
+        "steps" buckets. A proof can have more steps than its depth (side branches)."""
         return 0 if self.rule is None else 1 + max(c.height for c in self.children)
 
     def nodes(self) -> Iterable["ProofNode"]:
@@ -164,6 +80,14 @@ def _is_literal(f: Formula) -> bool:
 
 def _atoms(f: Formula) -> list[Atom]:
     return [g for g in subformulas(f) if isinstance(g, Atom)]
+
+
+def _lone_constant(f: Formula) -> Const | None:
+    """The one constant of a quantifier-free ``f`` (None otherwise): a formula a universal rule can instantiate to."""
+    cs = constants(f)
+    if len(cs) != 1 or any(isinstance(g, (ForAll, Exists)) for g in subformulas(f)):
+        return None
+    return next(iter(cs))
 
 
 def statement_counts(facts: Iterable[Formula], target: Formula) -> tuple[int, int]:
@@ -210,16 +134,22 @@ class _TreeBuilder:
         return self.rng.choice(found)
 
     def antecedent(self, goal: Formula) -> Formula:
-        term = self.subject_of(goal)
+        """A fresh antecedent for an implication into ``goal``."""
+        return self.antecedent_about(self.subject_of(goal))
+
+    def antecedent_about(self, term: Const | None) -> Formula:
+        """A fresh antecedent whose literals are about ``term``: a literal, or a conjunction a quarter of the time."""
         if self.rng.random() < 0.25:
             return And(self.literal(term), self.literal(term))
         return self.literal(term)
 
     def hypothesis(self) -> Formula:
-        """The hypothesis, drawn without regard to the label; its English has a negation word half the time.
+        """The hypothesis, drawn the same way whatever the label, so its wording does not tell the label (the
+        negation cue rule of :mod:`finelogic.eval.cues` is at chance on PROVED/DISPROVED items).
 
-        Half literals; else a conjunction, disjunction or ∃ of literals; the negated half also has
-        ¬(conjunction), ¬(disjunction) and ¬∃ (whose negation, a DISPROVED item's goal, has no outer ¬)."""
+        Half literals; else a conjunction, disjunction or ∃ (none in propositional problems) of literals; its
+        English has a negation word half the time: ¬literal, a compound with a negated literal, ¬(conjunction),
+        ¬(disjunction), ¬∃."""
         negated = self.rng.random() < 0.5
         r = self.rng.random()
         term = None if self.propositional else self.rng.choice(self.constants)
@@ -257,16 +187,16 @@ class _TreeBuilder:
 
     def implication(self, impl: Formula, max_depth: int) -> ProofNode:
         """A fact ``A -> B``, or (depth 1) its instance of a universal fact ``(x): A[x] -> B[x]``."""
-        cs = constants(impl)
-        quantified = any(isinstance(g, (ForAll, Exists)) for g in subformulas(impl))
-        if max_depth >= 1 and not quantified and len(cs) == 1 and self.rng.random() < 0.35:
-            (c,) = cs
+        c = _lone_constant(impl)
+        if max_depth >= 1 and c is not None and self.rng.random() < 0.35:
             return ProofNode(impl, "universal_instantiation", (ProofNode(ForAll(X, substitute(impl, c, X))),))
         return ProofNode(impl)
 
     def prove(self, goal: Formula, depth: int, forbid: frozenset[str] = frozenset()) -> ProofNode:
-        """A proof tree of ``goal`` of height exactly ``depth``; ``forbid`` names strategies that would
-        re-derive the formula the caller is about to extract from ``goal`` (a detour, not a proof)."""
+        """A proof tree of ``goal`` of height exactly ``depth``, built backwards with the rules of
+        :mod:`finelogic.logic.rules` (none that needs an assumption; a goal no other rule builds comes by modus
+        ponens). ``forbid`` names strategies that would re-derive the formula the caller is about to extract
+        from ``goal`` (a detour, not a proof)."""
         if depth == 0:
             return ProofNode(goal)
         options = ["modus_ponens"] * 3
@@ -329,7 +259,9 @@ class _TreeBuilder:
 
     # -- distractors --
     def distractors(self, tree: ProofNode, k: int) -> list[Formula]:
-        """``k`` facts in the proof's vocabulary that the proof does not need (see the module docstring)."""
+        """``k`` facts that share the proof's predicates or constants but are not needed: implications from a
+        fresh premise to a proof literal or from a proof literal to something fresh, the negated-premise variant
+        of a proof implication, proof predicates of another constant, universal rules into proof predicates."""
         atoms = sorted({self.ground(a) for n in tree.nodes() for a in _atoms(n.formula)}, key=format_formula)
         implications = [n.formula for n in tree.nodes() if isinstance(n.formula, Implies) and n.rule is None]
         out: list[Formula] = []
@@ -356,8 +288,10 @@ class _TreeBuilder:
         return out
 
     def decoys(self, goal: Formula, facts: Sequence[Formula]) -> list[Formula]:
-        """Decoys after which ``facts`` and the decoys state the goal and its negation equally often: as often
-        as the more stated side, and at least once (twice a quarter of the time); module docstring, "Decoys"."""
+        """Decoys after which ``facts`` and the decoys state (:func:`~finelogic.logic.states`) the goal and its
+        negation equally often: as often as the more stated side, and at least once (twice a quarter of the
+        time). So which sides are stated tells nothing about the label, and the consequent cue rule of
+        :mod:`finelogic.eval.cues` falls back to the negation rule; after FLD's negative-tree distractor."""
         stated = statement_counts(facts, goal)
         target = max(*stated, 2 if self.rng.random() < 0.25 else 1)
         out: list[Formula] = []
@@ -368,11 +302,9 @@ class _TreeBuilder:
 
     def decoy(self, side: Formula) -> list[Formula]:
         """``D -> side`` (or ``(x): D[x] -> side[x]``) with fresh ``D``, and ``D``'s dead-end chain
-        ``C -> D`` (0 to 2 links): the chain's first antecedent is no fact and nothing derives it."""
-        cs = sorted(constants(side), key=lambda c: c.name)
-        quantified = any(isinstance(g, (ForAll, Exists)) for g in subformulas(side))
-        if not self.propositional and not quantified and len(cs) == 1 and self.rng.random() < 0.35:
-            (c,) = cs
+        ``C -> D`` (0 to 2 links, 1 most often): the chain's first antecedent is no fact and nothing derives it."""
+        c = _lone_constant(side)
+        if not self.propositional and c is not None and self.rng.random() < 0.35:
             antecedent = self.antecedent_about(c)  # the chain reaches the instance at c, as a real one would
             body = ForAll(X, Implies(substitute(antecedent, c, X), substitute(side, c, X)))
             out = [body]
@@ -387,12 +319,6 @@ class _TreeBuilder:
             reached = before
         return out
 
-    def antecedent_about(self, c: Const) -> Formula:
-        """A fresh antecedent whose literals are about ``c``: a literal, or a conjunction a quarter of the time."""
-        if self.rng.random() < 0.25:
-            return And(self.literal(c), self.literal(c))
-        return self.literal(c)
-
 
 # ----------------------------------------------------------------------------------------------------
 # One problem
@@ -406,14 +332,15 @@ def _distinct_in_order(formulas: Iterable[Formula]) -> list[Formula]:
 
 
 def _distractor_check(facts: Sequence[Formula], leaves: Sequence[Formula], goal: Formula) -> bool:
-    """Checks 1 and 2 of the module docstring: the facts are consistent and no gold leaf can be dropped
-    with the goal still entailed."""
+    """The facts are consistent (the label cannot flip) and no gold leaf can be dropped with the goal still
+    entailed, so no route through the distractors bypasses any part of the gold proof (one z3 check per leaf;
+    not checked: a shorter route that uses every gold leaf, which would need links no distractor kind writes)."""
     with Theory(facts) as theory:
         return theory.consistent() and all(not theory.entails(goal, without=[leaf]) for leaf in leaves)
 
 
 def _vocabulary(rng: random.Random, builder: _TreeBuilder, facts: Sequence[Formula], hypothesis: Formula) -> Vocabulary:
-    atoms = sorted({a for f in [*facts, hypothesis] for a in subformulas(f) if isinstance(a, Atom)}, key=format_formula)
+    atoms = sorted({a for f in [*facts, hypothesis] for a in _atoms(f)}, key=format_formula)
     preds = sorted({a.predicate for a in atoms})
     consts = sorted({a.term.name for a in atoms if isinstance(a.term, Const)})
     pool = EVENTS if builder.propositional else ADJECTIVES
@@ -529,14 +456,12 @@ def _linearize(tree: ProofNode, fact_ids: Mapping[Formula, str], final: str, voc
 
 
 def verify_fld_problem(problem: Problem) -> None:
-    """Re-check a generated FLD problem from its own fields (module docstring, "Verification").
+    """Re-check a generated FLD problem from its own fields: z3 re-decides the label from the facts, every
+    gold step is z3-valid and an instance of exactly one rule, every sentence parses back to its formula.
 
     Raises:
-        GeneratorError: naming the problem and what failed.
+        GeneratorError: naming the problem and what failed (a generator bug never leaves as a bad item).
     """
-    def fail(what: str) -> GeneratorError:
-        return GeneratorError(f"{problem.id}: {what}")
-
     try:
         _verify(problem)
     except (KeyError, ValueError) as error:  # unknown ids, unparseable formulas or sentences
@@ -610,7 +535,9 @@ def generate_fld_problem(
     distractors: tuple[int, int] = (2, 8),
     problem_id: str | None = None,
 ) -> Problem:
-    """One verified FLD-style problem with a gold proof of exactly ``depth`` (see the module docstring).
+    """One verified FLD-style problem with a gold proof of exactly ``depth``; the goal is the hypothesis for
+    PROVED and its negation for DISPROVED (proof ending ``-> ¬hypothesis``). UNKNOWN: a PROVED- or
+    DISPROVED-style tree with one leaf removed; ``depth`` None, ``meta["proof_depth"]`` what it would have been.
 
     Args:
         rng_or_seed: a ``random.Random`` (advanced in place) or a seed for a fresh one.
@@ -662,14 +589,10 @@ def generate_from_plan(plan: Mapping[tuple[int, str], int], seed: int, *, progre
         for k in range(count):
             item_seed = f"{seed}/{depth}/{label}/{k}"
             problem = generate_fld_problem(item_seed, depth, label, problem_id=f"fld-{seed}-d{depth}-{label}-{k}", **kwargs)
-            out.append(_with_seed(problem, seed, item_seed))
+            out.append(dataclasses.replace(problem, meta={**problem.meta, "seed": seed, "item_seed": item_seed}))
             bar.update()
     bar.close()
     return out
-
-
-def _with_seed(problem: Problem, seed: int, item_seed: str) -> Problem:
-    return dataclasses.replace(problem, meta={**problem.meta, "seed": seed, "item_seed": item_seed})
 
 
 def generate_fld(
@@ -707,13 +630,3 @@ def fld_paper_plan(kind: str, scale: float = 1.0) -> dict[tuple[int, str], int]:
         for label, count in ((PROVED, n_proved), (DISPROVED, n_disproved), (UNKNOWN, unknown[d, UNKNOWN])):
             plan[d, label] = max(1, int(count * scale + 0.5))
     return plan
-
-
-def fld_paper_test(seed: int, scale: float = 1.0, **kwargs) -> list[Problem]:
-    """The paper's FLD test shape (1,100 problems at scale 1); see :func:`fld_paper_plan`."""
-    return generate_from_plan(fld_paper_plan("test", scale), seed, **kwargs)
-
-
-def fld_paper_train(seed: int, scale: float = 1.0, **kwargs) -> list[Problem]:
-    """The paper's FLD training shape (9,500 problems at scale 1); see :func:`fld_paper_plan`."""
-    return generate_from_plan(fld_paper_plan("train", scale), seed, **kwargs)
