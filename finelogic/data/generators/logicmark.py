@@ -1,31 +1,9 @@
 """LogicMark-style problems: variable (in)equality premises, four options, exact hop-depth targeting.
 
-Our own generator written from the LogicMark card (``book/data-formats.md``, "LogicMark"). The card names its
-generator, ``baseloggen_v2.py``, and shows how it is called (``Config``, ``generate_dataset``,
-``to_benchmark_format``), the ``Config`` fields with its example values, and three of them described; the
-card does not include that file's code. Our generator takes the card's ``Config`` fields under the card's
-names, and the card's call runs here as written (:func:`generate_dataset`, :func:`to_benchmark_format`).
-Where a field's meaning here is our reading of the card, :class:`Config` says so. A problem::
-
-    If:            premises over variables a, b, c, ...: ``x = y`` or ``x != y``
-    a = b
-    b != c
-    a = d
-
-    Then           options: the entailed answer, its flip, and statements that do not follow
-    A. a != c   <- answer (2 hops: a = b, b != c)
-
-**Hop depth** (the minimum number of premises chained to derive a statement), precisely:
-
-- ``x = y``: the shortest-path length between x and y in the *equality graph* (one edge per ``=``
-  premise), ``dist_eq(x, y)``;
-- ``x != y``: ``min over inequality premises {u != v}, in both orientations, of
-  dist_eq(x, u) + 1 + dist_eq(v, y)``;
-- not entailed: None. A premise itself has hop 1 ("directly stated").
-
-Entailment (for consistent premises): ``x = y`` iff x and y are in the same union-find class of the
-equalities; ``x != y`` iff some inequality premise joins their two classes. Premise sets in which an
-inequality joins a class to itself are inconsistent and never generated.
+Our own generator written from the LogicMark card (``book/data-formats.md``, "LogicMark"), which names its
+generator and its ``Config`` but does not include the code: :class:`Config` takes the card's fields under the
+card's names and says where their meaning here is our reading. Premises ``a = b``, ``b != c``; options the
+entailed answer, its flip and statements that do not follow.
 """
 from __future__ import annotations
 
@@ -123,7 +101,8 @@ class Premises:
         return all(self.find(u) != self.find(v) for u, v in self.inequalities)
 
     def entails(self, s: Statement) -> bool:
-        """Union-find entailment (premises assumed consistent)."""
+        """``x = y`` iff one union-find class; ``x != y`` iff an inequality premise joins the two classes
+        (premises assumed consistent)."""
         if s.left not in self.parent or s.right not in self.parent:
             return s.op == EQ and s.left == s.right
         cx, cy = self.find(s.left), self.find(s.right)
@@ -132,7 +111,9 @@ class Premises:
         return any({self.find(u), self.find(v)} == {cx, cy} for u, v in self.inequalities)
 
     def hop_depth(self, s: Statement) -> int | None:
-        """The module docstring's hop depth of ``s``; None when ``s`` is not entailed."""
+        """The fewest premises chained to derive ``s`` (a premise: 1), None when not entailed: ``x = y`` the
+        equality-graph distance, ``x != y`` the least ``dist_eq(x, u) + 1 + dist_eq(v, y)`` over inequality
+        premises ``u != v`` in both orientations."""
         if s.op == EQ:
             return self.dist_eq(s.left, s.right)
         best = None
@@ -149,49 +130,30 @@ def hop_depth(premises: Sequence[str], statement: str) -> int | None:
     return Premises(Statement.parse(p) for p in premises).hop_depth(Statement.parse(statement))
 
 
-def _default_hop_dist() -> dict[int, float]:
-    return {1: 0.10, 2: 0.40, 3: 0.25, 4: 0.15, 5: 0.10}
-
-
 @dataclass(frozen=True)
 class Config:
-    """The LogicMark card's generator configuration (names and the card's example values as defaults).
+    """The LogicMark card's generator configuration: the card's fields, names and example values; none of our own.
 
-    Every field is one of the card's ``Config`` fields under the card's name; we have none of our own.
-    The card describes three (``min_answer_hop``, ``target_hop_dist``, ``styles``); the others are read
-    from their names and the card's example values. How each means the same thing here:
+    The card describes three fields; the others are read from their names and example values:
 
     ========================  =========================================================================
     card field                here
     ========================  =========================================================================
-    ``limit``                 same: number of problems
+    ``limit``                 number of problems
     ``min_vars``/``max_vars`` variables a, b, c, ... per problem, uniform in the range (our reading)
-    ``min_eq``/``max_eq``     ``=`` premises per problem, uniform in the range (our reading)
+    ``min_eq``/``max_eq``     ``=`` premises per problem, uniform (our reading; fewer only when the style
+                              cannot place more)
     ``min_neq``/``max_neq``   ``!=`` premises per problem, uniform in the range (our reading)
-    ``num_choices``           same: options per problem
-    ``min_answer_hop``        the card: "minimum hop depth for the correct answer"; here applied only
-                              when ``target_hop_dist`` is None, since the card's example sets both
+    ``num_choices``           options per problem: answer, flipped answer and ``num_choices - 2`` others
+    ``min_answer_hop``        the card: "minimum hop depth for the correct answer"; applied only when
+                              ``target_hop_dist`` is None, since the card's example sets both
                               ``min_answer_hop=2`` and a 10% 1-hop target, which cannot both hold
-    ``target_hop_dist``       same: hop -> fraction, each bucket filled exactly by rejection sampling
-    ``styles``                same six names; each topology is our reading of the card's one-line
+    ``target_hop_dist``       hop -> fraction; bucket sizes ``limit * fraction`` by largest remainder,
+                              each filled exactly by rejection sampling
+    ``styles``                the card's six equality-graph topologies, each our reading of its one-line
                               description
-    ``seed``                  same name; our ``random.Random`` stream, so the card's seed 42 does not
-                              give the card's items
+    ``seed``                  our ``random.Random`` seed, so the card's 42 does not give the card's items
     ========================  =========================================================================
-
-    Attributes:
-        limit: number of problems.
-        min_vars, max_vars: variables per problem (a, b, c, ...), drawn uniformly.
-        min_eq, max_eq: ``=`` premises per problem (fewer only when the style cannot place more).
-        min_neq, max_neq: ``!=`` premises per problem.
-        num_choices: options per problem (answer + flipped answer + num_choices - 2 others).
-        min_answer_hop: smallest hop depth of an answer when ``target_hop_dist`` is None. With a target
-            distribution the buckets are generated exactly as asked (the card's 1-hop bucket exists even
-            though its example sets ``min_answer_hop=2``).
-        target_hop_dist: hop -> fraction; bucket sizes are ``limit * fraction`` rounded by largest
-            remainder so they sum to ``limit``; each bucket is filled by rejection sampling.
-        styles: equality-graph topologies to draw from.
-        seed: the ``random.Random`` seed.
     """
 
     limit: int = 1000
@@ -203,7 +165,8 @@ class Config:
     max_neq: int = 3
     num_choices: int = 4
     min_answer_hop: int = 2
-    target_hop_dist: Mapping[int, float] | None = field(default_factory=_default_hop_dist)
+    target_hop_dist: Mapping[int, float] | None = field(
+        default_factory=lambda: {1: 0.10, 2: 0.40, 3: 0.25, 4: 0.15, 5: 0.10})
     styles: tuple[str, ...] = STYLES
     seed: int = 42
 
@@ -235,9 +198,7 @@ class Config:
         return sizes
 
 
-# --------------------------------------------------------------------------------------------------
 # Equality graphs, one function per style
-# --------------------------------------------------------------------------------------------------
 
 
 def _chain(vs: list[str], k: int, rng: random.Random) -> list[tuple[str, str]]:
@@ -282,11 +243,6 @@ def equality_edges(style: str, variables: Sequence[str], k: int, rng: random.Ran
     edges = _SIMPLE_STYLES[first](vs, (k + 1) // 2, rng) + _SIMPLE_STYLES[second](vs, k, rng)
     unique = list(dict.fromkeys(tuple(sorted(e)) for e in edges))
     return unique[:k]
-
-
-# --------------------------------------------------------------------------------------------------
-# One problem
-# --------------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -401,17 +357,6 @@ def generate_logicmark(config: Config = Config(), *, progress: bool | None = Non
                                "allow more variables/equalities or a smaller hop")
         problems.append(_to_problem(draft, index, config, rng))
     return problems
-
-
-def generate_dataset(cfg: Config) -> list[Problem]:
-    """The card's call ``generate_dataset(cfg)``: :func:`generate_logicmark` under the card's name."""
-    return generate_logicmark(cfg)
-
-
-def to_benchmark_format(problem: Problem, index: int) -> dict:
-    """The card's call ``to_benchmark_format(p, i)``: the card's record format (:func:`to_record`) with the
-    id ``symbolic_<index, 5 digits>``, as the card's ``"id": "symbolic_00042"``."""
-    return to_record(problem) | {"id": f"symbolic_{index:05d}"}
 
 
 def to_record(problem: Problem) -> dict:

@@ -1,27 +1,5 @@
-"""Natural-language rendering of FLD formulas by templates, and its exact inverse parser.
-
-FLD (Morishita et al.) translates every formula into English by templates; FineLogic's symbolic judge
-needs the way back. One small grammar serves both directions (``render_sentence`` writes it,
-``parse_sentence`` reads it)::
-
-    {A}{a}        the dog is red                 ¬{A}{a}     the dog is not red
-    {A}           the parade happens             ¬{A}        the parade does not happen
-    {A}x          it is red   (x bound by the innermost quantifier; only the variable x is rendered)
-    ¬F            it is not the case that F      (F not an atom)
-    (F & G)       both F and G                   (F v G)     either F or G
-    F -> G        if F then G                    #F#         this is a contradiction
-    (x): F        for everything, F              (Ex): F     there is something such that F
-
-Every composite starts with its own keyword, so nesting is unambiguous and the parser is a plain
-recursive descent. Sentences are lower case and end with a period.
-
-The parser is tolerant of letter case, commas, trailing punctuation and extra spaces and strict about
-everything else: any other deviation raises :class:`SentenceParseError`. ``it is not the case that``
-is also accepted before an atom (``¬{A}{a}`` then has two readable forms; rendering always writes the
-short one).
-
-Vocabulary words must be single lower-case words (adjectives) or ``the <noun>`` phrases (constants,
-propositions) that avoid the grammar's keywords; :class:`Vocabulary` checks this.
+"""English rendering of FLD formulas by templates, as FLD does, and its exact inverse parser (which the
+symbolic judge needs): one small grammar, written by :func:`render_sentence`, read by :func:`parse_sentence`.
 """
 from __future__ import annotations
 
@@ -29,20 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from finelogic.logic.formula import (
-    FALSUM,
-    And,
-    Atom,
-    Const,
-    Exists,
-    Falsum,
-    ForAll,
-    Formula,
-    Implies,
-    Not,
-    Or,
-    Var,
-)
+from finelogic.logic.formula import FALSUM, And, Atom, Const, Exists, Falsum, ForAll, Formula, Implies, Not, Or, Var
 from finelogic.logic.parser import PositionedSyntaxError
 
 VARIABLE = Var("x")  # the only variable the templates render ("it")
@@ -107,7 +72,8 @@ class SentenceParseError(PositionedSyntaxError):
 @dataclass(frozen=True)
 class Vocabulary:
     """Words for one problem's symbols: ``predicates`` (unary, to adjectives), ``propositions`` (zero-arity,
-    to ``the <noun>``) and ``constants`` (to ``the <noun>``). Kept in ``Problem.meta["vocabulary"]``."""
+    to ``the <noun>``) and ``constants`` (to ``the <noun>``). Kept in ``Problem.meta["vocabulary"]``. Words
+    avoid the grammar's keywords, so that parsing is unambiguous."""
 
     predicates: Mapping[str, str] = field(default_factory=dict)
     propositions: Mapping[str, str] = field(default_factory=dict)
@@ -130,11 +96,7 @@ class Vocabulary:
             raise ValueError(f"Vocabulary: {sorted(nouns)} name both a constant and a proposition")
 
     def to_dict(self) -> dict[str, dict[str, str]]:
-        return {
-            "predicates": dict(self.predicates),
-            "propositions": dict(self.propositions),
-            "constants": dict(self.constants),
-        }
+        return {kind: dict(getattr(self, kind)) for kind in ("predicates", "propositions", "constants")}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Mapping[str, str]]) -> "Vocabulary":
@@ -145,12 +107,18 @@ def _vocab(vocabulary: Vocabulary | Mapping[str, Any]) -> Vocabulary:
     return vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary.from_dict(vocabulary)
 
 
-# ----------------------------------------------------------------------------------------------------
-# Rendering
-
-
 def render_sentence(formula: Formula, vocabulary: Vocabulary | Mapping[str, Any]) -> str:
-    """The English sentence for ``formula`` (lower case, final period); see the module docstring.
+    """The English sentence for ``formula``, lower case with a final period, by these templates::
+
+        {A}{a}        the dog is red                 ¬{A}{a}     the dog is not red
+        {A}           the parade happens             ¬{A}        the parade does not happen
+        {A}x          it is red   (x bound by the innermost quantifier; only the variable x is rendered)
+        ¬F            it is not the case that F      (F not an atom)
+        (F & G)       both F and G                   (F v G)     either F or G
+        F -> G        if F then G                    #F#         this is a contradiction
+        (x): F        for everything, F              (Ex): F     there is something such that F
+
+    Every composite starts with its own keyword, so nesting is unambiguous.
 
     Raises:
         KeyError: a symbol has no word in ``vocabulary``.
@@ -194,10 +162,6 @@ def _literal(atom: Atom, v: Vocabulary, bound: bool, negated: bool) -> str:
     return f"{subject} is {'not ' if negated else ''}{v.predicates[atom.predicate]}"
 
 
-# ----------------------------------------------------------------------------------------------------
-# Parsing
-
-
 def normalize_sentence(text: str) -> list[str]:
     """Lower-cased words with commas, trailing punctuation and extra spaces removed."""
     text = re.sub(r"[.!?;:\s]+$", "", text.strip().lower()).replace(",", " ")
@@ -222,9 +186,8 @@ class _SentenceParser:
         return tuple(self.words[self.i : self.i + len(words)]) == tuple(words)
 
     def expect(self, phrase: str) -> None:
-        if not self.at(phrase):
+        if not self.accept(phrase):
             raise self.fail(f"expected {phrase!r}")
-        self.i += len(phrase.split())
 
     def accept(self, phrase: str) -> bool:
         """Consume ``phrase`` when the next words are exactly it."""
@@ -234,18 +197,11 @@ class _SentenceParser:
         return False
 
     def sentence(self, bound: bool) -> Formula:
-        if self.accept("if"):
-            left = self.sentence(bound)
-            self.expect("then")
-            return Implies(left, self.sentence(bound))
-        if self.accept("both"):
-            left = self.sentence(bound)
-            self.expect("and")
-            return And(left, self.sentence(bound))
-        if self.accept("either"):
-            left = self.sentence(bound)
-            self.expect("or")
-            return Or(left, self.sentence(bound))
+        for opening, middle, connective in (("if", "then", Implies), ("both", "and", And), ("either", "or", Or)):
+            if self.accept(opening):
+                left = self.sentence(bound)
+                self.expect(middle)
+                return connective(left, self.sentence(bound))
         if self.accept("it is not the case that"):
             return Not(self.sentence(bound))
         if self.accept("this is a contradiction"):
@@ -287,6 +243,9 @@ class _SentenceParser:
 
 def parse_sentence(text: str, vocabulary: Vocabulary | Mapping[str, Any]) -> Formula:
     """The formula an English sentence of the template grammar states (inverse of :func:`render_sentence`).
+
+    Tolerant of letter case, commas, trailing punctuation and extra spaces, strict about everything else;
+    ``it is not the case that`` is also read before an atom (rendering writes the short form).
 
     Raises:
         SentenceParseError: the text leaves the grammar or uses a word outside ``vocabulary``; the error

@@ -1,22 +1,6 @@
-"""ProntoQA-style problems: a fictional ontology chain, one distractor rule, a gold chain proof.
-
-Our own generator after the description in ``book/data-formats.md`` ("ProntoQA"): fictional concepts
-(wumpus, yumpus, ...), an entity (Max, Fae, ...), property families (colours, sizes, materials,
-temperaments, ...), a linear ontology chain, one distractor rule on the negated property, the asked
-statement negated with probability 0.5. A problem with ``h`` hops reads, before shuffling::
-
-    Max is a wumpus.                       {A}{a}                  entity fact
-    Every wumpus is a yumpus.              (x): {A}x -> {B}x       h - 1 chain rules
-    Yumpuses are not sour.                 (x): {B}x -> ¬{C}x      the property rule (last hop)
-    Zumpuses are sour.                     (x): {D}x -> {C}x       distractor: the negated property
-    Wumpuses are small.                    (x): {A}x -> {E}x       one decoration per chain concept but
-                                                                  the last (other property families)
-    hypothesis: Max is sour. / Max is not sour.
-
-The gold proof walks the chain in FLD notation,
-``fact3 & fact1 -> int1: Max is a yumpus.; int1 & fact2 -> ¬hypothesis;``, and ``formulas`` hold every
-fact, ``intN`` and the hypothesis in FLD formal notation with ``meta["vocabulary"]`` mapping each symbol
-back to its word, so a symbolic judge can check each step.
+"""ProntoQA-style problems (``book/data-formats.md``, "ProntoQA"): a fictional ontology chain, one distractor
+rule on the negated property, a gold chain proof in FLD notation, and every fact, ``intN`` and the
+hypothesis in FLD formal notation (``meta["vocabulary"]`` maps symbols back to words) for a symbolic judge.
 """
 from __future__ import annotations
 
@@ -81,6 +65,15 @@ class _Sentence:
 
 
 def _problem(index: int, hops: int, label: str, seed: int, rng: random.Random) -> Problem:
+    """One problem of ``hops`` hops; before shuffling its facts read::
+
+        Max is a wumpus.                       {A}{a}                  entity fact
+        Every wumpus is a yumpus.              (x): {A}x -> {B}x       hops - 1 chain rules
+        Yumpuses are not sour.                 (x): {B}x -> ¬{C}x      the property rule (last hop)
+        Zumpuses are sour.                     (x): {D}x -> {C}x       distractor: the negated property
+        Wumpuses are small.                    (x): {A}x -> {E}x       a decoration per chain concept but
+                                                                      the last (other property families)
+    """
     entity = rng.choice(ENTITIES)
     concepts = rng.sample(CONCEPTS, hops + 1)
     chain, distractor = concepts[:hops], concepts[hops]
