@@ -11,7 +11,13 @@ from model_fixtures import model_cache  # noqa: F401 (fixture)
 from finelogic.data.stored import generate_stored
 from finelogic.runs import accuracy
 from finelogic.rehearsal import rehearse
-from finelogic.rehearsal.real_slice import in_process, served, slice_plan, sliced
+from finelogic.rehearsal.real_slice import in_process, served, slice_context
+from finelogic.runs import registry
+from finelogic.runs.base import sliced
+
+def slice_plan(family, fraction, url, model, **paths):
+    return registry.family(family).rehearsal_plan(slice_context(fraction, url, model, **paths))
+
 
 SERVER_NAMES = {"real-slice:Llama-3.1-8B-Instruct", "real-slice:Qwen-2.5-7B-Instruct", "real-slice:GPT-4o",
                 "real-slice:DeepSeek-R1"}

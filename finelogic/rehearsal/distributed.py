@@ -1,15 +1,7 @@
-"""The rehearsal's distributed-training stage: the paper-scale TRL path on this CPU.
-
-For every style, ``accelerate launch`` with ``finelogic/sft/configs/accelerate/cpu_2proc_gloo.yaml`` (2
-processes, DDP over gloo) runs :mod:`finelogic.runs.training` on the paper profile's training set of that
-style (the supervision family's, read back from its memo) from the random-init stand-in, ``steps``
-optimizer steps with :data:`~finelogic.rehearsal.rehearse.REHEARSAL_TRAIN` and a checkpoint after each.
-The first style is killed as soon as its first checkpoint is written and launched again, so the stage also
-proves the resume. One report row per launch (stage ``trl-2proc <style>``, ``... killed``): wall time, peak
-memory of both training processes, tokens trained, the checkpoint resumed from.
-
-What this cannot rehearse without GPUs: DeepSpeed ZeRO-3's sharding (the CPU runs plain DDP), bf16 kernels
-and FlashAttention-2, NCCL, and any throughput.
+"""The rehearsal's distributed-training stage: for every style, ``accelerate launch`` on 2 CPU processes (DDP over
+gloo) trains the paper profile's training set from the random-init stand-in for a few steps; the first style is
+killed after its first checkpoint and relaunched, to prove the resume. Not rehearsed without GPUs: DeepSpeed
+ZeRO-3 sharding, bf16 kernels, FlashAttention-2, NCCL and any throughput.
 """
 from __future__ import annotations
 
@@ -46,10 +38,9 @@ def rehearse_distributed(root: Path, base: str, *, profile: str = "paper", steps
                          train: Mapping[str, Any], styles: Sequence[str] = STYLES, seed: int = 0,
                          sizes: Mapping[str, Any] | None = None,
                          timeout: float = 3600) -> tuple[list[dict[str, Any]], dict[str, str]]:
-    """Launch every style (module docstring) in the caller's environment; report rows
-    (:data:`~finelogic.rehearsal.running.REPORT_COLUMNS`) and errors by style. ``sizes``: training-set sizes
-    other than the profile's (a test's)."""
-    from finelogic.rehearsal.running import REPORT_COLUMNS
+    """Launch every style (module docstring) in the caller's environment: one report row per launch (stage
+    ``trl-2proc <style>``) and the errors by style. ``sizes``: training-set sizes other than the profile's."""
+    from finelogic.rehearsal.running import load_avg, report_row
 
     rows: list[dict[str, Any]] = []
     errors: dict[str, str] = {}
@@ -61,9 +52,7 @@ def rehearse_distributed(root: Path, base: str, *, profile: str = "paper", steps
         kill_first = index == 0
         attempts = [("killed", True), ("", False)] if kill_first else [("", False)]
         for label, kill in attempts:
-            row = {c: 0 for c in REPORT_COLUMNS} | {"family": "supervision",
-                                                    "stage": f"trl-2proc {style}" + (f" {label}" if label else ""),
-                                                    "status": "ok", "note": ""}
+            row = report_row("supervision", f"trl-2proc {style}" + (f" {label}" if label else ""))
             command = launch_command(style, base, out, profile=profile, steps=steps, train=train, seed=seed,
                                      fresh=kill, port=29531 + index, sizes=sizes)
             started = time.perf_counter()
@@ -86,8 +75,7 @@ def rehearse_distributed(root: Path, base: str, *, profile: str = "paper", steps
             row.update(wall_s=round(time.perf_counter() - started, 1), status=status,
                        peak_rss_mb=round(record.get("peak_rss_mb") or
                                          resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024),
-                       load_avg=" ".join(f"{x:.2f}" for x in os.getloadavg()),
-                       note=_note(record, kill))
+                       load_avg=load_avg(), note=_note(record, kill))
             rows.append(row)
             log.info("rehearsal: %s: %s, %.1f s", row["stage"], status, row["wall_s"])
             if status != "ok":

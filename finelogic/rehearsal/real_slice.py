@@ -1,16 +1,7 @@
-"""The real slice of a rehearsal: a fraction of every family against a real model, through the same
-OpenAI-compatible path a vLLM user takes (``finelogic rehearse --real-slice 0.01``).
-
-Where the stand-in server answers at once with made-up shapes, the slice sends real requests to llama.cpp's
-server (:class:`finelogic.models.llama_server.LlamaServer`) serving the embedded SmolLM2-135M-Instruct GGUF,
-so a real server's tokenizer, chat template, context limit, slowness and replies are met before a paper run.
-Each family's ``rehearsal_plan`` says how it is cut (the first ``ceil(fraction x n)`` items of each set;
-every served model is the one llama.cpp model, named ``real-slice:<model>``; training runs on the
-random-init stand-in). Probing and LogicMark read the embedded model **in process**: hidden states are not
-an API, and llama.cpp echoes prompt log-probs shifted by one position (``tests/test_llama_server.py``), so
-the OpenAI backend refuses log-likelihood scoring there. Every generation is capped at
-:data:`MAX_NEW_TOKENS`, so most answers are cut: the slice checks the code path, its accuracies are not
-results. Its report rows have stage ``real-slice``; results and cache go to ``<root>/real-slice/``.
+"""The real slice of a rehearsal (``book/rehearsal.md``, "The real slice"): the first ``ceil(fraction x n)``
+items of every family against llama.cpp's server with the embedded SmolLM2-135M-Instruct, through the
+OpenAI backend, capped at :data:`MAX_NEW_TOKENS` new tokens: it checks the code path, its accuracies are not
+results. Probing and LogicMark read the embedded model in process (hidden states and echoed log-probs).
 """
 from __future__ import annotations
 
@@ -22,9 +13,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 from finelogic.config import STORE_FILE, environment, store_path
 from finelogic.data.stored import copy_stored
-from finelogic.rehearsal.running import PROFILE, run_family
+from finelogic.rehearsal.running import PROFILE, run_family, served_spec
 from finelogic.runs import registry
-from finelogic.runs.base import PlanContext, Run, entry_name, sliced  # noqa: F401 (sliced: the slice's share)
+from finelogic.runs.base import PlanContext, Run, entry_name
 
 log = logging.getLogger(__name__)
 
@@ -40,16 +31,12 @@ N_CTX = 8192
 def served(entry: Any, url: str, model: str) -> dict[str, Any]:
     """A profile's model entry as ``real-slice:<name>``: the llama.cpp model at ``url`` through the OpenAI
     backend (a ``scorer`` key is kept)."""
-    spec = {"name": PREFIX + entry_name(entry), "kind": "openai", "model": model, "base_url": url,
-            "options": {k: (dict(v) if isinstance(v, dict) else v) for k, v in SERVER_OPTIONS.items()}}
-    if isinstance(entry, Mapping) and "scorer" in entry:
-        spec["scorer"] = entry["scorer"]
-    return spec
+    options = {k: (dict(v) if isinstance(v, dict) else v) for k, v in SERVER_OPTIONS.items()}
+    return served_spec(entry, PREFIX + entry_name(entry), model, url, options)
 
 
 def in_process(entry: Any, checkpoint: Path) -> dict[str, Any]:
-    """A profile's in-process model entry as ``real-slice:<name>``: the embedded model's converted checkpoint.
-    """
+    """A profile's in-process model entry as ``real-slice:<name>``: the embedded model's converted checkpoint."""
     return {"name": f"{PREFIX}{entry_name(entry)} (embedded, in process)", "kind": "ckpt", "path": str(checkpoint)}
 
 
@@ -72,14 +59,6 @@ def slice_context(fraction: float, url: str, model: str, *, embedded: Path, stan
                        trainable=lambda entry: {"name": PREFIX + entry_name(entry), "kind": "ckpt", "path": str(standin)},
                        train=dict(train or {"max_steps": 2}), fraction=fraction, max_new_tokens=max_new_tokens,
                        given=dict(given or {}), served_by=f"llama.cpp server ({model})")
-
-
-def slice_plan(family: str, fraction: float, url: str, model: str, *, embedded: Path, standin: Path,
-               max_new_tokens: int = MAX_NEW_TOKENS, train: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """How ``family`` runs in the real slice: its ``rehearsal_plan`` with :func:`slice_context`."""
-    ctx = slice_context(fraction, url, model, embedded=embedded, standin=standin, max_new_tokens=max_new_tokens,
-                        train=train)
-    return registry.family(family).rehearsal_plan(ctx)
 
 
 def rehearse_slice(families: Sequence[registry.Family], fraction: float, root: Path, *, standin: Path, seed: int = 0,

@@ -1,19 +1,7 @@
-"""A paper-scale rehearsal: every notebook family's ``run("paper", ...)`` at the paper's sizes, with
-stand-ins for the models, to find crashes and measure what a real run will send.
-
-Everything but the models runs for real: data sizes, test sets, settings, prompts, decoding limits, the
-model cache, the OpenAI backend (HTTP, concurrency, retries), the scorers, judges, probes, style checks and
-training loop. Served and generating models (GPT-4o, DeepSeek-R1, the judge, Llama, Qwen, the fine-tuned
-models) are answered by :class:`~finelogic.rehearsal.standin.StandInServer` through the real OpenAI backend,
-named ``stand-in:<model>``; models read in process are small random-init checkpoints of the embedded
-model's architecture (:func:`standin_checkpoints`); fine-tuning trains ``train_steps`` steps with the
-paper's recipe on the full paper-size training sets (:data:`REHEARSAL_TRAIN`).
-
-Results go to ``<root>/paper/<family>/`` (default ``results/rehearsal``), the cache to ``<root>/cache``.
-The report (``report.csv``, ``requests.csv``, ``plan.csv``) gives per family and stage the wall time, peak
-memory, requests per model and prompt kind, prompt tokens (counted with the embedded SmolLM2 tokenizer),
-token caps, judge calls, cache and result bytes; :func:`plan_table` turns it into requests, tokens and API
-cost per model. None of its numbers are results about any model.
+"""A paper-scale rehearsal (``book/rehearsal.md``): every family's ``run("paper", ...)`` at the paper's sizes with
+stand-in models, to find crashes and measure what a real run will send: wall time, memory, requests, prompt
+tokens, token caps, cache and result bytes per family and stage, and the API cost per model
+(:func:`plan_table`). None of its numbers are results about any model.
 """
 from __future__ import annotations
 
@@ -28,7 +16,7 @@ import pandas as pd
 
 from finelogic.config import STORE_FILE, environment, repo_root, store_path
 from finelogic.data.stored import copy_stored
-from finelogic.rehearsal.running import PROFILE, REPORT_COLUMNS, run_family
+from finelogic.rehearsal.running import PROFILE, REPORT_COLUMNS, report_row, run_family, served_spec
 from finelogic.rehearsal.standin import StandInProcess
 from finelogic.runs import registry
 from finelogic.runs.base import PlanContext, Run, entry_name
@@ -63,7 +51,11 @@ def rehearse(families: Sequence[str] | None = None, *, real_slice: float = 0.0, 
              keep_going: bool = True, stand_ins: bool = True, slice_tokens: int | None = None,
              slice_overrides: Mapping[str, Mapping[str, Any]] | None = None,
              distributed: bool = False) -> Rehearsal:
-    """Run ``families`` (default all, in the registry's order) of the paper profile against stand-ins.
+    """Run ``families`` (default all, in the registry's order) of the paper profile against stand-ins: served
+    models answered by :class:`~finelogic.rehearsal.standin.StandInServer` through the real OpenAI backend,
+    in-process ones small random-init checkpoints (:func:`standin_checkpoints`), fine-tuning ``train_steps``
+    steps of the paper's recipe (:data:`REHEARSAL_TRAIN`). Results go to ``<root>/paper/<family>/``, the cache
+    to ``<root>/cache``, the report to ``report.csv``, ``requests.csv`` and ``plan.csv``.
 
     Args:
         real_slice: a fraction in (0, 1]: also run that share of every family against llama.cpp's server with
@@ -146,9 +138,7 @@ def _distributed(root: Path, checkpoint: Path, seed: int, steps: int,
     from finelogic.sft.trl_train import trl_available
 
     if not trl_available():
-        row = {c: 0 for c in REPORT_COLUMNS} | {"family": "supervision", "stage": "trl-2proc",
-                                                "status": "skipped: trl not installed (the [train] extra)", "note": ""}
-        return [row], {}
+        return [report_row("supervision", "trl-2proc", "skipped: trl not installed (the [train] extra)")], {}
     sizes = {k: v for k, v in given.items() if k in SIZE_KEYS}
     return rehearse_distributed(root / "cache", f"ckpt:{checkpoint}", steps=steps, train=REHEARSAL_TRAIN,
                                 seed=seed, sizes=sizes or None)
@@ -171,11 +161,7 @@ def served(entry: Any, url: str) -> dict[str, Any]:
     ``scorer`` key is kept)."""
     name = entry_name(entry)
     model = entry.get("model") or entry.get("path") or name if isinstance(entry, Mapping) else name
-    spec = {"name": PREFIX + name, "kind": "openai", "model": PREFIX + str(model), "base_url": url,
-            "options": dict(SERVER_OPTIONS)}
-    if isinstance(entry, Mapping) and "scorer" in entry:
-        spec["scorer"] = entry["scorer"]
-    return spec
+    return served_spec(entry, PREFIX + name, PREFIX + str(model), url, dict(SERVER_OPTIONS))
 
 
 def local(name: str, checkpoint: Path) -> dict[str, Any]:
@@ -250,9 +236,6 @@ def parse_price(text: str) -> tuple[str, tuple[float, float]]:
     except ValueError:
         raise ValueError(f"price {text!r}: expected MODEL=INPUT/OUTPUT in US$ per million tokens, "
                          "e.g. gpt-4o=2.5/10") from None
-
-
-# ---------------------------------------------------------------------------------------------- helpers
 
 
 def _difference(after: list[dict[str, Any]], before: Mapping[tuple[str, str], Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -1,9 +1,5 @@
-"""Running one family in a rehearsal (stand-ins or the real slice), measured stage by stage.
-
-Shared by :mod:`finelogic.rehearsal.rehearse` and :mod:`finelogic.rehearsal.real_slice`, which both run
-families through :func:`run_family`: the family's record (:mod:`finelogic.runs.registry`) says whether its
-``run`` reads real data and which upstream runs it reads; those are the runs made earlier in the same
-rehearsal (``made``), handed in, never read from another folder.
+"""Running one family in a rehearsal (stand-ins or the real slice) with :func:`run_family`, measured stage by
+stage; the upstream runs a family reads are those made earlier in the same rehearsal, never another folder's.
 """
 from __future__ import annotations
 
@@ -23,6 +19,23 @@ log = logging.getLogger(__name__)
 PROFILE = "paper"
 REPORT_COLUMNS = ("family", "stage", "status", "wall_s", "peak_rss_mb", "requests", "prompt_tokens", "cap_tokens",
                   "judge_calls", "cache_calls", "cache_hits", "cache_bytes", "result_bytes", "files", "load_avg", "note")
+
+
+def report_row(family: str, stage: str, status: str = "ok") -> dict[str, Any]:
+    """An empty report row (every count 0) for ``family``'s ``stage``."""
+    return {c: 0 for c in REPORT_COLUMNS} | {"family": family, "stage": stage, "status": status, "note": ""}
+
+
+def served_spec(entry: Any, name: str, model: str, url: str, options: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI-backend model ``name`` serving ``model`` at ``url``; the profile ``entry``'s ``scorer`` is kept."""
+    spec = {"name": name, "kind": "openai", "model": model, "base_url": url, "options": options}
+    if isinstance(entry, Mapping) and "scorer" in entry:
+        spec["scorer"] = entry["scorer"]
+    return spec
+
+
+def load_avg() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def run_family(family: Family, plan: Mapping[str, Any], seed: int, data_dir: Any, root: Path, keep_going: bool,
@@ -62,24 +75,18 @@ def run_family(family: Family, plan: Mapping[str, Any], seed: int, data_dir: Any
 @contextmanager
 def stage(family: str, name: str, rows: list[dict[str, Any]]) -> Iterator[None]:
     """A report row for ``family``'s stage ``name``: wall time, peak memory, load (appended to ``rows``)."""
-    _reset_peak()
+    try:  # reset the peak resident memory (Linux), so that each stage has its own
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass
     start = time.perf_counter()
-    row = {c: 0 for c in REPORT_COLUMNS} | {"family": family, "stage": name, "status": "ok", "note": ""}
+    row = report_row(family, name)
     rows.append(row)
     try:
         yield
     finally:
-        row.update(wall_s=round(time.perf_counter() - start, 1), peak_rss_mb=round(_peak_mb()),
-                   load_avg=" ".join(f"{x:.2f}" for x in os.getloadavg()))
+        row.update(wall_s=round(time.perf_counter() - start, 1), peak_rss_mb=round(_peak_mb()), load_avg=load_avg())
         log.info("rehearsal: %s %s: %.1f s, peak %d MB", family, name, row["wall_s"], row["peak_rss_mb"])
-
-
-def _reset_peak() -> None:
-    """Reset the process's peak resident memory (Linux: ``/proc/self/clear_refs`` 5), so each stage has its own."""
-    try:
-        Path("/proc/self/clear_refs").write_text("5")
-    except OSError:
-        pass
 
 
 def _peak_mb() -> float:

@@ -1,19 +1,8 @@
-"""A stand-in OpenAI-compatible server: a **load and code-path simulator**, not a model.
+"""A stand-in OpenAI-compatible server on 127.0.0.1: a **load and code-path simulator**, not a model.
 
-It answers ``/v1/chat/completions`` and ``/v1/completions`` (with ``echo`` + ``logprobs``, as
-:class:`finelogic.models.openai_backend.OpenAIBackend` scores log-likelihoods) on 127.0.0.1, at once and
-deterministically (each reply drawn from a generator seeded with the model name and the prompt), with the
-*shapes* a real model's replies have per prompt kind, so that every code path runs at full size: proofs and
-prose with and without a marker, empty and cut-off replies for answer prompts; ``true`` / ``false`` and the
-odd unreadable reply for judges; Logic-LM programs (some that do not parse), SymbCoT plans and
-verifications, Selection-Inference selections and inferences. Nothing it says is evidence about any model;
-every reply says so in its ``system_fingerprint`` (``finelogic-stand-in``).
-
-It counts what it is sent per model and prompt kind (:meth:`StandInServer.counts`, also ``GET /counts``):
-requests, prompt tokens (a deterministic sample of the messages tokenized, the rest counted by characters
-at the sample's ratio, 4 tokens per message for the chat template), token caps and reply tokens. Run it in
-a daemon thread (:meth:`StandInServer.start`) or in a process of its own (:class:`StandInProcess`, what the
-rehearsal does, so its work runs on another core than the run it answers).
+It answers chat and (echoed, log-prob) completions at once and deterministically with the *shapes* real replies
+have per prompt kind (:func:`reply`), and counts what it is sent (:meth:`StandInServer.counts`). Nothing it says
+is evidence about any model; every reply says so in its ``system_fingerprint``.
 """
 from __future__ import annotations
 
@@ -69,8 +58,9 @@ class Tally:
 
 
 class StandInServer:
-    """The stand-in server (module docstring); ``count_tokens`` (``text -> tokens``, default whitespace words)
-    counts a 1-in-``sample`` sample of the messages."""
+    """The stand-in server in a daemon thread (:meth:`start`); ``count_tokens`` (``text -> tokens``, default
+    whitespace words) counts a deterministic 1-in-``sample`` sample of the messages, the rest are counted by
+    characters at the sample's ratio, plus 4 tokens per message for the chat template."""
 
     def __init__(self, count_tokens: Callable[[str], int] | None = None, *, sample: int = 16) -> None:
         # Tokenizing every prompt costs more than answering it: a remembered 1-in-``sample`` sample only.
@@ -178,8 +168,10 @@ def prompt_kind(text: str) -> str:
 
 
 def reply(kind: str, text: str, rng: random.Random, cap: int, facts_text: str | None = None) -> tuple[str, str]:
-    """``(content, finish_reason)`` of a chat reply of ``kind`` to a prompt ``text`` (all its messages);
-    fact ids are read from ``facts_text`` (the last message that lists facts, not a demonstration)."""
+    """``(content, finish_reason)`` of a chat reply of ``kind`` to a prompt ``text`` (all its messages): proofs
+    and prose with and without a marker, empty and cut replies for answers; ``true``/``false`` and the odd
+    unreadable reply for judges; Logic-LM programs (some that do not parse), SymbCoT plans and verifications,
+    Sel-Inf selections and inferences. Fact ids come from ``facts_text`` (the last message that lists facts)."""
     facts = list(dict.fromkeys(f for f, _ in _FACT.findall(text if facts_text is None else facts_text)))
     facts = facts or ["fact1", "fact2"]
     markers = sorted(set(_MARKER.findall(text))) or ["__PROVED__", "__DISPROVED__", "__UNKNOWN__"]
@@ -296,11 +288,9 @@ def _handler(server: StandInServer) -> type[BaseHTTPRequestHandler]:
 
 
 class StandInProcess:
-    """A :class:`StandInServer` in a process of its own (a fresh interpreter, so no script needs a
-    ``__main__`` guard), counting prompt tokens with the tokenizer saved at ``tokenizer`` (a folder holding a
-    fast tokenizer's ``tokenizer.json``, e.g. a checkpoint's; None: whitespace words). Same ``url`` /
-    ``counts`` / ``stop`` as the in-process server; ``counts`` asks the server (``GET /counts``). The process
-    gets SIGTERM when its parent dies, even by SIGKILL (Linux), so a killed rehearsal leaves no server."""
+    """A :class:`StandInServer` in a fresh interpreter of its own (what the rehearsal runs, so its work runs
+    beside the run's), counting tokens with the ``tokenizer.json`` in the folder ``tokenizer`` (None: whitespace
+    words). Same ``url`` / ``counts`` / ``stop``; it gets SIGTERM when its parent dies, even by SIGKILL (Linux)."""
 
     def __init__(self, tokenizer: str | os.PathLike | None = None, *, sample: int = 16, timeout: float = 120) -> None:
         from finelogic.models.llama_server import die_with_parent
