@@ -1,40 +1,8 @@
 """The datasets: one :class:`Dataset` record each, read by every layer, and :func:`load_dataset`.
 
-A record says what the layers above need to know about a dataset: its paper name (tables), its format (one
-module of :mod:`finelogic.data.loaders`, implementing ``book/data-formats.md``), the labels its prompt offers
-(prompts, answer extraction, chance), how the released files write its gold, and where its published files
-live (a pinned commit, the Hugging Face hub). A new dataset is one format module and one record in
-:data:`DATASETS`.
-
-Where the files come from, in order:
-
-1. ``path`` (a file, a dataset folder such as ``<dir>/folio``, or a root folder in the published layout,
-   one folder per dataset named as the dataset: ``folio/folio-validation.jsonl``,
-   ``multi_logieval/data/d{N}_Data/{fol,pl,nm}/<RULES>.json``, ``prontoqa/dev.json``, ``fld/*.jsonl``,
-   ``logicmark/*.jsonl``, ``paper_eval/*.json``);
-2. ``$FINELOGIC_DATA_DIR`` in the published layout;
-3. when ``$FINELOGIC_DATA_DIR`` is not set and the network is reachable: the record's ``source``, downloaded
-   once at its pinned commit, SHA-256 checked, into ``$FINELOGIC_CACHE/data``
-   (:mod:`finelogic.data.loaders.remote`);
-4. the Hugging Face hub through ``datasets.load_dataset`` (the record's ``hub_id``), only when online:
-   never with ``FINELOGIC_OFFLINE=1``, ``HF_HUB_OFFLINE`` or ``HF_DATASETS_OFFLINE`` set;
-5. otherwise :class:`DataNotFoundError`, which says which files to put where.
-
-Errors. A malformed file or item raises :class:`DatasetFormatError` naming the file, the line (JSONL) or
-item index/id, and the field, e.g. ``.../folio-validation.jsonl line 17: missing field 'conclusion'``.
-With ``strict=False`` bad items (and unreadable files) are skipped instead, but never silently: the result
-is a :class:`LoadedDataset` whose ``.skipped`` lists ``(location, reason)`` pairs, and one warning per
-load summarises the counts by reason.
-
-Checks against silently wrong data: ``$FINELOGIC_DATA_DIR`` naming no folder raises
-:class:`DataDirError`; a published file whose item count differs from its documented one (FOLIO 204/203,
-ProntoQA 500, each Multi-LogiEval rule file, the paper's merged files 203/390/500) and a selection of
-Multi-LogiEval's published files with some missing are errors (``strict=False``: reported in ``.skipped``
-or warned); a UTF-8 file with a stray byte of another encoding is an error naming the byte's offset; a
-folder, FIFO, socket, dangling or looping symbolic link where a file is expected, or a file present but
-unreadable, is an error naming it (:func:`~finelogic.data.loaders.records.data_file`), never a fall-back to
-the next candidate file or to a stand-in; two items with one id, a ``NaN`` or ``Infinity`` anywhere, JSON
-nested thousands deep and strings over a million characters are errors naming the file and item.
+A new dataset is one format module of :mod:`finelogic.data.loaders` (``book/data-formats.md``) and one
+record in :data:`DATASETS`. Malformed files and items raise :class:`DatasetFormatError` naming the file,
+line or item and field; ``strict=False`` skips them and lists them in ``LoadedDataset.skipped``.
 """
 from __future__ import annotations
 
@@ -42,7 +10,7 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from finelogic.config import data_dir
 from finelogic.data.loaders import fld, folio, logicmark, multi_logieval, paper_eval, prontoqa, remote
@@ -54,8 +22,8 @@ from finelogic.data.problem import DISPROVED, LABELS, PROVED
 
 log = logging.getLogger("finelogic.data.loaders")
 
-__all__ = ["Dataset", "DATASETS", "TEST_SETS", "dataset", "load_dataset", "load_multi_logieval", "DataDirError",
-           "DataNotFoundError", "DatasetFormatError", "LoadedDataset"]
+__all__ = ["Dataset", "DATASETS", "TEST_SETS", "dataset", "load_dataset", "DataDirError", "DataNotFoundError",
+           "DatasetFormatError", "LoadedDataset"]
 
 
 @dataclass(frozen=True)
@@ -156,8 +124,10 @@ def load_dataset(
     Args:
         name: a record's name (:data:`DATASETS`: ``fld``, ``folio``, ``multi_logieval``, ``prontoqa``,
             ``logicmark``, ``paper_eval``).
-        path: a file, a dataset folder or a root folder in the published layout (module docstring);
-            default ``$FINELOGIC_DATA_DIR``, then the pinned public copies, then the Hugging Face hub.
+        path: a file, a dataset folder (``<dir>/folio``) or a root folder in the published layout, one folder
+            per dataset (``folio/folio-validation.jsonl``, ``prontoqa/dev.json``, ...); default
+            ``$FINELOGIC_DATA_DIR``, else the record's ``source`` fetched once at its pinned commit and SHA-256
+            checked (:mod:`finelogic.data.loaders.remote`), else the hub's ``hub_id`` when online.
         split: file/split selector (``validation``, ``train``, ``dev``, ``test``...); default per dataset.
         strict: raise :class:`DatasetFormatError` on the first bad item (default) or skip and report it
             in ``.skipped``.
@@ -177,6 +147,7 @@ def load_dataset(
         data_file(base)  # a FIFO, socket, dangling or looping link given as the file: named, never read
     if path is not None and not base.exists():
         raise DataNotFoundError(f"{base}: no such file or folder (expected {fmt.where})")
+    files: list[Path] = []
     if base is not None:
         try:
             files = _local_files(name, fmt, base, split, options)
@@ -184,19 +155,17 @@ def load_dataset(
             if path is not None:
                 raise
             raise DataNotFoundError(f"{error} ($FINELOGIC_DATA_DIR = {base})") from None
-        if files:
-            log.info("loading %s from %s", name, ", ".join(map(str, files)))
-            _check_complete(name, fmt, files, strict, options)
-            return load_files(files, fmt.convert, strict, fmt.read, fmt.counts)
-        if path is not None:
+        if not files and path is not None:
             raise DataNotFoundError(f"no {name} files in {base}: expected {fmt.where}")
-    if base is None and data.source is not None:
+        where = ", ".join(map(str, files))
+    elif data.source is not None:
         root = remote.fetched_root(name, data.source)  # None when offline (said once) or the fetch failed (logged)
         files = _local_files(name, fmt, root, split, options) if root is not None else []
-        if files:
-            log.info("loading %s from %s (fetched from %s)", name, root, data.source.home)
-            _check_complete(name, fmt, files, strict, options)
-            return load_files(files, fmt.convert, strict, fmt.read, fmt.counts)
+        where = f"{root} (fetched from {data.source.home})"
+    if files:
+        log.info("loading %s from %s", name, where)
+        _check_complete(name, fmt, files, strict, options)
+        return load_files(files, fmt.convert, strict, fmt.read, fmt.counts)
     if data.hub_id and remote.network_allowed("huggingface.co"):
         return from_hub(data.hub_id, split or data.hub_split, fmt.convert, strict)
     why = (f"{'/'.join(('FINELOGIC_OFFLINE',) + OFFLINE_ENV_VARS)} is set" if remote.env_offline()
@@ -257,26 +226,3 @@ def _local_files(name: str, fmt: Format, base: Path, split: str | None, options:
     if not (base / name).is_dir() and any((base / d.name).is_dir() for d in DATASETS):
         return []
     return fmt.find(base / name if (base / name).is_dir() else base, split, **options)
-
-
-def load_multi_logieval(
-    path: str | os.PathLike,
-    *,
-    depths: Sequence[int] = multi_logieval.PAPER_MULTI_LOGIEVAL_DEPTHS,
-    logic_types: Sequence[str] = multi_logieval.MULTI_LOGIEVAL_LOGIC_TYPES,
-    strict: bool = True,
-) -> LoadedDataset:
-    """Multi-LogiEval files ``data/d{N}_Data/{fol,pl,nm}/<RULES>.json`` -> Problems (depth = the file's).
-
-    ``path`` is one file, or a folder holding ``d<N>_Data`` folders (directly, in ``data/``, or in
-    ``multi_logieval/data/``). Files decode as UTF-8, else cp1252 (``meta["encoding"]`` says which).
-    """
-    base = Path(path).expanduser()
-    if present(base) and not base.is_dir():
-        data_file(base)
-    multi_logieval.check_logic_types(logic_types)
-    fmt = multi_logieval.FORMAT
-    files = [base] if base.is_file() else fmt.find(base, depths=depths, logic_types=logic_types)
-    if len(files) > 1:
-        _check_complete("multi_logieval", fmt, files, strict, {"depths": depths, "logic_types": logic_types})
-    return load_files(files, fmt.convert, strict, fmt.read, fmt.counts)
