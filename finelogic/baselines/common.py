@@ -1,17 +1,8 @@
-"""What every inference-time baseline shares: batched rounds of prompts, per-item traces, records.
+"""What every inference-time baseline shares (paper §5.1, Appendix A.2): batched rounds of prompts, per-item
+traces, accuracy records (:data:`finelogic.eval.accuracy.RECORD_COLUMNS`, ``setting`` as Table 2 prints it).
 
-A baseline (Selection-Inference, Logic-LM, SymbCoT; paper §5.1, Appendix A.2) talks to the model in
-*rounds*: each round sends one prompt to every problem still active in **one** ``backend.generate`` call.
-:class:`BaselineSession` sends the rounds, keeps every reply in the item's trace, adds up characters and
-tokens, and splits each round's wall time between its items; :meth:`BaselineSession.finish` turns each item
-into an accuracy record with :data:`finelogic.eval.accuracy.RECORD_COLUMNS` (``setting`` as the paper's
-tables print it; ``layout`` empty: the baselines send their own prompts), so Table 2 / Table 5 code reads
-baseline rows like any other. Demonstrations come from our FLD generator, never from typed-in text.
-
-**Arguments every baseline takes**, then its own options: ``problems`` (labelled FLD / FOLIO /
-Multi-LogiEval / ProntoQA problems), ``backend`` (has ``generate(conversations, config) -> list[str]``),
-``config`` (decoding; default ``GenerationConfig()``) and ``model`` (the ``model`` column; default
-:func:`~finelogic.eval.accuracy.model_name_of` the backend).
+Every baseline takes ``problems`` (labelled), ``backend``, ``config`` (decoding; default ``GenerationConfig()``)
+and ``model`` (the ``model`` column; default the backend's name), then its own options.
 """
 from __future__ import annotations
 
@@ -57,32 +48,22 @@ def capped(config: GenerationConfig, max_new_tokens: int | None) -> GenerationCo
     return replace(config, max_new_tokens=max_new_tokens)
 
 
-# --- Demonstrations from our generator
-
-
-def _demonstrations(labels: tuple[str, ...], with_unknown: bool) -> tuple[Problem, ...]:
-    examples = default_few_shot_examples(UNKNOWN in labels)
-    return tuple(e for e in examples if e.label in labels and (with_unknown or e.label != UNKNOWN))
-
-
-def with_examples(shots: Sequence[str], lead: str) -> str:
-    """``Example 1:\n<shot>`` blocks separated by blank lines, then ``lead`` on a line of its own."""
-    return "".join(f"Example {k}:\n{s}\n\n" for k, s in enumerate(shots, 1)) + lead + "\n"
-
-
 def worked_examples(problem: Problem, shot: Callable[[Problem], str | Sequence[str]], lead: str, *,
                     with_unknown: bool = True) -> str:
-    """Prompt text: :func:`with_examples` of ``shot(e)`` (one shot or several) for each worked example of
-    :func:`finelogic.prompts.default_few_shot_examples` the problem's labels allow (UNKNOWN only
-    ``with_unknown``); cached on all it depends on (``shot`` must be a function of the example alone)."""
+    """Prompt text: ``Example k:\n<shot>`` blocks, then ``lead``, for ``shot(e)`` (one shot or several) of each
+    of :func:`finelogic.prompts.default_few_shot_examples` (our generator's) the problem's labels allow (UNKNOWN
+    only ``with_unknown``); cached on all it depends on (``shot`` must be a function of the example alone)."""
     return _worked_examples(shot, lead, labels_for(problem.dataset), with_unknown)
 
 
 @functools.lru_cache(maxsize=256)
 def _worked_examples(shot: Callable[[Problem], str | Sequence[str]], lead: str, labels: tuple[str, ...],
                      with_unknown: bool) -> str:
-    shots = [shot(e) for e in _demonstrations(labels, with_unknown)]
-    return with_examples([one for s in shots for one in ([s] if isinstance(s, str) else s)], lead)
+    examples = [e for e in default_few_shot_examples(UNKNOWN in labels)
+                if e.label in labels and (with_unknown or e.label != UNKNOWN)]
+    shots = [shot(e) for e in examples]
+    flat = [one for s in shots for one in ([s] if isinstance(s, str) else s)]
+    return "".join(f"Example {k}:\n{s}\n\n" for k, s in enumerate(flat, 1)) + lead + "\n"
 
 
 @dataclass(frozen=True)
@@ -110,12 +91,8 @@ class DerivationStep:
         return f"{head}: {body}" if body is not None else head
 
 
-def formula_table(problem: Problem) -> dict[str, str]:
-    """id -> formula text of the problem's facts, ``intN``, ``hypothesis`` and ``¬hypothesis`` (when known)."""
-    return _with_negation(problem.formulas)
-
-
-def _with_negation(formulas: Mapping[str, str]) -> dict[str, str]:
+def formula_table(formulas: Mapping[str, str]) -> dict[str, str]:
+    """A problem's ``formulas`` (id -> formula text) with ``¬hypothesis`` added when ``hypothesis`` is known."""
     table = dict(formulas)
     if HYPOTHESIS in table:
         table[NEGATED_HYPOTHESIS] = format_formula(negate(parse_formula(table[HYPOTHESIS])))
@@ -135,7 +112,7 @@ def _derivation(proof: str, formulas: tuple[tuple[str, str], ...]) -> tuple[Deri
     """:func:`gold_derivation`, cached: the few-shot demonstrations derive the same proofs for every prompt."""
     from finelogic.logic.proof import parse_proof_steps
 
-    table = _with_negation(dict(formulas))
+    table = formula_table(dict(formulas))
     steps = []
     for step in parse_proof_steps(proof):
         premises = tuple(p.strip() for p in step.premises)
@@ -166,9 +143,6 @@ def symbol_legend(problem: Problem) -> str | None:
     else:
         pairs = sorted((str(k), str(v)) for k, v in raw.items())
     return "Symbols: " + ", ".join(f"{k} = {v}" for k, v in pairs) if pairs else None
-
-
-# --- Rounds, traces, records
 
 
 @dataclass

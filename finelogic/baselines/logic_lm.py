@@ -1,16 +1,7 @@
-"""Logic-LM (Pan et al., 2023; paper §5.1 and Appendix A.2): the model translates, a solver reasons.
-
-1. **Problem formulation.** The model translates every fact and the hypothesis into *our* FLD notation
-   (:mod:`finelogic.logic`), lines ``factN: <formula>`` and ``hypothesis: <formula>``, after worked
-   translations of our generator's problems (:func:`translation_conversation`).
-2. **Symbolic reasoning.** Our z3 prover decides (:func:`solve`): PROVED, DISPROVED or UNKNOWN.
-3. **Result interpretation.** The solver's label becomes the answer marker.
-
-**Self-refinement.** A translation that does not parse, misses the hypothesis, names an unknown fact or
-that the solver cannot use goes back to the model with the error (:data:`REFINE_PROMPT`), up to
-``refinements`` times; then the item **falls back to direct prompting**, as Logic-LM falls back to a backup
-answer. Rounds are batched: at most ``refinements + 2`` ``generate`` calls whatever the number of problems.
-On the two-label datasets a solver UNKNOWN, which their prompts do not offer, counts as no answer.
+"""Logic-LM (Pan et al., 2023; paper §5.1 and Appendix A.2): the model translates the problem into our FLD
+notation (:func:`translation_conversation`), our z3 prover decides (:func:`solve`), the label is the answer.
+A translation that fails goes back with its error (:data:`REFINE_PROMPT`) up to ``refinements`` times, then
+the item falls back to direct prompting; on two-label datasets a solver UNKNOWN counts as no answer.
 """
 from __future__ import annotations
 

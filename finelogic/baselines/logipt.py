@@ -1,28 +1,7 @@
-"""LogiPT-style training data (Feng et al., 2023; paper §5.1 and Appendix A.2): solver traces as targets.
-
-LogiPT fine-tunes a model to *emulate a logical solver*: the model itself writes the solver's reasoning.
-:func:`logipt_data` builds such examples with no model involved: the user turn is the problem as every
-setting shows it, the assistant turn a deterministic :func:`solver_trace`:
-
-.. code-block:: text
-
-    Symbols: {A} = woolly, {B} = ancient, {a} = the badger
-    Facts in symbols:
-    fact1: ({D}{a} & {E}{a}) -> ({C}{b} & ¬{B}{a})
-    ...
-    Query: hypothesis = ({A}{a} & ¬{B}{a})
-    Step 1: fact3 & fact1 -> int1: both the goose is stony and the badger is not ancient.
-    Solver: int1 = ({C}{b} & ¬{B}{a}) by modus ponens
-    ...
-    Step 3: fact5 & int2 -> hypothesis
-    Solver: hypothesis = ({A}{a} & ¬{B}{a}) by and intro
-    Result: the facts entail the hypothesis.
-    __PROVED__
-
-The derivation is the gold proof, each step with its formula and rule; the label is re-decided by z3 and
-must agree with the problem's; UNKNOWN items end with the prover's finding instead of steps. Every step
-line is FLD notation under a ``Step N:`` header, so :mod:`finelogic.eval.steps` reads a trained model's
-traces like any FLD answer; the last line is the only marker.
+"""LogiPT-style training data (Feng et al., 2023; paper §5.1 and Appendix A.2): the model learns to emulate a
+logical solver. :func:`logipt_data` needs no model: the user turn is the problem as every setting shows it,
+the assistant turn a deterministic :func:`solver_trace` of the gold proof (each step's formula and rule), its
+label re-decided by z3; step lines are FLD notation, so :mod:`finelogic.eval.steps` reads them.
 """
 from __future__ import annotations
 
@@ -49,7 +28,16 @@ class LogiPTDataError(ValueError):
 
 def solver_trace(problem: Problem, *, memo: MutableMapping[str, Any] | None = None) -> str:
     """The assistant turn of a LogiPT example for ``problem``; ``memo`` keeps each problem's trace (or why it
-    has none) across runs.
+    has none) across runs. It reads::
+
+        Symbols: {A} = woolly, {B} = ancient, {a} = the badger
+        Facts in symbols:
+        fact1: ({D}{a} & {E}{a}) -> ({C}{b} & ¬{B}{a})
+        Query: hypothesis = ({A}{a} & ¬{B}{a})
+        Step 1: fact3 & fact1 -> int1: both the goose is stony and the badger is not ancient.
+        Solver: int1 = ({C}{b} & ¬{B}{a}) by modus ponens
+        Result: the facts entail the hypothesis.
+        __PROVED__
 
     Raises:
         LogiPTDataError: naming the problem, when a fact or the hypothesis has no formula, a PROVED or
@@ -71,7 +59,7 @@ def solver_trace(problem: Problem, *, memo: MutableMapping[str, Any] | None = No
 
 
 def _trace(problem: Problem) -> str:
-    table = formula_table(problem)
+    table = formula_table(problem.formulas)
     missing = [i for i in [f.id for f in problem.facts] + [HYPOTHESIS] if i not in table]
     if missing:
         raise LogiPTDataError(f"problem {problem.id!r}: no formula for {missing}; a solver trace needs them all")

@@ -1,17 +1,7 @@
-"""Selection-Inference (Creswell et al., 2022; paper §5.1 and Appendix A.2): select, infer, repeat, answer.
-
-Each round sends two prompts, each to every active problem in one batched ``generate`` call:
-
-- **selection** (:func:`selection_conversation`): the facts, the statements derived so far (``int1``, ...)
-  and the hypothesis; the model names the ids to combine next (unknown ids dropped; none usable ends the item).
-- **inference** (:func:`inference_conversation`): only the selected statements and the hypothesis; the model
-  states the one new statement, which becomes ``int<k>``. ``hypothesis`` / ``¬hypothesis``, a statement
-  spelling out the (negated) hypothesis, or one already derived ends the item.
-
-After at most ``rounds`` rounds an **answer** prompt (:func:`answer_conversation`, the paper's system
-prompt and markers) asks for the verdict. Demonstrations are cut from our generator's gold proofs. The
-derivation is written as an FLD-style proof, so the soundness judges read it like any FLD answer: the
-record's ``response`` is that proof followed by the marker read from the answer reply.
+"""Selection-Inference (Creswell et al., 2022; paper §5.1 and Appendix A.2): each round a selection prompt
+names the statements to combine and an inference prompt, seeing only those, states one new one (``int<k>``),
+until the (negated) hypothesis or ``rounds``; then an answer prompt gives the verdict. The derivation is written
+as an FLD-style proof, the record's ``response`` that proof and the marker, so the soundness judges read it.
 """
 from __future__ import annotations
 

@@ -1,18 +1,6 @@
-"""SymbCoT (Xu et al., 2024; paper §5.1 and Appendix A.2): translate, plan, solve in symbols, verify.
-
-Three prompts per problem, each a batched round over all problems (3 ``generate`` calls in all):
-
-1. **translate**: Logic-LM's translation prompt; the reply is parsed for the trace, but nothing is refined
-   and no solver runs: in SymbCoT the *model* reasons over the symbols.
-2. **plan and solve** (:func:`plan_solve_conversation`): with its own translation, the model writes a plan
-   (which facts, in which order, by which rule) and carries it out step by step in symbols, in one context
-   ("plan-then-solve"), then gives a marker.
-3. **verify** (:func:`verification_conversation`): a separate prompt checks each formula against its
-   sentence and each step against one rule, so the check is not the continuation that made the mistakes.
-
-Demonstrations are our generator's examples with gold proofs in formal notation and each step's rule. The
-record's ``response`` is the solution, ``Verification:`` and the verifier's reply, so the last marker is
-the answer.
+"""SymbCoT (Xu et al., 2024; paper §5.1 and Appendix A.2) in three batched rounds: Logic-LM's translation
+(parsed for the trace, never refined or solved), a plan carried out step by step in symbols by the model
+(:func:`plan_solve_conversation`), and a separate verification prompt (:func:`verification_conversation`).
 """
 from __future__ import annotations
 
