@@ -1,17 +1,6 @@
-"""Generated test sets kept in the one store, so a rerun reads them instead of generating them again.
-
-The paper's FLD test design (1,100 problems) takes about a minute to generate on one CPU core, and several
-families read the test sets (datasets, accuracy, depth, soundness, supervision's evaluation). :func:`generate_stored` is :func:`finelogic.data.generate.generate` with a store: the
-problems are written once as a row of the store's ``datasets`` table (:mod:`finelogic.store`: their
-:meth:`~finelogic.data.problem.Problem.to_json` lines with their count and sha256, in one transaction) and
-read back by every later call with the same arguments. A row whose text was edited or cut (its sha256 or
-count differs) or whose problems do not read is named in a warning and generated again.
-
-A set is keyed by the sha256 of the canonical JSON of everything that determines the problems, like the
-model cache's keys (:func:`finelogic.models.cache.request_key`): the generator's name, ``n``, ``seed``, its
-keyword arguments, and the **generator version**, a digest of the source files generation runs
-(``data/generate.py``, ``data/problem.py``, ``data/generators/``, ``logic/``). Any change to the generator's
-code therefore makes a new row; an old one is never read again (``DELETE FROM datasets`` reclaims it).
+"""Generated test sets kept in the one store (:mod:`finelogic.store`'s ``datasets`` table), so a rerun reads
+them instead of generating them again; a row whose sha256 or count differs, or whose problems do not read, is
+named in a warning and generated again.
 """
 from __future__ import annotations
 
@@ -36,12 +25,13 @@ FORMAT = 1
 
 
 def generator_version() -> str:
-    """sha256 of the sources generation runs (:func:`finelogic.memo.source_version` of them)."""
+    """sha256 of the sources generation runs: any change to the generator's code makes new rows."""
     return source_version("data/generate.py", "data/problem.py", "data/generators", "logic")
 
 
 def stored_key(name: str, n: int | None, seed: Any, kwargs: dict[str, Any]) -> str:
-    """sha256 of the canonical JSON of the generator version, format, name, n, seed and kwargs."""
+    """sha256 of the canonical JSON of everything that determines the problems: the generator version, format,
+    name, n, seed and kwargs (like the model cache's :func:`finelogic.models.cache.request_key`)."""
     request = {"format": FORMAT, "version": generator_version(), "name": name, "n": n, "seed": seed,
                "kwargs": {k: v for k, v in kwargs.items() if k not in NOT_IN_KEY}}
     canonical = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_plain)
@@ -59,7 +49,7 @@ def copy_stored(source: Path, target: Path) -> int:
 
 def kept_problems(name: str, key: str, make: Callable[[], list[Problem]]) -> list[Problem]:
     """The problems stored under ``key`` (``name``: what they are, for messages and the ``datasets`` table's
-    ``name``): read from the store, else made by ``make()`` and stored. Shared by the test sets and the fine-tuning sets (:mod:`finelogic.sft.datasets`)."""
+    ``name``): read from the store, else made by ``make()`` and stored (test and fine-tuning sets alike)."""
     store = open_store(store_path())
     records = store.get_dataset(key)
     if records is not None:
@@ -81,7 +71,7 @@ def generate_stored(name: str, n: int | None = None, seed: Any = 0, **kwargs: An
 
 
 def _plain(value: Any) -> Any:
-    """Tuples and sets in keyword arguments, as JSON lists (sets sorted)."""
+    """Sets in keyword arguments as sorted JSON lists, anything else JSON cannot write as its ``str``."""
     if isinstance(value, (set, frozenset)):
         return sorted(value, key=repr)
     return str(value)

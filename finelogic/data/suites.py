@@ -1,15 +1,12 @@
-"""The paper's four test sets, as a profile asks for them: real files where present, generated
-stand-ins where the paper itself generated (FLD) or where a faithful generator exists (ProntoQA).
-
-Real files come from ``$FINELOGIC_DATA_DIR``, or, when it is not set and the network is reachable, from the
-datasets' public homes at pinned commits (:mod:`finelogic.data.loaders.remote`). FOLIO and Multi-LogiEval
-have no generator here: without their files they are reported as not present, never faked. Used by the
-datasets (Table 1) and accuracy (Table 2) notebooks.
+"""The paper's four test sets as a profile asks for them: real files where present (:func:`load_dataset`),
+generated stand-ins where the paper itself generated (FLD) or a faithful generator exists (ProntoQA); FOLIO
+and Multi-LogiEval without their files are reported as not present, never faked.
 """
 from __future__ import annotations
 
 import logging
 import math
+import random
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
@@ -129,15 +126,8 @@ def _prontoqa_stand_in(wanted: ProntoQASet, seed: int) -> EvalSet:
     return EvalSet("prontoqa", tuple(problems), what, generated=True)
 
 
-def _limit(limit: int | Mapping[str, int | None] | None, name: str) -> int | None:
-    """``limit`` for one dataset: one number for all, or a mapping by dataset name (missing = all)."""
-    return limit.get(name) if isinstance(limit, Mapping) else limit
-
-
 def _subsample(problems: list[Problem], limit: int | None, seed: int) -> list[Problem]:
     """A deterministic, order-preserving sample of ``limit`` items (all when limit is None)."""
-    import random
-
     if limit is None or limit >= len(problems):
         return problems
     keep = set(random.Random(seed).sample(range(len(problems)), limit))
@@ -162,13 +152,13 @@ def evaluation_sets(settings: TestSets | Mapping[str, Any], seed: int = 0,
         wanted = {k: settings[k] for k in ("fld", "prontoqa_generated", "limit", "first_fraction") if k in settings}
         settings = build(TestSets, wanted, "test sets")
     base = Path(data_dir) if data_dir else default_root()
-    limit = settings.limit
     fld_name = settings.fld.name
     fld = generate_stored(fld_name, seed=seed, **settings.fld.kwargs())
     sets = [EvalSet("fld", tuple(fld), f"generated ({fld_name}, finelogic FLD-style generator)", generated=True)]
     generated_only = settings.prontoqa_generated.always
     for name in REAL_SETS:  # without files, FOLIO and Multi-LogiEval are not present; ProntoQA is generated
-        real = None if name == "prontoqa" and generated_only else _real(name, base, _limit(limit, name), seed)
+        limit = settings.limit.get(name) if isinstance(settings.limit, Mapping) else settings.limit
+        real = None if name == "prontoqa" and generated_only else _real(name, base, limit, seed)
         sets.append(real or (_prontoqa_stand_in(settings.prontoqa_generated, seed) if name == "prontoqa"
                              else EvalSet(name, (), "not present", generated=False)))
     fraction = settings.first_fraction

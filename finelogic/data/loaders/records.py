@@ -1,8 +1,5 @@
-"""What every format shares: the errors, reading a file into raw records, and turning records into Problems.
-
-A format module (``fld.py``, ``folio.py``, ...) writes one ``convert(item) -> Problem`` and describes its
-files in a :class:`Format`; reading, error locations and ``strict=False`` skipping live here, once.
-"""
+"""What every format shares: the errors, reading a file into raw records, and turning records into Problems;
+a format module writes one ``convert(item) -> Problem`` and describes its files in a :class:`Format`."""
 from __future__ import annotations
 
 import json
@@ -33,12 +30,8 @@ class DataDirError(FileNotFoundError):
 
 
 class LoadedDataset(list):
-    """A ``list[Problem]`` that also remembers what ``strict=False`` skipped.
-
-    Attributes:
-        skipped: ``(location, reason)`` per skipped item or file, e.g.
-            ``("data/folio-validation.jsonl line 17", "missing field 'conclusion'")``.
-    """
+    """A ``list[Problem]`` whose ``skipped`` lists what ``strict=False`` skipped, ``(location, reason)`` per item
+    or file, e.g. ``("data/folio-validation.jsonl line 17", "missing field 'conclusion'")``."""
 
     def __init__(self, problems: Iterable[Problem] = (), skipped: Iterable[tuple[str, str]] = ()):
         super().__init__(problems)
@@ -102,26 +95,19 @@ class Format:
     missing: Callable[..., list[str]] | None = None
 
 
-# --------------------------------------------------------------------------------------------------
-# Reading files
-# --------------------------------------------------------------------------------------------------
-
-
-#: The longest string a data file may hold (characters): the published sets' longest text is a few
-#: thousand; a longer one is a corrupted or hostile file, refused before it reaches a model or a cache.
+#: The longest string a data file may hold (characters; the published sets' longest is a few thousand).
 MAX_STRING = 1_000_000
 _KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"))
 
 
 def data_file(path: str | os.PathLike) -> Path:
-    """``path``, checked to be a regular file (after following symbolic links): the one test every loader's
-    file passes before it is opened or chosen over the next candidate.
+    """``path``, checked to be a regular file after following links: the test every loader's file passes
+    before it is opened or chosen over the next candidate (never a silent fall-back to another file).
 
     Raises:
-        DatasetFormatError: naming the path and what it is instead: a folder, a FIFO, socket or device (a
-            read would block or never end), a symbolic link to nothing, or a loop of links. Never a silent
-            fall-back to another file or to the generated stand-in.
+        DatasetFormatError: naming the path and what it is instead (a folder, FIFO, socket or device, a link
+            to nothing, a loop of links).
     """
     path = Path(path)
     try:
@@ -141,14 +127,13 @@ def data_file(path: str | os.PathLike) -> Path:
 
 
 def present(path: Path) -> bool:
-    """Whether anything is at ``path`` (a dangling link included): a candidate file that is there must be
-    usable (:func:`data_file`), never skipped for the next one."""
+    """Whether anything is at ``path``, a dangling link included (a candidate there must pass :func:`data_file`)."""
     return os.path.lexists(path)
 
 
 def read_data_bytes(path: Path) -> bytes:
-    """The bytes of the regular file ``path`` (:func:`data_file`); opened without blocking, so a FIFO put in
-    its place after the check is refused too, and a file present but unreadable is an error naming it."""
+    """The bytes of the regular file ``path``, opened without blocking (a FIFO swapped in after the check is
+    refused too); a file present but unreadable is an error naming it."""
     data_file(path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
@@ -172,9 +157,8 @@ def _reject(constant: str) -> Any:
 
 
 def parse_json(text: str, where: str) -> Any:
-    """``json.loads(text)`` for data files: ``NaN`` / ``Infinity`` (not JSON; Python's reader takes them,
-    and an id became ``'nan'``) and nesting deeper than Python's reader can follow are errors naming
-    ``where``; :class:`json.JSONDecodeError` passes through for the caller's message."""
+    """``json.loads(text)`` for data files: ``NaN`` / ``Infinity`` (Python's reader takes them) and nesting too
+    deep to follow are errors naming ``where``; :class:`json.JSONDecodeError` passes through."""
     try:
         return json.loads(text, parse_constant=_reject)
     except _NonFinite as error:
@@ -186,8 +170,7 @@ def parse_json(text: str, where: str) -> Any:
 
 
 def check_strings(value: Any, where: str, limit: int = MAX_STRING) -> None:
-    """Raise :class:`DatasetFormatError` naming ``where`` if any string in ``value`` (keys included) is longer
-    than ``limit`` characters."""
+    """Raise :class:`DatasetFormatError` naming ``where`` for a string in ``value`` (keys too) over ``limit``."""
     stack = [value]
     while stack:
         item = stack.pop()
@@ -203,14 +186,12 @@ def check_strings(value: Any, where: str, limit: int = MAX_STRING) -> None:
 
 
 def read_text(path: Path) -> tuple[str, str]:
-    """Decode a file as UTF-8, falling back to cp1252 (some Multi-LogiEval files); return (text, encoding).
-
-    The fall-back is taken only for a file with no UTF-8 multi-byte character at all: a UTF-8 file with a
-    stray byte of another encoding would otherwise be decoded whole as cp1252, every accent mojibake.
+    """``(text, encoding)`` of a file: UTF-8, else cp1252 (some Multi-LogiEval files) when it holds no UTF-8
+    multi-byte character at all (a UTF-8 file with one stray byte must not decode whole as mojibake).
 
     Raises:
-        DatasetFormatError: the file is not a regular file (:func:`data_file`) or is empty, mixes UTF-8 with other bytes (the message gives
-            the first bad byte's offset), or its bytes are neither UTF-8 nor cp1252.
+        DatasetFormatError: not a regular file, empty, mixed encodings (naming the first bad byte's offset),
+            or neither UTF-8 nor cp1252.
     """
     path = Path(path)
     raw = read_data_bytes(path)
@@ -286,9 +267,8 @@ def convert_items(
     skipped: list[tuple[str, str]],
     seen: dict[str, str] | None = None,
 ) -> list[Problem]:
-    """Each item through ``convert``; a bad item raises (strict) or is added to ``skipped``. An item whose
-    id another item of the load already has (``seen``: id -> that item's location) is a bad item: two
-    records under one id would be scored, cached and reported as one."""
+    """Each item through ``convert``; a bad item raises (strict) or is added to ``skipped``. A repeated id
+    (``seen``: id -> the first item's location) is a bad item: two records would be scored as one."""
     problems = []
     seen = {} if seen is None else seen
     for item in items:
@@ -320,9 +300,8 @@ def load_files(
     read: Callable[[Path], list[Item]] | None = None,
     counts: Mapping[str, int] | None = None,
 ) -> LoadedDataset:
-    """Read and convert ``files`` in order; unreadable files, bad items and known files whose item count
-    differs from ``counts`` (a file cut short at a line boundary, an edited file) raise, or are skipped
-    and reported when not ``strict``."""
+    """Read and convert ``files`` in order; unreadable files, bad items and known files whose item count differs
+    from ``counts`` (cut short at a line boundary, edited) raise, or are skipped and reported when not ``strict``."""
     read = read or read_items
     skipped: list[tuple[str, str]] = []
     problems: list[Problem] = []
@@ -353,11 +332,6 @@ def warn_skipped(skipped: list[tuple[str, str]]) -> None:
         log.warning("skipped %d bad item(s) (strict=False): %s", len(skipped), summary)
 
 
-# --------------------------------------------------------------------------------------------------
-# Small shared helpers for converters
-# --------------------------------------------------------------------------------------------------
-
-
 def required(record: Mapping[str, Any], name: str, kind: type | tuple[type, ...] = str) -> Any:
     """``record[name]``, checked to be of ``kind``; :class:`ItemError` naming the field otherwise."""
     if name not in record or record[name] is None:
@@ -373,11 +347,8 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\[])")
 
 
 def split_sentences(text: str) -> list[str]:
-    """Split a context paragraph into sentences at ``. ``/``! ``/``? `` before a capital letter.
-
-    A heuristic: FOLIO's Logic-LM contexts split this way give the v0.0 premise count for 176 of 204
-    stories (the rest have premises that are several sentences or one sentence broken over two lines).
-    """
+    """Split a context paragraph at ``. ``/``! ``/``? `` before a capital letter (a heuristic: FOLIO's Logic-LM
+    contexts give the v0.0 premise count for 176 of 204 stories)."""
     return [s.strip() for s in _SENTENCE_END.split(text.strip()) if s.strip()]
 
 

@@ -1,19 +1,6 @@
-"""The published benchmark files fetched from their public homes, pinned and checked, when online.
-
-When ``$FINELOGIC_DATA_DIR`` is not set, :func:`finelogic.data.datasets.load_dataset` asks
-:func:`fetched_root` for a dataset with a pinned :class:`Source` (FOLIO, Multi-LogiEval, ProntoQA: the
-``source`` of its record in :data:`finelogic.data.datasets.DATASETS`): each file is downloaded once from
-its repository at the pinned commit into ``$FINELOGIC_CACHE/data/`` in the published layout, its SHA-256
-checked against the pinned one, and then read by the same loaders as a local copy.
-
-Whether to go online (:func:`network_allowed`):
-
-- ``FINELOGIC_OFFLINE=1``, or ``HF_HUB_OFFLINE`` / ``HF_DATASETS_OFFLINE`` set: never;
-- ``FINELOGIC_OFFLINE=0``: always, without probing;
-- otherwise: when a TCP connection to the host opens within a few seconds (probed once per process).
-
-Offline, the first request logs one warning and the callers fall back to the labelled stand-ins
-(:mod:`finelogic.data.suites`). Nothing is fetched at import time.
+"""The published benchmark files fetched from their public homes when online: each pinned file downloaded once
+at its commit into ``$FINELOGIC_CACHE/data/`` in the published layout, SHA-256 checked, then read by the same
+loaders as a local copy. Nothing is fetched at import time.
 """
 from __future__ import annotations
 
@@ -99,7 +86,9 @@ _said_offline = False
 
 
 def network_allowed(host: str = "raw.githubusercontent.com") -> bool:
-    """Whether to fetch from ``host`` now (module docstring); the probe runs once per host and process."""
+    """Whether to fetch from ``host`` now: never with ``FINELOGIC_OFFLINE=1`` or ``HF_HUB_OFFLINE`` /
+    ``HF_DATASETS_OFFLINE`` set, always with ``FINELOGIC_OFFLINE=0``, otherwise when a TCP connection to the
+    host opens within a few seconds (probed once per host and process)."""
     decided = env_offline()
     if decided is not None:
         return not decided
@@ -112,14 +101,6 @@ def network_allowed(host: str = "raw.githubusercontent.com") -> bool:
     return _probed[host]
 
 
-def _say_offline_once(reason: str) -> None:
-    global _said_offline
-    if not _said_offline:
-        log.warning("offline (%s): the published FOLIO, Multi-LogiEval and ProntoQA files are not fetched; "
-                    "pages use the labelled stand-ins (set FINELOGIC_DATA_DIR to local copies)", reason)
-        _said_offline = True
-
-
 def download(url: str) -> bytes:
     """The bytes at ``url`` (the default opener)."""
     with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S) as response:  # noqa: S310 (https, pinned)
@@ -127,23 +108,13 @@ def download(url: str) -> bytes:
 
 
 def fetch(name: str, source: Source, root: str | os.PathLike | None = None, *, opener: Opener = download) -> Path:
-    """Download dataset ``name``'s pinned files ``source`` into ``root`` (default ``$FINELOGIC_CACHE/data``),
-    checking each.
-
-    Files already there with the pinned SHA-256 are kept (a second call reads nothing). A file whose
-    bytes differ from the pinned ones is an error naming the file and both hashes, and is not kept.
-
-    Args:
-        name: the dataset, whose folder the files go to.
-        source: its pinned files (its record's ``source``, :data:`finelogic.data.datasets.DATASETS`).
-        root: the data root to fill, in the published layout.
-        opener: ``url -> bytes``; hand in another to read from a mirror.
-
-    Returns:
-        The data root (pass it to ``load_dataset(name, root)``).
+    """Download dataset ``name``'s pinned files ``source`` (its record's) into the data root ``root`` (default
+    ``$FINELOGIC_CACHE/data``) and return the root; files already there with the pinned SHA-256 are kept, and
+    ``opener`` (``url -> bytes``) may read from a mirror.
 
     Raises:
-        FetchError: a download failed or a file's bytes differ from the pinned ones.
+        FetchError: a download failed, or a file's bytes differ from the pinned ones (named with both hashes;
+            not kept).
     """
     root = Path(root) if root is not None else cache_dir() / "data"
     for file in source.files:
@@ -166,13 +137,18 @@ def fetch(name: str, source: Source, root: str | os.PathLike | None = None, *, o
 
 def fetched_root(name: str, source: Source, *, opener: Opener = download) -> Path | None:
     """The data root holding dataset ``name``'s pinned files ``source``, fetching them when allowed; None
-    when offline or when the fetch fails (logged)."""
+    when offline (said once) or when the fetch fails (logged)."""
+    global _said_offline
     root = cache_dir() / "data"
     if all(source.local(root, name, f).is_file() for f in source.files):
         return fetch(name, source, root, opener=opener)  # checks the hashes, reads nothing new
     if not network_allowed():
-        _say_offline_once("no connection to raw.githubusercontent.com" if env_offline() is None
-                          else "FINELOGIC_OFFLINE or HF_*_OFFLINE is set")
+        if not _said_offline:
+            reason = ("no connection to raw.githubusercontent.com" if env_offline() is None
+                      else "FINELOGIC_OFFLINE or HF_*_OFFLINE is set")
+            log.warning("offline (%s): the published FOLIO, Multi-LogiEval and ProntoQA files are not fetched; "
+                        "pages use the labelled stand-ins (set FINELOGIC_DATA_DIR to local copies)", reason)
+            _said_offline = True
         return None
     try:
         return fetch(name, source, root, opener=opener)
