@@ -5,18 +5,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from finelogic.data.loaders.records import (
-    FOLIO_LABELS,
-    Format,
-    Item,
-    bad,
-    data_file,
-    label,
-    numbered_facts,
-    present,
-    required,
-    split_sentences,
-)
+from finelogic.data.loaders.records import (FOLIO_LABELS, Format, Item, bad, data_file, label, numbered_facts, present,
+                                           required, split_sentences)
 from finelogic.data.problem import Problem
 
 FOLIO_QUESTION_PREFIX = re.compile(r"^.*?is the following statement true, false, or uncertain\?\s*", re.I)

@@ -6,23 +6,9 @@ import re
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from finelogic.data.loaders.records import (
-    YES_NO,
-    DataNotFoundError,
-    DatasetFormatError,
-    Format,
-    Item,
-    ItemError,
-    describe,
-    label,
-    numbered_facts,
-    MAX_STRING,
-    check_strings,
-    parse_json,
-    read_text,
-    required,
-    split_sentences,
-)
+from finelogic.data.loaders.records import (MAX_STRING, YES_NO, DataNotFoundError, DatasetFormatError, Format, Item,
+                                           ItemError, check_strings, describe, label, numbered_facts, parse_json,
+                                           read_text, required, split_sentences)
 from finelogic.data.problem import Problem
 
 PAPER_MULTI_LOGIEVAL_DEPTHS = (4, 5)
