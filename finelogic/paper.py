@@ -1,57 +1,37 @@
-"""The numbers the FineLogic paper and the LogicMark dataset card report, as data.
-
-Every printed cell of the paper's Tables 1-5 and of the LogicMark card's results table is
-transcribed by hand below; nothing is parsed from the paper at run time. Book pages show these
-beside the numbers this repository regenerates.
+"""The numbers the FineLogic paper's Tables 1-5 and the LogicMark dataset card's results table report,
+transcribed by hand; book pages show them beside the numbers this repository regenerates.
 
     >>> from finelogic import paper
     >>> df = paper.reported("table2")
     >>> df.query("model == 'GPT-4o' and setting == 'Sel-Inf' and metric == 'FLD'").value.item()
     51.9
 
-``reported(name)`` returns a long table with columns ``model, setting, metric, value``, one row
-per printed cell, in printed order (row by row, left to right). Conventions:
+Conventions of :func:`reported`'s ``model, setting, metric, value`` rows:
 
-* Models: ``GPT-4o``, ``DeepSeek-R1``, ``Llama-3.1-8B-Instruct``, ``Qwen-2.5-7B-Instruct`` (the
-  paper spells them variously: "Deepseek-R1", "LLaMA-3.1", ...). LogicMark keeps the card's names.
-* Settings as printed in Table 2; Table 4's "–" (the original, un-tuned model) is ``Base``.
-  Table 1 and LogicMark print no setting: their ``setting`` is ``""``.
+* Models: ``GPT-4o``, ``DeepSeek-R1``, ``Llama-3.1-8B-Instruct``, ``Qwen-2.5-7B-Instruct`` (the paper spells
+  them variously: "Deepseek-R1", "LLaMA-3.1", ...); LogicMark keeps the card's names.
+* Settings as printed in Table 2; Table 4's "–" (the un-tuned model) is ``Base``; Table 1 and LogicMark
+  print no setting (``""``).
 * Metrics: dataset names (Table 2), ``all_valid``/``all_relevant``/``all_atomic`` (Table 3),
-  ``CSS``/``RFI``/``NSD`` (Table 4), FLD step buckets ``0-3`` ... ``16-19`` with ASCII hyphens
-  (Table 5; the paper prints en dashes), ``1-hop`` ... ``5-hop`` and ``avg`` (LogicMark).
-* Table 1: ``model`` is the dataset name, ``metric`` is ``samples``, ``value`` the sample count;
-  the paper prints "Multi-Logical" and "Pronto-QA", normalised here to ``Multi-LogiEval`` and
-  ``ProntoQA``. Its label types are in :func:`table1_label_types`.
+  ``CSS``/``RFI``/``NSD`` (Table 4), FLD step buckets ``0-3`` ... ``16-19`` in ASCII hyphens (Table 5; the
+  paper prints en dashes), ``1-hop`` ... ``5-hop`` and ``avg`` (LogicMark).
+* Table 1: ``model`` is the dataset, ``metric`` ``samples``, ``value`` the sample count; the printed
+  "Multi-Logical" and "Pronto-QA" are ``Multi-LogiEval`` and ``ProntoQA``.
 
-Where the paper's prose quotes a number that differs from its own table, the table wins:
-Section 5.2.1 says Qwen SymbCoT reaches "63.8% on Multi-LogiEval" (Table 2 prints 63.9) and
-"22.6% on FLD, versus 44.6% with direct prompting" (Table 2 prints 46.6 for Qwen Direct); it
-also says "As shown in Table 1" where it means Table 2. Table 5 does not always reconcile with
-Table 2's FLD column (1000 step problems, 200 per bucket, plus 100 UNKNOWN): for some rows (e.g.
-Qwen Sel-Inf, Qwen Few-shot) the implied number of UNKNOWN problems solved falls outside 0-100.
-
-LogicMark's ``avg`` is the mean over hops weighted by the card's hop distribution
-(:data:`LOGICMARK_HOP_SHARE`, 10/40/25/15/10 %), not the "500 per hop bucket" its heading says.
+Where the paper's prose quotes a number that differs from its own table, the table wins: Section 5.2.1 says
+Qwen SymbCoT reaches "63.8% on Multi-LogiEval" (Table 2 prints 63.9) and "22.6% on FLD, versus 44.6% with
+direct prompting" (Table 2 prints 46.6 for Qwen Direct), and "As shown in Table 1" where it means Table 2.
+Table 5 does not always reconcile with Table 2's FLD column (1000 step problems, 200 per bucket, plus 100
+UNKNOWN): for some rows (e.g. Qwen Sel-Inf, Qwen Few-shot) the implied number of UNKNOWN problems solved falls
+outside 0-100.
 """
-
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 import pandas as pd
-
-__all__ = [
-    "LOGICMARK_HOP_SHARE",
-    "LOGICMARK_NEAREST",
-    "TABLES",
-    "logicmark_params",
-    "reported",
-    "source",
-    "table1_label_types",
-    "unit",
-]
 
 GPT4O = "GPT-4o"
 DEEPSEEK = "DeepSeek-R1"
@@ -61,18 +41,29 @@ QWEN = "Qwen-2.5-7B-Instruct"
 STYLES = ("NL", "Symb-Struct", "Symb-Filter", "Symb-Direct")
 
 ACCURACY = "accuracy (%)"
-
-# Each table: its column (metric) names and its rows as (model, setting, value per column).
 Row = tuple[str | float, ...]  # (model, setting, *values)
 
-# ---- Table 1: sample counts and label types --------------------------------------------------
-_TABLE1_COLUMNS = ("samples",)
-_TABLE1_ROWS: list[Row] = [
+
+@dataclass(frozen=True)
+class _Printed:
+    """One printed table: where it is, its metric columns, its rows, and the unit of each metric not in
+    ``accuracy (%)``."""
+
+    source: str
+    columns: tuple[str, ...]
+    rows: list[Row]
+    units: Mapping[str, str] = field(default_factory=dict)
+
+    def unit(self, metric: str) -> str:
+        return self.units.get(metric, ACCURACY)
+
+
+_TABLE1 = _Printed("FineLogic paper, Table 1", ("samples",), [
     ("FLD", "", 1100),
     ("FOLIO", "", 203),
     ("Multi-LogiEval", "", 390),  # printed "Multi-Logical"
     ("ProntoQA", "", 500),  # printed "Pronto-QA"
-]
+], {"samples": "problems (count)"})
 # As printed: T = True, F = False.
 _TABLE1_LABEL_TYPES: dict[str, tuple[str, ...]] = {
     "FLD": ("T", "F", "Unknown"),
@@ -81,9 +72,8 @@ _TABLE1_LABEL_TYPES: dict[str, tuple[str, ...]] = {
     "ProntoQA": ("T", "F"),
 }
 
-# ---- Table 2: overall benchmark accuracy (%) -------------------------------------------------
-_TABLE2_COLUMNS = ("FLD", "FOLIO", "Multi-LogiEval", "ProntoQA")
-_TABLE2_ROWS: list[Row] = [
+# Overall benchmark accuracy (%).
+_TABLE2 = _Printed("FineLogic paper, Table 2", ("FLD", "FOLIO", "Multi-LogiEval", "ProntoQA"), [
     (GPT4O, "Direct", 53.0, 72.4, 71.0, 98.8),
     (GPT4O, "CoT", 54.1, 69.5, 76.9, 98.6),
     (GPT4O, "Few-shot", 58.3, 74.4, 84.4, 99.0),
@@ -118,11 +108,10 @@ _TABLE2_ROWS: list[Row] = [
     (QWEN, "SFT-Symb-Struct", 54.6, 50.7, 57.7, 83.8),
     (QWEN, "SFT-Symb-Filter", 54.7, 55.7, 61.0, 96.0),
     (QWEN, "SFT-Symb-Direct", 54.8, 53.2, 58.7, 61.4),
-]
+])
 
-# ---- Table 3: stepwise soundness (% of samples whose every step passes) ----------------------
-_TABLE3_COLUMNS = ("all_valid", "all_relevant", "all_atomic")
-_TABLE3_ROWS: list[Row] = [
+# Stepwise soundness: % of samples whose every step passes.
+_TABLE3 = _Printed("FineLogic paper, Table 3", ("all_valid", "all_relevant", "all_atomic"), [
     (GPT4O, "Few-shot", 7.6, 56.2, 4.4),
     (DEEPSEEK, "Few-shot", 13.1, 33.8, 5.7),  # printed "Deepseek-R1"
     (LLAMA, "Few-shot", 4.5, 17.4, 1.6),
@@ -137,11 +126,12 @@ _TABLE3_ROWS: list[Row] = [
     (QWEN, "SFT-Symb-Struct", 35.3, 9.1, 19.8),
     (QWEN, "SFT-Symb-Filter", 16.7, 11.7, 10.5),
     (QWEN, "SFT-Symb-Direct", 19.7, 0.3, 11.9),
-]
+], {"all_valid": "% of samples whose every step is valid",
+    "all_relevant": "% of samples whose every step is relevant",
+    "all_atomic": "% of samples whose every step is atomic"})
 
-# ---- Table 4: representation-level probing ---------------------------------------------------
-_TABLE4_COLUMNS = ("CSS", "RFI", "NSD")
-_TABLE4_ROWS: list[Row] = [
+# Representation-level probing. The paper does not define these units (Section 3.3); these are the released code's.
+_TABLE4 = _Printed("FineLogic paper, Table 4", ("CSS", "RFI", "NSD"), [
     (LLAMA, "Base", 8.0, 9.9, 32.0),  # printed "–": the original model
     (LLAMA, "LogiPT", 8.1, 0.7, 44.2),
     (LLAMA, "SFT-NL", 8.5, 9.9, 51.5),
@@ -154,11 +144,12 @@ _TABLE4_ROWS: list[Row] = [
     (QWEN, "SFT-Symb-Struct", 8.5, 14.8, 43.3),
     (QWEN, "SFT-Symb-Filter", 8.3, 16.0, 45.4),
     (QWEN, "SFT-Symb-Direct", 8.6, 18.5, 43.3),
-]
+], {"CSS": "steps (mean correctness span; released code: src/probing.py)",
+    "RFI": "% of test problems with every candidate-fact row classified correctly (released code: src/probing.py)",
+    "NSD": "% of test problems with every candidate-step row classified correctly (released code: src/probing.py)"})
 
-# ---- Table 5 (Appendix C): FLD accuracy (%) by proof-depth bucket ----------------------------
-_TABLE5_COLUMNS = ("0-3", "4-7", "8-11", "12-15", "16-19")
-_TABLE5_ROWS: list[Row] = [
+# FLD accuracy (%) by proof-depth bucket.
+_TABLE5 = _Printed("FineLogic paper, Table 5 (Appendix C)", ("0-3", "4-7", "8-11", "12-15", "16-19"), [
     (GPT4O, "Direct", 78.5, 63.0, 43.0, 46.5, 35.5),
     (GPT4O, "CoT", 82.0, 62.0, 56.5, 44.0, 46.5),
     (GPT4O, "Few-shot", 81.5, 68.5, 53.5, 46.0, 47.0),
@@ -193,13 +184,12 @@ _TABLE5_ROWS: list[Row] = [
     (QWEN, "SFT-Symb-Struct", 74.5, 65.5, 50.0, 43.0, 34.0),
     (QWEN, "SFT-Symb-Filter", 68.0, 59.5, 48.0, 51.5, 45.0),
     (QWEN, "SFT-Symb-Direct", 82.0, 60.0, 51.5, 42.5, 37.0),
-]
+])
 
-# ---- LogicMark dataset card: log-likelihood multiple-choice accuracy (%) by hop depth ---------
-# The card's "GPT-X2-125M (unreleased *for now*)" is named "GPT-X2-125M": the note is no name.
-# Bold marks (the card's column best) are dropped. Params: see logicmark_params().
-_LOGICMARK_COLUMNS = ("1-hop", "2-hop", "3-hop", "4-hop", "5-hop", "avg")
-_LOGICMARK_ROWS: list[Row] = [
+# Log-likelihood multiple-choice accuracy (%) by hop depth. The card's "GPT-X2-125M (unreleased *for now*)"
+# is named "GPT-X2-125M" (the note is no name); its bold marks (column best) are dropped.
+_LOGICMARK = _Printed("LogicMark dataset card (AxiomicLabs/LogicMark), Benchmark Results",
+                      ("1-hop", "2-hop", "3-hop", "4-hop", "5-hop", "avg"), [
     ("Qwen2.5-3B", "", 48.80, 54.90, 46.00, 42.40, 39.40, 48.64),
     ("Qwen2.5-Math-1.5B", "", 47.20, 53.65, 46.64, 45.73, 39.20, 48.62),
     ("GPT-X2-125M", "", 74.80, 51.30, 38.08, 36.53, 34.20, 46.42),
@@ -219,8 +209,9 @@ _LOGICMARK_ROWS: list[Row] = [
     ("MobileLLM-125M", "", 53.20, 49.85, 34.64, 35.20, 28.40, 42.04),
     ("LFM2.5-350M-Base", "", 52.00, 49.75, 38.00, 30.67, 26.00, 41.80),
     ("pythia-160M", "", 52.80, 47.30, 33.84, 34.27, 30.40, 40.84),
-]
-# The card's target hop distribution; its "avg" column is the mean weighted by these shares.
+])
+# The card's target hop distribution; its "avg" column is the mean weighted by these shares (not the "500 per
+# hop bucket" its heading says).
 LOGICMARK_HOP_SHARE: Mapping[str, float] = MappingProxyType(
     {"1-hop": 0.10, "2-hop": 0.40, "3-hop": 0.25, "4-hop": 0.15, "5-hop": 0.10}
 )
@@ -249,115 +240,40 @@ _LOGICMARK_PARAMS: dict[str, str] = {
     "pythia-160M": "162M",
 }
 
-@dataclass(frozen=True)
-class _Printed:
-    """One printed table: where it is, its metric columns, its rows, the unit of each metric."""
-
-    source: str
-    columns: tuple[str, ...]
-    rows: list[Row]
-    units: dict[str, str]
-
-
-_TABLES: dict[str, _Printed] = {
-    "table1": _Printed(
-        "FineLogic paper, Table 1",
-        _TABLE1_COLUMNS,
-        _TABLE1_ROWS,
-        {"samples": "problems (count)"},
-    ),
-    "table2": _Printed(
-        "FineLogic paper, Table 2",
-        _TABLE2_COLUMNS,
-        _TABLE2_ROWS,
-        dict.fromkeys(_TABLE2_COLUMNS, ACCURACY),
-    ),
-    "table3": _Printed(
-        "FineLogic paper, Table 3",
-        _TABLE3_COLUMNS,
-        _TABLE3_ROWS,
-        {
-            "all_valid": "% of samples whose every step is valid",
-            "all_relevant": "% of samples whose every step is relevant",
-            "all_atomic": "% of samples whose every step is atomic",
-        },
-    ),
-    "table4": _Printed(
-        "FineLogic paper, Table 4",
-        _TABLE4_COLUMNS,
-        _TABLE4_ROWS,
-        {
-            # The paper does not define these units; these are the released code's (src/probing.py).
-            "CSS": "steps (mean correctness span; released code: src/probing.py)",
-            "RFI": "% of test problems with every candidate-fact row classified correctly "
-                   "(released code: src/probing.py)",
-            "NSD": "% of test problems with every candidate-step row classified correctly "
-                   "(released code: src/probing.py)",
-        },
-    ),
-    "table5": _Printed(
-        "FineLogic paper, Table 5 (Appendix C)",
-        _TABLE5_COLUMNS,
-        _TABLE5_ROWS,
-        dict.fromkeys(_TABLE5_COLUMNS, ACCURACY),
-    ),
-    "logicmark": _Printed(
-        "LogicMark dataset card (AxiomicLabs/LogicMark), Benchmark Results",
-        _LOGICMARK_COLUMNS,
-        _LOGICMARK_ROWS,
-        dict.fromkeys(_LOGICMARK_COLUMNS, ACCURACY),
-    ),
-}
-
+_TABLES = {"table1": _TABLE1, "table2": _TABLE2, "table3": _TABLE3, "table4": _TABLE4, "table5": _TABLE5,
+           "logicmark": _LOGICMARK}
 TABLES: tuple[str, ...] = tuple(_TABLES)
 
 
 def _lookup(name: str) -> _Printed:
-    """The stored table ``name``; a KeyError naming the valid names otherwise."""
     try:
         return _TABLES[name]
     except KeyError:
         raise KeyError(f"unknown table {name!r}; valid names: {', '.join(TABLES)}") from None
 
 
-def _long(columns: tuple[str, ...], rows: list[Row]) -> pd.DataFrame:
-    """Wide printed rows ``(model, setting, *values)`` -> long ``model, setting, metric, value``."""
-    records = [
-        (model, setting, metric, float(value))
-        for model, setting, *values in rows
-        for metric, value in zip(columns, values, strict=True)
-    ]
+def reported(name: str) -> pd.DataFrame:
+    """The reported numbers of table ``name`` (one of :data:`TABLES`), one row per printed cell, in printed
+    order (row by row, left to right): a new DataFrame of ``model``, ``setting``, ``metric`` (str) and
+    ``value`` (float; units from :func:`unit`). Raises KeyError for an unknown name."""
+    table = _lookup(name)
+    records = [(model, setting, metric, float(value))
+               for model, setting, *values in table.rows
+               for metric, value in zip(table.columns, values, strict=True)]
     return pd.DataFrame(records, columns=["model", "setting", "metric", "value"])
 
 
-def reported(name: str) -> pd.DataFrame:
-    """The reported numbers of table ``name`` (one of :data:`TABLES`), one row per printed cell.
-
-    Returns a new DataFrame with columns ``model`` (str), ``setting`` (str), ``metric`` (str) and
-    ``value`` (float; units from :func:`unit`), rows in printed order. Raises KeyError for an
-    unknown name.
-    """
-    table = _lookup(name)
-    return _long(table.columns, table.rows)
-
-
 def unit(name: str, metric: str | None = None) -> str:
-    """The unit of ``metric`` in table ``name``; without ``metric``, the table's units in words.
-
-    Accuracies are percentages; Table 3 is the % of samples whose every step passes. The paper does not
-    define Table 4's units (Section 3.3); by the released code (``src/probing.py``) CSS is the mean span
-    in proof steps, RFI and NSD the % of test problems whose probe rows are all right.
-    """
+    """The unit of ``metric`` in table ``name``; without ``metric``, the table's units in words."""
     table = _lookup(name)
     if metric is not None:
-        if metric not in table.units:
-            valid = ", ".join(table.columns)
-            raise KeyError(f"table {name!r} has no metric {metric!r}; it has {valid}")
-        return table.units[metric]
-    distinct = set(table.units.values())
+        if metric not in table.columns:
+            raise KeyError(f"table {name!r} has no metric {metric!r}; it has {', '.join(table.columns)}")
+        return table.unit(metric)
+    distinct = {table.unit(column) for column in table.columns}
     if len(distinct) == 1:
         return distinct.pop()
-    return "; ".join(f"{column}: {table.units[column]}" for column in table.columns)
+    return "; ".join(f"{column}: {table.unit(column)}" for column in table.columns)
 
 
 def source(name: str) -> str:
