@@ -1,10 +1,8 @@
-"""One store for what finelogic keeps and reuses: model calls (all verbs), memos, generated sets: one SQLite
-file.
+"""The one SQLite file of what finelogic keeps and reuses: model calls (all verbs), memos, generated sets.
 
-The store is ``$FINELOGIC_CACHE/store.sqlite`` (:func:`finelogic.config.store_path`), SQLite in WAL mode
-(readers never wait for a writer; several processes share it): a record is a row written in one
-transaction or not at all, so no accident to a file (a lost newline, a full disk mid-append, two files
-joined) can glue one request's key to another's answer. Tables (README, "Caches"):
+``$FINELOGIC_CACHE/store.sqlite`` (:func:`finelogic.config.store_path`) in WAL mode, shared by processes
+(readers never wait for a writer); a record is a row written in one transaction or not at all, so no damage
+to a file can glue one request's key to another's answer. Tables (README, "Caches"):
 
 * ``calls(key, kind, model, request, value, stored)``: one row per model call; ``key`` the sha256 of the
   canonical JSON of ``request`` (:func:`canonical_key`), ``kind`` the verb, ``value`` JSON text
@@ -14,11 +12,10 @@ joined) can glue one request's key to another's answer. Tables (README, "Caches"
 * ``datasets(key, name, problems, count, sha256, stored)``: generated test and training sets
   (:mod:`finelogic.data.stored`), with their count and sha256, so an edited or cut set is caught on read.
 
-**Validated on read** (:func:`decode`): a row whose value is not of its kind's type is named in a warning,
-deleted and computed again, never coerced into an answer. **Claims with a lease**: a process claims the
-requests it will compute in the transaction that found them missing; a claim holds for
-:data:`LEASE_SECONDS` and is renewed by a heartbeat thread, so a killed or stopped process delays the others
-at most one lease (a dead process on this machine at once) before they take its requests over.
+A row whose value is not of its kind's type (:func:`decode`) is named in a warning, deleted and computed
+again, never coerced. A process claims the requests it will compute in the transaction that found them
+missing; a heartbeat thread renews the claim's :data:`LEASE_SECONDS`, so a killed or stopped process delays
+the others by at most one lease (a dead process on this machine not at all).
 """
 from __future__ import annotations
 
@@ -165,25 +162,17 @@ def decode_many(kind: str, rows: Sequence[tuple[str, Any, int]]) -> tuple[dict[s
     """What :func:`decode` gives for many ``(key, raw, json_valid)`` rows (``json_valid``: SQLite's verdict
     that ``raw`` is one JSON value): the values and what is wrong with each bad one. Rows SQLite calls one
     JSON value each are parsed in one ``json.loads`` of their list (each piece one whole value, so none can
-    run into the next)."""
-    values: dict[str, Any] = {}
-    bad: dict[str, BadValue] = {}
+    run into the next); the others one by one."""
     whole = [(k, raw) for k, raw, valid in rows if valid == 1 and type(raw) is str] if kind != "hidden_states" else []
-    parsed: list[Any] | None = None
-    if whole:
-        try:
-            parsed = json.loads("[" + ",".join(raw for _, raw in whole) + "]")
-        except (ValueError, RecursionError):
-            parsed = None
-        if parsed is not None and len(parsed) != len(whole):
-            parsed = None
-    done = set()
-    if parsed is not None:
-        values = {key: value for (key, _), value in zip(whole, parsed)}
-        bad = check_all(kind, values)
-        for key in bad:
-            del values[key]
-        done = set(values) | set(bad)
+    try:
+        parsed = json.loads("[" + ",".join(raw for _, raw in whole) + "]")
+    except (ValueError, RecursionError):
+        parsed = []
+    values = {key: value for (key, _), value in zip(whole, parsed)} if len(parsed) == len(whole) else {}
+    done = set(values)
+    bad = check_all(kind, values)
+    for key in bad:
+        del values[key]
     for key, raw, _ in rows:
         if key not in done:
             try:
@@ -217,26 +206,21 @@ def _blob_arrays(raw: Any) -> Any:
         raise BadValue(f"a {type(raw).__name__} where an .npz blob was expected")
     try:
         with np.load(io.BytesIO(raw), allow_pickle=False) as stored:
-            return _arrays_of(stored)
+            data, sizes, nested = stored["data"], stored["sizes"], stored["nested"]
+        if sizes.ndim != 1 or sizes.dtype.kind not in "iu" or (sizes < 0).any() or int(sizes.sum()) != len(data):
+            raise BadValue(f"row counts {sizes.tolist()[:8]} do not add up to the {len(data)} rows stored")
+        arrays = np.split(data, np.cumsum(sizes)[:-1]) if len(sizes) else []
+        if nested.shape != () or nested.dtype != bool:
+            raise BadValue(f"'nested' must be one boolean, not {nested!r}")
+        if any(a.dtype.kind not in "fiub" for a in arrays):
+            raise BadValue("hidden states must be numeric arrays")
+        if not bool(nested) and len(arrays) != 1:
+            raise BadValue(f"one array expected, {len(arrays)} stored")
+        return arrays if bool(nested) else arrays[0]
     except BadValue:
         raise
     except Exception as error:  # a cut or foreign blob: zipfile, numpy and KeyError each say it their way
         raise BadValue(f"not a whole .npz of arrays ({type(error).__name__}: {error})") from None
-
-
-def _arrays_of(stored: Any) -> Any:
-    """The array (or list of arrays) in an opened ``.npz`` of hidden states (:func:`_arrays_blob`), checked."""
-    data, sizes, nested = stored["data"], stored["sizes"], stored["nested"]
-    if sizes.ndim != 1 or sizes.dtype.kind not in "iu" or (sizes < 0).any() or int(sizes.sum()) != len(data):
-        raise BadValue(f"row counts {sizes.tolist()[:8]} do not add up to the {len(data)} rows stored")
-    arrays = np.split(data, np.cumsum(sizes)[:-1]) if len(sizes) else []
-    if nested.shape != () or nested.dtype != bool:
-        raise BadValue(f"'nested' must be one boolean, not {nested!r}")
-    if any(a.dtype.kind not in "fiub" for a in arrays):
-        raise BadValue("hidden states must be numeric arrays")
-    if not bool(nested) and len(arrays) != 1:
-        raise BadValue(f"one array expected, {len(arrays)} stored")
-    return arrays if bool(nested) else arrays[0]
 
 
 # ---------------------------------------------------------------------------------------------- processes
@@ -281,7 +265,7 @@ class Store:
 
     Use :func:`open_store` to share one connection per file within a process."""
 
-    def __init__(self, path: str | os.PathLike, *, busy_seconds: float = BUSY_SECONDS) -> None:
+    def __init__(self, path: str | os.PathLike) -> None:
         self.path = Path(path)
         if self.path.is_dir():
             raise StoreError(f"store {self.path}: a folder, not a SQLite file")
@@ -290,7 +274,6 @@ class Store:
         self._beats = threading.Condition()
         self._holders: dict[str, list[float]] = {}  # holder -> [lease, when its next renewal is due]
         self._beater: threading.Thread | None = None
-        self._busy = busy_seconds
         self._pid, self._conn, self._file = -1, None, None
         self._create()
 
@@ -319,7 +302,7 @@ class Store:
         a SQLite connection must not cross a fork)."""
         if self._pid != os.getpid():
             self.path.parent.mkdir(parents=True, exist_ok=True)  # its folder may have been removed since
-            self._conn = sqlite3.connect(str(self.path), timeout=self._busy, isolation_level=None,
+            self._conn = sqlite3.connect(str(self.path), timeout=BUSY_SECONDS, isolation_level=None,
                                          check_same_thread=False)
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")  # WAL: a crash loses no committed row
@@ -329,8 +312,7 @@ class Store:
 
     def _same_file(self) -> None:
         """Reconnect (and make the tables again) when the store's file was deleted or replaced since this
-        connection opened it (``rm store.sqlite*`` to clear it, a fresh rehearsal removing its cache):
-        otherwise answers would go on being written to the deleted file and be lost."""
+        connection opened it (``rm store.sqlite*``): otherwise answers would be written to the lost file."""
         if self._conn is not None and self._pid == os.getpid() and _identity(self.path) != self._file:
             log.warning("store %s: the file was deleted or replaced; opening it afresh", self.path)
             self._conn.close()
@@ -354,7 +336,7 @@ class Store:
                 self._db.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as error:
                 raise StoreError(f"store {self.path}: {error} (another process held its write lock for "
-                                 f"{self._busy:.0f} s, or the folder is read-only)") from None
+                                 f"{BUSY_SECONDS:.0f} s, or the folder is read-only)") from None
             try:
                 yield self._db
             except BaseException:
@@ -367,12 +349,6 @@ class Store:
         with self._lock:
             self._same_file()
             return self._db.execute(sql, params).fetchall()
-
-    def close(self) -> None:
-        with self._lock:
-            if self._conn is not None and self._pid == os.getpid():
-                self._conn.close()
-            self._pid, self._conn = -1, None
 
     # ------------------------------------------------------------------ model calls
     def get_calls(self, keys: Sequence[str], kind: str, model: str | None = None) -> dict[str, Any]:
@@ -412,21 +388,18 @@ class Store:
         for key, error in errors.items():
             log.warning("store %s: calls row %s (%s) is bad: %s; it is removed and computed again",
                         self.path, key, kind, error)
-        bad = list(errors)
-        if bad:
+        if errors:
             if locked:
-                self._delete(db, "calls", bad)
+                self._delete(db, "calls", list(errors))
             else:
                 with self.transaction() as tx:
-                    self._delete(tx, "calls", bad)
+                    self._delete(tx, "calls", list(errors))
         return found
 
     @staticmethod
     def _scan(db: sqlite3.Connection, model: str, kind: str, wanted: set[str]) -> dict[str, Any]:
         """The parsed (not yet checked) values among ``wanted`` of every ``model``/``kind`` row that SQLite
-        finds to be one JSON text, gathered into one JSON array by SQLite and parsed once (a cached rerun
-        reads most of a model's answers: this costs a third of one query and one parse per row)."""
-        # Each key paired with its own value inside SQLite: nothing relies on two lists keeping one order.
+        finds to be one JSON text, gathered by SQLite into one array of ``[key, value]`` pairs, parsed once."""
         (pairs,), = db.execute(f"SELECT json_group_array(json_array(key, json(value))) FROM calls "
                                f"WHERE model = ? AND kind = ? AND {_WHOLE}", (model, kind))
         return {key: value for key, value in json.loads(pairs) if key in wanted}
@@ -460,9 +433,8 @@ class Store:
 
     def finished_generations(self, model: str, below: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:
         """``(request, answer)`` of every stored greedy generation of ``model`` that ended by itself
-        (``finish_reason`` ``stop``: end of turn or a stop string) under a token cap smaller than ``below``:
-        the answers a larger cap would give again (:class:`finelogic.models.cache.CachedBackend`). A row
-        whose value fails :func:`decode` is left out here (it is named and removed when asked for directly)."""
+        (``finish_reason`` ``stop``) under a token cap smaller than ``below``: the answers a larger cap would
+        give again. A row that fails :func:`decode` is left out (named and removed when asked for directly)."""
         rows = self.query(
             "SELECT request, value FROM calls WHERE model = ? AND kind = 'generate' AND json_valid(request) "
             "AND json_valid(value) AND json_extract(value, '$.finish_reason') = 'stop' "
@@ -574,11 +546,10 @@ class Store:
         for key, error in errors.items():
             log.warning("store %s: memos row %s of %s is bad: %s; it is removed and computed again",
                         self.path, key, memo, error)
-        bad = list(errors)
-        if bad:
+        if errors:
             with self.transaction() as db:
                 db.executemany("DELETE FROM memos WHERE memo = ? AND version = ? AND key = ?",
-                               [(memo, version, k) for k in bad])
+                               [(memo, version, k) for k in errors])
         return items
 
     def put_memos(self, memo: str, version: str, items: dict[str, Any]) -> None:
