@@ -1,45 +1,21 @@
 """The paper's prompt settings for overall benchmark accuracy (Section 3.1, Section 5.1, Appendix F).
 
-Three settings, each a :class:`PromptSetting`: ``DIRECT`` (the problem alone), ``COT`` (the problem plus
-``Let's think step by step.``) and ``FEW_SHOT`` (worked examples in FLD proof notation, then the problem).
-:func:`build_conversation` turns a :class:`~finelogic.data.problem.Problem` into chat messages; the
-backend applies the model's chat template.
+:func:`build_conversation` turns a :class:`~finelogic.data.problem.Problem` into a system and a user message
+(the backend applies the chat template) in one of three :class:`PromptSetting` values: ``DIRECT`` (the problem
+alone), ``COT`` (plus ``Let's think step by step.``) and ``FEW_SHOT`` (worked examples in FLD proof notation,
+then the problem). The system prompt is the paper's, verbatim, with three markers or two by the dataset's
+labels (:func:`labels_for`). The user message is ``Facts: {facts}\\nHypothesis: {hypothesis}\\n{suffix}`` for
+all four datasets (the loaders put premises and context into ``facts``, the conclusion, question or
+statement into ``hypothesis``).
 
-**System prompt.** The paper's two system prompts, verbatim: three markers for the three-label datasets
-(FLD, FOLIO), two for the two-label ones (Multi-LogiEval, ProntoQA). Which one is used follows from
-``problem.dataset``'s record (:func:`labels_for`).
-
-**User message.** ``Facts: {facts}\\nHypothesis: {hypothesis}\\n{suffix}`` for every dataset, facts as
-``fact1: ...`` lines (:attr:`Problem.facts_text`). The loaders already put FOLIO premises, Multi-LogiEval
-context sentences and ProntoQA context sentences into ``facts`` and the FOLIO conclusion / the
-Multi-LogiEval question / the ProntoQA statement into ``hypothesis``, so all four datasets render into
-this one shape. With an empty suffix (Direct) the message ends after the hypothesis line.
-
-**CoT.** The released code's CoT suffix is a leftover from an unrelated puzzle task
-(``book/released-code.md``, "Prompts"); we use the standard ``Let's think step by step.`` (Wei et al.; Kojima
-et al.) instead, so CoT numbers here are not byte-for-byte the paper's prompt.
-
-**Few-shot.** The examples go *inline*, in the one user message, before the problem: the paper's Figure 8
-is a single template with an ``{example}`` placeholder before ``{facts}`` and ``{hypothesis}``, and inline
-examples keep every setting a two-message conversation (system + user). Each example shows its facts,
-hypothesis, the gold proof in FLD notation (``fact1 & fact2 -> int1: ...; int1 & fact4 -> hypothesis;``)
-and the closing marker. By default the examples are written by our own FLD generator
-(:func:`default_few_shot_examples`: fixed seed, depth 2, one PROVED, one DISPROVED and, for three-label
-datasets only, one UNKNOWN); pass ``few_shot_examples=`` to use others.
-
-**The released code's layout** (``layout="paper_code_compat"``; ``book/released-code.md``, "Prompts", read from
-``src/eval_vllm_overall.py`` of the authors' repository). What its vLLM script sends, byte for byte:
-
-- the user message is the item's own ``input`` text **unchanged** (the paper's merged evaluation files
-  carry one per item; the loader keeps it in ``problem.meta["input"]``), then ``\n``, then the suffix;
-  items without ``input`` get ``Facts: {facts}\nHypothesis: {hypothesis}\n{suffix}``; the ``\n`` before
-  the suffix is there even when the suffix is empty (Direct);
-- the system prompt depends on the setting as well as the dataset: for the two-label datasets the
-  Direct prompt says "for true" / "for false", CoT and Few-shot say "for proven" / "for disproven";
-- CoT's suffix is the released one (:data:`RELEASED_COT_SUFFIX`, a leftover of a puzzle task);
-- Few-shot puts the problem FIRST and the examples after it, in the released frame
-  (:func:`released_few_shot_block`: ``[Start of example]`` ... ``[End of example]`` and a closing
-  think-step-by-step sentence), with OUR generated examples in the example slots.
+Ours differs from the paper where its released code does something else (``book/released-code.md``,
+"Prompts"): the released CoT suffix is a leftover of a puzzle task, so we use the standard one (Wei et al.;
+Kojima et al.); few-shot examples go inline before the problem, as the paper's Figure 8 template has them, and
+are written by our FLD generator (:func:`default_few_shot_examples`). ``layout="paper_code_compat"`` sends what
+the released ``src/eval_vllm_overall.py`` sends, byte for byte: the item's own ``input`` text
+(``problem.meta["input"]``) then ``\\n`` and the suffix (also when empty); a two-label Direct system prompt
+saying "for true" / "for false"; the released CoT suffix; and the problem before the examples, in the
+released frame (:func:`released_few_shot_block`) with our examples in its slots.
 """
 from __future__ import annotations
 
@@ -69,6 +45,7 @@ SYSTEM_PROMPT_TWO_LABELS_DIRECT = (
 RELEASED_COT_SUFFIX = ("Let's think step by step, by considering whether each person is lying and if that leads "
                        "to contradiction.")
 
+
 class PromptLayout(Choice):
     """The prompt layout: ours, or the released vLLM script's."""
 
@@ -76,15 +53,10 @@ class PromptLayout(Choice):
     PAPER_CODE_COMPAT = "paper_code_compat"
 
 
-#: The prompt layouts.
 LAYOUTS = tuple(PromptLayout)
 
 #: The marker the paper's prompts ask for, per label.
 MARKERS = {PROVED: "__PROVED__", DISPROVED: "__DISPROVED__", UNKNOWN: "__UNKNOWN__"}
-
-#: Seed and proof depth of the default few-shot examples (small depth keeps the prompt short).
-FEW_SHOT_SEED = "finelogic-few-shot"
-FEW_SHOT_DEPTH = 2
 
 #: The sentence an UNKNOWN example closes with (the paper's Figure 11 status message).
 UNKNOWN_EXPLANATION = ("The search path has been exhausted without finding a way to either prove or "
@@ -138,7 +110,8 @@ def system_prompt(dataset: str, setting: PromptSetting | str | None = None,
     released layout, the two-label Direct prompt says "for true" / "for false"."""
     if UNKNOWN in labels_for(dataset):
         return SYSTEM_PROMPT_THREE_LABELS
-    if PromptLayout.of(layout, "prompt layout") is PromptLayout.PAPER_CODE_COMPAT and setting is not None and get_setting(setting) == DIRECT:
+    released = PromptLayout.of(layout, "prompt layout") is PromptLayout.PAPER_CODE_COMPAT
+    if released and setting is not None and get_setting(setting) == DIRECT:
         return SYSTEM_PROMPT_TWO_LABELS_DIRECT
     return SYSTEM_PROMPT_TWO_LABELS
 
@@ -169,15 +142,12 @@ def few_shot_block(examples: Sequence[Problem]) -> str:
 
 @lru_cache(maxsize=None)
 def default_few_shot_examples(three_labels: bool = True) -> tuple[Problem, ...]:
-    """One PROVED, one DISPROVED and (``three_labels``) one UNKNOWN example from our FLD generator.
-
-    Deterministic: seed ``f"{FEW_SHOT_SEED}/{label}"``, depth :data:`FEW_SHOT_DEPTH`, 1–2 distractors.
-    Generated once per process (z3 verification takes a moment).
-    """
+    """One PROVED, one DISPROVED and (``three_labels``) one UNKNOWN example from our FLD generator: seed
+    ``finelogic-few-shot/<label>``, depth 2 (a short prompt), 1-2 distractors; made once per process (z3)."""
     from finelogic.data.generators.fld import generate_fld_problem  # lazy: z3 and the generator are heavy
 
     labels = LABELS if three_labels else (PROVED, DISPROVED)
-    return tuple(generate_fld_problem(f"{FEW_SHOT_SEED}/{label}", FEW_SHOT_DEPTH, label, distractors=(1, 2),
+    return tuple(generate_fld_problem(f"finelogic-few-shot/{label}", 2, label, distractors=(1, 2),
                                       problem_id=f"few-shot-{label.lower()}") for label in labels)
 
 
@@ -189,12 +159,9 @@ _RELEASED_UNKNOWN_CLOSE = "Without finding a way to either prove or disprove the
 
 
 def released_few_shot_block(examples: Sequence[Problem]) -> str:
-    """The released code's Few-shot suffix with ``examples`` (ours) in its slots, in their order.
-
-    Each example: its intro line, ``"facts": "<fact1: ... fact2: ...>",``, ``"hypothesis": "...",``, a lead
-    line, then the proof in quotes and ``So the answer is`` + the marker (an UNKNOWN example instead ends its
-    quoted text with the released "Without finding a way ..." close); examples are separated by a blank line.
-    """
+    """The released code's Few-shot suffix with ``examples`` (ours) in its slots, in their order: each its
+    intro line, ``"facts": "<fact1: ...>",``, ``"hypothesis": "...",``, a lead line, the quoted proof and ``So
+    the answer is`` + marker (UNKNOWN: the released close inside the quotes instead); a blank line between."""
     parts = []
     for i, example in enumerate(examples):
         facts = " ".join(f"{f.id}: {f.text}" for f in example.facts)
@@ -224,8 +191,7 @@ def build_conversation(problem: Problem, setting: PromptSetting | str, *,
         few_shot_examples: worked examples for the Few-shot setting (ignored otherwise); default
             :func:`default_few_shot_examples`. UNKNOWN examples are left out for two-label datasets,
             whose system prompt offers no ``__UNKNOWN__`` marker.
-        layout: ``principled`` (ours, the default) or ``paper_code_compat`` (what the released vLLM
-            script sends; see the module docstring).
+        layout: ``principled`` (ours) or ``paper_code_compat`` (the released script's; module docstring).
 
     Returns:
         ``[{"role": "system", ...}, {"role": "user", ...}]``.
@@ -242,8 +208,7 @@ def build_conversation(problem: Problem, setting: PromptSetting | str, *,
         suffix = (released_few_shot_block(examples) if setting.few_shot
                   else RELEASED_COT_SUFFIX if setting == COT else setting.suffix)
         given = problem.meta.get("input") if problem.meta else None
-        body = given if given else f"Facts: {problem.facts_text}\nHypothesis: {problem.hypothesis}"
-        user = f"{body}\n{suffix}"
+        user = f"{given or problem_text(problem)}\n{suffix}"
     else:
         user = problem_text(problem, setting.suffix)
         if setting.few_shot:
