@@ -1,34 +1,8 @@
 """The paper's headline findings as verdicts on our tables (the claims page, ``notebooks/08_claims.ipynb``).
 
-Each finding is one pure function below: it takes the upstream tables (the base and fine-tuned models' accuracy
-``records`` and judged ``steps``, the probing run's ``summary``; :func:`finelogic.runs.claims.run` reads them from the
-runs), applies the rule its docstring states and returns a :class:`Verdict`: ``reproduced``, ``not reproduced``,
-``inconclusive at this scale`` or ``not testable here``, with the numbers that drove it (each with its n and 95%
-interval). Nothing is typed: change a number in the runs and the verdict it drives changes (``tests/test_claims.py``
-does so for every claim). :func:`verdicts` gives every claim's row.
-
-The one decision rule (the book's convention, :func:`finelogic.eval.stats.compare_intervals`): a comparison goes the
-paper's way only when the two 95% intervals do not overlap in the paper's direction, and against it only when they do
-not overlap in the opposite direction; everything else (overlapping intervals, a group with no data) is neither. A
-claim about every style ("SFT raises FLD accuracy") is reproduced when every comparison that could be made goes the
-paper's way, not reproduced when any goes against it; a claim about most styles ("most SFT settings show noticeable
-gains") counts more than half of them; otherwise it is ``inconclusive at this scale``. A claim that "barely moves" is
-an equivalence: the difference's interval must lie inside a stated margin (:func:`css_little_gain`). When the tables
-lack what a claim needs (a dataset, a style, a fine-tuned probe, a number the judge can score) or no comparison can be
-made, the verdict is ``not testable here`` and the evidence says what is missing; so is a claim about a style the runs
-were meant to hold but do not yet (a study unit not yet made: :func:`verdicts`' ``expected``). A row whose responses
-mostly ran out of tokens before an answer (:data:`CUT_SHARE`) is shown in the evidence but not compared: its accuracy
-measures the token cap.
-
-Accuracy gains must also clear the **cue rules** (:mod:`finelogic.eval.cues`: the best constant answer, the negation
-rule and the consequent rule, scored on the same items): a fine-tuned row whose interval does not lie above all of
-them can be read by a rule that follows no reasoning, so its gain is not reproduced as a gain in reasoning (the
-comparison reads "not above").
-
-Intervals: Wilson 95% for the accuracy and soundness shares and the probing shares RFI and NSD (% of test problems);
-CSS, a mean number of steps, carries a bootstrap 95% interval (both: :func:`finelogic.eval.probing.summarize`).
-"SFT styles" are the ``SFT-<style>`` rows (the paper's four supervision styles, Section 4); LogiPT is one of the
-paper's baselines (Section 5.1), not a style.
+Each finding is a :class:`Claim` (its row's fixed cells) and one pure function that reads the upstream tables (accuracy
+``records``, judged ``steps``, the probing ``summary``) and returns a :class:`Verdict` with the numbers that drove it,
+decided by :func:`decide`. "SFT styles" are the ``SFT-<style>`` rows (Section 4); LogiPT is a baseline (§5.1).
 """
 from __future__ import annotations
 
@@ -61,14 +35,12 @@ NL, STRUCT, FILTER, DIRECT = SFT_SETTINGS
 #: Datasets no style is trained on (the styles learn from FLD and ProntoQA only; Section 4, §5.2.1).
 UNSEEN = ("folio", "multi_logieval")
 UNSEEN_NAMES = {"folio": "FOLIO", "multi_logieval": "Multi-LogiEval"}
-#: The one CSS gain the paper calls a gain ("modest", §5.2.3): Llama SFT-Symb-Filter 9.7 against the base
-#: model's 8.0 steps (Table 4), +21%. "Little improvement" is a change smaller than this share of the base.
+#: "Little improvement" in CSS: a change smaller than this share of the base's, the one gain §5.2.3 calls modest
+#: (Llama SFT-Symb-Filter 9.7 against 8.0 steps, Table 4).
 CSS_MODEST_GAIN = 0.2
 
-#: A row whose responses were cut at the token cap before an answer on more than this share of the items a
-#: claim reads is not compared in that claim: its accuracy measures the cap, not what the model learned (the
-#: study's SFT-Symb-Struct writes a symbol table before its first step and ran out of its 192 tokens on 655 of
-#: 744 items; the base model on the CoT prompt never writes an answer marker).
+#: A row cut at the token cap before an answer on more than this share of a claim's items is shown, not compared:
+#: its accuracy measures the cap, not what the model learned.
 CUT_SHARE = 0.5
 CUT_RULE = (" A row whose responses were cut at the token cap before an answer on more than half of the items is "
             "shown but not compared: its accuracy measures the cap.")
@@ -76,7 +48,8 @@ CUT_RULE = (" A row whose responses were cut at the token cap before an answer o
 
 @dataclass(frozen=True)
 class Estimate:
-    """One number with its 95% interval and n: a share in % (accuracy, soundness) or a probing metric."""
+    """One number with its 95% interval and n: a share in % (Wilson: accuracy, soundness, RFI, NSD) or CSS in
+    steps (bootstrap)."""
 
     label: str
     value: float
@@ -100,15 +73,13 @@ class Estimate:
 
 
 def compare(a: Estimate, b: Estimate) -> str | None:
-    """``above`` when ``a``'s interval lies wholly above ``b``'s, ``below`` when wholly below, ``overlap``
-    otherwise (:func:`finelogic.eval.stats.compare_intervals`); None when either has no value."""
+    """:func:`finelogic.eval.stats.compare_intervals` of the two intervals; None when either has no value."""
     return compare_intervals(a.low, a.high, b.low, b.high) if a.known and b.known else None
 
 
 def effect(a: Estimate, b: "Estimate | float", name: str = "") -> dict[str, Any]:
-    """One compared pair as a difference ``a - b`` with its 95% interval (:func:`difference`; against a fixed
-    level ``b``, a cue rule's score, ``a``'s interval shifted): ``label``, ``difference``, ``low``, ``high``,
-    ``unit`` (``pp``: percentage points, or ``steps``)."""
+    """``a - b`` with its 95% interval (:func:`difference`; against a fixed level, ``a``'s interval shifted) as
+    ``label``, ``difference``, ``low``, ``high``, ``unit`` (``pp`` or ``steps``)."""
     if isinstance(b, Estimate):
         d, low, high = difference(a, b)
         name = name or b.label
@@ -121,8 +92,7 @@ def effect(a: Estimate, b: "Estimate | float", name: str = "") -> dict[str, Any]
 
 @dataclass(frozen=True)
 class Verdict:
-    """A claim's row of the ``verdicts`` table; ``effects``: the compared pairs as differences (JSON,
-    :func:`effect`), for the forest plot."""
+    """A claim's row of the ``verdicts`` table; ``effects``: the compared pairs (JSON of :func:`effect`s)."""
 
     claim: str
     source: str
@@ -158,10 +128,9 @@ class Claim:
 
 
 def decide(outcomes: Sequence[str | None], wanted: str, *, most: bool = False) -> str:
-    """The verdict from per-comparison outcomes (None: not comparable, left out). ``most=False``: reproduced
-    when there is at least one outcome and all are ``wanted``, not reproduced when any is the opposite;
-    ``most=True``: reproduced when more than half are ``wanted``, not reproduced when more than half are
-    the opposite. Inconclusive otherwise; not testable when no comparison could be made."""
+    """The verdict from per-comparison outcomes (None: not comparable, left out); a comparison goes the paper's way
+    only when the intervals do not overlap. All must be ``wanted`` (``most``: more than half); not reproduced when
+    any (``most``: more than half) is the opposite; inconclusive otherwise; not testable with no comparison."""
     opposite = BELOW if wanted == ABOVE else ABOVE
     made = [o for o in outcomes if o is not None]
     if not made:
@@ -183,7 +152,7 @@ def _outcome_text(outcome: str | None, first: str, second: str) -> str:
 
 
 def accuracy_estimates(records: pd.DataFrame, label: str = "") -> dict[str, Estimate]:
-    """Accuracy per ``setting`` of ``records`` (Wilson 95%, :func:`finelogic.eval.accuracy.summarize`)."""
+    """Accuracy per ``setting`` of ``records``."""
     if records is None or records.empty:
         return {}
     table = summarize(records, by=("setting",))
@@ -192,8 +161,7 @@ def accuracy_estimates(records: pd.DataFrame, label: str = "") -> dict[str, Esti
 
 
 def soundness_estimates(steps: pd.DataFrame, metric: str) -> dict[str, Estimate]:
-    """``metric`` (``all_valid``, ``all_relevant``, ``all_atomic``) per ``setting`` in %, over the scored
-    samples, with its Wilson 95% interval (:func:`finelogic.eval.soundness.soundness_table`)."""
+    """``metric`` (``all_valid``, ``all_relevant``, ``all_atomic``) per ``setting`` in % of the scored samples."""
     if steps is None or steps.empty or "setting" not in steps:
         return {}
     table = soundness_table(steps, by=("setting",))
@@ -204,8 +172,7 @@ def soundness_estimates(steps: pd.DataFrame, metric: str) -> dict[str, Estimate]
 
 
 def cut_at_cap(records: pd.DataFrame) -> dict[str, tuple[int, int]]:
-    """The settings of ``records`` whose responses were cut at the token cap before an answer on more than
-    :data:`CUT_SHARE` of their items: {setting: (responses cut, items)}."""
+    """{setting: (responses cut, items)} for the settings cut at the token cap on more than :data:`CUT_SHARE`."""
     if records is None or records.empty or "truncated" not in records:
         return {}
     prediction = records["prediction"]
@@ -223,10 +190,9 @@ def _cut_text(setting: str, cut: int, n: int) -> str:
 
 def cue_outcome(estimate: Estimate, records: pd.DataFrame,
                 problems: Sequence[Any] | None) -> tuple[str | None, str, list[dict[str, Any]]]:
-    """Whether ``estimate`` (one row's accuracy on ``records``) clears the cue rules scored on the same items
-    (:func:`finelogic.eval.cues.baselines`, pooled over the records' datasets): (``above`` when its interval's
-    lower end lies above every rule, ``overlap`` when not; None when no problems were handed in, the
-    evidence text, the :func:`effect` against the highest rule)."""
+    """Whether ``estimate`` (one row's accuracy on ``records``) clears the cue rules on the same items: a gain a rule
+    that follows no reasoning also reaches is no gain in reasoning. Returns (``above`` when its interval lies above
+    every rule, else ``overlap``; None without ``problems``), the evidence text, the effect against the top rule."""
     if problems is None:
         return None, f"{estimate.label}: cue rules not scored (no test items handed in)", []
     levels = baselines(matched(records, problems), list(records["gold"].astype(str)))
@@ -250,8 +216,7 @@ def _sft_present(estimates: Mapping[str, Estimate]) -> list[str]:
 
 
 def fine_tuned_setting(model: str) -> str | None:
-    """The ``SFT-<style>`` a probed model's row stands for (its name contains it: ``SFT-NL``, or a
-    checkpoint folder ``SmolLM2-135M-Instruct-SFT-NL``); None for any other model."""
+    """The ``SFT-<style>`` a probed model's name contains (``SmolLM2-135M-Instruct-SFT-NL``); None if none."""
     for setting in sorted(SFT_SETTINGS, key=len, reverse=True):
         if setting in str(model):
             return setting
@@ -260,11 +225,9 @@ def fine_tuned_setting(model: str) -> str | None:
 
 def probing_estimates(summary: pd.DataFrame, task: str, *, base: str | None = None,
                       readout: str | None = None) -> tuple[Estimate | None, dict[str, Estimate], str]:
-    """The linear probe's ``task`` metric (CSS in steps, RFI / NSD in % of problems) with its 95% interval:
-    (the base model's, {SFT setting: the fine-tuned model's}, a note on what was read).
-
-    ``readout``: default the summary's first; ``base``: default the first model that is neither fine-tuned
-    nor the random-init control."""
+    """The linear probe's ``task`` metric: (the base model's, {SFT setting: the fine-tuned model's}, a note on what
+    was read). ``readout``: default the summary's first; ``base``: default the first model neither fine-tuned nor
+    the random-init control."""
     if summary is None or summary.empty:
         return None, {}, "the probing run trained no probe"
     readout = readout or str(summary["readout"].iloc[0])
@@ -321,16 +284,8 @@ FINE_TUNING_RAISES_ACCURACY = Claim(
 
 
 def fine_tuning_raises_accuracy(records: pd.DataFrame, problems: Sequence[Any] | None = None) -> Verdict:
-    """Table 2, §5.2.1. Rule: on the FLD records, each ``SFT-<style>`` row's Wilson 95% interval against the
-    base model's (``setting`` CoT: the prompt the styles are trained and tested with) and, where the base rows
-    carry ``forced_correct`` (and ``calibrated_correct``), against the base model's forced-choice accuracy on the
-    same items (the most likely label by log-likelihood, and its contextually calibrated reading,
-    :mod:`finelogic.eval.forced_choice`): a small base model that never writes an answer
-    marker scores 0% on the CoT prompt, and a gain over that alone could be format. Reproduced when every style
-    present lies above every base estimate; not reproduced when any lies below one; inconclusive otherwise (FLD
-    is where Table 2 shows the gain for every style of both models). Each style must also clear the cue rules
-    on the same items (:func:`cue_outcome`, from ``problems``: the test sets' problems). Rows mostly cut at
-    the token cap (:func:`cut_at_cap`) are shown, not compared."""
+    """Table 2, §5.2.1. Rule: :data:`FINE_TUNING_RAISES_ACCURACY`'s, every style (``problems``: the test items,
+    for the cue rules)."""
     return _raises_over_base(FINE_TUNING_RAISES_ACCURACY, records, problems)
 
 
@@ -346,16 +301,15 @@ SFT_NL_RAISES_FLD = Claim(
 
 
 def sft_nl_raises_fld(records: pd.DataFrame, problems: Sequence[Any] | None = None) -> Verdict:
-    """Table 2, §5.2.1. Rule: that of :func:`fine_tuning_raises_accuracy` for the SFT-NL row alone. Reproduced
-    when its interval lies above every base estimate and every cue rule; not reproduced when below a base
-    estimate; inconclusive otherwise; not testable when the records hold no SFT-NL row."""
+    """Table 2, §5.2.1. Rule: that of :func:`fine_tuning_raises_accuracy` for the SFT-NL row alone."""
     return _raises_over_base(SFT_NL_RAISES_FLD, records, problems, only=NL)
 
 
 def _raises_over_base(claim: Claim, records: pd.DataFrame, problems: Sequence[Any] | None,
                       only: str | None = None) -> Verdict:
-    """Each ``SFT-<style>`` FLD row (or the one named ``only``) against every base estimate (the CoT rows and
-    the forced choice, uncalibrated and calibrated, where the base rows carry them) and the cue rules."""
+    """Each ``SFT-<style>`` FLD row (or ``only``) against every base estimate and the cue rules: the base's CoT
+    rows and, where they carry them, its forced choice, uncalibrated and calibrated (a base model that never writes
+    an answer marker scores 0% on the CoT prompt, so a gain over that alone could be format)."""
     fld = records[records["dataset"] == "fld"] if records is not None and not records.empty else pd.DataFrame()
     estimates = accuracy_estimates(fld, " (FLD)")
     base, styles = estimates.get(BASE_SETTING), _sft_present(estimates)
@@ -370,8 +324,7 @@ def _raises_over_base(claim: Claim, records: pd.DataFrame, problems: Sequence[An
         for row in summarize_forced(fld[fld["setting"] == BASE_SETTING], by=("setting",), column=column).itertuples():
             bases.append((Estimate(f"the base, {what} (FLD)", row.accuracy, row.ci_low, row.ci_high, int(row.n)),
                           f"the base's {what}"))
-    # A row mostly cut at the token cap is shown but not compared (CUT_SHARE); the base's forced choice reads
-    # log-likelihoods, not generated text, so no cap touches it.
+    # The base's forced choice reads log-likelihoods, not generated text, so no cap touches it.
     cut = cut_at_cap(fld)
     compared_bases = bases[1:] if BASE_SETTING in cut else bases
     outcomes = [(compare(estimates[s], b), s, name) for b, name in compared_bases for s in styles if s not in cut]
@@ -396,12 +349,7 @@ NL_TRANSFERS_BEST = Claim(
 
 
 def nl_transfers_best(records: pd.DataFrame, problems: Sequence[Any] | None = None) -> Verdict:
-    """Table 2, §5.2.1. Rule: on the records of the unseen datasets (FOLIO and Multi-LogiEval, pooled: the
-    styles train on FLD and ProntoQA only), SFT-NL's Wilson 95% interval against each other ``SFT-<style>``
-    row's. Reproduced when it lies above every other style present and above the cue rules on the same
-    items (:func:`cue_outcome`); not reproduced when any other lies above it; inconclusive otherwise; not
-    testable when the unseen datasets, SFT-NL or a second style are missing. Rows mostly cut at the token
-    cap (:func:`cut_at_cap`) are shown, not compared."""
+    """Table 2, §5.2.1. Rule: :data:`NL_TRANSFERS_BEST`'s, on the unseen datasets' records pooled."""
     claim = NL_TRANSFERS_BEST
     have = records is not None and not records.empty
     present = [d for d in UNSEEN if have and (records["dataset"] == d).any()]
@@ -441,11 +389,8 @@ SYMBOLIC_MORE_ATOMIC = Claim(
 
 
 def symbolic_more_atomic(steps: pd.DataFrame) -> Verdict:
-    """Table 3, §5.2.2 (the atomicity half of "symbolic styles give more valid and atomic steps": on validity
-    the paper puts SFT-NL level with SFT-Symb-Struct, see :func:`nl_and_struct_more_valid`). Rule: the
-    share of scored FLD responses whose steps are all atomic (Wilson 95%), SFT-Symb-Struct against SFT-NL.
-    Reproduced when Struct's interval lies above NL's, not reproduced when below, inconclusive otherwise or
-    when either has no scored response. The other symbolic styles are shown beside them."""
+    """Table 3, §5.2.2, the atomicity half (on validity the paper puts SFT-NL level with SFT-Symb-Struct).
+    Rule: :data:`SYMBOLIC_MORE_ATOMIC`'s; the other symbolic styles are shown beside."""
     claim = SYMBOLIC_MORE_ATOMIC
     estimates = soundness_estimates(steps, "all_atomic")
     shown = [s for s in SFT_SETTINGS if s in estimates]
@@ -469,10 +414,7 @@ NL_AND_STRUCT_MORE_VALID = Claim(
 
 
 def nl_and_struct_more_valid(steps: pd.DataFrame) -> Verdict:
-    """Table 3, §5.2.2. Rule: the share of scored FLD responses whose steps are all valid (Wilson 95%) of
-    SFT-NL and of SFT-Symb-Struct, each against the base model's (CoT). Reproduced when both present lie
-    above it; not reproduced when either lies below; inconclusive otherwise; not testable when the base model
-    or both styles have no scored response (a base model whose chains the judge cannot read has no share)."""
+    """Table 3, §5.2.2. Rule: :data:`NL_AND_STRUCT_MORE_VALID`'s, over the styles present."""
     claim = NL_AND_STRUCT_MORE_VALID
     estimates = soundness_estimates(steps, "all_valid")
     base = estimates.get(BASE_SETTING)
@@ -505,11 +447,7 @@ NL_DIRECT_LEAST_RELEVANT = Claim(
 
 
 def nl_direct_least_relevant(steps: pd.DataFrame) -> Verdict:
-    """Table 3, §5.2.2. Rule: the share of scored FLD responses whose steps are all relevant (Wilson 95%) of
-    SFT-NL and of SFT-Symb-Direct, each against each of the base model (CoT), SFT-Symb-Struct,
-    SFT-Symb-Filter and LogiPT present. Reproduced when every such comparison lies below; not reproduced
-    when any lies above; inconclusive otherwise; not testable when neither style or no comparator has scored
-    responses."""
+    """Table 3, §5.2.2. Rule: :data:`NL_DIRECT_LEAST_RELEVANT`'s, every pair present."""
     claim = NL_DIRECT_LEAST_RELEVANT
     estimates = soundness_estimates(steps, "all_relevant")
     low = [s for s in (NL, DIRECT) if s in estimates]
@@ -539,12 +477,8 @@ ACCURACY_FALLS_WITH_DEPTH = Claim(
 
 
 def accuracy_falls_beyond_training_depths(records: pd.DataFrame, training_depths: Sequence[int]) -> Verdict:
-    """Table 5, Figure 3, §5.2.1. Rule: for each ``SFT-<style>`` row, its FLD PROVED/DISPROVED items (Table 5
-    has no UNKNOWN column) split at the deepest training depth (``training_depths``: the supervision run's
-    ``fld_depths``): accuracy at depths up to it against accuracy beyond it, Wilson 95%. Reproduced when for
-    every style the beyond interval lies below; not reproduced when for any it lies above; inconclusive
-    otherwise, and when there are no items beyond (or within) the training depths. Styles mostly cut at the
-    token cap on these items (:func:`cut_at_cap`) are shown, not compared."""
+    """Table 5, Figure 3, §5.2.1. Rule: :data:`ACCURACY_FALLS_WITH_DEPTH`'s, on the FLD PROVED/DISPROVED items
+    (Table 5 has no UNKNOWN column) split at the deepest of ``training_depths`` (the supervision run's)."""
     claim = ACCURACY_FALLS_WITH_DEPTH
     depths = sorted(int(d) for d in training_depths)
     if not depths:
@@ -587,20 +521,16 @@ CSS_LITTLE_GAIN = Claim(
 
 
 def difference(a: Estimate, b: Estimate) -> tuple[float, float, float]:
-    """``a - b`` with an approximate 95% interval: (difference, low, high), the half-width the root of the sum of
-    the squared half-widths of the two intervals (independent samples, normal approximation)."""
+    """``a - b`` with an approximate 95% interval (independent samples, normal approximation): (difference, low,
+    high)."""
     half = math.hypot((a.high - a.low) / 2, (b.high - b.low) / 2)
     d = a.value - b.value
     return d, d - half, d + half
 
 
 def css_little_gain(summary: pd.DataFrame, base: str | None = None, readout: str | None = None) -> Verdict:
-    """Table 4, §5.2.3. Rule: an equivalence test. The linear probe's CSS (steps, bootstrap 95% over test
-    problems) of each fine-tuned style minus the base model's, with the interval of :func:`difference`, against
-    the margin ±``CSS_MODEST_GAIN`` × the base's CSS (a change smaller than the one gain the paper calls modest).
-    A style barely moves when the difference's interval lies inside the margin, moves when it lies wholly
-    outside, and is unclear otherwise. Reproduced when more than half of the styles present barely move; not
-    reproduced when more than half move; inconclusive otherwise."""
+    """Table 4, §5.2.3. Rule: an equivalence test, each style's CSS difference from the base (:func:`difference`)
+    inside the margin ±``CSS_MODEST_GAIN`` × the base's CSS, for most styles."""
     claim = CSS_LITTLE_GAIN
     base_estimate, tuned, note = probing_estimates(summary, "css", base=base, readout=readout)
     missing = _probing_missing(base_estimate, tuned, note)
@@ -663,9 +593,7 @@ RFI_GAINS = Claim(
 
 
 def rfi_gains(summary: pd.DataFrame, base: str | None = None, readout: str | None = None) -> Verdict:
-    """Table 4, §5.2.3. Rule: the linear probe's RFI (% of test problems with every row right, Wilson
-    95%) of each fine-tuned style against the base model's. Reproduced when more than half of the styles
-    present lie above the base; not reproduced when more than half lie below; inconclusive otherwise."""
+    """Table 4, §5.2.3. Rule: :data:`RFI_GAINS`'s, the linear probe's RFI against the base's, for most styles."""
     return _against_base(RFI_GAINS, summary, "rfi", base, readout, most=True)
 
 
@@ -677,9 +605,7 @@ RFI_SYMB_DIRECT_BEST = Claim(
 
 
 def rfi_symb_direct_best(summary: pd.DataFrame, base: str | None = None, readout: str | None = None) -> Verdict:
-    """Table 4, §5.2.3. Rule: the linear probe's RFI (Wilson 95%) of SFT-Symb-Direct against each other
-    fine-tuned style's. Reproduced when it lies above every other style present; not reproduced when any
-    lies above it; inconclusive otherwise (or with fewer than two styles probed)."""
+    """Table 4, §5.2.3. Rule: :data:`RFI_SYMB_DIRECT_BEST`'s, the linear probe's RFI."""
     return _best_style(RFI_SYMB_DIRECT_BEST, summary, "rfi", DIRECT, base, readout)
 
 
@@ -693,10 +619,7 @@ NSD_GAINS = Claim(
 
 
 def nsd_gains(summary: pd.DataFrame, base: str | None = None, readout: str | None = None) -> Verdict:
-    """Table 4, §5.2.3. Rule: the linear probe's NSD (% of test problems with every row right, Wilson
-    95%) of each fine-tuned style against the base model's. Reproduced (the paper's Llama pattern) when
-    every style present lies above the base; not reproduced when any lies below; inconclusive otherwise,
-    which is also what the paper's Qwen result ("minimal impact") would give."""
+    """Table 4, §5.2.3. Rule: :data:`NSD_GAINS`'s, the linear probe's NSD against the base's, every style."""
     return _against_base(NSD_GAINS, summary, "nsd", base, readout, most=False)
 
 
@@ -709,9 +632,7 @@ NSD_NL_BEST = Claim(
 
 
 def nsd_nl_best(summary: pd.DataFrame, base: str | None = None, readout: str | None = None) -> Verdict:
-    """Table 4, §5.2.3. Rule: the linear probe's NSD (Wilson 95%) of SFT-NL against each other fine-tuned
-    style's. Reproduced when it lies above every other style present; not reproduced when any lies above
-    it; inconclusive otherwise (or with fewer than two styles probed)."""
+    """Table 4, §5.2.3. Rule: :data:`NSD_NL_BEST`'s, the linear probe's NSD."""
     return _best_style(NSD_NL_BEST, summary, "nsd", NL, base, readout)
 
 
@@ -721,15 +642,9 @@ def nsd_nl_best(summary: pd.DataFrame, base: str | None = None, readout: str | N
 def verdicts(records: pd.DataFrame, steps: pd.DataFrame, summary: pd.DataFrame, training_depths: Sequence[int], *,
              base: str | None = None, readout: str | None = None, expected: Sequence[str] | None = None,
              problems: Sequence[Any] | None = None) -> pd.DataFrame:
-    """Every claim's verdict, one row each (:data:`VERDICT_COLUMNS`), from the upstream tables: the
-    supervision run's ``records`` and ``steps``, its training depths, and the probing run's ``summary``
-    (``base``: the base model's row there; ``readout``: which read-out); ``problems``: the test items the
-    records answer, for the cue rules.
-
-    ``expected``: the ``SFT-<style>`` rows the runs are meant to hold (the supervision run's styles). A claim
-    that speaks of a style expected but absent from the table it reads (a study unit not yet made) is
-    not testable whatever the styles present show, and its evidence names the style: "every style" or "the
-    best style" cannot be read from some of them."""
+    """Every claim's verdict, one row each (:data:`VERDICT_COLUMNS`). ``base``, ``readout``: the probing summary's
+    base-model row and read-out; ``problems``: the test items, for the cue rules; ``expected``: the styles the runs
+    are meant to hold; a claim about a style expected but absent (a study unit not yet made) is not testable."""
     every = SFT_SETTINGS  # a claim about every, most or the best style speaks of them all
     checked = [  # each verdict, the table it reads and the styles it speaks of
         (fine_tuning_raises_accuracy(records, problems), records, every),
@@ -750,7 +665,6 @@ def verdicts(records: pd.DataFrame, steps: pd.DataFrame, summary: pd.DataFrame, 
 
 
 def _styles_in(table: pd.DataFrame | None) -> set[str]:
-    """The ``SFT-<style>`` rows of an accuracy, steps or probing table."""
     if table is None or table.empty:
         return set()
     if "setting" in table.columns:
