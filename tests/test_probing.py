@@ -494,9 +494,13 @@ def test_probe_refuses_one_class():
 
 
 def test_chat_read_out_equals_the_chat_template(problems, embedded_tokenizer):
-    readout = Readout("chat", embedded_tokenizer)
-    from finelogic.eval.probing_data import chat_text
+    from finelogic.prompts import build_conversation
 
+    def chat_text(tokenizer, problem, content):
+        messages = build_conversation(problem, "Direct") + [{"role": "assistant", "content": content}]
+        return tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+
+    readout = Readout("chat", embedded_tokenizer)
     problem = problems[0]
     rows = build_rows({"test": [problem]}, "nsd", readout, seed=0, nsd_points=1)
     head, tail = readout.frame(problem)

@@ -1,32 +1,6 @@
-"""Probing datasets of paper §3.3 / Appendix B, built from FLD-style problems with long gold proofs.
-
-The paper did not release its probing sets; this module rebuilds them from the description
-(``book/released-code.md``, "Probing"): PROVED and DISPROVED problems only, split by problem.
-
-* **Task A, CSS** (correctness spanning steps): one row per proof prefix ending at step ``i = 1..n``;
-  label = the problem's answer (1 = PROVED, 0 = DISPROVED).
-* **Task B, RFI** (redundant facts identification): after all facts and the hypothesis, three rows each
-  append a *necessary* fact (cited by the gold proof) and three a *redundant* one (``meta["distractors"]``);
-  label 1 = necessary. They are three pairs of one formula shape and close length (:func:`rfi_pairs`), since
-  distractors are simpler formulas whose words ("both", "either") would give the label away.
-* **Task C, NSD** (next-step derivability): at up to six points ``k`` (after proof step ``k``), three rows
-  append a step *derivable now* and three one *not yet derivable*; label 1 = derivable.
-
-NSD candidates are one-rule inferences (modus ponens, universal instantiation, and-elimination, existential
-introduction, and-introduction of two ground literals) that are neither gold steps nor the hypothesis or its
-negation. They differ only in where their premises stand: derivable now (:func:`derivable_now`) has every
-premise on the page and a new conclusion z3 confirms; not yet derivable (:func:`not_yet_derivable`) uses at
-least one gold conclusion still to come, and the page plus everything written so far does not entail it.
-A candidate is written with its premises as text, without ids (``<premise> & <premise> -> int{k+1}:
-<conclusion>``): ids would give the class away, since a premise still to come has none. Each point draws
-pairs of the same rule and closest line length (:func:`nsd_pairs`); a point is usable when three pairs
-exist, and a problem gets up to six usable points. :func:`finelogic.eval.probing.text_only_predictions`
-checks that the candidate line alone sits at chance.
-
-:func:`probing_problems` draws the same number of problems per ``(depth, label)`` cell and
-:func:`split_problems` puts the same share of every cell in the test split. Read-outs (:class:`Readout`):
-``chat`` is the paper's (the problem as system + user, the proof prefix and candidate as the assistant,
-then the generation prompt); ``plain`` is the problem text, a newline, the prefix and the candidate.
+"""Probing datasets of paper §3.3 / Appendix B (CSS, RFI, NSD), rebuilt from the paper's description
+(``book/released-code.md``, "Probing") on FLD-style PROVED/DISPROVED problems with long gold proofs, split by problem.
+Rows are read out as ``chat`` (the paper's: the chat template) or ``plain`` text (:class:`Readout`).
 """
 from __future__ import annotations
 
@@ -116,27 +90,15 @@ class Readout:
         return head, tail
 
 
-def chat_text(tokenizer: Any, problem: Problem, content: str) -> str:
-    """The paper's read-out text straight from the chat template (tests compare :class:`Readout` to it)."""
-    from finelogic.prompts import build_conversation
-
-    messages = build_conversation(problem, "Direct") + [{"role": "assistant", "content": content}]
-    return tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-
-
 # ------------------------------------------------------------------------------------------- problems
 
 
 def probing_problems(n: int, seed: int, depths: Iterable[int], *, distractors: tuple[int, int] = (4, 8),
                      min_nsd_points: int = 1, progress: bool | None = None,
                      memo: MutableMapping[str, Any] | None = None) -> list[Problem]:
-    """``n`` PROVED/DISPROVED FLD-style problems usable by all three tasks, deterministically from ``seed``.
-
-    Cells ``(depth, label)`` get counts from :func:`cell_counts`; item ``j`` of a cell is
-    :func:`~finelogic.data.generators.fld.generate_fld_problem` of ``"probing/<seed>/<depth>/<label>/<j>"``,
-    kept when it has three same-shape RFI pairs and ``min_nsd_points`` NSD points. Returned depth by depth,
-    PROVED before DISPROVED. ``memo`` (a :class:`finelogic.memo.Memo` versioned by :data:`SOURCES`) keeps the
-    drawn problems across runs: their z3 checks take minutes at paper size.
+    """``n`` PROVED/DISPROVED FLD-style problems usable by all three tasks, deterministically from ``seed``:
+    :func:`cell_counts` per ``(depth, label)``, each kept when it has three RFI pairs and ``min_nsd_points`` NSD
+    points; depth by depth, PROVED first. ``memo`` (versioned by :data:`SOURCES`) keeps them: z3 checks are slow.
     """
     from finelogic.data.generators.fld import generate_fld_problem
 
@@ -170,9 +132,8 @@ def probing_problems(n: int, seed: int, depths: Iterable[int], *, distractors: t
 
 
 def cell_counts(n: int, depths: Sequence[int], seed: int) -> dict[tuple[int, str], int]:
-    """Problems per ``(depth, label)`` cell: ``n // cells`` each, the extras one each to cells in a seeded
-    order, PROVED and DISPROVED alternating (DISPROVED starting half-way round), so labels and depths differ
-    by at most one."""
+    """Problems per ``(depth, label)`` cell: ``n // cells`` each, the extras one each to cells in a seeded order,
+    so labels and depths differ by at most one."""
     order = list(depths)
     random.Random(f"probing-cells/{seed}").shuffle(order)
     turn = (len(order) + 1) // 2  # DISPROVED extras start half-way round: labels and depths stay within one
@@ -193,9 +154,8 @@ def _eligible(problem: Problem, min_nsd_points: int) -> bool:
 
 
 def split_problems(problems: Sequence[Problem], n_train: int, seed: int = 0) -> dict[str, list[Problem]]:
-    """Train / test split stratified by ``(depth, label)``: the test problems are shared out over the cells by
-    size (largest remainder), each cell's members chosen with
-    ``random.Random(f"split/{seed}/{depth}/{label}")``; both splits keep the problems' order."""
+    """Train / test split stratified by ``(depth, label)`` (test shares by largest remainder, members seeded per
+    cell); both splits keep the problems' order."""
     n_test = len(problems) - n_train
     if n_test < 0 or n_train < 0:
         raise ValueError(f"n_train={n_train} with {len(problems)} problems")
@@ -220,7 +180,7 @@ def split_problems(problems: Sequence[Problem], n_train: int, seed: int = 0) -> 
 
 @functools.lru_cache(maxsize=8192)
 def gold_steps(proof: str) -> tuple[ProofStep, ...]:
-    """A gold proof's steps, parsed once per proof text (every task and read-out reads the same proofs)."""
+    """A gold proof's steps, parsed once per proof text."""
     return tuple(parse_proof_steps(proof))
 
 
@@ -244,12 +204,9 @@ class ProofLogic:
     def n_steps(self) -> int:
         return len(self.steps)
 
-    def fact_ids(self) -> list[str]:
-        return [f.id for f in self.problem.facts]
-
     def available(self, k: int) -> dict[str, Formula]:
         """Id -> formula of everything on the page after step ``k``: the facts and ``k`` conclusions."""
-        ids = self.fact_ids() + [s.conclusion for s in self.steps[:k]]
+        ids = [f.id for f in self.problem.facts] + [s.conclusion for s in self.steps[:k]]
         return {i: self.formulas[i] for i in ids}
 
     def text_through(self, k: int) -> str:
@@ -273,8 +230,7 @@ def fact_roles(problem: Problem) -> tuple[list[str], list[str]]:
 
 
 def derivable_now(premises: Sequence[Formula], conclusion: Formula, available: Iterable[Formula]) -> bool:
-    """One inference away: premises on the page, conclusion new, one rule, z3-valid (``available`` may already
-    be a set)."""
+    """One inference away: premises on the page, conclusion new, one rule, z3-valid."""
     on_page = available if isinstance(available, (set, frozenset)) else set(available)
     return (all(p in on_page for p in premises) and conclusion not in on_page
             and bool(matches_rule(list(premises), conclusion)) and entails(premises, conclusion))
@@ -282,8 +238,7 @@ def derivable_now(premises: Sequence[Formula], conclusion: Formula, available: I
 
 def not_yet_derivable(premises: Sequence[Formula], conclusion: Formula, available: Iterable[Formula],
                       derived: Iterable[Formula]) -> bool:
-    """Not on the page, and the step's premises on the page plus everything ``derived`` so far do not entail
-    it (z3)."""
+    """Not on the page, and the step's premises on the page plus everything ``derived`` do not entail it (z3)."""
     on_page = available if isinstance(available, (set, frozenset)) else set(available)
     if conclusion in on_page:
         return False
@@ -292,19 +247,12 @@ def not_yet_derivable(premises: Sequence[Formula], conclusion: Formula, availabl
 
 @dataclass(frozen=True)
 class Candidate:
-    """A proof line offered at an NSD point, its premises written as text.
+    """A proof line offered at an NSD point, its premises written as text without ids: ids would give the class
+    away, since a premise still to come has none."""
 
-    Attributes:
-        premises: the premises' ids in the gold problem (never shown to the model).
-        premise_texts: their sentences as the page writes them, final period dropped.
-        conclusion: the next free id ``int{k+1}``; ``formula`` and ``text`` its formula and sentence.
-        derivable: True = derivable now, False = not yet derivable.
-        rule: the one rule that makes it (``and_elim_left``, ``modus_ponens``, ...).
-    """
-
-    premises: tuple[str, ...]
-    premise_texts: tuple[str, ...]
-    conclusion: str
+    premises: tuple[str, ...]  # ids in the gold problem, never shown to the model
+    premise_texts: tuple[str, ...]  # final period dropped
+    conclusion: str  # the next free id int{k+1}
     formula: Formula
     text: str
     derivable: bool
@@ -321,7 +269,8 @@ class Candidate:
 
 
 def nsd_candidates(proof: ProofLogic, k: int) -> tuple[list[Candidate], list[Candidate]]:
-    """``(derivable, not_derivable)`` candidates after step ``k``, in :func:`_one_rule_inferences` order."""
+    """``(derivable, not_derivable)`` one-rule candidates after step ``k``, neither gold steps nor the hypothesis
+    or its negation; not yet derivable uses a gold conclusion still to come."""
     point = _Point(proof, k)
     yes = point.derivable()
     no = [c for c in (point.not_yet(i) for i in point.not_yet_pool()) if c is not None]
@@ -329,9 +278,9 @@ def nsd_candidates(proof: ProofLogic, k: int) -> tuple[list[Candidate], list[Can
 
 
 def point_usable(proof: ProofLogic, k: int, count: int = CANDIDATES_PER_CLASS) -> bool:
-    """Whether point ``k`` allows ``count`` same-rule pairs, as ``pairs_possible(*nsd_candidates(proof, k)) >=
-    count`` would say, but z3-checking only the not-yet steps of rules still lacking a partner (and an earlier
-    step of equal conclusion where the first one kept decides)."""
+    """Whether point ``k`` allows ``count`` same-rule pairs of :func:`nsd_candidates`, z3-checking only the
+    not-yet steps of rules still lacking a partner (and an earlier step of equal conclusion where the first kept
+    decides)."""
     point = _Point(proof, k)
     yes_by_rule: dict[str, int] = {}
     for c in point.derivable():
@@ -442,36 +391,29 @@ def _one_rule_inferences(available: Mapping[str, Formula]) -> Iterable[tuple[tup
         if isinstance(f, And):
             yield (i,), f.left, "and_elim_left"
             yield (i,), f.right, "and_elim_right"
-    for i, f in available.items():
-        body = f.body if isinstance(f, Not) else f
-        if isinstance(body, Atom) and isinstance(body.term, Const):
-            generic = Atom(body.predicate, _X)
-            yield (i,), Exists(_X, Not(generic) if isinstance(f, Not) else generic), "existential_intro"
     literals = [(i, f) for i, f in available.items() if _ground_literal(f)]
+    for i, f in literals:
+        generic = Atom((f.body if isinstance(f, Not) else f).predicate, _X)
+        yield (i,), Exists(_X, Not(generic) if isinstance(f, Not) else generic), "existential_intro"
     for a, (i, f) in enumerate(literals):
         for j, g in literals[a + 1:]:
             yield (i, j), And(f, g), "and_intro"
 
 
 def _ground_literal(formula: Formula) -> bool:
-    """``{A}{a}`` or ``¬{A}{a}``: what and-introduction joins (its conclusion stays one sentence)."""
+    """``{A}{a}`` or ``¬{A}{a}``: what existential introduction reads and and-introduction joins."""
     body = formula.body if isinstance(formula, Not) else formula
     return isinstance(body, Atom) and isinstance(body.term, Const)
 
 
-def pairs_possible(yes: Sequence[Candidate], no: Sequence[Candidate]) -> int:
-    """How many same-rule (derivable, not-yet) pairs the candidates allow."""
-    return _pairs_possible([c.rule_family for c in yes], [c.rule_family for c in no])
-
-
-def _pairs_possible(yes_kinds: Sequence[str], no_kinds: Sequence[str]) -> int:
+def pairs_possible(yes_kinds: Sequence[str], no_kinds: Sequence[str]) -> int:
+    """How many (yes, no) pairs of one kind (NSD: rule family; RFI: formula shape) the kinds allow."""
     return sum(min(yes_kinds.count(k), no_kinds.count(k)) for k in set(yes_kinds))
 
 
 def nsd_pairs(yes: Sequence[Candidate], no: Sequence[Candidate], rng: random.Random,
               count: int = CANDIDATES_PER_CLASS) -> list[tuple[Candidate, Candidate]]:
-    """``count`` (derivable, not yet) pairs of the same rule (:func:`closest_pairs` by line length). Raises
-    ValueError when fewer exist."""
+    """``count`` (derivable, not yet) pairs of one rule, closest in line length; ValueError when fewer exist."""
     pairs = closest_pairs(yes, no, lambda c: c.rule_family, lambda c: len(c.line()), rng, count)
     if len(pairs) < count:
         raise ValueError(f"only {len(pairs)} same-rule pairs; NSD needs {count}")
@@ -530,8 +472,8 @@ def css_rows(problem: Problem, readout: Readout, split: str) -> list[ProbeRow]:
 
 
 def rfi_rows(problem: Problem, readout: Readout, split: str, rng: random.Random) -> list[ProbeRow]:
-    """Task B: after facts + hypothesis, 3 rows append a necessary fact and 3 a redundant one, drawn as
-    three pairs of the same formula shape (:func:`rfi_pairs`): necessary rows first."""
+    """Task B: after facts + hypothesis, 3 rows append a necessary fact (label 1, first) and 3 a redundant one,
+    drawn as :func:`rfi_pairs`."""
     proof = ProofLogic.of(problem)
     head, tail = readout.frame(problem)
     pairs = rfi_pairs(problem, rng)
@@ -543,8 +485,7 @@ def rfi_rows(problem: Problem, readout: Readout, split: str, rng: random.Random)
 
 
 def formula_shape(formula: Formula) -> str:
-    """The formula with predicates and constants blanked (``(¬Pa -> Pa)``, ``∀(Px -> Pa)``): RFI pairs facts
-    of one shape, since distractors are mostly simpler than the facts a proof cites."""
+    """The formula with predicates and constants blanked (``(¬Pa -> Pa)``, ``∀(Px -> Pa)``)."""
     if isinstance(formula, Atom):
         return "Px" if isinstance(formula.term, Var) else "Pa"
     if isinstance(formula, Not):
@@ -558,8 +499,9 @@ def formula_shape(formula: Formula) -> str:
 
 
 def rfi_pairs(problem: Problem, rng: random.Random, count: int = CANDIDATES_PER_CLASS) -> list[tuple[str, str]]:
-    """``count`` (necessary, redundant) fact-id pairs of one :func:`formula_shape` (:func:`closest_pairs` by
-    text length). Raises ValueError when fewer exist."""
+    """``count`` (necessary, redundant) fact-id pairs of one :func:`formula_shape`, closest in text length:
+    distractors are simpler formulas whose words ("both", "either") would give the label away. ValueError when
+    fewer exist."""
     necessary, redundant = fact_roles(problem)
     shape = {i: formula_shape(parse_formula(problem.formulas[i])) for i in necessary + redundant}
     length = {i: len(problem.fact(i).text) for i in necessary + redundant}
@@ -574,14 +516,13 @@ def rfi_pairs_possible(problem: Problem) -> int:
     """How many same-shape (necessary, redundant) fact pairs ``problem`` allows."""
     necessary, redundant = fact_roles(problem)
     shape = {i: formula_shape(parse_formula(problem.formulas[i])) for i in necessary + redundant}
-    return _pairs_possible([shape[i] for i in necessary], [shape[i] for i in redundant])
+    return pairs_possible([shape[i] for i in necessary], [shape[i] for i in redundant])
 
 
 def nsd_rows(problem: Problem, readout: Readout, split: str, rng: random.Random, points: int = 6, *,
              lines: Sequence[tuple[int, Sequence[tuple[str, int]]]] | None = None) -> list[ProbeRow]:
-    """Task C: at up to ``points`` random points, 3 derivable and 3 not-yet-derivable steps
-    (:func:`nsd_pairs`), derivable rows first; ``lines``: the problem's :func:`nsd_lines` drawn earlier with
-    the same ``rng``."""
+    """Task C: at up to ``points`` random points ``k``, 3 derivable-now steps (label 1, first) and 3 not yet
+    derivable; ``lines``: the problem's :func:`nsd_lines` drawn earlier with the same ``rng``."""
     proof = ProofLogic.of(problem)
     head, tail = readout.frame(problem)
     rows = []
@@ -603,8 +544,8 @@ _NSD_CHOICES: OrderedDict[tuple[Any, ...], tuple[list[tuple[int, list[tuple[Cand
 
 
 def _nsd_choices(proof: ProofLogic, points: int, rng: random.Random) -> list[tuple[int, list[tuple[Candidate, Candidate]]]]:
-    """The points and pairs :func:`nsd_rows` writes, kept by problem and ``rng`` state (they do not depend on
-    the read-out, so several models' rows are z3-checked once); ``rng`` is left where drawing leaves it."""
+    """The points and pairs :func:`nsd_rows` writes, kept by problem and ``rng`` state so that several read-outs
+    are z3-checked once; ``rng`` is left where drawing leaves it."""
     problem = proof.problem
     key = (problem.id, problem.proof, tuple(sorted(problem.formulas.items())), points, rng.getstate())
     if key in _NSD_CHOICES:
@@ -621,9 +562,8 @@ def _nsd_choices(proof: ProofLogic, points: int, rng: random.Random) -> list[tup
 
 def build_rows(splits: Mapping[str, Sequence[Problem]], task: str, readout: Readout, seed: int,
                *, nsd_points: int = 6, memo: MutableMapping[str, Any] | None = None) -> list[ProbeRow]:
-    """All rows of ``task`` for every split, in problem order; a problem's random choices come from
-    ``random.Random(f"{seed}/{task}/{id}")``, so they depend on neither the other problems nor the read-out.
-    ``memo`` keeps each problem's NSD lines (their z3 checks) across runs."""
+    """All rows of ``task`` for every split, in problem order; each problem's random choices are seeded by its id,
+    independent of the other problems and the read-out. ``memo`` keeps each problem's NSD lines across runs."""
     if task not in TASKS:
         raise ValueError(f"task must be one of {TASKS}, got {task!r}")
     rows: list[ProbeRow] = []
