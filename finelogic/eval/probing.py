@@ -1,28 +1,11 @@
 """Representation-level probing (paper §3.3, Appendix B; Table 4): features, linear probes, metrics.
 
-Pipeline: :mod:`finelogic.eval.probing_data` builds the rows → :func:`extract_features` reads the model's
-hidden state at each row's last token (the backend's cache keeps them: :class:`finelogic.models.cache.CachedBackend`)
-→ :func:`fit_probe` trains the paper's probe on the training problems → :func:`predict_table` scores the test
-problems (:func:`probe_predictions` does both for every task) → the metrics:
-
-* :func:`correctness_spanning_steps` (CSS, in steps): mean over test problems of ``n - i*``, ``i*`` the
-  earliest step from which every prediction is correct (span 0 when the last prediction is wrong);
-* :func:`redundant_fact_identification` / :func:`next_step_derivability` (RFI / NSD, in %): the share of
-  test problems whose rows are *all* classified correctly;
-* :func:`row_accuracy` for every task (the paper's units are easy to misread; report both) and
-  :func:`accuracy_by_steps_remaining` for CSS.
-
-Baselines beside every probe: the majority class of the training rows (:func:`majority_table`), the same
-probe on the randomly initialised model of the same architecture (a model of its own in
-:func:`finelogic.runs.probing.run`), and the same probe on a bag of tokens of the row's own line alone
-(:func:`text_only_predictions`, probe ``text only (candidate line)``): if the surface form of the candidate
-gave the label away, this row would show it. :func:`summarize` adds 95% CIs over test problems: Wilson intervals for the shares RFI and NSD, a
-bootstrap (:func:`bootstrap_ci`) for CSS and row accuracy. Everything here is pure: rows, a backend and options in, arrays and tables out.
+Rows (:mod:`finelogic.eval.probing_data`) → :func:`extract_features` → :func:`probe_predictions` (the linear probe
+and its baselines per task) → :func:`summarize` (CSS, RFI, NSD and row accuracy with 95% CIs over test problems).
 """
 from __future__ import annotations
 
 import hashlib
-import logging
 import warnings
 from typing import Any, Callable, MutableMapping, Sequence
 
@@ -35,17 +18,13 @@ from finelogic.eval.probing_data import TASKS, ProbeRow
 from finelogic.memo import memo_key
 from finelogic.models.base import StatesRequest, hidden_states_of
 
-log = logging.getLogger(__name__)
-
 PREDICTION_COLUMNS = ("task", "problem_id", "step", "n_steps", "label", "prediction", "correct")
 #: Probe names in the predictions, in the order :func:`probe_predictions` writes them.
 LINEAR, MAJORITY, TEXT_ONLY = "linear probe", "majority class", "text only (candidate line)"
 #: Bootstrap resamples of test problems behind every CI.
 RESAMPLES = 1000
-#: Hidden-states requests (one per problem and row kind) handed to the backend per call; it runs several
-#: texts per forward pass, and the progress bar advances per call.
+#: Hidden-states requests (one per problem and row kind) handed to the backend per call (the progress bar's step).
 EXTRACTION_CHUNK = 32
-
 
 
 # ------------------------------------------------------------------------------------------- features
@@ -56,15 +35,10 @@ def extract_features(backend: Any, rows: Sequence[ProbeRow], *, layer: int = -1,
     """The hidden state at the last token of every row's text, shape ``(len(rows), hidden_size)``, float32.
 
     Args:
-        backend: anything with :meth:`~finelogic.models.hf.HFBackend.hidden_states`.
-        rows: probing rows, any tasks and problems.
         layer: 0 = embeddings, -1 = last layer (after the final norm for Llama-style models: the paper's).
         normalize: L2-normalise every vector (the paper's vLLM embedding read-out does).
-        reuse_prefix: True: one request per problem and row kind (its longest shared prefix, the states
-            at every row's prefix end read from it, every suffix run on a copy of the prefix's KV cache),
-            the requests batched (:func:`finelogic.models.base.hidden_states_of`: several problems per
-            forward pass where the backend has ``hidden_states_batch``). False: the naive reference, one
-            full pass per row over its exact text.
+        reuse_prefix: one request per problem and row kind, its suffixes run on the shared prefix's KV cache;
+            False: the naive reference, one full pass per row.
     """
     features: list[np.ndarray | None] = [None] * len(rows)
     if not reuse_prefix:
@@ -74,8 +48,6 @@ def extract_features(backend: Any, rows: Sequence[ProbeRow], *, layer: int = -1,
     groups: dict[tuple[str, bool], list[int]] = {}
     for index, row in enumerate(rows):  # rows without a suffix are read at their prefix's end
         groups.setdefault((row.problem_id, row.suffix == ""), []).append(index)
-    # One request per (problem, row kind): its longest prefix, every row's prefix end as a boundary, and
-    # each boundary's suffixes; the backend answers several requests per forward pass.
     requests, layouts = [], []
     for (_, bare), members in groups.items():
         prefixes = sorted({rows[i].prefix for i in members}, key=len)
@@ -111,13 +83,9 @@ def _quiet(progress: bool | None, n: int) -> bool:
 
 def fit_probe(features: np.ndarray, labels: Sequence[int], groups: Sequence[str], *, seed: int = 0,
               folds: int = 5) -> Any:
-    """The paper's probe, fit on training rows.
-
-    ``make_pipeline(StandardScaler(), LogisticRegressionCV(cv=..., max_iter=1000, scoring="accuracy"))``;
-    the inverse regularisation strength is chosen by cross-validation over problems
-    (``StratifiedGroupKFold``, shuffled with ``seed``): rows of one problem never sit on both sides of a
-    fold. ``folds`` shrinks to the number of training problems of the rarer class when that is smaller.
-    """
+    """The paper's probe, fit on training rows: a standardised logistic regression whose regularisation is chosen
+    by cross-validation over problems (``groups``), so rows of one problem never sit on both sides of a fold.
+    ``folds`` shrinks to the training problems of the rarer class when that is smaller."""
     from sklearn.linear_model import LogisticRegressionCV
     from sklearn.model_selection import StratifiedGroupKFold
     from sklearn.pipeline import make_pipeline
@@ -156,14 +124,9 @@ def majority_table(train: Sequence[ProbeRow], test: Sequence[ProbeRow]) -> pd.Da
 
 
 def correctness_span(correct: Sequence[bool]) -> int:
-    """``n - i*`` for one problem's predictions at steps ``1..n`` (in order), Appendix B.3.
-
-    ``i*`` is the earliest step from which every prediction (``i*`` and all later) is correct; the span
-    is 0 when the last prediction is wrong. All correct: ``i* = 1``, span ``n - 1``. (Appendix B.3's
-    wording, "right at ``i``, wrong at ``i - 1``", read literally would also count an early switch that
-    later flips back; Section 3.3's "the earliest step after which the model consistently predicts the
-    correct label" is used, as the released code computes it: ``book/released-code.md`` ("Probing").)
-    """
+    """``n - i*`` for one problem's predictions at steps ``1..n`` (Appendix B.3): ``i*`` the earliest step from
+    which every prediction is correct (Section 3.3's reading, as the released code computes it); 0 when the last
+    prediction is wrong, ``n - 1`` when all are right."""
     n = len(correct)
     if n == 0:
         raise ValueError("a problem needs at least one prediction")
@@ -176,10 +139,7 @@ def correctness_span(correct: Sequence[bool]) -> int:
 
 
 def correctness_spans(table: pd.DataFrame) -> pd.Series:
-    """Span per problem (index ``problem_id``) from a table with ``problem_id, step, n_steps, correct``.
-
-    Every problem must have one row per step ``1..n_steps``.
-    """
+    """Span per problem (index ``problem_id``) from ``problem_id, step, n_steps, correct`` rows, one per step."""
     spans = {}
     for problem_id, rows in table.groupby("problem_id", sort=False):
         rows = rows.sort_values("step")
@@ -207,8 +167,7 @@ def redundant_fact_identification(table: pd.DataFrame) -> float:
 
 
 def next_step_derivability(table: pd.DataFrame) -> float:
-    """NSD (Table 4, %): test problems whose rows (3 derivable + 3 not-yet-derivable steps at each
-    point) are all correct."""
+    """NSD (Table 4, %): test problems whose rows (3 derivable + 3 not yet at each point) are all correct."""
     return all_rows_correct(table)
 
 
@@ -230,9 +189,8 @@ def accuracy_by_steps_remaining(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def per_problem_values(table: pd.DataFrame, task: str) -> pd.DataFrame:
-    """Per test problem (index ``problem_id``): ``value`` (CSS span, or 100 if all rows right else 0),
-    ``correct`` and ``rows``; the task metric is the mean of ``value``, row accuracy
-    ``100 * sum(correct) / sum(rows)``."""
+    """Per test problem (index ``problem_id``): ``value`` (CSS span, or 100 if all rows right else 0), ``correct``
+    and ``rows``."""
     grouped = table.groupby("problem_id", sort=False)["correct"]
     out = pd.DataFrame({"correct": grouped.sum().astype(int), "rows": grouped.size()})
     if task == "css":
@@ -244,12 +202,8 @@ def per_problem_values(table: pd.DataFrame, task: str) -> pd.DataFrame:
 
 def bootstrap_ci(values: pd.DataFrame, *, seed: int = 0, resamples: int = RESAMPLES,
                  level: float = 0.95) -> dict[str, float]:
-    """Percentile bootstrap CIs over problems for the task metric and row accuracy.
-
-    ``values`` is :func:`per_problem_values`; each resample draws as many problems with replacement
-    (``numpy.random.default_rng(seed)``), so the rows of a problem stay together. Returns ``ci_low``,
-    ``ci_high`` (the metric) and ``row_ci_low``, ``row_ci_high`` (row accuracy, %).
-    """
+    """Percentile bootstrap CIs over the problems of :func:`per_problem_values` (a problem's rows stay together):
+    ``ci_low``, ``ci_high`` (the metric) and ``row_ci_low``, ``row_ci_high`` (row accuracy, %)."""
     n = len(values)
     index = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
     metric = values["value"].to_numpy()[index].mean(axis=1)
@@ -261,10 +215,8 @@ def bootstrap_ci(values: pd.DataFrame, *, seed: int = 0, resamples: int = RESAMP
 
 
 def summarize(predictions: pd.DataFrame, *, seed: int = 0, resamples: int = RESAMPLES) -> pd.DataFrame:
-    """Long summary: per ``model, readout, probe, task``, the task metric with its 95% CI over test problems
-    (``ci_low``, ``ci_high``: RFI and NSD, shares of problems, a Wilson interval, which stays wide at 0/n and
-    n/n; CSS, a mean span, a bootstrap), row accuracy with its bootstrap CI (``row_ci_low``, ``row_ci_high``)
-    and counts. Every group resamples with the same ``seed``."""
+    """Per ``model, readout, probe, task``: the metric with its 95% CI over test problems (RFI, NSD: Wilson, which
+    stays wide at 0/n and n/n; CSS: bootstrap), row accuracy with its bootstrap CI, and counts."""
     keys = [c for c in ("model", "readout", "probe") if c in predictions.columns]
     records = []
     for key, group in predictions.groupby([*keys, "task"], sort=False):
@@ -286,24 +238,17 @@ def summarize(predictions: pd.DataFrame, *, seed: int = 0, resamples: int = RESA
 # ------------------------------------------------------------------------------------------- probes per task
 
 
-def text_features(train: Sequence[ProbeRow], test: Sequence[ProbeRow]) -> tuple[np.ndarray, np.ndarray]:
-    """Bag-of-tokens counts of each row's own line (``candidate``: the appended fact or step, CSS the
-    prefix's last step), vocabulary from the training rows. Tokens: words and single symbols
-    (``¬``, ``&``, ``->``'s parts, ``:``), so ids, negations and connectives all count."""
-    from sklearn.feature_extraction.text import CountVectorizer
-
-    vectorizer = CountVectorizer(token_pattern=r"\w+|[^\w\s]", lowercase=True)
-    x_train = vectorizer.fit_transform([r.candidate for r in train]).toarray().astype(np.float32)
-    return x_train, vectorizer.transform([r.candidate for r in test]).toarray().astype(np.float32)
-
-
 def text_only_predictions(train: Sequence[ProbeRow], test: Sequence[ProbeRow], *, seed: int = 0,
                           memo: MutableMapping[str, Any] | None = None) -> pd.DataFrame:
-    """The text-only baseline: :func:`fit_probe` (the same pipeline and folds) on :func:`text_features`,
-    scored on ``test``. It never sees the context, so it sits at chance unless the line's surface form
-    separates the classes. ``memo``: as :func:`probe_predictions`'."""
+    """The text-only baseline: :func:`fit_probe` on bag-of-tokens counts of each row's own line (words and single
+    symbols, so ids, negations and connectives count). It never sees the context, so it sits at chance unless the
+    line's surface form separates the classes. ``memo``: as :func:`probe_predictions`'."""
+    from sklearn.feature_extraction.text import CountVectorizer
+
     def fitted() -> list[int]:
-        x_train, x_test = text_features(train, test)
+        vectorizer = CountVectorizer(token_pattern=r"\w+|[^\w\s]", lowercase=True)
+        x_train = vectorizer.fit_transform([r.candidate for r in train]).toarray().astype(np.float32)
+        x_test = vectorizer.transform([r.candidate for r in test]).toarray().astype(np.float32)
         probe = fit_probe(x_train, [r.label for r in train], [r.problem_id for r in train], seed=seed)
         return probe.predict(x_test).tolist()
 
@@ -313,16 +258,10 @@ def text_only_predictions(train: Sequence[ProbeRow], test: Sequence[ProbeRow], *
 
 def probe_predictions(rows: Sequence[ProbeRow], features: np.ndarray, *, seed: int = 0,
                       text_only: pd.DataFrame | None = None, memo: MutableMapping[str, Any] | None = None) -> pd.DataFrame:
-    """Every task's probe (:func:`fit_probe` on the training rows), the majority baseline and the
-    text-only baseline, scored on the test rows: ``probe`` (:data:`LINEAR`, :data:`MAJORITY`,
-    :data:`TEXT_ONLY`) + :data:`PREDICTION_COLUMNS`.
-
-    ``features[i]`` is row ``i``'s feature vector (:func:`extract_features` of ``rows``). ``text_only``: an
-    earlier result's :data:`TEXT_ONLY` rows for the same rows (another model's, or another read-out's):
-    that baseline reads the candidate lines and labels only, so a run fits it once; the rows must match.
-    ``memo``: a mapping kept across runs (the run's :class:`finelogic.memo.Memo`): each probe's test
-    predictions, keyed by digests of its exact inputs (features or lines, labels, problems), the seed and
-    the scikit-learn version, so a cached rerun fits nothing.
+    """Every task's linear probe, majority and text-only baselines, scored on the test rows: ``probe`` +
+    :data:`PREDICTION_COLUMNS`. ``features[i]``: row ``i``'s vector. ``text_only``: an earlier result's
+    :data:`TEXT_ONLY` rows for the same rows (that baseline reads no states, so a run fits it once). ``memo``: each
+    probe's test predictions keyed by digests of its exact inputs, the seed and library versions.
     """
     tables = []
     for task in TASKS:
@@ -381,9 +320,8 @@ SHARED_ROWS = {MAJORITY: "(labels only)", TEXT_ONLY: "(candidate text only)"}
 
 
 def table4(predictions: pd.DataFrame, readout: str = "chat") -> pd.DataFrame:
-    """Our Table 4: CSS (steps), RFI and NSD (%) per model's linear probe, then one majority-class and one
-    text-only row (the same for every model: they see labels / the candidate line only). Index
-    ``(model, probe)``, in order of appearance."""
+    """Our Table 4: CSS (steps), RFI and NSD (%) per model's linear probe, then the model-independent baselines
+    once (:func:`shared_once`). Index ``(model, probe)``, in order of appearance."""
     chosen = shared_once(predictions[predictions["readout"] == readout])
     summary = summarize(chosen, resamples=1)
     table = summary.pivot_table(index=["model", "probe"], columns="task", values="metric", sort=False)
