@@ -1,23 +1,11 @@
 """Judging one proof step: valid? atomic? (paper §3.2, Table 3; prompts in the paper's Figures 13–14).
 
-Every judge has the same verbs: ``judge(step, problem) -> Verdict``, ``judge_many(steps, problem)`` (one
-response's steps) and ``judge_all(pairs)`` (many ``(step, problem)`` pairs, batched). A step carries its
-premise texts (:func:`finelogic.eval.steps.parse_steps`), so the problem is all the context a judge needs.
-
-- :class:`LLMJudge`: the paper's judge. Its two prompts verbatim (atomicity asked only when valid, so
-  atomic ⊆ valid), greedy decoding, a reply read by :func:`parse_reply`; a reply it cannot read is
-  undecided (None), where the released code retried and finally counted False. On steps read the released
-  way (``step.released``) it sends the released prompt text and reads replies as the released code does.
-  The paper used GPT-4.1-mini (98% accuracy on 200 annotated steps); a 135M model is *not* a reliable judge.
-- :class:`SymbolicJudge`: no model. The step's sentences are parsed back into formulas with the
-  generator's inverse parser; validity = z3 entailment, atomicity = one application of one deduction rule
-  (:func:`finelogic.logic.is_atomic_step`). Where it cannot read a step it says so (``valid=None``) and
-  never guesses.
-- :class:`HybridJudge`: symbolic where it decides, the LLM for the rest; ``decided_by`` says which.
+Every judge has the verbs of :class:`Judge`; a step carries its premise texts (:func:`finelogic.eval.steps.parse_steps`),
+so the problem is all the context a judge needs. :class:`LLMJudge` is the paper's; :class:`SymbolicJudge` needs no
+model; :class:`HybridJudge` is symbolic where it decides, the LLM for the rest.
 """
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, replace
 from typing import Any, MutableMapping, Protocol, Sequence
 
@@ -44,8 +32,6 @@ from finelogic.logic import (
 from finelogic.memo import memo_key
 from finelogic.models.base import Backend, GenerationConfig
 
-log = logging.getLogger(__name__)
-
 #: The paper's validity prompt (Figure 13), verbatim; one user message.
 VALIDITY_PROMPT = ("Premises:\n{premises}\nConclusion:\n{conclusion}\n"
                    "Do the premises entail the conclusion? Answer true or false only.")
@@ -58,19 +44,12 @@ SYMBOLIC, LLM = "symbolic", "llm"
 
 @dataclass(frozen=True)
 class Verdict:
-    """A judge's answer about one step.
-
-    Attributes:
-        valid: the premises entail the conclusion; None when the judge could not decide.
-        atomic: one minimal inference; False whenever ``valid`` is False, None whenever it is None.
-        reason: why, in words (the matched rule, the parse error, the judge's raw reply).
-        decided_by: ``symbolic`` or ``llm``; empty when undecided.
-    """
+    """A judge's answer about one step; ``valid`` None when the judge could not decide."""
 
     valid: bool | None
-    atomic: bool | None
-    reason: str = ""
-    decided_by: str = ""
+    atomic: bool | None  # one minimal inference; False whenever valid is False, None whenever it is None
+    reason: str = ""  # the matched rule, the parse error, the judge's raw reply
+    decided_by: str = ""  # symbolic or llm; empty when undecided
 
     @property
     def decided(self) -> bool:
@@ -82,11 +61,15 @@ def undecided(reason: str) -> Verdict:
 
 
 class Judge(Protocol):
-    def judge(self, step: Step, problem: Problem) -> Verdict: ...
-
-    def judge_many(self, steps: Sequence[Step], problem: Problem) -> list[Verdict]: ...
+    """``judge`` one step, ``judge_many`` one response's steps, ``judge_all`` many ``(step, problem)`` pairs."""
 
     def judge_all(self, pairs: Sequence[tuple[Step, Problem]]) -> list[Verdict]: ...
+
+    def judge(self, step: Step, problem: Problem) -> Verdict:
+        return self.judge_all([(step, problem)])[0]
+
+    def judge_many(self, steps: Sequence[Step], problem: Problem) -> list[Verdict]:
+        return self.judge_all([(s, problem) for s in steps])
 
 
 def not_judged(step: Step) -> Verdict | None:
@@ -110,17 +93,8 @@ def step_lines(step: Step, problem: Problem) -> tuple[str, str] | None:
     if any(t is None for t in step.premise_texts):
         return None
     premises = "\n".join(f"{pid}: {text}" for pid, text in zip(step.premise_ids, step.premise_texts))
-    conclusion = conclusion_sentence(step, problem)
-    if conclusion is None:
-        return None
-    return premises, f"{step.conclusion_id}: {conclusion}"
-
-
-def conclusion_sentence(step: Step, problem: Problem) -> str | None:
-    """The sentence a step concludes: the problem's (negated) hypothesis for those ids, else its text."""
-    if step.concludes_hypothesis:
-        return problem_reference(problem)[step.conclusion_id]
-    return step.conclusion_text
+    conclusion = problem_reference(problem)[step.conclusion_id] if step.concludes_hypothesis else step.conclusion_text
+    return None if conclusion is None else (premises, f"{step.conclusion_id}: {conclusion}")
 
 
 def parse_reply(reply: str, *, released: bool = False) -> bool | None:
@@ -135,19 +109,15 @@ def parse_reply(reply: str, *, released: bool = False) -> bool | None:
     return False if released else None
 
 
-class LLMJudge:
-    """The paper's judge over any backend (``OpenAIBackend`` for GPT-4.1-mini, ``HFBackend`` locally);
-    ``max_new_tokens`` is room for the one-word reply."""
+class LLMJudge(Judge):
+    """The paper's judge over any backend: its two prompts verbatim (atomicity asked only when valid, so atomic ⊆
+    valid), greedy decoding; a reply it cannot read is undecided, where the released code retried and finally
+    counted False. Steps read the released way get the released prompt text and reply reading. The paper used
+    GPT-4.1-mini (98% accuracy on 200 annotated steps); a 135M model is *not* a reliable judge."""
 
     def __init__(self, backend: Backend, *, max_new_tokens: int = 5) -> None:
         self.backend = backend
         self.config = GenerationConfig(temperature=0, max_new_tokens=max_new_tokens)
-
-    def judge(self, step: Step, problem: Problem) -> Verdict:
-        return self.judge_all([(step, problem)])[0]
-
-    def judge_many(self, steps: Sequence[Step], problem: Problem) -> list[Verdict]:
-        return self.judge_all([(s, problem) for s in steps])
 
     def judge_all(self, pairs: Sequence[tuple[Step, Problem]]) -> list[Verdict]:
         """All validity prompts in one ``generate`` call, then the atomicity prompts of the valid steps."""
@@ -183,8 +153,7 @@ class LLMJudge:
         return verdicts  # type: ignore[return-value]
 
     def _ask(self, prompts: list[str]) -> list[str]:
-        """The replies to ``prompts``, each distinct prompt sent once (steps recur across one problem's
-        responses)."""
+        """The replies to ``prompts``, each distinct prompt sent once (steps recur across responses)."""
         if not prompts:
             return []
         distinct = list(dict.fromkeys(prompts))
@@ -196,16 +165,11 @@ class LLMJudge:
 # --- The symbolic judge
 
 
-class SymbolicJudge:
-    """Exact validity (z3) and atomicity (one deduction rule) for problems in the template grammar.
-
-    Premises: facts from ``problem.formulas``; ``intN``/``assumpN`` from their sentences, parsed with
-    :func:`finelogic.data.generators.nl.parse_sentence` and the problem's vocabulary; ``[assump1]`` becomes a
-    :class:`finelogic.logic.Discharged`. Conclusion: the hypothesis formula, its
-    :func:`~finelogic.logic.negate` for ``¬hypothesis``, else the parsed sentence. ``memo`` (a
-    :class:`finelogic.memo.Memo`, or a dict) keeps each verdict under everything it reads (the step's ids and
-    texts, :func:`problem_key`); a verdict z3 could not reach is not kept. ``computed`` counts the verdicts
-    worked out rather than read back.
+class SymbolicJudge(Judge):
+    """Exact validity (z3 entailment) and atomicity (one deduction rule) for problems in the template grammar: facts
+    from ``problem.formulas``, other statements parsed back from their sentences; a step it cannot read is
+    undecided, never guessed. ``memo`` keeps each verdict z3 reached under everything it reads; ``computed``
+    counts the verdicts worked out rather than read back.
     """
 
     def __init__(self, memo: MutableMapping[str, Any] | None = None) -> None:
@@ -220,7 +184,8 @@ class SymbolicJudge:
             return skip
         if self.memo is None:
             return self._judge(step, problem)
-        read = _as_read(step, self._problem_key(problem))
+        read = (self._problem_key(problem), step.premises, step.premise_texts, step.conclusion_id,
+                step.conclusion_text, step.parsed, step.released)
         verdict = self._seen.get(read)
         if verdict is not None:
             return verdict
@@ -267,9 +232,6 @@ class SymbolicJudge:
             return Verdict(True, True, f"entailed (z3); one rule: {rules[0]}", SYMBOLIC)
         return Verdict(True, False, "entailed (z3), but no single deduction rule derives it", SYMBOLIC)
 
-    def judge_many(self, steps: Sequence[Step], problem: Problem) -> list[Verdict]:
-        return [self.judge(s, problem) for s in steps]
-
     def judge_all(self, pairs: Sequence[tuple[Step, Problem]]) -> list[Verdict]:
         return [self.judge(s, p) for s, p in pairs]
 
@@ -309,11 +271,6 @@ def problem_key(problem: Problem) -> str:
                      problem.meta.get("vocabulary")])
 
 
-def _as_read(step: Step, problem: str) -> tuple:
-    return (problem, step.premises, step.premise_texts, step.conclusion_id, step.conclusion_text, step.parsed,
-            step.released)
-
-
 def _problems_own_sentence(pid: str, text: str, problem: Problem) -> bool:
     """``text`` is the problem's sentence for fact or hypothesis ``pid`` (case and final period aside), so its
     formula is known."""
@@ -345,18 +302,12 @@ def _sentence(text: str, vocabulary, what: str):
 # --- Symbolic first, the LLM for the rest
 
 
-class HybridJudge:
+class HybridJudge(Judge):
     """:class:`SymbolicJudge` where it decides; the LLM judge (batched) for the steps it cannot read."""
 
     def __init__(self, symbolic: SymbolicJudge, llm: LLMJudge) -> None:
         self.symbolic = symbolic
         self.llm = llm
-
-    def judge(self, step: Step, problem: Problem) -> Verdict:
-        return self.judge_all([(step, problem)])[0]
-
-    def judge_many(self, steps: Sequence[Step], problem: Problem) -> list[Verdict]:
-        return self.judge_all([(s, problem) for s in steps])
 
     def judge_all(self, pairs: Sequence[tuple[Step, Problem]]) -> list[Verdict]:
         verdicts = self.symbolic.judge_all(pairs)
