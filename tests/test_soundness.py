@@ -10,7 +10,7 @@ from finelogic.data.problem import Fact, Problem
 from finelogic.eval.judges import SymbolicJudge
 from finelogic.eval.relevance import relevance
 from finelogic.eval.soundness import judge_responses, sample_soundness, soundness_table
-from finelogic.eval.steps import Step, parse_steps, response_reference, split_steps
+from finelogic.eval.steps import Step, parse_steps, problem_reference, split_steps
 
 
 def dog_problem() -> Problem:
@@ -90,10 +90,9 @@ def test_premise_texts_come_from_facts_and_earlier_definitions():
     assert steps[2].premise_texts == ("the dog is big.", "if the dog is big then the dog is calm.")
 
 
-def test_response_reference_maps_ids_to_sentences():
+def test_problem_reference_maps_ids_to_sentences():
     problem = dog_problem()
-    reference = response_reference(parse_steps(GOLD, problem), problem)
-    assert reference["int1"] == "the dog is big."
+    reference = problem_reference(problem)
     assert reference["fact4"] == "the cat is red."
     assert reference["hypothesis"] == "the dog is calm."
     assert reference["¬hypothesis"] == "the dog is not calm."  # rendered from the negated formula

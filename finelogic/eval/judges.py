@@ -1,7 +1,7 @@
 """Judging one proof step: valid? atomic? (paper §3.2, Table 3; prompts in the paper's Figures 13–14).
 
-Every judge has the verbs of :class:`Judge`; a step carries its premise texts (:func:`finelogic.eval.steps.parse_steps`),
-so the problem is all the context a judge needs. :class:`LLMJudge` is the paper's; :class:`SymbolicJudge` needs no
+Every judge has the verbs of :class:`Judge`; a step carries its premise texts (:mod:`finelogic.eval.steps`), so
+the problem is all the context a judge needs. :class:`LLMJudge` is the paper's; :class:`SymbolicJudge` needs no
 model; :class:`HybridJudge` is symbolic where it decides, the LLM for the rest.
 """
 from __future__ import annotations

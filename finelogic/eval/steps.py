@@ -1,29 +1,6 @@
-"""Splitting a model's proof into steps (paper §3.2: "we extract the premises and conclusion of each step").
-
-A response is read in the first of three ways that applies:
-
-1. **``Step N:`` blocks** (also ``**Step N.**``): each block is one step, read from its first line with
-   ``->``; a block in the natural-language style (:data:`NL_STEP`: ``From fact4 and step 1, it follows that
-   <sentence>.``) is the step it states (``step k`` cites ``intk``); any other block is one unparseable step.
-2. **FLD notation** (the response contains ``->``): cut at ``;`` and line breaks; every piece with ``->`` is
-   a step, pieces without it are not.
-3. **Free text**: one unparseable step; an empty response has none.
-
-FLD steps are read by :func:`finelogic.logic.proof.parse_step` (it says what is tolerated); markers such as
-``__PROVED__`` are ignored. Each step carries the texts of its premises as defined *before* it
-(``premise_texts``; None for an id not defined yet: the paper code's "reference dictionary"), so a judge
-needs only the step and the problem.
-
-**The released code's reading** (``policy="paper_code_compat"``; :func:`released_steps`,
-``book/released-code.md``, "Soundness details of the released code"), reproduced from its behaviour:
-
-- steps are the blocks starting at a line ``Step N:`` / ``N.`` / ``N:``; without such lines the text is cut
-  at ``;`` (when that gives two or more parts), else at line breaks, else at periods, and only the parts
-  with an inline conclusion (``intN``, ``assumpN`` or ``hypothesis`` followed by ``:`` or ``.``) are steps;
-  a text with none is ONE step with no conclusion (judged against ``???``);
-- the conclusion is the FIRST such id of the block; the premises are every other ``factN``/``intN``/
-  ``assumpN`` id in the block, sorted here (the released code's set order is not stable across runs);
-- texts come from :func:`released_reference`; an id it lacks reads ``???``.
+"""Splitting a model's proof into steps (paper §3.2: "we extract the premises and conclusion of each step"): our
+reading (:func:`parse_steps`) and the released code's (:func:`released_steps`). Each step carries the texts of its
+premises as defined before it, so a judge needs only the step and the problem.
 """
 from __future__ import annotations
 
@@ -49,7 +26,7 @@ _NL_CITATION = re.compile(r"step (\d+)|(fact\d+)")
 
 #: The text the released code shows the judge for an id it has no text for (and for a missing conclusion).
 UNKNOWN_TEXT = "???"
-# The released reading's patterns (module docstring); ids keep their digits as written (``int01``).
+# The released reading's patterns (released_steps); ids keep their digits as written (``int01``).
 _ANY_ID = r"(?:fact|int|assump)\s*\d+"
 _RELEASED_PREMISE = re.compile(rf"\b{_ANY_ID}\b", re.I)
 _RELEASED_CONCLUSION = re.compile(r"\b(int\s*\d+|assump\s*\d+|hypothesis)\s*[:.]", re.I)
@@ -66,28 +43,17 @@ _INPUT_HYPOTHESIS = re.compile(r"hypothesis\s*:\s*(.+)", re.I)
 
 @dataclass(frozen=True)
 class Step:
-    """One step of a model's proof.
-
-    Attributes:
-        index: 0-based position in the response.
-        raw: the text the step was read from.
-        premises: normalised ids as written: ``fact3``, ``int1``, ``[assump1]`` (discharged), ``void``.
-        premise_texts: the sentence of each premise as defined before this step (None: not defined).
-        conclusion_id: ``int2``, ``assump1``, ``hypothesis`` or ``¬hypothesis``; None when unparsed.
-        conclusion_text: the text after the colon as written; None when the step wrote none.
-        parsed: False when the step is not in FLD notation (free text); ``note`` says why.
-        released: read by :func:`released_steps` (premises sorted, texts resolved, ``???`` when unknown).
-    """
+    """One step of a model's proof; ``index`` 0-based, ``raw`` the text it was read from."""
 
     index: int
     raw: str
-    premises: tuple[str, ...] = ()
-    premise_texts: tuple[str | None, ...] = ()
-    conclusion_id: str | None = None
-    conclusion_text: str | None = None
-    parsed: bool = True
+    premises: tuple[str, ...] = ()  # normalised ids as written: fact3, int1, [assump1] (discharged), void
+    premise_texts: tuple[str | None, ...] = ()  # each premise's sentence as defined before this step (None: not)
+    conclusion_id: str | None = None  # int2, assump1, hypothesis or ¬hypothesis; None when unparsed
+    conclusion_text: str | None = None  # the text after the colon as written; None when the step wrote none
+    parsed: bool = True  # False when not in FLD notation (free text); note says why
     note: str = ""
-    released: bool = False
+    released: bool = False  # read by released_steps
 
     @property
     def premise_ids(self) -> tuple[str, ...]:
@@ -145,7 +111,10 @@ def read_nl_step(index: int, number: int, block: str) -> Step:
 
 
 def split_steps(response: str) -> list[Step]:
-    """The steps of ``response`` (see the module docstring), premise texts not yet resolved."""
+    """The steps of ``response``, premise texts not yet resolved, read in the first way that applies: ``Step N:``
+    blocks (each one step: its first line with ``->``, else :func:`read_nl_step`); FLD notation (pieces between
+    ``;`` and line breaks with ``->``, read by :func:`finelogic.logic.proof.parse_step`); else free text, one
+    unparseable step (none when empty). Markers such as ``__PROVED__`` are ignored."""
     text = _MARKER.sub("\n", response or "")
     headers = list(_STEP_HEADER.finditer(text))
     if headers:
@@ -175,8 +144,9 @@ def problem_reference(problem: Problem) -> dict[str, str]:
 
 
 def parse_steps(response: str, problem: Problem) -> list[Step]:
-    """Paper §3.2 step extraction: the steps of ``response``, each premise resolved to the problem's fact or
-    the latest earlier step concluding that id (None for an id defined later or never)."""
+    """Paper §3.2 step extraction: :func:`split_steps`, each premise resolved to the problem's fact or the latest
+    earlier step concluding that id (None for an id defined later or never: the paper code's "reference
+    dictionary")."""
     reference = problem_reference(problem)
     out = []
     for step in split_steps(response):
@@ -187,15 +157,6 @@ def parse_steps(response: str, problem: Problem) -> list[Step]:
                 reference[step.conclusion_id] = step.conclusion_text
         out.append(step)
     return out
-
-
-def response_reference(steps: list[Step], problem: Problem) -> dict[str, str]:
-    """The whole id -> text reference of one response (facts, hypothesis, every int/assump definition)."""
-    reference = problem_reference(problem)
-    for step in steps:
-        if step.parsed and not step.concludes_hypothesis and step.conclusion_text:
-            reference[step.conclusion_id] = step.conclusion_text
-    return reference
 
 
 def negated_hypothesis_text(problem: Problem) -> str:
@@ -215,8 +176,8 @@ def negated_hypothesis_text(problem: Problem) -> str:
 
 
 def template_vocabulary(problem: Problem):
-    """The problem's :class:`~finelogic.data.generators.nl.Vocabulary` when it uses the template grammar
-    (FLD-style generated problems), else None; one cached object per distinct vocabulary."""
+    """The problem's :class:`~finelogic.data.generators.nl.Vocabulary` when it uses the template grammar, else
+    None; one cached object per distinct vocabulary."""
     raw = problem.meta.get("vocabulary")
     if not isinstance(raw, Mapping) or not raw or set(raw) - {"predicates", "propositions", "constants"}:
         return None
@@ -226,7 +187,7 @@ def template_vocabulary(problem: Problem):
         return None
 
 
-@functools.lru_cache(maxsize=65536)  # one per problem: a paper test set has ~1,100
+@functools.lru_cache(maxsize=65536)  # one per problem
 def _vocabulary(tables: tuple):
     from finelogic.data.generators.nl import Vocabulary
 
@@ -234,13 +195,6 @@ def _vocabulary(tables: tuple):
 
 
 # --- The released code's reading (paper_code_compat)
-
-
-def released_input(problem: Problem) -> str:
-    """The problem text the released code reads facts from: the item's ``input``, else the compat layout's
-    ``Facts: ...\nHypothesis: ...``."""
-    given = problem.meta.get("input") if problem.meta else None
-    return given or f"Facts: {problem.facts_text}\nHypothesis: {problem.hypothesis}"
 
 
 def _released_id(text: str) -> str:
@@ -260,14 +214,10 @@ def _released_hypothesis(response: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=65536)
 def _released_problem_texts(text: str) -> dict[str, str]:
     """Facts (``factN:`` at the start of a piece) and the hypothesis of the problem's input, cut at ``.`` and
     ``;`` as the released code does."""
-    return dict(_released_problem_texts_of(text))  # a copy: the kept one is shared by every response
-
-
-@functools.lru_cache(maxsize=65536)
-def _released_problem_texts_of(text: str) -> dict[str, str]:
     text = text.strip()
     if text.lower().startswith("facts:"):
         text = text[len("facts:"):].lstrip()
@@ -288,8 +238,8 @@ def released_reference(response: str, problem: Problem) -> dict[str, str]:
 
     1. ``id: text`` at the start of a response line (text up to ``;``; a later line wins);
     2. ``hypothesis`` from the response (:func:`_released_hypothesis`);
-    3. only when the response defines no ``factN:`` line: the facts AND the hypothesis of
-       :func:`released_input`, so a response that restates one fact leaves every other fact ``???``;
+    3. only when the response defines no ``factN:`` line: the facts AND the hypothesis of the item's ``input``
+       (else ``Facts: ...\nHypothesis: ...``), so a response that restates one fact leaves every other ``???``;
     4. only when no ``intN``/``assumpN`` is defined yet: every ``id: text`` anywhere (text up to ``.``, ``;``
        or a line break), never overwriting.
     """
@@ -300,7 +250,9 @@ def released_reference(response: str, problem: Problem) -> dict[str, str]:
     if (hypothesis := _released_hypothesis(response)):
         reference[HYPOTHESIS] = hypothesis
     if not any(k.startswith("fact") for k in reference):
-        reference.update(_released_problem_texts(released_input(problem)))
+        given = problem.meta.get("input") if problem.meta else None
+        given = given or f"Facts: {problem.facts_text}\nHypothesis: {problem.hypothesis}"
+        reference.update(_released_problem_texts(given))  # update copies: the cached dict stays as it was
     if not any(k.startswith(("int", "assump")) for k in reference):
         for definition in _INLINE_DEFINITION.finditer(response):
             reference.setdefault(_released_id(definition.group(1)), definition.group(2).strip())
@@ -333,8 +285,12 @@ def _released_conclusion(block: str, how: str) -> str | None:
 
 
 def released_steps(response: str, problem: Problem) -> list[Step]:
-    """The steps of ``response`` as the released ``src/eval_step.py`` reads them (module docstring); never
-    empty: a response without a step is one step with no conclusion."""
+    """The steps of ``response`` as the released ``src/eval_step.py`` reads them (``book/released-code.md``,
+    "Soundness details of the released code"): the blocks starting at a line ``Step N:`` / ``N.`` / ``N:``, else the
+    parts (cut at ``;``, else line breaks, else periods) with an inline conclusion (``intN``, ``assumpN`` or
+    ``hypothesis`` then ``:`` or ``.``), else the whole text as one step with no conclusion (judged against ``???``).
+    The conclusion is the block's first such id, the premises every other id in it, sorted (the released set order
+    is not stable); texts from :func:`released_reference`."""
     text = response or ""
     reference = released_reference(text, problem)
     blocks, how = _released_blocks(text)
