@@ -1,17 +1,6 @@
-"""LogicMark: log-likelihood multiple choice by hop depth (the LogicMark card's evaluation).
-
-The card (``book/data-formats.md``, "LogicMark") scores each problem without prompting tricks: the context
-is the record's ``If:\\n<premises>\\n\\nThen``, every option is a continuation, and the prediction is the
-option with the best "average log-likelihood over ending tokens". Scoring follows EleutherAI's
-lm-evaluation-harness (``book/methods.md``, "Log-likelihood multiple choice"): one request
-``(context, " " + option)`` per option; ``none`` = lm-eval's ``acc`` (argmax of the sums), ``char`` = its
-``acc_norm`` (sum / characters of the option), ``token_mean`` = the card's (sum / continuation tokens).
-Ties go to the first option, as lm-eval's ``numpy.argmax``; records flag them (``tie_<norm>``).
-
-:data:`LAYOUTS` lets the card's wording be tried one change at a time (``benchmarks/logicmark_gap.py``):
-``text`` (the above), ``text_no_space`` (the option continues ``...Then`` directly) and ``lettered`` (the
-card's "Task Format": options listed as ``A. ...``, then ``Answer:`` (our cue; the card shows none), and the
-letters scored as continuations). The run that picks items and models is :func:`finelogic.runs.logicmark.run`.
+"""LogicMark: log-likelihood multiple choice by hop depth, as the card (``book/data-formats.md``, "LogicMark")
+scores it: every option a continuation of the record's context, scored as lm-evaluation-harness does
+(``book/methods.md``, "Log-likelihood multiple choice"). The run is :func:`finelogic.runs.logicmark.run`.
 """
 from __future__ import annotations
 
@@ -32,9 +21,10 @@ from finelogic.paper import LOGICMARK_HOP_SHARE
 
 log = logging.getLogger(__name__)
 
-#: ``token_mean`` (the card's), ``char`` (lm-eval's ``acc_norm``), ``none`` (lm-eval's ``acc``).
+#: The option's log-likelihood sum over its continuation tokens (``token_mean``, the card's "average over ending
+#: tokens"), over its characters (``char``, lm-eval's ``acc_norm``) or as is (``none``, lm-eval's ``acc``).
 NORMALIZATIONS = ("token_mean", "char", "none")
-#: Prompt layouts (module docstring): ``text`` is the default.
+#: Prompt layouts (:func:`requests_for`): ``text`` is the card's.
 LAYOUTS = ("text", "text_no_space", "lettered")
 #: The card's hop buckets, in its column order.
 HOPS = (1, 2, 3, 4, 5)
@@ -51,10 +41,14 @@ def context_of(problem: Problem) -> str:
 
 
 def requests_for(problem: Problem, layout: str = "text") -> list[tuple[str, str]]:
-    """One request per option, in option order, for ``layout`` (module docstring)."""
+    """One ``(context, continuation)`` request per option, in option order: ``text`` continues the context with
+    ``" " + option``, ``text_no_space`` with the option directly, ``lettered`` lists the options as ``A. ...`` then
+    ``Answer:`` (our cue; the card shows none) and scores the letters. Tries the card's wording one change at a time
+    (``benchmarks/logicmark_gap.py``)."""
     if not problem.options or problem.answer_index is None:
         raise ValueError(f"Problem {problem.id!r} is not multiple-choice (no options / answer_index)")
-    check_layout(layout)
+    if layout not in LAYOUTS:
+        raise ValueError(f"unknown LogicMark layout {layout!r}; choose one of {', '.join(LAYOUTS)}")
     context = context_of(problem)
     if layout == "text":
         return [(context, " " + option) for option in problem.options]
@@ -63,23 +57,6 @@ def requests_for(problem: Problem, layout: str = "text") -> list[tuple[str, str]
     letters = [chr(ord("A") + k) for k in range(len(problem.options))]
     block = "".join(f"\n{letter}. {option}" for letter, option in zip(letters, problem.options))
     return [(context + block + "\nAnswer:", " " + letter) for letter in letters]
-
-
-def check_layout(layout: str) -> None:
-    """Raise ValueError naming the valid choices unless ``layout`` is one of :data:`LAYOUTS`."""
-    if layout not in LAYOUTS:
-        raise ValueError(f"unknown LogicMark layout {layout!r}; choose one of {', '.join(LAYOUTS)}")
-
-
-def normalized(logprob_sum: float, n_tokens: int, option: str, normalization: str) -> float:
-    """One option's score: ``sum / n_tokens`` (token_mean), ``sum / len(option)`` (char) or ``sum`` (none);
-    ``option`` is the scored text without its leading space."""
-    if normalization == "token_mean":
-        return logprob_sum / n_tokens
-    if normalization == "char":
-        return logprob_sum / len(option)
-    check_normalization(normalization)
-    return logprob_sum
 
 
 def check_normalization(normalization: str) -> None:
@@ -106,18 +83,15 @@ def score(problems: Sequence[Problem], backend: Any, normalization: str = "token
     """Score LogicMark problems by log-likelihood multiple choice; one record per problem, in order.
 
     Args:
-        problems: multiple-choice LogicMark problems (generated, or ``load_dataset("logicmark", ...)``).
-        backend: has ``loglikelihood(requests) -> [(sum, n_tokens, is_greedy)]``; all requests of a chunk go
-            in one call, so an in-process backend scores a context's options from one KV cache.
-        normalization: which normalisation fills ``prediction``/``correct`` (all three are recorded).
-        model: the ``model`` column; default :func:`finelogic.eval.accuracy.model_name_of` the backend.
-        chunk_size: problems per ``loglikelihood`` call (None: all in one).
-        layout: how each option is asked (:data:`LAYOUTS`).
+        normalization: which one fills ``prediction``/``correct`` (all three are recorded).
+        chunk_size: problems per ``loglikelihood`` call (None: all in one; a call scores a context's options
+            from one KV cache in an in-process backend).
 
     Returns:
         Columns ``id, model, hop, style, answer_type, answer_index``; per option ``k``: ``option_k``,
         ``loglik_k`` (nats), ``tokens_k``, ``score_<norm>_k``; per normalisation: ``pred_<norm>``,
-        ``correct_<norm>``, ``tie_<norm>``; then ``normalization``, ``prediction``, ``correct``.
+        ``correct_<norm>``, ``tie_<norm>`` (ties go to the first option, as lm-eval's argmax); then
+        ``normalization``, ``prediction``, ``correct``.
     """
     check_normalization(normalization)  # before any model work
     if chunk_size is not None and chunk_size < 1:
@@ -154,11 +128,12 @@ def _record(problem: Problem, scored: Sequence[tuple[float, int, bool]], model: 
     }
     scores: dict[str, list[float]] = {norm: [] for norm in NORMALIZATIONS}
     for k, (option, text, (logprob_sum, n_tokens, _)) in enumerate(zip(options, scored_texts, scored)):
-        record |= {f"option_{k}": option, f"loglik_{k}": float(logprob_sum), f"tokens_{k}": int(n_tokens)}
+        logprob_sum, n_tokens = float(logprob_sum), int(n_tokens)
+        record |= {f"option_{k}": option, f"loglik_{k}": logprob_sum, f"tokens_{k}": n_tokens}
+        values = {"token_mean": logprob_sum / n_tokens, "char": logprob_sum / len(text), "none": logprob_sum}
         for norm in NORMALIZATIONS:
-            value = normalized(float(logprob_sum), int(n_tokens), text, norm)
-            record[f"score_{norm}_{k}"] = value
-            scores[norm].append(value)
+            record[f"score_{norm}_{k}"] = values[norm]
+            scores[norm].append(values[norm])
     for norm in NORMALIZATIONS:
         prediction = first_argmax(scores[norm])
         record |= {f"pred_{norm}": prediction, f"correct_{norm}": prediction == problem.answer_index,
@@ -186,12 +161,9 @@ def accuracy_by(records: pd.DataFrame, by: str | Sequence[str] = "hop",
 
 def card_average(by_hop: pd.DataFrame, shares: Mapping[str, float] = LOGICMARK_HOP_SHARE,
                  z: float = 1.959963984540054) -> tuple[float, float, float]:
-    """The card's ``avg``: per-hop accuracies of ``by_hop`` (:func:`accuracy_by`) weighted by its hop shares.
-
-    It equals the card's avg for all its rows (Qwen2.5-3B: 0.10·48.80 + 0.40·54.90 + 0.25·46.00 +
-    0.15·42.40 + 0.10·39.40 = 48.64). Returns ``(avg, low, high)`` in %, the interval the stratified normal
-    approximation ``avg ± z·sqrt(Σ w_h² p_h (1 - p_h) / n_h)`` clipped to [0, 100]; NaNs when a bucket is empty.
-    """
+    """The card's ``avg``: per-hop accuracies of ``by_hop`` (:func:`accuracy_by`) weighted by its hop shares
+    (Qwen2.5-3B: 0.10·48.80 + 0.40·54.90 + 0.25·46.00 + 0.15·42.40 + 0.10·39.40 = 48.64). Returns ``(avg, low,
+    high)`` in %, the stratified normal interval clipped to [0, 100]; NaNs when a bucket is empty."""
     rows = {f"{int(r.hop)}-hop": r for r in by_hop.itertuples()}
     if any(name not in rows or rows[name].n == 0 for name in shares):
         return math.nan, math.nan, math.nan
@@ -202,10 +174,8 @@ def card_average(by_hop: pd.DataFrame, shares: Mapping[str, float] = LOGICMARK_H
 
 
 def card_layout(records: pd.DataFrame, normalization: str = "token_mean", *, setting: str = "") -> pd.DataFrame:
-    """Records in the card's layout, long like :func:`finelogic.paper.reported`: columns ``model, setting,
-    metric, value, ci_low, ci_high, n``, metrics ``1-hop`` ... ``5-hop`` (Wilson 95%; NaN, n 0 when empty),
-    ``avg`` (:func:`card_average`) and ``item_mean`` (the plain mean over items), in %; models in order of
-    first appearance."""
+    """Records in the card's layout, long like :func:`finelogic.paper.reported` (``model, setting, metric, value,
+    ci_low, ci_high, n``), metrics ``1-hop`` ... ``5-hop`` (NaN, n 0 when empty), ``avg`` and ``item_mean``, in %."""
     rows = []
     for model, group in records.groupby("model", sort=False):
         by_hop = accuracy_by(group[group["hop"].isin(HOPS)], "hop", normalization)
@@ -223,9 +193,8 @@ def card_layout(records: pd.DataFrame, normalization: str = "token_mean", *, set
 
 
 def summaries(records: pd.DataFrame, normalization: str = "token_mean") -> dict[str, pd.DataFrame]:
-    """The notebook's tables, long with a ``model`` column, in %: ``by_hop`` (:func:`card_layout`),
-    ``by_style``, ``by_answer_type`` and ``by_normalization`` (every model under each of
-    :data:`NORMALIZATIONS`)."""
+    """The notebook's tables, long with a ``model`` column, in %: ``by_hop`` (:func:`card_layout`), ``by_style``,
+    ``by_answer_type`` and ``by_normalization``."""
     rows = [accuracy_by(records.assign(normalization_=norm), ["model", "normalization_"], norm)
             for norm in NORMALIZATIONS]
     by_norm = pd.concat(rows).rename(columns={"normalization_": "normalization"})
