@@ -1,20 +1,6 @@
 """Stepwise soundness (paper §3.2, Table 3): all-valid, all-relevant, all-atomic, per sample and per step.
 
-Pipeline: responses -> :func:`judge_responses` (steps from :func:`finelogic.eval.steps.parse_steps`, every
-step judged, relevance under both rules of :mod:`finelogic.eval.relevance`) -> one row per step ->
-:func:`soundness_table`. Sample-level metrics (the paper's): the fraction of samples in which every
-*counted* step is valid / relevant / atomic; a step is counted unless the relevance rule skips it.
-Atomic is asked only of valid steps, so all-atomic ⊆ all-valid. Excluded and counted apart, never
-guessed: ``no_steps`` (nothing counted) and ``undecided`` (the judge could not decide a counted step; the
-released code retried and counted a persistent failure False). Step-level rates are over counted steps
-the judge decided (relevance: over counted steps in FLD notation), pooled. Intervals are Wilson 95%.
-
-``policy="paper_code_compat"`` reproduces the released ``src/eval_step.py`` (``book/released-code.md``,
-"Soundness details of the released code"): steps read its way
-(:func:`finelogic.eval.steps.released_steps`), ``assumpN`` conclusions neither judged nor counted,
-:func:`finelogic.eval.relevance.released_relevance`, and an undecided judgement counted False. Its rows
-carry that relevance in both columns and are all ``parsed``, so the same :func:`sample_soundness` and
-:func:`soundness_table` give the released numbers.
+Responses -> :func:`judge_responses` (one row per step, judged, relevance under both rules) -> :func:`soundness_table`.
 """
 from __future__ import annotations
 
@@ -38,7 +24,10 @@ METRICS = ("all_valid", "all_relevant", "all_atomic")
 
 
 class SoundnessPolicy(Choice):
-    """How steps are read, counted and judged: ours, or the released ``src/eval_step.py``'s (module docstring)."""
+    """How steps are read, counted and judged: ours, or the released ``src/eval_step.py``'s (``book/released-code.md``,
+    "Soundness details of the released code": steps read by :func:`~finelogic.eval.steps.released_steps`,
+    ``assumpN`` conclusions neither judged nor counted, the released relevance in both columns, an undecided
+    judgement counted False), so the same :func:`soundness_table` gives the released numbers."""
 
     PRINCIPLED = "principled"
     PAPER_CODE_COMPAT = "paper_code_compat"
@@ -48,13 +37,9 @@ def judge_responses(records: pd.DataFrame, problems: Mapping[str, Problem], judg
                     policy: SoundnessPolicy | str = SoundnessPolicy.PRINCIPLED,
                     keys: Sequence[str] = ("id", "model", "setting", "depth_bucket"),
                     progress: bool | None = None, memo: MutableMapping[str, Any] | None = None) -> pd.DataFrame:
-    """Split every response into steps and judge them all (one batched ``judge_all`` call).
+    """Split every response (``records``: ``id``, ``response``) into steps and judge them all in one batched call.
 
     Args:
-        records: one row per response with an ``id`` (a key of ``problems``) and a ``response``.
-        problems: id -> :class:`Problem`.
-        judge: any judge of :mod:`finelogic.eval.judges`.
-        policy: ``principled`` or ``paper_code_compat`` (module docstring).
         keys: record columns copied to every step row (those present).
         progress: a tqdm bar over chunks of steps (None: from 200 steps).
         memo: keeps each response's steps as read under ``policy`` across runs (verdicts are the judge's).
@@ -118,7 +103,7 @@ def _memo_steps(memo: MutableMapping[str, Any], response: str, problem: Problem,
 
 
 def _released_rows(parsed: list, judge: Judge, keys: list[str], progress: bool | None) -> pd.DataFrame:
-    """Step rows the released code's way (module docstring): assumption steps not judged, None -> False."""
+    """Step rows the released code's way: assumption steps not judged, None -> False."""
     relevances = [relevance(steps, RelevanceRule.PAPER_CODE_COMPAT) for _, _, _, steps in parsed]
     pairs = [(step, problem) for (_, _, problem, steps), rel in zip(parsed, relevances)
              for step, r in zip(steps, rel) if r is not None]
@@ -158,8 +143,9 @@ def _relevance_column(policy: SoundnessPolicy | str) -> str:
 
 
 def sample_soundness(steps: pd.DataFrame, policy: SoundnessPolicy | str = SoundnessPolicy.PRINCIPLED) -> pd.DataFrame:
-    """One row per sample: ``status`` (``scored``, ``no_steps``, ``undecided``), the three metrics (None
-    unless scored), ``n_counted`` and ``n_undecided``."""
+    """One row per sample: ``status``, the three metrics (None unless scored), ``n_counted`` and ``n_undecided``.
+    A step is counted unless the relevance rule skips it; a sample is ``no_steps`` with none counted and
+    ``undecided`` when the judge could not decide a counted step (excluded, never guessed)."""
     column = _relevance_column(policy)
     columns = ["sample", "status", "n_counted", "n_undecided", *METRICS]
     samples = pd.Index(steps["sample"].dropna().unique()).sort_values()
@@ -192,12 +178,10 @@ def _proportion(successes: int, n: int) -> tuple[float, float, float]:
 
 def soundness_table(steps: pd.DataFrame, policy: SoundnessPolicy | str = SoundnessPolicy.PRINCIPLED,
                     by: Sequence[str] = ("model", "setting")) -> pd.DataFrame:
-    """Table 3 from step rows (:func:`judge_responses`): one row per group of ``by`` columns.
-
-    Columns: ``samples``, ``scored``, ``no_steps``, ``undecided``; ``all_valid``/``all_relevant``/``all_atomic``
-    as fractions of scored samples with ``_low``/``_high`` Wilson 95% bounds; then ``steps`` (counted),
-    ``undecided_steps``, ``valid_rate``, ``atomic_rate`` (of decided steps), ``relevant_rate`` (of counted
-    steps in FLD notation).
+    """Table 3 from step rows (:func:`judge_responses`), one row per group of ``by``: ``samples``, ``scored``,
+    ``no_steps``, ``undecided``; the metrics as fractions of scored samples with Wilson 95% ``_low``/``_high``;
+    ``steps`` (counted), ``undecided_steps``, ``valid_rate``, ``atomic_rate`` (of decided steps), ``relevant_rate``
+    (of counted steps in FLD notation). Atomic is asked only of valid steps, so all-atomic ⊆ all-valid.
     """
     column = _relevance_column(policy)
     if steps.empty:
