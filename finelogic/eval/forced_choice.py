@@ -1,24 +1,6 @@
-"""Forced-choice answers: the label a model prefers after its own response (answer forcing; ours).
-
-A small model often writes no label marker, so marker extraction (:mod:`finelogic.eval.extraction`) reads
-no answer. Forced choice reads one anyway: the context is the conversation rendered with the model's chat
-template and generation prompt + its response + :data:`ANSWER_CUE`; each label's marker
-(:data:`finelogic.prompts.MARKERS`) is scored as a continuation, and the prediction is the label with the
-highest *summed* log-probability (no length normalisation: the markers differ by a token or two; ties go to
-the first label of :func:`~finelogic.prompts.labels_for`). The paper reads markers only (Section 3.1); the
-book shows forced choice as its own column, never in place of marker accuracy. Chance is
-:func:`chance_level`.
-
-**Contextual calibration** (:func:`contextual_calibration`; Zhao et al., 2021, "Calibrate Before Use"): a
-small model can favour one marker whatever the problem. The prior ``p_cf`` is the label softmax of the same
-prompt format with the facts and hypothesis replaced by each of :data:`CONTENT_FREE`, no response, averaged;
-the calibrated answer maximises ``log p(marker | context) - log p_cf(label)`` (Zhao et al.'s diagonal
-``W = diag(p_cf)^-1``, ``b = 0``). It costs three contexts per prompt format, and its columns stand beside
-the uncalibrated ones.
-
-A record is left unscored (``forced_prediction`` None, ``forced_correct`` NA, ``forced_reason`` says why,
-never raising) when its response is empty, the backend has no chat template (a served model), or it cannot
-score log-likelihoods. A truncated response is scored: that is what forced choice is for.
+"""Forced-choice answers: the label a model prefers after its own response (answer forcing; ours), and their
+contextual calibration. The paper reads markers only (Section 3.1); the book shows forced choice as its own column,
+never in place of marker accuracy.
 """
 from __future__ import annotations
 
@@ -62,16 +44,13 @@ def chance_level(dataset: str) -> float:
 
 
 def forced_choice(problems: Sequence[Problem], records: pd.DataFrame, backend: Any, *,
-                  few_shot_examples: Sequence[Problem] | None = None, cue: str = ANSWER_CUE) -> pd.DataFrame:
-    """The forced-choice answer of each accuracy record (module docstring).
-
-    Args:
-        problems: the problems the records answer (matched by ``dataset`` and ``id``).
-        records: accuracy records (:func:`finelogic.eval.accuracy.evaluate_accuracy`); ``setting`` and
-            ``layout`` rebuild the conversation.
-        backend: has ``loglikelihood([(context, continuation), ...])`` and a ``tokenizer`` with a chat template.
-        few_shot_examples: as given to ``evaluate_accuracy`` (default: the prompts' own).
-        cue: the text after the response.
+                  few_shot_examples: Sequence[Problem] | None = None) -> pd.DataFrame:
+    """The forced-choice answer of each accuracy record: a small model often writes no label marker, so marker
+    extraction reads no answer. The context is the conversation in the model's chat template (rebuilt from
+    ``setting`` and ``layout``) + its response + :data:`ANSWER_CUE`; the prediction is the label whose marker has
+    the highest *summed* log-probability (the markers differ by a token or two; ties go to the first label). A
+    record is left unscored, never raising, when its response is empty or the backend has no chat template or
+    log-likelihoods; a truncated response is scored: that is what forced choice is for.
 
     Returns:
         :data:`FORCED_COLUMNS` on the records' index: ``forced_prediction`` (a label or None),
@@ -95,7 +74,7 @@ def forced_choice(problems: Sequence[Problem], records: pd.DataFrame, backend: A
         problem = by_key[(dataset, id_)]
         layout = layout if isinstance(layout, str) else "principled"
         conversation = build_conversation(problem, setting, few_shot_examples=few_shot_examples, layout=layout)
-        context = render(conversation) + str(response) + cue
+        context = render(conversation) + str(response) + ANSWER_CUE
         for label in labels_for(problem.dataset):
             requests.append((context, MARKERS[label]))
             asked.append((index, label))
@@ -115,11 +94,12 @@ def forced_choice(problems: Sequence[Problem], records: pd.DataFrame, backend: A
 
 
 def contextual_calibration(records: pd.DataFrame, backend: Any, *,
-                           few_shot_examples: Sequence[Problem] | None = None, cue: str = ANSWER_CUE,
-                           content_free: Sequence[str] = CONTENT_FREE) -> pd.DataFrame:
-    """The forced-choice answers of ``records`` (with their :data:`FORCED_COLUMNS`) corrected by each prompt
-    format's content-free prior: :data:`CALIBRATED_COLUMNS` on the records' index, None / NA where a record
-    has no forced answer or the backend cannot score the content-free contexts."""
+                           few_shot_examples: Sequence[Problem] | None = None) -> pd.DataFrame:
+    """The forced-choice answers of ``records`` (with their :data:`FORCED_COLUMNS`) calibrated as Zhao et al.
+    (2021, "Calibrate Before Use"): the answer maximises ``log p(marker | context) - log p_cf(label)``, ``p_cf`` the
+    label softmax of the same prompt format with the facts and hypothesis each of :data:`CONTENT_FREE`, averaged.
+    :data:`CALIBRATED_COLUMNS` on the records' index, None / NA where a record has no forced answer or the backend
+    cannot score the content-free contexts."""
     predictions: dict[Any, Any] = {index: None for index in records.index}
     render = _chat_renderer(backend)
     scored = records[records["forced_correct"].notna()] if "forced_correct" in records else records.iloc[:0]
@@ -132,17 +112,17 @@ def contextual_calibration(records: pd.DataFrame, backend: Any, *,
     for key in sorted(formats):
         dataset, setting, layout = key
         labels = labels_for(dataset)
-        for text in content_free:
+        for text in CONTENT_FREE:
             blank = Problem(id="content-free", dataset=dataset, facts=(Fact("fact1", text),), hypothesis=text,
                             label=labels[0])
             context = render(build_conversation(blank, setting, few_shot_examples=few_shot_examples,
-                                                layout=layout)) + cue
+                                                layout=layout)) + ANSWER_CUE
             requests += [(context, MARKERS[label]) for label in labels]
             asked += [(key, label) for label in labels]
     scores = _loglikelihoods(backend, requests)
     if isinstance(scores, str):
         return _calibrated(records, predictions)
-    priors = _content_free_priors(asked, [float(s[0]) for s in scores], len(content_free))
+    priors = _content_free_priors(asked, [float(s[0]) for s in scores], len(CONTENT_FREE))
     layouts = [lay if isinstance(lay, str) else "principled" for lay in scored["layout"]]
     for (index, row), layout in zip(scored.iterrows(), layouts):
         prior = priors[(row["dataset"], row["setting"], layout)]
@@ -191,7 +171,7 @@ def unscored_columns(records: pd.DataFrame, reason: str) -> pd.DataFrame:
 
 
 def summarize_forced(records: pd.DataFrame, by: str | Sequence[str] = ("dataset",), *,
-                     confidence: float = 0.95, column: str = "forced_correct") -> pd.DataFrame:
+                     column: str = "forced_correct") -> pd.DataFrame:
     """Forced-choice accuracy per group of the scored records (``column`` not NA; ``calibrated_correct`` for
     the calibrated answers): :func:`~finelogic.eval.accuracy.summarize`'s columns plus ``chance`` (%, from the
     group's dataset)."""
@@ -199,7 +179,7 @@ def summarize_forced(records: pd.DataFrame, by: str | Sequence[str] = ("dataset"
     if column not in records:
         return pd.DataFrame(columns=[*keys, "n", "correct", "accuracy", "ci_low", "ci_high", "chance"])
     scored = records[records[column].notna()]
-    summary = summarize(scored.astype({column: bool}), by, correct_column=column, confidence=confidence)
+    summary = summarize(scored.astype({column: bool}), by, correct_column=column)
     chance = scored.groupby(keys, sort=False, dropna=True)["dataset"].agg(
         lambda d: max(chance_level(x) for x in d))
     summary["chance"] = [chance[tuple(r) if len(keys) > 1 else r[0]] for r in summary[keys].itertuples(index=False)]
