@@ -1,12 +1,5 @@
-"""Overall benchmark accuracy (Section 3.1, Table 2) and FLD accuracy by proof depth (Table 5, Figure 3).
-
-:func:`evaluate_accuracy` asks a backend to solve each problem under one prompt setting, one record per
-problem; :func:`summarize` turns records into accuracies with Wilson 95% intervals by any record columns.
-Each record reads the same response under the principled policy (``prediction``/``correct``) and each
-released scorer (:mod:`finelogic.eval.extraction`): ``*_compat`` the vLLM overall scorer and ``*_api`` the
-API scorer (Table 2), ``correct_depth`` the depth scorer (Table 5); ``compat_scorer`` names the one the
-paper used for the record's model. Responses that are not a finished answer are counted, never scored
-(:func:`accuracy_record`): ``no_output``, ``truncated`` and ``no_answer``, mutually exclusive.
+"""Overall benchmark accuracy (Section 3.1, Table 2) and FLD accuracy by proof depth (Table 5, Figure 3):
+:func:`evaluate_accuracy` gives one record per problem, :func:`summarize` accuracies with Wilson 95% intervals.
 """
 from __future__ import annotations
 
@@ -39,7 +32,8 @@ RECORD_COLUMNS = (
     "prompt_chars", "completion_chars", "seconds", "setting", "model", "policy", "layout",
 )
 
-#: Released scorer -> the record column holding its verdict.
+#: Released scorer (:mod:`finelogic.eval.extraction`) -> the record column holding its verdict: the vLLM overall
+#: and API scorers of Table 2, the depth scorer of Table 5.
 COMPAT_COLUMNS = {"vllm_overall": "correct_compat", "api": "correct_api", "depth": "correct_depth"}
 
 #: The counted-not-scored columns a summary adds up (0 where records lack one, e.g. LogicMark's).
@@ -90,18 +84,12 @@ def evaluate_accuracy(
     layout: PromptLayout | str = PromptLayout.PRINCIPLED,
     compat_scorer: str = "vllm_overall",
 ) -> pd.DataFrame:
-    """Solve every problem with ``backend`` under one prompt setting; one record per problem, in order.
+    """Solve every labelled problem with ``backend`` under one prompt setting; one record per problem, in order.
 
     Args:
-        problems: labelled FLD / FOLIO / Multi-LogiEval / ProntoQA problems (gold = ``Problem.label``).
-        backend: has ``generate(conversations, config) -> list[str]``; called per chunk of ``batch_size``.
-        setting: ``DIRECT``, ``COT``, ``FEW_SHOT`` from :mod:`finelogic.prompts`, or one of their names.
-        model: the ``model`` column; default :func:`model_name_of` the backend.
-        config: decoding parameters; default greedy ``GenerationConfig()`` (the released code samples at
-            temperature 0.7, top-p 0.9, up to 3072 new tokens; the paper states no decoding settings).
-        few_shot_examples: worked examples for Few-shot (:func:`finelogic.prompts.build_conversation`).
+        config: default greedy (the released code samples at temperature 0.7, top-p 0.9, up to 3072 new tokens;
+            the paper states no decoding settings).
         progress: show a tqdm bar (None: only for more than one chunk).
-        layout: ``principled`` or ``paper_code_compat`` (:data:`finelogic.prompts.LAYOUTS`).
         compat_scorer: the released scorer the paper used for this model (``vllm_overall`` or ``api``).
 
     Returns:
@@ -150,14 +138,10 @@ def records_frame(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
 
 
 def summarize(records: pd.DataFrame | Iterable[Mapping[str, Any]], by: str | Sequence[str] = ("dataset",),
-              *, correct_column: str = "correct", confidence: float = 0.95) -> pd.DataFrame:
-    """Accuracy per group of records, with a Wilson score interval (:func:`~finelogic.eval.stats.wilson_interval`).
-
-    ``by``: e.g. ``("dataset",)`` for Table 2 or ``("dataset", "depth_bucket")`` for Table 5; records with a
-    missing group value are left out. ``correct_column``: ``correct`` or a released scorer's
-    (:data:`COMPAT_COLUMNS`). Returns the ``by`` columns, then ``n``, ``correct``, ``accuracy``, ``ci_low``,
-    ``ci_high`` (%) and the ``no_answer``/``no_output``/``truncated`` counts (in ``n``, never correct); groups
-    in order of first appearance, depth buckets in :data:`DEPTH_BUCKETS` order.
+              *, correct_column: str = "correct") -> pd.DataFrame:
+    """Accuracy per group of ``by`` (``("dataset", "depth_bucket")`` for Table 5; a missing value left out), with
+    its Wilson 95% interval: the ``by`` columns, then :data:`SUMMARY_COLUMNS` (%; the unscored counts are in ``n``,
+    never correct); groups in order of first appearance, depth buckets in :data:`DEPTH_BUCKETS` order.
     """
     frame = records if isinstance(records, pd.DataFrame) else pd.DataFrame(list(records))
     keys = [by] if isinstance(by, str) else list(by)
@@ -166,7 +150,7 @@ def summarize(records: pd.DataFrame | Iterable[Mapping[str, Any]], by: str | Seq
         for key, group in frame.groupby(keys, sort=False, dropna=True):
             key = key if isinstance(key, tuple) else (key,)
             n, correct = len(group), int(group[correct_column].astype(bool).sum())
-            low, high = wilson_interval(correct, n, confidence)
+            low, high = wilson_interval(correct, n)
             rows.append({**dict(zip(keys, key)), "n": n, "correct": correct, "accuracy": 100 * correct / n,
                          "ci_low": 100 * low, "ci_high": 100 * high,
                          **{c: int(group[c].astype(bool).sum()) if c in group else 0 for c in UNSCORED_COLUMNS}})
@@ -180,13 +164,10 @@ def summarize(records: pd.DataFrame | Iterable[Mapping[str, Any]], by: str | Seq
 def accuracy_record(problem: Problem, conversation: list[dict[str, str]], response: str, tokenizer: Any, *,
                     seconds: float, setting: str, model: str, layout: str | None = None,
                     compat_scorer: str = "vllm_overall") -> dict[str, Any]:
-    """One row of :data:`RECORD_COLUMNS`: the response read by the principled policy and each released scorer.
-
-    ``response`` may be a :class:`~finelogic.models.base.Completion` (its ``finish_reason`` is kept). An
-    **empty** response is ``no_output`` and correct under no policy: it is a failed request, though the
-    released vLLM scorer would read it as UNKNOWN. A **truncated** one (``finish_reason`` ``"length"``) has no
-    principled prediction (a marker in a cut-off text is a guess); the released scorers, which never looked at
-    ``finish_reason``, score its text. Otherwise ``no_answer`` marks a finished response without a marker.
+    """One row of :data:`RECORD_COLUMNS`: the response (a str or a ``Completion``) read by the principled policy and
+    each released scorer. Not a finished answer is counted, never scored: ``no_output`` (empty: a failed request,
+    though the released vLLM scorer reads it as UNKNOWN), ``truncated`` (a marker in a cut-off text is a guess; the
+    released scorers score it anyway), ``no_answer`` (finished without a marker); mutually exclusive.
     """
     labels = labels_for(problem.dataset)
     finish_reason = getattr(response, "finish_reason", None)
