@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN
-from finelogic.eval.extraction import (RELEASED_SCORERS, ReleasedVerdict, extract_answer, marker_labels,
+from finelogic.eval.extraction import (ReleasedVerdict, extract_answer, marker_labels,
                                        released_gold_marker, score_api, score_depth, score_vllm_overall)
 
 P, D, U = PROVED, DISPROVED, UNKNOWN
@@ -157,8 +157,7 @@ def test_gold_markers_as_the_released_files_store_them():
     assert released_gold_marker(D, "prontoqa") == "__DISPROVED__"
 
 
-def test_scorers_are_named_and_read_none_as_empty():
-    assert RELEASED_SCORERS == {"vllm_overall": score_vllm_overall, "api": score_api, "depth": score_depth}
+def test_scorers_read_none_as_empty():
     assert score_vllm_overall(None, U, "fld") == ReleasedVerdict(U, True)
     assert score_api(None, U, "fld") == ReleasedVerdict(None, False)
     assert score_depth(None, U, "fld") == ReleasedVerdict(None, False)
