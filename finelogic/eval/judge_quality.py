@@ -1,12 +1,5 @@
-"""How good is a judge? A labelled step set built from gold proofs, and each judge's scores on it.
-
-The paper checked GPT-4.1-mini on 200 hand-annotated steps (98% accuracy, §3.2). Here the annotation is
-made from FLD-style gold proofs (:func:`labelled_steps`): ``gold`` (every gold step: valid, atomic),
-``merged`` (two consecutive gold steps written as one: valid, not atomic), ``swapped_premise`` (a fact
-premise replaced by a distractor: usually invalid) and ``negated_conclusion`` (invalid). Every label is
-*verified* on the formulas (z3, the rule matcher), not assumed from how the step was made, while the judge
-reads only the English sentences. Each labelled step is the last step of a response (the gold steps before
-it, then the altered step), exactly what :func:`finelogic.eval.steps.parse_steps` gives a judge.
+"""How good is a judge? A labelled step set built from gold proofs (:func:`labelled_steps`), and each judge's
+scores on it (:func:`judge_quality`). The paper checked GPT-4.1-mini on 200 hand-annotated steps (98%, §3.2).
 """
 from __future__ import annotations
 
@@ -69,19 +62,20 @@ def _formulas(problem: Problem) -> dict:
     return out
 
 
-def _labels(premises: Sequence[str], conclusion, formulas: dict) -> tuple[bool, bool]:
-    """(valid, atomic) of a step on the formal formulas; atomic only when valid."""
-    given = [formulas[p] for p in premises]
-    valid = entails(given, conclusion)
-    return valid, valid and is_atomic_step(given, conclusion)
-
-
 def _labelled(problem: Problem, before: Sequence[ProofStep], step: ProofStep, conclusion, kind: str,
               formulas: dict) -> LabelledStep:
+    """``step`` after the gold steps ``before``, read as a judge reads it, labelled on the formulas."""
     response = "; ".join(s.format() for s in [*before, step]) + ";"
     parsed = parse_steps(response, problem)[-1]
-    valid, atomic = _labels(step.premises, conclusion, formulas)
-    return LabelledStep(problem, parsed, kind, valid, atomic, response)
+    given = [formulas[p] for p in step.premises]
+    valid = entails(given, conclusion)
+    return LabelledStep(problem, parsed, kind, valid, valid and is_atomic_step(given, conclusion), response)
+
+
+def _merged(first: ProofStep, second: ProofStep) -> ProofStep:
+    """Two consecutive steps written as one (``second`` cites ``first``'s conclusion)."""
+    premises = tuple(dict.fromkeys([*first.premises, *(p for p in second.premises if p != first.conclusion)]))
+    return ProofStep(premises, second.conclusion, second.text)
 
 
 def _negated_step(step: ProofStep, formulas: dict, vocabulary) -> tuple[ProofStep, object]:
@@ -93,8 +87,9 @@ def _negated_step(step: ProofStep, formulas: dict, vocabulary) -> tuple[ProofSte
 
 
 def problem_labelled_steps(problem: Problem, rng: random.Random) -> list[LabelledStep]:
-    """Every gold step, every mergeable consecutive pair, one premise swap per step with a fact premise (when
-    there are distractors), one negated conclusion per step."""
+    """Every gold step (valid, atomic), every mergeable consecutive pair (valid, not atomic), one premise swapped for
+    a distractor per step with a fact premise (usually invalid), one negated conclusion per step (invalid); every
+    label verified on the formulas, while the judge reads only the sentences."""
     vocabulary = template_vocabulary(problem)
     if problem.proof is None or vocabulary is None:
         return []
@@ -106,10 +101,7 @@ def problem_labelled_steps(problem: Problem, rng: random.Random) -> list[Labelle
         before = gold[:i]
         out.append(_labelled(problem, before, step, formulas[step.conclusion], "gold", formulas))
         if i > 0 and gold[i - 1].conclusion in step.premises:
-            first = gold[i - 1]
-            premises = tuple(dict.fromkeys(
-                [*first.premises, *(p for p in step.premises if p != first.conclusion)]))
-            merged = ProofStep(premises, step.conclusion, step.text)
+            merged = _merged(gold[i - 1], step)
             out.append(_labelled(problem, gold[:i - 1], merged, formulas[step.conclusion], "merged", formulas))
         facts = [k for k, p in enumerate(step.premises) if p.startswith("fact")]
         if facts and distractors:
@@ -124,7 +116,7 @@ def problem_labelled_steps(problem: Problem, rng: random.Random) -> list[Labelle
 
 
 def labelled_steps(problems: Iterable[Problem], seed: int = 0) -> list[LabelledStep]:
-    """The judge-quality set from the gold proofs of ``problems`` (see the module docstring)."""
+    """The judge-quality set from the gold proofs of ``problems`` (:func:`problem_labelled_steps`)."""
     rng = random.Random(seed)
     return [item for p in problems for item in problem_labelled_steps(p, rng)]
 
@@ -184,9 +176,7 @@ def flawed_proof(problem: Problem) -> str:
     if len(gold) < 3 or not distractors or merge_at is None:
         raise ValueError(f"{problem.id}: needs a gold proof of 3+ steps with a mergeable pair and a distractor")
     steps = list(gold)
-    first, second = steps[merge_at - 1], steps[merge_at]
-    premises = tuple(dict.fromkeys([*first.premises, *(p for p in second.premises if p != first.conclusion)]))
-    steps[merge_at - 1:merge_at + 1] = [ProofStep(premises, second.conclusion, second.text)]
+    steps[merge_at - 1:merge_at + 1] = [_merged(steps[merge_at - 1], steps[merge_at])]
     swap_at = next((i for i, s in enumerate(steps) if i != merge_at - 1
                     and any(p.startswith("fact") for p in s.premises)), None)
     if swap_at is not None:
