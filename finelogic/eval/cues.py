@@ -1,24 +1,6 @@
-"""What an accuracy must beat before it says anything about reasoning: chance, the best constant answer and a
-surface-cue rule, scored on the same items as the model (the paper's own caveat in §5.2.1: fine-tuned models
-may rely on "shallow pattern matching").
-
-- **chance**: one over the dataset's labels (:func:`finelogic.eval.forced_choice.chance_level`);
-- **best constant**: the share of the most frequent gold label among the items (a constant answer chosen
-  knowing the items' labels: an upper bound on any constant answer);
-- **negation rule**: ``DISPROVED`` when the hypothesis has a negation word (not, no, never, n't, ...), else
-  ``PROVED``; it never answers ``UNKNOWN``. A model whose PROVED/DISPROVED answers follow the hypothesis's
-  wording rather than the facts scores like it.
-- **consequent rule**: ``PROVED`` when some fact *states* the hypothesis and none states its negation,
-  ``DISPROVED`` the other way round, the negation rule's answer otherwise (no fact states either, or facts
-  state both). A fact states a formula when it is that formula, an implication whose consequent it is, or a
-  universal implication whose consequent, instantiated at a constant of the hypothesis, is it. It reads the
-  facts' FLD formulas (``Problem.formulas``), so it has no value on items without them. A generator whose
-  PROVED items carry ``A -> hypothesis`` and whose DISPROVED items carry ``A -> ¬hypothesis`` lets it read
-  the label without following any chain.
-
-:func:`cue_table` gives, per model, setting and dataset, the model's accuracy with its Wilson 95% interval,
-its accuracy on the PROVED/DISPROVED items and on the UNKNOWN items apart, the three baselines, and a
-reading: whether the interval's lower end clears the best of them.
+"""What an accuracy must beat before it says anything about reasoning: chance, the best constant answer and two
+surface-cue rules, scored on the same items as the model (the paper's own caveat in §5.2.1: fine-tuned models may
+rely on "shallow pattern matching"). :func:`cue_table` sets them beside each model's accuracy.
 """
 from __future__ import annotations
 
@@ -39,16 +21,19 @@ COLUMNS = ("model", "setting", "dataset", "n", "accuracy", "ci_low", "ci_high", 
            "accuracy_unknown", "chance", "best_constant", "best_constant_label", "negation_rule", "consequent_rule", "reading")
 
 BEATS = "above every baseline"
-NOT_ABOVE = "not above {name}"
 
 
 def negation_rule(problem: Problem) -> str:
-    """``DISPROVED`` when the hypothesis has a negation word, else ``PROVED``."""
+    """``DISPROVED`` when the hypothesis has a negation word, else ``PROVED`` (never ``UNKNOWN``): a model whose
+    answers follow the hypothesis's wording rather than the facts scores like it."""
     return DISPROVED if NEGATION.search(problem.hypothesis) else PROVED
 
 
 def consequent_rule(problem: Problem) -> str | None:
-    """The consequent rule's answer (module docstring); None when a fact or the hypothesis has no formula."""
+    """``PROVED`` when some fact states the hypothesis (is it, or an implication, maybe universal, with it as
+    consequent) and none its negation, ``DISPROVED`` the other way round, else :func:`negation_rule`'s answer.
+    It reads a generator's label off ``A -> hypothesis`` facts without following any chain. None when a fact or
+    the hypothesis has no formula."""
     formulas = problem.formulas
     try:
         hypothesis = parse_formula(formulas["hypothesis"])
@@ -63,9 +48,9 @@ def consequent_rule(problem: Problem) -> str | None:
 
 
 def baselines(items: Sequence[Problem], gold: Sequence[str]) -> dict[str, float]:
-    """The cue baselines on ``items`` with their ``gold`` labels, in % (one decimal): ``best constant``,
-    ``negation rule`` and ``consequent rule`` (left out when an item has no formulas). Items of several
-    datasets may be pooled."""
+    """The cue baselines on ``items`` with their ``gold`` labels, in % (one decimal): ``best constant`` (the most
+    frequent gold label's share: an upper bound on any constant answer), ``negation rule`` and ``consequent rule``
+    (left out when an item has no formulas). Items of several datasets may be pooled."""
     n = len(gold)
     if not n:
         return {}
@@ -79,11 +64,7 @@ def baselines(items: Sequence[Problem], gold: Sequence[str]) -> dict[str, float]
 
 
 def matched(records: pd.DataFrame, problems: Iterable[Problem]) -> list[Problem]:
-    """The problem of each record (``dataset``, ``id``), in the records' order.
-
-    Raises:
-        KeyError: a record's ``id`` names no problem in ``problems`` (named).
-    """
+    """The problem of each record (``dataset``, ``id``), in the records' order; KeyError naming a missing one."""
     by_key = {(p.dataset, p.id): p for p in problems}
     missing = [(d, i) for d, i in zip(records["dataset"], records["id"]) if (d, i) not in by_key]
     if missing:
@@ -92,13 +73,9 @@ def matched(records: pd.DataFrame, problems: Iterable[Problem]) -> list[Problem]
 
 
 def cue_table(records: pd.DataFrame, problems: Iterable[Problem]) -> pd.DataFrame:
-    """One row per model, setting and dataset of ``records`` (accuracy records with ``id``, ``dataset``,
-    ``gold``, ``correct``) answering ``problems`` (matched by dataset and id), with :data:`COLUMNS`
-    (percentages with one decimal).
-
-    Raises:
-        KeyError: a record's ``id`` names no problem in ``problems`` (named).
-    """
+    """One row per model, setting and dataset of accuracy ``records`` answering ``problems``: :data:`COLUMNS`
+    (% with one decimal), the accuracy apart on PROVED/DISPROVED and UNKNOWN items, and the ``reading``: whether
+    the interval's lower end clears chance and every cue baseline (:func:`clears`)."""
     problems = list(problems)
     rows = []
     for (model, setting, dataset), group in records.groupby(["model", "setting", "dataset"], sort=False):
@@ -117,17 +94,11 @@ def cue_table(records: pd.DataFrame, problems: Iterable[Problem]) -> pd.DataFram
                "chance": round(chance_level(dataset), 1), "best_constant": levels["best constant"],
                "best_constant_label": str(gold.value_counts().index[0]), "negation_rule": levels["negation rule"],
                "consequent_rule": levels.get("consequent rule", math.nan)}
-        row["reading"] = reading(row)
+        row["reading"] = clears(row["ci_low"], {
+            "chance": row["chance"], "the best constant answer": row["best_constant"],
+            "the negation rule": row["negation_rule"], "the consequent rule": row["consequent_rule"]})
         rows.append(row)
     return pd.DataFrame(rows, columns=list(COLUMNS))
-
-
-def reading(row: Mapping[str, float]) -> str:
-    """Whether the accuracy's 95% interval lies above chance, the best constant answer, the negation rule and
-    the consequent rule where it has a value (:data:`BEATS`), or which of them it does not clear (the highest)."""
-    levels = {"chance": row["chance"], "the best constant answer": row["best_constant"],
-              "the negation rule": row["negation_rule"], "the consequent rule": row.get("consequent_rule")}
-    return clears(row["ci_low"], levels)
 
 
 def clears(ci_low: float, levels: Mapping[str, float | None]) -> str:
@@ -135,7 +106,7 @@ def clears(ci_low: float, levels: Mapping[str, float | None]) -> str:
     highest)."""
     known = {k: v for k, v in levels.items() if v is not None and not math.isnan(v)}
     name, level = max(known.items(), key=lambda item: item[1])
-    return BEATS if ci_low > level else NOT_ABOVE.format(name=name)
+    return BEATS if ci_low > level else f"not above {name}"
 
 
 def _pct(part: int, whole: int) -> float:

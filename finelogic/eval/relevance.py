@@ -1,19 +1,5 @@
-"""Relevance of proof steps (paper §3.2: "whether its conclusion is used in later steps").
-
-Both rules give one value per step: True, False or None (not counted by this rule, for any metric).
-
-``principled`` (the default): the step concluding the hypothesis (or ``¬hypothesis``) is relevant, and
-relevance propagates backwards: a step is relevant when a later *relevant* step cites its conclusion (a
-redefined id is the latest definition before the citing step). Assumption openings are not counted; an
-unparsed step, or any step of a response that never reaches the hypothesis, is not relevant.
-
-``paper_code_compat``: the rule of the released code (``book/released-code.md``, "Soundness details of the
-released code"): relevant when its conclusion id is a premise of *any later* step. On steps read the
-released way it is :func:`released_relevance`, exactly: an ``assumpN`` conclusion is skipped (its premises
-still count as citations); no conclusion id, or a ``⊥`` conclusion text, counts as relevant; so the last
-step is never relevant, even in a perfect proof. On steps of our reading it is
-:func:`paper_code_compat_relevance` (the ``relevant_compat`` column), where a ``-> hypothesis`` step
-written without ``: text``, which the released reader loses, is not counted.
+"""Relevance of proof steps (paper §3.2: "whether its conclusion is used in later steps"), by our rule or the
+released code's (:class:`RelevanceRule`).
 """
 from __future__ import annotations
 
@@ -24,22 +10,24 @@ from finelogic.settings import Choice
 
 
 class RelevanceRule(Choice):
-    """Which steps count as relevant: ours (backward from the step that concludes the hypothesis), or the
-    released code's (module docstring)."""
+    """Which steps count as relevant: ours (:func:`principled_relevance`) or the released code's
+    (:func:`paper_code_compat_relevance`)."""
 
     PRINCIPLED = "principled"
     PAPER_CODE_COMPAT = "paper_code_compat"
 
 
 def relevance(steps: Sequence[Step], rule: RelevanceRule | str = RelevanceRule.PRINCIPLED) -> tuple[bool | None, ...]:
-    """Per step: relevant (True/False) or not counted (None), under ``rule`` (module docstring)."""
+    """Per step: relevant (True/False) or not counted by this rule, for any metric (None)."""
     if RelevanceRule.of(rule, "relevance rule") is RelevanceRule.PRINCIPLED:
         return principled_relevance(steps)
     return paper_code_compat_relevance(steps)
 
 
 def principled_relevance(steps: Sequence[Step]) -> tuple[bool | None, ...]:
-    """Backwards from the (negated) hypothesis; assumption openings None."""
+    """The step concluding the (negated) hypothesis is relevant, and so is a step a later *relevant* step cites (a
+    redefined id: the latest definition before the citing step); unparsed steps, and every step of a response that
+    never reaches the hypothesis, are not; assumption openings are not counted."""
     out: list[bool | None] = [None] * len(steps)
     needed: set[str] = set()
     for i in range(len(steps) - 1, -1, -1):
@@ -63,7 +51,8 @@ def _released_rule(step: Step, later: set[str]) -> bool:
 
 
 def released_relevance(steps: Sequence[Step]) -> tuple[bool | None, ...]:
-    """The released code's relevance of steps it read (:func:`finelogic.eval.steps.released_steps`)."""
+    """The released code's relevance of steps it read (:func:`finelogic.eval.steps.released_steps`): an ``assumpN``
+    conclusion is skipped (its premises still cite), so the last step is never relevant, even in a perfect proof."""
     out: list[bool | None] = []
     for i, step in enumerate(steps):
         later = {p for s in steps[i + 1:] for p in s.premises}  # skipped assumption steps cite too
@@ -71,16 +60,14 @@ def released_relevance(steps: Sequence[Step]) -> tuple[bool | None, ...]:
     return tuple(out)
 
 
-def _dropped_by_released_code(step: Step) -> bool:
-    return step.concludes_hypothesis and step.conclusion_text is None
-
-
 def paper_code_compat_relevance(steps: Sequence[Step]) -> tuple[bool | None, ...]:
-    """The released code's rule (module docstring): :func:`released_relevance` on steps it read, else the
-    rule alone on our reading of the steps."""
+    """The released code's rule (``book/released-code.md``, "Soundness details of the released code"): relevant
+    when its conclusion id is a premise of *any later* step. :func:`released_relevance` on steps it read; on our
+    reading, a ``-> hypothesis`` step without ``: text`` (which the released reader loses) is not counted."""
     if steps and steps[0].released:
         return released_relevance(steps)
-    counted = [i for i, s in enumerate(steps) if not s.opens_assumption and not _dropped_by_released_code(s)]
+    counted = [i for i, s in enumerate(steps)
+               if not s.opens_assumption and not (s.concludes_hypothesis and s.conclusion_text is None)]
     out: list[bool | None] = [None] * len(steps)
     for position, i in enumerate(counted):
         step = steps[i]
