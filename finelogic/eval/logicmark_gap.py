@@ -29,11 +29,6 @@ VARIANTS: dict[str, tuple[str, str, str]] = {
 }
 
 
-def _statements(problem: Problem) -> tuple[Premises, list[Statement]]:
-    premises = Premises(Statement.parse(f.text) for f in problem.facts)
-    return premises, [Statement.parse(o) for o in problem.options or ()]
-
-
 def _row(prop: str, card: str, checked: str, count: int, of: int, holds: bool | None = None) -> dict[str, Any]:
     verdict = ("holds" if count == of else "differs") if holds is None else ("holds" if holds else "differs")
     return {"property": prop, "card": card, "checked": checked, "count": count, "of": of, "verdict": verdict}
@@ -45,7 +40,8 @@ def card_properties(problems: Sequence[Problem], config: Config = Config()) -> p
     ``checked``; ``verdict`` ``holds``, ``differs``, ``not checkable`` (the ``mixed`` style) or ``not stated``
     (what we count beside the card's claims)."""
     n = len(problems)
-    parsed = [_statements(p) for p in problems]
+    parsed = [(Premises(Statement.parse(f.text) for f in p.facts), [Statement.parse(o) for o in p.options or ()])
+              for p in problems]
     answers = [options[p.answer_index] for p, (_, options) in zip(problems, parsed)]
     rows = []
 

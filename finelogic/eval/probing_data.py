@@ -29,29 +29,17 @@ SOURCES = ("eval/probing_data.py", "data/problem.py", "data/generators", "logic"
 
 @dataclass(frozen=True)
 class ProbeRow:
-    """One probing example: read the model's state at the last token of ``prefix + suffix``.
+    """One probing example: read the model's state at the last token of ``prefix + suffix``."""
 
-    Attributes:
-        task: ``css``, ``rfi`` or ``nsd``.
-        problem_id: the FLD problem it comes from (splits and CV folds group by it).
-        split: ``train`` or ``test``.
-        step: proof steps inside the prefix (CSS: ``i`` of 1..n; RFI: 0; NSD: the point ``k``).
-        n_steps: steps of the problem's gold proof.
-        label: CSS 1 = PROVED; RFI 1 = necessary; NSD 1 = derivable now.
-        candidate: the row's own line, what the text-only baseline reads (CSS: the prefix's last step).
-        prefix: exact text shared by the problem's rows up to the appended part (one KV cache).
-        suffix: exact text after it (candidate and, for ``chat``, the end of turn + generation prompt).
-    """
-
-    task: str
-    problem_id: str
-    split: str
-    step: int
-    n_steps: int
-    label: int
-    candidate: str
-    prefix: str
-    suffix: str
+    task: str  # css, rfi or nsd
+    problem_id: str  # the FLD problem it comes from (splits and CV folds group by it)
+    split: str  # train or test
+    step: int  # proof steps inside the prefix (CSS: i of 1..n; RFI: 0; NSD: the point k)
+    n_steps: int  # steps of the problem's gold proof
+    label: int  # CSS 1 = PROVED; RFI 1 = necessary; NSD 1 = derivable now
+    candidate: str  # the row's own line, what the text-only baseline reads (CSS: the prefix's last step)
+    prefix: str  # exact text shared by the problem's rows up to the appended part (one KV cache)
+    suffix: str  # the candidate and, for chat, the end of turn + generation prompt
 
     @property
     def text(self) -> str:

@@ -126,15 +126,12 @@ def _released_rows(parsed: list, judge: Judge, keys: list[str], progress: bool |
     return pd.DataFrame(rows, columns=[*keys, *STEP_COLUMNS])
 
 
-def _verdicts(judge: Judge, pairs: list, progress: bool | None) -> Iterable:
+def _verdicts(judge: Judge, pairs: list, progress: bool | None, chunk: int = 256) -> Iterable:
     """The judge's verdicts on ``pairs``, one batched call (in chunks under a tqdm bar from 200 steps)."""
-    show = progress if progress is not None else len(pairs) >= 200
-    return iter(_judge_with_progress(judge, pairs) if show else judge.judge_all(pairs))
-
-
-def _judge_with_progress(judge: Judge, pairs: list, chunk: int = 256) -> Iterable:
-    for start in tqdm(range(0, len(pairs), chunk), desc="judging steps"):
-        yield from judge.judge_all(pairs[start:start + chunk])
+    if not (progress if progress is not None else len(pairs) >= 200):
+        return iter(judge.judge_all(pairs))
+    starts = tqdm(range(0, len(pairs), chunk), desc="judging steps")
+    return (verdict for start in starts for verdict in judge.judge_all(pairs[start:start + chunk]))
 
 
 def _relevance_column(policy: SoundnessPolicy | str) -> str:
