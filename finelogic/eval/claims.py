@@ -33,8 +33,7 @@ BASE_SETTING = "CoT"
 SFT_SETTINGS = tuple(f"SFT-{style}" for style in STYLES)
 NL, STRUCT, FILTER, DIRECT = SFT_SETTINGS
 #: Datasets no style is trained on (the styles learn from FLD and ProntoQA only; Section 4, §5.2.1).
-UNSEEN = ("folio", "multi_logieval")
-UNSEEN_NAMES = {"folio": "FOLIO", "multi_logieval": "Multi-LogiEval"}
+UNSEEN = {"folio": "FOLIO", "multi_logieval": "Multi-LogiEval"}
 #: "Little improvement" in CSS: a change smaller than this share of the base's, the one gain §5.2.3 calls modest
 #: (Llama SFT-Symb-Filter 9.7 against 8.0 steps, Table 4).
 CSS_MODEST_GAIN = 0.2
@@ -217,10 +216,7 @@ def _sft_present(estimates: Mapping[str, Estimate]) -> list[str]:
 
 def fine_tuned_setting(model: str) -> str | None:
     """The ``SFT-<style>`` a probed model's name contains (``SmolLM2-135M-Instruct-SFT-NL``); None if none."""
-    for setting in sorted(SFT_SETTINGS, key=len, reverse=True):
-        if setting in str(model):
-            return setting
-    return None
+    return next((s for s in sorted(SFT_SETTINGS, key=len, reverse=True) if s in str(model)), None)
 
 
 def probing_estimates(summary: pd.DataFrame, task: str, *, base: str | None = None,
@@ -353,12 +349,12 @@ def nl_transfers_best(records: pd.DataFrame, problems: Sequence[Any] | None = No
     claim = NL_TRANSFERS_BEST
     have = records is not None and not records.empty
     present = [d for d in UNSEEN if have and (records["dataset"] == d).any()]
-    absent = [UNSEEN_NAMES[d] for d in UNSEEN if d not in present]
+    absent = [name for d, name in UNSEEN.items() if d not in present]
     if not present:
         return claim.verdict(NOT_TESTABLE, f"missing: {' and '.join(absent)} are not in the run (no real data "
                                            "given), so transfer to unseen datasets cannot be measured")
     pooled = records[records["dataset"].isin(present)]
-    names = " + ".join(UNSEEN_NAMES[d] for d in present)
+    names = " + ".join(UNSEEN[d] for d in present)
     estimates = accuracy_estimates(pooled, f" ({names})")
     styles = _sft_present(estimates)
     note = f"{' and '.join(absent)} not in the run" if absent else ""
