@@ -156,19 +156,14 @@ def correctness_spanning_steps(table: pd.DataFrame) -> float:
 
 
 def all_rows_correct(table: pd.DataFrame) -> float:
-    """Percentage of problems in ``table`` (``problem_id, correct``) whose rows are all correct."""
+    """Percentage of problems in ``table`` (``problem_id, correct``) whose rows are all correct: RFI's 6 rows (3
+    necessary, 3 redundant facts), NSD's 3 derivable + 3 not yet at each point (Table 4)."""
     per_problem = table.groupby("problem_id", sort=False)["correct"].all()
     return float(100 * per_problem.mean())
 
 
-def redundant_fact_identification(table: pd.DataFrame) -> float:
-    """RFI (Table 4, %): test problems whose 6 rows (3 necessary, 3 redundant facts) are all correct."""
-    return all_rows_correct(table)
-
-
-def next_step_derivability(table: pd.DataFrame) -> float:
-    """NSD (Table 4, %): test problems whose rows (3 derivable + 3 not yet at each point) are all correct."""
-    return all_rows_correct(table)
+#: RFI and NSD (Table 4, %): one metric over each task's rows.
+redundant_fact_identification = next_step_derivability = all_rows_correct
 
 
 def row_accuracy(table: pd.DataFrame) -> float:
