@@ -6,8 +6,8 @@ pure function of its inputs and the package's code, kept by a :class:`Memo`:
 
 * rows ``(memo, version, key, value)`` of the store's ``memos`` table (:mod:`finelogic.store`), the value
   JSON (never pickle), checked on read (a bad row is named, deleted and computed again);
-* ``version`` is a digest of the sources the computation runs (:func:`source_version`), so a change to
-  that code starts afresh and an old result is never read again;
+* ``version`` is a digest of the modules the computation runs and of everything they import
+  (:func:`source_version`), so a change to that code starts afresh and an old result is never read again;
 * ``memo[key] = value`` buffers; :meth:`Memo.flush` writes the buffer in one transaction (a key written
   twice keeps its first value), every :data:`FLUSH_EVERY` results and when the ``with`` block ends.
 
@@ -16,6 +16,7 @@ Evaluation code takes any mapping (a plain ``dict`` in tests) and never opens fi
 """
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import json
@@ -35,17 +36,46 @@ FLUSH_EVERY = 2000
 _PACKAGE = Path(__file__).resolve().parent
 
 
+def _module_file(name: str) -> Path | None:
+    """The source file of package module ``name`` (``finelogic.a.b``), or None if there is none."""
+    parts = name.split(".")[1:]
+    for path in (_PACKAGE.joinpath(*parts).with_suffix(".py"), _PACKAGE.joinpath(*parts, "__init__.py")):
+        if path.is_file():
+            return path
+    return None
+
+
+def _imports(path: Path) -> set[str]:
+    """The package modules ``path`` imports, at the top or inside functions (``from finelogic.a import b``
+    names module ``finelogic.a.b`` where there is one, else ``finelogic.a``)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == _PACKAGE.name:
+            found |= {f"{node.module}.{a.name}" if _module_file(f"{node.module}.{a.name}") else node.module
+                      for a in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.split(".")[0] == _PACKAGE.name}
+    return found
+
+
 @functools.lru_cache(maxsize=None)
-def source_version(*roots: str) -> str:
-    """sha256 of the package sources under ``roots`` (paths relative to the package, files or folders):
-    each ``.py`` file's relative path and bytes, sorted. Any edit to them gives a new version."""
+def source_version(*modules: str) -> str:
+    """sha256 of the sources of ``modules`` (``"finelogic.eval.judges"``) and of every package module they
+    import, directly or not: each file's relative path and bytes, sorted. Any edit to them gives a new
+    version, so no list of what a computation depends on is kept by hand."""
+    seen: dict[str, Path] = {}
+    todo = list(modules)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        path = _module_file(name)
+        if path is None:
+            raise FileNotFoundError(f"source_version: no package module {name!r}")
+        seen[name] = path
+        todo += _imports(path)
     digest = hashlib.sha256()
-    paths = [_PACKAGE / r for r in roots]
-    missing = [str(p) for p in paths if not p.exists()]
-    if missing:
-        raise FileNotFoundError(f"source_version: no such package source {', '.join(missing)}")
-    files = sorted({f for p in paths for f in ([p] if p.is_file() else p.rglob("*.py"))})
-    for path in files:
+    for path in sorted(set(seen.values())):
         digest.update(path.relative_to(_PACKAGE).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
@@ -61,7 +91,7 @@ class Memo:
 
     Args:
         name: what is kept, e.g. ``"symbolic-verdicts"``.
-        version: what the results depend on besides the key, e.g. ``source_version("eval", "logic")``.
+        version: what the results depend on besides the key, e.g. ``source_version("finelogic.eval.judges")``.
         store: a :class:`finelogic.store.Store`, its SQLite file, or a folder holding ``store.sqlite``; default
             ``$FINELOGIC_CACHE/store.sqlite``.
     """

@@ -5,6 +5,8 @@ import json
 import multiprocessing
 import sqlite3
 
+import pytest
+
 from finelogic.memo import Memo, memo_key, source_version
 
 
@@ -62,6 +64,16 @@ def test_two_processes_append_without_losing_or_tearing_lines(tmp_path):
     assert len(rows) == 450 and all(json.loads(value) == int(key) for key, value in rows)
 
 
-def test_the_source_version_changes_with_the_code_it_names():
-    assert source_version("logic") == source_version("logic")
-    assert source_version("logic") != source_version("eval")
+def test_the_source_version_covers_what_a_module_imports_and_nothing_else():
+    judges = source_version("finelogic.eval.judges")
+    assert judges == source_version("finelogic.eval.judges")
+    # the prover is imported by the judges (through the logic package): naming it too changes nothing
+    assert judges == source_version("finelogic.eval.judges", "finelogic.logic.prover")
+    assert judges != source_version("finelogic.logic.prover")
+    # the LogicMark generator is not run by the judges: naming it gives another version
+    assert judges != source_version("finelogic.eval.judges", "finelogic.data.generators.logicmark")
+
+
+def test_a_source_version_of_a_module_that_does_not_exist_names_it():
+    with pytest.raises(FileNotFoundError, match="finelogic.eval.nothing"):
+        source_version("finelogic.eval.nothing")

@@ -50,8 +50,6 @@ REFINE_PROMPT = ("This translation has an error:\n{error}\n"
 _LINE = re.compile(r"^[\s>*#-]*`?\s*(fact\s*\d+|hypothesis)\s*`?\s*[:=]\s*(.*?)\s*$", re.I)
 #: The start of :func:`solve`'s error when z3 gave up (a time-out depends on the machine's load: never memoised).
 UNDECIDED = "the solver could not decide"
-#: The sources :func:`read_translation` runs (its memo's version).
-SOURCES = ("baselines/logic_lm.py", "logic")
 _SOLVER_WORDS = {
     PROVED: "the translated facts entail the hypothesis",
     DISPROVED: "the translated facts entail the negation of the hypothesis",

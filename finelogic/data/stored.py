@@ -26,7 +26,7 @@ FORMAT = 1
 
 def generator_version() -> str:
     """sha256 of the sources generation runs: any change to the generator's code makes new rows."""
-    return source_version("data/generate.py", "data/problem.py", "data/generators", "logic")
+    return source_version("finelogic.data.generate")
 
 
 def stored_key(name: str, n: int | None, seed: Any, kwargs: dict[str, Any]) -> str:

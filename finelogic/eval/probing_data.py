@@ -23,8 +23,6 @@ TASKS = ("css", "rfi", "nsd")
 LABEL_VALUE = {PROVED: 1, DISPROVED: 0}
 CANDIDATES_PER_CLASS = 3
 _X = Var("x")
-#: The sources that draw the problems and rows: a change to any of them draws again (their memo's version).
-SOURCES = ("eval/probing_data.py", "data/problem.py", "data/generators", "logic")
 
 
 @dataclass(frozen=True)
@@ -86,8 +84,8 @@ def probing_problems(n: int, seed: int, depths: Iterable[int], *, distractors: t
                      memo: MutableMapping[str, Any] | None = None) -> list[Problem]:
     """``n`` PROVED/DISPROVED FLD-style problems usable by all three tasks, deterministically from ``seed``:
     :func:`cell_counts` per ``(depth, label)``, each kept when it has three RFI pairs and ``min_nsd_points`` NSD
-    points; depth by depth, PROVED first. ``memo`` (versioned by :data:`SOURCES`) keeps them: z3 checks are slow.
-    """
+    points; depth by depth, PROVED first. ``memo`` (versioned by this module's sources) keeps them: z3 checks
+    are slow."""
     from finelogic.data.generators.fld import generate_fld_problem
 
     depths = tuple(depths)

@@ -22,7 +22,6 @@ from typing import Any, Callable, Mapping, Sequence
 import pandas as pd
 
 from finelogic.baselines import LOGIC_LM, SEL_INF, SYMBCOT, logic_lm, selection_inference, symbcot
-from finelogic.baselines.logic_lm import SOURCES as TRANSLATION_SOURCES
 from finelogic.data.problem import Problem
 from finelogic.data.suites import EvalSet, FLDSet, ProntoQASet, TestSets, evaluation_sets
 from finelogic.eval.accuracy import evaluate_accuracy, summarize
@@ -214,7 +213,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     calls_before, hits_before = call_counts(b for _, b in opened)
     frames, traces = [], []
     memoised = any(s in MEMOISED for s in section.settings)
-    with Memo(TRANSLATION_MEMO, source_version(*TRANSLATION_SOURCES)) if memoised else nullcontext() as memo:
+    with Memo(TRANSLATION_MEMO, source_version("finelogic.baselines.logic_lm")) if memoised else nullcontext() as memo:
         for (spec, backend), scorer in zip(opened, scorers):
             for setting in section.settings:
                 decoding = replace(config, **section.generation_by_setting.get(setting, {}))

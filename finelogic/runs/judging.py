@@ -12,16 +12,10 @@ from typing import Iterator
 
 from finelogic.memo import Memo, source_version
 
-#: The package sources each memoised computation runs: their digest versions its memo, so an edit to any
-#: of them starts a new one. Reading steps (:func:`finelogic.eval.soundness.read_steps`):
-STEPS_SOURCES = ("eval/steps.py", "eval/soundness.py", "data/generators/nl.py", "data/problem.py", "logic")
-#: The symbolic judge's verdicts:
-VERDICT_SOURCES = ("eval/judges.py", "eval/steps.py", "data/generators/nl.py", "data/problem.py", "logic")
-
 
 @contextlib.contextmanager
 def judging_memos() -> Iterator[tuple[Memo, Memo]]:
     """The symbolic judge's verdicts and the steps as read, kept across runs; flushed when the block ends."""
-    with Memo("symbolic-verdicts", source_version(*VERDICT_SOURCES)) as verdicts, \
-            Memo("soundness-steps", source_version(*STEPS_SOURCES)) as read:
+    with Memo("symbolic-verdicts", source_version("finelogic.eval.judges")) as verdicts, \
+            Memo("soundness-steps", source_version("finelogic.eval.soundness")) as read:
         yield verdicts, read

@@ -21,7 +21,7 @@ import pandas as pd
 
 from finelogic.data.problem import Problem
 from finelogic.eval.probing import PREDICTION_COLUMNS, TEXT_ONLY, extract_features, probe_predictions, summarize
-from finelogic.eval.probing_data import (SOURCES, TASKS, ProbeRow, Readout, build_rows, probing_problems, row_counts,
+from finelogic.eval.probing_data import (TASKS, ProbeRow, Readout, build_rows, probing_problems, row_counts,
                                          shown_rows, split_problems)
 from finelogic.memo import Memo, source_version
 from finelogic.runs.base import (JSON, Codec, PlanContext, Provenance, Run, Stopwatch, call_counts, find_run, kept,
@@ -139,11 +139,11 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     set_threads(settings.threads)
     progress = settings.progress
     n_train, n_test = settings.n_train, settings.n_test
-    memo = Memo("probing", source_version(*SOURCES))  # problems and NSD lines: drawn once, read by every rerun
+    memo = Memo("probing", source_version("finelogic.eval.probing_data"))  # problems and NSD lines: drawn once, read by every rerun
     problems = probing_problems(n_train + n_test, seed, settings.depths, distractors=settings.distractors,
                                 progress=progress, memo=memo)
     memo.flush()
-    probes = Memo("probing-probes", source_version("eval/probing.py"))  # each probe's test predictions
+    probes = Memo("probing-probes", source_version("finelogic.eval.probing"))  # each probe's test predictions
     splits = split_problems(problems, n_train, seed)
     entries = [model_entry(e, seed) for e in settings.models]
     entries += [checkpoint_entry(p) for p in settings.sft_checkpoints]

@@ -97,8 +97,6 @@ PROFILES = {
                                quality=Quality(n=100, depths=tuple(range(0, 20))),
                                llm_judge={"name": "GPT-4.1-mini", "kind": "openai", "model": "gpt-4.1-mini"}),
 }
-#: The sources :func:`quality_set` runs (its memo's version).
-QUALITY_SOURCES = ("runs/soundness.py", "data", "logic", "eval/judge_quality.py", "eval/steps.py")
 
 
 @dataclass(frozen=True)
@@ -169,7 +167,7 @@ def run(profile: str, *, seed: int = 0, accuracy_run: accuracy.AccuracyRun | Non
         steps = judge_responses(records, problems, judge, policy=policy, memo=read)
         gold = judge_responses(gold_records(problems), problems, symbolic, policy=policy, memo=read)
 
-        with Memo("soundness-quality-set", source_version(*QUALITY_SOURCES)) as kept_items:
+        with Memo("soundness-quality-set", source_version("finelogic.eval.judge_quality", "finelogic.data.generators.fld")) as kept_items:
             items = quality_set(settings.quality, seed, memo=kept_items)
         scored = llm is not None and settings.llm_judge and limit != 0
         judges = {f"LLM ({opened[0][0].name})": llm} if scored else {}

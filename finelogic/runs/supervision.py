@@ -30,7 +30,7 @@ from finelogic.prompts import DIRECT
 from finelogic.runs.base import (EVAL_SETS, PlanContext, Provenance, Run, Stopwatch, call_counts, kept, make_command,
                                  open_models, plan, release, resolve, settings_codec)
 from finelogic.runs.judging import judging_memos
-from finelogic.sft.datasets import (SETTING, SIZE_KEYS, SOURCES, CheckedSet, check_sizes, checked_training_set,
+from finelogic.sft.datasets import (SETTING, SIZE_KEYS, CheckedSet, check_sizes, checked_training_set,
                                     problems_digest, training_problems)
 from finelogic.sft.styles import STYLES, StyleError
 from finelogic.sft.train import LOG_NAME, PAPER_CONFIG, TrainConfig, TrainedModel, train
@@ -40,8 +40,6 @@ log = logging.getLogger(__name__)
 FAMILY = "supervision"
 #: The profile section it reads (the paper calls the fine-tuned models SFT-<style>).
 SECTION = "sft"
-#: What LogiPT's traces run besides the training sets' :data:`finelogic.sft.datasets.SOURCES` (the memo's version).
-LOGIPT_SOURCES = ("baselines/logipt.py", "baselines/common.py")
 
 
 @dataclass(frozen=True)
@@ -219,7 +217,7 @@ def training_examples(settings: SupervisionSettings, seed: int = 0) -> tuple[dic
     """
     styles = settings.styles
     problems = training_problems(settings.sizes(), seed)
-    with Memo("supervision-training-data", source_version(*SOURCES, *LOGIPT_SOURCES)) as memo:
+    with Memo("supervision-training-data", source_version("finelogic.sft.datasets", "finelogic.baselines.logipt")) as memo:
         digest = problems_digest(problems)
         checked = {style: checked_training_set(style, problems, seed, memo=memo, digest=digest) for style in styles}
         examples = {style: c.examples for style, c in checked.items()}

@@ -41,9 +41,6 @@ SETTING = COT
 SIZE_KEYS = ("fld_n", "fld_unknown", "fld_depths", "prontoqa_n", "prontoqa_hops")
 #: The stored training problems' name in their key; bump its version when :func:`training_problems` changes.
 TRAINING_KEY = "sft-training/1"
-#: The sources a built and checked training set depends on (its memo's version: a change builds again).
-SOURCES = ("sft/datasets.py", "sft/styles.py", "sft/style_checks.py", "prompts.py", "eval/judges.py",
-           "eval/steps.py", "eval/extraction.py", "logic", "data/problem.py", "data/generators")
 
 
 @dataclasses.dataclass(frozen=True)
