@@ -1,25 +1,16 @@
-"""In-process backend: a transformers causal LM (the embedded SmolLM2 by default, or any hub model).
+"""In-process backend: a transformers causal LM (the embedded SmolLM2 by default, or any hub model), each
+verb doing as little model work as the maths allows:
 
-Three verbs, each doing as little model work as the maths allows:
+* ``generate``: chat template, left-padded batches of similar length, stop strings; a token prefix prompts
+  of a batch share (system prompt, few-shot examples) is encoded once and its KV cache reused; greedy
+  decoding takes each row out of the batch when it ends.
+* ``loglikelihood``: lm-eval's tokenisation; each context packed in one row with all its continuations under
+  a prefix-tree attention mask (never re-encoded per continuation); shared context prefixes encoded once.
+* ``hidden_states`` / ``hidden_states_batch``: one pass gives the state at every prefix boundary (causal
+  masking); the suffixes after a text's boundaries run in one block on its KV cache under a prefix-tree mask.
 
-* ``generate``: chat template, left-padded batches of similar length, stop strings; the longest token
-  prefix each prompt shares with another prompt of its batch (system prompt, a dataset's few-shot
-  demonstrations) is encoded once per distinct prefix and its KV cache reused by every prompt that
-  starts with it, as vLLM's prefix caching does; greedy decoding takes each row out of the batch when it
-  ends, so a long answer does not keep the finished rows of its batch computing.
-* ``loglikelihood``: lm-eval's tokenisation; ``batch_size`` contexts per forward pass, each packed in
-  one row with all its continuations under a prefix-tree attention mask (a context is never re-encoded
-  per continuation, and no KV cache is copied); shared context prefixes are encoded once, as in
-  ``generate``.
-* ``hidden_states`` / ``hidden_states_batch``: one forward pass gives the state at every prefix
-  boundary (causal masking makes the state at position t depend on tokens <= t only); all the suffixes
-  appended after a text's boundaries then run in one block on the text's KV cache under a prefix-tree
-  attention mask, so no prefix is re-encoded; the token prefix all texts of a call share is encoded once
-  and its KV cache read by every text; texts of nearly equal length share a pass.
-
-The slow reference paths (one full pass per request / per prefix / per prompt) stay available
-(``share_context=False``, ``reuse_prefix=False``, ``share_prefix=False``, ``drop_finished=False``): tests
-check they give the same numbers.
+The one-pass reference paths stay (``share_context=False``, ``reuse_prefix=False``, ``share_prefix=False``,
+``drop_finished=False``); tests check they give the same numbers.
 """
 from __future__ import annotations
 
@@ -52,22 +43,15 @@ class HFBackend:
             lead to a tokenizer (e.g. ``random_init_like``); a name/path or a tokenizer object.
         device: where to put the model when ``device_map`` is None (``"cpu"``, ``"cuda"``, ...).
         dtype: weights' dtype when loading (float32 on CPU; bfloat16 is usual on GPUs).
-        batch_size: sequences per forward/generate call (contexts, continuations, texts or suffixes
-            per pass; prompts per ``generate`` call).
+        batch_size: sequences per pass (contexts, texts or prompts).
         device_map: ``"auto"`` spreads a large model over the visible GPUs (accelerate).
-        share_context: score continuations of one context from a shared KV cache (default); False
-            runs one full forward pass per (context, continuation), as lm-eval does.
-        share_prefix: encode the token prefixes shared by a generation batch's prompts once (default);
-            False encodes every prompt whole.
-        drop_finished: greedy ``generate`` takes a row out of its batch (and its KV cache) as soon as it
-            ends (default), so a batch whose answers differ in length computes only the unfinished rows;
-            False runs transformers' ``generate``, which computes every row until the last one ends.
-        cpu_linears: how ``generate``, ``loglikelihood`` and ``hidden_states_batch`` run float32 linear
-            layers on a CPU: ``"onednn"`` through oneDNN with weights reordered once
-            (:mod:`finelogic.models.onednn`; 1.1-1.5x faster than MKL's sgemm for batched passes on AMD EPYC
-            cores, at the cost of one extra copy of the weights), ``"torch"`` as ``F.linear`` does, ``"auto"`` (default)
-            oneDNN where this torch build has it. The model is not modified. Training, and the one-pass
-            references (``share_context=False``, ``reuse_prefix=False``), always use ``F.linear``.
+        share_context: False runs one full pass per (context, continuation), as lm-eval does.
+        share_prefix: False encodes every prompt of a generation batch whole.
+        drop_finished: False runs transformers' ``generate``, which computes every row until the last ends.
+        cpu_linears: float32 linear layers of the inference passes on a CPU: ``"onednn"``
+            (:mod:`finelogic.models.onednn`, one extra copy of the weights), ``"torch"`` (``F.linear``) or
+            ``"auto"``: oneDNN where this torch build has it. Training and the one-pass references use
+            ``F.linear``.
     """
 
     def __init__(self, model: Any = None, tokenizer: Any = None, *, device: str = "cpu",
