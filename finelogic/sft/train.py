@@ -1,33 +1,20 @@
-"""Supervised fine-tuning on one supervision style (the paper's Section 4), LoRA by default.
+"""Supervised fine-tuning on one supervision style (the paper's Section 4), LoRA by default: LoRA adapters
+(peft) on a CPU for the small profiles, full fine-tuning with the paper's recipe (:data:`PAPER_CONFIG`, the
+table :mod:`finelogic.sft.recipes` shares with TRL) in the ``paper`` profile.
 
-The paper fully fine-tuned Llama-3.1-8B-Instruct with LLaMA-Factory (lr 1e-6, 3 epochs, cosine schedule,
-global batch 32, cutoff 2,500 tokens, bf16). Here one small loop does both: LoRA adapters (peft) on a CPU
-for the ``tiny`` profile, full fine-tuning with the paper's hyper-parameters in the ``paper`` profile.
+Examples are chat messages ``[system, user, assistant]``; the loss covers the assistant's text and the
+end-of-turn token only, after the chat template up to the assistant header (what generation sees). The
+model is written to ``cache_dir()/sft/<run>-<hash>/`` (the hash covers base model, data and configuration,
+so an unchanged run is loaded, not retrained), through a temporary folder renamed at the end: a plain
+transformers checkpoint (LoRA merged), its tokenizer, ``train_log.json`` and the data as JSONL; open it with
+``open_model(trained.spec)``. Every ``save_every`` steps a resume state (trainable weights, optimizer,
+schedule, random states, the pass's remaining order, the loss log) is written atomically to
+``<checkpoint>.resume/state.pt``; a rerun with the same fingerprint continues from it to the losses and
+weights of an uninterrupted run.
 
-What is trained: chat-format examples ``{"messages": [system, user, assistant]}``. The prompt is the
-chat template up to and including the assistant header (exactly what generation sees); the target is the
-assistant's text followed by the end-of-turn token. The loss covers the target tokens only.
-
-Where the result goes: ``cache_dir()/sft/<run>-<hash>/`` where the hash covers the base model, the
-training data and the configuration, so a changed dataset or setting trains a new model and an unchanged
-one is loaded, not retrained. The directory holds a plain transformers checkpoint (LoRA weights merged),
-its tokenizer, ``train_log.json`` (loss per step, tokens, seconds) and the training data as JSONL. It is
-written to a temporary directory and renamed at the end, so an interrupted run leaves no half-made model.
-
-An interrupted run loses at most ``save_every`` steps: every ``save_every`` optimizer steps (16 by default)
-the trainable weights, the optimizer and schedule, the random states, the rest of the pass's example order
-and the loss log so far are written to ``<checkpoint>.resume/state.pt`` (atomically: a temporary file
-renamed), and a rerun with the same base model, data and configuration (the same fingerprint) continues
-from the last of them, giving the losses and weights the uninterrupted run gives. The file is deleted when
-the model is saved. Open the checkpoint with ``finelogic.models.spec.open_model(trained.spec)`` (a ``ckpt:<dir>`` model) like any other.
-
-Why this loop stays for CPU profiles while the paper scale goes through TRL (:mod:`finelogic.sft.trl_train`,
-launched by accelerate): on the same data TRL's ``SFTTrainer`` trains at well under 0.8x this loop's tokens/s
-on a CPU (``benchmarks/bench_trl_vs_loop.py``; the measured ratio is in ``CHANGELOG.md``). The
-loop computes vocabulary logits only from the shortest prompt's end on (``logits_to_keep``) and groups
-examples by length; TRL computes them over the whole sequence and logs entropy and token accuracy each
-step. The ``paper`` profile's recipe (:data:`PAPER_CONFIG`) is the same table as TRL's
-(:mod:`finelogic.sft.recipes`), and a full fine-tune of an 8B model belongs on TRL with ZeRO-3.
+This loop serves the CPU profiles and TRL (:mod:`finelogic.sft.trl_train`) the paper scale: on a CPU TRL's
+``SFTTrainer`` is well below this loop's speed (``benchmarks/bench_trl_vs_loop.py``), which computes
+vocabulary logits only from the shortest prompt's end on and groups examples by length.
 """
 from __future__ import annotations
 
@@ -52,8 +39,8 @@ from finelogic.models.spec import ModelSpec, parse_model
 from finelogic.sft.recipes import train_config_fields
 from finelogic.settings import RECORDED_WHEN_SET, as_data
 
-# torch is imported inside the functions that train: the book's pages import this module (through the
-# supervision run) only for its settings and records, and torch alone costs them ~3 s each.
+# torch is imported inside the functions that train: the book's pages import this module only for its
+# settings and records, and importing torch would cost each page seconds.
 
 log = logging.getLogger(__name__)
 
@@ -87,17 +74,13 @@ class TrainConfig:
             stop at the lowest adapted block, which makes a CPU step several times cheaper.
         seed: seeds example order, dropout and LoRA initialisation.
         dtype: ``"float32"`` (CPU) or ``"bfloat16"`` (GPUs, as the paper): the weights' type.
-        autocast: ``"off"`` or ``"bfloat16"``: float32 weights, with the forward pass's matrix products in
-            bfloat16 (``torch.autocast``). On this project's 2-core AMD EPYC (AVX512_BF16) the study's LoRA
-            training ran 1.42x as many tokens/s as float32, with every step's loss within 0.7% of it
-            (``benchmarks/bench_sft_autocast.py``, beside two other processes); on a CPU without bfloat16
-            instructions it is emulated and likely slower. Recorded only when set, so checkpoints made
-            before it keep their fingerprints; the study's units were trained without it.
-        group_by_length: each pass over the data is shuffled, then cut into groups of
-            :data:`GROUP_STEPS` optimizer steps whose examples are sorted by length, so a micro-batch
-            holds examples of about one length (on 288 NL examples in micro-batches of 4, padding fell from
-            17.5% to 2.7% of the tokens processed: ``benchmarks/bench_sft_padding.py``); the order of the
-            steps is shuffled again. False: a plain shuffle.
+        autocast: ``"off"`` or ``"bfloat16"``: float32 weights, the forward pass's matrix products in
+            bfloat16 (``torch.autocast``; faster only on CPUs with bfloat16 instructions:
+            ``benchmarks/bench_sft_autocast.py``). Recorded only when set, so older checkpoints keep their
+            fingerprints; the study's units were trained without it.
+        group_by_length: each shuffled pass is cut into groups of :data:`GROUP_STEPS` optimizer steps whose
+            examples are sorted by length (less padding: ``benchmarks/bench_sft_padding.py``), the steps'
+            order shuffled again. False: a plain shuffle.
     """
 
     method: str = "lora"
