@@ -1,28 +1,17 @@
-"""Fine-tuning one supervision style with TRL's ``SFTTrainer``: the paper-scale path, distributed by accelerate.
+"""Fine-tuning one supervision style with TRL's ``SFTTrainer``: the paper-scale path, which ``accelerate``
+launches on several processes (DeepSpeed ZeRO-3 on GPUs, the paper's setup through LLaMA-Factory; DDP over
+gloo on a CPU), where the one-process loop of :mod:`finelogic.sft.train` cannot hold an 8B full fine-tune.
+:mod:`finelogic.runs.training` resolves a profile's data and settings (``accelerate launch -m
+finelogic.runs.training``; ``finelogic train`` in one process); this module is the trainer, profile-free.
 
-The package's own loop (:mod:`finelogic.sft.train`) runs in one process; an 8B full fine-tune with AdamW
-states does not fit one GPU that way. This path hands the same examples to Hugging Face TRL, which
-``accelerate`` launches on several processes, under DeepSpeed ZeRO-3 on GPUs (the paper's setup: the
-released recipe ran LLaMA-Factory, itself a Trainer, with ZeRO-3 on 4 GPUs) or DDP over gloo on a CPU.
-:mod:`finelogic.runs.training` resolves a profile's training set and settings and is the module
-``accelerate launch -m finelogic.runs.training`` runs (``finelogic train`` in one process); this module is
-the trainer itself, profile-free.
-
-What is trained: each chat example becomes TRL's prompt-completion form (``prompt`` = system and user
-turns, ``completion`` = the assistant turn), so the loss covers the completion only (TRL's
-``completion_only_loss``), as in our loop and in LLaMA-Factory. Hyper-parameters: the profile's
-:class:`~finelogic.sft.train.TrainConfig`; for the paper profile the released recipe's
-(:func:`finelogic.sft.recipes.trl_arguments`: per-device batch 8, the global batch of 32 kept on any number
-of processes by gradient accumulation; gradient checkpointing on, LLaMA-Factory's default).
-
-Where the result goes: the output folder holds the
-trainer's ``checkpoint-<step>/`` folders, and when training ends the final model (LoRA merged), its
-tokenizer, ``train_log.json`` (loss per step, tokens, seconds, peak memory; the loop's record format) and
-``train.jsonl``, so ``ckpt:<out>`` opens it like any checkpoint. A rerun resumes from the last
-``checkpoint-<step>`` saved whole (``resume_from_checkpoint``; one cut by a kill while saving is passed over); ``run.json`` records the data and settings fingerprint,
-and a folder trained on other data or settings is refused rather than resumed.
-
-TRL is the optional extra ``[train]`` (``pip install -e ".[train]"``).
+Each chat example becomes TRL's prompt-completion form, so the loss covers the assistant turn only, as in
+the loop. Hyper-parameters: the profile's :class:`~finelogic.sft.train.TrainConfig`; for the paper the
+released recipe's (:func:`finelogic.sft.recipes.trl_arguments`: the global batch of 32 kept on any number of
+processes by gradient accumulation, gradient checkpointing on). The output folder holds TRL's
+``checkpoint-<step>/`` folders and, at the end, the final model (LoRA merged), its tokenizer,
+``train_log.json`` (the loop's format) and ``train.jsonl``, so ``ckpt:<out>`` opens it. A rerun resumes from
+the last checkpoint saved whole; ``run.json`` holds the data and settings fingerprint, and a folder trained
+on other data or settings is refused rather than resumed. TRL is the optional extra ``[train]``.
 """
 from __future__ import annotations
 
