@@ -11,25 +11,11 @@ from typing import Any, MutableMapping, Sequence
 
 import z3
 
-from finelogic.baselines.common import (
-    LOGIC_LM,
-    BaselineResult,
-    BaselineSession,
-    marker_for,
-    symbol_legend,
-    worked_examples,
-)
+from finelogic.baselines.common import (LOGIC_LM, BaselineResult, BaselineSession, marker_for, symbol_legend,
+                                        worked_examples)
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Problem
-from finelogic.logic import (
-    Formula,
-    FormulaSyntaxError,
-    ProverError,
-    consistent,
-    entails,
-    format_formula,
-    negate,
-    parse_formula,
-)
+from finelogic.logic import (Formula, FormulaSyntaxError, ProverError, consistent, entails, format_formula, negate,
+                             parse_formula)
 from finelogic.memo import memo_key
 from finelogic.models.base import Backend, Conversation, GenerationConfig
 from finelogic.prompts import DIRECT, build_conversation, problem_text

@@ -8,17 +8,8 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from finelogic.baselines.common import (
-    HYPOTHESIS,
-    NEGATED_HYPOTHESIS,
-    SEL_INF,
-    BaselineResult,
-    BaselineSession,
-    capped,
-    gold_derivation,
-    marker_for,
-    worked_examples,
-)
+from finelogic.baselines.common import (HYPOTHESIS, NEGATED_HYPOTHESIS, SEL_INF, BaselineResult, BaselineSession,
+                                        capped, gold_derivation, marker_for, worked_examples)
 from finelogic.data.problem import UNKNOWN, Problem
 from finelogic.eval.extraction import extract_answer
 from finelogic.eval.steps import negated_hypothesis_text

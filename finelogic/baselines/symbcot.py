@@ -6,14 +6,8 @@ from __future__ import annotations
 
 from typing import Any, MutableMapping, Sequence
 
-from finelogic.baselines.common import (
-    SYMBCOT,
-    BaselineResult,
-    BaselineSession,
-    gold_derivation,
-    rule_words,
-    worked_examples,
-)
+from finelogic.baselines.common import (SYMBCOT, BaselineResult, BaselineSession, gold_derivation, rule_words,
+                                        worked_examples)
 from finelogic.baselines.logic_lm import gold_translation, read_translation, translation_conversation
 from finelogic.data.problem import UNKNOWN, Problem
 from finelogic.models.base import Backend, Conversation, GenerationConfig

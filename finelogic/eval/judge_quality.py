@@ -13,15 +13,8 @@ from finelogic.logic.proof import ProofStep, parse_proof_steps
 from finelogic.data.generators.nl import render_sentence
 from finelogic.data.problem import Problem
 from finelogic.eval.judges import Judge
-from finelogic.eval.steps import (
-    HYPOTHESIS,
-    NEGATED_HYPOTHESIS,
-    Step,
-    parse_steps,
-    step_from_json,
-    step_to_json,
-    template_vocabulary,
-)
+from finelogic.eval.steps import (HYPOTHESIS, NEGATED_HYPOTHESIS, Step, parse_steps, step_from_json, step_to_json,
+                                  template_vocabulary)
 from finelogic.logic import entails, is_atomic_step, negate, parse_formula
 
 KINDS = ("gold", "merged", "swapped_premise", "negated_conclusion")

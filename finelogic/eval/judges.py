@@ -11,24 +11,10 @@ from typing import Any, MutableMapping, Protocol, Sequence
 
 from finelogic.data.generators.nl import SentenceParseError, parse_sentence
 from finelogic.data.problem import Problem
-from finelogic.eval.steps import (
-    HYPOTHESIS,
-    NEGATED_HYPOTHESIS,
-    UNKNOWN_TEXT,
-    Step,
-    problem_reference,
-    template_vocabulary,
-)
-from finelogic.logic import (
-    Discharged,
-    FormulaSyntaxError,
-    ProverError,
-    entails,
-    matches_rule,
-    negate,
-    parse_formula,
-    premise_formulas,
-)
+from finelogic.eval.steps import (HYPOTHESIS, NEGATED_HYPOTHESIS, UNKNOWN_TEXT, Step, problem_reference,
+                                  template_vocabulary)
+from finelogic.logic import (Discharged, FormulaSyntaxError, ProverError, entails, matches_rule, negate, parse_formula,
+                             premise_formulas)
 from finelogic.memo import memo_key
 from finelogic.models.base import Backend, GenerationConfig
 

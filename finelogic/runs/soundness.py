@@ -32,15 +32,8 @@ from finelogic.data.generators.fld import generate_fld
 from finelogic.data.problem import DISPROVED, PROVED, Problem
 from finelogic.data.suites import evaluation_sets
 from finelogic.eval.accuracy import depth_bucket
-from finelogic.eval.judge_quality import (
-    LabelledStep,
-    judge_quality,
-    label_counts,
-    labelled_from_json,
-    labelled_steps,
-    labelled_to_json,
-    teaching_example,
-)
+from finelogic.eval.judge_quality import (LabelledStep, judge_quality, label_counts, labelled_from_json, labelled_steps,
+                                          labelled_to_json, teaching_example)
 from finelogic.eval.judges import HybridJudge, Judge, LLMJudge, SymbolicJudge
 from finelogic.eval.soundness import SoundnessPolicy, judge_responses
 from finelogic.memo import Memo, memo_key, source_version

@@ -15,20 +15,8 @@ from finelogic.eval.judges import SymbolicJudge, Verdict
 from finelogic.eval.steps import HYPOTHESIS, NEGATED_HYPOTHESIS, Step, read_nl_step
 from finelogic.logic import Atom, Const, Formula, FormulaSyntaxError, format_formula, negate, parse_formula
 from finelogic.prompts import MARKERS
-from finelogic.sft.styles import (
-    FILTER,
-    NL,
-    STRUCT,
-    STYLES,
-    SYMBOL,
-    StyleError,
-    Words,
-    build,
-    style_formulas,
-    symbols_of,
-    used_facts,
-    words_for,
-)
+from finelogic.sft.styles import (FILTER, NL, STRUCT, STYLES, SYMBOL, StyleError, Words, build, style_formulas,
+                                  symbols_of, used_facts, words_for)
 
 _TARGET = {PROVED: HYPOTHESIS, DISPROVED: NEGATED_HYPOTHESIS}
 _ID = r"(?:fact|int)\d+"

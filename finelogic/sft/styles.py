@@ -32,22 +32,8 @@ from finelogic.data.generators.nl import Vocabulary, parse_sentence, render_sent
 from finelogic.data.generators.prontoqa import CONCEPTS
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Problem
 from finelogic.eval.steps import HYPOTHESIS, NEGATED_HYPOTHESIS, NL_TAIL, template_vocabulary
-from finelogic.logic import (
-    Atom,
-    Const,
-    ForAll,
-    Formula,
-    FormulaSyntaxError,
-    Implies,
-    Not,
-    constants,
-    format_formula,
-    matches_rule,
-    negate,
-    parse_formula,
-    subformulas,
-    substitute,
-)
+from finelogic.logic import (Atom, Const, ForAll, Formula, FormulaSyntaxError, Implies, Not, constants, format_formula,
+                             matches_rule, negate, parse_formula, subformulas, substitute)
 from finelogic.logic.proof import parse_proof_steps
 from finelogic.paper import STYLES
 from finelogic.prompts import MARKERS, UNKNOWN_EXPLANATION
