@@ -1,17 +1,7 @@
-"""In-process backend: a transformers causal LM (the embedded SmolLM2 by default, or any hub model), each
-verb doing as little model work as the maths allows:
-
-* ``generate``: chat template, left-padded batches of similar length, stop strings; a token prefix prompts
-  of a batch share (system prompt, few-shot examples) is encoded once and its KV cache reused; greedy
-  decoding takes each row out of the batch when it ends.
-* ``loglikelihood``: lm-eval's tokenisation; each context packed in one row with all its continuations under
-  a prefix-tree attention mask (never re-encoded per continuation); shared context prefixes encoded once.
-* ``hidden_states`` / ``hidden_states_batch``: one pass gives the state at every prefix boundary (causal
-  masking); the suffixes after a text's boundaries run in one block on its KV cache under a prefix-tree mask.
-
-The one-pass reference paths stay (``share_context=False``, ``reuse_prefix=False``, ``share_prefix=False``,
-``drop_finished=False``); tests check they give the same numbers.
-"""
+"""In-process backend: a transformers causal LM (the embedded SmolLM2 by default, or any hub model). Token
+prefixes shared within a batch are encoded once; continuations and suffixes run packed under prefix-tree
+attention masks; greedy decoding drops finished rows. The plain reference paths (``share_context=False``,
+``share_prefix=False``, ``drop_finished=False``, ``reuse_prefix=False``) stay: tests check they agree."""
 from __future__ import annotations
 
 import contextlib
@@ -37,21 +27,16 @@ class HFBackend:
     """A transformers model in this process.
 
     Args:
-        model: ``None`` for the embedded SmolLM2-135M-Instruct (``load_default``), a hub name or
-            local path for ``from_pretrained``, or an already loaded ``PreTrainedModel``.
-        tokenizer: needed only when ``model`` is a loaded model whose ``name_or_path`` does not
-            lead to a tokenizer (e.g. ``random_init_like``); a name/path or a tokenizer object.
-        device: where to put the model when ``device_map`` is None (``"cpu"``, ``"cuda"``, ...).
-        dtype: weights' dtype when loading (float32 on CPU; bfloat16 is usual on GPUs).
+        model: None for the embedded SmolLM2-135M-Instruct, a hub name or local path, or a loaded model.
+        tokenizer: a name, path or tokenizer, where the model's ``name_or_path`` leads to none.
+        device: where to put the model when ``device_map`` is None.
         batch_size: sequences per pass (contexts, texts or prompts).
         device_map: ``"auto"`` spreads a large model over the visible GPUs (accelerate).
         share_context: False runs one full pass per (context, continuation), as lm-eval does.
         share_prefix: False encodes every prompt of a generation batch whole.
         drop_finished: False runs transformers' ``generate``, which computes every row until the last ends.
-        cpu_linears: float32 linear layers of the inference passes on a CPU: ``"onednn"``
-            (:mod:`finelogic.models.onednn`, one extra copy of the weights), ``"torch"`` (``F.linear``) or
-            ``"auto"``: oneDNN where this torch build has it. Training and the one-pass references use
-            ``F.linear``.
+        cpu_linears: the inference passes' float32 linears on CPU: ``"onednn"`` (:mod:`.onednn`, one extra
+            copy of the weights), ``"torch"`` (``F.linear``) or ``"auto"`` (oneDNN where torch has it).
     """
 
     def __init__(self, model: Any = None, tokenizer: Any = None, *, device: str = "cpu",
@@ -104,25 +89,8 @@ class HFBackend:
     @torch.inference_mode()
     def generate(self, conversations: Sequence[Conversation], config: GenerationConfig = GenerationConfig(),
                  *, on_result: Callable[[int, Completion], None] | None = None) -> list[Completion]:
-        """Complete each conversation as the assistant's next turn.
-
-        Args:
-            conversations: lists of ``{"role", "content"}`` messages; the chat template and the
-                generation prompt are applied here.
-            config: decoding parameters; sampling (``temperature > 0``) is seeded per batch.
-            on_result: called with (index, completion) as each batch finishes (the cache stores
-                answers this way, so a crash loses at most the batch in flight).
-
-        Prompts run ``batch_size`` at a time, longest first; with ``share_prefix`` (the default) the
-        longest token prefix each prompt shares with another of its batch (system prompt, a dataset's
-        few-shot demonstrations; at least :data:`MIN_SHARED_PREFIX` tokens) is encoded once per distinct
-        prefix and its KV cache copied to every row that starts with it: greedy outputs are the same as
-        without.
-
-        Returns:
-            One completion per conversation, in input order, without special tokens, cut before
-            the first stop string.
-        """
+        """Complete each conversation as the assistant's next turn, ``batch_size`` prompts at a time, longest
+        first; sampling is seeded per batch, and ``on_result(index, completion)`` runs as each batch ends."""
         prompts = [self._chat_ids(c) for c in conversations]
         order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
         results: list[Completion] = [Completion("")] * len(prompts)
@@ -146,10 +114,7 @@ class HFBackend:
 
         shared = _shared_prefixes(prompts) if self.share_prefix else [0] * len(prompts)
         prefix = self._prefix_rows(prompts, shared)
-        # Prefix caching: each distinct shared prefix is encoded once and its KV cache given to every row
-        # that starts with it (left-padded to the longest prefix); the rows are [padded prefix][left-padded
-        # suffix], so the mask has zeros in the middle and generate() takes the position ids from the mask's
-        # cumsum (the same positions as without padding).
+        # Rows are [left-padded prefix][left-padded suffix]: positions come from the mask's cumsum, as unpadded.
         input_ids, attention_mask = _left_pad([p[n:] for p, n in zip(prompts, shared)],
                                               self.tokenizer.pad_token_id, self.device)
         if prefix is not None:
@@ -182,7 +147,8 @@ class HFBackend:
                 kwargs["cache"] = prefix[0]
             output = self.model.generate(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
         new = output[:, input_ids.shape[1]:]
-        lengths = [_length_until(row, self.tokenizer.eos_token_id) for row in new.tolist()]
+        eos = self.tokenizer.eos_token_id
+        lengths = [row.index(eos) + 1 if eos in row else len(row) for row in new.tolist()]
         self.stats.add(calls=1, prompt_tokens=prompt_tokens, generated_tokens=sum(lengths))
         texts = self.tokenizer.batch_decode(new, skip_special_tokens=True)
         completions = []
@@ -194,10 +160,9 @@ class HFBackend:
 
     def _greedy_rows(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, past: Any,
                      config: GenerationConfig) -> list[tuple[list[int], bool]]:
-        """Greedy decoding of a left-padded batch (after the KV cache ``past`` of its first columns, if any),
-        taking each row out of the batch and its cache once it ends: with the end-of-sequence token (kept,
-        as transformers keeps it) or a stop string. Per row: the new tokens, and whether it ended before
-        ``max_new_tokens``. The same tokens as transformers' greedy ``generate`` on the same batch."""
+        """Greedy decoding of a left-padded batch (``past``: the cache of its first columns, or None), each row
+        leaving the batch once it ends (EOS, kept as transformers keeps it, or a stop string): the same tokens
+        as greedy ``generate``. Per row: the new tokens, and whether it ended before ``max_new_tokens``."""
         eos = self.tokenizer.eos_token_id
         stops = _StopStrings(self.tokenizer, config.stop, 0) if any(config.stop) else None
         start = past.get_seq_length() if past is not None else 0
@@ -247,10 +212,8 @@ class HFBackend:
         return out.cache
 
     def _prefix_rows(self, sequences: list[list[int]], lengths: list[int]) -> tuple[Any, torch.Tensor] | None:
-        """The KV cache of every row's shared prefix ``sequences[r][:lengths[r]]`` and its ``(rows, width)``
-        mask: each distinct prefix is encoded once, all in one left-padded pass, and each row gets its
-        prefix's cache, left-padded to the longest (a row with length 0 gets a fully masked one).
-        None when no row has a prefix."""
+        """The KV cache of each row's prefix ``sequences[r][:lengths[r]]`` and its ``(rows, width)`` mask, each
+        distinct prefix encoded once in one left-padded pass (length 0: fully masked); None if no row has one."""
         distinct = list(dict.fromkeys(tuple(s[:n]) for s, n in zip(sequences, lengths) if n))
         if not distinct:
             return None
@@ -267,17 +230,8 @@ class HFBackend:
     # ------------------------------------------------------------- loglikelihood
     @torch.inference_mode()
     def loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[LoglikelihoodResult]:
-        """Score each continuation given its context.
-
-        Tokenisation follows lm-eval: trailing whitespace of the context moves onto the
-        continuation, context+continuation are encoded together, and the continuation's tokens
-        are ``whole[len(encode(context)):]``. An empty context is replaced by the BOS (else EOS) token.
-
-        Returns:
-            Per request ``(logprob_sum, n_tokens, is_greedy)``: the sum over continuation tokens of
-            log p(token | everything before it) in nats, the number of continuation tokens, and
-            whether each continuation token is the argmax at its position.
-        """
+        """Score each continuation given its context, tokenised as lm-eval does: the pair encoded together, the
+        continuation's tokens ``whole[len(encode(context)):]``, an empty context replaced by BOS (else EOS)."""
         encoded = [self._encode_pair(c, x) for c, x in requests]
         results: list[LoglikelihoodResult | None] = [None] * len(encoded)
         with tqdm(total=len(encoded), desc="loglikelihood", disable=len(encoded) < 64) as bar:
@@ -292,7 +246,7 @@ class HFBackend:
             groups: dict[tuple[int, ...], list[int]] = {}
             for i, (ctx, _) in enumerate(encoded):
                 groups.setdefault(tuple(ctx), []).append(i)
-            # Longest contexts first, so a batch's contexts are of similar length (little padding).
+            # Longest contexts first: little padding.
             ordered = sorted(groups.values(), key=lambda ids: -len(encoded[ids[0]][0]))
             for start in range(0, len(ordered), self.batch_size):
                 batch = ordered[start:start + self.batch_size]
@@ -334,17 +288,12 @@ class HFBackend:
 
     def _score_packed(self, contexts: list[list[int]],
                       continuations: list[list[list[int]]]) -> list[list[LoglikelihoodResult]]:
-        """Score several contexts' continuations in ONE forward pass, one row per context.
+        """Several contexts' continuations in one forward pass, one row per context.
 
-        A row holds the context, then every continuation but its last token, under an attention mask in
-        which a continuation sees its context and its own earlier tokens only, with positions that
-        continue from the context's end (a prefix tree, as in ``_states_batched``): a context is encoded
-        once, no KV cache is copied, and the pass's fixed cost is paid once per ``batch_size`` contexts.
-        Rows are laid out ``[left pad][context][continuations][right pad]`` so that every context ends at
-        the same column: the logits of the last ``1 + widest continuation block`` columns are all a
-        row's scores need. The prefix a context shares with another of the pass (a chat prompt's system
-        prompt or few-shot demonstrations, as in forced choice) is encoded once per distinct prefix and
-        read from its KV cache (``_prefix_rows``); the row then holds the rest of the context.
+        A row is ``[left pad][context][each continuation but its last token][right pad]``; a continuation sees
+        its context and its own earlier tokens, with positions continuing from the context's end, so every
+        context ends at the same column and the last ``1 + widest block`` logits are all the scores need.
+        A prefix contexts share is read from its KV cache (``_prefix_rows``); the row holds the rest.
         """
         lengths = _shared_prefixes(contexts) if len(contexts) > 1 else [0]
         prefix = self._prefix_rows(contexts, lengths)
@@ -396,30 +345,17 @@ class HFBackend:
         """Representations of the prefixes ``text[:b]`` for every boundary ``b``, from one forward pass.
 
         Args:
-            text: the full text (e.g. a chat-templated problem followed by a whole proof).
-            boundaries: increasing prefix ends: character offsets into ``text`` (``unit="char"``)
-                or token counts of ``encode(text)`` (``unit="token"``).
-            layer: index into the model's hidden states: 0 = embeddings, -1 = last layer. For
-                Llama-style models transformers returns the last layer *after* the final RMSNorm
-                (the input of ``lm_head``), which is what the paper's vLLM embedding read-out used.
-            suffixes: text appended after each boundary before reading out, reusing the text's
-                KV cache (masked to the boundary) instead of re-encoding the prefix: one string for
-                all boundaries (e.g. the generation prompt), one string per boundary, or one list of
-                candidate strings per boundary. All of a text's suffixes run in one block.
-            normalize: L2-normalise every returned vector.
-            unit: ``"char"`` or ``"token"`` (see ``boundaries``).
-            reuse_prefix: False = the naive reference: one full forward pass per prefix (+suffix).
-
-        With ``unit="char"`` the text is tokenised piece by piece between boundaries, so every
-        boundary falls between tokens and a prefix's tokens never depend on what follows it. For
-        boundaries at the end of a sentence (before a space or newline) this equals tokenising
-        the prefix alone.
+            boundaries: increasing prefix ends: character offsets (``unit="char"``; the text is tokenised
+                piece by piece between boundaries) or token counts of ``encode(text)`` (``unit="token"``).
+            layer: 0 = embeddings, -1 = the last layer after the final norm (the input of ``lm_head``, what
+                the paper's vLLM embedding read-out used).
+            suffixes: text read after each boundary on the text's KV cache: one string for all boundaries,
+                one per boundary, or one list of candidate strings per boundary.
+            reuse_prefix: False runs the reference: one full forward pass per prefix (+suffix).
 
         Returns:
-            float32 arrays. Without suffixes, or with one suffix per boundary: shape
-            ``(len(boundaries), hidden_size)``, the state at the last token of prefix (+suffix).
-            With candidate lists: a list with one ``(len(candidates_i), hidden_size)`` array per
-            boundary.
+            float32 arrays: ``(len(boundaries), hidden_size)``, the state at the last token of prefix
+            (+suffix); with candidate lists, one ``(len(candidates_i), hidden_size)`` array per boundary.
         """
         options = dict(layer=layer, suffixes=suffixes, normalize=normalize, unit=unit)
         if reuse_prefix:
@@ -430,12 +366,8 @@ class HFBackend:
 
     @torch.inference_mode()
     def hidden_states_batch(self, requests: Sequence[StatesRequest]) -> list[np.ndarray | list[np.ndarray]]:
-        """``hidden_states`` for many texts: ``batch_size`` texts per left-padded forward pass.
-
-        Each request holds one call's arguments (``StatesRequest(text, boundaries, {"layer": -1, ...})``);
-        the answers, in request order, are exactly what ``hidden_states`` returns for each (within
-        float32 noise: padding changes the order of a few sums).
-        """
+        """``hidden_states`` for each request, ``batch_size`` texts per left-padded pass (equal within float32
+        noise: padding reorders a few sums)."""
         prepared = [self._prepare_states(r) for r in requests]
         with self._kernels():
             states = self._states_batched(prepared)
@@ -479,27 +411,12 @@ class HFBackend:
             raise ValueError("two boundaries fall on the same token (a piece of whitespace only?)")
         return ids, ends
 
-    def _forward_states(self, input_ids: torch.Tensor, layer: int) -> torch.Tensor:
-        out = self.model(input_ids=input_ids, use_cache=False, output_hidden_states=True, logits_to_keep=1)
-        self.stats.add(calls=1, prompt_tokens=int(input_ids.numel()))
-        return out.hidden_states[layer]
-
     def _states_batched(self, items: list["_PreparedStates"]) -> list[list[torch.Tensor]]:
         """Per item, one ``(n_i, hidden)`` tensor per boundary.
 
-        Each text is encoded once, and all its suffixes after it in one packed block that reads the
-        text's KV cache: in the block a suffix sees the text up to its boundary and its own earlier tokens
-        only, with position ids that continue from its boundary (a prefix tree, as speculative decoders
-        verify candidate trees; suffixes of one boundary that start alike share those tokens). Exact, with
-        no KV cache copied per suffix: the suffixes cost their own tokens and nothing more. Two passes
-        per batch, not one over text and block together: attention grows with queries x keys, and the
-        text's queries never need the block's keys (about 40% of the packed pass's attention).
-
-        The token prefix all texts share (a chat template's system prompt and instructions) is encoded
-        once and its KV cache read by every text. Texts run longest first, up to ``batch_size`` per pass
-        and only beside texts of nearly the same length (``_length_buckets``; suffix blocks vary less): on
-        a CPU a pass of a few hundred tokens is already large, and padding would cost as much as real
-        tokens.
+        The prefix all texts share is encoded once; each text then runs once, and all its suffixes (packed
+        by :func:`_pack`) in a second pass on its KV cache: the text's queries never need the block's keys.
+        Texts run beside texts of nearly the same length (``_length_buckets``): padding costs as much as tokens.
         """
         from transformers import DynamicCache
 
@@ -572,8 +489,12 @@ class HFBackend:
         result = []
         for i, end in enumerate(ends):
             options = [[]] if candidates is None else candidates[i]
-            rows = [self._forward_states(torch.tensor([ids[:end] + o], device=self.device), layer)[0, -1]
-                    for o in options]
+            rows = []
+            for option in options:
+                input_ids = torch.tensor([ids[:end] + option], device=self.device)
+                out = self.model(input_ids=input_ids, use_cache=False, output_hidden_states=True, logits_to_keep=1)
+                self.stats.add(calls=1, prompt_tokens=int(input_ids.numel()))
+                rows.append(out.hidden_states[layer][0, -1])
             result.append(torch.stack(rows))
         return result
 
@@ -601,9 +522,8 @@ class _Packed(NamedTuple):
 
 
 def _pack(item: _PreparedStates) -> _Packed:
-    """``item`` as one sequence: the suffixes of one boundary form a token tree (suffixes that start alike
-    share those tokens, e.g. candidate lines that open with the same subject); a suffix token sees the text
-    up to its boundary and its ancestors in the tree."""
+    """``item`` as one sequence: a boundary's suffixes form a token tree (suffixes that start alike share those
+    tokens); a suffix token sees the text up to its boundary and its ancestors in the tree."""
     ids, positions = list(item.ids), list(range(len(item.ids)))
     parents: list[tuple[int, int]] = []  # per suffix token: (its parent in the sequence or -1, boundary end)
     reads: list[list[int]] = []
@@ -645,8 +565,7 @@ def _finish_states(states: list[torch.Tensor], prepared: _PreparedStates) -> np.
 
 
 def _length_buckets(lengths: Sequence[int], size: int, slack: float = 0.1) -> list[list[int]]:
-    """Indices in batches of at most ``size``, longest first, each batch's lengths within ``slack`` of its
-    longest (so padding stays under that share of the pass)."""
+    """Indices in batches of at most ``size``, longest first, each length within ``slack`` of its batch's longest."""
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
     batches: list[list[int]] = []
     for i in order:
@@ -667,18 +586,14 @@ def _common_prefix(sequences: list[list[int]], leave: int = 1) -> int:
     return n
 
 
-#: A shared prefix shorter than this is not worth its own pass and cache copies: LogicMark's contexts share
-#: only "If:\n" (2 tokens); chat prompts share a system prompt (50-60 tokens) and few-shot demonstrations
-#: (300-420 tokens in the tiny profile's Few-shot prompts).
+#: Tokens below which a shared prefix is not worth its own pass (LogicMark's "If:\n" is not; a system prompt is).
 MIN_SHARED_PREFIX = 16
 
 
 def _shared_prefixes(sequences: list[list[int]], minimum: int = MIN_SHARED_PREFIX) -> list[int]:
-    """Per sequence, the length of the prefix encoded once for it and the sequences that share it: the
-    longest token prefix it shares with another sequence of the list, leaving it at least one token of its
-    own (0 below ``minimum`` tokens), or the prefix all sequences share where that feeds fewer tokens (each
-    distinct prefix is encoded whole, so nested ones repeat their common part). Sorted, a sequence shares
-    its longest prefix with a neighbour, so one pass over neighbours finds them all."""
+    """Per sequence, the length of its prefix to encode once: the longest it shares with another sequence
+    (leaving it one token; 0 below ``minimum``), or the prefix all share where that feeds fewer tokens (nested
+    prefixes repeat their common part). Sorted, a sequence's longest shared prefix is with a neighbour."""
     order = sorted(range(len(sequences)), key=sequences.__getitem__)
     best = [0] * len(sequences)
     for a, b in zip(order, order[1:]):
@@ -727,9 +642,8 @@ def _select_cache(cache: Any, rows: Sequence[int]) -> Any:
 
 
 class _GrowingLayer(DynamicLayer):
-    """A ``DynamicLayer`` that keeps ``room`` free positions after what it holds, so a decoding step writes
-    its column in place: ``DynamicLayer`` concatenates, copying the whole cache at every step (a third of a
-    greedy batch's time on CPU). It grows (one copy) only when an update does not fit."""
+    """A ``DynamicLayer`` keeping ``room`` free positions, so a decoding step writes its column in place instead
+    of concatenating (a copy of the whole cache per step); it grows only when an update does not fit."""
 
     def __init__(self, room: int) -> None:
         super().__init__()
@@ -772,8 +686,8 @@ def _score(logits: torch.Tensor, continuation: list[int]) -> LoglikelihoodResult
     return float(picked.sum()), len(continuation), greedy
 
 
-#: generation_config fields whose non-default value makes transformers' greedy ``generate`` change the logits
-#: or the stopping (the row-dropping loop does neither, so such a model decodes with ``generate``).
+#: generation_config fields whose non-default value changes greedy ``generate``'s logits or stopping (such a
+#: model decodes with ``generate``, not the row-dropping loop).
 _GREEDY_CHANGERS = {"repetition_penalty": (None, 1.0), "no_repeat_ngram_size": (None, 0), "min_length": (None, 0),
                     "min_new_tokens": (None, 0), "bad_words_ids": (None,), "suppress_tokens": (None,),
                     "begin_suppress_tokens": (None,), "forced_bos_token_id": (None,), "forced_eos_token_id": (None,),
@@ -786,16 +700,9 @@ def _plain_greedy(generation_config: Any) -> bool:
     return all(getattr(generation_config, name, None) in plain for name, plain in _GREEDY_CHANGERS.items())
 
 
-def _length_until(row: list[int], eos_id: int | None) -> int:
-    return row.index(eos_id) + 1 if eos_id in row else len(row)
-
-
 class _StopStrings(StoppingCriteria):
-    """Stopping criterion: a row is done once its generated text contains a stop string.
-
-    Only the last few tokens are decoded per step: a stop string of L characters spans at most L
-    tokens, and it is caught at the step whose token completes it.
-    """
+    """A row is done once its generated text holds a stop string; only the last tokens are decoded per step
+    (a stop string of L characters spans at most L tokens, caught at the step that completes it)."""
 
     def __init__(self, tokenizer: Any, stop: Sequence[str], prompt_length: int) -> None:
         self.tokenizer = tokenizer
