@@ -1,8 +1,6 @@
-"""The paper's headline findings as verdicts on our tables (the claims page, ``notebooks/08_claims.ipynb``).
-
-Each finding is a :class:`Claim` (its row's fixed cells) and one pure function that reads the upstream tables (accuracy
-``records``, judged ``steps``, the probing ``summary``) and returns a :class:`Verdict` with the numbers that drove it,
-decided by :func:`decide`. "SFT styles" are the ``SFT-<style>`` rows (Section 4); LogiPT is a baseline (§5.1).
+"""The paper's headline findings as verdicts on our tables (the claims page, ``notebooks/08_claims.ipynb``): each a
+:class:`Claim` and a pure function of the upstream tables (accuracy ``records``, judged ``steps``, the probing
+``summary``) returning a :class:`Verdict`. "SFT styles" are the ``SFT-<style>`` rows (Section 4); LogiPT is a baseline.
 """
 from __future__ import annotations
 
@@ -63,12 +61,11 @@ class Estimate:
         return self.n > 0 and not any(math.isnan(v) for v in (self.value, self.low, self.high))
 
     def text(self) -> str:
+        n = f"(n = {self.n}{' ' + self.of if self.of else ''})"
         if not self.known:
-            return f"{self.label}: no value (n = {self.n}{' ' + self.of if self.of else ''})"
-        digits = 2 if self.unit == "steps" else 1
-        unit = " steps" if self.unit == "steps" else "%"
-        return (f"{self.label} {self.value:.{digits}f}{unit} [{self.low:.{digits}f}, {self.high:.{digits}f}] "
-                f"(n = {self.n}{' ' + self.of if self.of else ''})")
+            return f"{self.label}: no value {n}"
+        digits, unit = (2, " steps") if self.unit == "steps" else (1, "%")
+        return f"{self.label} {self.value:.{digits}f}{unit} [{self.low:.{digits}f}, {self.high:.{digits}f}] {n}"
 
 
 def compare(a: Estimate, b: Estimate) -> str | None:
@@ -210,10 +207,6 @@ def _name(setting: str) -> str:
     return f"the base ({setting})" if setting == BASE_SETTING else setting
 
 
-def _sft_present(estimates: Mapping[str, Estimate]) -> list[str]:
-    return [s for s in SFT_SETTINGS if s in estimates]
-
-
 def fine_tuned_setting(model: str) -> str | None:
     """The ``SFT-<style>`` a probed model's name contains (``SmolLM2-135M-Instruct-SFT-NL``); None if none."""
     return next((s for s in sorted(SFT_SETTINGS, key=len, reverse=True) if s in str(model)), None)
@@ -308,7 +301,7 @@ def _raises_over_base(claim: Claim, records: pd.DataFrame, problems: Sequence[An
     an answer marker scores 0% on the CoT prompt, so a gain over that alone could be format)."""
     fld = records[records["dataset"] == "fld"] if records is not None and not records.empty else pd.DataFrame()
     estimates = accuracy_estimates(fld, " (FLD)")
-    base, styles = estimates.get(BASE_SETTING), _sft_present(estimates)
+    base, styles = estimates.get(BASE_SETTING), [s for s in SFT_SETTINGS if s in estimates]
     if only is not None:
         styles = [s for s in styles if s == only]
     if base is None or not styles:
@@ -356,7 +349,7 @@ def nl_transfers_best(records: pd.DataFrame, problems: Sequence[Any] | None = No
     pooled = records[records["dataset"].isin(present)]
     names = " + ".join(UNSEEN[d] for d in present)
     estimates = accuracy_estimates(pooled, f" ({names})")
-    styles = _sft_present(estimates)
+    styles = [s for s in SFT_SETTINGS if s in estimates]
     note = f"{' and '.join(absent)} not in the run" if absent else ""
     if NL not in estimates or len(styles) < 2:
         return claim.verdict(NOT_TESTABLE, [f"missing: {'SFT-NL' if NL not in estimates else 'a second style'} "
