@@ -324,13 +324,6 @@ class _TreeBuilder:
 # One problem
 
 
-def _distinct_in_order(formulas: Iterable[Formula]) -> list[Formula]:
-    seen: dict[Formula, None] = {}
-    for f in formulas:
-        seen.setdefault(f, None)
-    return list(seen)
-
-
 def _distractor_check(facts: Sequence[Formula], leaves: Sequence[Formula], goal: Formula) -> bool:
     """The facts are consistent (the label cannot flip) and no gold leaf can be dropped with the goal still
     entailed, so no route through the distractors bypasses any part of the gold proof (one z3 check per leaf;
@@ -367,7 +360,7 @@ def _attempt(rng: random.Random, depth: int, label: str, distractors: tuple[int,
     nodes = [n.formula for n in tree.nodes()]
     if len(set(nodes)) != len(nodes):
         raise _Rejected("a formula occurs twice in the proof tree")
-    leaves = _distinct_in_order(tree.leaves())
+    leaves = list(dict.fromkeys(tree.leaves()))  # distinct, in proof order
     removed: Formula | None = rng.choice(leaves) if label == UNKNOWN else None
     kept_leaves = [f for f in leaves if f != removed]
 
@@ -375,8 +368,8 @@ def _attempt(rng: random.Random, depth: int, label: str, distractors: tuple[int,
     chosen: list[Formula] = []
     decoys: list[Formula] = []
     for _ in range(DISTRACTOR_ATTEMPTS):
-        candidates = [d for d in builder.distractors(tree, rng.randint(*distractors)) if d not in nodes]
-        candidates = _distinct_in_order(candidates)
+        drawn = builder.distractors(tree, rng.randint(*distractors))
+        candidates = list(dict.fromkeys(d for d in drawn if d not in nodes))
         decoys = builder.decoys(goal, kept_leaves + candidates)
         if _distractor_check(leaves + candidates + decoys, leaves, goal):
             chosen = candidates
@@ -434,25 +427,20 @@ def _attempt(rng: random.Random, depth: int, label: str, distractors: tuple[int,
 
 
 def _linearize(tree: ProofNode, fact_ids: Mapping[Formula, str], final: str, vocab: Vocabulary) -> tuple[list[ProofStep], list[ProofStep], dict[str, str]]:
-    """The tree as FLD proof lines (English and formal) plus the ``intN`` formulas."""
-    if tree.rule is None:  # depth 0: restate the fact
-        step = ProofStep((fact_ids[tree.formula],), final)
-        return [step], [step], {}
-    ids: dict[int, str] = {}
+    """The tree as FLD proof lines (English and formal) plus the ``intN`` formulas; depth 0 restates the fact."""
+    names: dict[int, str] = {}  # id(node) -> fact or int id
     steps_nl, steps_formal, ints = [], [], {}
-    internal = [n for n in tree.nodes() if n.rule is not None]
-    for k, node in enumerate(internal):
-        premises = tuple(fact_ids[c.formula] if c.rule is None else ids[id(c)] for c in node.children)
-        if node is tree:
-            steps_nl.append(ProofStep(premises, final))
-            steps_formal.append(ProofStep(premises, final))
-            continue
-        name = f"int{k + 1}"
-        ids[id(node)] = name
-        ints[name] = format_formula(node.formula)
-        steps_nl.append(ProofStep(premises, name, render_sentence(node.formula, vocab)))
-        steps_formal.append(ProofStep(premises, name, ints[name]))
-    return steps_nl, steps_formal, ints
+    for node in tree.nodes():
+        if node.rule is None:
+            names[id(node)] = fact_ids[node.formula]
+        elif node is not tree:
+            premises = tuple(names[id(c)] for c in node.children)
+            name = names[id(node)] = f"int{len(ints) + 1}"
+            ints[name] = format_formula(node.formula)
+            steps_nl.append(ProofStep(premises, name, render_sentence(node.formula, vocab)))
+            steps_formal.append(ProofStep(premises, name, ints[name]))
+    last = ProofStep(tuple(names[id(c)] for c in tree.children) or (names[id(tree)],), final)
+    return steps_nl + [last], steps_formal + [last], ints
 
 
 def verify_fld_problem(problem: Problem) -> None:
@@ -541,8 +529,6 @@ def generate_fld_problem(
 
     Args:
         rng_or_seed: a ``random.Random`` (advanced in place) or a seed for a fresh one.
-        depth: proof-tree height, 0 or more.
-        label: PROVED, DISPROVED or UNKNOWN.
         distractors: inclusive range of distractor facts to draw (fewer remain if the check rejects them).
         problem_id: defaults to ``fld-<seed>-d<depth>-<label>``.
     """
