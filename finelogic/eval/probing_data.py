@@ -133,7 +133,9 @@ def cell_counts(n: int, depths: Sequence[int], seed: int) -> dict[tuple[int, str
 def _eligible(problem: Problem, min_nsd_points: int) -> bool:
     if problem.label not in LABEL_VALUE or not problem.proof:
         return False
-    if rfi_pairs_possible(problem) < CANDIDATES_PER_CLASS:
+    necessary, redundant = fact_roles(problem)
+    shape = {i: formula_shape(parse_formula(problem.formulas[i])) for i in necessary + redundant}
+    if pairs_possible([shape[i] for i in necessary], [shape[i] for i in redundant]) < CANDIDATES_PER_CLASS:
         return False
     proof = ProofLogic.of(problem)
     return sum(1 for _ in _eligible_points(proof, limit=min_nsd_points)) >= min_nsd_points
@@ -198,12 +200,6 @@ class ProofLogic:
     def text_through(self, k: int) -> str:
         """The gold proof written up to and including step ``k`` (``""`` for ``k = 0``)."""
         return "; ".join(s.format() for s in self.steps[:k]) + (";" if k else "")
-
-    def sentences(self) -> dict[str, str]:
-        """Id -> sentence as the page writes it: fact texts and the gold steps' conclusion texts."""
-        out = {f.id: f.text for f in self.problem.facts}
-        out.update({s.conclusion: s.text for s in self.steps if s.text is not None})
-        return out
 
 
 def fact_roles(problem: Problem) -> tuple[list[str], list[str]]:
@@ -309,7 +305,9 @@ class _Point:
                        if "hypothesis" not in s.conclusion}
         self.excluded = self.on_page | {proof.formulas[s.conclusion] for s in proof.steps}
         self.excluded |= {proof.formulas["hypothesis"], proof.formulas["¬hypothesis"]}
-        self.texts = proof.sentences()
+        # id -> sentence as the page writes it: fact texts and the gold steps' conclusion texts
+        self.texts = {f.id: f.text for f in proof.problem.facts}
+        self.texts.update({s.conclusion: s.text for s in proof.steps if s.text is not None})
         self.vocabulary = proof.problem.meta["vocabulary"]
         self.name = f"int{k + 1}"
         self.now: set[Formula] = set()
@@ -395,15 +393,6 @@ def _ground_literal(formula: Formula) -> bool:
 def pairs_possible(yes_kinds: Sequence[str], no_kinds: Sequence[str]) -> int:
     """How many (yes, no) pairs of one kind (NSD: rule family; RFI: formula shape) the kinds allow."""
     return sum(min(yes_kinds.count(k), no_kinds.count(k)) for k in set(yes_kinds))
-
-
-def nsd_pairs(yes: Sequence[Candidate], no: Sequence[Candidate], rng: random.Random,
-              count: int = CANDIDATES_PER_CLASS) -> list[tuple[Candidate, Candidate]]:
-    """``count`` (derivable, not yet) pairs of one rule, closest in line length; ValueError when fewer exist."""
-    pairs = closest_pairs(yes, no, lambda c: c.rule_family, lambda c: len(c.line()), rng, count)
-    if len(pairs) < count:
-        raise ValueError(f"only {len(pairs)} same-rule pairs; NSD needs {count}")
-    return pairs
 
 
 def closest_pairs(yes: Sequence[Any], no: Sequence[Any], kind: Any, size: Any, rng: random.Random,
@@ -498,13 +487,6 @@ def rfi_pairs(problem: Problem, rng: random.Random, count: int = CANDIDATES_PER_
     return pairs
 
 
-def rfi_pairs_possible(problem: Problem) -> int:
-    """How many same-shape (necessary, redundant) fact pairs ``problem`` allows."""
-    necessary, redundant = fact_roles(problem)
-    shape = {i: formula_shape(parse_formula(problem.formulas[i])) for i in necessary + redundant}
-    return pairs_possible([shape[i] for i in necessary], [shape[i] for i in redundant])
-
-
 def nsd_rows(problem: Problem, readout: Readout, split: str, rng: random.Random, points: int = 6, *,
              lines: Sequence[tuple[int, Sequence[tuple[str, int]]]] | None = None) -> list[ProbeRow]:
     """Task C: at up to ``points`` random points ``k``, 3 derivable-now steps (label 1, first) and 3 not yet
@@ -539,7 +521,13 @@ def _nsd_choices(proof: ProofLogic, points: int, rng: random.Random) -> list[tup
         choices, state = _NSD_CHOICES[key]
         rng.setstate(state)
         return choices
-    choices = [(k, nsd_pairs(*nsd_candidates(proof, k), rng)) for k in nsd_points(proof, points, rng)]
+    choices = []
+    for k in nsd_points(proof, points, rng):  # at each point, (derivable, not yet) pairs of one rule, closest in length
+        pairs = closest_pairs(*nsd_candidates(proof, k), lambda c: c.rule_family, lambda c: len(c.line()), rng,
+                              CANDIDATES_PER_CLASS)
+        if len(pairs) < CANDIDATES_PER_CLASS:
+            raise ValueError(f"only {len(pairs)} same-rule pairs; NSD needs {CANDIDATES_PER_CLASS}")
+        choices.append((k, pairs))
     _NSD_CHOICES[key] = choices, rng.getstate()
     while len(_NSD_CHOICES) > 4096:
         _NSD_CHOICES.popitem(last=False)
