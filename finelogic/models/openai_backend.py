@@ -1,23 +1,9 @@
 """Backend for any OpenAI-compatible server (OpenAI, DeepSeek, vLLM, llama-cpp-python's server).
 
-Concurrency and retries live here and nowhere else (caching is the one cache layer's job,
-:class:`finelogic.models.cache.CachedBackend`, which stores each answer as it arrives through
-``generate``'s ``on_result`` callback, so a killed run restarts without re-sending what it had):
-
-* identical requests in one call are sent once;
-* at most ``max_concurrency`` requests are in flight (a thread pool);
-* HTTP 429 waits (``Retry-After`` when given) and retries with exponential backoff; 5xx, time-outs,
-  dropped connections and unreadable responses (no ``choices``, an HTML page, broken JSON) retry; any
-  other 4xx fails at once, naming the request; ``max_attempts`` caps the attempts per request;
-  ``timeout`` bounds a whole response, not each read (a trickling body cannot hold a request);
-* a reply with no text (``content`` null or empty) is asked once more, then returned as an empty
-  :class:`~finelogic.models.base.Completion` with its ``finish_reason`` (at once when that is ``length``:
-  the token cap was spent before any answer, and a retry would spend it again).
-
-The API key is read from the environment only, and checked before any request (whitespace or a
-character that is not ASCII is an error naming the variable); it is never part of a request, a log
-record or an exception message. A base URL must start with ``http://`` or ``https://``; credentials in
-it (``http://user:KEY@host/v1``) are sent as basic authentication and shown as ``user:***`` everywhere.
+Concurrency and retries live here and nowhere else: identical requests are sent once, ``max_concurrency``
+at a time; 429, 5xx, time-outs and unreadable replies retry with backoff, other 4xx fail at once. The API
+key comes from the environment only and never appears in a request, log or error; credentials in a base URL
+are sent as basic authentication and shown as ``user:***``.
 """
 from __future__ import annotations
 
@@ -40,17 +26,15 @@ from finelogic.models.base import (BackendStats, Completion, Conversation, Gener
 
 log = logging.getLogger(__name__)
 
-#: The most characters a reply may hold per token of its cap (English text averages about 4 characters a
-#: token; 16 leaves room for long tokens): a reply beyond it did not respect ``max_tokens`` and is cut there.
+#: Characters a reply may hold per token of its cap (English averages about 4): beyond it, it is cut there.
 CHARS_PER_TOKEN_CAP = 16
 
-# Text for the echo self-check: a run of unrelated words, repeated. From the third copy on, a
-# language model predicts almost every token by copying, so a correctly aligned echo shows each
-# token as the top alternative *at its own position*, not one position earlier or later.
+# The echo self-check's text: repeated, so a correctly aligned echo shows each token as the top alternative
+# at its own position, not one earlier or later.
 ALIGNMENT_PROBE = "; ".join(["kettle orbit violin maple zebra copper"] * 6) + ";"
 
 
-#: Attempts for a reply with no text before it is recorded as an empty completion.
+#: Attempts for a reply with no text before it is recorded as an empty completion (``length``: at once).
 EMPTY_ATTEMPTS = 2
 
 
@@ -78,21 +62,15 @@ class OpenAIBackend:
     """A model behind an OpenAI-compatible HTTP API.
 
     Args:
-        model: the server's model name.
         base_url: e.g. ``http://127.0.0.1:8000/v1`` (None: api.openai.com).
-        api_key_env: name of the environment variable holding the key (servers that need none
-            get a placeholder).
-        max_concurrency: requests in flight at once.
-        timeout: seconds per attempt.
+        api_key_env: the environment variable holding the key (unset: a placeholder is sent).
+        timeout: seconds for a whole response of one attempt, not per read.
         max_attempts: attempts per request, the first one included.
         backoff_base, backoff_max: the n-th retry waits about ``backoff_base * 2**(n-1)`` seconds
             (jittered, at most ``backoff_max``); a 429's ``Retry-After`` wins when given.
-        check_alignment: verify once, on a predictable text, that the server's echoed log-probs
-            are aligned with the prompt tokens before any log-likelihood scoring.
-        extra_body: server-specific parameters sent with every request and part of every cache
-            key (:func:`finelogic.models.spec.open_model` puts it in the model's identity), e.g.
-            ``{"repeat_penalty": 1.0}`` for llama-cpp-python, whose default of 1.1
-            makes "greedy" decoding differ from plain argmax decoding.
+        check_alignment: verify once that the server's echoed log-probs line up with the prompt tokens.
+        extra_body: server-specific parameters sent with every request (part of the model's identity in
+            the cache), e.g. ``{"repeat_penalty": 1.0}`` so llama-cpp-python's greedy decoding is argmax.
     """
 
     def __init__(self, model: str, base_url: str | None = None, *, api_key_env: str = "OPENAI_API_KEY",
@@ -133,13 +111,8 @@ class OpenAIBackend:
         return f"OpenAIBackend({self.model!r}, base_url={self.base_url!r})"
 
     def check(self) -> None:
-        """Ask the server, once, whether it answers, takes the key and serves :attr:`model` (``GET /models``),
-        so that a run fails in seconds with what to fix rather than after its retries.
-
-        Raises:
-            ServerUnreachable: no server answers at :attr:`base_url`.
-            RequestFailed: the server refused the key (HTTP 401/403), or lists models but not this one.
-        """
+        """Ask the server (``GET /models``) whether it answers (else :class:`ServerUnreachable`), takes the key
+        and serves :attr:`model` (else :class:`RequestFailed`), so a run fails in seconds with what to fix."""
         import openai
 
         try:
@@ -163,10 +136,7 @@ class OpenAIBackend:
     # ------------------------------------------------------------------ generate
     def generate(self, conversations: Sequence[Conversation], config: GenerationConfig = GenerationConfig(),
                  *, on_result: Callable[[int, Completion], None] | None = None) -> list[Completion]:
-        """Chat completions, one per conversation, in input order (see ``HFBackend.generate``).
-
-        ``on_result(index, completion)`` is called as each request finishes (from a worker thread).
-        """
+        """Chat completions in input order; ``on_result(index, completion)`` runs in a worker thread."""
         params: dict[str, Any] = {"max_tokens": config.max_new_tokens, "temperature": config.temperature}
         if not config.greedy:
             params["top_p"] = config.top_p
@@ -193,8 +163,6 @@ class OpenAIBackend:
             raise TypeError(f"message content is a {type(text).__name__}, not text")
         finish_reason = choice.get("finish_reason")
         if not text:
-            # Null or empty content: a token cap reached before any answer (a reasoning model's thinking
-            # can use it all) will not change on a retry; anything else might.
             raise EmptyCompletion(finish_reason)
         self._check_model(response.get("model"))
         limit = CHARS_PER_TOKEN_CAP * int(request.get("max_tokens") or 0)
@@ -205,10 +173,8 @@ class OpenAIBackend:
         return {"text": text, "finish_reason": finish_reason}
 
     def _check_model(self, answered: Any) -> None:
-        """A reply naming another model than the one asked for is recorded (``other_models``) and warned
-        about once per name: its answers are still the server's answers to this request, but a table's
-        row would name the wrong model. Servers that name a dated snapshot of the model asked for
-        (``gpt-4o`` -> ``gpt-4o-<date>``) or a path ending in it are not warned about."""
+        """Record (``other_models``) and warn once about a reply naming another model than the one asked for
+        (a table's row would name the wrong model); a dated snapshot or a path ending in the name is fine."""
         if not isinstance(answered, str) or not answered or answered == self.model:
             return
         if answered.startswith(self.model) or answered.endswith("/" + self.model) or self.model.endswith("/" + answered):
@@ -222,16 +188,8 @@ class OpenAIBackend:
 
     # ------------------------------------------------------------- loglikelihood
     def loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[LoglikelihoodResult]:
-        """Score continuations through the completions endpoint with ``echo=True``.
-
-        The prompt is context+continuation (lm-eval's whitespace rule applied); the server echoes
-        one log-prob per prompt token; continuation tokens are those whose text starts at or after
-        the end of the context (a token straddling the boundary counts as continuation).
-
-        Raises:
-            LogprobAlignmentError: the server's echo failed the alignment self-check.
-            RequestFailed: a response lacks one log-prob per prompt token, or a request failed.
-        """
+        """Score continuations from the completions endpoint's echoed prompt log-probs (prompt: context +
+        continuation after lm-eval's whitespace rule; a token straddling the boundary counts as continuation)."""
         pairs = [split_whitespace(c, x) for c, x in requests]
         for context, continuation in pairs:
             if not context or not continuation:
@@ -257,12 +215,7 @@ class OpenAIBackend:
         return echo
 
     def ensure_aligned(self) -> None:
-        """Run the echo self-check once per backend (one request, before the first scoring call).
-
-        Raises:
-            LogprobAlignmentError: when the echoed log-probs sit at the wrong positions; scoring
-                on such a server would be silently wrong, so it is refused.
-        """
+        """Run the echo self-check once per backend; :class:`LogprobAlignmentError` if the log-probs are shifted."""
         if not self.check_alignment or self._aligned:
             return
         with self._lock:
@@ -279,16 +232,12 @@ class OpenAIBackend:
 
     # ------------------------------------------------------------- hidden states
     def hidden_states(self, text: str, boundaries: Sequence[int], **kwargs: Any) -> Any:
-        """Not available: OpenAI-compatible servers do not return hidden states. Use HFBackend."""
         raise NotImplementedError(f"{self!r}: servers do not expose hidden states; use HFBackend")
 
     # ------------------------------------------------------- concurrency, retries
     def _post(self, path: str, request: dict[str, Any]) -> dict[str, Any]:
-        """One request's JSON reply. Sent with the client's ``post``, not ``chat.completions.create``:
-        our bodies are plain JSON already, and the SDK's typed transform of the parameters and its
-        model objects for the reply were 40% of the client's CPU per request (measured against the
-        stand-in server, where the client is the bottleneck). Its errors (status, time-out, connection)
-        are raised as before; a body that is not JSON fails as an unreadable response."""
+        """One request's JSON reply, through the client's plain ``post``: the SDK's typed parameters and reply
+        objects cost CPU per request that plain JSON bodies do not need."""
         import httpx
 
         body = {"model": self.model, **{k: v for k, v in request.items() if k not in ("endpoint", "extra_body")},
@@ -296,7 +245,10 @@ class OpenAIBackend:
         response = self._client.post(path, body=body, cast_to=httpx.Response).json()
         if not isinstance(response, dict):
             raise TypeError(f"the reply is a JSON {type(response).__name__}, not an object")
-        self._count_usage(response)
+        usage = response.get("usage")
+        if isinstance(usage, dict):
+            self.stats.add(prompt_tokens=usage.get("prompt_tokens") or 0,
+                           generated_tokens=usage.get("completion_tokens") or 0)
         return response
 
     def _run(self, requests: list[dict[str, Any]], send: Callable[[dict[str, Any]], dict[str, Any]], *,
@@ -308,12 +260,9 @@ class OpenAIBackend:
         todo: dict[str, list[int]] = {}  # identical requests share one call
         for i, request in enumerate(requests):
             todo.setdefault(json.dumps(request, sort_keys=True), []).append(i)
-        if todo:
-            self._send_all(requests, todo, send, desc, results, on_result)
-        return results  # type: ignore[return-value]
+        if not todo:
+            return []
 
-    def _send_all(self, requests: list[dict[str, Any]], todo: dict[str, list[int]], send: Callable, desc: str,
-                  results: list[dict[str, Any] | None], on_result: Callable | None) -> None:
         def one(key: str, index: int) -> None:
             response = self._with_retries(index, requests[index], send)
             for i in todo[key]:
@@ -333,11 +282,11 @@ class OpenAIBackend:
                     future.cancel()
                 wait(pending)  # the ones already sending finish (and reach on_result) before the error is raised
                 raise failed[0].exception()  # finished answers already went to on_result
+        return results  # type: ignore[return-value]
 
     def _pool(self) -> ThreadPoolExecutor:
-        """The backend's senders: ``max_concurrency`` threads, started once and kept for every call (a
-        run makes hundreds of small calls; a pool per call started 2,237 threads in a cached accuracy
-        rerun, 9.5 s of its 55). A process forked after they started gets its own."""
+        """``max_concurrency`` sender threads, started once for all calls (a run makes hundreds of small ones);
+        a process forked after they started gets its own."""
         with self._pool_lock:  # not self._lock: ensure_aligned holds that while it sends
             if self._senders is None or self._senders[0] != os.getpid():
                 pool = ThreadPoolExecutor(max_workers=self.max_concurrency, thread_name_prefix=f"{self.model}-send")
@@ -348,11 +297,12 @@ class OpenAIBackend:
         """The one place that retries: classifies each failure as retryable or fatal."""
         import openai
 
-        what = f"request {index} ({_preview(request)})"
+        text = request.get("prompt") or (request.get("messages") or [{}])[-1].get("content", "")
+        what = f"request {index} ({text[:40]!r}{'...' if len(text) > 40 else ''})"
         last = ""
         for attempt in range(1, self.max_attempts + 1):
             self.stats.add(calls=1)
-            delay = self._backoff(attempt)
+            delay = min(self.backoff_max, self.backoff_base * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
             try:
                 return send(request)
             except openai.APIStatusError as error:
@@ -379,29 +329,16 @@ class OpenAIBackend:
                 time.sleep(delay)
         raise RequestFailed(f"{self!r}: {what} failed after {self.max_attempts} attempts; last error: {last}")
 
-    def _backoff(self, attempt: int) -> float:
-        return min(self.backoff_max, self.backoff_base * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
-
     def _redact(self, text: str) -> str:
         for secret in (self._secret, self._url_secret):
             if secret:
                 text = text.replace(secret, "***")
         return redact_url(re.sub(r"(?i)((?:bearer|basic)\s+)\S+", r"\1***", text))
 
-    def _count_usage(self, response: dict[str, Any]) -> None:
-        usage = response.get("usage")
-        if isinstance(usage, dict):
-            self.stats.add(prompt_tokens=usage.get("prompt_tokens") or 0,
-                           generated_tokens=usage.get("completion_tokens") or 0)
-
 
 def server_url(base_url: str | None) -> tuple[str | None, tuple[str, str] | None]:
-    """``base_url`` checked, and split from any credentials in it: ``(url without them, (user, password))``.
-
-    A URL without ``http://`` or ``https://`` (``127.0.0.1:8000/v1``) is an error at once, not 30 s of
-    retries ending in "Connection error."; so is whitespace in it. Credentials (``http://user:KEY@host/v1``)
-    are taken out of the URL and sent as HTTP basic authentication, so the URL that requests, logs and
-    errors carry holds no secret. Raises ValueError naming the URL, its password replaced by ``***``."""
+    """``(url without credentials, (user, password) or None)``; a URL without ``http(s)://`` or with whitespace
+    is a ValueError at once (its password shown as ``***``), not retries ending in "Connection error."."""
     if base_url is None:
         return None, None
     shown = redact_url(base_url)
@@ -421,10 +358,8 @@ def server_url(base_url: str | None) -> tuple[str | None, tuple[str, str] | None
 
 
 def api_key(variable: str) -> str | None:
-    """The API key in environment variable ``variable`` (None when unset or empty), checked before any
-    request: whitespace in it (a key copied with its line end) or a character that is not ASCII (a
-    pasted quote or dash) cannot travel in an HTTP header and is an error naming the variable (never the
-    key) and what is wrong, not a connection error after 30 s of retries."""
+    """The key in ``$variable`` (None when unset or empty); whitespace or a character that is not printable ASCII
+    (which cannot travel in a header) is a ValueError naming the variable, never the key."""
     value = os.environ.get(variable)
     if not value:
         return None
@@ -440,12 +375,8 @@ def api_key(variable: str) -> str | None:
 
 
 def _deadline_client(timeout: float, credentials: tuple[str, str] | None = None) -> Any:
-    """An httpx client whose every response must arrive whole within ``timeout`` seconds.
-
-    httpx's own timeouts apply per read: a server trickling one byte every half second never trips a
-    2-second read timeout and can hold a request for minutes. Here the body's reads also stop at the
-    attempt's deadline, with ``httpx.ReadTimeout`` (retried like any time-out).
-    """
+    """An httpx client whose every response must arrive whole within ``timeout`` seconds (httpx's timeouts
+    apply per read, so a trickling body could hold a request for minutes): ``httpx.ReadTimeout`` past it."""
     import httpx
 
     class DeadlineStream(httpx.SyncByteStream):
@@ -470,11 +401,6 @@ def _deadline_client(timeout: float, credentials: tuple[str, str] | None = None)
 
     return httpx.Client(transport=DeadlineTransport(), timeout=timeout,
                         auth=httpx.BasicAuth(*credentials) if credentials else None)
-
-
-def _preview(request: dict[str, Any]) -> str:
-    text = request.get("prompt") or (request.get("messages") or [{}])[-1].get("content", "")
-    return f"{text[:40]!r}{'...' if len(text) > 40 else ''}"
 
 
 def _retry_after(headers: Any, limit: float) -> float | None:
@@ -522,12 +448,8 @@ def _continuation_score(echo: dict[str, Any], prompt_length: int, context_length
 
 
 def alignment_problem(echo: dict[str, Any], prompt: str) -> str | None:
-    """Why an echo of ``ALIGNMENT_PROBE``-like text is misaligned, or None when it looks right.
-
-    In the second half of the repeated text almost every token is predictable. With a correct
-    echo, position i's top alternative is token i itself and its log-prob is near 0, and the
-    reported log-prob of token i equals its entry in position i's top alternatives.
-    """
+    """Why an echo of ``ALIGNMENT_PROBE``-like text is misaligned, or None: in its predictable second half, a
+    correct echo's top alternative at position i is token i, with a log-prob near 0 equal to its reported one."""
     tokens = list(_prompt_tokens(echo, len(prompt)))
     words, logprobs, tops = echo["tokens"], echo["token_logprobs"], echo["top_logprobs"]
     if len(tops) < len(tokens):
