@@ -101,14 +101,9 @@ class Premises:
         return all(self.find(u) != self.find(v) for u, v in self.inequalities)
 
     def entails(self, s: Statement) -> bool:
-        """``x = y`` iff one union-find class; ``x != y`` iff an inequality premise joins the two classes
+        """``x = y`` iff one equality class; ``x != y`` iff an inequality premise joins the two classes
         (premises assumed consistent)."""
-        if s.left not in self.parent or s.right not in self.parent:
-            return s.op == EQ and s.left == s.right
-        cx, cy = self.find(s.left), self.find(s.right)
-        if s.op == EQ:
-            return cx == cy
-        return any({self.find(u), self.find(v)} == {cx, cy} for u, v in self.inequalities)
+        return self.hop_depth(s) is not None
 
     def hop_depth(self, s: Statement) -> int | None:
         """The fewest premises chained to derive ``s`` (a premise: 1), None when not entailed: ``x = y`` the
@@ -245,14 +240,6 @@ def equality_edges(style: str, variables: Sequence[str], k: int, rng: random.Ran
     return unique[:k]
 
 
-@dataclass(frozen=True)
-class _Draft:
-    premises: Premises
-    answer: Statement
-    distractors: tuple[Statement, ...]
-    style: str
-
-
 def _sample_premises(config: Config, rng: random.Random) -> tuple[Premises, str] | None:
     variables = list(string.ascii_lowercase[: rng.randint(config.min_vars, config.max_vars)])
     style = rng.choice(config.styles)
@@ -271,9 +258,10 @@ def _sample_premises(config: Config, rng: random.Random) -> tuple[Premises, str]
     return (premises, style) if premises.consistent() else None
 
 
-def _draft(config: Config, op: str, hops: int | None, rng: random.Random) -> _Draft | None:
+def _attempt(config: Config, op: str, hops: int | None, index: int, rng: random.Random) -> Problem | None:
     """One attempt: premises, an answer of type ``op`` with exactly ``hops`` hops (or >= min_answer_hop
-    when ``hops`` is None) and verified distractors; None when this attempt cannot satisfy them."""
+    when ``hops`` is None) and verified distractors, shuffled into problem ``index``; None when this attempt
+    cannot satisfy them."""
     sampled = _sample_premises(config, rng)
     if sampled is None:
         return None
@@ -296,38 +284,34 @@ def _draft(config: Config, op: str, hops: int | None, rng: random.Random) -> _Dr
     needed = config.num_choices - 2
     if len(others) < needed or premises.entails(flipped) or not premises.entails(answer):
         return None
-    return _Draft(premises, answer, (flipped, *others[:needed]), style)
+    statements = list(premises.statements)
+    rng.shuffle(statements)
+    options = [answer, flipped, *others[:needed]]
+    rng.shuffle(options)
+    option_texts = tuple(_oriented(s, rng) for s in options)
+    answer_index = options.index(answer)
+    return Problem(
+        id=f"symbolic_{index:05d}",
+        dataset="logicmark",
+        facts=tuple(Fact(f"fact{i}", _oriented(s, rng)) for i, s in enumerate(statements, start=1)),
+        hypothesis="Then",
+        options=option_texts,
+        answer_index=answer_index,
+        depth=premises.hop_depth(answer),
+        meta={"generated": True, "generator": "logicmark", "seed": config.seed, "domain": "Symbolic",
+              "style": style, "answer_op": answer.op, "answer": option_texts[answer_index],
+              "n_vars": len(premises.variables)},
+    )
 
 
 def _oriented(s: Statement, rng: random.Random) -> str:
     return str(s) if rng.random() < 0.5 else f"{s.right} {s.op} {s.left}"
 
 
-def _to_problem(draft: _Draft, index: int, config: Config, rng: random.Random) -> Problem:
-    premises = list(draft.premises.statements)
-    rng.shuffle(premises)
-    options = [draft.answer, *draft.distractors]
-    rng.shuffle(options)
-    option_texts = tuple(_oriented(s, rng) for s in options)
-    answer_index = options.index(draft.answer)
-    return Problem(
-        id=f"symbolic_{index:05d}",
-        dataset="logicmark",
-        facts=tuple(Fact(f"fact{i}", _oriented(s, rng)) for i, s in enumerate(premises, start=1)),
-        hypothesis="Then",
-        options=option_texts,
-        answer_index=answer_index,
-        depth=draft.premises.hop_depth(draft.answer),
-        meta={"generated": True, "generator": "logicmark", "seed": config.seed, "domain": "Symbolic",
-              "style": draft.style, "answer_op": draft.answer.op, "answer": option_texts[answer_index],
-              "n_vars": len(draft.premises.variables)},
-    )
-
-
 def generate_logicmark(config: Config = Config(), *, progress: bool | None = None) -> list[Problem]:
     """``config.limit`` LogicMark-style problems, deterministic in ``config.seed``.
 
-    ``progress``: a tqdm bar; None shows one from 2,000 problems (about 5 s) up.
+    ``progress``: a tqdm bar; None shows one from 2,000 problems up.
 
     With ``target_hop_dist``, bucket ``h`` gets exactly ``config.bucket_sizes()[h]`` problems whose answer
     has hop depth ``h`` (rejection sampling). Answer types alternate ``=`` / ``!=`` over the problems
@@ -349,13 +333,13 @@ def generate_logicmark(config: Config = Config(), *, progress: bool | None = Non
     show = config.limit >= 2000 if progress is None else progress
     for index, (h, op) in enumerate(tqdm(plan, desc="LogicMark", unit="problem", disable=not show)):
         for _ in range(MAX_ATTEMPTS):
-            draft = _draft(config, op, h, rng)
-            if draft is not None:
+            problem = _attempt(config, op, h, index, rng)
+            if problem is not None:
                 break
         else:
             raise RuntimeError(f"LogicMark: no {h}-hop '{op}' problem in {MAX_ATTEMPTS} attempts with {config}; "
                                "allow more variables/equalities or a smaller hop")
-        problems.append(_to_problem(draft, index, config, rng))
+        problems.append(problem)
     return problems
 
 
