@@ -10,7 +10,7 @@ import pandas as pd
 from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
 from finelogic.data.problem import Problem
-from finelogic.eval.judges import Judge, problem_key
+from finelogic.eval.judges import Judge, Verdict, problem_key
 from finelogic.eval.relevance import RelevanceRule, relevance
 from finelogic.eval.stats import wilson_interval
 from finelogic.eval.steps import parse_steps, released_steps, step_from_json, step_to_json
@@ -61,27 +61,39 @@ def judge_responses(records: pd.DataFrame, problems: Mapping[str, Problem], judg
             if record["id"] not in problem_keys:
                 # what the readers read of a problem: the judge's part and the released code's input text
                 problem_keys[record["id"]] = memo_key([problem_key(problem), problem.meta.get("input")])
-            steps = _memo_steps(memo, response, problem, problem_keys[record["id"]], policy)
+            key = memo_key(["steps", policy, problem_keys[record["id"]], response])
+            kept = memo.get(key)
+            if kept is None:
+                steps = read_steps(response, problem, policy)
+                memo[key] = [step_to_json(s) for s in steps]
+            else:
+                steps = [step_from_json(v) for v in kept]
         parsed.append((position, record, problem, steps))
-    if policy is SoundnessPolicy.PAPER_CODE_COMPAT:
-        return _released_rows(parsed, judge, keys, progress)
-    pairs = [(step, problem) for _, _, problem, steps in parsed for step in steps]
+    released = policy is SoundnessPolicy.PAPER_CODE_COMPAT
+    compat = [relevance(steps, RelevanceRule.PAPER_CODE_COMPAT) for *_, steps in parsed]
+    principled = compat if released else [relevance(steps, RelevanceRule.PRINCIPLED) for *_, steps in parsed]
+    pairs = [(step, problem) for (_, _, problem, steps), rel in zip(parsed, compat)
+             for step, r in zip(steps, rel) if not released or r is not None]
     verdicts = _verdicts(judge, pairs, progress)
     rows = []
-    for position, record, _, steps in parsed:
+    for (position, record, _, steps), rel, rel_compat in zip(parsed, principled, compat):
         base = {k: record[k] for k in keys} | {"sample": position, "n_steps": len(steps)}
         if not steps:
             rows.append(base | {"step": -1, "parsed": False, "reason": "no steps"})
-            continue
-        principled, compat = relevance(steps, RelevanceRule.PRINCIPLED), relevance(steps, RelevanceRule.PAPER_CODE_COMPAT)
-        for step, rel, rel_compat in zip(steps, principled, compat):
+        for step, relevant, relevant_compat in zip(steps, rel, rel_compat):
+            row = base | {"step": step.index, "raw": step.raw, "premises": " & ".join(step.premises),
+                          "conclusion_id": step.conclusion_id, "parsed": step.parsed, "relevant": relevant,
+                          "relevant_compat": relevant_compat}
+            if released and relevant is None:
+                rows.append(row | {"reason": "concludes an assumption: not judged, not counted (released code)"})
+                continue
             verdict = next(verdicts)
-            rows.append(base | {
-                "step": step.index, "raw": step.raw, "premises": " & ".join(step.premises),
-                "conclusion_id": step.conclusion_id, "parsed": step.parsed, "valid": verdict.valid,
-                "atomic": verdict.atomic, "reason": verdict.reason, "decided_by": verdict.decided_by,
-                "relevant": rel, "relevant_compat": rel_compat,
-            })
+            if released:  # the released code counts an undecided judgement False
+                valid = bool(verdict.valid)
+                reason = verdict.reason if verdict.decided else f"{verdict.reason}; counted False (released code)"
+                verdict = Verdict(valid, valid and bool(verdict.atomic), reason, verdict.decided_by)
+            rows.append(row | {"valid": verdict.valid, "atomic": verdict.atomic, "reason": verdict.reason,
+                               "decided_by": verdict.decided_by})
     return pd.DataFrame(rows, columns=[*keys, *STEP_COLUMNS])
 
 
@@ -89,41 +101,6 @@ def read_steps(response: str, problem: Problem, policy: SoundnessPolicy | str = 
     """The steps of ``response`` as ``policy`` reads them."""
     return (parse_steps if SoundnessPolicy.of(policy, "soundness policy") is SoundnessPolicy.PRINCIPLED
             else released_steps)(response, problem)
-
-
-def _memo_steps(memo: MutableMapping[str, Any], response: str, problem: Problem, problem_digest: str,
-                policy: str) -> list:
-    key = memo_key(["steps", policy, problem_digest, response])
-    kept = memo.get(key)
-    if kept is not None:
-        return [step_from_json(v) for v in kept]
-    steps = read_steps(response, problem, policy)
-    memo[key] = [step_to_json(s) for s in steps]
-    return steps
-
-
-def _released_rows(parsed: list, judge: Judge, keys: list[str], progress: bool | None) -> pd.DataFrame:
-    """Step rows the released code's way: assumption steps not judged, None -> False."""
-    relevances = [relevance(steps, RelevanceRule.PAPER_CODE_COMPAT) for _, _, _, steps in parsed]
-    pairs = [(step, problem) for (_, _, problem, steps), rel in zip(parsed, relevances)
-             for step, r in zip(steps, rel) if r is not None]
-    verdicts = _verdicts(judge, pairs, progress)
-    rows = []
-    for (position, record, _, steps), rel in zip(parsed, relevances):
-        base = {k: record[k] for k in keys} | {"sample": position, "n_steps": len(steps)}
-        for step, relevant in zip(steps, rel):
-            row = base | {"step": step.index, "raw": step.raw, "premises": " & ".join(step.premises),
-                          "conclusion_id": step.conclusion_id, "parsed": True,
-                          "relevant": relevant, "relevant_compat": relevant}
-            if relevant is None:
-                rows.append(row | {"reason": "concludes an assumption: not judged, not counted (released code)"})
-                continue
-            verdict = next(verdicts)
-            valid = bool(verdict.valid)
-            reason = verdict.reason if verdict.decided else f"{verdict.reason}; counted False (released code)"
-            rows.append(row | {"valid": valid, "atomic": valid and bool(verdict.atomic), "reason": reason,
-                               "decided_by": verdict.decided_by})
-    return pd.DataFrame(rows, columns=[*keys, *STEP_COLUMNS])
 
 
 def _verdicts(judge: Judge, pairs: list, progress: bool | None, chunk: int = 256) -> Iterable:
