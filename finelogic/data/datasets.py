@@ -15,8 +15,7 @@ from typing import Any
 from finelogic.config import data_dir
 from finelogic.data.loaders import fld, folio, logicmark, multi_logieval, paper_eval, prontoqa, remote
 from finelogic.data.loaders.records import (DataDirError, DataNotFoundError, DatasetFormatError, Format, Item,
-                                           LoadedDataset, convert_items, data_file, describe, load_files, present,
-                                           warn_skipped)
+                                           LoadedDataset, convert_items, data_file, describe, load_files, warn_skipped)
 from finelogic.data.loaders.remote import OFFLINE_ENV_VARS, RemoteFile, Source
 from finelogic.data.problem import DISPROVED, LABELS, PROVED
 
@@ -143,7 +142,7 @@ def load_dataset(
     if unknown:
         raise TypeError(f"load_dataset({name!r}) takes no options {sorted(unknown)}")
     base = Path(path).expanduser() if path is not None else default_root()
-    if path is not None and present(base) and not base.is_dir():
+    if path is not None and os.path.lexists(base) and not base.is_dir():
         data_file(base)  # a FIFO, socket, dangling or looping link given as the file: named, never read
     if path is not None and not base.exists():
         raise DataNotFoundError(f"{base}: no such file or folder (expected {fmt.where})")
@@ -165,7 +164,7 @@ def load_dataset(
     if files:
         log.info("loading %s from %s", name, where)
         _check_complete(name, fmt, files, strict, options)
-        return load_files(files, fmt.convert, strict, fmt.read, fmt.counts)
+        return load_files(files, fmt, strict)
     if data.hub_id and remote.network_allowed("huggingface.co"):
         return from_hub(data.hub_id, split or data.hub_split, fmt.convert, strict)
     why = (f"{'/'.join(('FINELOGIC_OFFLINE',) + OFFLINE_ENV_VARS)} is set" if remote.env_offline()

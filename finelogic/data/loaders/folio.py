@@ -1,11 +1,12 @@
 """FOLIO: v0.0 (``premises`` list), v2 (newline-separated premises) or the Logic-LM copy (context/question/answer)."""
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
 
-from finelogic.data.loaders.records import (FOLIO_LABELS, Format, Item, bad, data_file, label, numbered_facts, present,
+from finelogic.data.loaders.records import (FOLIO_LABELS, Format, Item, bad, data_file, label, numbered_facts,
                                            required, split_sentences)
 from finelogic.data.problem import Problem
 
@@ -64,7 +65,7 @@ def find(folder: Path, split: str | None) -> list[Path]:
     if split in ("validation", "dev"):
         candidates.append("Logic-LLM_data_FOLIO/dev.json")
     for candidate in candidates:
-        if present(folder / candidate):  # the first one there must be a file: never fall back to the next
+        if os.path.lexists(folder / candidate):  # the first one there must be a file: never fall back to the next
             return [data_file(folder / candidate)]
     return []
 

@@ -1,10 +1,11 @@
 """ProntoQA, Logic-LM's 500-item 5-hop dev set: ``prontoqa/dev.json``."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Sequence
 
-from finelogic.data.loaders.records import (Format, Item, bad, data_file, label, numbered_facts, present, required,
+from finelogic.data.loaders.records import (Format, Item, bad, data_file, label, numbered_facts, required,
                                            split_sentences)
 from finelogic.data.problem import DISPROVED, PROVED, Fact, Problem
 
@@ -93,7 +94,7 @@ def convert(item: Item) -> Problem:
 
 def find(folder: Path, split: str | None) -> list[Path]:
     file = folder / f"{split or 'dev'}.json"
-    return [data_file(file)] if present(file) else []  # present but not a file: an error, not a stand-in
+    return [data_file(file)] if os.path.lexists(file) else []  # present but not a file: an error, not a stand-in
 
 
 FORMAT = Format(convert=convert, where="prontoqa/dev.json (Logic-LM's 500-item 5-hop set)", find=find,

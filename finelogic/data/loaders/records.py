@@ -126,11 +126,6 @@ def data_file(path: str | os.PathLike) -> Path:
     return path
 
 
-def present(path: Path) -> bool:
-    """Whether anything is at ``path``, a dangling link included (a candidate there must pass :func:`data_file`)."""
-    return os.path.lexists(path)
-
-
 def read_data_bytes(path: Path) -> bytes:
     """The bytes of the regular file ``path``, opened without blocking (a FIFO swapped in after the check is
     refused too); a file present but unreadable is an error naming it."""
@@ -287,22 +282,11 @@ def convert_items(
     return problems
 
 
-def documented_count(path: Path, counts: Mapping[str, int]) -> int | None:
-    """The documented item count of ``path`` when its path ends with one of ``counts``' keys."""
-    text = Path(path).as_posix()
-    return next((n for key, n in counts.items() if text == key or text.endswith("/" + key)), None)
-
-
-def load_files(
-    files: Sequence[Path],
-    convert: Callable[[Item], Problem],
-    strict: bool,
-    read: Callable[[Path], list[Item]] | None = None,
-    counts: Mapping[str, int] | None = None,
-) -> LoadedDataset:
+def load_files(files: Sequence[Path], fmt: Format, strict: bool) -> LoadedDataset:
     """Read and convert ``files`` in order; unreadable files, bad items and known files whose item count differs
-    from ``counts`` (cut short at a line boundary, edited) raise, or are skipped and reported when not ``strict``."""
-    read = read or read_items
+    from ``fmt.counts`` (cut short at a line boundary, edited) raise, or are skipped and reported when not
+    ``strict``."""
+    read = fmt.read or read_items
     skipped: list[tuple[str, str]] = []
     problems: list[Problem] = []
     seen: dict[str, str] = {}  # ids are unique across the files of one load
@@ -314,8 +298,9 @@ def load_files(
                 raise
             skipped.append((str(path), str(error).removeprefix(f"{path}").lstrip(": ")))
             continue
-        problems.extend(convert_items(items, convert, strict, skipped, seen))  # bad items first: they name a line
-        expected = documented_count(path, counts or {})
+        problems.extend(convert_items(items, fmt.convert, strict, skipped, seen))  # bad items first: they name a line
+        posix = path.as_posix()
+        expected = next((n for key, n in fmt.counts.items() if posix == key or posix.endswith("/" + key)), None)
         if expected is not None and len(items) != expected:
             message = f"{len(items)} items where the published file has {expected}; cut short or edited?"
             if strict:
