@@ -1,25 +1,9 @@
 """The one cache of model calls: every verb of every backend, keyed by model identity + request.
 
-:func:`finelogic.models.spec.open_model` wraps every backend it opens in a :class:`CachedBackend`, so a
-rerun with nothing changed makes no model call, whichever verb a notebook uses. The answers are rows of the
-one store (:mod:`finelogic.store`, ``$FINELOGIC_CACHE/store.sqlite``): ``generate`` and ``loglikelihood``
-answers as JSON, ``hidden_states`` arrays as ``.npz`` blobs (no pickle), each answer stored in its own
-transaction as it finishes, so a killed run restarts without recomputing anything it had finished, and
-checked by type when read (a bad row is named, deleted and asked again, never coerced).
-
-Keys are the sha256 of the canonical JSON of everything that determines the answer: the model's
-identity (:attr:`finelogic.models.spec.ModelSpec.model_id`: the model, never the transport, so a
-restarted server on a new port still hits), the verb, and the request. Credentials are never part of a
-request or a key.
-
-Several processes may share the store. Misses are computed in chunks. For each chunk a process reads what
-others stored meanwhile and *claims* the requests still missing that no other process holds, in one
-transaction; it computes its claimed requests (renewing its claims' lease while it works: see
-:mod:`finelogic.store`), stores each answer and drops its claim in one transaction. Requests another process
-has claimed are waited for (polled, with a log message naming the process) after the process's own work
-and read from the store; a claim whose lease lapsed (its process stopped, hung or died) is taken over. So
-two processes on the same run never send a request the other is answering or has answered, and two runs
-asking different requests of one model compute at the same time.
+Answers are rows of the store (:mod:`finelogic.store`), each stored as it finishes, keyed by the sha256 of
+the model's identity (never the transport or credentials), the verb and the request. Processes sharing the
+store claim the missing requests chunk by chunk, so none sends a request another is answering or has
+answered; a claim whose lease lapsed is taken over.
 """
 from __future__ import annotations
 
@@ -49,9 +33,8 @@ request_key = canonical_key
 
 
 def _loglikelihood_keys(model_id: str, pairs: Sequence[tuple[str, str]]) -> list[str]:
-    """:func:`request_key` of each ``loglikelihood`` request, its canonical JSON written directly (keys in
-    sorted order) with each distinct text encoded once: a context is shared by all its options, and a
-    paper-size LogicMark rerun keys 120,000 requests."""
+    """:func:`request_key` of each ``loglikelihood`` request, its canonical JSON written directly with each
+    distinct text encoded once (a context is shared by all its options)."""
     encoded: dict[str, str] = {}
 
     def text(value: str) -> str:
@@ -68,31 +51,23 @@ class CachedBackend:
     """Any backend behind the cache: same verbs, answered from the store where the request was seen before.
 
     Args:
-        backend: the backend, or a zero-argument callable that opens it (then the model is loaded only
-            when some request is not cached: a fully cached run never loads weights).
-        store: the store (:class:`finelogic.store.Store`) or its SQLite file's path; one store holds every
-            model's answers (their keys differ).
+        backend: the backend, or a zero-argument callable that opens it when some request is not cached.
+        store: the store or its SQLite file's path.
         model_id: the model's identity in every key: two different models must never share one.
-        chunk_size: misses sent to the backend per call; answers are stored after each chunk, or as each
-            one finishes when the backend's ``generate`` takes an ``on_result`` callback.
+        chunk_size: misses sent to the backend per call.
         tokenizer: a zero-argument callable giving the model's tokenizer without loading the weights.
-        lease_seconds: how long this wrapper's claims hold without renewal (renewed every third of it while
-            it computes): the longest a stopped process delays another waiting for its requests.
+        lease_seconds: how long this wrapper's claims hold without renewal: the longest a stopped process
+            delays another.
 
-    Sampled generations (``temperature > 0``) are cached only when ``config.seed`` is set (the seed is part
-    of the key); unseeded sampling always calls the model. Empty completions are never stored (a rerun asks
-    again); completions cut by the token cap are stored with ``finish_reason`` ``"length"`` (the same
-    request gets the same cut answer again). A greedy request with a larger cap than a stored one, equal in
-    everything else, is answered by the stored answer when that one ended by itself (``finish_reason``
-    ``"stop"``): greedy decoding writes the same tokens whatever the cap, so raising ``max_new_tokens``
-    computes only the answers the smaller cap cut off. ``stats.cache_hits`` counts answers served from
-    the store; ``calls``, ``prompt_tokens``, ``generated_tokens`` and ``retries`` mirror what the wrapped
-    backend counted for the work sent through this wrapper.
+    Sampling is cached only with a seed; empty completions are never stored. A greedy request is answered
+    by a stored one under a smaller cap that ended by itself. ``stats`` adds ``cache_hits`` to what the
+    wrapped backend counted.
     """
 
     def __init__(self, backend: Any, store: Store | str | os.PathLike, model_id: str, *, chunk_size: int = 32,
                  tokenizer: Callable[[], Any] | None = None, lease_seconds: float = LEASE_SECONDS) -> None:
-        self._backend = None if _is_loader(backend) else backend
+        loader = callable(backend) and not hasattr(backend, "generate") and not hasattr(backend, "loglikelihood")
+        self._backend = None if loader else backend
         self._load = backend if self._backend is None else None
         self._tokenizer_loader, self._tokenizer = tokenizer, None
         self.store = store if isinstance(store, Store) else open_store(store)
@@ -115,10 +90,8 @@ class CachedBackend:
         return self._backend is not None
 
     def release(self) -> None:
-        """Let go of the opened model (its weights, on the GPU too) when it was opened from a loader: a run
-        that evaluates several in-process models one after another then holds one at a time. The counts
-        and the store stay; a later request the store cannot answer opens the model again. A backend
-        handed in ready (not a loader) is the caller's and is kept."""
+        """Let go of a model opened from a loader (its weights, on the GPU too); a later miss opens it again.
+        A backend handed in ready is the caller's and is kept."""
         if self._load is None or self._backend is None:
             return
         close = getattr(self._backend, "close", None)
@@ -135,8 +108,7 @@ class CachedBackend:
 
     @property
     def tokenizer(self) -> Any:
-        """The model's tokenizer: the loaded backend's, else one read without loading weights (``tokenizer``
-        argument) so that a fully cached run can still apply chat templates and count tokens."""
+        """The loaded backend's tokenizer, else one read without loading the weights."""
         if self._backend is not None or self._tokenizer_loader is None:
             return getattr(self.backend, "tokenizer", None)
         if self._tokenizer is None:
@@ -144,7 +116,6 @@ class CachedBackend:
         return self._tokenizer
 
     def __getattr__(self, name: str) -> Any:
-        # tokenizer, model, batch_size, ...: whatever the wrapped backend offers.
         if name.startswith("_"):
             raise AttributeError(name)
         return getattr(self.backend, name)
@@ -157,14 +128,15 @@ class CachedBackend:
                  config: GenerationConfig = GenerationConfig()) -> list[Completion]:
         """As the wrapped backend's ``generate``, answering cached conversations from the store."""
         cacheable = config.greedy or config.seed is not None
-        settings = config.as_dict()  # once per call, not per request (a paper-size rerun asks 100,000s)
+        settings = config.as_dict()  # once per call, not per request
         requests = [{"kind": "generate", "model": self.model_id, "messages": [dict(m) for m in c],
                      "config": dict(settings)} for c in conversations]
 
         def run(todo: list[int], store: Callable[[int, Any], None]) -> list[Any]:
             chosen = [conversations[i] for i in todo]
             if _takes_on_result(self.backend.generate):
-                texts = self.backend.generate(chosen, config, on_result=lambda j, text: store(todo[j], self._text_record(text)))
+                texts = self.backend.generate(chosen, config,
+                                              on_result=lambda j, text: store(todo[j], self._text_record(text)))
             else:
                 texts = self.backend.generate(chosen, config)
             return [self._text_record(t) for t in texts]
@@ -174,12 +146,10 @@ class CachedBackend:
         return [Completion(a["text"], a.get("finish_reason")) for a in answers]
 
     def _finished_within_smaller_cap(self, requests: Sequence[dict[str, Any]]) -> dict[int, dict[str, Any]]:
-        """Answers to greedy ``requests`` (by position) that the store holds under a smaller token cap and
-        that ended by themselves there (``finish_reason`` ``stop``): greedy decoding writes the same tokens
-        whatever the cap, so a larger cap gives the same text. Everything but ``max_new_tokens`` must be
-        equal (model, messages, stop strings, seed, ...). Answers the smaller cap cut off are not reused."""
+        """Answers to greedy ``requests`` (by position) stored under a smaller token cap, equal in all else,
+        that ended by themselves there: greedy decoding writes the same tokens whatever the cap."""
         cap = int(requests[0]["config"]["max_new_tokens"])
-        if cap not in self._shorter:  # one scan per cap per wrapper: a paper-size run asks thousands of times
+        if cap not in self._shorter:  # one scan per cap per wrapper
             finished: dict[str, dict[str, Any]] = {}
             for request, answer in self.store.finished_generations(self.model_id, cap):
                 finished[_capless_key(request)] = answer
@@ -212,8 +182,7 @@ class CachedBackend:
         return self.hidden_states_batch([StatesRequest(text, boundaries, kwargs)])[0]
 
     def hidden_states_batch(self, requests: Sequence[StatesRequest]) -> list[Any]:
-        """As the wrapped backend's ``hidden_states_batch`` (or one ``hidden_states`` per request where it
-        has none), answering stored requests from the store."""
+        """As the wrapped backend's ``hidden_states_batch`` (or ``hidden_states``), answering from the store."""
         keyed = [_states_key(self.model_id, r) for r in requests]
         return self._answer("hidden_states", keyed, True,
                             lambda todo, _: hidden_states_of(self.backend, [requests[i] for i in todo]))
@@ -227,8 +196,7 @@ class CachedBackend:
         return {"text": str(text), "finish_reason": getattr(text, "finish_reason", None)}
 
     def _scored(self, result: Any) -> list[Any]:
-        """A log-likelihood as stored: ``[logprob, tokens, greedy]``, numbers as Python numbers (numpy's
-        too); a backend that answers with anything else is refused."""
+        """A log-likelihood as stored, ``[logprob, tokens, greedy]`` as Python numbers; anything else is refused."""
         try:
             logprob, tokens, greedy = result
             if isinstance(logprob, (str, bytes)) or isinstance(tokens, (str, bytes, float)) \
@@ -239,19 +207,16 @@ class CachedBackend:
             raise TypeError(f"{self.backend!r} answered a log-likelihood with {result!r:.80}; "
                             "(logprob, tokens, greedy) was expected") from None
 
-    def _mirror(self, before: dict[str, int]) -> None:
-        """Add what the wrapped backend counted since ``before`` to this wrapper's stats."""
-        after = _counts(self.backend)
-        self.stats.add(**{name: after[name] - before[name] for name in after})
-
     def _answer(self, kind: str, requests: list[dict], cacheable: bool, run: Callable,
                 group: Callable[[int], Any] | None = None, keys: list[str] | None = None,
                 reuse: Callable[[list[dict]], dict[int, Any]] | None = None) -> list[Any]:
         """Answers in request order: cached ones from the store, the rest computed chunk by chunk.
-        ``group(i)``: requests with the same group value always share a chunk (a context's continuations,
-        scored from one shared KV cache, must not be split by a chunk boundary). ``keys``: the requests'
-        :func:`request_key`, when the caller has them faster. ``reuse(missing requests)``: stored answers to
-        other requests that are this request's answer too (by position); stored under this request's key."""
+
+        Args:
+            group: requests with the same ``group(i)`` share a chunk (a context's continuations share a KV cache).
+            keys: the requests' :func:`request_key`, where the caller has them faster.
+            reuse: ``reuse(missing requests)`` gives stored answers (by position) that answer them too.
+        """
         keys = keys if keys is not None else [request_key(r) for r in requests]
         found = self.store.get_calls(keys, kind, self.model_id) if cacheable else {}
         answers: list[Any] = [found.get(k) for k in keys]
@@ -271,8 +236,7 @@ class CachedBackend:
         token, kept = uuid.uuid4().hex, set()
 
         def store(i: int, answer: Any) -> None:
-            # An empty completion is not an answer: it is returned (with its finish_reason) but not kept,
-            # so a rerun asks again. An answer stored as it arrived (on_result) is not written twice.
+            # An empty completion is returned but not kept, so a rerun asks again.
             if cacheable and keys[i] not in kept and not (isinstance(answer, dict) and answer.get("text") == ""):
                 self.store.put_call(keys[i], kind, self.model_id, requests[i], answer, holder=token)
                 kept.add(keys[i])
@@ -297,7 +261,8 @@ class CachedBackend:
                     before = _counts(self.backend)
                     with self.store.heartbeat(token, self.lease_seconds) if cacheable else contextlib.nullcontext():
                         results = run(todo, store)
-                    self._mirror(before)
+                    after = _counts(self.backend)
+                    self.stats.add(**{name: after[name] - before[name] for name in after})
                     if len(results) != len(todo):
                         raise RuntimeError(f"{self.backend!r} returned {len(results)} answers for {len(todo)} requests")
                     for i, answer in zip(todo, results):
@@ -315,7 +280,7 @@ class CachedBackend:
         return answers
 
     def _say_waiting(self, others: list[dict[str, Any]], said: set) -> None:
-        """Log once per peer that this process waits for requests the peer claimed, and for how long at most."""
+        """Log once per peer that this process waits for the requests it claimed."""
         peers: dict[tuple, list[dict]] = {}
         for claim in others:
             peers.setdefault((claim["pid"], claim["host"]), []).append(claim)
@@ -329,8 +294,7 @@ class CachedBackend:
 
 
 def _chunks(indices: list[int], size: int, group: Callable[[int], Any] | None) -> list[list[int]]:
-    """``indices`` in chunks of about ``size``; with ``group``, a group's members are kept together (in the
-    order of their first appearance), and a chunk closes only between groups."""
+    """``indices`` in chunks of about ``size``, closing a chunk only between groups when ``group`` is given."""
     if group is None:
         return [indices[i:i + size] for i in range(0, len(indices), size)]
     members: dict[Any, list[int]] = {}
@@ -350,10 +314,6 @@ _MIRRORED = ("calls", "prompt_tokens", "generated_tokens", "retries")
 def _counts(backend: Any) -> dict[str, int]:
     stats = getattr(backend, "stats", None)
     return {name: int(getattr(stats, name, 0)) for name in _MIRRORED}
-
-
-def _is_loader(backend: Any) -> bool:
-    return callable(backend) and not hasattr(backend, "generate") and not hasattr(backend, "loglikelihood")
 
 
 def _takes_on_result(method: Any) -> bool:
