@@ -50,12 +50,8 @@ def forced_choice(problems: Sequence[Problem], records: pd.DataFrame, backend: A
     ``setting`` and ``layout``) + its response + :data:`ANSWER_CUE`; the prediction is the label whose marker has
     the highest *summed* log-probability (the markers differ by a token or two; ties go to the first label). A
     record is left unscored, never raising, when its response is empty or the backend has no chat template or
-    log-likelihoods; a truncated response is scored: that is what forced choice is for.
-
-    Returns:
-        :data:`FORCED_COLUMNS` on the records' index: ``forced_prediction`` (a label or None),
-        ``forced_correct`` (NA when unscored), each label's summed log-prob in nats (NaN when not offered),
-        ``forced_reason`` (None when scored).
+    log-likelihoods; a truncated response is scored: that is what forced choice is for. Returns
+    :data:`FORCED_COLUMNS` on the records' index, ``forced_reason`` None where scored.
     """
     by_key = {(p.dataset, p.id): p for p in problems}
     rows: dict[Any, dict[str, Any]] = {}
@@ -105,8 +101,8 @@ def contextual_calibration(records: pd.DataFrame, backend: Any, *,
     scored = records[records["forced_correct"].notna()] if "forced_correct" in records else records.iloc[:0]
     if scored.empty or render is None:
         return _calibrated(records, predictions)
-    formats = {(d, s, lay if isinstance(lay, str) else "principled")
-               for d, s, lay in zip(scored["dataset"], scored["setting"], scored["layout"])}
+    layouts = [lay if isinstance(lay, str) else "principled" for lay in scored["layout"]]
+    formats = set(zip(scored["dataset"], scored["setting"], layouts))
     requests: list[tuple[str, str]] = []
     asked: list[tuple[tuple[str, str, str], str]] = []
     for key in sorted(formats):
@@ -123,7 +119,6 @@ def contextual_calibration(records: pd.DataFrame, backend: Any, *,
     if isinstance(scores, str):
         return _calibrated(records, predictions)
     priors = _content_free_priors(asked, [float(s[0]) for s in scores], len(CONTENT_FREE))
-    layouts = [lay if isinstance(lay, str) else "principled" for lay in scored["layout"]]
     for (index, row), layout in zip(scored.iterrows(), layouts):
         prior = priors[(row["dataset"], row["setting"], layout)]
         # Rounded to 1e-9 nats so that float noise in the prior never breaks a tie: ties -> the first label.
