@@ -71,19 +71,11 @@ def model_name_of(backend: Any) -> str:
     return str(name) if name else type(backend).__name__
 
 
-def evaluate_accuracy(
-    problems: Sequence[Problem],
-    backend: Backend,
-    setting: PromptSetting | str,
-    *,
-    model: str | None = None,
-    config: GenerationConfig | None = None,
-    few_shot_examples: Sequence[Problem] | None = None,
-    batch_size: int = 64,
-    progress: bool | None = None,
-    layout: PromptLayout | str = PromptLayout.PRINCIPLED,
-    compat_scorer: str = "vllm_overall",
-) -> pd.DataFrame:
+def evaluate_accuracy(problems: Sequence[Problem], backend: Backend, setting: PromptSetting | str, *,
+                      model: str | None = None, config: GenerationConfig | None = None,
+                      few_shot_examples: Sequence[Problem] | None = None, batch_size: int = 64,
+                      progress: bool | None = None, layout: PromptLayout | str = PromptLayout.PRINCIPLED,
+                      compat_scorer: str = "vllm_overall") -> pd.DataFrame:
     """Solve every labelled problem with ``backend`` under one prompt setting; one record per problem, in order.
 
     Args:
@@ -197,9 +189,7 @@ def token_counts(tokenizer: Any, conversation: list[dict[str, str]], response: s
     """(prompt tokens with the chat template and generation prompt, completion tokens), None where unknown."""
     if tokenizer is None:
         return None, None
-    prompt = None
-    if getattr(tokenizer, "chat_template", None):
-        prompt = len(chat_token_ids(tokenizer, conversation))
+    prompt = len(chat_token_ids(tokenizer, conversation)) if getattr(tokenizer, "chat_template", None) else None
     return prompt, len(tokenizer(response, add_special_tokens=False)["input_ids"])
 
 
