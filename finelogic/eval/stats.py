@@ -6,11 +6,8 @@ from statistics import NormalDist
 
 
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion ``successes / n``, as fractions in [0, 1].
-
-    Unlike the normal-approximation (Wald) interval it stays inside [0, 1] and does not collapse to a
-    point at 0/n or n/n: 8/10 gives (0.490, 0.943), 0/5 gives (0, 0.434), 5/5 gives (0.566, 1).
-    ``n == 0`` gives (nan, nan).
+    """Wilson score interval for ``successes / n`` as fractions in [0, 1]; (nan, nan) at ``n == 0``. Unlike the Wald
+    interval it stays inside [0, 1] and does not collapse at 0/n or n/n (8/10: (0.490, 0.943); 0/5: (0, 0.434)):
 
         centre = (p + z²/2n) / (1 + z²/n),  half-width = z·sqrt(p(1-p)/n + z²/4n²) / (1 + z²/n)
 
