@@ -1,16 +1,9 @@
 """Naming a model in one string, and opening it: the one way the package opens a model.
 
-A model is a plain string such as ``"embedded"``, ``"hf:Qwen/Qwen2.5-7B-Instruct"`` or
-``"openai:my-model@http://127.0.0.1:8000/v1"`` (so notebooks, profiles and ``finelogic run -p`` can pass it),
-or a dict of the same fields plus a display ``name``: ``{"name": "GPT-4o", "kind": "openai", "model": "gpt-4o"}``.
-Each kind is one :class:`ModelKind` record in :data:`MODEL_KINDS`; a new kind is a backend (the verbs of
-:class:`finelogic.models.base.Backend`) and one record there.
-
-:func:`open_model` returns every model behind the one cache (:class:`finelogic.models.cache.CachedBackend`,
-all verbs), keyed by :attr:`ModelSpec.model_id`, which names the model and never the transport: a vLLM
-server restarted on another port still finds its answers, and a checkpoint is named by its folder's name
-and its files' names, sizes and modification times, not by where the folder lies: a cache moved with its
-checkpoints (``mv``, ``cp -a``) still hits, a retrained checkpoint does not.
+A model is a string such as ``"embedded"``, ``"hf:Qwen/Qwen2.5-7B-Instruct"`` or
+``"openai:my-model@http://127.0.0.1:8000/v1"``, or a dict of the same fields plus a display ``name``. Each
+kind is one :class:`ModelKind` record in :data:`MODEL_KINDS`; :func:`open_model` puts every model behind the
+cache, keyed by :attr:`ModelSpec.model_id`, which names the model and never the transport.
 """
 from __future__ import annotations
 
@@ -43,8 +36,7 @@ class ModelSpec:
         api_key_env: the environment variable holding the API key (never the key itself).
         device_map: ``"auto"`` on GPUs for in-process models.
         seed: the weights' seed (``random-init``).
-        options: extra keyword arguments for the backend (e.g. ``{"extra_body": {...}}`` for a server,
-            ``{"max_concurrency": 4}``); options that change answers belong in ``model_id`` and are put there.
+        options: extra keyword arguments for the backend (e.g. ``{"extra_body": {...}}`` for a server).
     """
 
     name: str
@@ -64,18 +56,16 @@ class ModelSpec:
 
 
 def _plain_name(fields: Mapping[str, Any]) -> str:
-    return fields.get("model") or _short(fields.get("path")) or fields["kind"]
+    path = fields.get("path")
+    return fields.get("model") or (path.rstrip("/").split("/")[-1] if path else None) or fields["kind"]
 
 
 @dataclass(frozen=True)
 class ModelKind:
-    """One kind of model. ``prefix``: its ``ModelSpec.kind`` and how a spec string starts (``<prefix>:...``
-    or the prefix alone); ``form``: that string, for messages (empty: no spec string names it); ``parse``:
-    the text after ``<prefix>:`` (None: the prefix alone) -> the spec's fields, None if not this kind's;
-    ``model_id``: the identity of its answers in the cache, the model and never the transport; ``open``:
-    ``(spec, batch_size) -> backend`` (the cache calls it only for a request it does not hold); ``needs``:
-    the field a dict spec must give; ``name``: the default row label; ``tokenizer``: where its tokenizer
-    is read without the weights (None: the backend has its own, a server's or a GGUF file's)."""
+    """One kind of model. ``prefix``: its ``ModelSpec.kind`` and a spec string's start; ``form``: the spec string
+    for messages (empty: none names it); ``parse``: the text after ``<prefix>:`` (None: the prefix alone) -> the
+    spec's fields, or None; ``open``: ``(spec, batch_size) -> backend``; ``needs``: the field a dict spec must
+    give; ``tokenizer``: where its tokenizer is read without the weights (None: a server's or GGUF file's)."""
 
     prefix: str
     form: str
@@ -92,8 +82,7 @@ def _checkpoint(spec: ModelSpec) -> str:
 
 
 def _checkpoint_id(spec: ModelSpec) -> str:
-    # The folder's name and files, not where it lies: a cache and its checkpoints moved together
-    # (``mv``, ``cp -a``) still hit; a retrained checkpoint has new files and misses.
+    # The folder's name and files, not where it lies: a cache moved with its checkpoints still hits.
     folder = Path(spec.path).expanduser().resolve()
     if not folder.is_dir():
         raise FileNotFoundError(f"checkpoint folder {folder} does not exist")
@@ -215,11 +204,7 @@ def parse_model(spec: str | Mapping[str, Any] | ModelSpec) -> ModelSpec:
 
 
 def open_model(spec: str | Mapping[str, Any] | ModelSpec, *, batch_size: int = 16, cache: bool = True) -> Any:
-    """The backend for ``spec``, behind the one cache (see the module docstring).
-
-    In-process weights are loaded only when a request is not cached (a fully cached rerun never loads a
-    model). ``cache=False`` returns the bare backend, loaded now (benchmarks use it).
-    """
+    """The backend for ``spec`` behind the cache, opened at its first miss; ``cache=False``: bare, opened now."""
     spec = parse_model(spec)
     kind = model_kind(spec.kind)
     if not cache:
@@ -231,10 +216,7 @@ def open_model(spec: str | Mapping[str, Any] | ModelSpec, *, batch_size: int = 1
 
 
 def open_tokenizer(spec: str | Mapping[str, Any] | ModelSpec) -> Any:
-    """The tokenizer of an in-process model, without loading its weights (a cached rerun needs only this
-    for chat templates and token counts); None for servers and GGUF files (llama.cpp's is inside the file).
-    A local fast tokenizer is read without transformers (:mod:`finelogic.models.template_tokenizer`), any
-    other through ``AutoTokenizer``."""
+    """The tokenizer of an in-process model, without loading its weights (None for servers and GGUF files)."""
     spec = parse_model(spec)
     where = model_kind(spec.kind).tokenizer
     if where is None:
@@ -252,15 +234,10 @@ def open_tokenizer(spec: str | Mapping[str, Any] | ModelSpec) -> Any:
 
 
 def gguf_file(path: str | None) -> Path:
-    """The GGUF file a ``gguf`` spec names: one of :data:`NAMED_GGUF` (located in its installed package,
-    which is not imported) or a path."""
+    """The GGUF file a ``gguf`` spec names: one of :data:`NAMED_GGUF` or a path."""
     if path in NAMED_GGUF:
         return models.gemma3_270m_path() if path == "gemma3-270m" else models.gguf_path()
     file = Path(str(path)).expanduser()
     if not file.is_file():
         raise FileNotFoundError(f"GGUF model {path!r}: no such file (named GGUF models: {', '.join(NAMED_GGUF)})")
     return file
-
-
-def _short(path: str | None) -> str | None:
-    return path.rstrip("/").split("/")[-1] if path else None
