@@ -162,16 +162,11 @@ def _literal(atom: Atom, v: Vocabulary, bound: bool, negated: bool) -> str:
     return f"{subject} is {'not ' if negated else ''}{v.predicates[atom.predicate]}"
 
 
-def normalize_sentence(text: str) -> list[str]:
-    """Lower-cased words with commas, trailing punctuation and extra spaces removed."""
-    text = re.sub(r"[.!?;:\s]+$", "", text.strip().lower()).replace(",", " ")
-    return text.split()
-
-
 class _SentenceParser:
     def __init__(self, text: str, v: Vocabulary) -> None:
         self.text = text
-        self.words = normalize_sentence(text)
+        # lower case, commas, trailing punctuation and extra spaces dropped
+        self.words = re.sub(r"[.!?;:\s]+$", "", text.strip().lower()).replace(",", " ").split()
         self.i = 0
         self.adjectives = {w: s for s, w in v.predicates.items()}
         self.constants = {tuple(w.split()): s for s, w in v.constants.items()}
@@ -190,7 +185,6 @@ class _SentenceParser:
             raise self.fail(f"expected {phrase!r}")
 
     def accept(self, phrase: str) -> bool:
-        """Consume ``phrase`` when the next words are exactly it."""
         if self.at(phrase):
             self.i += len(phrase.split())
             return True
