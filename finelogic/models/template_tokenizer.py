@@ -1,21 +1,6 @@
-"""A saved fast tokenizer read without transformers: chat templates and token counts for cached reruns.
-
-A rerun whose every model call is cached still needs the model's tokenizer: accuracy records count prompt
-and completion tokens, and probing and forced choice render the chat template. Loading it through
-transformers' ``AutoTokenizer`` imports torch and transformers (about 5 s of a page that otherwise only
-reads the store). A local tokenizer folder with a ``tokenizer.json`` (a fast tokenizer, which the embedded
-model and every checkpoint fine-tuned from it have) holds all that is needed: this module reads it with the
-``tokenizers`` library, which is what transformers' fast tokenizers encode with, and renders the chat
-template with jinja2 the way transformers does (a sandboxed environment with ``trim_blocks`` and
-``lstrip_blocks``, loop controls, its ``tojson`` filter, ``raise_exception`` and ``strftime_now``, the
-special tokens as template variables). ``tests/test_template_tokenizer.py`` compares it with ``AutoTokenizer``
-on the prompts and responses of a run, token for token.
-
-Only what the package asks of a tokenizer in a cached rerun is offered: ``chat_template``,
-``apply_chat_template(messages, add_generation_prompt=..., tokenize=...)`` and
-``tokenizer(text, add_special_tokens=False)``. A folder this cannot read exactly (no ``tokenizer.json``,
-several named chat templates) gives None from :func:`read_template_tokenizer`, and the caller loads
-``AutoTokenizer`` as before.
+"""A saved fast tokenizer read without transformers (and torch): chat templates and token counts for cached
+reruns. ``tokenizer.json`` is read with ``tokenizers`` and the chat template rendered with jinja2 as
+transformers renders it; a folder this cannot read exactly gives None and the caller uses ``AutoTokenizer``.
 """
 from __future__ import annotations
 
@@ -43,8 +28,8 @@ class TemplateTokenizer:
         return f"TemplateTokenizer({str(self.folder)!r})"
 
     def __call__(self, text: str, *, add_special_tokens: bool = True) -> dict[str, list[int]]:
-        """``{"input_ids": [...]}`` of ``text``; only ``add_special_tokens=False`` (the text's own tokens):
-        the special tokens transformers adds around a text depend on its tokenizer class."""
+        """``{"input_ids": [...]}`` of ``text``; only with ``add_special_tokens=False`` (what transformers adds
+        around a text depends on its tokenizer class)."""
         if add_special_tokens:
             raise ValueError(f"{self!r} counts a text's own tokens only: call it with add_special_tokens=False, "
                              "or load the tokenizer with transformers")
@@ -52,8 +37,7 @@ class TemplateTokenizer:
 
     def apply_chat_template(self, conversation: Sequence[Mapping[str, Any]], *, add_generation_prompt: bool = False,
                             tokenize: bool = True) -> str | list[int]:
-        """The conversation rendered by the chat template (then encoded without added special tokens, as
-        transformers' ``apply_chat_template`` does)."""
+        """The conversation rendered by the chat template (encoded without added special tokens if ``tokenize``)."""
         if self.chat_template is None:
             raise ValueError(f"{self!r}: the tokenizer has no chat template")
         if self._template is None:
@@ -83,8 +67,7 @@ def read_template_tokenizer(folder: str | Path) -> TemplateTokenizer | None:
 
 
 def _special_tokens(folder: Path, config: Mapping[str, Any]) -> dict[str, Any] | None:
-    """transformers' ``special_tokens_map`` (the template's variables): ``special_tokens_map.json`` over the
-    tokenizer config's entries; None when an entry has a shape this reader does not know."""
+    """transformers' ``special_tokens_map`` (the template's variables), or None for an entry of unknown shape."""
     path = folder / "special_tokens_map.json"
     saved = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     special: dict[str, Any] = {}
@@ -107,8 +90,7 @@ def _special_tokens(folder: Path, config: Mapping[str, Any]) -> dict[str, Any] |
 
 
 def _compile(template: str) -> Any:
-    """The chat template compiled as transformers compiles it (its generation-tracking extension aside:
-    ``{% generation %}`` blocks are not supported here)."""
+    """The chat template compiled as transformers compiles it (without ``{% generation %}`` blocks)."""
     import jinja2
     from jinja2.ext import loopcontrols
     from jinja2.sandbox import ImmutableSandboxedEnvironment
