@@ -22,8 +22,7 @@ log = logging.getLogger(__name__)
 
 
 def die_with_parent() -> None:
-    """In the server's process, before it starts: ask Linux to SIGTERM it when its parent dies, so a
-    killed run (SIGKILL leaves no time to stop it) never leaves an orphaned server burning CPU."""
+    """In a child process before it starts: ask Linux to SIGTERM it when its parent dies (no orphaned server)."""
     if sys.platform.startswith("linux"):
         import ctypes
         import signal
@@ -40,13 +39,7 @@ def free_port() -> int:
 
 class LlamaServer:
     """``with LlamaServer() as server: ...`` serves ``model_path`` (default: the embedded GGUF).
-
-    Args:
-        model_path: a GGUF file; None = the embedded SmolLM2 Q4_1 file.
-        alias: the model name clients send (``server.model``).
-        n_ctx: context window in tokens.
-        threads: CPU threads for llama.cpp.
-        startup_timeout: seconds to wait for the server to answer.
+    ``alias`` is the model name clients send (``server.model``).
     """
 
     def __init__(self, model_path: str | os.PathLike | None = None, *, alias: str = "smollm2-135m-instruct-q4_1",

@@ -1,16 +1,6 @@
-"""float32 linear layers on CPU through oneDNN instead of MKL's sgemm, for inference passes.
-
-``torch.nn.functional.linear`` on a CPU calls MKL's sgemm. On the AMD EPYC (Zen 4, AVX-512) machines this
-project is built on, MKL runs at 60-75 GFLOP/s a core for the shapes of a small model's layers, while
-oneDNN's matmul, given a weight reordered once into its blocked layout, runs at 85-95
-(``benchmarks/bench_cpu_linears.py`` prints both). :class:`OneDNNLinears` is a torch function mode: inside
-it, every float32 ``F.linear`` on a CPU tensor of at least :data:`MIN_ROWS` rows with gradients off runs
-through oneDNN, each weight reordered on first use and kept; nothing else changes, and the model is not
-modified. Results equal ``F.linear``'s within float32 rounding (the sums run in another order).
-
-Used by :class:`~finelogic.models.hf.HFBackend` around the forward passes of ``generate``,
-``loglikelihood`` and ``hidden_states_batch`` (``cpu_linears="auto"``, its default). Not for training: the
-oneDNN op has no backward, so with gradients on the mode leaves ``F.linear`` alone.
+"""float32 linear layers on CPU through oneDNN (weights reordered once into its blocked layout) instead of
+MKL's sgemm, for inference passes (``benchmarks/bench_cpu_linears.py``). Results equal ``F.linear``'s within
+float32 rounding; with gradients on (training: the op has no backward) ``F.linear`` is left alone.
 """
 from __future__ import annotations
 
@@ -33,19 +23,13 @@ def available() -> bool:
     return bool(torch.equal(out, torch.full((1, 2), 2.0)))
 
 
-#: Below this many rows (a single decoding step of one sequence) MKL's matrix-vector path is as fast or
-#: faster for most of a small model's shapes (``benchmarks/bench_cpu_linears.py``), so it is left to MKL.
+#: Below this many rows (one sequence's decoding step) MKL's matrix-vector path is as fast: left to MKL.
 MIN_ROWS = 2
 
 
 class OneDNNLinears(TorchFunctionMode):
-    """Inside: float32 CPU ``F.linear`` of at least ``MIN_ROWS`` rows without gradients runs on oneDNN
-    with reordered weights.
-
-    A reordered weight is kept while its weight lives (one extra copy of every linear weight used; 0.55 GB
-    for SmolLM2-135M). A weight changed in place since it was reordered (an optimiser step) is
-    reordered again: its version counter has moved.
-    """
+    """A torch function mode: inside, float32 CPU ``F.linear`` of at least ``MIN_ROWS`` rows without gradients
+    runs on oneDNN; a reordered copy is kept while its weight lives and redone when it changes in place."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -75,6 +59,5 @@ class OneDNNLinears(TorchFunctionMode):
 
 
 def _version(tensor: torch.Tensor) -> int | None:
-    """The tensor's in-place version counter; None for an inference tensor, which keeps none (made under
-    ``torch.inference_mode``: such a weight can change in place only inside that mode, unseen here)."""
+    """The tensor's in-place version counter; None for an inference tensor, which keeps none."""
     return None if tensor.is_inference() else tensor._version
