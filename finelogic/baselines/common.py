@@ -9,14 +9,15 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
-from finelogic.data.problem import UNKNOWN, Problem
+from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Problem
 from finelogic.eval.accuracy import accuracy_record, model_name_of, records_frame, token_counts
-from finelogic.logic import format_formula, matches_rule, negate, parse_formula
+from finelogic.logic import Formula, entails, format_formula, matches_rule, negate, parse_formula
+from finelogic.logic.proof import HYPOTHESIS, NEGATED_HYPOTHESIS
 from finelogic.models.base import Backend, Conversation, GenerationConfig
 from finelogic.prompts import MARKERS, default_few_shot_examples, labels_for
 
@@ -25,8 +26,6 @@ log = logging.getLogger(__name__)
 #: The baselines' setting names as the paper's Table 2 prints them.
 SEL_INF, LOGIC_LM, SYMBCOT = "Sel-Inf", "Logic-LM", "SymbCoT"
 BASELINE_SETTINGS = (SEL_INF, LOGIC_LM, SYMBCOT)
-
-HYPOTHESIS, NEGATED_HYPOTHESIS = "hypothesis", "¬hypothesis"
 
 
 def check_problems(problems: Sequence[Problem]) -> None:
@@ -39,13 +38,6 @@ def check_problems(problems: Sequence[Problem]) -> None:
             labels_for(p.dataset)
         except ValueError as error:
             raise ValueError(f"problem {p.id!r}: {error}") from None
-
-
-def capped(config: GenerationConfig, max_new_tokens: int | None) -> GenerationConfig:
-    """``config`` with ``max_new_tokens`` lowered to ``max_new_tokens`` (None: unchanged)."""
-    if max_new_tokens is None or max_new_tokens >= config.max_new_tokens:
-        return config
-    return replace(config, max_new_tokens=max_new_tokens)
 
 
 def worked_examples(problem: Problem, shot: Callable[[Problem], str | Sequence[str]], lead: str, *,
@@ -123,6 +115,13 @@ def _derivation(proof: str, formulas: tuple[tuple[str, str], ...]) -> tuple[Deri
             rule = rules[0] if rules else None
         steps.append(DerivationStep(premises, step.conclusion, step.text, table.get(step.conclusion), rule))
     return tuple(steps)
+
+
+def prover_label(facts: Sequence[Formula], hypothesis: Formula) -> str:
+    """PROVED / DISPROVED / UNKNOWN as z3 finds that ``facts`` entail ``hypothesis``, its negation or neither."""
+    if entails(facts, hypothesis):
+        return PROVED
+    return DISPROVED if entails(facts, negate(hypothesis)) else UNKNOWN
 
 
 def rule_words(rule: str | None) -> str:

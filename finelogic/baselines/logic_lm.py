@@ -11,11 +11,10 @@ from typing import Any, MutableMapping, Sequence
 
 import z3
 
-from finelogic.baselines.common import (LOGIC_LM, BaselineResult, BaselineSession, marker_for, symbol_legend,
-                                        worked_examples)
+from finelogic.baselines.common import (LOGIC_LM, BaselineResult, BaselineSession, marker_for, prover_label,
+                                        symbol_legend, worked_examples)
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Problem
-from finelogic.logic import (Formula, FormulaSyntaxError, ProverError, consistent, entails, format_formula, negate,
-                             parse_formula)
+from finelogic.logic import Formula, FormulaSyntaxError, ProverError, consistent, format_formula, parse_formula
 from finelogic.memo import memo_key
 from finelogic.models.base import Backend, Conversation, GenerationConfig
 from finelogic.prompts import DIRECT, build_conversation, problem_text
@@ -68,12 +67,6 @@ def translation_conversation(problem: Problem) -> Conversation:
 
 def _translation_shot(example: Problem) -> str:
     return f"{problem_text(example)}\nTranslation:\n{gold_translation(example)}"
-
-
-def refinement_conversation(base: Conversation, translation: str, error: str) -> Conversation:
-    """``base`` (the translation prompt), the failed translation as the assistant turn, the error message."""
-    return [*base, {"role": "assistant", "content": translation},
-            {"role": "user", "content": REFINE_PROMPT.format(error=error)}]
 
 
 # --- Reading a translation and solving it
@@ -150,11 +143,9 @@ def solve(translation: Translation) -> tuple[str | None, str | None]:
         if not consistent(facts):
             return None, ("the translated facts contradict each other (no situation makes them all true), "
                           "so at least one formula does not say what its sentence says")
-        proves = entails(facts, translation.hypothesis)
-        disproves = entails(facts, negate(translation.hypothesis))
+        return prover_label(facts, translation.hypothesis), None
     except (ProverError, z3.Z3Exception) as error:
         return None, f"{UNDECIDED}: {error}"
-    return (PROVED if proves else DISPROVED if disproves else UNKNOWN), None
 
 
 def read_translation(reply: str, problem: Problem, *, solver: bool = True,
@@ -233,8 +224,10 @@ def logic_lm(
                 data["errors"].append(error)
                 failed.append((i, reply, error))
         pending = [i for i, _, _ in failed]
-        if round_ < refinements:
-            requests = [(i, refinement_conversation(bases[i], reply, error)) for i, reply, error in failed]
+        if round_ < refinements:  # the translation prompt, the failed translation, its error
+            requests = [(i, [*bases[i], {"role": "assistant", "content": reply},
+                             {"role": "user", "content": REFINE_PROMPT.format(error=error)}])
+                        for i, reply, error in failed]
 
     direct = session.ask("fallback-direct", [(i, build_conversation(problems[i], DIRECT)) for i in pending], config)
     fallbacks = dict(zip(pending, direct))

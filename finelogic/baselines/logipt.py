@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import Any, MutableMapping, Sequence
 
-from finelogic.baselines.common import HYPOTHESIS, formula_table, gold_derivation, rule_words, symbol_legend
+from finelogic.baselines.common import (HYPOTHESIS, formula_table, gold_derivation, prover_label, rule_words,
+                                        symbol_legend)
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Problem
-from finelogic.logic import entails, negate, parse_formula
+from finelogic.logic import parse_formula
 from finelogic.memo import memo_key
 from finelogic.prompts import MARKERS, problem_text, system_prompt
 
@@ -63,7 +64,7 @@ def _trace(problem: Problem) -> str:
     missing = [i for i in [f.id for f in problem.facts] + [HYPOTHESIS] if i not in table]
     if missing:
         raise LogiPTDataError(f"problem {problem.id!r}: no formula for {missing}; a solver trace needs them all")
-    decided = _prover_label(problem, table)
+    decided = prover_label([parse_formula(table[f.id]) for f in problem.facts], parse_formula(table[HYPOTHESIS]))
     if decided != problem.label:
         raise LogiPTDataError(f"problem {problem.id!r} is labelled {problem.label} but z3 decides {decided}")
     lines = [legend] if (legend := symbol_legend(problem)) else []
@@ -81,16 +82,6 @@ def _trace(problem: Problem) -> str:
     lines.append(f"Result: {_RESULT[problem.label]}")
     lines.append(MARKERS[problem.label])
     return "\n".join(lines)
-
-
-def _prover_label(problem: Problem, table: dict[str, str]) -> str:
-    facts = [parse_formula(table[f.id]) for f in problem.facts]
-    hypothesis = parse_formula(table[HYPOTHESIS])
-    if entails(facts, hypothesis):
-        return PROVED
-    if entails(facts, negate(hypothesis)):
-        return DISPROVED
-    return UNKNOWN
 
 
 def logipt_data(problems: Sequence[Problem], *, skip_unusable: bool = False,

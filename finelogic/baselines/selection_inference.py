@@ -6,10 +6,11 @@ as an FLD-style proof, the record's ``response`` that proof and the marker, so t
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Sequence
 
 from finelogic.baselines.common import (HYPOTHESIS, NEGATED_HYPOTHESIS, SEL_INF, BaselineResult, BaselineSession,
-                                        capped, gold_derivation, marker_for, worked_examples)
+                                        gold_derivation, marker_for, worked_examples)
 from finelogic.data.problem import UNKNOWN, Problem
 from finelogic.eval.extraction import extract_answer
 from finelogic.eval.steps import negated_hypothesis_text
@@ -45,10 +46,6 @@ def _selected(texts: Sequence[tuple[str, str]], hypothesis: str) -> str:
     return "Selected statements:\n" + "\n".join(f"{i}: {t}" for i, t in texts) + f"\nHypothesis: {hypothesis}"
 
 
-def _reference(example: Problem) -> dict[str, str]:
-    return {f.id: f.text for f in example.facts}
-
-
 def selection_conversation(problem: Problem, derived: Sequence[tuple[str, str]]) -> Conversation:
     """The selection prompt for ``problem`` with ``derived`` ``(intN, text)`` statements so far.
 
@@ -77,7 +74,7 @@ def inference_conversation(problem: Problem, selected: Sequence[tuple[str, str]]
 
 def _inference_shots(example: Problem) -> list[str]:
     steps = gold_derivation(example)
-    reference = _reference(example) | {s.conclusion: s.text for s in steps if s.text is not None}
+    reference = {f.id: f.text for f in example.facts} | {s.conclusion: s.text for s in steps if s.text is not None}
     picks = [steps[0], steps[-1]] if example.label == "PROVED" else [steps[-1]]
     shots = []
     for step in picks:
@@ -164,7 +161,9 @@ def selection_inference(
     if rounds < 0:
         raise ValueError(f"rounds must be >= 0, got {rounds}")
     config = config if config is not None else GenerationConfig()
-    step_config = capped(config, step_max_new_tokens)
+    step_config = config
+    if step_max_new_tokens is not None and step_max_new_tokens < config.max_new_tokens:
+        step_config = replace(config, max_new_tokens=step_max_new_tokens)
     session = BaselineSession(SEL_INF, problems, backend, model=model)
     derived: list[list[tuple[str, str]]] = [[] for _ in problems]
     steps: list[list[str]] = [[] for _ in problems]
