@@ -74,7 +74,7 @@ class Problem:
 
     def key_fields(self) -> list[Any]:
         """Every field's value in declaration order, facts as ``[id, text]`` pairs: a cheap, JSON-able
-        identity for memo keys (:meth:`to_dict` deep-copies, about 4 s for 12,700 problems)."""
+        identity for memo keys (:meth:`to_dict` deep-copies)."""
         return [[[f.id, f.text] for f in self.facts] if name == "facts" else getattr(self, name) for name in _FIELDS]
 
     def to_dict(self) -> dict[str, Any]:

@@ -24,16 +24,12 @@ NOT_IN_KEY = ("progress",)
 FORMAT = 1
 
 
-def generator_version() -> str:
-    """sha256 of the sources generation runs: any change to the generator's code makes new rows."""
-    return source_version("finelogic.data.generate")
-
-
 def stored_key(name: str, n: int | None, seed: Any, kwargs: dict[str, Any]) -> str:
     """sha256 of the canonical JSON of everything that determines the problems: the generator version, format,
-    name, n, seed and kwargs (like the model cache's :func:`finelogic.models.cache.request_key`)."""
-    request = {"format": FORMAT, "version": generator_version(), "name": name, "n": n, "seed": seed,
-               "kwargs": {k: v for k, v in kwargs.items() if k not in NOT_IN_KEY}}
+    name, n, seed and kwargs (like the model cache's :func:`finelogic.models.cache.request_key`); the version is
+    the sha256 of the generators' sources, so any change to their code makes new rows."""
+    request = {"format": FORMAT, "version": source_version("finelogic.data.generate"), "name": name, "n": n,
+               "seed": seed, "kwargs": {k: v for k, v in kwargs.items() if k not in NOT_IN_KEY}}
     canonical = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_plain)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 

@@ -114,7 +114,9 @@ def _real(name: str, base: Path | None, limit: int | None, seed: int) -> EvalSet
     else:
         pinned = dataset(name).source
         source = f"published files fetched from {pinned.home}" if pinned is not None else "hub"
-    problems = _subsample(list(problems), limit, seed)
+    if limit is not None and limit < len(problems):  # a deterministic, order-preserving sample
+        keep = set(random.Random(seed).sample(range(len(problems)), limit))
+        problems = [p for i, p in enumerate(problems) if i in keep]
     return EvalSet(name, tuple(problems), source, generated=False)
 
 
@@ -124,14 +126,6 @@ def _prontoqa_stand_in(wanted: ProntoQASet, seed: int) -> EvalSet:
     what = (f"generated (finelogic ProntoQA-style generator, {'/'.join(map(str, wanted.hops))}-hop, chosen over the "
             "real file)" if wanted.always else "generated stand-in (finelogic ProntoQA-style generator)")
     return EvalSet("prontoqa", tuple(problems), what, generated=True)
-
-
-def _subsample(problems: list[Problem], limit: int | None, seed: int) -> list[Problem]:
-    """A deterministic, order-preserving sample of ``limit`` items (all when limit is None)."""
-    if limit is None or limit >= len(problems):
-        return problems
-    keep = set(random.Random(seed).sample(range(len(problems)), limit))
-    return [p for i, p in enumerate(problems) if i in keep]
 
 
 def evaluation_sets(settings: TestSets | Mapping[str, Any], seed: int = 0,

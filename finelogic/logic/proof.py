@@ -65,12 +65,6 @@ def parse_premises(head: str, *, sent_ids: bool = False) -> tuple[str, ...] | No
     return tuple(ids) if ids and not rest else None
 
 
-def formula_after_colon(tail: str) -> bool:
-    """``int1: {A}{a} -> {B}{a}``: the second arrow belongs to a formula (symbolic styles), not a new step."""
-    name, colon, written = tail.partition(":")
-    return bool(colon) and "->" not in name and "{" in written
-
-
 def parse_step(text: str, *, sent_ids: bool = False) -> ProofStep:
     """One ``premises -> conclusion[: text]`` step; ``sent_ids`` also reads FLD v0.2's ``sentN`` premise ids.
 
@@ -88,7 +82,9 @@ def parse_step(text: str, *, sent_ids: bool = False) -> ProofStep:
     head, arrow, tail = body.partition("->")
     if not arrow:
         raise ProofNotationError("no '->' in the step", raw)
-    if "->" in tail and not formula_after_colon(tail):
+    before, colon, after = tail.partition(":")
+    formula_arrow = colon and "->" not in before and "{" in after  # ``int1: {A}{a} -> {B}{a}`` (symbolic styles)
+    if "->" in tail and not formula_arrow:
         raise ProofNotationError("two arrows: steps not separated by ';' or a new line", raw)
     premises = parse_premises(head, sent_ids=sent_ids)
     if premises is None:

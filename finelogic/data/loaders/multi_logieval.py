@@ -72,12 +72,6 @@ def convert(item: Item) -> Problem:
     )
 
 
-def check_logic_types(logic_types: Sequence[str]) -> None:
-    unknown = set(logic_types) - set(MULTI_LOGIEVAL_LOGIC_TYPES)
-    if unknown:
-        raise ValueError(f"unknown Multi-LogiEval logic types {sorted(unknown)}")
-
-
 def find(
     root: Path,
     split: str | None = None,
@@ -91,7 +85,9 @@ def find(
     Raises:
         DataNotFoundError: no ``d<N>_Data`` folder, or a requested depth/logic folder without files.
     """
-    check_logic_types(logic_types)
+    unknown = set(logic_types) - set(MULTI_LOGIEVAL_LOGIC_TYPES)
+    if unknown:
+        raise ValueError(f"unknown Multi-LogiEval logic types {sorted(unknown)}")
     for base in (root, root / "data", root / "multi_logieval" / "data"):
         if any(base.glob("d*_Data")):
             break
