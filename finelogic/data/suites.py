@@ -55,8 +55,6 @@ class TestSets:
     """The four test sets a run evaluates on (:func:`evaluation_sets`).
 
     Attributes:
-        fld: the generated FLD set.
-        prontoqa_generated: the ProntoQA stand-in.
         limit: max items per real dataset (None: all), one number for all or a mapping by dataset
             (:data:`REAL_SETS`; a dataset not named: all).
         first_fraction: keep the first ``ceil(first_fraction x n)`` items of each set (a rehearsal's
@@ -79,14 +77,8 @@ class TestSets:
 
 @dataclass(frozen=True)
 class EvalSet:
-    """One test set as used by a run.
-
-    Attributes:
-        name: dataset key (``fld``, ``folio``, ``multi_logieval``, ``prontoqa``).
-        problems: the items (empty when not present).
-        source: where they came from, for captions: a file path, ``generated (...)`` or ``not present``.
-        generated: True for generated stand-ins.
-    """
+    """One test set as a run uses it: ``name`` its dataset key, ``problems`` empty when not present, ``source``
+    where they came from, for captions (a file path, ``generated (...)`` or ``not present``)."""
 
     name: str
     problems: tuple[Problem, ...]

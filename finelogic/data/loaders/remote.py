@@ -35,15 +35,9 @@ class RemoteFile:
 
 @dataclass(frozen=True)
 class Source:
-    """A dataset's public home at a pinned commit.
-
-    Attributes:
-        repo: ``owner/name`` on GitHub.
-        commit: the full commit hash the files are pinned to.
-        prefix: the files' folder inside the repository, replaced locally by the dataset's folder (its name).
-        files: the files, with paths relative to ``prefix`` and their SHA-256.
-        licence: the licence the repository states, for the user's information.
-    """
+    """A dataset's public home: GitHub ``repo`` (``owner/name``) at the full ``commit`` hash; ``prefix`` is the
+    files' folder inside the repository, replaced locally by the dataset's folder (its name); ``files`` are
+    relative to ``prefix``; ``licence`` is the one the repository states, for the user's information."""
 
     repo: str
     commit: str
