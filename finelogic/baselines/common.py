@@ -17,7 +17,7 @@ import pandas as pd
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Problem
 from finelogic.eval.accuracy import accuracy_record, model_name_of, records_frame, token_counts
 from finelogic.logic import Formula, entails, format_formula, matches_rule, negate, parse_formula
-from finelogic.logic.proof import HYPOTHESIS, NEGATED_HYPOTHESIS
+from finelogic.logic.proof import HYPOTHESIS, NEGATED_HYPOTHESIS, parse_proof_steps
 from finelogic.models.base import Backend, Conversation, GenerationConfig
 from finelogic.prompts import MARKERS, default_few_shot_examples, labels_for
 
@@ -102,8 +102,6 @@ def gold_derivation(problem: Problem) -> list[DerivationStep]:
 @functools.lru_cache(maxsize=4096)
 def _derivation(proof: str, formulas: tuple[tuple[str, str], ...]) -> tuple[DerivationStep, ...]:
     """:func:`gold_derivation`, cached: the few-shot demonstrations derive the same proofs for every prompt."""
-    from finelogic.logic.proof import parse_proof_steps
-
     table = formula_table(dict(formulas))
     steps = []
     for step in parse_proof_steps(proof):

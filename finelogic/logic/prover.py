@@ -32,13 +32,9 @@ def _proposition(name: str) -> z3.BoolRef:
 
 
 @lru_cache(maxsize=None)
-def _constant(name: str) -> z3.ExprRef:
-    return z3.Const(f"c_{name}", ENTITY)
-
-
-@lru_cache(maxsize=None)
-def _variable(name: str) -> z3.ExprRef:
-    return z3.Const(f"v_{name}", ENTITY)
+def _entity(prefix: str, name: str) -> z3.ExprRef:
+    """A constant (``prefix`` "c") or variable ("v") of sort ``Entity``."""
+    return z3.Const(f"{prefix}_{name}", ENTITY)
 
 
 @lru_cache(maxsize=65536)
@@ -46,7 +42,7 @@ def _to_z3(f: Formula) -> z3.BoolRef:
     if isinstance(f, Atom):
         if f.term is None:
             return _proposition(f.predicate)
-        term = _constant(f.term.name) if isinstance(f.term, Const) else _variable(f.term.name)
+        term = _entity("c" if isinstance(f.term, Const) else "v", f.term.name)
         return _predicate(f.predicate)(term)
     if isinstance(f, Falsum):
         return z3.BoolVal(False)
@@ -59,9 +55,9 @@ def _to_z3(f: Formula) -> z3.BoolRef:
     if isinstance(f, Implies):
         return z3.Implies(_to_z3(f.left), _to_z3(f.right))
     if isinstance(f, ForAll):
-        return z3.ForAll([_variable(f.var.name)], _to_z3(f.body))
+        return z3.ForAll([_entity("v", f.var.name)], _to_z3(f.body))
     if isinstance(f, Exists):
-        return z3.Exists([_variable(f.var.name)], _to_z3(f.body))
+        return z3.Exists([_entity("v", f.var.name)], _to_z3(f.body))
     raise TypeError(f"not a formula: {f!r}")
 
 

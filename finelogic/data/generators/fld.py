@@ -381,10 +381,8 @@ def _attempt(rng: random.Random, depth: int, label: str, distractors: tuple[int,
             raise GeneratorError(f"{problem_id}: a leaf of the gold proof is not necessary, or the facts are "
                                  "inconsistent, with decoys alone")
     chosen += decoys
-    facts = kept_leaves + chosen
-    order = list(range(len(facts)))
-    rng.shuffle(order)
-    fact_formulas = [facts[i] for i in order]
+    fact_formulas = kept_leaves + chosen
+    rng.shuffle(fact_formulas)
     fact_ids = {f: f"fact{i + 1}" for i, f in enumerate(fact_formulas)}
     vocab = _vocabulary(rng, builder, [*fact_formulas, *nodes, *leaves], hypothesis)
 

@@ -164,14 +164,14 @@ def parse_json(text: str, where: str) -> Any:
                                  "dataset file") from None
 
 
-def check_strings(value: Any, where: str, limit: int = MAX_STRING) -> None:
-    """Raise :class:`DatasetFormatError` naming ``where`` for a string in ``value`` (keys too) over ``limit``."""
+def check_strings(value: Any, where: str) -> None:
+    """Raise :class:`DatasetFormatError` naming ``where`` for a string in ``value`` (keys too) over ``MAX_STRING``."""
     stack = [value]
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            if len(item) > limit:
-                raise DatasetFormatError(f"{where}: a string of {len(item):,} characters (at most {limit:,}); "
+            if len(item) > MAX_STRING:
+                raise DatasetFormatError(f"{where}: a string of {len(item):,} characters (at most {MAX_STRING:,}); "
                                          f"it begins {item[:40]!r}")
         elif isinstance(item, dict):
             stack.extend(item.keys())

@@ -129,13 +129,13 @@ def fetch(name: str, source: Source, root: str | os.PathLike | None = None, *, o
     return root
 
 
-def fetched_root(name: str, source: Source, *, opener: Opener = download) -> Path | None:
+def fetched_root(name: str, source: Source) -> Path | None:
     """The data root holding dataset ``name``'s pinned files ``source``, fetching them when allowed; None
     when offline (said once) or when the fetch fails (logged)."""
     global _said_offline
     root = cache_dir() / "data"
     if all(source.local(root, name, f).is_file() for f in source.files):
-        return fetch(name, source, root, opener=opener)  # checks the hashes, reads nothing new
+        return fetch(name, source, root)  # checks the hashes, reads nothing new
     if not network_allowed():
         if not _said_offline:
             reason = ("no connection to raw.githubusercontent.com" if env_offline() is None
@@ -145,7 +145,7 @@ def fetched_root(name: str, source: Source, *, opener: Opener = download) -> Pat
             _said_offline = True
         return None
     try:
-        return fetch(name, source, root, opener=opener)
+        return fetch(name, source, root)
     except FetchError as error:
         log.warning("%s; using stand-ins", error)
         return None
