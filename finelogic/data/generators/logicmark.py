@@ -247,8 +247,7 @@ def _sample_premises(config: Config, rng: random.Random) -> tuple[Premises, str]
     if len(eq_edges) < config.min_eq:
         return None
     equalities = Premises(Statement(u, EQ, v) for u, v in eq_edges)
-    classes = {v: equalities.find(v) if v in equalities.parent else v for v in variables}
-    candidates = [(u, v) for u, v in itertools.combinations(variables, 2) if classes[u] != classes[v]]
+    candidates = [(u, v) for u, v in itertools.combinations(variables, 2) if equalities.dist_eq(u, v) is None]
     n_neq = min(rng.randint(config.min_neq, config.max_neq), len(candidates))
     if n_neq < config.min_neq:
         return None
