@@ -11,7 +11,7 @@ from finelogic.data.generators.logicmark import Config, generate_logicmark, hop_
 from finelogic.data.loaders.logicmark import logicmark_problem
 from finelogic.data.problem import Fact, Problem
 from finelogic.eval.logicmark import (accuracy_by, answer_type, card_average, card_layout, context_of, derivation,
-                                      first_argmax, requests_for, score, summaries, with_ci)
+                                      requests_for, score, summaries, with_ci)
 from finelogic.models.spec import parse_model
 from finelogic.runs import logicmark as logicmark_run
 from finelogic.runs.logicmark import (EMBEDDED, RANDOM_CONTROL, LogicMarkRun, logicmark_items, model_entries,
@@ -129,7 +129,6 @@ def test_the_three_normalisations_pick_their_own_option_where_they_disagree():
 
 
 def test_ties_go_to_the_first_option_and_are_flagged():
-    assert first_argmax([-1.0, -0.5, -0.5, -2.0]) == 1
     table = {" a = b": (-2.0, 2), " c = d": (-2.0, 2), " a != b": (-3.0, 1)}
     row = score([_problem(("a = b", "c = d", "a != b"), 1)], FixedBackend(table)).iloc[0]
     assert (row["pred_token_mean"], row["tie_token_mean"], row["correct_token_mean"]) == (0, True, False)

@@ -65,11 +65,6 @@ def check_normalization(normalization: str) -> None:
         raise ValueError(f"unknown normalization {normalization!r}; choose one of {', '.join(NORMALIZATIONS)}")
 
 
-def first_argmax(scores: Sequence[float]) -> int:
-    """Index of the best score; ties go to the first (``numpy.argmax``, as lm-eval)."""
-    return int(np.argmax(np.asarray(scores, dtype=float)))
-
-
 def answer_type(option: str) -> str | None:
     """``!=`` or ``=``: the operator of a LogicMark statement such as ``"a != c"`` (None for neither)."""
     return "!=" if "!=" in option else "=" if "=" in option else None
@@ -135,7 +130,7 @@ def _record(problem: Problem, scored: Sequence[tuple[float, int, bool]], model: 
             record[f"score_{norm}_{k}"] = values[norm]
             scores[norm].append(values[norm])
     for norm in NORMALIZATIONS:
-        prediction = first_argmax(scores[norm])
+        prediction = int(np.argmax(scores[norm]))  # ties go to the first option, as lm-eval's argmax
         record |= {f"pred_{norm}": prediction, f"correct_{norm}": prediction == problem.answer_index,
                    f"tie_{norm}": scores[norm].count(max(scores[norm])) > 1}
     record |= {"normalization": normalization, "prediction": record[f"pred_{normalization}"],
