@@ -70,9 +70,6 @@ def paper_code_compat_relevance(steps: Sequence[Step]) -> tuple[bool | None, ...
                if not s.opens_assumption and not (s.concludes_hypothesis and s.conclusion_text is None)]
     out: list[bool | None] = [None] * len(steps)
     for position, i in enumerate(counted):
-        step = steps[i]
-        later: set[str] = set()
-        for j in counted[position + 1:]:
-            later.update(steps[j].premise_ids)
-        out[i] = _released_rule(step, later)
+        later = {p for j in counted[position + 1:] for p in steps[j].premise_ids}
+        out[i] = _released_rule(steps[i], later)
     return tuple(out)
