@@ -106,12 +106,6 @@ def test_wilson_interval_edges_stay_inside_zero_and_one():
         wilson_interval(6, 5)
 
 
-def test_wilson_interval_widens_with_confidence():
-    low95, high95 = wilson_interval(8, 10, 0.95)
-    low99, high99 = wilson_interval(8, 10, 0.99)
-    assert low99 < low95 and high99 > high95
-
-
 def test_intervals_are_apart_only_when_they_do_not_overlap():
     assert compare_intervals(60, 80, 40, 59) == ABOVE and compare_intervals(40, 59, 60, 80) == BELOW
     assert compare_intervals(60, 80, 40, 60) == OVERLAP  # touching ends overlap

@@ -101,9 +101,9 @@ class LLMJudge(Judge):
     counted False. Steps read the released way get the released prompt text and reply reading. The paper used
     GPT-4.1-mini (98% accuracy on 200 annotated steps); a 135M model is *not* a reliable judge."""
 
-    def __init__(self, backend: Backend, *, max_new_tokens: int = 5) -> None:
+    def __init__(self, backend: Backend) -> None:
         self.backend = backend
-        self.config = GenerationConfig(temperature=0, max_new_tokens=max_new_tokens)
+        self.config = GenerationConfig(temperature=0, max_new_tokens=5)  # room for true/false
 
     def judge_all(self, pairs: Sequence[tuple[Step, Problem]]) -> list[Verdict]:
         """All validity prompts in one ``generate`` call, then the atomicity prompts of the valid steps."""

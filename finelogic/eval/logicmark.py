@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -154,11 +154,11 @@ def accuracy_by(records: pd.DataFrame, by: str | Sequence[str] = "hop",
     return summary[keys + list(SUMMARY_COLUMNS)]
 
 
-def card_average(by_hop: pd.DataFrame, shares: Mapping[str, float] = LOGICMARK_HOP_SHARE,
-                 z: float = 1.959963984540054) -> tuple[float, float, float]:
+def card_average(by_hop: pd.DataFrame) -> tuple[float, float, float]:
     """The card's ``avg``: per-hop accuracies of ``by_hop`` (:func:`accuracy_by`) weighted by its hop shares
     (Qwen2.5-3B: 0.10·48.80 + 0.40·54.90 + 0.25·46.00 + 0.15·42.40 + 0.10·39.40 = 48.64). Returns ``(avg, low,
     high)`` in %, the stratified normal interval clipped to [0, 100]; NaNs when a bucket is empty."""
+    shares, z = LOGICMARK_HOP_SHARE, 1.959963984540054
     rows = {f"{int(r.hop)}-hop": r for r in by_hop.itertuples()}
     if any(name not in rows or rows[name].n == 0 for name in shares):
         return math.nan, math.nan, math.nan

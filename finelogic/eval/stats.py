@@ -5,21 +5,19 @@ import math
 from statistics import NormalDist
 
 
-def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for ``successes / n`` as fractions in [0, 1]; (nan, nan) at ``n == 0``. Unlike the Wald
-    interval it stays inside [0, 1] and does not collapse at 0/n or n/n (8/10: (0.490, 0.943); 0/5: (0, 0.434)):
+def wilson_interval(successes: int, n: int) -> tuple[float, float]:
+    """Wilson score 95% interval for ``successes / n`` as fractions in [0, 1]; (nan, nan) at ``n == 0``. Unlike the
+    Wald interval it stays inside [0, 1] and does not collapse at 0/n or n/n (8/10: (0.490, 0.943); 0/5: (0, 0.434)):
 
         centre = (p + z²/2n) / (1 + z²/n),  half-width = z·sqrt(p(1-p)/n + z²/4n²) / (1 + z²/n)
 
-    with ``p = successes / n`` and ``z`` the two-sided normal quantile of ``confidence`` (1.96 for 95%).
+    with ``p = successes / n`` and ``z`` the two-sided 95% normal quantile (1.96).
     """
     if not 0 <= successes <= n:
         raise ValueError(f"need 0 <= successes <= n, got {successes} of {n}")
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     if n == 0:
         return math.nan, math.nan
-    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    z = NormalDist().inv_cdf(0.975)
     p = successes / n
     denominator = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denominator
