@@ -97,8 +97,7 @@ def statement_counts(facts: Iterable[Formula], target: Formula) -> tuple[int, in
     return sum(states(f, target) for f in facts), sum(states(f, other) for f in facts)
 
 
-# ----------------------------------------------------------------------------------------------------
-# Backward construction of one proof tree
+# --- Backward construction of one proof tree
 
 
 class _TreeBuilder:
@@ -320,8 +319,7 @@ class _TreeBuilder:
         return out
 
 
-# ----------------------------------------------------------------------------------------------------
-# One problem
+# --- One problem
 
 
 def _distractor_check(facts: Sequence[Formula], leaves: Sequence[Formula], goal: Formula) -> bool:
@@ -545,8 +543,7 @@ def generate_fld_problem(
     raise GeneratorError(f"{problem_id}: no valid draw in {MAX_ATTEMPTS} attempts")
 
 
-# ----------------------------------------------------------------------------------------------------
-# Many problems
+# --- Many problems
 
 
 def even_plan(n: int, depths: Iterable[int], labels: Sequence[str]) -> dict[tuple[int, str], int]:
