@@ -118,7 +118,7 @@ def load_dataset(
     strict: bool = True,
     **options: Any,
 ) -> LoadedDataset:
-    """Load a benchmark as Problem records.
+    """Load a benchmark as Problem records, in file order (with ``.skipped``: :class:`LoadedDataset`).
 
     Args:
         name: a record's name (:data:`DATASETS`: ``fld``, ``folio``, ``multi_logieval``, ``prontoqa``,
@@ -132,9 +132,6 @@ def load_dataset(
             in ``.skipped``.
         **options: ``multi_logieval`` only: ``depths`` (default (4, 5), the paper's) and ``logic_types``
             (default ``("fol", "pl", "nm")``): 390 items.
-
-    Returns:
-        A :class:`LoadedDataset` (a list of Problems with ``.skipped``), in file order.
     """
     data = dataset(name)
     fmt = data.format

@@ -21,7 +21,6 @@ def generate(name: str, n: int | None = None, seed: int = 0, **kwargs: Any) -> l
             ``fld_paper_test`` (the paper's 1,100-item test design) and ``fld_paper_train`` (9,500):
             these two take no n (``scale=`` shrinks them).
         n: number of problems; None = the generator's default.
-        seed: the random seed.
         **kwargs: passed to the generator (e.g. ``hops=(1, 2)`` for prontoqa, ``max_vars=10`` for
             logicmark).
     """
