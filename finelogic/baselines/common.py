@@ -17,7 +17,7 @@ import pandas as pd
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Problem
 from finelogic.eval.accuracy import accuracy_record, model_name_of, records_frame, token_counts
 from finelogic.logic import Formula, entails, format_formula, matches_rule, negate, parse_formula
-from finelogic.logic.proof import HYPOTHESIS, NEGATED_HYPOTHESIS, parse_proof_steps
+from finelogic.logic.proof import HYPOTHESIS, NEGATED_HYPOTHESIS, ProofStep, parse_proof_steps
 from finelogic.models.base import Backend, Conversation, GenerationConfig
 from finelogic.prompts import MARKERS, default_few_shot_examples, labels_for
 
@@ -78,9 +78,7 @@ class DerivationStep:
     def fld(self, formal: bool = False) -> str:
         """The step in FLD proof notation (``fact3 & fact1 -> int1: <text>``); ``formal`` writes the
         conclusion's formula instead."""
-        head = f"{' & '.join(self.premises)} -> {self.conclusion}"
-        body = self.formula if formal else self.text
-        return f"{head}: {body}" if body is not None else head
+        return ProofStep(self.premises, self.conclusion, self.formula if formal else self.text).format()
 
 
 def formula_table(formulas: Mapping[str, str]) -> dict[str, str]:
