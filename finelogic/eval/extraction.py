@@ -1,6 +1,7 @@
 """Reading the final answer out of a model's response (overall benchmark accuracy, Section 3.1): our rule and the
-released code's (:class:`AnswerRule`), and the released code's three scorers (``book/released-code.md``, "Answer
-scoring"), each a function of (response, gold label, dataset) returning a :class:`ReleasedVerdict`.
+released code's (:class:`AnswerRule`), and the released code's three scorers
+(``book/released-code.md``, "Answer scoring"), each a function of (response, gold label, dataset) returning a
+:class:`ReleasedVerdict`.
 """
 from __future__ import annotations
 
