@@ -91,31 +91,26 @@ def format_formula(formula: Formula) -> str:
     return _format(formula, top=True)
 
 
-def _format(f: Formula, top: bool) -> str:
+def _format(f: Formula, top: bool = False) -> str:
     if isinstance(f, Atom):
         term = "" if f.term is None else "{" + f.term.name + "}" if isinstance(f.term, Const) else f.term.name
         return "{" + f.predicate + "}" + term
     if isinstance(f, Falsum):
         return "#F#"
     if isinstance(f, Not):
-        return "¬" + _operand(f.body)
+        return "¬" + _format(f.body)
     if isinstance(f, And):
-        return "(" + _operand(f.left) + " & " + _operand(f.right) + ")"
+        return "(" + _format(f.left) + " & " + _format(f.right) + ")"
     if isinstance(f, Or):
-        return "(" + _operand(f.left) + " v " + _operand(f.right) + ")"
+        return "(" + _format(f.left) + " v " + _format(f.right) + ")"
     if isinstance(f, Implies):
-        text = _operand(f.left) + " -> " + _operand(f.right)
+        text = _format(f.left) + " -> " + _format(f.right)
         return text if top else "(" + text + ")"
     if isinstance(f, _Quantified):
         prefix = "(" + ("E" if isinstance(f, Exists) else "") + f.var.name + "): "
         text = prefix + _format(f.body, top=True)
         return text if top else "(" + text + ")"
     raise TypeError(f"not a formula: {f!r}")
-
-
-def _operand(f: Formula) -> str:
-    """A sub-formula inside a connective."""
-    return _format(f, top=False)
 
 
 def subformulas(f: Formula) -> Iterator[Formula]:

@@ -22,16 +22,6 @@ class ProverError(RuntimeError):
 
 
 @lru_cache(maxsize=None)
-def _predicate(name: str) -> z3.FuncDeclRef:
-    return z3.Function(f"P_{name}", ENTITY, z3.BoolSort())
-
-
-@lru_cache(maxsize=None)
-def _proposition(name: str) -> z3.BoolRef:
-    return z3.Bool(f"p_{name}")
-
-
-@lru_cache(maxsize=None)
 def _entity(prefix: str, name: str) -> z3.ExprRef:
     """A constant (``prefix`` "c") or variable ("v") of sort ``Entity``."""
     return z3.Const(f"{prefix}_{name}", ENTITY)
@@ -41,9 +31,9 @@ def _entity(prefix: str, name: str) -> z3.ExprRef:
 def _to_z3(f: Formula) -> z3.BoolRef:
     if isinstance(f, Atom):
         if f.term is None:
-            return _proposition(f.predicate)
+            return z3.Bool(f"p_{f.predicate}")
         term = _entity("c" if isinstance(f.term, Const) else "v", f.term.name)
-        return _predicate(f.predicate)(term)
+        return z3.Function(f"P_{f.predicate}", ENTITY, z3.BoolSort())(term)
     if isinstance(f, Falsum):
         return z3.BoolVal(False)
     if isinstance(f, Not):

@@ -87,18 +87,13 @@ RULE_NAMES: tuple[str, ...] = tuple(r.name for r in RULES)
 def _bind(bindings: dict, name: str, value: object) -> dict | None:
     if name in bindings:
         return bindings if bindings[name] == value else None
-    out = dict(bindings)
-    out[name] = value
-    return out
+    return {**bindings, name: value}
 
 
 def _match_term(pattern: object, term: Term, bindings: dict) -> dict | None:
     if isinstance(pattern, MetaTerm):
-        if pattern.kind == "const" and not isinstance(term, Const):
-            return None
-        if pattern.kind == "var" and not isinstance(term, Var):
-            return None
-        return _bind(bindings, pattern.name, term)
+        kind = {"const": Const, "var": Var}.get(pattern.kind, (Const, Var))
+        return _bind(bindings, pattern.name, term) if isinstance(term, kind) else None
     return bindings if pattern == term else None
 
 
