@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import random
-from collections import OrderedDict
+from itertools import islice
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, MutableMapping, Sequence
 
@@ -137,8 +137,7 @@ def _eligible(problem: Problem, min_nsd_points: int) -> bool:
     shape = {i: formula_shape(parse_formula(problem.formulas[i])) for i in necessary + redundant}
     if pairs_possible([shape[i] for i in necessary], [shape[i] for i in redundant]) < CANDIDATES_PER_CLASS:
         return False
-    proof = ProofLogic.of(problem)
-    return sum(1 for _ in _eligible_points(proof, limit=min_nsd_points)) >= min_nsd_points
+    return len(nsd_points(ProofLogic.of(problem), min_nsd_points)) >= min_nsd_points
 
 
 def split_problems(problems: Sequence[Problem], n_train: int, seed: int = 0) -> dict[str, list[Problem]]:
@@ -416,22 +415,13 @@ def closest_pairs(yes: Sequence[Any], no: Sequence[Any], kind: Any, size: Any, r
     return pairs
 
 
-def _eligible_points(proof: ProofLogic, limit: int | None = None, order: Sequence[int] | None = None) -> Iterable[int]:
-    """Points ``k`` (1..n-1) with three same-rule candidate pairs, in ``order``; at most ``limit``."""
-    found = 0
-    for k in order if order is not None else range(1, proof.n_steps):
-        if limit is not None and found >= limit:
-            return
-        if point_usable(proof, k):
-            found += 1
-            yield k
-
-
-def nsd_points(proof: ProofLogic, count: int, rng: random.Random) -> list[int]:
-    """Up to ``count`` random intermediate points with three same-rule candidate pairs, sorted."""
+def nsd_points(proof: ProofLogic, count: int, rng: random.Random | None = None) -> list[int]:
+    """Up to ``count`` intermediate points (1..n-1) with three same-rule candidate pairs, sorted: the first
+    found in an order shuffled by ``rng`` (None: in proof order)."""
     order = list(range(1, proof.n_steps))
-    rng.shuffle(order)
-    return sorted(_eligible_points(proof, limit=count, order=order))
+    if rng is not None:
+        rng.shuffle(order)
+    return sorted(islice((k for k in order if point_usable(proof, k)), count))
 
 
 # ------------------------------------------------------------------------------------------- rows
@@ -502,36 +492,17 @@ def nsd_rows(problem: Problem, readout: Readout, split: str, rng: random.Random,
 
 
 def nsd_lines(problem: Problem, rng: random.Random, points: int = 6) -> list[tuple[int, list[tuple[str, int]]]]:
-    """What :func:`nsd_rows` appends, without the read-out: ``(k, [(line, label), ...])`` per point."""
-    return [(k, [(c.line(), int(c.derivable)) for c in [y for y, _ in pairs] + [n for _, n in pairs]])
-            for k, pairs in _nsd_choices(ProofLogic.of(problem), points, rng)]
-
-
-#: Recent NSD choices by problem and random state (:func:`_nsd_choices`).
-_NSD_CHOICES: OrderedDict[tuple[Any, ...], tuple[list[tuple[int, list[tuple[Candidate, Candidate]]]], Any]] = OrderedDict()
-
-
-def _nsd_choices(proof: ProofLogic, points: int, rng: random.Random) -> list[tuple[int, list[tuple[Candidate, Candidate]]]]:
-    """The points and pairs :func:`nsd_rows` writes, kept by problem and ``rng`` state so that several read-outs
-    are z3-checked once; ``rng`` is left where drawing leaves it."""
-    problem = proof.problem
-    key = (problem.id, problem.proof, tuple(sorted(problem.formulas.items())), points, rng.getstate())
-    if key in _NSD_CHOICES:
-        _NSD_CHOICES.move_to_end(key)
-        choices, state = _NSD_CHOICES[key]
-        rng.setstate(state)
-        return choices
-    choices = []
-    for k in nsd_points(proof, points, rng):  # at each point, (derivable, not yet) pairs of one rule, closest in length
+    """What :func:`nsd_rows` appends, without the read-out: ``(k, [(line, label), ...])`` per point, the
+    (derivable, not yet) pairs of one rule closest in length."""
+    proof = ProofLogic.of(problem)
+    lines = []
+    for k in nsd_points(proof, points, rng):
         pairs = closest_pairs(*nsd_candidates(proof, k), lambda c: c.rule_family, lambda c: len(c.line()), rng,
                               CANDIDATES_PER_CLASS)
         if len(pairs) < CANDIDATES_PER_CLASS:
             raise ValueError(f"only {len(pairs)} same-rule pairs; NSD needs {CANDIDATES_PER_CLASS}")
-        choices.append((k, pairs))
-    _NSD_CHOICES[key] = choices, rng.getstate()
-    while len(_NSD_CHOICES) > 4096:
-        _NSD_CHOICES.popitem(last=False)
-    return choices
+        lines.append((k, [(c.line(), int(c.derivable)) for c in [y for y, _ in pairs] + [n for _, n in pairs]]))
+    return lines
 
 
 def build_rows(splits: Mapping[str, Sequence[Problem]], task: str, readout: Readout, seed: int,
