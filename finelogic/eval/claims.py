@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
@@ -97,9 +97,6 @@ class Verdict:
     rule: str
     evidence: str
     effects: str = "[]"
-
-    def row(self) -> dict[str, str]:
-        return {c: getattr(self, c) for c in VERDICT_COLUMNS}
 
 
 @dataclass(frozen=True)
@@ -650,20 +647,17 @@ def verdicts(records: pd.DataFrame, steps: pd.DataFrame, summary: pd.DataFrame, 
         (nsd_nl_best(summary, base, readout), summary, every),
     ]
     rows = [v if expected is None else _with_expected(v, needs, table, expected) for v, table, needs in checked]
-    return pd.DataFrame([v.row() for v in rows], columns=list(VERDICT_COLUMNS))
-
-
-def _styles_in(table: pd.DataFrame | None) -> set[str]:
-    if table is None or table.empty:
-        return set()
-    if "setting" in table.columns:
-        return {s for s in table["setting"].astype(str) if s in SFT_SETTINGS}
-    column = "model" if "model" in table.columns else table.columns[0]
-    return {s for s in map(fine_tuned_setting, table[column].astype(str)) if s}
+    return pd.DataFrame([asdict(v) for v in rows], columns=list(VERDICT_COLUMNS))
 
 
 def _with_expected(verdict: Verdict, needs: Sequence[str], table: pd.DataFrame, expected: Sequence[str]) -> Verdict:
-    missing = [s for s in needs if s in expected and s not in _styles_in(table)]
+    present: set[str] = set()
+    if table is not None and not table.empty and "setting" in table.columns:
+        present = {s for s in table["setting"].astype(str) if s in SFT_SETTINGS}
+    elif table is not None and not table.empty:
+        column = "model" if "model" in table.columns else table.columns[0]
+        present = {s for s in map(fine_tuned_setting, table[column].astype(str)) if s}
+    missing = [s for s in needs if s in expected and s not in present]
     if not missing or verdict.verdict == NOT_TESTABLE:
         return verdict
     note = (f"missing: {', '.join(missing)} (expected in this run, not in it yet; the verdict on the styles present "
