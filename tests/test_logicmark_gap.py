@@ -1,12 +1,21 @@
-"""The LogicMark gap analysis: the card's properties checked on items, one-change-at-a-time tables."""
+"""The LogicMark gap analysis (benchmarks/logicmark_gap.py): the card's properties checked on items,
+one-change-at-a-time tables."""
 from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
 
 import pandas as pd
 
 from finelogic.data.generators.logicmark import Config, generate_logicmark
 from finelogic.data.problem import Fact, Problem
 from finelogic.eval.logicmark import score
-from finelogic.eval.logicmark_gap import card_properties, hop_profile, variant_table
+
+_SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "logicmark_gap.py"
+_spec = importlib.util.spec_from_file_location("logicmark_gap", _SCRIPT)
+gap = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(gap)
+card_properties, hop_profile, variant_table = gap.card_properties, gap.hop_profile, gap.variant_table
 
 
 def _problem(facts, options, answer_index, depth, style="chain", pid="p0"):

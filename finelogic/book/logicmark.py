@@ -2,6 +2,7 @@
 :class:`finelogic.runs.logicmark.LogicMarkRun`: captions, the card beside our rows, figures, the worked example."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -210,12 +211,24 @@ def gap_dir() -> Path:
     return repo_root() / "book" / "generated-static" / "logicmark_gap"
 
 
+def hop_profile(table: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, setting) of a :func:`variant_table`: ``one_hop_highest`` (as in 15 of the card's 19 rows),
+    ``falls_with_hops`` (5-hop below 2-hop, as in all 19) and ``card_profile`` (both)."""
+    rows = []
+    for (model, setting), group in table.groupby(["model", "setting"], sort=False):
+        value = dict(zip(group["metric"], group["value"]))
+        hops = [value.get(f"{h}-hop", math.nan) for h in HOPS]
+        highest = not any(math.isnan(v) for v in hops) and hops[0] == max(hops)
+        falls = not any(math.isnan(v) for v in hops) and hops[4] < hops[1]
+        rows.append({"model": model, "setting": setting, "one_hop_highest": highest, "falls_with_hops": falls,
+                     "card_profile": highest and falls})
+    return pd.DataFrame(rows)
+
+
 def gap_profiles(variants: pd.DataFrame) -> pd.DataFrame:
     """Each (model, variant) of the gap benchmark's ``variants.csv`` with whether it has the card's hop
-    profile (:func:`finelogic.eval.logicmark_gap.hop_profile`: 1-hop the highest bucket, 5-hop below 2-hop),
+    profile (:func:`hop_profile`: 1-hop the highest bucket, 5-hop below 2-hop),
     its change in words, its smallest hop bucket's n and its widest per-hop interval (points)."""
-    from finelogic.eval.logicmark_gap import hop_profile
-
     profile = hop_profile(variants)
     hops = variants[variants["metric"].isin(HOP_COLUMNS)]
     meta = hops.assign(width=hops["ci_high"] - hops["ci_low"]).groupby(["model", "setting"], sort=False).agg(
@@ -228,8 +241,6 @@ def gap_sentence(profiles: pd.DataFrame, card: pd.DataFrame | None = None) -> st
     """Markdown: per model, which variants reproduce the card's hop profile and which do not (from
     :func:`gap_profiles`), how many of the card's rows (``card``: :func:`finelogic.paper.reported`
     ``("logicmark")`` unless given) have each half of it, and how many items the smallest hop bucket held."""
-    from finelogic.eval.logicmark_gap import hop_profile
-
     if card is None:
         from finelogic.paper import reported
 
