@@ -75,12 +75,12 @@ LF_PYTHON = os.environ.get("FINELOGIC_LLAMAFACTORY_PYTHON")
                     "installed (a scratch venv: its pins conflict with this project's)")
 def test_llamafactory_loads_the_export(tmp_path):
     """LLaMA-Factory's get_train_args parses both YAMLs and its get_dataset builds the set; the labels
-    cover the assistant turn only (finelogic/sft/llamafactory_check.py)."""
+    cover the assistant turn only (benchmarks/llamafactory_check.py)."""
     from finelogic.rehearsal.rehearse import standin_checkpoints
 
     model = standin_checkpoints(tmp_path / "models", count=1)[0]  # a local tokenizer (SmolLM2's)
     export_llamafactory(EXAMPLES, "NL", tmp_path / "export")
-    done = subprocess.run([LF_PYTHON, str(REPO / "finelogic" / "sft" / "llamafactory_check.py"),
+    done = subprocess.run([LF_PYTHON, str(REPO / "benchmarks" / "llamafactory_check.py"),
                            str(tmp_path / "export"), "finelogic_nl", str(model)],
                           capture_output=True, text=True, timeout=600, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]

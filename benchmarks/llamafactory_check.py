@@ -3,7 +3,7 @@ environment, not this project's (its pins conflict), so this script imports noth
 
     python3 -m venv /tmp/lf && /tmp/lf/bin/pip install llamafactory torch==2.13.0   # CPU torch
     /tmp/lf/bin/pip uninstall -y torchvision torchaudio   # built for another torch (see _stub_torchaudio)
-    /tmp/lf/bin/python finelogic/sft/llamafactory_check.py DIR DATASET MODEL_DIR
+    /tmp/lf/bin/python benchmarks/llamafactory_check.py DIR DATASET MODEL_DIR
 
 ``MODEL_DIR`` is a local model folder whose tokenizer encodes the examples (e.g. a stand-in checkpoint of
 the embedded model, ``finelogic.rehearsal.rehearse.standin_checkpoints``: SmolLM2's tokenizer has the
