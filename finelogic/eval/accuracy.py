@@ -60,14 +60,11 @@ def depth_bucket(depth: int | None, label: str | None, dataset: str = "fld") -> 
 def model_name_of(backend: Any) -> str:
     """A backend's model name: its ``model_name``/``name``, a ``model`` string, the loaded model's
     ``config.name_or_path``, else its class name."""
-    for attribute in ("model_name", "name"):
+    for attribute in ("model_name", "name", "model"):
         value = getattr(backend, attribute, None)
         if isinstance(value, str) and value:
             return value
-    model = getattr(backend, "model", None)
-    if isinstance(model, str) and model:
-        return model
-    name = getattr(getattr(model, "config", None), "name_or_path", None)
+    name = getattr(getattr(getattr(backend, "model", None), "config", None), "name_or_path", None)
     return str(name) if name else type(backend).__name__
 
 
@@ -140,7 +137,6 @@ def summarize(records: pd.DataFrame | Iterable[Mapping[str, Any]], by: str | Seq
     rows = []
     if len(frame):
         for key, group in frame.groupby(keys, sort=False, dropna=True):
-            key = key if isinstance(key, tuple) else (key,)
             n, correct = len(group), int(group[correct_column].astype(bool).sum())
             low, high = wilson_interval(correct, n)
             rows.append({**dict(zip(keys, key)), "n": n, "correct": correct, "accuracy": 100 * correct / n,

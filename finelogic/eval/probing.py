@@ -215,7 +215,6 @@ def summarize(predictions: pd.DataFrame, *, seed: int = 0, resamples: int = RESA
     keys = [c for c in ("model", "readout", "probe") if c in predictions.columns]
     records = []
     for key, group in predictions.groupby([*keys, "task"], sort=False):
-        key = key if isinstance(key, tuple) else (key,)
         task = key[-1]
         values = per_problem_values(group, task)
         ci = bootstrap_ci(values, seed=seed, resamples=resamples)

@@ -170,7 +170,6 @@ def soundness_table(steps: pd.DataFrame, policy: SoundnessPolicy | str = Soundne
     rows = []
     groups = samples.groupby(by, sort=False, dropna=False) if by else [((), samples)]
     for key, group in groups:
-        key = key if isinstance(key, tuple) else (key,)
         scored = group[group["status"] == "scored"]
         row = dict(zip(by, key)) | {
             "samples": len(group), "scored": len(scored),

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from finelogic.data.problem import Problem
-from finelogic.logic.proof import HYPOTHESIS, NEGATED_HYPOTHESIS, VOID, ProofNotationError, parse_step
+from finelogic.logic.proof import HYPOTHESIS, NEGATED_HYPOTHESIS, VOID, ProofNotationError, ProofStep, parse_step
 
 _MARKER = re.compile(r"__[A-Za-z]+__")
 _STEP_HEADER = re.compile(r"^[ \t>*#-]*step\s*(\d+)\s*\**\s*[:.)]\**", re.I | re.M)
@@ -77,10 +77,7 @@ class Step:
 
     def format(self) -> str:
         """The step in canonical FLD notation (the raw text for an unparsed step)."""
-        if not self.parsed:
-            return self.raw
-        head = f"{' & '.join(self.premises)} -> {self.conclusion_id}"
-        return head + (f": {self.conclusion_text}" if self.conclusion_text is not None else "")
+        return ProofStep(self.premises, self.conclusion_id, self.conclusion_text).format() if self.parsed else self.raw
 
 
 def _parse_fld_step(index: int, text: str) -> Step:
