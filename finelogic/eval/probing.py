@@ -81,11 +81,10 @@ def _quiet(progress: bool | None, n: int) -> bool:
 # ------------------------------------------------------------------------------------------- probe
 
 
-def fit_probe(features: np.ndarray, labels: Sequence[int], groups: Sequence[str], *, seed: int = 0,
-              folds: int = 5) -> Any:
+def fit_probe(features: np.ndarray, labels: Sequence[int], groups: Sequence[str], *, seed: int = 0) -> Any:
     """The paper's probe, fit on training rows: a standardised logistic regression whose regularisation is chosen
     by cross-validation over problems (``groups``), so rows of one problem never sit on both sides of a fold.
-    ``folds`` shrinks to the training problems of the rarer class when that is smaller."""
+    Five folds, fewer when the rarer class has fewer training problems."""
     from sklearn.linear_model import LogisticRegressionCV
     from sklearn.model_selection import StratifiedGroupKFold
     from sklearn.pipeline import make_pipeline
@@ -96,7 +95,7 @@ def fit_probe(features: np.ndarray, labels: Sequence[int], groups: Sequence[str]
     if len(set(labels.tolist())) < 2:
         raise ValueError("the training rows hold one class only; a probe needs both")
     per_class = min(len(set(groups[labels == c])) for c in set(labels.tolist()))
-    k = max(2, min(folds, per_class, len(set(groups))))
+    k = max(2, min(5, per_class, len(set(groups))))
     splits = list(StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=seed).split(features, labels, groups))
     probe = make_pipeline(StandardScaler(),
                           LogisticRegressionCV(cv=splits, max_iter=1000, scoring="accuracy", random_state=seed))

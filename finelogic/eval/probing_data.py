@@ -80,17 +80,15 @@ class Readout:
 
 
 def probing_problems(n: int, seed: int, depths: Iterable[int], *, distractors: tuple[int, int] = (4, 8),
-                     min_nsd_points: int = 1, progress: bool | None = None,
-                     memo: MutableMapping[str, Any] | None = None) -> list[Problem]:
+                     progress: bool | None = None, memo: MutableMapping[str, Any] | None = None) -> list[Problem]:
     """``n`` PROVED/DISPROVED FLD-style problems usable by all three tasks, deterministically from ``seed``:
-    :func:`cell_counts` per ``(depth, label)``, each kept when it has three RFI pairs and ``min_nsd_points`` NSD
-    points; depth by depth, PROVED first. ``memo`` (versioned by this module's sources) keeps them: z3 checks
-    are slow."""
+    :func:`cell_counts` per ``(depth, label)``, each kept when it has three RFI pairs and an NSD point; depth by
+    depth, PROVED first. ``memo`` (versioned by this module's sources) keeps them: z3 checks are slow."""
     from finelogic.data.generators.fld import generate_fld_problem
 
     depths = tuple(depths)
     key = memo_key({"kind": "probing problems", "n": n, "seed": seed, "depths": depths,
-                    "distractors": tuple(distractors), "min_nsd_points": min_nsd_points})
+                    "distractors": tuple(distractors)})
     kept = memo.get(key) if memo is not None else None
     if kept is not None:
         return [Problem.from_dict(p) for p in kept]
@@ -105,7 +103,7 @@ def probing_problems(n: int, seed: int, depths: Iterable[int], *, distractors: t
             item_seed = f"probing/{seed}/{depth}/{label}/{j}"
             problem = generate_fld_problem(item_seed, depth, label, distractors=distractors,
                                            problem_id=f"fld-probing-{seed}-d{depth}-{label}-{j}")
-            if _eligible(problem, min_nsd_points):
+            if _eligible(problem):
                 out.append(problem)
                 kept += 1
                 bar.update()
@@ -130,14 +128,14 @@ def cell_counts(n: int, depths: Sequence[int], seed: int) -> dict[tuple[int, str
     return {(d, label): base + ((d, label) in chosen) for d in depths for label in (PROVED, DISPROVED)}
 
 
-def _eligible(problem: Problem, min_nsd_points: int) -> bool:
+def _eligible(problem: Problem) -> bool:
     if problem.label not in LABEL_VALUE or not problem.proof:
         return False
     necessary, redundant = fact_roles(problem)
     shape = {i: formula_shape(parse_formula(problem.formulas[i])) for i in necessary + redundant}
     if pairs_possible([shape[i] for i in necessary], [shape[i] for i in redundant]) < CANDIDATES_PER_CLASS:
         return False
-    return len(nsd_points(ProofLogic.of(problem), min_nsd_points)) >= min_nsd_points
+    return bool(nsd_points(ProofLogic.of(problem), 1))
 
 
 def split_problems(problems: Sequence[Problem], n_train: int, seed: int = 0) -> dict[str, list[Problem]]:
