@@ -66,7 +66,6 @@ def extract_answer(response: str | None, rule: AnswerRule | str = AnswerRule.PRI
 
 
 _YES_NO = {PROVED: "YES", DISPROVED: "NO"}
-_AS_LABEL = {"YES": PROVED, "NO": DISPROVED}
 
 
 @dataclass(frozen=True)
@@ -93,7 +92,7 @@ def _released_verdict(found: str | None, label: str, dataset: str) -> ReleasedVe
     is ``__YES__`` (``__NO__``) and the found marker is ``__PROVED__`` (``__DISPROVED__``)."""
     expected = released_gold_marker(label, dataset).strip("_")
     correct = found == expected or (expected, found) in {("YES", PROVED), ("NO", DISPROVED)}
-    prediction = _AS_LABEL.get(found, found) if _yes_no_gold(dataset) else found
+    prediction = _WORD_LABEL.get(found, found) if _yes_no_gold(dataset) else found
     return ReleasedVerdict(prediction, correct)
 
 
