@@ -133,9 +133,8 @@ class LLMJudge(Judge):
             atomic = parse_reply(reply, released=pairs[i][0].released)
             reason = f"validity {first.strip()[:20]!r}, atomicity {reply.strip()[:20]!r}"
             if atomic is None:
-                verdicts[i] = Verdict(True, None, "atomicity reply not true/false: " + reason, LLM)
-            else:
-                verdicts[i] = Verdict(True, atomic, reason, LLM)
+                reason = "atomicity reply not true/false: " + reason
+            verdicts[i] = Verdict(True, atomic, reason, LLM)
         return verdicts  # type: ignore[return-value]
 
     def _ask(self, prompts: list[str]) -> list[str]:
