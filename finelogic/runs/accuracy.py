@@ -1,8 +1,6 @@
 """Overall benchmark accuracy (paper Sections 3.1 and 5.2.1, Table 2): every model x setting on the four
-test sets. Prompt settings (``Direct``, ``CoT``, ``Few-shot``) go through
-:func:`finelogic.eval.accuracy.evaluate_accuracy`, baselines (``Sel-Inf``, ``Logic-LM``, ``SymbCoT``) through
-:mod:`finelogic.baselines`; Logic-LM's and SymbCoT's parses of the model's translations are memoised
-(:data:`TRANSLATION_MEMO`). The depth (Table 5) and soundness (Table 3) pages read the same records.
+test sets, prompt settings through :func:`finelogic.eval.accuracy.evaluate_accuracy`, baselines through
+:mod:`finelogic.baselines`. The depth (Table 5) and soundness (Table 3) pages read the same records.
 
 Every record holds the verdict of each released scorer (:mod:`finelogic.eval.extraction`); ``compat_scorer``
 names the one the paper used for the model (a dict model entry may say ``"scorer": "api"``). Every
@@ -11,10 +9,10 @@ prompt-setting record also gets our forced choice and its contextual calibration
 """
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 from contextlib import nullcontext
-import inspect
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -43,6 +41,8 @@ BASELINES: Mapping[str, Callable[..., Any]] = {SEL_INF: selection_inference, LOG
 #: The baselines whose pure work on model replies (parsing translations, the solver) is kept in the memo
 #: :data:`TRANSLATION_MEMO` (``$FINELOGIC_CACHE/memo``), so a cached rerun does not redo it.
 MEMOISED = (LOGIC_LM, SYMBCOT)
+#: The arguments the run passes a baseline's function; its other keyword arguments are its settings.
+PASSED = {"problems", "backend", "config", "model", "memo"}
 TRANSLATION_MEMO = "baseline-translations"
 
 FAMILY = "accuracy"
@@ -109,18 +109,12 @@ class AccuracySettings(TestSets):
         for name, options in self.baselines.items():
             if name not in BASELINES:
                 raise ValueError(f"baselines.{name}: unknown baseline; the baselines are {', '.join(BASELINES)}")
-            accepted = sorted({*baseline_options(name), "items"})
+            accepted = sorted((set(inspect.signature(BASELINES[name]).parameters) - PASSED) | {"items"})
             wrong = sorted(set(options) - set(accepted))
             if wrong:
                 raise ValueError(f"baselines.{name}.{wrong[0]}: unknown option; the options of {name} are "
                                  f"{', '.join(accepted)}")
         split_scorers(self.models)  # an unknown scorer is an error here, before any model is opened
-
-
-def baseline_options(name: str) -> tuple[str, ...]:
-    """The keyword options a baseline's function takes from its settings (not the ones the run passes)."""
-    passed = {"problems", "backend", "config", "model", "memo"}
-    return tuple(p for p in inspect.signature(BASELINES[name]).parameters if p not in passed)
 
 
 class SectionOfRun:
@@ -145,20 +139,11 @@ class SectionOfRun:
 
 @dataclass(frozen=True)
 class AccuracyRun(SectionOfRun, Run):
-    """What an accuracy run made.
-
-    Attributes:
-        records: one row per model × setting × item, with
-            :data:`~finelogic.eval.accuracy.RECORD_COLUMNS` then
-            :data:`~finelogic.eval.forced_choice.FORCED_COLUMNS`, models and settings in the profile's order.
-        sets: one row per test set: ``dataset``, ``paper_name``, ``n`` (items), ``source`` (a path,
-            ``generated (...)`` or ``not present``), ``generated``, ``present``.
-        traces: one row per baseline item: ``id``, ``dataset``, ``setting``, ``model``, ``trace`` (the
-            baseline's trace as JSON text, see :class:`finelogic.baselines.BaselineResult`).
-        summary, forced_summary: Table 2's cells of the answer markers and of the forced choice, computed
-            from the records (:func:`table2`).
-        eval_sets: the test sets themselves (their problems are written too, so a read run has them).
-    """
+    """What an accuracy run made: ``records`` (one row per model × setting × item, in the profile's order:
+    :data:`~finelogic.eval.accuracy.RECORD_COLUMNS` then :data:`~finelogic.eval.forced_choice.FORCED_COLUMNS`),
+    ``sets`` (one row per test set; ``source`` a path, ``generated (...)`` or ``not present``), ``traces`` (one
+    row per baseline item, the :class:`finelogic.baselines.BaselineResult` trace as JSON text), ``summary`` and
+    ``forced_summary`` (Table 2's cells, :func:`table2`) and ``eval_sets`` (the test sets, problems included)."""
 
     records: pd.DataFrame = field(default_factory=pd.DataFrame)
     sets: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(SET_COLUMNS)))
@@ -188,20 +173,18 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     """Evaluate every model x setting of the profile's ``accuracy`` section on its four test sets.
 
     Args:
-        profile: a profile name (:mod:`finelogic.profiles`).
         seed: seeds data generation, subsampling and decoding.
         backends: ready backends by model entry or display name (a fine-tuned model's by its row,
             ``"SFT-NL"``); the other models are opened with :func:`finelogic.models.spec.open_model`.
         data_dir: real benchmark files; default ``$FINELOGIC_DATA_DIR``.
-        supervision_run: the run whose fine-tuned models are evaluated (``fine_tuned``); None finds the
-            written one of this profile and seed.
+        supervision_run: the run whose fine-tuned models are evaluated (``fine_tuned``; None: the written one).
         overrides: :class:`AccuracySettings` fields to replace, e.g. ``settings=["CoT", "Logic-LM"]``.
     """
     watch = Stopwatch()
     section = resolved_section(profile, overrides)
     sets = tuple(evaluation_sets(section, seed=seed, data_dir=data_dir))
     entries, scorers = split_scorers(section.models)
-    made = _supervision(profile, seed, supervision_run) if section.fine_tuned else None
+    made = (supervision_run or find_run(SupervisionRun, SUPERVISION, profile, seed)) if section.fine_tuned else None
     tuned = made.fine_tuned() if made is not None else []
     if not entries and not tuned:
         raise ValueError("accuracy: no model to evaluate (models is empty and fine_tuned is off)")
@@ -219,14 +202,16 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
                 decoding = replace(config, **section.generation_by_setting.get(setting, {}))
                 if setting in BASELINES:
                     options = dict(section.baselines.get(setting, {}))
-                    items = _first_per_dataset(sets, options.pop("items", None))
+                    first = options.pop("items", None)  # the first n items of each named set (None: all)
+                    items = problems if first is None else [p for s in sets for p in s.problems[:first.get(s.name, 0)]]
                     log.info("accuracy: %s, %s, %d items", spec.name, setting, len(items))
                     kept = {"memo": memo} if setting in MEMOISED else {}
                     result = BASELINES[setting](items, backend, decoding, model=spec.name, **options, **kept)
                     records = result.records.assign(compat_scorer=scorer)
                     frames.append(records.join(unscored_columns(records, NOT_A_PROMPT_SETTING))
                                   .join(uncalibrated_columns(records)))
-                    traces += [_trace_row(t) for t in result.traces]
+                    traces += [(t["id"], t["dataset"], t["setting"], t["model"], json.dumps(t, ensure_ascii=False))
+                               for t in result.traces]
                     continue
                 log.info("accuracy: %s, %s, %d items", spec.name, setting, len(problems))
                 frames.append(_prompt_records(problems, backend, setting, spec.name, decoding, section, scorer))
@@ -251,7 +236,9 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
         model_calls=calls - calls_before, cache_hits=hits - hits_before, seconds=float(watch))
     records = pd.concat(frames, ignore_index=True)
     summary, forced, _ = table2(records)
-    return AccuracyRun(provenance, records=records, sets=sets_table(sets), summary=summary, forced_summary=forced,
+    table = pd.DataFrame([(s.name, s.paper_name, len(s.problems), s.source, s.generated, s.present) for s in sets],
+                         columns=list(SET_COLUMNS))
+    return AccuracyRun(provenance, records=records, sets=table, summary=summary, forced_summary=forced,
                        traces=pd.DataFrame(traces, columns=list(TRACE_COLUMNS)), eval_sets=sets)
 
 
@@ -264,14 +251,13 @@ def table2(records: pd.DataFrame, by: Sequence[str] = TABLE2_KEYS) -> tuple[pd.D
 
 
 def resolved_section(profile: str, overrides: Mapping[str, Any]) -> AccuracySettings:
-    """The profile's accuracy settings with ``overrides`` merged field by field (:func:`finelogic.settings.merge`)."""
+    """The profile's accuracy settings with ``overrides`` merged (:func:`~finelogic.runs.base.resolve`)."""
     return resolve(PROFILES, profile, FAMILY, overrides)
 
 
 def _prompt_records(problems: list[Problem], backend: Any, setting: str, model: str, config: GenerationConfig,
                     section: AccuracySettings, scorer: str) -> pd.DataFrame:
-    """The records of one model under one prompt setting, with their forced-choice columns (or the reason
-    they have none when the section turns forced choice off)."""
+    """One model's records under one prompt setting, with their forced-choice and calibration columns."""
     records = evaluate_accuracy(problems, backend, setting, model=model, config=config,
                                 batch_size=section.batch_size * 4, layout=section.prompt_layout, compat_scorer=scorer)
     forced = (forced_choice(problems, records, backend) if section.forced_choice
@@ -281,20 +267,12 @@ def _prompt_records(problems: list[Problem], backend: Any, setting: str, model: 
 
 
 def reads(profile: str) -> tuple[str, ...]:
-    """The families whose runs this family's run of ``profile`` reads: the supervision run's models when
-    the profile evaluates them (``fine_tuned``)."""
+    """The families whose runs it reads in ``profile``: supervision when ``fine_tuned``."""
     return (SUPERVISION,) if PROFILES[profile].fine_tuned else ()
 
 
-def _supervision(profile: str, seed: int, made: Any) -> SupervisionRun:
-    """The supervision run whose fine-tuned models are evaluated: handed in, or its written run found by key
-    (profile and seed)."""
-    return made if made is not None else find_run(SupervisionRun, SUPERVISION, profile, seed, None)
-
-
 def split_scorers(entries: Sequence[Any]) -> tuple[list[Any], list[str]]:
-    """The model entries without their ``scorer`` key, and each entry's released scorer (default
-    ``vllm_overall``; a dict entry may say ``"scorer": "api"``)."""
+    """The model entries without their ``scorer`` key, and each entry's released scorer (default ``vllm_overall``)."""
     stripped, scorers = [], []
     for entry in entries:
         scorer = entry.get("scorer", "vllm_overall") if isinstance(entry, Mapping) else "vllm_overall"
@@ -305,26 +283,9 @@ def split_scorers(entries: Sequence[Any]) -> tuple[list[Any], list[str]]:
     return stripped, scorers
 
 
-def sets_table(sets: Sequence[EvalSet]) -> pd.DataFrame:
-    """One row per test set, with :data:`SET_COLUMNS`."""
-    rows = [(s.name, s.paper_name, len(s.problems), s.source, s.generated, s.present) for s in sets]
-    return pd.DataFrame(rows, columns=list(SET_COLUMNS))
-
-
-def _trace_row(trace: Mapping[str, Any]) -> tuple[Any, ...]:
-    return (trace["id"], trace["dataset"], trace["setting"], trace["model"], json.dumps(trace, ensure_ascii=False))
-
-
-def _first_per_dataset(sets: Sequence[EvalSet], items: Mapping[str, int] | None) -> list[Problem]:
-    """The first ``items[name]`` problems of each set (sets not named: none); all when ``items`` is None."""
-    if items is None:
-        return [p for s in sets for p in s.problems]
-    return [p for s in sets for p in s.problems[:items.get(s.name, 0)]]
-
-
 def rehearsal_plan(ctx: PlanContext) -> dict[str, Any]:
-    """The rehearsal (:mod:`finelogic.rehearsal`): every model of the section served by the stand-in; in the
-    real slice also the first ``fraction`` of each test set and new tokens capped."""
+    """Every model served by the stand-in; the real slice also takes the first ``fraction`` of each test set
+    and caps new tokens."""
     section = PROFILES[ctx.profile]
     overrides: dict[str, Any] = {"models": [ctx.serve(e) for e in section.models]}
     if ctx.fraction is None:
@@ -340,34 +301,25 @@ PROFILES = {
     "smoke": AccuracySettings(fld=FLDSet("fld", n=6, depths=(0, 5, 17)), prontoqa_generated=ProntoQASet(n=2),
                               limit=2, models=("embedded",), settings=("Direct", "CoT"),
                               generation=GenerationConfig(max_new_tokens=16), batch_size=8),
-    # On 2 cores a decoding step costs ~0.3-0.4 s at any batch size up to 32, and prompts ~6.5 ms per token:
-    # 33 items x (Direct, CoT) plus one item per baseline is about 4-5 minutes.
     "tiny": AccuracySettings(
         fld=FLDSet("fld", n=15, depths=(1, 5, 9, 13, 17)), prontoqa_generated=ProntoQASet(n=6), limit=6,
         models=("embedded",), settings=("Direct", "CoT", "Few-shot", "Sel-Inf", "Logic-LM", "SymbCoT"),
         generation=GenerationConfig(max_new_tokens=96), batch_size=17,  # 33 items: two length-sorted batches
-        # Direct asks for the label only; 32 tokens leave room for it and save a third. Few-shot's prompt carries
-        # worked examples (~610 tokens per item against CoT's ~290); 64 new tokens leave room for a short proof
-        # and its marker, as the examples show.
+        # Direct asks for the label only; Few-shot's worked examples leave room for a short proof and its marker.
         generation_by_setting={"Direct": {"max_new_tokens": 32}, "Few-shot": {"max_new_tokens": 64},
                                "Logic-LM": {"max_new_tokens": 128}, "SymbCoT": {"max_new_tokens": 128}},
-        # The baselines send several long prompts per item (~1,000 tokens with their demonstrations): one FLD
-        # item each here shows the machinery, not a score.
+        # The baselines send several long prompts per item: one FLD item each shows the machinery, not a score.
         baselines={"Sel-Inf": {"rounds": 1, "items": {"fld": 1}}, "Logic-LM": {"refinements": 0, "items": {"fld": 1}},
                    "SymbCoT": {"items": {"fld": 1}}}),
     # The study: the base model and every model the study's supervision run fine-tuned, under CoT, on
     # FLD at the training depths (0-2) and beyond them (3-7), 10 items per depth and label, and on the real
-    # FOLIO, Multi-LogiEval and ProntoQA files (150 items each where larger). Sizes provisional: chosen before
-    # the learning curve that is to fix them (see the supervision family's study settings).
+    # FOLIO, Multi-LogiEval and ProntoQA files (150 items each where larger).
     "study": AccuracySettings(
         fld=FLDSet("fld", n=240, depths=tuple(range(0, 8))), prontoqa_generated=ProntoQASet(n=150, hops=(5,)),
         limit={"multi_logieval": 150, "prontoqa": 150}, models=("embedded",), settings=("CoT",),
         generation=GenerationConfig(max_new_tokens=192, stop=tuple(MARKERS.values()), keep_stop=True),
-        # 192 tokens hold SFT-NL's answers (713 of 744 ended within them) but not the symbolic styles': the
-        # gold Symb-Struct answer is longer on 222 of the 240 FLD items (longest 732;
-        # results/study/target_lengths/), and at 192 their units ran out of tokens on most items. So the
-        # fine-tuned models get 768 (every gold answer fits) and the four style units are made again (the
-        # reproduce page); the base model never writes a marker and keeps 192.
+        # The symbolic styles' answers are longer than 192 tokens (results/study/target_lengths/): the
+        # fine-tuned models get 768, which every gold answer fits; the base model never writes a marker.
         fine_tuned_generation={"max_new_tokens": 768},
         batch_size=32, fine_tuned=True),
     # The paper's models; the released code's sampling (temperature 0.7, top-p 0.9, 3,072 new tokens; released

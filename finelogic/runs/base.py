@@ -1,10 +1,6 @@
-"""What every notebook family's run shares: the profile resolved once, models opened once, provenance,
-and writing / reading the run's tables.
-
-A family module (``finelogic.runs.accuracy``, ...) exports ``run(profile, *, seed=0, backends=None,
-**overrides)``: :func:`resolve` once, :func:`open_models` once, the pure functions of ``finelogic.eval`` /
-``finelogic.baselines``, and a frozen :class:`Run` subclass back. ``run.write()`` puts every table in
-``results/<profile>/<family>/<field>.csv`` plus ``run.json``; ``Family.read(dir)`` gives the same object
+"""What every notebook family's run shares: :func:`resolve` (the profile's settings, once),
+:func:`open_models`, :class:`Provenance`, and :class:`Run`, whose ``write()`` puts every table in
+``results/<profile>/<family>/<field>.csv`` plus ``run.json`` and whose ``read(dir)`` gives the same run
 back without any model.
 """
 from __future__ import annotations
@@ -170,11 +166,6 @@ def settings_codec(cls: type) -> Codec:
 READ_WAIT = 10.0
 
 
-def _being_written(directory: Path) -> bool:
-    """Whether a write of ``directory`` is in progress: its staging or old-set folder is beside it."""
-    return any(p.name.startswith(f".{directory.name}-") for p in directory.parent.glob(f".{directory.name}-*"))
-
-
 class BrokenRun(ValueError):
     """A result folder whose files do not match its ``run.json`` (cut, edited, missing or from another run);
     the message names the file."""
@@ -200,7 +191,8 @@ class Run:
         column types, each file's rows and SHA-256); default folder ``results/<profile>/<family>``. Written
         into a temporary folder, then renamed into place: a reader sees the old set or the new one, never a
         mix. Returns the paths written."""
-        directory = Path(directory) if directory is not None else results_dir(self.provenance.profile) / self.provenance.family
+        made = self.provenance
+        directory = Path(directory) if directory is not None else results_dir(made.profile) / made.family
         directory.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}-", dir=directory.parent))
         try:
@@ -240,7 +232,8 @@ class Run:
             try:
                 return cls._read_once(directory)
             except (FileNotFoundError, BrokenRun):
-                if time.monotonic() > deadline or not _being_written(directory):
+                # A write in progress has its staging or old-set folder beside the folder.
+                if time.monotonic() > deadline or not any(directory.parent.glob(f".{directory.name}-*")):
                     raise
                 time.sleep(0.02)
 
@@ -250,10 +243,7 @@ class Run:
         if not meta_path.is_file():
             raise FileNotFoundError(f"no run in {directory} (no run.json); run the notebook family first")
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        listed = meta.get("files")
-        texts: dict[str, str] = {}
-        for name, entry in (listed or {}).items():
-            texts[name] = _checked_member(directory / name, entry)
+        texts = {name: _checked_member(directory / name, entry) for name, entry in (meta.get("files") or {}).items()}
         kwargs: dict[str, Any] = {"provenance": Provenance.from_dict(meta["provenance"])}
         for name, dtypes in meta["dtypes"].items():
             path = directory / f"{name}.csv"
@@ -266,11 +256,10 @@ class Run:
                 if column in frame and frame[column].isna().any():
                     frame[column] = frame[column].astype(object).fillna("")
             kwargs[name] = _restore(frame, dtypes)
-        known = {f.name: f for f in fields(cls)}
-        for name, codec in ((n, f.metadata["codec"]) for n, f in known.items() if "codec" in f.metadata):
-            file = name + codec.suffix
+        for f in fields(cls):
+            file = f.name + f.metadata["codec"].suffix if "codec" in f.metadata else None
             if file in texts:
-                kwargs[name] = codec.load(texts[file])
+                kwargs[f.name] = f.metadata["codec"].load(texts[file])
         return cls(**kwargs)
 
 
@@ -321,14 +310,9 @@ def _swap_into_place(staging: Path, directory: Path) -> None:
     handle = os.open(directory.parent, os.O_RDONLY)
     try:
         fcntl.flock(handle, fcntl.LOCK_EX)
-        _replace(staging, directory)
-    finally:
-        fcntl.flock(handle, fcntl.LOCK_UN)
-        os.close(handle)
-
-
-def _replace(staging: Path, directory: Path) -> None:
-    if directory.exists():
+        if not directory.exists():
+            os.replace(staging, directory)
+            return
         old = Path(tempfile.mkdtemp(prefix=f".{directory.name}-old-", dir=directory.parent))
         os.replace(directory, old / directory.name)
         try:
@@ -338,8 +322,9 @@ def _replace(staging: Path, directory: Path) -> None:
             raise
         finally:
             shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(staging, directory)
+    finally:
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        os.close(handle)
 
 
 def resolve(profiles: Mapping[str, S], profile: str, family: str, overrides: Mapping[str, Any]) -> S:
@@ -375,7 +360,10 @@ def open_models(entries: Sequence[Any], backends: Mapping[str, Any] | None = Non
     for entry in entries:
         key = entry if isinstance(entry, str) else (entry.get("name") if isinstance(entry, Mapping) else None)
         if key is not None and key in backends:
-            spec = _spec_or_name(entry, key)
+            try:
+                spec = parse_model(entry)
+            except ValueError:  # a test's own name for a scripted backend
+                spec = ModelSpec(key, "given")
             opened.append((spec, backends.pop(key)))
             continue
         spec = parse_model(entry)
@@ -424,13 +412,6 @@ class Stopwatch:
 
     def __float__(self) -> float:
         return round(time.perf_counter() - self.start, 3)
-
-
-def _spec_or_name(entry: Any, key: str) -> ModelSpec:
-    try:
-        return parse_model(entry)
-    except ValueError:  # a test's own name for a scripted backend
-        return ModelSpec(key, "given")
 
 
 def _restore(frame: pd.DataFrame, dtypes: Mapping[str, str]) -> pd.DataFrame:
@@ -492,7 +473,6 @@ class PlanContext:
         return f"new tokens capped at {self.max_new_tokens}" + (f" (the profile: {asked:,})" if asked else "")
 
 
-
 def sliced(n: int, fraction: float) -> int:
     """``ceil(fraction x n)``, at least 1: a rehearsal slice's share of ``n`` items."""
     import math
@@ -532,7 +512,7 @@ def differing_settings(wanted: Mapping[str, Any], made: Provenance,
     return sorted(k for k in recorded if wanted.get(k) != recorded[k])
 
 
-def find_run(run_type: type[R], family: str, profile: str, seed: int, settings: Mapping[str, Any] | None, *,
+def find_run(run_type: type[R], family: str, profile: str, seed: int, settings: Mapping[str, Any] | None = None, *,
              data: Mapping[str, str] | None = None, directory: str | Path | None = None) -> R:
     """The written run of ``family`` whose key is (``profile``, ``seed``, ``settings`` (None: any), ``data``
     when given), from ``results/<profile>/<family>`` or ``directory``.
