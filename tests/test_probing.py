@@ -532,9 +532,9 @@ def test_kv_reuse_features_equal_one_pass_per_row(hf_backend):
     rows = build_rows(splits, "css", PLAIN, seed=0)[:2] + build_rows(splits, "rfi", PLAIN, seed=0)[2:4]
     assert {r.label for r in rows[2:]} == {0, 1}
     hf_backend.stats.calls = 0
-    shared = extract_features(hf_backend, rows, layer=-1, normalize=True)
+    shared = extract_features(hf_backend, rows, layer=-1)
     calls_shared = hf_backend.stats.calls
-    naive = extract_features(hf_backend, rows, layer=-1, normalize=True, reuse_prefix=False)
+    naive = extract_features(hf_backend, rows, layer=-1, reuse_prefix=False)
     assert shared.shape == (4, 576)
     assert np.abs(shared - naive).max() < 1e-4
     assert np.allclose(np.linalg.norm(shared, axis=1), 1.0, atol=1e-5)

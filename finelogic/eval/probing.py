@@ -30,20 +30,20 @@ EXTRACTION_CHUNK = 32
 # ------------------------------------------------------------------------------------------- features
 
 
-def extract_features(backend: Any, rows: Sequence[ProbeRow], *, layer: int = -1, normalize: bool = True,
-                     reuse_prefix: bool = True, progress: bool | None = None) -> np.ndarray:
-    """The hidden state at the last token of every row's text, shape ``(len(rows), hidden_size)``, float32.
+def extract_features(backend: Any, rows: Sequence[ProbeRow], *, layer: int = -1, reuse_prefix: bool = True,
+                     progress: bool | None = None) -> np.ndarray:
+    """The hidden state at the last token of every row's text, L2-normalised as the paper's vLLM embedding read-out,
+    shape ``(len(rows), hidden_size)``, float32.
 
     Args:
         layer: 0 = embeddings, -1 = last layer (after the final norm for Llama-style models: the paper's).
-        normalize: L2-normalise every vector (the paper's vLLM embedding read-out does).
         reuse_prefix: one request per problem and row kind, its suffixes run on the shared prefix's KV cache;
             False: the naive reference, one full pass per row.
     """
     features: list[np.ndarray | None] = [None] * len(rows)
     if not reuse_prefix:
         for index, row in enumerate(tqdm(rows, desc="features (naive)", disable=_quiet(progress, len(rows)))):
-            features[index] = backend.hidden_states(row.text, [len(row.text)], layer=layer, normalize=normalize)[0]
+            features[index] = backend.hidden_states(row.text, [len(row.text)], layer=layer, normalize=True)[0]
         return np.stack(features)  # type: ignore[arg-type]
     groups: dict[tuple[str, bool], list[int]] = {}
     for index, row in enumerate(rows):  # rows without a suffix are read at their prefix's end
@@ -54,7 +54,7 @@ def extract_features(backend: Any, rows: Sequence[ProbeRow], *, layer: int = -1,
         text = prefixes[-1]
         if not all(text.startswith(p) for p in prefixes):
             raise ValueError(f"rows of {rows[members[0]].problem_id!r} do not share one prefix")
-        options: dict[str, Any] = {"layer": layer, "normalize": normalize}
+        options: dict[str, Any] = {"layer": layer, "normalize": True}
         suffixes = None if bare else [sorted({rows[i].suffix for i in members if rows[i].prefix == p})
                                       for p in prefixes]
         if suffixes is not None:
