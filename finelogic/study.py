@@ -1,31 +1,18 @@
-"""The laptop-scale study (profile ``study``) in units that each finish and are committed on their own.
+"""The laptop-scale study (profile ``study``; book/reproduce.md) in units that each finish and are committed
+on their own: ``base`` (the base model's accuracy records and probing rows, with its random-init control) and
+one ``SFT-<style>`` per style of the ``sft`` section (that style's training, then the fine-tuned model's
+accuracy records and probing rows; the checkpoint stays in the cache of the machine that trained it).
 
-The study is the paper's design in miniature (book/reproduce.md): the embedded model fine-tuned in each
-supervision style and tested like the paper's models. On 2 CPU cores it takes many hours, and
-checkpoints and caches are never committed, so it is cut into **units**:
-
-- ``base``: the base model's accuracy records (the accuracy family with ``fine_tuned=False``) and its probing
-  rows (with its random-init control);
-- ``SFT-<style>`` for each style of the profile's ``sft`` section: that style's training (the supervision
-  family with ``styles=(style,)``), then the fine-tuned model's accuracy records (the accuracy family with
-  ``models=()``: only the fine-tuned model) and its probing rows. The checkpoint lives only in the cache of
-  the machine that trained it; what the unit keeps is the records.
-
-:func:`run_unit` runs one unit and writes its family runs to ``results/study/units/<unit>/<family>/``, then
-``unit.json`` last (commit, start and end time, seconds per stage, load average sampled while it ran, torch
-threads): a unit without ``unit.json`` is not done. :func:`assemble` reads the units done, checks that each
-was made with the profile's current settings (a unit made before the profile changed is left out, named,
-until made again), merges them into the study's supervision, accuracy and
-probing runs, runs the families that only read runs (depth, soundness, claims) on the merged ones, and
-writes everything to ``results/study/<family>/`` with ``results/study/units.csv`` listing the units. A
-finding whose evidence needs a unit not yet run (the base model's rows included) is "not testable here" on the claims
-page, never guessed.
-
-``finelogic study`` (``make study``) runs the units not yet done, in order, assembling after each, so every
-call ends with a consistent committed set.
+:func:`run_unit` writes a unit's family runs to ``results/study/units/<unit>/<family>/``, then ``unit.json``
+(:class:`UnitRecord`): a unit without it is not done. :func:`assemble` merges the units made with the
+profile's current settings into the study's supervision, accuracy and probing runs, runs depth, soundness
+and claims on them, and writes ``results/study/<family>/`` and ``units.csv``. A finding whose evidence needs
+a unit not yet run is "not testable here" on the claims page, never guessed. ``finelogic study`` runs the
+units not yet done, assembling after each, so every call ends with a consistent committed set.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -34,7 +21,7 @@ import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import pandas as pd
 
@@ -76,7 +63,9 @@ def unit_overrides(unit: str, profile: str = PROFILE) -> dict[str, dict[str, Any
     if unit == BASE:  # it decodes no fine-tuned model: their decoding is not its setting
         return {accuracy.FAMILY: {"fine_tuned": False, "fine_tuned_generation": {}},
                 probing.FAMILY: {"fine_tuned": False}}
-    style = _style(unit, profile)
+    style = unit.removeprefix("SFT-")
+    if not unit.startswith("SFT-") or style not in supervision.PROFILES[profile].styles:
+        raise ValueError(f"unknown study unit {unit!r}; the units are {', '.join(unit_names(profile))}")
     return {supervision.FAMILY: {"styles": (style,), "logipt": False},
             accuracy.FAMILY: {"models": (), "fine_tuned": True},
             probing.FAMILY: {"models": (), "fine_tuned": True}}
@@ -84,7 +73,8 @@ def unit_overrides(unit: str, profile: str = PROFILE) -> dict[str, dict[str, Any
 
 @dataclass(frozen=True)
 class UnitRecord:
-    """``unit.json``: how a unit was made (the manifest's row)."""
+    """``unit.json``: how a unit was made (the manifest's row): commit, start and end time, seconds per
+    stage, the 1-minute load average sampled while it ran, torch threads."""
 
     unit: str
     profile: str
@@ -107,31 +97,27 @@ class UnitRecord:
         return out
 
 
-@dataclass
-class _LoadSampler:
-    """The 1-minute load average sampled in a background thread while a unit runs."""
+@contextlib.contextmanager
+def _load_samples() -> Iterator[list[float]]:
+    """The 1-minute load average, sampled in a background thread every :data:`LOAD_EVERY` seconds while the
+    block runs and once at its end."""
+    samples: list[float] = []
+    stop = threading.Event()
 
-    every: float = LOAD_EVERY
-    samples: list[float] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-
-    def _loop(self) -> None:
+    def sample() -> None:
         while True:
-            self.samples.append(os.getloadavg()[0])
-            if self._stop.wait(self.every):
+            samples.append(os.getloadavg()[0])
+            if stop.wait(LOAD_EVERY):
                 return
 
-    def __enter__(self) -> "_LoadSampler":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.samples.append(os.getloadavg()[0])
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    try:
+        yield samples
+    finally:
+        stop.set()
+        thread.join()
+        samples.append(os.getloadavg()[0])
 
 
 def done_units(profile: str = PROFILE, root: str | Path | None = None) -> dict[str, UnitRecord]:
@@ -149,13 +135,9 @@ def done_units(profile: str = PROFILE, root: str | Path | None = None) -> dict[s
 def run_unit(unit: str, *, profile: str = PROFILE, seed: int = 0, data_dir: str | Path | None = None,
              overrides: Mapping[str, Mapping[str, Any]] | None = None,
              root: str | Path | None = None) -> UnitRecord:
-    """Run one unit and write it (module docstring); returns its record.
-
-    Args:
-        unit: ``base`` or ``SFT-<style>`` (:func:`unit_names`).
-        overrides: per family, settings changed beyond the unit's own (tests shrink the runs); a unit made
-            with overrides is refused by :func:`assemble` unless it is given the same ones.
-        root: the units folder (default ``results/<profile>/units``).
+    """Run one unit (:func:`unit_names`) and write it to ``root`` (default ``results/<profile>/units``);
+    returns its record. ``overrides``: per family, settings changed beyond the unit's own (tests shrink the
+    runs); :func:`assemble` refuses such a unit unless given the same ones.
 
     Raises:
         ValueError: an unknown unit (names the study's units).
@@ -181,7 +163,7 @@ def run_unit(unit: str, *, profile: str = PROFILE, seed: int = 0, data_dir: str 
         made[family] = result
         return result
 
-    with _LoadSampler() as load:
+    with _load_samples() as load:
         tuned = None
         if supervision.FAMILY in given:
             tuned = stage(supervision.FAMILY, lambda: supervision.run(
@@ -194,8 +176,8 @@ def run_unit(unit: str, *, profile: str = PROFILE, seed: int = 0, data_dir: str 
 
     record = UnitRecord(unit=unit, profile=profile, seed=seed, commit=commit, started=started,
                         finished=_now(), seconds=round(time.perf_counter() - clock, 1), stages=stages,
-                        load_mean=round(sum(load.samples) / len(load.samples), 2), load_max=round(max(load.samples), 2),
-                        load_samples=len(load.samples), threads=torch.get_num_threads(), families=tuple(made))
+                        load_mean=round(sum(load) / len(load), 2), load_max=round(max(load), 2),
+                        load_samples=len(load), threads=torch.get_num_threads(), families=tuple(made))
     (directory / UNIT_FILE).write_text(json.dumps(record.__dict__, indent=2, default=list) + "\n", encoding="utf-8")
     log.info("study unit %s done in %.0f s (load %.1f mean, %.1f max)", unit, record.seconds, record.load_mean,
              record.load_max)
@@ -215,16 +197,13 @@ class Study:
 
 def assemble(profile: str = PROFILE, *, seed: int = 0, overrides: Mapping[str, Mapping[str, Any]] | None = None,
              root: str | Path | None = None, out: str | Path | None = None, write: bool = True) -> Study:
-    """Merge the units done into the study's runs and derive the rest (module docstring).
+    """Merge the units done into the study's runs and derive the rest (module docstring); ``overrides`` are
+    those the units were made with (:func:`run_unit`), ``out`` the study's folder (default
+    ``results/<profile>``).
 
-    Args:
-        overrides: the per-family overrides the units were made with (:func:`run_unit`).
-        root: the units folder (default ``results/<profile>/units``); out: where the study's family runs
-            go (default ``results/<profile>``).
-
-    A unit made with another seed or other settings than the profile's now (the profile changed after it
-    was made) is left out, as if not yet run, with a warning naming it, what differs and the command that
-    makes it again; ``units.csv`` keeps its row with ``in_study`` false and that reason.
+    A unit made with another seed or other settings than the profile's now is left out, as if not yet run,
+    with a warning naming it, what differs and the command that makes it again; ``units.csv`` keeps its row
+    with ``in_study`` false and that reason.
 
     Raises:
         UnitError: no unit is done, or none was made with the profile's current settings (each named with
@@ -263,7 +242,9 @@ def assemble(profile: str = PROFILE, *, seed: int = 0, overrides: Mapping[str, M
         folder = Path(out) if out is not None else results_dir(profile)
         for family, made in runs.items():
             made.write(folder / family)
-        _write_manifest(folder / MANIFEST, units)
+        temporary = folder / f".{MANIFEST}.tmp"  # written whole, then renamed into place
+        units.to_csv(temporary, index=False)
+        os.replace(temporary, folder / MANIFEST)
     return Study(runs, units, missing, left_out)
 
 
@@ -387,14 +368,6 @@ def run_study(profile: str = PROFILE, *, units: Sequence[str] | None = None, aga
     return study if study is not None else assemble(profile, seed=seed)
 
 
-def _style(unit: str, profile: str) -> str:
-    styles = supervision.PROFILES[profile].styles
-    style = unit.removeprefix("SFT-")
-    if not unit.startswith("SFT-") or style not in styles:
-        raise ValueError(f"unknown study unit {unit!r}; the units are {', '.join(unit_names(profile))}")
-    return style
-
-
 def _given(unit: str, profile: str, overrides: Mapping[str, Mapping[str, Any]] | None) -> dict[str, dict[str, Any]]:
     given = unit_overrides(unit, profile)
     for family, changes in (overrides or {}).items():
@@ -450,13 +423,6 @@ def _merged_provenance(runs: Sequence[Run], family: str, profile: str, seed: int
                       model_calls=sum(r.provenance.model_calls for r in runs),
                       cache_hits=sum(r.provenance.cache_hits for r in runs),
                       seconds=round(sum(r.provenance.seconds for r in runs), 3))
-
-
-def _write_manifest(path: Path, units: pd.DataFrame) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp")
-    units.to_csv(temporary, index=False)
-    os.replace(temporary, path)
 
 
 def _now() -> str:

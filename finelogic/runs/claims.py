@@ -20,12 +20,8 @@ UPSTREAM = (supervision.FAMILY, probing.FAMILY)
 
 @dataclass(frozen=True)
 class ClaimsSettings:
-    """The claims family's settings.
-
-    Attributes:
-        readout: the probing read-out whose probes the Table 4 claims read (``chat`` / ``plain``); empty:
-            the probing run's first.
-    """
+    """``readout``: the probing read-out whose probes the Table 4 claims read (``chat`` / ``plain``; empty:
+    the probing run's first)."""
 
     readout: str = ""
 
@@ -40,13 +36,8 @@ PROFILES = {name: ClaimsSettings() for name in PROFILE_NAMES}
 
 @dataclass(frozen=True)
 class ClaimsRun(Run):
-    """The verdicts on the paper's findings.
-
-    Attributes:
-        verdicts: one row per claim: :data:`~finelogic.eval.claims.VERDICT_COLUMNS` (``claim``, ``source``,
-            ``what_paper_says``, ``verdict``, ``rule``, ``evidence``, ``effects``).
-        supervision_run, probing_run: the upstream runs read (live only).
-    """
+    """The verdicts on the paper's findings: one row per claim (:data:`~finelogic.eval.claims.VERDICT_COLUMNS`),
+    and the upstream runs read (live only)."""
 
     verdicts: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(VERDICT_COLUMNS)))
     supervision_run: supervision.SupervisionRun | None = field(default=None, repr=False, compare=False)
@@ -76,7 +67,6 @@ def run(profile: str, *, seed: int = 0, supervision_run: supervision.Supervision
         accuracy_run, soundness_run: read (handed in or found the same way) only when the supervision run
             did not evaluate its models: their records and judged steps hold the base and ``SFT-<style>`` rows.
         backends: must be empty (this family runs no model; the argument is there for the rehearsal).
-        overrides: settings (``readout``; None keeps the profile's).
 
     Raises:
         UpstreamMissing: no written supervision or probing run of this profile and seed (the message names
@@ -86,20 +76,16 @@ def run(profile: str, *, seed: int = 0, supervision_run: supervision.Supervision
         raise ValueError(f"the claims family runs no model; backends given for {', '.join(map(repr, backends))}")
     watch = Stopwatch()
     settings = resolve(PROFILES, profile, FAMILY, overrides)
-    made_sft = supervision_run if supervision_run is not None else find_run(
-        supervision.SupervisionRun, supervision.FAMILY, profile, seed, None)
-    made_probing = probing_run if probing_run is not None else find_run(
-        probing.ProbingRun, probing.FAMILY, profile, seed, None)
+    made_sft = supervision_run or find_run(supervision.SupervisionRun, supervision.FAMILY, profile, seed)
+    made_probing = probing_run or find_run(probing.ProbingRun, probing.FAMILY, profile, seed)
     training_depths = tuple(made_sft.provenance.settings.get("fld_depths", ()))
     readout = settings.readout or next(iter(made_probing.provenance.settings.get("readouts", ())), None)
     base = made_sft.provenance.models[0] if made_sft.provenance.models else None
     sources: list[tuple[str, Any]] = [(supervision.FAMILY, made_sft), (probing.FAMILY, made_probing)]
     records, steps, sets = made_sft.records, made_sft.steps, made_sft.sets
     if records.empty and not made_sft.training.empty:  # its models were evaluated by the other families
-        made_accuracy = accuracy_run if accuracy_run is not None else find_run(
-            accuracy.AccuracyRun, accuracy.FAMILY, profile, seed, None)
-        made_soundness = soundness_run if soundness_run is not None else find_run(
-            soundness.SoundnessRun, soundness.FAMILY, profile, seed, None)
+        made_accuracy = accuracy_run or find_run(accuracy.AccuracyRun, accuracy.FAMILY, profile, seed)
+        made_soundness = soundness_run or find_run(soundness.SoundnessRun, soundness.FAMILY, profile, seed)
         records, steps, sets = made_accuracy.records, made_soundness.steps, made_accuracy.eval_sets
         # The first model that is not a fine-tuned one (a study without its base unit has none: keep the
         # supervision run's base name, whose rows are then absent and its comparisons inconclusive).

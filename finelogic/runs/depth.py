@@ -33,15 +33,10 @@ FORCED_SUMMARY_COLUMNS = ("model", "setting", "depth_bucket", "n", "correct", "a
 
 @dataclass(frozen=True)
 class DepthRun(accuracy.SectionOfRun, Run):
-    """Accuracy by FLD depth bucket, one row per model × setting × bucket.
-
-    Attributes:
-        summary: :func:`finelogic.eval.accuracy.summarize` of the FLD records (principled policy).
-        compat: the same under the released depth scorer (``correct_depth``: the gold marker anywhere).
-        forced: forced-choice accuracy (ours, :func:`finelogic.eval.forced_choice.summarize_forced`) with
-            ``chance``; a group without a forced answer has no row.
-        sets: the accuracy run's test sets; accuracy_run: the run the records came from (a run just made).
-    """
+    """Accuracy by FLD depth bucket, one row per model × setting × bucket: ``summary`` (principled policy),
+    ``compat`` (the released depth scorer, ``correct_depth``: the gold marker anywhere) and ``forced`` (our
+    forced choice, with ``chance``; no row for a group without a forced answer); ``sets`` and ``accuracy_run``
+    are the accuracy run's (the run is live only)."""
 
     summary: pd.DataFrame = field(
         default_factory=lambda: pd.DataFrame(columns=["model", "setting", "depth_bucket", *SUMMARY_COLUMNS]))
@@ -61,11 +56,9 @@ class DepthRun(accuracy.SectionOfRun, Run):
 def run(profile: str, *, seed: int = 0, accuracy_run: accuracy.AccuracyRun | None = None,
         backends: Mapping[str, Any] | None = None, data_dir: str | Path | None = None,
         **overrides: Any) -> DepthRun:
-    """Table 5 from the accuracy run of the same profile, seed and overrides.
-
-    ``accuracy_run`` None finds the written one with the same key (:func:`~finelogic.runs.base.find_run`), or
-    makes it now when ``backends`` are handed in; other arguments as for :func:`finelogic.runs.accuracy.run`.
-    Provenance ``n`` counts the FLD records; ``model_calls`` those made now.
+    """Table 5 from the accuracy run of the same profile, seed and overrides: ``accuracy_run``, else the
+    written one with that key, else (with ``backends``) one made now; arguments as for
+    :func:`finelogic.runs.accuracy.run`. Provenance ``n`` counts the FLD records; ``model_calls`` those made now.
 
     Raises:
         UpstreamMissing: no written accuracy run with that key (the message names the command that makes it).

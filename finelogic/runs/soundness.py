@@ -15,8 +15,8 @@ Settings (:class:`SoundnessSettings`):
   of those steps the LLM judge is scored on (None: all);
 - ``judge_responses``: False judges only the gold proofs of the profile's FLD test set (no upstream run).
 
-The symbolic work (verdicts, each response's steps, the judge-quality set) is kept in memos under
-``$FINELOGIC_CACHE/memo``, so a rerun with every model answer cached judges nothing again.
+The symbolic work (verdicts, each response's steps, the judge-quality set) is kept in memos, so a rerun with
+every model answer cached judges nothing again.
 """
 from __future__ import annotations
 
@@ -39,8 +39,8 @@ from finelogic.eval.soundness import SoundnessPolicy, judge_responses
 from finelogic.memo import Memo, memo_key, source_version
 from finelogic.runs import accuracy
 from finelogic.runs.judging import judging_memos
-from finelogic.runs.base import (PROBLEM, PROBLEMS_BY_ID, Codec, PlanContext, Provenance, Run, Stopwatch, call_counts, find_run, kept, open_models,
-                                 plan, resolve)
+from finelogic.runs.base import (PROBLEM, PROBLEMS_BY_ID, Codec, PlanContext, Provenance, Run, Stopwatch, call_counts,
+                                 find_run, kept, open_models, plan, resolve)
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +128,6 @@ def run(profile: str, *, seed: int = 0, accuracy_run: accuracy.AccuracyRun | Non
     """Judge every FLD response of the profile's accuracy run and the gold proofs; score the judges.
 
     Args:
-        profile: reads the ``soundness`` section (and the ``accuracy`` section's FLD settings).
         seed: the accuracy run's seed and the judge-quality set's.
         accuracy_run: the upstream run; None reads the written one (:func:`~finelogic.runs.base.find_run`).
         backends: a ready backend for the LLM judge, by its entry (e.g. ``{"embedded": scripted}``).
@@ -136,17 +135,16 @@ def run(profile: str, *, seed: int = 0, accuracy_run: accuracy.AccuracyRun | Non
     """
     watch = Stopwatch()
     settings = resolve(PROFILES, profile, FAMILY, overrides)
-    policy = settings.policy
-    limit = settings.llm_quality_steps
+    policy, limit = settings.policy, settings.llm_quality_steps
     wants_llm = settings.judge == "hybrid" or (settings.llm_judge and limit != 0)
     if backends and not wants_llm:
-        raise ValueError(f"backends given for {', '.join(map(repr, backends))}, but this soundness run uses no LLM judge")
+        raise ValueError(f"backends given for {', '.join(map(repr, backends))}, "
+                         "but this soundness run uses no LLM judge")
     opened = open_models([settings.llm_judge], backends) if wants_llm else []
     llm = LLMJudge(opened[0][1]) if opened else None
 
     if settings.judge_responses:
-        made = accuracy_run if accuracy_run is not None else find_run(
-            accuracy.AccuracyRun, accuracy.FAMILY, profile, seed, None)
+        made = accuracy_run or find_run(accuracy.AccuracyRun, accuracy.FAMILY, profile, seed)
         records, problems = fld_responses(made)
         source = ("the accuracy run handed in" if accuracy_run is not None
                   else "`records.csv` of the accuracy run")
@@ -160,11 +158,16 @@ def run(profile: str, *, seed: int = 0, accuracy_run: accuracy.AccuracyRun | Non
         steps = judge_responses(records, problems, judge, policy=policy, memo=read)
         gold = judge_responses(gold_records(problems), problems, symbolic, policy=policy, memo=read)
 
-        with Memo("soundness-quality-set", source_version("finelogic.eval.judge_quality", "finelogic.data.generators.fld")) as kept_items:
+        version = source_version("finelogic.eval.judge_quality", "finelogic.data.generators.fld")
+        with Memo("soundness-quality-set", version) as kept_items:
             items = quality_set(settings.quality, seed, memo=kept_items)
-        scored = llm is not None and settings.llm_judge and limit != 0
-        judges = {f"LLM ({opened[0][0].name})": llm} if scored else {}
-        quality = quality_table(items, judges, limit, seed, symbolic=symbolic)
+        quality = [judge_quality({"symbolic": symbolic}, items)]
+        if llm is not None and settings.llm_judge and limit != 0:  # on the first ``limit`` of a seeded shuffle
+            sample = list(items)
+            random.Random(seed).shuffle(sample)
+            sample = sample if limit is None else sample[:limit]
+            quality.append(judge_quality({f"LLM ({opened[0][0].name})": llm}, sample))
+        quality = pd.concat(quality, ignore_index=True)
         quality_problems = {i.problem.id: i.problem for i in items}
         example_problem, flawed = teaching_example(list(quality_problems.values()))
         example = judge_responses(pd.DataFrame({"id": [example_problem.id], "response": [flawed]}),
@@ -182,8 +185,7 @@ def run(profile: str, *, seed: int = 0, accuracy_run: accuracy.AccuracyRun | Non
 
 
 def fld_responses(made: accuracy.AccuracyRun) -> tuple[pd.DataFrame, dict[str, Problem]]:
-    """The accuracy run's FLD records and FLD problems by id (its own test sets, else regenerated from its
-    recorded settings and seed).
+    """The accuracy run's FLD records and FLD problems by id (its test sets, else made again from its settings).
 
     Raises:
         ValueError: a record's id names no FLD problem of the run.
@@ -211,8 +213,7 @@ def gold_records(problems: Mapping[str, Problem]) -> pd.DataFrame:
 
 def quality_set(quality: Quality, seed: int = 0,
                 memo: MutableMapping[str, Any] | None = None) -> list[LabelledStep]:
-    """The labelled judge-quality steps from the gold proofs of ``quality.n`` fresh FLD problems at
-    ``quality.depths``, kept in ``memo``."""
+    """The labelled judge-quality steps from the gold proofs of :class:`Quality`'s problems, kept in ``memo``."""
     key = memo_key(["quality-set", quality.n, list(quality.depths), seed])
     kept = memo.get(key) if memo is not None else None
     if kept is not None:
@@ -223,19 +224,6 @@ def quality_set(quality: Quality, seed: int = 0,
     if memo is not None:
         memo[key] = labelled_to_json(items)
     return items
-
-
-def quality_table(items: list[LabelledStep], llm_judges: Mapping[str, Judge], limit: int | None,
-                  seed: int = 0, symbolic: SymbolicJudge | None = None) -> pd.DataFrame:
-    """Judge-quality scores of the symbolic judge on all items and of each LLM judge on the first ``limit`` of
-    a seeded shuffle (None: all)."""
-    tables = [judge_quality({"symbolic": symbolic or SymbolicJudge()}, items)]
-    if llm_judges:
-        sample = list(items)
-        random.Random(seed).shuffle(sample)
-        sample = sample if limit is None else sample[:limit]
-        tables.append(judge_quality(dict(llm_judges), sample))
-    return pd.concat(tables, ignore_index=True)
 
 
 def rehearsal_plan(ctx: PlanContext) -> dict[str, Any]:

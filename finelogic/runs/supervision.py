@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 import pandas as pd
 
@@ -30,7 +30,7 @@ from finelogic.prompts import DIRECT
 from finelogic.runs.base import (EVAL_SETS, PlanContext, Provenance, Run, Stopwatch, call_counts, kept, make_command,
                                  open_models, plan, release, resolve, settings_codec)
 from finelogic.runs.judging import judging_memos
-from finelogic.sft.datasets import (SETTING, SIZE_KEYS, CheckedSet, check_sizes, checked_training_set,
+from finelogic.sft.datasets import (SETTING, SIZE_KEYS, check_sizes, checked_training_set,
                                     problems_digest, training_problems)
 from finelogic.sft.styles import STYLES, StyleError
 from finelogic.sft.train import LOG_NAME, PAPER_CONFIG, TrainConfig, TrainedModel, train
@@ -83,8 +83,7 @@ class SupervisionSettings:
 
 #: The family's settings per profile.
 PROFILES = {
-    # Two optimizer steps per style on a handful of shallow problems; two test items. 512 tokens hold every
-    # prompt (the longest, with its decoy facts, is 358 tokens).
+    # Two optimizer steps per style on a handful of shallow problems; two test items; 512 tokens hold every prompt.
     "smoke": SupervisionSettings(
         fld_n=4, fld_unknown=1, fld_depths=(0, 1), prontoqa_n=2, prontoqa_hops=3, logipt=True,
         train=TrainConfig(max_steps=2, batch_size=2, micro_batch_size=2, cutoff_len=512, lora_r=4, lora_alpha=8,
@@ -165,7 +164,6 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     """Train one model per supervision style and evaluate each beside the base model (module docstring).
 
     Args:
-        profile: reads the ``sft`` section.
         seed: seeds the training data, the training run and the test items.
         backends: ready backends by model entry or display name: the base model's, or a fine-tuned one's by
             its setting (``"SFT-NL"``); training always starts from the base spec.
@@ -175,12 +173,10 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     """
     watch = Stopwatch()
     settings = resolve(PROFILES, profile, SECTION, overrides)
-    styles = settings.styles
-    base_entry = settings.base_model
     config = replace(settings.train, seed=seed)
     examples, checks = training_examples(settings, seed)
-    base = parse_model(base_entry)
-    rows = [*styles, *(["LogiPT"] if "LogiPT" in examples else [])]
+    base = parse_model(settings.base_model)
+    rows = [*settings.styles, *(["LogiPT"] if "LogiPT" in examples else [])]
     trained = [train(examples[row], name=row if row == "LogiPT" else f"SFT-{row}", base_model=base, config=config)
                for row in rows]
     training = pd.DataFrame([_training_row(t, style) for t, style in zip(trained, rows)])
@@ -188,14 +184,17 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
                            for t in trained for i, loss in enumerate(t.losses)])
 
     evaluation = settings.eval
-    evaluate = evaluate and settings.evaluate
-    sets = tuple(evaluation_sets(evaluation, seed=seed, data_dir=data_dir)) if evaluate else ()
+    sets = tuple(evaluation_sets(evaluation, seed=seed, data_dir=data_dir)) if evaluate and settings.evaluate else ()
     generation = replace(evaluation.generation, seed=seed)
     test_items = [p for s in sets for p in s.problems]
-    records, opened = evaluate_trained(test_items, base_entry, trained, generation,
+    records, opened = evaluate_trained(test_items, settings.base_model, trained, generation,
                                        batch_size=evaluation.batch_size, backends=backends)
-    fld = {p.id: p for s in sets if s.name == "fld" for p in s.problems}
-    steps = _judged_fld_steps(records, fld)
+    fld = records[records["dataset"] == "fld"] if not records.empty else records
+    steps = pd.DataFrame()
+    if not fld.empty:  # Table 3's SFT rows, judged with the soundness run's memos (what it judged is read back)
+        with judging_memos() as (verdicts, read):
+            steps = judge_responses(fld, {p.id: p for s in sets if s.name == "fld" for p in s.problems},
+                                    SymbolicJudge(memo=verdicts), memo=read)
     calls, hits = call_counts(opened)
     provenance = Provenance(
         family=FAMILY, profile=profile, seed=seed, settings=settings,
@@ -207,21 +206,24 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
                           train_config=config, trained=tuple(trained), examples=examples)
 
 
-def training_examples(settings: SupervisionSettings, seed: int = 0) -> tuple[dict[str, list[dict[str, Any]]], pd.DataFrame]:
-    """Each style's training examples (and ``LogiPT``'s when ``settings.logipt``) and the style checks, from
-    one memo shared with ``finelogic train`` and ``finelogic export-llamafactory`` (all three train on the
-    same examples).
+def training_examples(settings: SupervisionSettings, seed: int) -> tuple[dict[str, list[dict[str, Any]]], pd.DataFrame]:
+    """Each style's training examples (and ``LogiPT``'s when ``settings.logipt``) and the style checks (per
+    style: examples, lines judged by :func:`finelogic.sft.style_checks.check`, lines failing), from one memo
+    shared with ``finelogic train`` and ``finelogic export-llamafactory`` (all three train on the same examples).
 
     Raises:
         StyleError: a built line fails its check (before any training).
     """
     styles = settings.styles
     problems = training_problems(settings.sizes(), seed)
-    with Memo("supervision-training-data", source_version("finelogic.sft.datasets", "finelogic.baselines.logipt")) as memo:
+    version = source_version("finelogic.sft.datasets", "finelogic.baselines.logipt")
+    with Memo("supervision-training-data", version) as memo:
         digest = problems_digest(problems)
         checked = {style: checked_training_set(style, problems, seed, memo=memo, digest=digest) for style in styles}
         examples = {style: c.examples for style, c in checked.items()}
-        checks = style_checks(checked.values())
+        checks = pd.DataFrame([{"style": c.style, "examples": len(c.examples), "lines": c.lines,
+                                "failing": len(c.failures)} for c in checked.values()],
+                              columns=["style", "examples", "lines", "failing"])
         failing = checks[checks["failing"] > 0]
         if not failing.empty:
             raise StyleError(f"built training texts fail their check: {failing.to_dict('records')}; first: "
@@ -293,23 +295,6 @@ def figure4_rows(examples: Mapping[str, list[dict[str, Any]]]) -> pd.DataFrame:
     rows = [(style, e["id"], first["meta"]["label"], first["messages"][1]["content"], e["messages"][-1]["content"])
             for style, chosen in examples.items() for e in chosen if e["id"] == first["id"]]
     return pd.DataFrame(rows, columns=columns)
-
-
-def style_checks(checked: Iterable[CheckedSet]) -> pd.DataFrame:
-    """Per style: examples, lines judged by :func:`finelogic.sft.style_checks.check`, lines not valid and atomic."""
-    rows = [{"style": c.style, "examples": len(c.examples), "lines": c.lines, "failing": len(c.failures)}
-            for c in checked]
-    return pd.DataFrame(rows, columns=["style", "examples", "lines", "failing"])
-
-
-def _judged_fld_steps(records: pd.DataFrame, problems: Mapping[str, Problem]) -> pd.DataFrame:
-    """The FLD responses split into steps and judged by the symbolic judge (Table 3's SFT rows)."""
-    fld = records[records["dataset"] == "fld"] if not records.empty else records
-    if fld.empty:
-        return pd.DataFrame()
-    # The soundness run's memos: a step or response judged there (or by an earlier run) is read back.
-    with judging_memos() as (verdicts, read):
-        return judge_responses(fld, problems, SymbolicJudge(memo=verdicts), memo=read)
 
 
 def _training_row(trained: TrainedModel, style: str) -> dict[str, Any]:
