@@ -5,6 +5,7 @@ back without any model.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -18,12 +19,13 @@ import tempfile
 import time
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence, TypeVar
+from typing import Any, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import pandas as pd
 
 import finelogic
 from finelogic.config import repo_root, results_dir, scrub_secrets
+from finelogic.memo import Memo, source_version
 from finelogic.models.spec import ModelSpec, open_model, parse_model
 from finelogic.profiles import get_profile
 from finelogic.settings import as_data, merge
@@ -375,6 +377,15 @@ def open_models(entries: Sequence[Any], backends: Mapping[str, Any] | None = Non
         raise ValueError(f"backends given for {', '.join(map(repr, backends))}, which the run does not use; "
                          f"its models are {', '.join(map(repr, entries))}")
     return opened
+
+
+@contextlib.contextmanager
+def judging_memos() -> Iterator[tuple[Memo, Memo]]:
+    """The symbolic judge's verdicts and each response's steps as read, kept across runs (the soundness run,
+    the supervision run's judged FLD responses: what one judged the other reads back); flushed at the end."""
+    with Memo("symbolic-verdicts", source_version("finelogic.eval.judges")) as verdicts, \
+            Memo("soundness-steps", source_version("finelogic.eval.soundness")) as read:
+        yield verdicts, read
 
 
 def call_counts(backends: Iterable[Any]) -> tuple[int, int]:

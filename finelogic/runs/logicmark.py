@@ -69,9 +69,9 @@ class LogicMarkSettings:
         check_normalization(self.normalization)
 
 
-#: The family's settings per profile. tiny: 1,000 items (per-hop Wilson intervals of about +-3 to +-10
-#: points); the random-init control only has to show chance: its first 500 items (per-hop n 46-209); Gemma
-#: its first 300. paper: the card's 5,000 items and some of its models (hub names; they need the network).
+#: The family's settings per profile. tiny: the random-init control only has to show chance (its first 500
+#: items), Gemma its first 300. paper: the card's 5,000 items and some of its models (hub names; they need the
+#: network).
 PROFILES = {
     "smoke": LogicMarkSettings(items=5, batch_size=8, random_control=False),
     "tiny": LogicMarkSettings(items=1000, batch_size=32, random_control=True, random_control_items=500, gemma=True,
@@ -86,16 +86,11 @@ PROFILES = {
 
 @dataclass(frozen=True)
 class LogicMarkRun(Run):
-    """The LogicMark page's tables (accuracies in %, long, with a ``model`` column).
-
-    Attributes:
-        items: one record per item and model (:func:`finelogic.eval.logicmark.score`'s columns).
-        by_hop: the card's layout (:func:`~finelogic.eval.logicmark.card_layout`): 1-hop ... 5-hop, avg,
-            item_mean per model.
-        by_style, by_answer_type: accuracy by the generator's graph style / the answer's operator.
-        by_normalization: accuracy over all items under each normalisation.
-        problems: the items scored, in order (written as JSON lines).
-    """
+    """The LogicMark page's tables (accuracies in %, long, with a ``model`` column): ``items`` (one record
+    per item and model, :func:`finelogic.eval.logicmark.score`), ``by_hop`` (the card's layout,
+    :func:`~finelogic.eval.logicmark.card_layout`), ``by_style`` / ``by_answer_type`` (by the generator's graph
+    style / the answer's operator), ``by_normalization`` (all items under each normalisation), and the
+    ``problems`` scored, in order."""
 
     items: pd.DataFrame
     by_hop: pd.DataFrame
@@ -107,8 +102,7 @@ class LogicMarkRun(Run):
 
 def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = None,
         extra_models: str | Sequence[str] | None = None, **overrides: Any) -> LogicMarkRun:
-    """Score LogicMark items with every model of ``profile``'s ``logicmark`` section
-    (:class:`LogicMarkSettings`).
+    """Score LogicMark items with every model of ``profile``'s ``logicmark`` section.
 
     Args:
         seed: which items are generated or sampled, and the random-init control's weights.
@@ -123,10 +117,8 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     settings = resolve(PROFILES, profile, FAMILY, given)  # checked (normalisation too) before any model work
     settings = replace(settings, extra_models=(*settings.extra_models, *parse_model_list(extra_models)))
     watch = Stopwatch()
-    normalization = settings.normalization
+    normalization, path = settings.normalization, settings.logicmark_path
     set_threads(settings.threads)
-    path = settings.logicmark_path or None
-    control_items = settings.random_control_items
     problems = logicmark_items(settings.items, seed, path)
     from finelogic.models.llama_cpp import gemma3_270m_installed
 
@@ -139,7 +131,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     frames, calls, hits = [], 0, 0
     while opened:  # each model is dropped when scored, so only one is in memory at a time
         spec, backend = opened.pop(0)
-        cap = {RANDOM_CONTROL: control_items, GEMMA: settings.gemma_items}.get(spec.name)
+        cap = {RANDOM_CONTROL: settings.random_control_items, GEMMA: settings.gemma_items}.get(spec.name)
         items = problems[:cap] if cap else problems
         log.info("LogicMark: scoring %d items with %s", len(items), spec.name)
         frames.append(score(items, backend, normalization, model=spec.name))
@@ -183,13 +175,13 @@ def _extra(name: str) -> Any:
 
 
 def logicmark_items(n: int, seed: int, path: str | Path | None = None) -> list[Problem]:
-    """The items a run scores: ``n`` problems from our generator (the card's configuration and hop
-    shares, ``seed``; stored once, :func:`finelogic.data.stored.generate_stored`), or, with ``path``, the LogicMark records there (``load_dataset``): all of them
-    when there are at most ``n``, else ``n`` drawn with ``seed``, kept in file order."""
-    if path is None or str(path) == "":
+    """The items a run scores: ``n`` problems from our generator (the card's configuration and hop shares,
+    ``seed``; kept on disk like the test sets, :func:`finelogic.data.stored.generate_stored`), or, with ``path``,
+    the LogicMark records there: all of them when there are at most ``n``, else ``n`` drawn with ``seed``, kept
+    in file order."""
+    if not path:
         from finelogic.data.stored import generate_stored
 
-        # Kept on disk like the test sets: the card's 5,000 items take a minute to generate.
         return generate_stored("logicmark", n=n, seed=seed)
     from finelogic.data.datasets import load_dataset
 

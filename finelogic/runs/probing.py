@@ -1,11 +1,10 @@
 """Table 4 (paper §3.3, Appendix B): the probing family's run, behind ``notebooks/05_probing.ipynb``.
 
 :func:`run` builds the CSS / RFI / NSD rows from generated FLD-style problems
-(:mod:`finelogic.eval.probing_data`; problems, NSD lines and the probes' predictions kept in memos), opens
-every model once, reads each row's hidden state (:func:`finelogic.eval.probing.extract_features`; the
-model-call cache keeps the arrays) and fits the paper's probe per task beside the majority-class and
-text-only baselines (:func:`finelogic.eval.probing.probe_predictions`); the summary carries bootstrap 95%
-CIs over test problems. Model entries: see :func:`model_entry`.
+(:mod:`finelogic.eval.probing_data`), reads each row's hidden state in every model
+(:func:`finelogic.eval.probing.extract_features`) and fits the paper's probe per task beside the
+majority-class and text-only baselines (:func:`finelogic.eval.probing.probe_predictions`); the summary
+carries bootstrap 95% CIs over test problems.
 """
 from __future__ import annotations
 
@@ -98,17 +97,11 @@ PROFILES = {
 
 @dataclass(frozen=True)
 class ProbingRun(Run):
-    """Everything a Table-4 page shows.
-
-    Attributes:
-        predictions: one row per test row, model, read-out and probe
-            (:data:`~finelogic.eval.probing.PREDICTION_COLUMNS`).
-        summary: :func:`~finelogic.eval.probing.summarize` of the predictions (rounded to 4 decimals).
-        row_counts: problems, rows and the share of label 1 per task and split (every model reads the same rows).
-        splits: ``train`` / ``test`` -> problems; shown_rows: one test row per task.
-        seconds: model -> seconds for its features and probes.
-        rows: ``(model, readout)`` -> all probing rows: live only (megabytes of prompt text).
-    """
+    """Everything a Table-4 page shows: ``predictions`` (one row per test row, model, read-out and probe:
+    :data:`~finelogic.eval.probing.PREDICTION_COLUMNS`), their ``summary`` (rounded to 4 decimals),
+    ``row_counts`` (problems, rows and the share of label 1 per task and split; every model reads the same
+    rows), ``splits`` (``train`` / ``test`` -> problems), ``shown_rows`` (one test row per task), ``seconds``
+    per model, and ``rows`` (``(model, readout)`` -> all probing rows; live only: megabytes of prompt text)."""
 
     predictions: pd.DataFrame
     summary: pd.DataFrame
@@ -124,7 +117,6 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     """Table 4 for ``profile``: problems, rows, features, probes and their predictions.
 
     Args:
-        profile: its ``probing`` section (:class:`ProbingSettings`).
         seed: problems, rows, CV folds and the random-init control's weights.
         backends: ready backends by model entry or row label; the rest are opened with
             :func:`finelogic.models.spec.open_model`.
@@ -139,21 +131,20 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     set_threads(settings.threads)
     progress = settings.progress
     n_train, n_test = settings.n_train, settings.n_test
-    memo = Memo("probing", source_version("finelogic.eval.probing_data"))  # problems and NSD lines: drawn once, read by every rerun
+    # Problems and NSD lines drawn once, read by every rerun; each probe's test predictions likewise.
+    memo = Memo("probing", source_version("finelogic.eval.probing_data"))
     problems = probing_problems(n_train + n_test, seed, settings.depths, distractors=settings.distractors,
                                 progress=progress, memo=memo)
     memo.flush()
-    probes = Memo("probing-probes", source_version("finelogic.eval.probing"))  # each probe's test predictions
+    probes = Memo("probing-probes", source_version("finelogic.eval.probing"))
     splits = split_problems(problems, n_train, seed)
     entries = [model_entry(e, seed) for e in settings.models]
     entries += [checkpoint_entry(p) for p in settings.sft_checkpoints]
     if settings.fine_tuned:
-        made = supervision_run if supervision_run is not None else find_run(
-            SupervisionRun, SUPERVISION, profile, seed, None)
+        made = supervision_run or find_run(SupervisionRun, SUPERVISION, profile, seed)
         entries += [spec for spec, _ in made.fine_tuned()]
     opened = open_models(entries, backends, batch_size=BATCH_SIZE)
     names, model_ids = tuple(s.name for s, _ in opened), tuple(s.model_id for s, _ in opened)
-    layer, points = settings.layer, settings.nsd_points
     all_rows, tables, seconds, calls, hits = {}, [], {}, 0, 0
     text_only = None
     while opened:  # each model is dropped when done, so only one is in memory at a time
@@ -161,10 +152,11 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
         start = time.perf_counter()
         for readout_name in settings.readouts:
             readout = Readout(readout_name, backend.tokenizer if readout_name == "chat" else None)
-            rows = [r for task in TASKS for r in build_rows(splits, task, readout, seed, nsd_points=points, memo=memo)]
+            rows = [r for task in TASKS
+                    for r in build_rows(splits, task, readout, seed, nsd_points=settings.nsd_points, memo=memo)]
             memo.flush()
             all_rows[spec.name, readout_name] = rows
-            features = extract_features(backend, rows, layer=layer, progress=progress)
+            features = extract_features(backend, rows, layer=settings.layer, progress=progress)
             # The text-only baseline reads candidate lines and labels, the same for every model: fit once.
             table = probe_predictions(rows, features, seed=seed, text_only=text_only, memo=probes)
             probes.flush()
@@ -177,10 +169,9 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
         del backend
     predictions = pd.concat(tables, ignore_index=True)[["model", "readout", "probe", *PREDICTION_COLUMNS]]
     depths = settings.depths
+    data = {"fld (probing)": f"generated, depths {min(depths)}-{max(depths)}, {n_train} train + {n_test} test problems"}
     provenance = Provenance(FAMILY, profile, seed, settings=settings, models=names, model_ids=model_ids,
-                            n=len(splits["test"]), data={"fld (probing)": f"generated, depths {min(depths)}-{max(depths)}, "
-                                                                          f"{n_train} train + {n_test} test problems"},
-                            model_calls=calls, cache_hits=hits, seconds=float(watch))
+                            n=len(splits["test"]), data=data, model_calls=calls, cache_hits=hits, seconds=float(watch))
     first = next(iter(all_rows.values()), [])
     return ProbingRun(provenance, predictions, summarize(predictions, seed=seed).round(4), row_counts=row_counts(first),
                       splits={k: list(v) for k, v in splits.items()}, shown_rows=tuple(shown_rows(first)),
@@ -188,7 +179,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
 
 
 def reads(profile: str) -> tuple[str, ...]:
-    """The families this family's run of ``profile`` reads (supervision when ``fine_tuned``)."""
+    """The families whose runs it reads in ``profile``: supervision when ``fine_tuned``."""
     return (SUPERVISION,) if PROFILES[profile].fine_tuned else ()
 
 

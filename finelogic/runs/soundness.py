@@ -3,19 +3,8 @@
 Inputs are the FLD responses and problems of the accuracy run of the same profile and seed (handed in, or
 read from ``results/<profile>/accuracy``; never a run of other models made quietly instead). Gold proofs
 are judged the same way as a sanity row (all-valid, all-atomic), the judges are scored on a labelled step
-set from fresh gold proofs (:mod:`finelogic.eval.judge_quality`), and a teaching example is judged.
-
-Settings (:class:`SoundnessSettings`):
-
-- ``policy``: ``principled`` or ``paper_code_compat`` (the released ``src/eval_step.py``;
-  :mod:`finelogic.eval.soundness`), for every judged table of the run;
-- ``judge``: ``symbolic`` (exact, no model) or ``hybrid`` (symbolic, the LLM judge for the rest);
-- ``llm_judge``: the LLM judge's model spec (``"embedded"``, ``{"kind": "openai", "model": "gpt-4.1-mini"}``);
-- ``quality``: the FLD problems whose gold proofs make the judge-quality set; ``llm_quality_steps``: how many
-  of those steps the LLM judge is scored on (None: all);
-- ``judge_responses``: False judges only the gold proofs of the profile's FLD test set (no upstream run).
-
-The symbolic work (verdicts, each response's steps, the judge-quality set) is kept in memos, so a rerun with
+set from fresh gold proofs (:mod:`finelogic.eval.judge_quality`), and a teaching example is judged. The
+symbolic work (verdicts, each response's steps, the judge-quality set) is kept in memos, so a rerun with
 every model answer cached judges nothing again.
 """
 from __future__ import annotations
@@ -38,9 +27,8 @@ from finelogic.eval.judges import HybridJudge, Judge, LLMJudge, SymbolicJudge
 from finelogic.eval.soundness import SoundnessPolicy, judge_responses
 from finelogic.memo import Memo, memo_key, source_version
 from finelogic.runs import accuracy
-from finelogic.runs.judging import judging_memos
 from finelogic.runs.base import (PROBLEM, PROBLEMS_BY_ID, Codec, PlanContext, Provenance, Run, Stopwatch, call_counts,
-                                 find_run, kept, open_models, plan, resolve)
+                                 find_run, judging_memos, kept, open_models, plan, resolve)
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +51,12 @@ class Quality:
 
 @dataclass(frozen=True)
 class SoundnessSettings:
-    """The soundness family's settings (module docstring)."""
+    """The soundness family's settings: ``policy`` (``principled`` or ``paper_code_compat``, the released
+    ``src/eval_step.py``; :mod:`finelogic.eval.soundness`) for every judged table; ``judge`` (``symbolic``,
+    exact, or ``hybrid``: the LLM judge for the rest); ``llm_judge`` (its model spec); ``quality`` (the FLD
+    problems whose gold proofs make the judge-quality set); ``llm_quality_steps`` (how many of those steps
+    the LLM judge is scored on; None: all); ``judge_responses`` (False: only the gold proofs of the
+    profile's FLD test set, no upstream run)."""
 
     policy: SoundnessPolicy = SoundnessPolicy.PRINCIPLED
     judge: str = "symbolic"
@@ -95,8 +88,8 @@ PROFILES = {
 @dataclass(frozen=True)
 class SoundnessRun(Run):
     """Judged steps of the responses (``steps``) and gold proofs (``gold_steps``), the judges' scores
-    (``quality``), the judge-quality set by kind (``labels``) and the teaching example's judged steps
-    (``example``); the problems, labelled steps and example problem are written too."""
+    (``quality``), the judge-quality set by kind (``labels``), the teaching example's judged steps
+    (``example``), and the problems, labelled steps and example problem."""
 
     steps: pd.DataFrame = field(default_factory=pd.DataFrame)
     gold_steps: pd.DataFrame = field(default_factory=pd.DataFrame)

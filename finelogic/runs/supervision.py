@@ -1,12 +1,11 @@
 """The supervision-styles notebook's run (paper Section 4: Figure 4 and the SFT rows of Tables 2, 3 and 5).
 
 For each style: build the training set and check every line it writes
-(:func:`finelogic.sft.datasets.checked_training_set`, kept in a memo), fine-tune the base model on it
+(:func:`finelogic.sft.datasets.checked_training_set`), fine-tune the base model on it
 (:func:`finelogic.sft.train.train`; a checkpoint with the same data and settings is reused), then evaluate
-it on the profile's SFT test items under the CoT prompt it was trained with. The base model answers the
-same items under the same prompt, so every ``SFT-<style>`` row stands beside its base row (``model`` = the
-base model, ``setting`` = ``SFT-<style>``). FLD responses are judged step by step with the symbolic judge
-(Table 3's SFT rows). Settings: :class:`SupervisionSettings` (profile section ``sft``).
+it and the base model on the profile's SFT test items under the prompt it was trained with, so every
+``SFT-<style>`` row (``model`` = the base model) stands beside its base row. FLD responses are judged step
+by step with the symbolic judge (Table 3's SFT rows).
 """
 from __future__ import annotations
 
@@ -28,8 +27,7 @@ from finelogic.models.base import GenerationConfig
 from finelogic.models.spec import ModelSpec, open_model, parse_model
 from finelogic.prompts import DIRECT
 from finelogic.runs.base import (EVAL_SETS, PlanContext, Provenance, Run, Stopwatch, call_counts, kept, make_command,
-                                 open_models, plan, release, resolve, settings_codec)
-from finelogic.runs.judging import judging_memos
+                                 judging_memos, open_models, plan, release, resolve, settings_codec)
 from finelogic.sft.datasets import (SETTING, SIZE_KEYS, check_sizes, checked_training_set,
                                     problems_digest, training_problems)
 from finelogic.sft.styles import STYLES, StyleError
