@@ -16,6 +16,7 @@ import contextlib
 import json
 import logging
 import os
+import subprocess
 import threading
 import time
 from dataclasses import dataclass, field, replace
@@ -25,7 +26,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import pandas as pd
 
-from finelogic.config import results_dir
+from finelogic.config import repo_root, results_dir
 from finelogic.eval.probing import summarize as summarize_probes
 from finelogic.runs import accuracy, claims, depth, probing, registry, soundness, supervision
 from finelogic.runs.base import Provenance, Run, differing_settings, git_commit, resolve
@@ -133,18 +134,16 @@ def done_units(profile: str = PROFILE, root: str | Path | None = None) -> dict[s
 
 
 def run_unit(unit: str, *, profile: str = PROFILE, seed: int = 0, data_dir: str | Path | None = None,
-             overrides: Mapping[str, Mapping[str, Any]] | None = None,
              root: str | Path | None = None) -> UnitRecord:
     """Run one unit (:func:`unit_names`) and write it to ``root`` (default ``results/<profile>/units``);
-    returns its record. ``overrides``: per family, settings changed beyond the unit's own (tests shrink the
-    runs); :func:`assemble` refuses such a unit unless given the same ones.
+    returns its record.
 
     Raises:
         ValueError: an unknown unit (names the study's units).
     """
     if unit not in unit_names(profile):
         raise ValueError(f"unknown study unit {unit!r}; the units are {', '.join(unit_names(profile))}")
-    given = _given(unit, profile, overrides)
+    given = unit_overrides(unit, profile)
     directory = Path(root or units_dir(profile)) / unit
     # The checkout's commit is read before anything is deleted or written: remaking a committed unit
     # (``--again``) removes its tracked files, which must not make the unit's own provenance read ``+dirty``.
@@ -196,10 +195,10 @@ class Study:
 
 
 def assemble(profile: str = PROFILE, *, seed: int = 0, overrides: Mapping[str, Mapping[str, Any]] | None = None,
-             root: str | Path | None = None, out: str | Path | None = None, write: bool = True) -> Study:
-    """Merge the units done into the study's runs and derive the rest (module docstring); ``overrides`` are
-    those the units were made with (:func:`run_unit`), ``out`` the study's folder (default
-    ``results/<profile>``).
+             root: str | Path | None = None, out: str | Path | None = None) -> Study:
+    """Merge the units done into the study's runs and derive the rest (module docstring); ``overrides``: per
+    family, settings beyond the profile's that the units must have been made with; ``out``: the study's folder
+    (default ``results/<profile>``).
 
     A unit made with another seed or other settings than the profile's now is left out, as if not yet run,
     with a warning naming it, what differs and the command that makes it again; ``units.csv`` keeps its row
@@ -238,13 +237,12 @@ def assemble(profile: str = PROFILE, *, seed: int = 0, overrides: Mapping[str, M
                            "left_out": left_out.get(unit, "").replace(str(Path(root).resolve()), Path(root).name)}
                           for unit, rec in records.items()])
     missing = tuple(u for u in unit_names(profile) if u not in read)
-    if write:
-        folder = Path(out) if out is not None else results_dir(profile)
-        for family, made in runs.items():
-            made.write(folder / family)
-        temporary = folder / f".{MANIFEST}.tmp"  # written whole, then renamed into place
-        units.to_csv(temporary, index=False)
-        os.replace(temporary, folder / MANIFEST)
+    folder = Path(out) if out is not None else results_dir(profile)
+    for family, made in runs.items():
+        made.write(folder / family)
+    temporary = folder / f".{MANIFEST}.tmp"  # written whole, then renamed into place
+    units.to_csv(temporary, index=False)
+    os.replace(temporary, folder / MANIFEST)
     return Study(runs, units, missing, left_out)
 
 
@@ -280,7 +278,6 @@ def merge_probing(runs: Sequence[probing.ProbingRun], profile: str, seed: int,
     probes the same problems and rows, so the first unit's row counts and shown rows stand for all."""
     first = runs[0]
     predictions = pd.concat([r.predictions for r in runs], ignore_index=True)
-    # The text-only baseline reads no model: each unit fits the same one; keep one copy per model row.
     provenance = _merged_provenance(runs, probing.FAMILY, profile, seed, overrides)
     seconds = {name: value for r in runs for name, value in r.seconds.items()}
     return probing.ProbingRun(provenance, predictions, summarize_probes(predictions, seed=seed).round(4),
@@ -306,10 +303,6 @@ def merge_supervision(runs: Sequence[supervision.SupervisionRun], base_name: str
 def code_changed(commit: str, paths: Sequence[str]) -> bool | None:
     """Whether any of ``paths`` (repository-relative) differs between ``commit`` and the checkout; None when
     it cannot be told (no git, an unknown commit, or a commit with uncommitted changes, ``+dirty``)."""
-    import subprocess
-
-    from finelogic.config import repo_root
-
     if not commit or commit == "unknown" or commit.endswith("+dirty"):
         return None
     try:
@@ -344,8 +337,8 @@ def status(profile: str = PROFILE) -> pd.DataFrame:
     for unit in unit_names(profile):
         rec = done.get(unit)
         rows.append({"unit": unit, "done": rec is not None, "current": rec is not None and unit not in stale,
-                     "commit": rec.commit if rec else "",
-                     "finished": rec.finished if rec else "", "minutes": round(rec.seconds / 60, 1) if rec else None,
+                     "commit": rec.commit if rec else "", "finished": rec.finished if rec else "",
+                     "minutes": round(rec.seconds / 60, 1) if rec else None,
                      "load_mean": rec.load_mean if rec else None})
     return pd.DataFrame(rows)
 
@@ -366,14 +359,6 @@ def run_study(profile: str = PROFILE, *, units: Sequence[str] | None = None, aga
         run_unit(unit, profile=profile, seed=seed, data_dir=data_dir)
         study = assemble(profile, seed=seed)
     return study if study is not None else assemble(profile, seed=seed)
-
-
-def _given(unit: str, profile: str, overrides: Mapping[str, Mapping[str, Any]] | None) -> dict[str, dict[str, Any]]:
-    given = unit_overrides(unit, profile)
-    for family, changes in (overrides or {}).items():
-        if family in given:
-            given[family] = {**changes, **given[family]}
-    return given
 
 
 def _settings(family: str, profile: str, overrides: Mapping[str, Any] | None) -> Any:
@@ -398,7 +383,10 @@ def _read_unit(directory: Path, record: UnitRecord, profile: str, seed: int,
     if record.profile != profile or record.seed != seed:
         raise UnitError(f"study unit {record.unit} ({directory}) was made for profile {record.profile}, seed "
                         f"{record.seed}, not {profile}, seed {seed}; {again}")
-    given = _given(record.unit, profile, overrides)
+    given = unit_overrides(record.unit, profile)
+    for family, changes in (overrides or {}).items():
+        if family in given:
+            given[family] = {**changes, **given[family]}
     out = {}
     for family in record.families:
         made = registry.family(family).run_type.read(directory / family)

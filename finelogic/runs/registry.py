@@ -1,10 +1,8 @@
-"""The notebook families, declared once: what each is, what it reads, how it is rehearsed.
-
-Everything that iterates over families (the papermill runner, the ``finelogic`` command, the rehearsal)
-iterates over :data:`FAMILIES`; a family is found by a plain import of its module, and :func:`family` turns
-a name typed by a user into its record. Adding a family is one module in ``finelogic/runs/`` (``FAMILY``,
-``run``, a :class:`~finelogic.runs.base.Run` subclass, ``rehearsal_plan``), one :class:`Family` entry here,
-one notebook and one ``_toc.yml`` entry (``tests/test_registry.py`` does this with a toy family).
+"""The notebook families, declared once in :data:`FAMILIES`, which everything that iterates over families
+imports (the papermill runner, the ``finelogic`` command, the rehearsal); :func:`family` turns a name typed
+by a user into its record. Adding a family is one module in ``finelogic/runs/`` (``FAMILY``, ``run``, a
+:class:`~finelogic.runs.base.Run` subclass, ``rehearsal_plan``), one :class:`Family` entry here, one
+notebook and one ``_toc.yml`` entry (``tests/test_registry.py`` does this with a toy family).
 """
 from __future__ import annotations
 
