@@ -174,11 +174,10 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
 
     Args:
         seed: seeds data generation, subsampling and decoding.
-        backends: ready backends by model entry or display name (a fine-tuned model's by its row,
-            ``"SFT-NL"``); the other models are opened with :func:`finelogic.models.spec.open_model`.
+        backends: a fine-tuned model's by its row (``"SFT-NL"``).
         data_dir: real benchmark files; default ``$FINELOGIC_DATA_DIR``.
-        supervision_run: the run whose fine-tuned models are evaluated (``fine_tuned``; None: the written one).
-        overrides: :class:`AccuracySettings` fields to replace, e.g. ``settings=["CoT", "Logic-LM"]``.
+        supervision_run: the run whose fine-tuned models are evaluated (``fine_tuned``).
+        overrides: e.g. ``settings=["CoT", "Logic-LM"]``.
     """
     watch = Stopwatch()
     section = resolved_section(profile, overrides)

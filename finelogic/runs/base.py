@@ -2,6 +2,11 @@
 :func:`open_models`, :class:`Provenance`, and :class:`Run`, whose ``write()`` puts every table in
 ``results/<profile>/<family>/<field>.csv`` plus ``run.json`` and whose ``read(dir)`` gives the same run
 back without any model.
+
+Every family's ``run(profile, *, seed=0, backends=None, **overrides)`` takes ``backends``, ready backends by
+model entry or display name, used as they are (the other models are opened with
+:func:`~finelogic.models.spec.open_model`); ``overrides``, settings of its profile section (None keeps the
+profile's); and for each upstream family a ``<family>_run`` (None: :func:`find_run` of the profile and seed).
 """
 from __future__ import annotations
 

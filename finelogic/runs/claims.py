@@ -62,8 +62,7 @@ def run(profile: str, *, seed: int = 0, supervision_run: supervision.Supervision
     """The verdicts for ``profile`` and ``seed`` from the upstream runs (module docstring).
 
     Args:
-        supervision_run, probing_run: the upstream runs; None finds the written one of this profile and
-            seed (any settings: :func:`~finelogic.runs.base.find_run`).
+        supervision_run, probing_run: the upstream runs (None: the written one, made with any settings).
         accuracy_run, soundness_run: read (handed in or found the same way) only when the supervision run
             did not evaluate its models: their records and judged steps hold the base and ``SFT-<style>`` rows.
         backends: must be empty (this family runs no model; the argument is there for the rehearsal).

@@ -106,10 +106,9 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
 
     Args:
         seed: which items are generated or sampled, and the random-init control's weights.
-        backends: ready backends by row label (e.g. :data:`EMBEDDED`); the rest are opened with
-            :func:`finelogic.models.spec.open_model`.
+        backends: by row label (e.g. :data:`EMBEDDED`).
         extra_models: more models scored after the profile's own (a list, or one comma-separated string).
-        overrides: any setting of the section (``sft_checkpoints`` may be a comma-separated string).
+        overrides: ``sft_checkpoints`` may be a comma-separated string.
     """
     given = dict(overrides)
     if given.get("sft_checkpoints") is not None:

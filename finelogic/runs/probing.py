@@ -114,15 +114,9 @@ class ProbingRun(Run):
 
 def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = None, supervision_run: Any = None,
         **overrides: Any) -> ProbingRun:
-    """Table 4 for ``profile``: problems, rows, features, probes and their predictions.
-
-    Args:
-        seed: problems, rows, CV folds and the random-init control's weights.
-        backends: ready backends by model entry or row label; the rest are opened with
-            :func:`finelogic.models.spec.open_model`.
-        supervision_run: the upstream run for ``fine_tuned`` (None: the written one).
-        overrides: any setting of the section.
-    """
+    """Table 4 for ``profile``: problems, rows, features, probes and their predictions; ``seed`` draws the
+    problems, rows, CV folds and the random-init control's weights, ``supervision_run`` is read for
+    ``fine_tuned``."""
     given = dict(overrides)
     if isinstance(given.get("sft_checkpoints"), str):  # a notebook parameter from the command line
         given["sft_checkpoints"] = parse_model_list(given["sft_checkpoints"])

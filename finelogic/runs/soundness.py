@@ -119,13 +119,8 @@ class SoundnessRun(Run):
 def run(profile: str, *, seed: int = 0, accuracy_run: accuracy.AccuracyRun | None = None,
         backends: Mapping[str, Any] | None = None, **overrides: Any) -> SoundnessRun:
     """Judge every FLD response of the profile's accuracy run and the gold proofs; score the judges.
-
-    Args:
-        seed: the accuracy run's seed and the judge-quality set's.
-        accuracy_run: the upstream run; None reads the written one (:func:`~finelogic.runs.base.find_run`).
-        backends: a ready backend for the LLM judge, by its entry (e.g. ``{"embedded": scripted}``).
-        overrides: settings of the ``soundness`` section; None keeps the profile's.
-    """
+    ``seed``: the accuracy run's and the judge-quality set's; ``backends``: the LLM judge's, by its entry
+    (e.g. ``{"embedded": scripted}``)."""
     watch = Stopwatch()
     settings = resolve(PROFILES, profile, FAMILY, overrides)
     policy, limit = settings.policy, settings.llm_quality_steps

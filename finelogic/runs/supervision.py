@@ -163,11 +163,10 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
 
     Args:
         seed: seeds the training data, the training run and the test items.
-        backends: ready backends by model entry or display name: the base model's, or a fine-tuned one's by
-            its setting (``"SFT-NL"``); training always starts from the base spec.
+        backends: the base model's, or a fine-tuned one's by its setting (``"SFT-NL"``); training always
+            starts from the base spec.
         data_dir: real benchmark files for the test items; default ``$FINELOGIC_DATA_DIR``.
         evaluate: False trains only (``records`` and ``steps`` are then empty).
-        overrides: settings of the ``sft`` section; None keeps the profile's.
     """
     watch = Stopwatch()
     settings = resolve(PROFILES, profile, SECTION, overrides)
