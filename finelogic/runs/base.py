@@ -17,6 +17,7 @@ import hashlib
 import io
 import json
 import logging
+import math
 import os
 import shutil
 import subprocess
@@ -30,10 +31,12 @@ import pandas as pd
 
 import finelogic
 from finelogic.config import repo_root, results_dir, scrub_secrets
+from finelogic.data.problem import Problem
+from finelogic.data.suites import EvalSet
 from finelogic.memo import Memo, source_version
 from finelogic.models.spec import ModelSpec, open_model, parse_model
 from finelogic.profiles import get_profile
-from finelogic.settings import as_data, merge
+from finelogic.settings import as_data, build, merge
 
 log = logging.getLogger(__name__)
 
@@ -123,25 +126,20 @@ def kept(codec: Codec, **kwargs: Any) -> Any:
     return field(metadata={"codec": codec}, **kwargs)
 
 
-def _problem_lines(problems: Iterable[Any]) -> str:
+def _problem_lines(problems: Iterable[Problem]) -> str:
     return "".join(p.to_json() + "\n" for p in problems)
 
 
-def _problems_from(text: str) -> list[Any]:
-    from finelogic.data.problem import Problem
-
+def _problems_from(text: str) -> list[Problem]:
     return [Problem.from_dict(json.loads(line)) for line in text.splitlines() if line.strip()]
 
 
-def _eval_sets_dump(sets: Sequence[Any]) -> str:
+def _eval_sets_dump(sets: Sequence[EvalSet]) -> str:
     return json.dumps([{"name": s.name, "source": s.source, "generated": s.generated,
                         "problems": [p.to_dict() for p in s.problems]} for s in sets], ensure_ascii=False)
 
 
-def _eval_sets_load(text: str) -> tuple[Any, ...]:
-    from finelogic.data.problem import Problem
-    from finelogic.data.suites import EvalSet
-
+def _eval_sets_load(text: str) -> tuple[EvalSet, ...]:
     return tuple(EvalSet(s["name"], tuple(Problem.from_dict(p) for p in s["problems"]), s["source"], s["generated"])
                  for s in json.loads(text))
 
@@ -163,8 +161,6 @@ JSON = Codec("json", lambda v: json.dumps(v, ensure_ascii=False, sort_keys=True)
 def settings_codec(cls: type) -> Codec:
     """A frozen settings dataclass (or None), written as its plain data and built back
     (:func:`finelogic.settings.build`)."""
-    from finelogic.settings import build
-
     return Codec(cls.__name__, lambda v: json.dumps(as_data(v), sort_keys=True),
                  lambda text: None if json.loads(text) is None else build(cls, json.loads(text), cls.__name__))
 
@@ -491,8 +487,6 @@ class PlanContext:
 
 def sliced(n: int, fraction: float) -> int:
     """``ceil(fraction x n)``, at least 1: a rehearsal slice's share of ``n`` items."""
-    import math
-
     return max(1, math.ceil(fraction * n))
 
 

@@ -18,9 +18,11 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
+from finelogic.data.datasets import load_dataset
 from finelogic.data.problem import Problem
+from finelogic.data.stored import generate_stored
 from finelogic.eval.logicmark import check_normalization, score, summaries
-from finelogic.models.spec import parse_model
+from finelogic.models.spec import open_model, parse_model
 from finelogic.runs.base import (PROBLEMS, PlanContext, Provenance, Run, Stopwatch, call_counts, kept, open_models,
                                  parse_model_list, plan, resolve, set_threads)
 from finelogic.settings import RECORDED_WHEN_SET
@@ -179,11 +181,7 @@ def logicmark_items(n: int, seed: int, path: str | Path | None = None) -> list[P
     the LogicMark records there: all of them when there are at most ``n``, else ``n`` drawn with ``seed``, kept
     in file order."""
     if not path:
-        from finelogic.data.stored import generate_stored
-
         return generate_stored("logicmark", n=n, seed=seed)
-    from finelogic.data.datasets import load_dataset
-
     problems = list(load_dataset("logicmark", path))
     if len(problems) <= n:
         return problems
@@ -195,8 +193,6 @@ def rehearsal_plan(ctx: PlanContext) -> dict[str, Any]:
     """Every model read in process and handed in (log-likelihoods: llama.cpp's server echoes prompt
     log-probs shifted by one, so :class:`~finelogic.models.openai_backend.OpenAIBackend` refuses them);
     the real slice scores its share of the items."""
-    from finelogic.models.spec import open_model
-
     section = PROFILES[ctx.profile]
     entries = model_entries(extra_models=section.extra_models, random_control=section.random_control)
     backends = {e["name"]: open_model(ctx.local(e["name"], i), batch_size=section.batch_size)
