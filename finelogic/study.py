@@ -367,15 +367,6 @@ def _settings(family: str, profile: str, overrides: Mapping[str, Any] | None) ->
     return resolve(entry.module.PROFILES, profile, entry.section, dict(overrides or {}))
 
 
-def _defaults(family: str, profile: str, seed: int, section: Any) -> dict[str, Any]:
-    """The family's settings type's defaults, recorded as a run records its settings (a unit made before a
-    setting existed was made with its default)."""
-    try:
-        return dict(Provenance(family, profile, seed, settings=type(section)()).settings)
-    except (TypeError, ValueError):  # a settings type without defaults for every field
-        return {}
-
-
 def _read_unit(directory: Path, record: UnitRecord, profile: str, seed: int,
                overrides: Mapping[str, Mapping[str, Any]] | None) -> dict[str, Run]:
     """The unit's family runs, each checked against the settings the unit must have been made with."""
@@ -392,7 +383,9 @@ def _read_unit(directory: Path, record: UnitRecord, profile: str, seed: int,
         made = registry.family(family).run_type.read(directory / family)
         section = _settings(family, profile, given.get(family))
         wanted = Provenance(family, profile, seed, settings=section).settings
-        differs = differing_settings(wanted, made.provenance, _defaults(family, profile, seed, section))
+        # A unit made before a setting existed was made with its default.
+        defaults = Provenance(family, profile, seed, settings=type(section)()).settings
+        differs = differing_settings(wanted, made.provenance, defaults)
         if differs:
             raise UnitError(f"study unit {record.unit}: its {family} run ({directory / family}) was made with other "
                             f"settings than the profile's now ({', '.join(differs)}); {again}")

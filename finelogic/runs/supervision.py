@@ -16,6 +16,7 @@ from typing import Any, Mapping
 
 import pandas as pd
 
+from finelogic.baselines import logipt_data
 from finelogic.data.problem import Problem
 from finelogic.data.suites import EvalSet, FLDSet, ProntoQASet, TestSets, evaluation_sets
 from finelogic.eval.accuracy import evaluate_accuracy
@@ -226,8 +227,6 @@ def training_examples(settings: SupervisionSettings, seed: int) -> tuple[dict[st
             raise StyleError(f"built training texts fail their check: {failing.to_dict('records')}; first: "
                              + "; ".join(f for c in checked.values() for f in c.failures[:1]))
         if settings.logipt:
-            from finelogic.baselines import logipt_data
-
             by_id = {p.id: p for p in problems}
             order = [by_id[e["id"]] for e in examples[styles[0]]] if styles else problems
             examples["LogiPT"] = logipt_data(order, skip_unusable=True, memo=memo)
