@@ -41,9 +41,9 @@ BASELINES: Mapping[str, Callable[..., Any]] = {SEL_INF: selection_inference, LOG
 #: The baselines whose pure work on model replies (parsing translations, the solver) is kept in the memo
 #: :data:`TRANSLATION_MEMO` (``$FINELOGIC_CACHE/memo``), so a cached rerun does not redo it.
 MEMOISED = (LOGIC_LM, SYMBCOT)
+TRANSLATION_MEMO = "baseline-translations"
 #: The arguments the run passes a baseline's function; its other keyword arguments are its settings.
 PASSED = {"problems", "backend", "config", "model", "memo"}
-TRANSLATION_MEMO = "baseline-translations"
 
 FAMILY = "accuracy"
 
