@@ -362,18 +362,15 @@ def open_models(entries: Sequence[Any], backends: Mapping[str, Any] | None = Non
     opened = []
     for entry in entries:
         key = entry if isinstance(entry, str) else (entry.get("name") if isinstance(entry, Mapping) else None)
-        if key is not None and key in backends:
-            try:
-                spec = parse_model(entry)
-            except ValueError:  # a test's own name for a scripted backend
-                spec = ModelSpec(key, "given")
-            opened.append((spec, backends.pop(key)))
-            continue
-        spec = parse_model(entry)
-        if spec.name in backends:
-            opened.append((spec, backends.pop(spec.name)))
-        else:
-            opened.append((spec, open_model(spec, batch_size=batch_size)))
+        try:
+            spec = parse_model(entry)
+        except ValueError:
+            if key not in backends:
+                raise
+            spec = ModelSpec(key, "given")  # a test's own name for a scripted backend
+        name = key if key in backends else spec.name
+        backend = backends.pop(name) if name in backends else open_model(spec, batch_size=batch_size)
+        opened.append((spec, backend))
     if backends:
         raise ValueError(f"backends given for {', '.join(map(repr, backends))}, which the run does not use; "
                          f"its models are {', '.join(map(repr, entries))}")
