@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
 import re
 from pathlib import Path
@@ -84,9 +86,6 @@ def redact_url(url: str | None) -> str | None:
 def body_digest(extra_body: Any) -> str:
     """``sha256:<16 hex>`` of a server's ``extra_body``: what a model's identity and a run's provenance record
     instead of values that may hold a key."""
-    import hashlib
-    import json
-
     return "sha256:" + hashlib.sha256(json.dumps(extra_body, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 

@@ -10,8 +10,8 @@ command then writes one self-contained HTML report, ``<out>/report.html`` (:mod:
 What each model can be asked is checked first, in seconds: a server must answer, take the key and serve the
 model (:meth:`~finelogic.models.openai_backend.OpenAIBackend.check`); log-likelihoods (forced choice,
 LogicMark) need a server whose prompt log-probs line up with the prompt (checked once per server:
-:meth:`~finelogic.models.openai_backend.OpenAIBackend.ensure_aligned`), hidden states (probing) a model in this process. A family no given model can take part in is skipped
-and the report says why.
+:meth:`~finelogic.models.openai_backend.OpenAIBackend.ensure_aligned`), hidden states (probing) a model in
+this process. A family no given model can take part in is skipped and the report says why.
 
 Every model call goes through the one store (``$FINELOGIC_CACHE``), so a run that was killed resumes where
 it stopped: a second call with the same arguments sends only the requests that have no answer yet.

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from finelogic.config import STORE_FILE, store_path
-from finelogic.store import Store, open_store
+from finelogic.store import open_store
 
 log = logging.getLogger(__name__)
 
@@ -92,19 +92,12 @@ class Memo:
     Args:
         name: what is kept, e.g. ``"symbolic-verdicts"``.
         version: what the results depend on besides the key, e.g. ``source_version("finelogic.eval.judges")``.
-        store: a :class:`finelogic.store.Store`, its SQLite file, or a folder holding ``store.sqlite``; default
-            ``$FINELOGIC_CACHE/store.sqlite``.
+        folder: the folder of the ``store.sqlite`` to keep them in (made if missing); default
+            ``$FINELOGIC_CACHE``.
     """
 
-    def __init__(self, name: str, version: str, store: Store | str | os.PathLike | None = None) -> None:
-        if isinstance(store, Store):
-            self.store = store
-        else:
-            path = Path(store) if store is not None else store_path()
-            if path.suffix != ".sqlite" and not path.is_file():  # a folder (made if missing)
-                path.mkdir(parents=True, exist_ok=True)
-                path = path / STORE_FILE
-            self.store = open_store(path)
+    def __init__(self, name: str, version: str, folder: str | os.PathLike | None = None) -> None:
+        self.store = open_store(Path(folder) / STORE_FILE if folder is not None else store_path())
         self.name, self.version = name, version
         self.path = self.store.path
         self._entries: dict[str, Any] = self.store.memo_items(name, version)

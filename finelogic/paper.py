@@ -54,9 +54,6 @@ class _Printed:
     rows: list[Row]
     units: Mapping[str, str] = field(default_factory=dict)
 
-    def unit(self, metric: str) -> str:
-        return self.units.get(metric, ACCURACY)
-
 
 _TABLE1 = _Printed("FineLogic paper, Table 1", ("samples",), [
     ("FLD", "", 1100),
@@ -269,11 +266,11 @@ def unit(name: str, metric: str | None = None) -> str:
     if metric is not None:
         if metric not in table.columns:
             raise KeyError(f"table {name!r} has no metric {metric!r}; it has {', '.join(table.columns)}")
-        return table.unit(metric)
-    distinct = {table.unit(column) for column in table.columns}
-    if len(distinct) == 1:
-        return distinct.pop()
-    return "; ".join(f"{column}: {table.unit(column)}" for column in table.columns)
+        return table.units.get(metric, ACCURACY)
+    units = {column: table.units.get(column, ACCURACY) for column in table.columns}
+    if len(set(units.values())) == 1:
+        return units[table.columns[0]]
+    return "; ".join(f"{column}: {what}" for column, what in units.items())
 
 
 def source(name: str) -> str:

@@ -156,7 +156,8 @@ def _coerce(hint: Any, value: Any, path: str) -> Any:
                 errors.append(error)
         if len(errors) == 1:
             raise errors[0]
-        raise SettingsError(f"{path}: expected {_type_name(hint)}, got {value!r}")
+        names = " or ".join(getattr(a, "__name__", str(a)) for a in args)
+        raise SettingsError(f"{path}: expected {names}, got {value!r}")
     if dataclasses.is_dataclass(hint):
         return build(hint, value, path)
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
@@ -172,7 +173,7 @@ def _coerce(hint: Any, value: Any, path: str) -> Any:
     if origin in (Mapping, MappingABC, dict):
         if not isinstance(value, MappingABC):
             raise SettingsError(f"{path}: expected a mapping, got {value!r}")
-        key_type, item = args if args else (Any, Any)
+        item = args[1] if args else Any
         return types.MappingProxyType({k: _coerce(item, v, f"{path}.{k}") for k, v in value.items()})
     if hint is bool:
         if not isinstance(value, bool):
@@ -191,7 +192,3 @@ def _coerce(hint: Any, value: Any, path: str) -> Any:
             raise SettingsError(f"{path}: expected a string, got {value!r}")
         return value
     return value
-
-
-def _type_name(hint: Any) -> str:
-    return " or ".join(getattr(a, "__name__", str(a)) for a in typing.get_args(hint)) or str(hint)

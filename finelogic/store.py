@@ -49,7 +49,7 @@ _BATCH = 500
 #: per row than looking each key up; a cached rerun asks for most of them).
 SCAN_SHARE = 0.25
 _JSON = json.JSONDecoder()
-#: SQL: the row's value is one JSON text (what :meth:`Store._scan` gathers; other rows are decoded one by one).
+#: SQL: the row's value is one JSON text (what a scan gathers; other rows are decoded one by one).
 _WHOLE = "typeof(value) = 'text' AND json_valid(value)"
 
 _SCHEMA = """
@@ -109,53 +109,48 @@ def decode(kind: str, raw: Any) -> Any:
     return value
 
 
-def _whole_loglikelihood(v: Any) -> bool:
-    return (type(v) is list and len(v) == 3 and type(v[1]) is int and type(v[2]) is bool and v[1] >= 0
-            and (type(v[0]) is float or type(v[0]) is int) and v[0] == v[0] and v[0] != math.inf)
+def _loglikelihood_problem(v: Any) -> str | None:
+    if type(v) is not list or len(v) != 3:
+        return f"a log-likelihood must be [logprob, tokens, greedy], not {_short(v)}"
+    logprob, tokens, greedy = v
+    if type(logprob) not in (int, float) or logprob != logprob or logprob == math.inf:
+        return f"the log-prob must be a number (not NaN or +inf), not {_short(logprob)}"
+    if type(tokens) is not int or tokens < 0:
+        return f"the token count must be a whole number >= 0, not {_short(tokens)}"
+    if type(greedy) is not bool:
+        return f"'greedy' must be true or false, not {_short(greedy)}"
+    return None
 
 
-def _whole_generation(v: Any) -> bool:
-    return (type(v) is dict and len(v) == 2 and type(v.get("text")) is str and bool(v["text"])
-            and "finish_reason" in v and (v["finish_reason"] is None or type(v["finish_reason"]) is str))
+def _generation_problem(v: Any) -> str | None:
+    if type(v) is not dict or not v.keys() <= {"text", "finish_reason"}:
+        return f"a generation must be {{'text', 'finish_reason'}}, not {_short(v)}"
+    if type(v.get("text")) is not str or not v["text"]:
+        return f"the text must be a non-empty string, not {_short(v.get('text'))}"
+    if "finish_reason" not in v or not (v["finish_reason"] is None or type(v["finish_reason"]) is str):
+        return f"finish_reason must be a string or null, not {_short(v.get('finish_reason'))}"
+    return None
 
 
-_USUAL = {"loglikelihood": _whole_loglikelihood, "generate": _whole_generation}  # a good value, in one test
+#: What is wrong with a parsed JSON value of each kind (None: nothing); the types are JSON's, exactly.
+_PROBLEM = {"loglikelihood": _loglikelihood_problem, "generate": _generation_problem, "json": lambda v: None}
+
+
+def _problem_of(kind: str) -> Any:
+    return _PROBLEM.get(kind, lambda v: f"unknown kind {kind!r}")
 
 
 def check(kind: str, value: Any) -> None:
     """Raise :class:`BadValue` unless ``value`` (parsed JSON) is of ``kind``'s type (see :func:`decode`)."""
-    if kind in _USUAL and _USUAL[kind](value):
-        return
-    if kind == "loglikelihood":
-        if not (isinstance(value, list) and len(value) == 3):
-            raise BadValue(f"a log-likelihood must be [logprob, tokens, greedy], not {_short(value)}")
-        logprob, tokens, greedy = value
-        if isinstance(logprob, bool) or not isinstance(logprob, (int, float)) or math.isnan(logprob) \
-                or logprob == math.inf:
-            raise BadValue(f"the log-prob must be a number (not NaN or +inf), not {_short(logprob)}")
-        if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
-            raise BadValue(f"the token count must be a whole number >= 0, not {_short(tokens)}")
-        raise BadValue(f"'greedy' must be true or false, not {_short(greedy)}")
-    if kind == "generate":
-        if not isinstance(value, dict) or set(value) - {"text", "finish_reason"}:
-            raise BadValue(f"a generation must be {{'text', 'finish_reason'}}, not {_short(value)}")
-        if not isinstance(value.get("text"), str) or not value["text"]:
-            raise BadValue(f"the text must be a non-empty string, not {_short(value.get('text'))}")
-        raise BadValue(f"finish_reason must be a string or null, not {_short(value.get('finish_reason'))}")
-    if kind != "json":
-        raise BadValue(f"unknown kind {kind!r}")
+    problem = _problem_of(kind)(value)
+    if problem is not None:
+        raise BadValue(problem)
 
 
 def check_all(kind: str, values: dict[str, Any]) -> dict[str, BadValue]:
     """:func:`check` of every value of ``values`` (by key); what is wrong with each bad one."""
-    whole = _USUAL.get(kind)
-    bad = {}
-    for key in (k for k, v in values.items() if whole is None or not whole(v)):
-        try:
-            check(kind, values[key])
-        except BadValue as error:
-            bad[key] = error
-    return bad
+    problem = _problem_of(kind)
+    return {key: BadValue(why) for key, value in values.items() if (why := problem(value)) is not None}
 
 
 def decode_many(kind: str, rows: Sequence[tuple[str, Any, int]]) -> tuple[dict[str, Any], dict[str, BadValue]]:
@@ -259,6 +254,15 @@ def _identity(path: Path) -> tuple[int, int] | None:
     return info.st_dev, info.st_ino
 
 
+def _rows_of(db: sqlite3.Connection, select: str, keys: list[str]) -> list[tuple]:
+    """``select ... WHERE key IN (keys)``, in batches of :data:`_BATCH` keys."""
+    rows = []
+    for start in range(0, len(keys), _BATCH):
+        batch = keys[start:start + _BATCH]
+        rows += db.execute(f"{select} WHERE key IN ({','.join('?' * len(batch))})", batch).fetchall()
+    return rows
+
+
 class Store:
     """The SQLite store at ``path`` (created with its tables if missing). Safe for the threads of one
     process (one connection behind a lock) and for several processes (SQLite's locking, WAL).
@@ -360,22 +364,21 @@ class Store:
 
     def _get_calls(self, db: sqlite3.Connection, keys: Sequence[str], kind: str, model: str | None, *,
                    locked: bool) -> dict[str, Any]:
+        """:meth:`get_calls` on ``db``, its caller holding the lock (``locked``: inside its transaction)."""
         wanted = set(keys)
-        with self._lock:
-            stored = db.execute("SELECT count(*) FROM calls WHERE model = ? AND kind = ?",
-                                (model, kind)).fetchone()[0] if model is not None and len(wanted) > _BATCH else 0
-            columns = "key, kind, value, " + ("0" if kind == "hidden_states" else "json_valid(value)")
-            grouped: dict[str, Any] = {}
-            if stored and len(wanted) >= SCAN_SHARE * stored and kind != "hidden_states":  # blobs: only those asked
-                grouped = self._scan(db, model, kind, wanted)
-                rows = [r for r in db.execute(f"SELECT {columns} FROM calls WHERE model = ? AND kind = ? AND NOT "
-                                              f"({_WHOLE})", (model, kind)) if r[0] in wanted]
-            else:
-                unique, rows = list(wanted), []
-                for start in range(0, len(unique), _BATCH):
-                    batch = unique[start:start + _BATCH]
-                    rows += db.execute(f"SELECT {columns} FROM calls WHERE key IN ({','.join('?' * len(batch))})",
-                                       batch).fetchall()
+        stored = db.execute("SELECT count(*) FROM calls WHERE model = ? AND kind = ?",
+                            (model, kind)).fetchone()[0] if model is not None and len(wanted) > _BATCH else 0
+        columns = "key, kind, value, " + ("0" if kind == "hidden_states" else "json_valid(value)")
+        grouped: dict[str, Any] = {}
+        if stored and len(wanted) >= SCAN_SHARE * stored and kind != "hidden_states":  # blobs: only those asked
+            # Every row that SQLite finds to be one JSON text, gathered by it into one array, parsed once.
+            (pairs,), = db.execute(f"SELECT json_group_array(json_array(key, json(value))) FROM calls "
+                                   f"WHERE model = ? AND kind = ? AND {_WHOLE}", (model, kind))
+            grouped = {key: value for key, value in json.loads(pairs) if key in wanted}
+            rows = [r for r in db.execute(f"SELECT {columns} FROM calls WHERE model = ? AND kind = ? AND NOT "
+                                          f"({_WHOLE})", (model, kind)) if r[0] in wanted]
+        else:
+            rows = _rows_of(db, f"SELECT {columns} FROM calls", list(wanted))
         errors = {key: BadValue(f"stored as a {stored_kind!r} answer, asked as {kind!r}")
                   for key, stored_kind, _, _ in rows if stored_kind != kind}
         found, wrong = decode_many(kind, [(key, raw, valid) for key, stored_kind, raw, valid in rows
@@ -389,24 +392,9 @@ class Store:
             log.warning("store %s: calls row %s (%s) is bad: %s; it is removed and computed again",
                         self.path, key, kind, error)
         if errors:
-            if locked:
-                self._delete(db, "calls", list(errors))
-            else:
-                with self.transaction() as tx:
-                    self._delete(tx, "calls", list(errors))
+            with contextlib.nullcontext(db) if locked else self.transaction() as tx:
+                tx.executemany("DELETE FROM calls WHERE key = ?", [(k,) for k in errors])
         return found
-
-    @staticmethod
-    def _scan(db: sqlite3.Connection, model: str, kind: str, wanted: set[str]) -> dict[str, Any]:
-        """The parsed (not yet checked) values among ``wanted`` of every ``model``/``kind`` row that SQLite
-        finds to be one JSON text, gathered by SQLite into one array of ``[key, value]`` pairs, parsed once."""
-        (pairs,), = db.execute(f"SELECT json_group_array(json_array(key, json(value))) FROM calls "
-                               f"WHERE model = ? AND kind = ? AND {_WHOLE}", (model, kind))
-        return {key: value for key, value in json.loads(pairs) if key in wanted}
-
-    @staticmethod
-    def _delete(db: sqlite3.Connection, table: str, keys: Sequence[str]) -> None:
-        db.executemany(f"DELETE FROM {table} WHERE key = ?", [(k,) for k in keys])
 
     def put_call(self, key: str, kind: str, model: str, request: dict[str, Any], value: Any,
                  holder: str | None = None) -> None:
@@ -462,12 +450,8 @@ class Store:
         with self.transaction() as db:
             answers = self._get_calls(db, keys, kind, None, locked=True)
             missing = [k for k in dict.fromkeys(keys) if k not in answers]
-            held = {}
-            for start in range(0, len(missing), _BATCH):
-                batch = missing[start:start + _BATCH]
-                held.update({row[0]: row[1:] for row in db.execute(
-                    f"SELECT key, holder, pid, host, started, expires FROM claims WHERE key IN "
-                    f"({','.join('?' * len(batch))})", batch)})
+            claims = _rows_of(db, "SELECT key, holder, pid, host, started, expires FROM claims", missing)
+            held = {row[0]: row[1:] for row in claims}
             for key in missing:
                 if key in held:
                     who, pid, host, started, expires = held[key]
@@ -488,11 +472,6 @@ class Store:
             log.warning("store %s: taking over %d request(s) claimed by process %s on %s, which died or stopped "
                         "renewing its lease", self.path, count, pid, host)
         return answers, ours, others
-
-    def renew(self, holder: str, lease: float = LEASE_SECONDS) -> None:
-        """Extend ``holder``'s claims by ``lease`` from now (the heartbeat of a working process)."""
-        with self.transaction() as db:
-            db.execute("UPDATE claims SET expires = ? WHERE holder = ?", (time.time() + lease, holder))
 
     def release(self, keys: Sequence[str], holder: str) -> None:
         """Drop ``holder``'s claims on ``keys`` (answered, not kept, or given up on an error)."""
@@ -533,7 +512,8 @@ class Store:
                 leases = {h: self._holders[h][0] for h in due}
             for holder, lease in leases.items():
                 try:
-                    self.renew(holder, lease)
+                    with self.transaction() as db:
+                        db.execute("UPDATE claims SET expires = ? WHERE holder = ?", (time.time() + lease, holder))
                 except sqlite3.Error as error:  # the next beat tries again; the claim may lapse meanwhile
                     log.warning("store %s: could not renew the claims of %s (%s)", self.path, holder, error)
 

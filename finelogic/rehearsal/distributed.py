@@ -22,24 +22,13 @@ STYLES = ("NL", "Symb-Struct", "Symb-Filter", "Symb-Direct", "LogiPT")
 CPU_CONFIG = Path(__file__).resolve().parents[1] / "sft" / "configs" / "accelerate" / "cpu_2proc_gloo.yaml"
 
 
-def launch_command(style: str, base: str, out: Path, *, profile: str, steps: int, train: Mapping[str, Any],
-                   seed: int = 0, fresh: bool = False, port: int = 29531,
-                   sizes: Mapping[str, Any] | None = None) -> list[str]:
-    """The ``accelerate launch`` command line for one style on 2 CPU processes."""
-    command = [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(CPU_CONFIG),
-               "--main_process_port", str(port), "-m", "finelogic.runs.training", "--style", style,
-               "--profile", profile, "--base", base, "--out", str(out), "--seed", str(seed),
-               "--max-steps", str(steps), "--save-steps", "1", "--train", json.dumps(dict(train))]
-    command += ["--sizes", json.dumps(dict(sizes))] if sizes else []
-    return command + (["--fresh"] if fresh else [])
-
-
 def rehearse_distributed(root: Path, base: str, *, profile: str = "paper", steps: int = 2,
                          train: Mapping[str, Any], styles: Sequence[str] = STYLES, seed: int = 0,
                          sizes: Mapping[str, Any] | None = None,
                          timeout: float = 3600) -> tuple[list[dict[str, Any]], dict[str, str]]:
-    """Launch every style (module docstring) in the caller's environment: one report row per launch (stage
-    ``trl-2proc <style>``) and the errors by style. ``sizes``: training-set sizes other than the profile's."""
+    """Launch every style (module docstring) with ``accelerate launch`` on 2 CPU processes, in the caller's
+    environment: one report row per launch (stage ``trl-2proc <style>``) and the errors by style. ``sizes``:
+    training-set sizes other than the profile's."""
     from finelogic.rehearsal.running import load_avg, report_row
 
     rows: list[dict[str, Any]] = []
@@ -49,12 +38,14 @@ def rehearse_distributed(root: Path, base: str, *, profile: str = "paper", steps
                                           *filter(None, [os.environ.get("PYTHONPATH")])])}
     for index, style in enumerate(styles):
         out = root / "sft-trl" / style
-        kill_first = index == 0
-        attempts = [("killed", True), ("", False)] if kill_first else [("", False)]
+        attempts = [("killed", True), ("", False)] if index == 0 else [("", False)]
         for label, kill in attempts:
             row = report_row("supervision", f"trl-2proc {style}" + (f" {label}" if label else ""))
-            command = launch_command(style, base, out, profile=profile, steps=steps, train=train, seed=seed,
-                                     fresh=kill, port=29531 + index, sizes=sizes)
+            command = [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(CPU_CONFIG),
+                       "--main_process_port", str(29531 + index), "-m", "finelogic.runs.training", "--style", style,
+                       "--profile", profile, "--base", base, "--out", str(out), "--seed", str(seed),
+                       "--max-steps", str(steps), "--save-steps", "1", "--train", json.dumps(dict(train))]
+            command += (["--sizes", json.dumps(dict(sizes))] if sizes else []) + (["--fresh"] if kill else [])
             started = time.perf_counter()
             process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                        text=True, start_new_session=True)
@@ -71,7 +62,8 @@ def rehearse_distributed(root: Path, base: str, *, profile: str = "paper", steps
                     status = f"error: timed out after {timeout:.0f} s"
                 if process.returncode != 0 and status == "ok":
                     status = f"error: exit {process.returncode}: {output[-400:]}"
-            record = _record(out) if not kill else {}
+            log_file = out / "train_log.json"
+            record = json.loads(log_file.read_text(encoding="utf-8")) if not kill and log_file.is_file() else {}
             row.update(wall_s=round(time.perf_counter() - started, 1), status=status,
                        peak_rss_mb=round(record.get("peak_rss_mb") or
                                          resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024),
@@ -119,11 +111,6 @@ def _kill_tree(process: subprocess.Popen) -> None:
         process.send_signal(signal.SIGKILL)
     except ProcessLookupError:
         pass
-
-
-def _record(out: Path) -> dict[str, Any]:
-    path = out / "train_log.json"
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
 def _note(record: Mapping[str, Any], killed: bool) -> str:

@@ -6,14 +6,12 @@ results. Probing and LogicMark read the embedded model in process (hidden states
 from __future__ import annotations
 
 import logging
-import shutil
 import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from finelogic.config import STORE_FILE, environment, store_path
-from finelogic.data.stored import copy_stored
-from finelogic.rehearsal.running import PROFILE, run_family, served_spec
+from finelogic.config import environment
+from finelogic.rehearsal.running import PROFILE, prepare, run_family, served_spec
 from finelogic.runs import registry
 from finelogic.runs.base import PlanContext, Run, entry_name
 
@@ -62,7 +60,7 @@ def slice_context(fraction: float, url: str, model: str, *, embedded: Path, stan
 
 
 def rehearse_slice(families: Sequence[registry.Family], fraction: float, root: Path, *, standin: Path, seed: int = 0,
-                   fresh: bool = True, data_dir: Any = None, keep_going: bool = True,
+                   fresh: bool = True, data_dir: Any = None,
                    train: Mapping[str, Any] | None = None, max_new_tokens: int | None = None,
                    overrides: Mapping[str, Mapping[str, Any]] | None = None, rows: list[dict[str, Any]],
                    errors: dict[str, str], written: Callable[[], Any] = lambda: None) -> None:
@@ -73,11 +71,7 @@ def rehearse_slice(families: Sequence[registry.Family], fraction: float, root: P
     from finelogic.models.llama_server import LlamaServer
 
     max_new_tokens = max_new_tokens or MAX_NEW_TOKENS
-    if fresh:
-        for sub in ("cache", PROFILE):
-            shutil.rmtree(root / sub, ignore_errors=True)
-    root.mkdir(parents=True, exist_ok=True)
-    copy_stored(store_path(), root / "cache" / STORE_FILE)  # test sets, not model output
+    prepare(root, fresh)
     embedded = converted_path()  # in the user's cache, before the slice's cache is set: converted once
     start = time.perf_counter()
     with LlamaServer(threads=1, n_ctx=N_CTX, startup_timeout=600) as server:
@@ -90,7 +84,7 @@ def rehearse_slice(families: Sequence[registry.Family], fraction: float, root: P
                                                            standin=standin, max_new_tokens=max_new_tokens,
                                                            train=train, given=given))
                 plan["overrides"].update(given)
-                stage_rows, error = run_family(family, plan, seed, data_dir, root, keep_going, made)
+                stage_rows, error = run_family(family, plan, seed, data_dir, root, True, made)
                 for row, stage in zip(stage_rows, ("real-slice", "real-slice write")):
                     row.update(stage=stage, note=plan["note"])
                 if family.models == registry.SERVED:  # HTTP requests to llama.cpp (every attempt)

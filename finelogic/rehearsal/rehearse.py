@@ -14,9 +14,8 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-from finelogic.config import STORE_FILE, environment, repo_root, store_path
-from finelogic.data.stored import copy_stored
-from finelogic.rehearsal.running import PROFILE, REPORT_COLUMNS, report_row, run_family, served_spec
+from finelogic.config import environment, repo_root
+from finelogic.rehearsal.running import PROFILE, REPORT_COLUMNS, prepare, report_row, run_family, served_spec
 from finelogic.rehearsal.standin import StandInProcess
 from finelogic.runs import registry
 from finelogic.runs.base import PlanContext, Run, entry_name
@@ -46,16 +45,17 @@ class Rehearsal:
 
 
 def rehearse(families: Sequence[str] | None = None, *, real_slice: float = 0.0, root: str | Path | None = None,
-             seed: int = 0, fresh: bool = True, train_steps: int = 2, layers: int = 2, width: int = 64,
+             seed: int = 0, fresh: bool = True, train_steps: int = 2,
              overrides: Mapping[str, Mapping[str, Any]] | None = None, data_dir: str | Path | None = None,
-             keep_going: bool = True, stand_ins: bool = True, slice_tokens: int | None = None,
+             stand_ins: bool = True, slice_tokens: int | None = None,
              slice_overrides: Mapping[str, Mapping[str, Any]] | None = None,
              distributed: bool = False) -> Rehearsal:
     """Run ``families`` (default all, in the registry's order) of the paper profile against stand-ins: served
     models answered by :class:`~finelogic.rehearsal.standin.StandInServer` through the real OpenAI backend,
     in-process ones small random-init checkpoints (:func:`standin_checkpoints`), fine-tuning ``train_steps``
-    steps of the paper's recipe (:data:`REHEARSAL_TRAIN`). Results go to ``<root>/paper/<family>/``, the cache
-    to ``<root>/cache``, the report to ``report.csv``, ``requests.csv`` and ``plan.csv``.
+    steps of the paper's recipe (:data:`REHEARSAL_TRAIN`). A family's crash is recorded in the report and the
+    next family runs. Results go to ``<root>/paper/<family>/``, the cache to ``<root>/cache``, the report to
+    ``report.csv``, ``requests.csv`` and ``plan.csv``.
 
     Args:
         real_slice: a fraction in (0, 1]: also run that share of every family against llama.cpp's server with
@@ -64,10 +64,8 @@ def rehearse(families: Sequence[str] | None = None, *, real_slice: float = 0.0, 
         fresh: empty ``root``'s results and cache first; False answers a rerun from the cache and writes
             ``report-resumed.csv`` / ``requests-resumed.csv`` beside the fresh report.
         train_steps: optimizer steps per fine-tuned model (the paper's recipe otherwise).
-        layers, width: the in-process stand-in's transformer blocks and hidden size.
         overrides, slice_overrides: extra overrides per family, applied last.
         data_dir: the real benchmark files; default ``$FINELOGIC_DATA_DIR``.
-        keep_going: record a family's crash in the report and go on (False: raise it).
         stand_ins: run the families against the stand-ins (False: the real slice only).
         slice_tokens: the real slice's cap on new tokens (default
             :data:`finelogic.rehearsal.real_slice.MAX_NEW_TOKENS`).
@@ -78,13 +76,8 @@ def rehearse(families: Sequence[str] | None = None, *, real_slice: float = 0.0, 
         raise ValueError(f"real_slice must be a fraction in [0, 1], got {real_slice!r}")
     chosen = registry.ordered(families)  # a ValueError naming the valid families for an unknown one
     root = Path(root) if root is not None else repo_root() / "results" / "rehearsal"
-    if fresh and stand_ins:
-        for sub in ("cache", PROFILE):
-            shutil.rmtree(root / sub, ignore_errors=True)
-    root.mkdir(parents=True, exist_ok=True)
-    # Test sets are not model output: start from the user's stored ones rather than generate them again.
-    copy_stored(store_path(), root / "cache" / STORE_FILE)
-    checkpoints = standin_checkpoints(root / "cache" / "stand-in-models", layers=layers, width=width)
+    prepare(root, fresh and stand_ins)
+    checkpoints = standin_checkpoints(root / "cache" / "stand-in-models")
     server = StandInProcess(checkpoints[0])  # its own process: its work runs beside the run's, not in turns
     rows, request_rows, errors = [], [], {}
     made: dict[str, Run] = {}
@@ -97,7 +90,7 @@ def rehearse(families: Sequence[str] | None = None, *, real_slice: float = 0.0, 
                                                           given=given))
                 plan["overrides"].update(given)
                 before = {(c["model"], c["kind"]): c for c in server.counts()}
-                stage_rows, error = run_family(family, plan, seed, data_dir, root, keep_going, made)
+                stage_rows, error = run_family(family, plan, seed, data_dir, root, True, made)
                 sent = _difference(server.counts(), before)
                 request_rows += [{"family": family.name, **c} for c in sent]
                 stage_rows[0].update(requests=sum(c["requests"] for c in sent),
@@ -120,9 +113,8 @@ def rehearse(families: Sequence[str] | None = None, *, real_slice: float = 0.0, 
         from finelogic.rehearsal.real_slice import rehearse_slice
 
         rehearse_slice(chosen, real_slice, root / "real-slice", standin=checkpoints[0], seed=seed, fresh=fresh,
-                       data_dir=data_dir, keep_going=keep_going, train={**REHEARSAL_TRAIN, "max_steps": train_steps},
-                       max_new_tokens=slice_tokens,
-                       overrides=slice_overrides, rows=rows, errors=errors,
+                       data_dir=data_dir, train={**REHEARSAL_TRAIN, "max_steps": train_steps},
+                       max_new_tokens=slice_tokens, overrides=slice_overrides, rows=rows, errors=errors,
                        written=lambda: _write(root, suffix, rows, request_rows))
     report, requests = _write(root, suffix, rows, request_rows)
     if fresh and stand_ins:
@@ -169,29 +161,28 @@ def local(name: str, checkpoint: Path) -> dict[str, Any]:
     return {"name": PREFIX + name if not name.startswith(PREFIX) else name, "kind": "ckpt", "path": str(checkpoint)}
 
 
-def standin_checkpoints(folder: Path, *, layers: int = 2, width: int = 64, count: int = 6) -> list[Path]:
+def standin_checkpoints(folder: Path, *, count: int = 6) -> list[Path]:
     """``count`` random-init checkpoints (seeds 0..count-1) of the embedded model's architecture cut to
-    ``layers`` blocks of width ``width``, made once per folder: one per LogicMark model of the paper profile,
-    since two models on one checkpoint would share cache entries."""
+    2 blocks of width 64, made once per folder: one per LogicMark model of the paper profile, since two models
+    on one checkpoint would share cache entries."""
     paths = []
     for seed in range(count):
-        target = folder / f"smollm2-arch-{layers}x{width}-seed{seed}"
+        target = folder / f"smollm2-arch-2x64-seed{seed}"
         if not (target / "config.json").is_file():
-            _save_standin(target, layers, width, seed)
+            _save_standin(target, seed)
         paths.append(target)
     return paths
 
 
-def _save_standin(target: Path, layers: int, width: int, seed: int) -> None:
+def _save_standin(target: Path, seed: int) -> None:
     from transformers import AutoConfig, AutoTokenizer
 
     from finelogic.models.embedded import converted_path, random_init_like
 
     source = converted_path()
     config = AutoConfig.from_pretrained(source)
-    heads = max(1, width // 16)
-    config.update({"num_hidden_layers": layers, "hidden_size": width, "intermediate_size": 4 * width,
-                   "num_attention_heads": heads, "num_key_value_heads": heads, "head_dim": width // heads})
+    config.update({"num_hidden_layers": 2, "hidden_size": 64, "intermediate_size": 256, "num_attention_heads": 4,
+                   "num_key_value_heads": 4, "head_dim": 16})
     model = random_init_like(config, seed)
     staging = target.with_name(target.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)

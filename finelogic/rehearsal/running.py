@@ -6,11 +6,14 @@ from __future__ import annotations
 import logging
 import os
 import resource
+import shutil
 import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
+from finelogic.config import STORE_FILE, store_path
+from finelogic.data.stored import copy_stored
 from finelogic.runs.base import Run
 from finelogic.runs.registry import Family
 
@@ -32,6 +35,16 @@ def served_spec(entry: Any, name: str, model: str, url: str, options: dict[str, 
     if isinstance(entry, Mapping) and "scorer" in entry:
         spec["scorer"] = entry["scorer"]
     return spec
+
+
+def prepare(root: Path, fresh: bool) -> None:
+    """Empty ``root``'s cache and results when ``fresh``; copy the user's stored test sets into its cache (they
+    are not model output: no need to generate them again)."""
+    if fresh:
+        for sub in ("cache", PROFILE):
+            shutil.rmtree(root / sub, ignore_errors=True)
+    root.mkdir(parents=True, exist_ok=True)
+    copy_stored(store_path(), root / "cache" / STORE_FILE)
 
 
 def load_avg() -> str:

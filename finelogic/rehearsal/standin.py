@@ -58,8 +58,8 @@ class Tally:
 
 
 class StandInServer:
-    """The stand-in server in a daemon thread (:meth:`start`); ``count_tokens`` (``text -> tokens``, default
-    whitespace words) counts a deterministic 1-in-``sample`` sample of the messages, the rest are counted by
+    """The stand-in server (:func:`serve` runs it in a process of its own); ``count_tokens`` (``text -> tokens``,
+    default whitespace words) counts a deterministic 1-in-``sample`` sample of the messages, the rest are counted by
     characters at the sample's ratio, plus 4 tokens per message for the chat template."""
 
     def __init__(self, count_tokens: Callable[[str], int] | None = None, *, sample: int = 16) -> None:
@@ -70,28 +70,11 @@ class StandInServer:
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True,
-                                        name="stand-in-server")
 
     @property
     def url(self) -> str:
         """The base URL for :class:`~finelogic.models.openai_backend.OpenAIBackend` (``.../v1``)."""
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def start(self) -> "StandInServer":
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._thread.is_alive():  # shutdown() waits for a serve loop that never started otherwise
-            self._server.shutdown()
-        self._server.server_close()
-
-    def __enter__(self) -> "StandInServer":
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
 
     def counts(self) -> list[dict[str, Any]]:
         """One dict per (model, kind) seen: ``model, kind, requests, prompt_tokens, cap_tokens, reply_tokens``
@@ -197,7 +180,10 @@ def reply(kind: str, text: str, rng: random.Random, cap: int, facts_text: str | 
     if shape == "truncated":
         words = (_proof(facts, rng) + " ") * 40
         return " ".join(words.split()[:max(1, min(cap or TRUNCATED_WORDS, TRUNCATED_WORDS))]), "length"
-    body = _proof(facts, rng) if shape.startswith("proof") else _prose(rng)
+    body = _proof(facts, rng) if shape.startswith("proof") else rng.choice([
+        "Looking at the facts, the hypothesis follows from what we know about the bear.",
+        "None of the facts mention the hypothesis directly, so it is hard to say.",
+        "The facts contradict the hypothesis: the cat is not kind."])
     return (f"{body}\n\n{marker}" if shape.endswith("+marker") else body), "stop"
 
 
@@ -234,12 +220,6 @@ def _proof(facts: list[str], rng: random.Random, formal: bool = False) -> str:
         previous = f"int{k}"
     lines.append(f"{previous} -> {rng.choice(['hypothesis', '¬hypothesis'])};")
     return "\n".join(lines)
-
-
-def _prose(rng: random.Random) -> str:
-    return rng.choice(["Looking at the facts, the hypothesis follows from what we know about the bear.",
-                       "None of the facts mention the hypothesis directly, so it is hard to say.",
-                       "The facts contradict the hypothesis: the cat is not kind."])
 
 
 def _program(facts: list[str], rng: random.Random) -> str:
