@@ -60,12 +60,6 @@ class Evaluation:
     notes: list[str] = field(default_factory=list)
 
 
-def default_out(models: Sequence[str], profile: str) -> Path:
-    """``results/eval/<models>-<profile>``: a folder name made of the model specs' safe characters."""
-    slug = re.sub(r"[^A-Za-z0-9.]+", "-", "+".join(models)).strip("-")[:80] or "models"
-    return repo_root() / "results" / "eval" / f"{slug}-{profile}"
-
-
 def capabilities(spec: ModelSpec) -> Capabilities:
     """Ask a server what :class:`Capabilities` says (raises on a server that cannot be used at all: see the
     module docstring); in-process kinds are read off their kind."""
@@ -87,7 +81,8 @@ def capabilities(spec: ModelSpec) -> Capabilities:
 def evaluate(models: Sequence[str], *, profile: str = "tiny", families: Sequence[str] | None = None,
              out: str | Path | None = None, seed: int = 0, data_dir: str | Path | None = None) -> Evaluation:
     """Run ``families`` (default :data:`FAMILIES`) of ``profile`` for ``models`` (model specs, see
-    :mod:`finelogic.models.spec`) and write runs and report to ``out`` (default :func:`default_out`).
+    :mod:`finelogic.models.spec`) and write runs and report to ``out`` (default
+    ``results/eval/<models>-<profile>``, of the model specs' safe characters).
 
     Raises:
         ValueError: a model spec or family name that does not parse (named, with the valid forms).
@@ -106,7 +101,9 @@ def evaluate(models: Sequence[str], *, profile: str = "tiny", families: Sequence
     names = [s.name for s in specs]
     if len(set(names)) < len(names):
         raise ValueError(f"two models share a row name ({', '.join(names)}); give one a name")
-    made = Evaluation(tuple(models), profile, Path(out) if out is not None else default_out(models, profile))
+    slug = re.sub(r"[^A-Za-z0-9.]+", "-", "+".join(models)).strip("-")[:80] or "models"
+    made = Evaluation(tuple(models), profile, Path(out) if out is not None else
+                      repo_root() / "results" / "eval" / f"{slug}-{profile}")
     can = [capabilities(s) for s in specs]
     scorable = [c.spec for c in can if not c.loglikelihood]
     readable = [c.spec for c in can if not c.hidden_states]

@@ -134,12 +134,6 @@ def worked_answer(example: Problem) -> str:
     return f"{reasoning}\n{MARKERS[example.label]}"
 
 
-def few_shot_block(examples: Sequence[Problem]) -> str:
-    """The worked examples as they precede the problem in the Few-shot user message."""
-    parts = [f"Example {i}:\n{problem_text(e)}\nAnswer: {worked_answer(e)}" for i, e in enumerate(examples, 1)]
-    return "Here are solved examples.\n\n" + "\n\n".join(parts) + "\n\nNow solve this problem.\n"
-
-
 @lru_cache(maxsize=None)
 def default_few_shot_examples(three_labels: bool = True) -> tuple[Problem, ...]:
     """One PROVED, one DISPROVED and (``three_labels``) one UNKNOWN example from our FLD generator: seed
@@ -211,7 +205,8 @@ def build_conversation(problem: Problem, setting: PromptSetting | str, *,
         user = f"{given or problem_text(problem)}\n{suffix}"
     else:
         user = problem_text(problem, setting.suffix)
-        if setting.few_shot:
-            user = few_shot_block(examples) + user
+        if setting.few_shot:  # the worked examples, then the problem
+            parts = [f"Example {i}:\n{problem_text(e)}\nAnswer: {worked_answer(e)}" for i, e in enumerate(examples, 1)]
+            user = "Here are solved examples.\n\n" + "\n\n".join(parts) + "\n\nNow solve this problem.\n" + user
     return [{"role": "system", "content": system_prompt(problem.dataset, setting, layout)},
             {"role": "user", "content": user}]

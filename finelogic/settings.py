@@ -98,21 +98,16 @@ def merge(instance: S, overrides: Mapping[str, Any] | None, path: str) -> S:
 RECORDED_WHEN_SET = types.MappingProxyType({"recorded": "when set"})
 
 
-def recorded_fields(value: Any) -> dict[str, Any]:
-    """A settings dataclass's fields as its records keep them: every field, less those marked
-    :data:`RECORDED_WHEN_SET` that hold their default."""
-    return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)
-            if not (f.metadata.get("recorded") == "when set" and getattr(value, f.name) == f.default)}
-
-
 def as_data(value: Any) -> Any:
-    """Settings as plain JSON data (dicts, lists, strings, numbers): what a run's provenance records."""
+    """Settings as plain JSON data (dicts, lists, strings, numbers): what a run's provenance records. A
+    settings dataclass gives every field, less those marked :data:`RECORDED_WHEN_SET` that hold their default."""
     return json.loads(json.dumps(value, default=_plain))
 
 
 def _plain(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return recorded_fields(value)
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)
+                if not (f.metadata.get("recorded") == "when set" and getattr(value, f.name) == f.default)}
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, (set, frozenset, tuple, range)):
