@@ -131,23 +131,16 @@ class StandInServer:
             tally.reply_tokens += reply_tokens
 
 
+#: The instruction each kind of chat prompt carries, in the order they are looked for.
+_CUES = (("Answer true or false only.", "judge"), ("This translation has an error", "logic-lm-refine"),
+         ("Translate a logic problem into formulas", "logic-lm"), ("You are checking a solution.", "symbcot-verify"),
+         ("Work in symbols. First write a plan", "symbcot-plan"), ("You are the selection step", "sel-inf-select"),
+         ("You are the inference step", "sel-inf-infer"))
+
+
 def prompt_kind(text: str) -> str:
     """Which of :data:`KINDS` a chat prompt is, from the instructions the package's prompts carry."""
-    if "Answer true or false only." in text:
-        return "judge"
-    if "This translation has an error" in text:
-        return "logic-lm-refine"
-    if "Translate a logic problem into formulas" in text:
-        return "logic-lm"
-    if "You are checking a solution." in text:
-        return "symbcot-verify"
-    if "Work in symbols. First write a plan" in text:
-        return "symbcot-plan"
-    if "You are the selection step" in text:
-        return "sel-inf-select"
-    if "You are the inference step" in text:
-        return "sel-inf-infer"
-    return "answer"
+    return next((kind for cue, kind in _CUES if cue in text), "answer")
 
 
 def reply(kind: str, text: str, rng: random.Random, cap: int, facts_text: str | None = None) -> tuple[str, str]:
