@@ -135,6 +135,11 @@ def _refuse_unknown(cls: type, keys: Mapping[str, Any], path: str) -> list[str]:
     return names
 
 
+#: What a setting of each plain type accepts (a bool is never an int or a float here), as its error says it.
+_SCALARS = {bool: ((bool,), "true or false"), int: ((int,), "an integer"), float: ((int, float), "a number"),
+            str: ((str,), "a string")}
+
+
 def _coerce(hint: Any, value: Any, path: str) -> Any:
     """``value`` checked against the type ``hint`` (built when it is a settings dataclass)."""
     if hint is Any:
@@ -170,20 +175,9 @@ def _coerce(hint: Any, value: Any, path: str) -> Any:
             raise SettingsError(f"{path}: expected a mapping, got {value!r}")
         item = args[1] if args else Any
         return types.MappingProxyType({k: _coerce(item, v, f"{path}.{k}") for k, v in value.items()})
-    if hint is bool:
-        if not isinstance(value, bool):
-            raise SettingsError(f"{path}: expected true or false, got {value!r}")
-        return value
-    if hint is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise SettingsError(f"{path}: expected an integer, got {value!r}")
-        return value
-    if hint is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise SettingsError(f"{path}: expected a number, got {value!r}")
-        return float(value)
-    if hint is str:
-        if not isinstance(value, str):
-            raise SettingsError(f"{path}: expected a string, got {value!r}")
-        return value
+    if hint in _SCALARS:
+        accepted, words = _SCALARS[hint]
+        if not isinstance(value, accepted) or (isinstance(value, bool) and hint is not bool):
+            raise SettingsError(f"{path}: expected {words}, got {value!r}")
+        return float(value) if hint is float else value
     return value
