@@ -13,9 +13,9 @@ from finelogic.logic.proof import ProofStep, parse_proof_steps
 from finelogic.data.generators.nl import render_sentence
 from finelogic.data.problem import Problem
 from finelogic.eval.judges import Judge
-from finelogic.eval.steps import (HYPOTHESIS, NEGATED_HYPOTHESIS, Step, parse_steps, step_from_json, step_to_json,
-                                  template_vocabulary)
-from finelogic.logic import entails, is_atomic_step, negate, parse_formula
+from finelogic.eval.steps import (HYPOTHESIS, NEGATED_HYPOTHESIS, Step, parse_steps, problem_formulas, step_from_json,
+                                  step_to_json, template_vocabulary)
+from finelogic.logic import entails, is_atomic_step, negate
 
 KINDS = ("gold", "merged", "swapped_premise", "negated_conclusion")
 
@@ -49,12 +49,6 @@ def labelled_from_json(value: dict) -> list[LabelledStep]:
             for k, step, kind, valid, atomic, response in value["items"]]
 
 
-def _formulas(problem: Problem) -> dict:
-    out = {k: parse_formula(v) for k, v in problem.formulas.items()}
-    out[NEGATED_HYPOTHESIS] = negate(out[HYPOTHESIS])
-    return out
-
-
 def _labelled(problem: Problem, before: Sequence[ProofStep], step: ProofStep, conclusion, kind: str,
               formulas: dict) -> LabelledStep:
     """``step`` after the gold steps ``before``, read as a judge reads it, labelled on the formulas."""
@@ -86,7 +80,7 @@ def problem_labelled_steps(problem: Problem, rng: random.Random) -> list[Labelle
     vocabulary = template_vocabulary(problem)
     if problem.proof is None or vocabulary is None:
         return []
-    formulas = _formulas(problem)
+    formulas = problem_formulas(problem)
     gold = parse_proof_steps(problem.proof)
     distractors = list(problem.meta.get("distractors", ()))
     out = []

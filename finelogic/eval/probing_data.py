@@ -6,16 +6,17 @@ from __future__ import annotations
 
 import functools
 import random
-from itertools import islice
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any, Iterable, Mapping, MutableMapping, Sequence
 
 from tqdm import tqdm
 
 from finelogic.data.generators.nl import render_sentence
 from finelogic.data.problem import DISPROVED, PROVED, Problem
+from finelogic.eval.steps import problem_formulas
 from finelogic.logic import (And, Atom, Const, Exists, ForAll, Formula, Implies, Not, Or, Var, constants, entails,
-                             matches_rule, negate, parse_formula, substitute)
+                             matches_rule, parse_formula, substitute)
 from finelogic.logic.proof import ProofStep, parse_proof_steps
 from finelogic.memo import memo_key
 
@@ -181,9 +182,7 @@ class ProofLogic:
     def of(cls, problem: Problem) -> "ProofLogic":
         if problem.label not in LABEL_VALUE or not problem.proof:
             raise ValueError(f"problem {problem.id!r}: probing needs a PROVED/DISPROVED problem with a gold proof")
-        formulas = {k: parse_formula(v) for k, v in problem.formulas.items()}
-        formulas["¬hypothesis"] = negate(formulas["hypothesis"])
-        return cls(problem, gold_steps(problem.proof), formulas)
+        return cls(problem, gold_steps(problem.proof), problem_formulas(problem))
 
     @property
     def n_steps(self) -> int:

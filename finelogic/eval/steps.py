@@ -140,6 +140,15 @@ def problem_reference(problem: Problem) -> dict[str, str]:
     return reference
 
 
+def problem_formulas(problem: Problem) -> dict:
+    """The same ids' formulas: ``problem.formulas`` parsed, and ``¬hypothesis`` the negated hypothesis."""
+    from finelogic.logic import negate, parse_formula
+
+    formulas = {k: parse_formula(v) for k, v in problem.formulas.items()}
+    formulas[NEGATED_HYPOTHESIS] = negate(formulas[HYPOTHESIS])
+    return formulas
+
+
 def parse_steps(response: str, problem: Problem) -> list[Step]:
     """Paper §3.2 step extraction: :func:`split_steps`, each premise resolved to the problem's fact or the latest
     earlier step concluding that id (None for an id defined later or never: the paper code's "reference
