@@ -10,6 +10,7 @@ import pandas as pd
 
 from finelogic.book.tables import Table, present
 from finelogic.data.suites import PAPER_NAMES
+from finelogic.eval.cues import cue_table
 from finelogic.eval.accuracy import COMPAT_COLUMNS, summarize
 from finelogic.paper import reported
 
@@ -156,8 +157,6 @@ def data_note(sets: pd.DataFrame) -> str:
 
 def cue_rows(run) -> pd.DataFrame:
     """:func:`finelogic.eval.cues.cue_table` of an accuracy run's records against its own test sets."""
-    from finelogic.eval.cues import cue_table
-
     return cue_table(run.records, [p for s in run.eval_sets for p in s.problems])
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pandas as pd
+import seaborn as sns
 
 from finelogic import paper
 from finelogic.book import figures
@@ -56,8 +57,6 @@ def label_counts(run) -> pd.DataFrame:
 def depth_histograms(run):
     """Items per depth (hops or proof steps) for each dataset that has depths: one bar panel per dataset,
     two panels a row, sharing the y axis."""
-    import seaborn as sns
-
     names = list(dict.fromkeys(run.depths["dataset"]))
     ncols = min(2, max(len(names), 1))
     nrows = -(-len(names) // ncols) if names else 1

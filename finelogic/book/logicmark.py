@@ -8,8 +8,14 @@ from typing import Any
 
 import pandas as pd
 
+from finelogic.book import figures
+from finelogic.book.provenance import caption
 from finelogic.book.tables import Table, present, wide
-from finelogic.eval.logicmark import HOPS, derivation
+from finelogic.config import repo_root
+from finelogic.data.generators.logicmark import Statement
+from finelogic.eval.logicmark import HOPS, derivation, with_ci
+from finelogic.paper import LOGICMARK_NEAREST, reported
+from finelogic.runs.logicmark import GEMMA
 
 #: The card's hop columns, ``1-hop`` ... ``5-hop``.
 HOP_COLUMNS = [f"{h}-hop" for h in HOPS]
@@ -19,8 +25,6 @@ CARD_ROWS_SHOWN = ("SmolLM2-135M", "SmolLM2-1.7B", "Qwen2.5-3B", "pythia-14m")
 
 def note(run: Any, notebook: str, what: str, model: str | None = None) -> str:
     """The provenance caption under every table and figure of the page, then ``what``."""
-    from finelogic.book.provenance import caption
-
     p = run.provenance
     return (caption(notebook, p.profile, p.seed, model=model, n=p.n, items=p.data["logicmark"],
                     normalization=p.settings["normalization"]) + " " + what)
@@ -45,16 +49,12 @@ def card_view(card: pd.DataFrame, by_hop: pd.DataFrame, n: int) -> Table:
 def ci_view(table: pd.DataFrame, columns: str = "metric", value: str = "value") -> Table:
     """A long ``model, <columns>, <value>, ci_low, ci_high`` table as one row per model, each cell
     ``12.3 [8.1, 17.0]`` (Wilson 95%; the card-style ``avg``: stratified normal approximation)."""
-    from finelogic.eval.logicmark import with_ci
-
     return present(with_ci(table, columns=columns, value=value).rename_axis("model"), missing=LOGICMARK_MISSING)
 
 
 def hop_figure(by_hop: pd.DataFrame, card: pd.DataFrame):
     """Accuracy by hop: our rows (solid, Wilson 95% bands) and some of the card's (dashed grey, hollow
     marks, ``card: <model> (reported)``); chance dotted."""
-    from finelogic.book import figures
-
     ours = wide(by_hop, index=("model",)).loc[:, HOP_COLUMNS]
     reference = wide(card, index=("model",)).loc[list(CARD_ROWS_SHOWN), HOP_COLUMNS]
     low = wide(by_hop, index=("model",), values="ci_low").loc[:, HOP_COLUMNS]
@@ -67,8 +67,6 @@ def hop_figure(by_hop: pd.DataFrame, card: pd.DataFrame):
 
 def style_figure(by_style: pd.DataFrame):
     """Accuracy by the generator's graph style, bars per model; chance dotted."""
-    from finelogic.book import figures
-
     return figures.grouped_bars(wide(by_style, index=("model",), columns="style", values="accuracy"),
                                 title="Accuracy by graph style (this run)", xlabel="graph style", chance=25,
                                 ylim=(0, 100))
@@ -112,8 +110,6 @@ def option_view(item: Any, record: pd.Series | dict) -> Table:
 def why_it_follows(item: Any, record: pd.Series | dict) -> str:
     """Markdown: the shortest chain of premises that proves the answer, the flipped distractor, and what
     the model picked (``record``'s prediction)."""
-    from finelogic.data.generators.logicmark import Statement
-
     chain = derivation(item)
     answer = item.options[item.answer_index]
     flip = next(o for o in item.options if Statement.parse(o) == Statement.parse(answer).flipped())
@@ -146,28 +142,20 @@ def ours_and_nearest(by_hop: pd.DataFrame, card: pd.DataFrame, nearest: tuple[st
         ``source`` is :data:`OURS_SOURCE` or :data:`CARD_SOURCE`; ``items``: our items per model (the
         ``item_mean`` row's n), missing on the card's rows. A card row not in ``card`` is left out.
     """
-    from finelogic.paper import LOGICMARK_NEAREST
-
     rows = []
     for model, group in by_hop.groupby("model", sort=False):
         cells = group.set_index("metric")
         row: dict[str, Any] = {"model": model, "source": OURS_SOURCE,
                                "items": int(cells.loc["item_mean", "n"]) if "item_mean" in cells.index else None}
+        shown = cells.reindex(TABLE_METRICS)  # NaN for a metric this run has no item of
         for metric in TABLE_METRICS:
-            present = metric in cells.index
-            row[metric] = cells.loc[metric, "value"] if present else float("nan")
-            row[f"{metric} low"] = cells.loc[metric, "ci_low"] if present else float("nan")
-            row[f"{metric} high"] = cells.loc[metric, "ci_high"] if present else float("nan")
+            row[metric], row[f"{metric} low"], row[f"{metric} high"] = shown.loc[metric, ["value", "ci_low", "ci_high"]]
         rows.append(row)
     printed = card.set_index(["model", "metric"])["value"]
     for model in LOGICMARK_NEAREST if nearest is None else nearest:
-        if not any(name == model for name, _ in printed.index):
-            continue
-        row = {"model": model, "source": CARD_SOURCE, "items": None}
-        for metric in TABLE_METRICS:
-            row[metric] = printed.get((model, metric), float("nan"))
-            row[f"{metric} low"] = row[f"{metric} high"] = float("nan")
-        rows.append(row)
+        if model in printed.index.get_level_values("model"):
+            rows.append({"model": model, "source": CARD_SOURCE, "items": None,
+                         **{metric: printed.get((model, metric), float("nan")) for metric in TABLE_METRICS}})
     columns = ["model", "source", "items"] + [f"{m}{s}" for m in TABLE_METRICS for s in ("", " low", " high")]
     table = pd.DataFrame(rows, columns=columns)
     table["items"] = table["items"].astype("Int64")
@@ -188,8 +176,6 @@ def ours_and_nearest_view(by_hop: pd.DataFrame, card: pd.DataFrame, nearest: tup
 
 def gemma_status(run: Any) -> str:
     """Markdown: whether this run has the Gemma 3 270M base row, on how many items, or why not."""
-    from finelogic.runs.logicmark import GEMMA
-
     provenance = run.provenance
     if GEMMA in provenance.models:
         n = int((run.items["model"] == GEMMA).sum())
@@ -206,8 +192,6 @@ def gemma_status(run: Any) -> str:
 
 def gap_dir() -> Path:
     """Where ``benchmarks/logicmark_gap.py`` writes the gap tables the page includes."""
-    from finelogic.config import repo_root
-
     return repo_root() / "book" / "generated-static" / "logicmark_gap"
 
 
@@ -218,8 +202,8 @@ def hop_profile(table: pd.DataFrame) -> pd.DataFrame:
     for (model, setting), group in table.groupby(["model", "setting"], sort=False):
         value = dict(zip(group["metric"], group["value"]))
         hops = [value.get(f"{h}-hop", math.nan) for h in HOPS]
-        highest = not any(math.isnan(v) for v in hops) and hops[0] == max(hops)
-        falls = not any(math.isnan(v) for v in hops) and hops[4] < hops[1]
+        complete = not any(math.isnan(v) for v in hops)
+        highest, falls = complete and hops[0] == max(hops), complete and hops[4] < hops[1]
         rows.append({"model": model, "setting": setting, "one_hop_highest": highest, "falls_with_hops": falls,
                      "card_profile": highest and falls})
     return pd.DataFrame(rows)
@@ -242,8 +226,6 @@ def gap_sentence(profiles: pd.DataFrame, card: pd.DataFrame | None = None) -> st
     :func:`gap_profiles`), how many of the card's rows (``card``: :func:`finelogic.paper.reported`
     ``("logicmark")`` unless given) have each half of it, and how many items the smallest hop bucket held."""
     if card is None:
-        from finelogic.paper import reported
-
         card = reported("logicmark")
     printed = hop_profile(card)
     highest, falls, rows = int(printed["one_hop_highest"].sum()), int(printed["falls_with_hops"].sum()), len(printed)

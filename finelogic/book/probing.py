@@ -6,7 +6,9 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from finelogic.book import figures
 from finelogic.book.display import without_control_tokens
+from finelogic.book.tables import paper_table
 from finelogic.eval.probing import LINEAR, accuracy_by_steps_remaining, shared_once, summarize, table4
 from finelogic.eval.probing_data import TASKS, ProbeRow, row_counts, shown_rows
 
@@ -21,15 +23,8 @@ def caption_params(settings: dict[str, Any]) -> dict[str, Any]:
 def table4_beside_paper(predictions: pd.DataFrame, readout: str, label: str) -> pd.DataFrame:
     """The paper's Table 4 rows, then ours (:func:`finelogic.eval.probing.table4`) labelled ``label``; index
     ``(source, model, probe / setting)``."""
-    from finelogic.book.tables import paper_table
-
-    reported = paper_table("table4")
-    reported.index = pd.MultiIndex.from_tuples([("paper", m, s) for m, s in reported.index],
-                                               names=["source", "model", "probe / setting"])
-    ours = table4(predictions, readout)
-    ours.index = pd.MultiIndex.from_tuples([(label, m, p) for m, p in ours.index],
-                                           names=["source", "model", "probe / setting"])
-    return pd.concat([reported, ours])
+    both = pd.concat({"paper": paper_table("table4"), label: table4(predictions, readout)})
+    return both.rename_axis(["source", "model", "probe / setting"])
 
 
 def css_curves(predictions: pd.DataFrame, readout: str) -> pd.DataFrame:
@@ -53,8 +48,6 @@ def css_prefixes_per_curve(predictions: pd.DataFrame, readout: str) -> int:
 
 def css_curve_figure(curves: pd.DataFrame):
     """:func:`css_curves` as lines over the steps remaining (ours only: the paper reports no such curve)."""
-    from finelogic.book import figures
-
     return figures.accuracy_by_group(curves, title="CSS probe accuracy by proof steps remaining (this run)",
                                      ylabel="prefixes classified correctly (%)", xlabel="proof steps remaining")
 
@@ -62,9 +55,6 @@ def css_curve_figure(curves: pd.DataFrame):
 def table4_figure(predictions: pd.DataFrame, readout: str):
     """Table 4 as a dot plot: the paper's rows (hollow grey) above ours (each model's linear probe, the
     majority-class and text-only rows), one panel per task; CSS in steps, RFI and NSD in %."""
-    from finelogic.book import figures
-    from finelogic.book.tables import paper_table
-
     ours = table4(predictions, readout)
     return figures.paper_vs_ours(ours, paper_table("table4")[list(ours.columns)], shared_x=False,
                                  xlabels={"CSS": "steps (mean correctness span)", "RFI": "% of test problems",

@@ -84,6 +84,15 @@ def _duration(seconds: float) -> str:
     return f"{minutes} min {rest} s"
 
 
+def read_timings(folder: Path | None = None) -> dict[str, dict[str, Any]]:
+    """The runner's ``timings.json`` in ``folder`` (default: the book's output folder); empty when it is
+    absent or unreadable (nothing measured)."""
+    try:
+        return json.loads(((folder or book_output_dir()) / "timings.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
 #: How the boxes' items with the page's measured time and the build's date begin (handouts leave them out).
 TIME_ITEM = "- **time**: "
 BUILT_ITEM = "- **built**: "
@@ -98,12 +107,7 @@ def rerun_text(notebook: str, profile: str, *, seconds: float | None = None,
     if seconds is not None:
         timing = f"**{_duration(seconds)}** at profile {code(profile)}, measured by the runner when this page was built."
     else:
-        if timings is None:
-            try:
-                timings = json.loads((book_output_dir() / "timings.json").read_text())
-            except (OSError, ValueError):  # absent or unreadable: not measured
-                timings = {}
-        entry = timings.get(name)
+        entry = (read_timings() if timings is None else timings).get(name)
         if entry and entry.get("profile") == profile:
             timing = (f"**{_duration(entry['seconds'])}** at profile {code(profile)} "
                       "(the last measured build, from the build's `timings.json`).")

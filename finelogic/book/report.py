@@ -17,8 +17,12 @@ import pandas as pd
 from markdown_it import MarkdownIt
 
 from finelogic import paper
-from finelogic.book import findings, figures
+from finelogic.book import figures, findings, logicmark, probing, soundness
+from finelogic.book.accuracy import cue_view, table2_view, table5_view
+from finelogic.book.tables import paper_table, present_paper
+from finelogic.data.suites import PAPER_NAMES
 from finelogic.files import write_text_atomic
+from finelogic.runs.probing import RANDOM_INIT
 
 STYLE = """<style>
 body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;line-height:1.45;color:#1a1a1a}
@@ -59,10 +63,6 @@ def _section(title: str, finding: str, items: Iterable[Any], run) -> str:
 
 
 def accuracy_section(run) -> str:
-    from finelogic.book.accuracy import cue_view, table2_view
-    from finelogic.book.tables import present_paper
-    from finelogic.data.suites import PAPER_NAMES
-
     return _section("Overall accuracy (Table 2)", findings.accuracy(run), [
         figures.accuracy_bars(run.summary, names=PAPER_NAMES), table2_view(run.summary, run.forced_summary),
         "What an accuracy must beat before it says anything about reasoning (cue rules scored on the same items):",
@@ -71,39 +71,29 @@ def accuracy_section(run) -> str:
 
 
 def depth_section(run) -> str:
-    from finelogic.book.accuracy import table5_view
-    from finelogic.book.tables import paper_table
-
     return _section("Accuracy by proof depth on FLD (Table 5, Figure 3)", findings.depth(run), [
         figures.accuracy_by_depth(run.curves(), paper_table("table5")),
         table5_view(run.summary, run.compat, run.forced)], run)
 
 
 def soundness_section(run) -> str:
-    from finelogic.book import soundness as page
-
     return _section("Stepwise soundness (Table 3)", findings.soundness(run), [
-        page.table3_figure(run), page.table3_view(run), page.exclusions_view(run), "One response, step by step:",
-        *page.one_response(run, "report")], run)
+        soundness.table3_figure(run), soundness.table3_view(run), soundness.exclusions_view(run),
+        "One response, step by step:", *soundness.one_response(run, "report")], run)
 
 
 def probing_section(run) -> str:
-    from finelogic.book import probing as page
-    from finelogic.runs import probing
-
     readout = run.provenance.settings["readouts"][0]
-    return _section("Representation-level probing (Table 4)", findings.probing(run, probing.RANDOM_INIT), [
-        page.table4_figure(run.predictions, readout), page.table4_beside_paper(run.predictions, readout, "ours"),
-        page.table4_with_cis(run.summary, readout)], run)
+    return _section("Representation-level probing (Table 4)", findings.probing(run, RANDOM_INIT), [
+        probing.table4_figure(run.predictions, readout), probing.table4_beside_paper(run.predictions, readout, "ours"),
+        probing.table4_with_cis(run.summary, readout)], run)
 
 
 def logicmark_section(run) -> str:
-    from finelogic.book import logicmark as page
-
     card = paper.reported("logicmark").assign(setting="card (reported)")
     models = list(run.provenance.models)
     return _section("LogicMark: per-hop log-likelihood accuracy", findings.logicmark_models(run, models, None, card), [
-        page.hop_figure(run.by_hop, card), page.ours_and_nearest_view(run.by_hop, card)], run)
+        logicmark.hop_figure(run.by_hop, card), logicmark.ours_and_nearest_view(run.by_hop, card)], run)
 
 
 SECTIONS = {"accuracy": accuracy_section, "depth": depth_section, "soundness": soundness_section,

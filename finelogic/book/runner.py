@@ -23,7 +23,7 @@ import nbformat
 from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
 from finelogic.book.handouts import TEACHING, write_handouts
-from finelogic.book.provenance import RERUN_TAG, rerun_box
+from finelogic.book.provenance import RERUN_TAG, read_timings, rerun_box
 from finelogic.config import book_output_dir, notebooks_dir, repo_root, results_dir
 from finelogic.files import write_json_atomic, write_text_atomic
 from finelogic.profiles import get_profile
@@ -57,23 +57,12 @@ class RunRecord:
     jobs: int = 1  # how many notebooks the runner ran at once
 
 
-def _package_digest() -> str:
-    """Hash of the package sources: a change in finelogic/ invalidates every notebook's last run."""
-    digest = hashlib.sha256()
-    package = repo_root() / "finelogic"
-    for path in sorted(package.rglob("*")):
-        if path.is_file() and path.suffix in {".py", ".yaml", ".json"}:
-            digest.update(path.relative_to(package).as_posix().encode())
-            digest.update(path.read_bytes())
-    return digest.hexdigest()
-
-
 def run_key(notebook_path: Path, parameters: dict[str, Any], upstream: Sequence[Path] = ()) -> str:
     """sha256 over everything the notebook reads (see the module docstring); ``upstream``: result folders."""
     digest = hashlib.sha256()
     digest.update(notebook_path.read_bytes())
     digest.update(json.dumps(parameters, sort_keys=True).encode())
-    digest.update(_package_digest().encode())
+    digest.update(_folder_digest(repo_root() / "finelogic", suffixes=(".py", ".yaml", ".json")).encode())
     digest.update(json.dumps({name: os.environ.get(name) for name in KEY_ENVIRONMENT}, sort_keys=True).encode())
     data = os.environ.get("FINELOGIC_DATA_DIR")
     if data:
@@ -83,12 +72,13 @@ def run_key(notebook_path: Path, parameters: dict[str, Any], upstream: Sequence[
     return digest.hexdigest()
 
 
-def _folder_digest(folder: Path) -> str:
-    """Hash of every file's relative path and content under ``folder`` ("absent" when it does not exist)."""
+def _folder_digest(folder: Path, suffixes: Sequence[str] | None = None) -> str:
+    """Hash of every file's relative path and content under ``folder`` (only names ending in ``suffixes``
+    when given; "absent" when it does not exist)."""
     if not folder.is_dir():
         return "absent"
     digest = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and (suffixes is None or p.suffix in suffixes)):
         digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
         with path.open("rb") as handle:
             for block in iter(lambda: handle.read(1 << 20), b""):
@@ -193,8 +183,10 @@ def run_notebooks(
                 if not unchanged(name, key):
                     finish(name, key, execute(name))
         else:
-            _run_in_parallel(names, _start_order(names, output_dir, profile, families), jobs, execute, key_of,
-                             unchanged, finish, profile, families)
+            reads = {n: {f.notebook for f in families if f.name in _upstream_families(n, profile, families)}
+                     for n in names}
+            _run_in_parallel(_start_order(names, output_dir, profile, families), reads, jobs, execute, key_of,
+                             unchanged, finish)
     finally:
         bar.close()
         _write_timings(output_dir, profile, [records[n] for n in names if n in records])
@@ -278,32 +270,21 @@ def _upstream_families(name: str, profile: str, families: Sequence[Family]) -> t
     return next((f.reads(profile) for f in families if f.notebook == name), ())
 
 
-def _upstream_notebooks(name: str, names: Sequence[str], profile: str, families: Sequence[Family]) -> set[str]:
-    """The notebooks among ``names`` whose results ``name`` reads in ``profile``."""
-    upstream = set(_upstream_families(name, profile, families))
-    return {f.notebook for f in families if f.name in upstream and f.notebook in names}
-
-
 def _start_order(names: Sequence[str], output_dir: Path, profile: str, families: Sequence[Family]) -> list[str]:
     """Longest first: by this profile's last measured times when known, else by the registry's tiny-book minutes."""
-    path = output_dir / "timings.json"
-    try:
-        timings = json.loads(path.read_text()) if path.exists() else {}
-    except ValueError:
-        timings = {}
-    measured = {n: float(t["seconds"]) for n, t in timings.items() if t.get("profile") == profile}
+    measured = {n: float(t["seconds"]) for n, t in read_timings(output_dir).items() if t.get("profile") == profile}
     if all(n in measured for n in names):
         return sorted(names, key=lambda n: -measured[n])
     minutes = {f.notebook: f.minutes for f in families}
     return sorted(names, key=lambda n: -minutes.get(n, 0.0))
 
 
-def _run_in_parallel(names: Sequence[str], order: Sequence[str], jobs: int, execute: Callable[[str], float],
+def _run_in_parallel(order: Sequence[str], reads: dict[str, set[str]], jobs: int, execute: Callable[[str], float],
                      key_of: Callable[[str], str], unchanged: Callable[[str, str], bool],
-                     finish: Callable[[str, str, float], None], profile: str, families: Sequence[Family]) -> None:
-    """Run ``names`` (started in ``order``) up to ``jobs`` at once in worker processes, each after the
-    notebooks it reads; PyTorch gets ``cores // jobs`` threads unless ``OMP_NUM_THREADS`` is set. The first
-    failure stops new starts and is raised once the running ones finish."""
+                     finish: Callable[[str, str, float], None]) -> None:
+    """Run the notebooks of ``order`` (started in that order) up to ``jobs`` at once in worker processes, each
+    after those of them it ``reads``; PyTorch gets ``cores // jobs`` threads unless ``OMP_NUM_THREADS`` is set.
+    The first failure stops new starts and is raised once the running ones finish."""
     threads = {"OMP_NUM_THREADS": str(max(1, (os.cpu_count() or 1) // jobs))}
     pending = list(order)
     running: dict[Future, tuple[str, str]] = {}
@@ -315,7 +296,7 @@ def _run_in_parallel(names: Sequence[str], order: Sequence[str], jobs: int, exec
             for name in list(pending):
                 if failure is not None or len(running) >= jobs:
                     break
-                if _upstream_notebooks(name, names, profile, families) & (set(pending) | active):
+                if reads[name] & (set(pending) | active):
                     continue
                 pending.remove(name)
                 key = key_of(name)
@@ -339,13 +320,12 @@ def _run_in_parallel(names: Sequence[str], order: Sequence[str], jobs: int, exec
 def _write_timings(output_dir: Path, profile: str, records: list[RunRecord]) -> None:
     """Each notebook's seconds of its last real run, when it finished and the 1-minute load then
     (``timings.json``), and the same as the reproduce page's Markdown table (``timings.md``)."""
-    path = output_dir / "timings.json"
-    timings = json.loads(path.read_text()) if path.exists() else {}
+    timings = read_timings(output_dir)
     for record in records:
         if not record.skipped:
             timings[record.notebook] = {"profile": profile, "seconds": round(record.seconds, 1),
                                         "finished": record.finished, "load": record.load, "jobs": record.jobs}
-    write_json_atomic(timings, path)
+    write_json_atomic(timings, output_dir / "timings.json")
     write_text_atomic(output_dir / "timings.md", timings_table(timings))
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 from IPython.display import HTML, Markdown
 
+from finelogic.book import figures
 from finelogic.book.provenance import caption
 from finelogic.book.step_view import step_view_html
 from finelogic.book.tables import Table, human, paper_table, present
@@ -47,11 +48,15 @@ def model_and_gold(run, *, policy: str | None = None, by=("model", "setting")) -
                       soundness_table(run.gold_steps, policy=policy, by=by)], ignore_index=True)
 
 
+def _released_rule(run) -> pd.DataFrame | None:
+    """A principled run's rows read by the released code (for its all-relevant column); None otherwise."""
+    return model_and_gold(run, policy="paper_code_compat") if run.policy == "principled" else None
+
+
 def table3_side_by_side(run) -> pd.DataFrame:
     """Table 3 as the paper printed it over ours (:func:`~finelogic.eval.soundness.table3_percent`; a
     principled run adds the released relevance rule's all-relevant column), indexed by ``source``."""
-    compat = model_and_gold(run, policy="paper_code_compat") if run.policy == "principled" else None
-    ours = table3_percent(model_and_gold(run), compat=compat)
+    ours = table3_percent(model_and_gold(run), compat=_released_rule(run))
     return pd.concat({"paper": paper_table("table3"), "ours": ours}, names=["source"])
 
 
@@ -85,8 +90,7 @@ def metric_view(rows: pd.DataFrame, note: str | None = None, missing: str = METR
 def table3_view(run) -> Table:
     """Table 3 as the paper printed it, then ours (Wilson 95% intervals), in one table with a ``source``
     column; a principled run adds the released relevance rule's all-relevant column."""
-    compat = model_and_gold(run, policy="paper_code_compat") if run.policy == "principled" else None
-    ours = metric_rows(model_and_gold(run), compat=compat).assign(source="ours")
+    ours = metric_rows(model_and_gold(run), compat=_released_rule(run)).assign(source="ours")
     paper = paper_table("table3").reset_index().assign(source="paper")
     rows = pd.concat([paper, ours], ignore_index=True)
     return metric_view(rows[["source", *[c for c in rows.columns if c != "source"]]])
@@ -95,8 +99,6 @@ def table3_view(run) -> Table:
 def table3_figure(run):
     """Table 3 as a dot plot (:func:`finelogic.book.figures.paper_vs_ours`): the paper's rows (GPT-4.1-mini
     judge) above ours (symbolic judge), one panel per metric."""
-    from finelogic.book import figures
-
     rows = metric_rows(model_and_gold(run))
     labels = [f"{m} / {s}" for m, s in zip(rows["model"], rows["setting"])]
     ours, low, high = (rows[[m + suffix for m in METRICS]].set_axis(list(METRICS), axis=1).set_axis(labels)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
+import seaborn as sns
 from IPython.display import Markdown
 
 from finelogic.book import figures
@@ -42,8 +43,6 @@ def figure4(run) -> list[Any]:
 @figures.themed
 def loss_curves(losses: pd.DataFrame):
     """Training loss per optimizer step, one line per trained model (``setting``)."""
-    import seaborn as sns
-
     fig, axes = figures.new_figure(height=3.8)
     ax = axes[0, 0]
     sns.lineplot(losses, x="step", y="loss", hue="setting", style="setting", markers=True, dashes=False,

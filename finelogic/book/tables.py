@@ -10,6 +10,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from finelogic.paper import reported, source
+
 
 def wide(long: pd.DataFrame, index=("model", "setting"), columns: str = "metric",
          values: str = "value") -> pd.DataFrame:
@@ -24,8 +26,6 @@ def wide(long: pd.DataFrame, index=("model", "setting"), columns: str = "metric"
 
 def paper_table(name: str) -> pd.DataFrame:
     """The paper's table ``name`` (see :func:`finelogic.paper.reported`) as printed: wide, in order."""
-    from finelogic.paper import reported
-
     return wide(reported(name))
 
 
@@ -186,8 +186,6 @@ _percent = percent
 def present_paper(name: str, rows: Sequence | None = None) -> Table:
     """The paper's table ``name`` in the book's style: every value a percentage with one decimal
     (``rows``: only these index entries, e.g. the SFT rows)."""
-    from finelogic.paper import source
-
     table = paper_table(name)
     if rows is not None:
         table = table.loc[list(rows)]
