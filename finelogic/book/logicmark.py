@@ -55,10 +55,9 @@ def ci_view(table: pd.DataFrame, columns: str = "metric", value: str = "value") 
 def hop_figure(by_hop: pd.DataFrame, card: pd.DataFrame):
     """Accuracy by hop: our rows (solid, Wilson 95% bands) and some of the card's (dashed grey, hollow
     marks, ``card: <model> (reported)``); chance dotted."""
-    ours = wide(by_hop, index=("model",)).loc[:, HOP_COLUMNS]
+    ours, low, high = (wide(by_hop, index=("model",), values=v).loc[:, HOP_COLUMNS]
+                       for v in ("value", "ci_low", "ci_high"))
     reference = wide(card, index=("model",)).loc[list(CARD_ROWS_SHOWN), HOP_COLUMNS]
-    low = wide(by_hop, index=("model",), values="ci_low").loc[:, HOP_COLUMNS]
-    high = wide(by_hop, index=("model",), values="ci_high").loc[:, HOP_COLUMNS]
     return figures.accuracy_by_group(ours, reference=reference, reference_name="card", low=low, high=high,
                                      chance=25, xlabel="hops in the equality chain",
                                      title="LogicMark accuracy by hop: ours (solid, 95% bands) and the card's "
@@ -221,13 +220,11 @@ def gap_profiles(variants: pd.DataFrame) -> pd.DataFrame:
     return profile.merge(meta.reset_index(), on=["model", "setting"], how="left")
 
 
-def gap_sentence(profiles: pd.DataFrame, card: pd.DataFrame | None = None) -> str:
+def gap_sentence(profiles: pd.DataFrame) -> str:
     """Markdown: per model, which variants reproduce the card's hop profile and which do not (from
-    :func:`gap_profiles`), how many of the card's rows (``card``: :func:`finelogic.paper.reported`
-    ``("logicmark")`` unless given) have each half of it, and how many items the smallest hop bucket held."""
-    if card is None:
-        card = reported("logicmark")
-    printed = hop_profile(card)
+    :func:`gap_profiles`), how many of the card's rows have each half of it, and how many items the smallest
+    hop bucket held."""
+    printed = hop_profile(reported("logicmark"))
     highest, falls, rows = int(printed["one_hop_highest"].sum()), int(printed["falls_with_hops"].sum()), len(printed)
     parts = []
     for model, group in profiles.groupby("model", sort=False):

@@ -8,7 +8,7 @@ import pandas as pd
 
 from finelogic.book import figures
 from finelogic.book.display import without_control_tokens
-from finelogic.book.tables import paper_table
+from finelogic.book.tables import interval, paper_table
 from finelogic.eval.probing import LINEAR, accuracy_by_steps_remaining, shared_once, summarize, table4
 from finelogic.eval.probing_data import TASKS, ProbeRow, row_counts, shown_rows
 
@@ -108,14 +108,10 @@ def table4_with_cis(summary: pd.DataFrame, readout: str) -> pd.DataFrame:
         by = group.set_index("task")
         tasks = [task for task in TASKS if task in by.index]
         units = {t: "steps" if t == "css" else "%" for t in tasks}
-        cells = {f"{t.upper()} ({units[t]})": _with_ci(*by.loc[t, ["metric", "ci_low", "ci_high"]]) for t in tasks}
-        cells.update({f"{t.upper()} rows (%)": _with_ci(*by.loc[t, ["row_accuracy", "row_ci_low", "row_ci_high"]])
+        cells = {f"{t.upper()} ({units[t]})": interval(*by.loc[t, ["metric", "ci_low", "ci_high"]]) for t in tasks}
+        cells.update({f"{t.upper()} rows (%)": interval(*by.loc[t, ["row_accuracy", "row_ci_low", "row_ci_high"]])
                       for t in tasks})
         table[(model, probe)] = cells
     out = pd.DataFrame(table).T
     out.index.names = ["model", "probe"]
     return out
-
-
-def _with_ci(value: float, low: float, high: float) -> str:
-    return f"{value:.1f} [{low:.1f}, {high:.1f}]"

@@ -100,8 +100,7 @@ BUILT_ITEM = "- **built**: "
 
 def rerun_text(notebook: str, profile: str, *, seconds: float | None = None,
                timings: dict[str, dict[str, Any]] | None = None) -> str:
-    """The "Rerun this page" box as MyST Markdown (see :func:`rerun_box`); ``timings`` default: the build's
-    ``timings.json``."""
+    """The body of :func:`rerun_box` as MyST Markdown; ``timings`` default: :func:`read_timings`."""
     name = Path(notebook).stem
     command = f".venv/bin/finelogic run --profile {profile} --notebook {name}"
     if seconds is not None:

@@ -17,13 +17,12 @@ from finelogic.eval.soundness import METRICS, soundness_table, table3_percent
 RATE_COLUMNS = ("valid_rate", "relevant_rate", "atomic_rate")
 
 
-def run_caption(notebook: str, run, **parameters: Any) -> str:
+def run_caption(notebook: str, run) -> str:
     """The page's usual caption: models, responses, judge, the run's soundness policy."""
     prov, steps = run.provenance, run.steps
     models = ", ".join(sorted(steps["model"].unique())) if not steps.empty else "none"
     n = int(steps["sample"].nunique()) if not steps.empty else 0
-    return caption(notebook, prov.profile, prov.seed, model=models, n=n, judge=run.judge, policy=run.policy,
-                   **parameters)
+    return caption(notebook, prov.profile, prov.seed, model=models, n=n, judge=run.judge, policy=run.policy)
 
 
 def policy_note(run) -> str:
@@ -81,10 +80,10 @@ def metric_rows(table: pd.DataFrame, index=("model", "setting"), compat: pd.Data
     return out
 
 
-def metric_view(rows: pd.DataFrame, note: str | None = None, missing: str = METRIC_MISSING) -> Table:
+def metric_view(rows: pd.DataFrame, missing: str = METRIC_MISSING) -> Table:
     """:func:`metric_rows` (optionally with the paper's rows above) in the book's table style."""
     return present(rows, intervals={m: (f"{m}_low", f"{m}_high") for m in METRICS}, percent=["all_relevant_compat"],
-                   headers=METRIC_HEADERS, missing=missing, note=note)
+                   headers=METRIC_HEADERS, missing=missing)
 
 
 def table3_view(run) -> Table:
@@ -119,8 +118,7 @@ def exclusions_view(run) -> Table:
     """Samples scored and excluded per model and setting, and the step-level rates in % (one decimal)."""
     columns = ["model", "setting", "samples", "scored", "no_steps", "undecided", "steps", "undecided_steps"]
     counts = model_and_gold(run)[[*columns, *RATE_COLUMNS]].set_index(["model", "setting"])
-    for column in RATE_COLUMNS:
-        counts[column] = (100 * counts[column]).round(1)
+    counts[list(RATE_COLUMNS)] = (100 * counts[list(RATE_COLUMNS)]).round(1)
     return present(counts, percent=list(RATE_COLUMNS),
                    headers={"no_steps": "No steps found", "undecided": "Undecided samples",
                             "undecided_steps": "Undecided steps", "valid_rate": "Valid steps (%)",
@@ -133,8 +131,7 @@ def quality_view(run) -> Table:
     table = run.quality.set_index(["judge", "criterion"]).reset_index()  # those two first, a copy
     shares = [c for c in table.columns if c not in ("judge", "criterion") and table[c].dtype.kind == "f"
               and table[c].dropna().between(0, 1).all()]
-    for column in shares:
-        table[column] = 100 * table[column]
+    table[shares] = 100 * table[shares]
     return present(table, percent=shares, headers={c: f"{human(c)} (%)" for c in shares},
                    missing="not measured: the judge decided no step of this kind")
 

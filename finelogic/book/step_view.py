@@ -49,18 +49,17 @@ def _faults(valid, atomic, relevant) -> str:
     return ", ".join(parts)
 
 
-def step_view_html(steps: pd.DataFrame, *, title: str = "", relevance_column: str = "relevant") -> str:
+def step_view_html(steps: pd.DataFrame, *, title: str = "") -> str:
     """An HTML table of one response's judged steps (rows of :func:`finelogic.eval.soundness.judge_responses`
     for one sample), each row coloured by :func:`verdict_class`, with the judge's reason."""
     rows = []
     for row in steps[steps["step"] >= 0].itertuples():
-        relevant = getattr(row, relevance_column)
-        kind = verdict_class(row.valid, row.atomic, relevant)
+        kind = verdict_class(row.valid, row.atomic, row.relevant)
         rows.append(
             f'<tr style="background:{STYLES[kind][1]};color:{TEXT}"><td style="{CELL}">{int(row.step) + 1}</td>'
             f'<td style="{CELL}"><code style="white-space:pre-wrap;color:{TEXT};background:transparent">'
             f"{html.escape(str(row.raw))}</code></td>"
-            f'<td style="{CELL}">{html.escape(_faults(row.valid, row.atomic, relevant))}</td>'
+            f'<td style="{CELL}">{html.escape(_faults(row.valid, row.atomic, row.relevant))}</td>'
             f'<td style="{CELL}">{html.escape(str(row.reason or ""))}</td></tr>'
         )
     if not rows:

@@ -151,7 +151,6 @@ def present(frame: pd.DataFrame, *, percent: Sequence[str] = (),
         table.index.names = [n if n is not None else " " * i for i, n in enumerate(table.index.names)]
         table = table.reset_index()
     intervals = dict(intervals or {})
-    digits = dict(digits or {})
     cells: dict[str, list[str]] = {}
     numeric = []
     bounds = {column for pair in intervals.values() for column in pair}
@@ -165,7 +164,7 @@ def present(frame: pd.DataFrame, *, percent: Sequence[str] = (),
         elif column in percent:
             cells[column] = [_percent(v) for v in values]
         else:
-            cells[column] = [_number(v, digits.get(column, 2)) for v in values]
+            cells[column] = [_number(v, (digits or {}).get(column, 2)) for v in values]
         is_number = pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype)
         if column in intervals or column in percent or is_number:
             numeric.append(column)
