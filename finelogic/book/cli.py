@@ -12,6 +12,7 @@ import sys
 import pandas as pd
 
 from finelogic.book.runner import NOTEBOOKS, NotebookFailed, run_notebooks
+from finelogic.paper import STYLES
 from finelogic.profiles import PROFILE_NAMES
 from finelogic.rehearsal import parse_price, rehearse
 from finelogic.runs.registry import FAMILIES, family, names
@@ -185,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     study_cmd.add_argument("--status", action="store_true", help="which units are done, when and at what load")
     study_cmd.add_argument("--seed", type=int, default=0)
     sub.add_parser("cache", help="where the one store (model calls, memos, generated sets) is, and what it holds")
-    styles = ("NL", "Symb-Struct", "Symb-Filter", "Symb-Direct", "LogiPT")
+    styles = (*STYLES, "LogiPT")
     export = sub.add_parser("export-llamafactory", help="one style's training set in LLaMA-Factory's format, "
                             "its dataset_info.json entry and the released recipe's YAML for llama3 and qwen")
     export.add_argument("--style", required=True, choices=styles)
