@@ -40,8 +40,9 @@ def verdict_class(valid, atomic, relevant) -> str:
 
 
 def _faults(valid, atomic, relevant) -> str:
-    if verdict_class(valid, atomic, relevant) in ("skipped", "undecided"):
-        return STYLES[verdict_class(valid, atomic, relevant)][0]
+    kind = verdict_class(valid, atomic, relevant)
+    if kind in ("skipped", "undecided"):
+        return STYLES[kind][0]
     parts = ["valid" if valid else "invalid"]
     if valid:
         parts.append("atomic" if atomic else "not atomic")

@@ -37,8 +37,6 @@ def paper_table(name: str) -> pd.DataFrame:
 MISSING = "—"
 #: Cell values read as missing: every form a page may show (blank, dashes, n/a, NaN).
 _MISSING_TEXT = {"", "—", "–", "-", "n/a", "nan", "NaN", "None", "<NA>"}
-#: Headers kept as written (a humanised ``n`` would read as a word).
-_KEEP = {"n"}
 
 _STYLE = ("<style>"
           ".fl-table{max-width:100%;overflow-x:auto;margin:0.4em 0 1em}"
@@ -58,7 +56,7 @@ def human(name: Any) -> str:
     if isinstance(name, tuple):
         return " ".join(human(part) for part in name if str(part))
     text = str(name)
-    if text in _KEEP:
+    if text == "n":  # humanised, ``N`` would read as a word
         return text
     text = text.replace("_", " ").strip()
     return text[:1].upper() + text[1:]
