@@ -308,7 +308,15 @@ class Store:
             self.path.parent.mkdir(parents=True, exist_ok=True)  # its folder may have been removed since
             self._conn = sqlite3.connect(str(self.path), timeout=BUSY_SECONDS, isolation_level=None,
                                          check_same_thread=False)
-            self._conn.execute("PRAGMA journal_mode=WAL")
+            deadline = time.monotonic() + BUSY_SECONDS
+            while True:  # SQLite answers a journal-mode switch racing another process "locked" at once
+                try:
+                    self._conn.execute("PRAGMA journal_mode=WAL")
+                    break
+                except sqlite3.OperationalError as error:
+                    if "locked" not in str(error) or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.05)
             self._conn.execute("PRAGMA synchronous=NORMAL")  # WAL: a crash loses no committed row
             self._pid = os.getpid()
             self._file = _identity(self.path)
