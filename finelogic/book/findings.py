@@ -4,7 +4,7 @@ the random-init control, the base model) by :func:`against`; with nothing to sco
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import pandas as pd
 
@@ -18,14 +18,9 @@ from finelogic.eval.soundness import soundness_table
 from finelogic.eval.stats import OVERLAP, compare_intervals
 from finelogic.runs.accuracy import table2
 
-#: CSS class of the finding box (beside the admonition kind, as the provenance box has its own).
-FINDING_CLASS = "finelogic-finding"
-FINDING_TITLE = "What this run shows"
-
-
 def finding_box(text: str):
     """``text`` in an admonition titled "What this run shows" (the provenance box's form, its own class)."""
-    return admonition(FINDING_TITLE, FINDING_CLASS, text, kind="tip")
+    return admonition("What this run shows", "finelogic-finding", text, kind="tip")
 
 
 def interval_text(value: float, low: float, high: float, n: int) -> str:
@@ -82,29 +77,22 @@ def _scored_markers(records: pd.DataFrame) -> int:
 QUOTED = 3
 
 
-def _cells_against_chance(summary: pd.DataFrame, label: Iterable[str]) -> dict[str, list[tuple[str, str]]]:
-    """Each summary row as (``label``, ``"<label> <value> [..] (n = ..), chance .."``), grouped by its verdict
-    against chance."""
+def _against_chance(summary: pd.DataFrame, several: bool) -> str:
+    """``"above chance on A 50.0% [..] (n = ..), chance 33.3%, and indistinguishable from chance on B; C"``: each
+    summary row (``[model] dataset setting``, the model named when ``several``) against chance, the cells that
+    differ quoted (at most :data:`QUOTED` each), the others named (counted beyond :data:`QUOTED`)."""
     verdicts: dict[str, list[tuple[str, str]]] = {"above": [], "below": [], "indistinguishable from": []}
-    for row, name in zip(summary.itertuples(), label):
-        verdict = against(row.ci_low, row.ci_high, row.chance)
-        verdicts[verdict].append((name, f"{name} {interval_text(row.accuracy, row.ci_low, row.ci_high, row.n)}, "
-                                        f"chance {row.chance:.1f}%"))
-    return verdicts
-
-
-def _verdict_sentence(verdicts: dict[str, list[tuple[str, str]]]) -> str:
-    """``"above chance on A 50.0% [..] (n = ..), chance 33.3%, and indistinguishable from chance on B, C"``: the
-    cells that differ from chance quoted (at most :data:`QUOTED` each), the others named (counted beyond
-    :data:`QUOTED`)."""
+    for row in summary.itertuples():
+        name = (f"{row.model} " if several else "") + f"{PAPER_NAMES.get(row.dataset, row.dataset)} {row.setting}"
+        verdicts[against(row.ci_low, row.ci_high, row.chance)].append(
+            (name, f"{name} {interval_text(row.accuracy, row.ci_low, row.ci_high, row.n)}, chance {row.chance:.1f}%"))
     parts = []
-    total = sum(len(cells) for cells in verdicts.values())
     for verdict, cells in verdicts.items():
         if not cells:
             continue
         if verdict == "indistinguishable from":
             names = "; ".join([name for name, _ in cells]) if len(cells) <= QUOTED else (
-                f"all {len(cells)} cells" if len(cells) == total else f"the other {len(cells)} cells")
+                f"all {len(cells)} cells" if len(cells) == len(summary) else f"the other {len(cells)} cells")
             parts.append(f"{verdict} chance on {names}")
             continue
         quoted = [text for _, text in cells[:QUOTED]]
@@ -122,25 +110,19 @@ def accuracy(run) -> str:
         return "This run scored no response, so the page supports nothing about accuracy."
     several = "model" in records and records["model"].nunique() > 1
     by = ("model", "dataset", "setting") if several else ("dataset", "setting")
-
-    def labels(summary: pd.DataFrame) -> list[str]:
-        return [(f"{r.model} " if several else "") + f"{PAPER_NAMES.get(r.dataset, r.dataset)} {r.setting}"
-                for r in summary.itertuples()]
-
     marked = _scored_markers(records)
     ours, forced, calibrated = table2(records, by=by)
     text = f"{marked} of {len(records)} responses ended with an answer marker"
     if marked:
         ours["chance"] = [chance_level(d) for d in ours["dataset"]]
-        text += "; marker accuracy is " + _verdict_sentence(_cells_against_chance(ours, labels(ours)))
+        text += "; marker accuracy is " + _against_chance(ours, several)
     else:
         text += " (the model never wrote one), so marker accuracy is 0% by construction and says nothing"
     if forced.empty:
         return text + ". No forced-choice answers were scored in this run."
-    text += ". Forced-choice accuracy is " + _verdict_sentence(_cells_against_chance(forced, labels(forced)))
+    text += ". Forced-choice accuracy is " + _against_chance(forced, several)
     if not calibrated.empty:
-        text += (". Contextually calibrated (against content-free inputs), it is "
-                 + _verdict_sentence(_cells_against_chance(calibrated, labels(calibrated))))
+        text += ". Contextually calibrated (against content-free inputs), it is " + _against_chance(calibrated, several)
     return text + "."
 
 
@@ -188,21 +170,19 @@ def soundness(run) -> str:
     samples, scored = int(table["samples"].sum()), int(table["scored"].sum())
     if not scored:
         no_steps, undecided = int(table["no_steps"].sum()), int(table["undecided"].sum())
-        why = []
-        if no_steps:
-            why.append(f"{no_steps} wrote no step in the FLD notation (`fact1 & int2 -> int3: ...`)")
-        if undecided:
-            why.append(f"the judge could not decide {undecided}")
+        why = (([f"{no_steps} wrote no step in the FLD notation (`fact1 & int2 -> int3: ...`)"] if no_steps else [])
+               + ([f"the judge could not decide {undecided}"] if undecided else []))
         return (f"0 of {samples} responses could be scored ({'; '.join(why)}), so the page supports nothing "
                 "about the soundness of our model's chains.")
     row = table.iloc[0]
-    gold = soundness_table(run.gold_steps, policy=policy, by=()) if not _empty(getattr(run, "gold_steps", None)) else None
+    gold_steps = getattr(run, "gold_steps", None)
+    gold = None if _empty(gold_steps) else soundness_table(gold_steps, policy=policy, by=())
+    g = gold.iloc[0] if gold is not None and not gold.empty and int(gold["scored"].iloc[0]) else None
     cells = []
     for metric in ("all_valid", "all_relevant", "all_atomic"):
         value, low, high = (100 * row[metric], 100 * row[f"{metric}_low"], 100 * row[f"{metric}_high"])
         cell = f"{metric.replace('_', ' ')} {interval_text(value, low, high, scored)}"
-        if gold is not None and not gold.empty and int(gold["scored"].iloc[0]):
-            g = gold.iloc[0]
+        if g is not None:
             verdict = against(low, high, 100 * g[f"{metric}_low"], 100 * g[f"{metric}_high"])
             cell += f", {verdict} the gold proofs' {100 * g[metric]:.1f}%"
         cells.append(cell)
@@ -261,10 +241,9 @@ def probing(run, control: str | None = None) -> str:
     summary = getattr(run, "summary", None)
     if _empty(summary):
         return "This run trained no probe, so the page supports nothing about what the hidden states encode."
-    provenance = run.provenance
-    readout = provenance.settings["readouts"][0]
-    control = control if control in provenance.models else None
-    return finding_text(summary, readout, provenance.models[0], control)
+    models = run.provenance.models
+    return finding_text(summary, run.provenance.settings["readouts"][0], models[0],
+                        control if control in models else None)
 
 
 # --- 06 supervision --------------------------------------------------------------------------------------
@@ -289,20 +268,18 @@ def supervision(run) -> str:
     if _empty(records):
         return text + "; no fine-tuned model was evaluated."
     ours = summarize(records, by=("setting",)).set_index("setting")
-    cells, bases = [], []
+    cells, bases = [], {}
     for setting, row in ours.iterrows():
         base = None if setting in BASE_SETTINGS.values() else BASE_SETTINGS.get(setting, BASE_SETTINGS["SFT"])
         if base is None or base not in ours.index:
             continue
-        b = ours.loc[base]
+        b = bases.setdefault(base, ours.loc[base])
         cells.append(f"{setting} {interval_text(row['accuracy'], row['ci_low'], row['ci_high'], row['n'])} "
                      f"({against(row['ci_low'], row['ci_high'], b['ci_low'], b['ci_high'])} {base})")
-        if base not in bases:
-            bases.append(base)
     if not cells:
         return text + "; the run has no base-model row to compare the fine-tuned models with."
-    base_text = "; ".join(f"{base} {interval_text(*ours.loc[base, ['accuracy', 'ci_low', 'ci_high', 'n']])}"
-                        for base in bases)
+    base_text = "; ".join(f"{base} {interval_text(b['accuracy'], b['ci_low'], b['ci_high'], b['n'])}"
+                          for base, b in bases.items())
     text += (f". Accuracy of the fine-tuned models against the base model under the same prompt ({base_text}): "
              + "; ".join(cells))
     if _scored_markers(records) == 0:
@@ -315,18 +292,6 @@ def supervision(run) -> str:
 
 #: The card's row the LogicMark finding compares our embedded model with (its base model's hub name).
 LOGICMARK_CARD_MODEL = "SmolLM2-135M"
-
-
-def _logicmark_metric(rows: pd.DataFrame, models: Sequence[str]) -> str:
-    """``avg`` (the card's hop-share-weighted mean) when every one of ``models`` has it, else ``item_mean``
-    (a run with an empty hop bucket has no card-style average)."""
-    ok = all((m, "avg") in rows.index and not pd.isna(rows.loc[(m, "avg"), "value"]) for m in models)
-    return "avg" if ok else "item_mean"
-
-
-def _logicmark_cell(rows: pd.DataFrame, model: str, metric: str) -> str:
-    r = rows.loc[(model, metric)]
-    return interval_text(r["value"], r["ci_low"], r["ci_high"], r["n"])
 
 
 def logicmark_models(run, models: Sequence[str], control: str | None, card: pd.DataFrame,
@@ -343,23 +308,32 @@ def logicmark_models(run, models: Sequence[str], control: str | None, card: pd.D
     if _empty(by_hop):
         return "This run scored no LogicMark item, so the page supports nothing."
     rows = by_hop.set_index(["model", "metric"])
-    scored = [m for m in models if (m, "item_mean") in rows.index and not pd.isna(rows.loc[(m, "item_mean"), "value"])
-              and int(rows.loc[(m, "item_mean"), "n"])]
+
+    def has(model: str, metric: str = "item_mean") -> bool:
+        return (model, metric) in rows.index and not pd.isna(rows.loc[(model, metric), "value"])
+
+    def metric_of(names: Sequence[str]) -> str:  # the card's hop-share-weighted avg, unless a hop bucket is empty
+        return "avg" if all(has(m, "avg") for m in names) else "item_mean"
+
+    def cell(model: str, metric: str) -> str:
+        r = rows.loc[(model, metric)]
+        return interval_text(r["value"], r["ci_low"], r["ci_high"], r["n"])
+
+    scored = [m for m in models if has(m) and int(rows.loc[(m, "item_mean"), "n"])]
     if not scored:
         return "This run scored no LogicMark item with " + " or ".join(models) + ", so the page supports nothing."
     sentences = []
-    if control is not None and (control, "item_mean") in rows.index \
-            and not pd.isna(rows.loc[(control, "item_mean"), "value"]):
-        metric = _logicmark_metric(rows, [*scored, control])
+    if control is not None and has(control):
+        metric = metric_of([*scored, control])
         c = rows.loc[(control, metric)]
         verdicts = {}
         for m in scored:
             r = rows.loc[(m, metric)]
             verdict = against(r["ci_low"], r["ci_high"], c["ci_low"], c["ci_high"])
-            verdicts.setdefault(verdict, []).append(f"{m} {_logicmark_cell(rows, m, metric)}")
+            verdicts.setdefault(verdict, []).append(f"{m} {cell(m, metric)}")
         label = "card-style average" if metric == "avg" else "accuracy over all items"
         parts = [f"{verdict} it: {'; '.join(cells)}" for verdict, cells in verdicts.items()]
-        sentences.append(f"Against the random-init control ({label} {_logicmark_cell(rows, control, metric)}), "
+        sentences.append(f"Against the random-init control ({label} {cell(control, metric)}), "
                          + ", and ".join(parts) + " (apart only where the 95% intervals do not overlap)")
     else:
         sentences.append("This run scored no random-init control, so it shows no model above one")
@@ -367,13 +341,13 @@ def logicmark_models(run, models: Sequence[str], control: str | None, card: pd.D
     if reference is not None:
         printed = card[card["model"] == LOGICMARK_CARD_MODEL].set_index("metric")["value"]
         if "avg" in printed.index and "1-hop" in printed.index:
-            metric = _logicmark_metric(rows, [reference])
+            metric = metric_of([reference])
             r, one = rows.loc[(reference, metric)], rows.loc[(reference, "1-hop")]
             name = "average" if metric == "avg" else "accuracy over all items"
-            cells = [f"its {name} {_logicmark_cell(rows, reference, metric)} is "
+            cells = [f"its {name} {cell(reference, metric)} is "
                      f"{against(r['ci_low'], r['ci_high'], printed['avg'])} the card's {printed['avg']:.2f}%"]
             if int(one["n"]) and not pd.isna(one["value"]):
-                cells.append(f"its 1-hop accuracy {_logicmark_cell(rows, reference, '1-hop')} is "
+                cells.append(f"its 1-hop accuracy {cell(reference, '1-hop')} is "
                              f"{against(one['ci_low'], one['ci_high'], printed['1-hop'])} the card's "
                              f"{printed['1-hop']:.2f}%")
             else:

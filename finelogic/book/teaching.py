@@ -12,9 +12,19 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from finelogic.logic.proof import ProofNotationError, ProofStep, parse_proof_steps
+from finelogic.book import figures
+from finelogic.book.step_view import verdict_class
+from finelogic.data import generate
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Problem
+from finelogic.eval.judge_quality import teaching_example
+from finelogic.eval.judges import SymbolicJudge
+from finelogic.eval.logicmark import NORMALIZATIONS
+from finelogic.eval.probing import fit_probe
+from finelogic.eval.soundness import judge_responses
+from finelogic.eval.steps import problem_formulas
 from finelogic.logic import Theory, matches_rule, negate, parse_formula
+from finelogic.logic.proof import ProofNotationError, ProofStep, parse_proof_steps
+from finelogic.models.spec import open_model
 
 # --- t1: what a multi-step deduction is
 
@@ -22,8 +32,6 @@ from finelogic.logic import Theory, matches_rule, negate, parse_formula
 def fld_example(seed: int = 0, depth: int = 3, *, n: int = 6, min_distractors: int = 2) -> Problem:
     """The first PROVED FLD-style problem of ``n`` generated with ``seed`` at ``depth`` with at least
     ``min_distractors`` distractors (else the first)."""
-    from finelogic.data import generate
-
     problems = generate("fld", n=n, seed=seed, depths=[depth], labels=[PROVED])
     return next((p for p in problems if len(p.meta.get("distractors", ())) >= min_distractors), problems[0])
 
@@ -48,14 +56,13 @@ def facts_table(problem: Problem) -> pd.DataFrame:
 def proof_steps_table(problem: Problem) -> pd.DataFrame:
     """The gold proof, one row per step: premises, conclusion id, its sentence and formula, and the deduction
     rule it applies."""
-    formulas = {k: parse_formula(v) for k, v in problem.formulas.items()}
-    formulas["¬hypothesis"] = negate(formulas["hypothesis"])
-    sentences = {"hypothesis": problem.hypothesis}
+    formulas = problem_formulas(problem)
     rows = []
     for k, step in enumerate(parse_proof_steps(problem.proof or ""), start=1):
         rules = matches_rule([formulas[p] for p in step.premises], formulas[step.conclusion])
         rows.append({"step": k, "premises": " & ".join(step.premises), "conclusion": step.conclusion,
-                     "sentence": step.text or sentences.get(step.conclusion, "(the negated hypothesis)"),
+                     "sentence": step.text or (problem.hypothesis if step.conclusion == "hypothesis"
+                                               else "(the negated hypothesis)"),
                      "formula": problem.formulas.get(step.conclusion, "¬(" + problem.formulas["hypothesis"] + ")"),
                      "rule": ", ".join(rules)})
     return pd.DataFrame(rows).set_index("step")
@@ -74,19 +81,12 @@ def removal_table(problem: Problem) -> pd.DataFrame:
 def soundness_example(seed: int = 0, depth: int = 5, *, n: int = 4) -> tuple[Problem, str]:
     """A problem with a long gold proof and a teaching response made from it
     (:func:`finelogic.eval.judge_quality.flawed_proof`)."""
-    from finelogic.data import generate
-    from finelogic.eval.judge_quality import teaching_example
-
     return teaching_example(generate("fld", n=n, seed=seed, depths=[depth], labels=[PROVED]))
 
 
 def judge_response(problem: Problem, response: str) -> pd.DataFrame:
     """One response judged live by the symbolic judge (:func:`finelogic.eval.soundness.judge_responses` rows,
     plus the step view's ``verdict`` class)."""
-    from finelogic.book.step_view import verdict_class
-    from finelogic.eval.judges import SymbolicJudge
-    from finelogic.eval.soundness import judge_responses
-
     steps = judge_responses(pd.DataFrame({"id": [problem.id], "response": [response]}), {problem.id: problem},
                             SymbolicJudge())
     steps["verdict"] = [verdict_class(v, a, r) for v, a, r in zip(steps["valid"], steps["atomic"], steps["relevant"])]
@@ -171,8 +171,6 @@ def majority_accuracy(train: np.ndarray, test: np.ndarray) -> float:
 def toy_probe_table(seed: int = 0, *, n_train: int = 300, n_test: int = 300) -> pd.DataFrame:
     """Test accuracy (%) of the paper's linear probe per toy task (rows) and toy model (columns), then
     ``majority class`` and ``positives (%)``."""
-    from finelogic.eval.probing import fit_probe
-
     x, features = toy_features(n_train + n_test, seed)
     groups = [f"row{i}" for i in range(n_train)]  # every toy row is its own "problem" for the CV folds
     rows = []
@@ -222,8 +220,6 @@ def make_scorer(name: str = "toy"):
     if name == "toy":
         return PremiseBigramScorer()
     if name == "embedded":
-        from finelogic.models.spec import open_model
-
         return open_model("embedded", batch_size=8)
     raise ValueError(f"unknown scorer {name!r}; choose 'toy' or 'embedded'")
 
@@ -231,8 +227,6 @@ def make_scorer(name: str = "toy"):
 def option_table(record: pd.Series | dict) -> pd.DataFrame:
     """One scored LogicMark record as a table: per option its log-likelihood sum, tokens, characters and the
     three normalised scores, and which normalisations pick it."""
-    from finelogic.eval.logicmark import NORMALIZATIONS
-
     record = dict(record)
     rows = []
     k = 0
@@ -248,42 +242,35 @@ def option_table(record: pd.Series | dict) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("option")
 
 
+@figures.themed
 def normalization_figure(table: pd.DataFrame, *, title: str = ""):
     """One panel per normalisation of the options' scores from :func:`option_table`; the correct option dark,
     the picked one outlined."""
-    import matplotlib.pyplot as plt
-
-    from finelogic.book import figures
-    from finelogic.eval.logicmark import NORMALIZATIONS
-
-    with plt.rc_context(figures.theme()):
-        fig, axes = figures.new_figure(1, len(NORMALIZATIONS), height=3.6)
-        for ax, norm in zip(axes[0], NORMALIZATIONS):
-            values = table[f"score: {norm}"].to_numpy(dtype=float)
-            colours = [figures.PALETTE[2] if c else figures.PALETTE[9] for c in table["correct"]]
-            bars = ax.bar(range(len(values)), values, color=colours)
-            best = int(np.argmax(values))
-            bars[best].set_edgecolor("black")
-            bars[best].set_linewidth(2)
-            figures.set_categories(ax, list(table.index))
-            ax.set_title(norm)
-            ax.set_xlabel("option")
-            ax.set_ylabel("score" if ax is not axes[0, 0] else "score (higher is better)")
-        if title:
-            fig.suptitle(title)
+    fig, axes = figures.new_figure(1, len(NORMALIZATIONS), height=3.6)
+    picked = []
+    for ax, norm in zip(axes[0], NORMALIZATIONS):
+        values = table[f"score: {norm}"].to_numpy(dtype=float)
+        colours = [figures.PALETTE[2] if c else figures.PALETTE[9] for c in table["correct"]]
+        bars = ax.bar(range(len(values)), values, color=colours)
+        best = int(np.argmax(values))
+        bars[best].set_edgecolor("black")
+        bars[best].set_linewidth(2)
+        picked.append(f"{norm}: {table.index[best]}")
+        figures.set_categories(ax, list(table.index))
+        ax.set_title(norm)
+        ax.set_xlabel("option")
+        ax.set_ylabel("score" if ax is not axes[0, 0] else "score (higher is better)")
+    if title:
+        fig.suptitle(title)
     correct = [str(o) for o, c in zip(table.index, table["correct"]) if c]
-    picked = ", ".join(f"{n}: {table.index[int(np.argmax(table[f'score: {n}'].to_numpy(dtype=float)))]}"
-                       for n in NORMALIZATIONS)
     return figures.finish(fig, alt=f"Bar charts, one per normalisation ({', '.join(NORMALIZATIONS)}), of each "
                                    f"option's score; the correct option ({', '.join(correct)}) in green, the "
-                                   f"picked option outlined (picked: {picked}).")
+                                   f"picked option outlined (picked: {', '.join(picked)}).")
 
 
 def prediction_shares(records: pd.DataFrame) -> pd.DataFrame:
     """Per normalisation: accuracy (%) and the share (%) of predictions that are ``=`` statements (the shorter
     kind of option)."""
-    from finelogic.eval.logicmark import NORMALIZATIONS
-
     rows = []
     for norm in NORMALIZATIONS:
         picked = [r[f"option_{int(r[f'pred_{norm}'])}"] for r in records.to_dict("records")]
