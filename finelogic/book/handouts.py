@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import hashlib
 import json
 import logging
 import os
@@ -21,6 +22,7 @@ from typing import Mapping
 import nbformat
 
 from finelogic.book.provenance import BUILT_ITEM, TIME_ITEM
+from finelogic.config import book_output_dir
 
 log = logging.getLogger(__name__)
 
@@ -244,8 +246,6 @@ def _without_item(markdown: str, item: str) -> str:
 def handouts_key(source: Path, pdf: bool) -> str:
     """What a chapter's handouts are made from: the executed notebook as its handouts show it (not the
     execution counts, dates and build time a rerun changes), this module's code, and how the PDFs are made."""
-    import hashlib
-
     printer = ("chromium" if find_chromium() else "note") if pdf else "none"
     shown = handout_notebook(nbformat.read(source, as_version=4))
     content = [{"type": c.cell_type, "source": c.source, "tags": c.get("metadata", {}).get("tags", []),
@@ -328,8 +328,6 @@ def write_handouts(output_dir: Path, names: tuple[str, ...] = TEACHING, pdf: boo
 
 
 def main(argv: list[str] | None = None) -> int:
-    from finelogic.config import book_output_dir
-
     argv = sys.argv[1:] if argv is None else argv
     output_dir = Path(argv[0]) if argv else book_output_dir()
     logging.basicConfig(level=logging.INFO, format="%(message)s")

@@ -10,8 +10,17 @@ from typing import Any
 import pandas as pd
 from IPython.display import Markdown
 
+from finelogic.book import figures
+from finelogic.book.accuracy import cue_rows
+from finelogic.book.claims import forest_figure, short_table
+from finelogic.book.tables import Table
 from finelogic.config import results_dir
+from finelogic.data.suites import PAPER_NAMES
+from finelogic.eval.claims import cut_at_cap
+from finelogic.eval.cues import BEATS, consequent_rule
 from finelogic.eval.stats import wilson_interval
+from finelogic.runs.registry import family as find_family
+from finelogic.study import CODE, MANIFEST, UNIT_FAMILIES, code_changed, unit_names
 
 PROFILE = "study"
 #: Where ``benchmarks/study_learning_curve.py`` results are committed (with ``provenance.json``).
@@ -26,18 +35,14 @@ def folder() -> Path:
 
 def read(family: str) -> Any | None:
     """The study's run of ``family`` (merged from its units), or None when this checkout has none."""
-    from finelogic.runs.registry import family as find
-
     directory = folder() / family
     if not (directory / "run.json").is_file():
         return None
-    return find(family).run_type.read(directory)
+    return find_family(family).run_type.read(directory)
 
 
 def units() -> pd.DataFrame:
     """The study's units (``results/study/units.csv``), empty when none is committed."""
-    from finelogic.study import MANIFEST
-
     path = folder() / MANIFEST
     return pd.read_csv(path) if path.is_file() else pd.DataFrame()
 
@@ -45,26 +50,22 @@ def units() -> pd.DataFrame:
 def header(family: str) -> Markdown:
     """The page's study section: its units (commit, date, minutes, load), those left out or not yet run, and
     whether this family's code changed since each unit's commit."""
-    from finelogic.study import CODE, UNIT_FAMILIES, code_changed, unit_names
-
     made, run = units(), read(family)
     if made.empty or run is None:
         return Markdown("No laptop-scale study results are in this checkout (`results/study/`). `make study` makes "
                         "them (hours on 2 cores, in units that each finish on their own; see the reproduce page).")
-    rows = []
+    rows, changed = [], []
     paths = CODE.get(family, ("finelogic",))
-    changed = []
     derived = family not in UNIT_FAMILIES  # made at assembly: the units' commits made only its upstream records
     left = made[~made["in_study"].astype(bool)]
     made = made.drop(left.index)
     for unit in made.itertuples():
-        day = str(unit.finished)[:10]
-        rows.append(f"{unit.unit} (commit `{unit.commit}`, {day}, {unit.seconds / 60:.0f} min, load {unit.load_mean:.1f})")
+        rows.append(f"{unit.unit} (commit `{unit.commit}`, {str(unit.finished)[:10]}, {unit.seconds / 60:.0f} min, "
+                    f"load {unit.load_mean:.1f})")
         status = code_changed(str(unit.commit), paths[1:] if derived else paths)
-        if status is None:
-            changed.append(f"{unit.unit}: cannot tell (commit `{unit.commit}` not in this checkout's history)")
-        elif status:
-            changed.append(f"{unit.unit}: **yes**")
+        if status is not False:
+            changed.append(f"{unit.unit}: " + ("**yes**" if status else
+                                               f"cannot tell (commit `{unit.commit}` not in this checkout's history)"))
     if derived:  # its own module ran at the assembly's commit
         assembled = run.provenance.commit
         status = code_changed(str(assembled), paths[:1])
@@ -89,7 +90,8 @@ def header(family: str) -> Markdown:
     if changed:
         text += f" Code of this page's numbers ({where}) changed since the commit of " + "; ".join(changed) + "."
     else:
-        text += f" The code of this page's numbers ({where}) has not changed since the units' commits (checked when this page was built)."
+        text += (f" The code of this page's numbers ({where}) has not changed since the units' commits (checked "
+                 "when this page was built).")
     return Markdown(text)
 
 
@@ -119,35 +121,28 @@ def curve_provenance() -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
+@figures.themed
 def curve_figure(curve: pd.DataFrame):
     """Held-out accuracy against training examples seen, one line per held-out set, 95% intervals as bars,
     chance as dashed lines (33.3% for FLD's three labels, 50% for ProntoQA's two)."""
-    import matplotlib.pyplot as plt
-
-    from finelogic.book import figures
-
-    with plt.rc_context(figures.theme()):
-        fig, axes = figures.new_figure(height=3.6)
-        ax = axes[0, 0]
-        for name, rows in curve.groupby("set", sort=False):
-            ax.errorbar(rows["examples_seen"], rows["accuracy"],
-                        yerr=[rows["accuracy"] - rows["ci_low"], rows["ci_high"] - rows["accuracy"]],
-                        marker="o", capsize=3, label=name)
-        for level in (100 / 3, 50):
-            ax.axhline(level, linestyle="--", color="grey", linewidth=0.8)
-        ax.set_xlabel("training examples seen (NL style)")
-        ax.set_ylabel("held-out accuracy (%)")
-        ax.set_xscale("log", base=2)
-        ax.set_ylim(0, 100)
-        ax.legend()
+    fig, axes = figures.new_figure(height=3.6)
+    ax = axes[0, 0]
+    for name, rows in curve.groupby("set", sort=False):
+        ax.errorbar(rows["examples_seen"], rows["accuracy"],
+                    yerr=[rows["accuracy"] - rows["ci_low"], rows["ci_high"] - rows["accuracy"]],
+                    marker="o", capsize=3, label=name)
+    for level in (100 / 3, 50):
+        ax.axhline(level, linestyle="--", color="grey", linewidth=0.8)
+    ax.set_xlabel("training examples seen (NL style)")
+    ax.set_ylabel("held-out accuracy (%)")
+    ax.set_xscale("log", base=2)
+    ax.set_ylim(0, 100)
+    ax.legend()
     return fig
 
 
 def claims_short():
     """The landing page's short table of the study's verdicts, or a one-cell table saying none is committed."""
-    from finelogic.book.claims import short_table
-    from finelogic.book.tables import Table
-
     made = read("claims")
     if made is None:
         return Table(pd.DataFrame({"Laptop-scale study": [
@@ -158,8 +153,6 @@ def claims_short():
 def test_set_note(run) -> str:
     """What the consequent rule (:func:`finelogic.eval.cues.consequent_rule`) scores on the study's committed
     FLD test items, generated before the FLD generator added decoy facts against that cue."""
-    from finelogic.eval.cues import consequent_rule
-
     items = [p for s in run.eval_sets if s.name == "fld" for p in s.problems]
     decided = [p for p in items if p.label != "UNKNOWN"]
     if not decided:
@@ -177,19 +170,14 @@ def test_set_note(run) -> str:
 
 def claims_forest():
     """The forest plot of the study's verdicts, or None when no study is committed."""
-    from finelogic.book.claims import forest_figure
-
     made = read("claims")
-    return None if made is None else forest_figure(made, title="The paper's findings, tested on the laptop-scale study")
+    title = "The paper's findings, tested on the laptop-scale study"
+    return None if made is None else forest_figure(made, title=title)
 
 
 def shortcut_sentence(run) -> str:
     """For every fine-tuned row of an accuracy run (``SFT-<style>``, LogiPT), on each test set: whether its 95%
     interval clears the cue rules (:func:`finelogic.eval.cues.cue_table`; the paper's caveat, §5.2.1)."""
-    from finelogic.book.accuracy import cue_rows
-    from finelogic.data.suites import PAPER_NAMES
-    from finelogic.eval.cues import BEATS
-
     table = cue_rows(run)
     tuned = table[table["setting"].str.startswith("SFT-") | (table["setting"] == "LogiPT")]
     if tuned.empty:
@@ -204,8 +192,9 @@ def shortcut_sentence(run) -> str:
             text += "; " + ", ".join(not_above)
         parts.append(text)
     return ("Read against the cue rules (95% interval's lower end above the highest of chance, the best constant "
-            "answer, the negation rule and, on FLD, the consequent rule): " + ". ".join(parts) + ". Where a fine-tuned model is not above them, "
-            "its gains can be a shortcut (the paper's own caveat of shallow pattern matching, §5.2.1), not deduction.")
+            "answer, the negation rule and, on FLD, the consequent rule): " + ". ".join(parts) + ". Where a "
+            "fine-tuned model is not above them, its gains can be a shortcut (the paper's own caveat of shallow "
+            "pattern matching, §5.2.1), not deduction.")
 
 
 #: Where ``benchmarks/study_target_lengths.py`` results are committed (``lengths.csv``, ``provenance.json``).
@@ -223,9 +212,6 @@ def cap_sentence(run) -> str:
     """What the token cap did to an accuracy run's rows: the responses cut before an answer per row and test
     set, the rows the claims leave out (:func:`finelogic.eval.claims.cut_at_cap`), and the gold answers longer
     than the cap (:func:`target_lengths`)."""
-    from finelogic.data.suites import PAPER_NAMES
-    from finelogic.eval.claims import cut_at_cap
-
     summary = run.summary
     if summary is None or summary.empty or "truncated" not in summary:
         return "These records do not say how many responses the token cap cut."
@@ -238,7 +224,8 @@ def cap_sentence(run) -> str:
     parts, mostly = [], []
     for setting, rows in summary.groupby("setting", sort=False):
         cut, n = int(rows["truncated"].sum()), int(rows["n"].sum())
-        each = ", ".join(f"{PAPER_NAMES.get(r.dataset, r.dataset)} {int(r.truncated)}/{int(r.n)}" for r in rows.itertuples())
+        each = ", ".join(f"{PAPER_NAMES.get(r.dataset, r.dataset)} {int(r.truncated)}/{int(r.n)}"
+                         for r in rows.itertuples())
         name = f"the base model ({setting})" if not str(setting).startswith(("SFT-", "LogiPT")) else str(setting)
         parts.append(f"{name} {cut} of {n} ({each})")
         if str(setting) in cut_rows:
@@ -246,17 +233,17 @@ def cap_sentence(run) -> str:
     text = (f"Responses cut at {cap_text} before an answer marker (scored wrong): " + "; ".join(parts) + ".")
     if mostly:
         names = mostly[0] if len(mostly) == 1 else f"{', '.join(mostly[:-1])} and {mostly[-1]}"
-        text += (f" {names[0].upper()}{names[1:]} ran out of tokens on most items: there the accuracy measures the cap, "
-                 "not the model, and the claims page leaves a row out of a comparison when most of the items it "
-                 "reads were cut.")
+        text += (f" {names[0].upper()}{names[1:]} ran out of tokens on most items: there the accuracy measures the "
+                 "cap, not the model, and the claims page leaves a row out of a comparison when most of the items "
+                 "it reads were cut.")
     lengths = target_lengths()
     if not lengths.empty:
         whole = lengths[lengths["depth"] == "all"]
         about = folder() / TARGET_LENGTHS / "provenance.json"
         counted = json.loads(about.read_text(encoding="utf-8")).get("cap") if about.is_file() else None
-        counted_text = f"{counted} tokens" if counted else "the cap"
+        over = "; ".join(f"{int(r.over_cap)} of {int(r.n)} for {r.style} (median {int(r.median)} tokens, longest "
+                         f"{int(r.max)})" for r in whole.itertuples())
         text += (" The gold answers the styles are trained to write, on the same FLD test items, are longer than "
-                 f"{counted_text} on " + "; ".join(f"{int(r.over_cap)} of {int(r.n)} for {r.style} (median {int(r.median)} "
-                                               f"tokens, longest {int(r.max)})" for r in whole.itertuples())
-                 + " (`benchmarks/study_target_lengths.py`, committed in `results/study/target_lengths/`).")
+                 f"{f'{counted} tokens' if counted else 'the cap'} on {over} (`benchmarks/study_target_lengths.py`, "
+                 "committed in `results/study/target_lengths/`).")
     return text
