@@ -12,10 +12,18 @@ import textwrap
 from typing import Any, Callable, Sequence
 
 import matplotlib.pyplot as plt
+import networkx as nx
 import numpy as np
 import pandas as pd
 import seaborn as sns
 from cycler import cycler
+from IPython.display import display
+from matplotlib.patches import FancyArrowPatch
+from matplotlib.path import Path
+from matplotlib.text import Text
+
+from finelogic.book.tables import paper_table
+from finelogic.logic.proof import parse_proof_steps
 
 #: Widest figure in inches (shown at 96 CSS px per inch: 672 px, the width of a cell output in the book at a
 #: 1280 px window in dark mode, padding included).
@@ -110,8 +118,6 @@ def figure_html(fig, alt: str | None = None) -> str:
     """``fig`` as an ``<img>`` (PNG data URI) with ``alt``, at 96 CSS px per inch, and closed; on a narrow
     screen it keeps the ``min-width`` at which its smallest text is :data:`MIN_FONT` pt and scrolls in its box
     (``data-font-pt`` and ``data-css-width`` let a test work out the text size a reader sees)."""
-    from matplotlib.text import Text
-
     with plt.rc_context(theme()):
         buffer = io.BytesIO()
         fig.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
@@ -131,8 +137,6 @@ def figure_html(fig, alt: str | None = None) -> str:
 def show(fig, alt: str | None = None) -> None:
     """Display ``fig`` as HTML ``<img alt=...>`` and close it (MyST-NB 1.x takes a PNG output's alt text only
     from cell metadata)."""
-    from IPython.display import display
-
     display({"text/html": figure_html(fig, alt), "text/plain": f"[figure: {alt or alt_text(fig)}]"}, raw=True)
 
 
@@ -294,34 +298,28 @@ def paper_vs_ours(ours: pd.DataFrame, reported: pd.DataFrame, *, title: str, xla
     metrics = list(ours.columns)
     if ours.empty:  # one visible "no value" row rather than a figure that shows the paper alone
         ours = pd.DataFrame([[np.nan] * len(metrics)], columns=metrics, index=["nothing evaluated in this run"])
-    rows = [(f"paper: {label(i)}", "paper", k) for k, i in enumerate(reported.index)] + \
-           [(f"ours: {label(i)}", "ours", k) for k, i in enumerate(ours.index)]
-    fig, axes = new_figure(1, len(metrics), height=1.5 + 0.42 * len(rows), sharey=True, sharex=shared_x)
-    y = {name: k for k, (name, _, _) in enumerate(rows)}
+    names = [f"paper: {label(i)}" for i in reported.index] + [f"ours: {label(i)}" for i in ours.index]
+    fig, axes = new_figure(1, len(metrics), height=1.5 + 0.42 * len(names), sharey=True, sharex=shared_x)
 
-    def cell(frame, position, metric):  # by position: an index of tuples is ambiguous to .loc
-        return pd.to_numeric(frame[metric].iloc[position], errors="coerce") if metric in frame else np.nan
+    def column(frame, metric) -> np.ndarray:  # by position: an index of tuples is ambiguous to .loc
+        return _values(frame[metric]) if metric in frame else np.full(len(frame), np.nan)
 
     for ax, metric in zip(axes[0], metrics):
-        for name, source, position in rows:
-            value = float(cell(reported if source == "paper" else ours, position, metric))
-            if source == "paper":
-                ax.plot([value], [y[name]], marker="o", markersize=8, markerfacecolor="white",
-                        markeredgecolor=REFERENCE_COLOUR, markeredgewidth=1.5, linestyle="none",
-                        label="paper (reported)")
-                continue
-            colour = PALETTE[0]
+        for y, value in enumerate(column(reported, metric)):
+            ax.plot([value], [y], marker="o", markersize=8, markerfacecolor="white", markeredgecolor=REFERENCE_COLOUR,
+                    markeredgewidth=1.5, linestyle="none", label="paper (reported)")
+        whiskers = low is not None and high is not None
+        lows, highs = (column(low, metric), column(high, metric)) if whiskers else (None, None)
+        for k, value in enumerate(column(ours, metric)):
+            y = len(reported) + k
             if np.isnan(value):
-                ax.plot([0], [y[name]], marker="x", color=PALETTE[3], markersize=8, linestyle="none",
+                ax.plot([0], [y], marker="x", color=PALETTE[3], markersize=8, linestyle="none",
                         label="ours: no value (nothing scored)")
                 continue
-            if low is not None and high is not None:
-                lo, hi = float(cell(low, position, metric)), float(cell(high, position, metric))
-                if not (np.isnan(lo) or np.isnan(hi)):
-                    ax.plot([lo, hi], [y[name]] * 2, color=colour, linewidth=2.5, alpha=0.5,
-                            label="ours: 95% interval", solid_capstyle="butt")
-            ax.plot([value], [y[name]], marker="o", markersize=8, color=colour, linestyle="none",
-                    label="ours (this run)")
+            if whiskers and not (np.isnan(lows[k]) or np.isnan(highs[k])):
+                ax.plot([lows[k], highs[k]], [y] * 2, color=PALETTE[0], linewidth=2.5, alpha=0.5,
+                        label="ours: 95% interval", solid_capstyle="butt")
+            ax.plot([value], [y], marker="o", markersize=8, color=PALETTE[0], linestyle="none", label="ours (this run)")
         ax.set_xlabel(wrap(xlabels if isinstance(xlabels, str) else xlabels.get(metric, metric), 16))
         ax.set_title(wrap(_metric_title(metric), 24))
         if shared_x:
@@ -332,7 +330,7 @@ def paper_vs_ours(ours: pd.DataFrame, reported: pd.DataFrame, *, title: str, xla
             top = max(float(np.nanmax(values)) if values.notna().any() else 1.0, 1.0)
             ax.set_xlim(-0.08 * top, 1.1 * top)
         ax.axhline(len(reported) - 0.5, color=BORDER, linewidth=1)
-    axes[0, 0].set_yticks(range(len(rows)), [wrap(name, 34) for name, _, _ in rows])
+    axes[0, 0].set_yticks(range(len(names)), [wrap(name, 34) for name in names])
     axes[0, 0].invert_yaxis()
     axes[0, 0].set_ylabel("model / setting")
     fig.get_layout_engine().set(wspace=0.06)
@@ -354,8 +352,6 @@ def accuracy_bars(summary: pd.DataFrame, *, names: dict[str, str] | None = None)
     """One panel per prompting setting: our accuracy per dataset as bars with 95% whiskers, one bar per model,
     from a :func:`finelogic.eval.accuracy.summarize` by ``(model, setting, dataset)``; the paper's models in
     the same setting (Table 2) as hollow grey marks; ``names`` maps dataset keys to printed names."""
-    from finelogic.book.tables import paper_table
-
     reported = paper_table("table2")
     title = "Accuracy by dataset: ours (bars, 95% Wilson intervals) and the paper's (hollow marks)"
     summary = summary.assign(dataset=[(names or {}).get(d, d) for d in summary["dataset"]])
@@ -445,9 +441,6 @@ def paper_figure3(reported: pd.DataFrame):
 def proof_tree(problem, *, width: float = PAGE_WIDTH, wrap: int = 24):
     """Draw a problem's gold proof as a layered tree (:func:`proof_layout`), facts at the bottom and the
     hypothesis on top, arrows from each premise's box to its conclusion's; ``width`` is capped at page width."""
-    from matplotlib.patches import FancyArrowPatch
-    from matplotlib.path import Path
-
     if not problem.proof:
         raise ValueError(f"problem {problem.id!r} has no gold proof to draw")
     width = min(width, PAGE_WIDTH)
@@ -496,10 +489,6 @@ def proof_layout(problem, *, wrap: int = 24, width: float = PAGE_WIDTH) -> dict[
     "bends": {(premise, conclusion): [(layer, x), ...]}}``, x in 0..1. A node sits one layer below the first
     step that uses it; an edge crossing layers gets a free slot in each, so it never runs through a box; nodes
     are ordered under what they feed."""
-    import networkx as nx
-
-    from finelogic.logic.proof import parse_proof_steps
-
     steps = parse_proof_steps(problem.proof)
     graph = nx.DiGraph()
     texts = {f.id: f.text for f in problem.facts}

@@ -243,11 +243,11 @@ def _without_item(markdown: str, item: str) -> str:
     return "\n".join(line for line in markdown.split("\n") if not line.lstrip().startswith(item))
 
 
-def handouts_key(source: Path, pdf: bool) -> str:
-    """What a chapter's handouts are made from: the executed notebook as its handouts show it (not the
-    execution counts, dates and build time a rerun changes), this module's code, and how the PDFs are made."""
+def handouts_key(shown: nbformat.NotebookNode, pdf: bool) -> str:
+    """What a chapter's handouts are made from: the executed notebook as its handouts show it
+    (:func:`handout_notebook`, less the execution counts, dates and build time a rerun changes), this module's
+    code, and how the PDFs are made."""
     printer = ("chromium" if find_chromium() else "note") if pdf else "none"
-    shown = handout_notebook(nbformat.read(source, as_version=4))
     content = [{"type": c.cell_type, "source": c.source, "tags": c.get("metadata", {}).get("tags", []),
                 "outputs": [_without_build_date(o) for o in c.get("outputs", [])]} for c in shown.cells]
     digest = hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False).encode("utf-8"))
@@ -290,13 +290,13 @@ def write_handouts(output_dir: Path, names: tuple[str, ...] = TEACHING, pdf: boo
         if not source.exists():
             log.info("%s not executed yet: no handouts", name)
             continue
-        keys[name] = handouts_key(source, pdf)
+        shown = handout_notebook(nbformat.read(source, as_version=4))
+        keys[name] = handouts_key(shown, pdf)
         if _handouts_current(output_dir, name, keys[name], pdf):
             log.info("%s unchanged since its handouts were made; kept", name)
             written.extend(handout_path(output_dir, name, v) for v in VERSIONS)
             continue
         _key_path(output_dir, name).unlink(missing_ok=True)
-        executed = nbformat.read(source, as_version=4)
         for version in VERSIONS:
             exporter = HTMLExporter(exclude_input_prompt=True, exclude_output_prompt=True)
             dropped = {"parameters", "injected-parameters"} | ({SOLUTION_TAG} if version == "student" else set())
@@ -304,9 +304,8 @@ def write_handouts(output_dir: Path, names: tuple[str, ...] = TEACHING, pdf: boo
                                            enabled=True)
             exporter.register_preprocessor(remove, enabled=True)
             title = f"{name} ({version} handout{', with solutions' if version == 'instructor' else ''})"
-            nb = handout_notebook(executed)
-            nb.metadata["title"] = title
-            body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
+            shown.metadata["title"] = title
+            body, _ = exporter.from_notebook_node(shown, resources={"metadata": {"name": title}})
             path = handout_path(output_dir, name, version)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(with_print_css(body), encoding="utf-8")
