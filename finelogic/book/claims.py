@@ -46,21 +46,15 @@ def counts_sentence(run) -> str:
     return f"Of the {total} findings tested, {listed}."
 
 
-def reproduced(run) -> pd.DataFrame:
-    """The rows whose verdict is ``reproduced``."""
-    return run.verdicts[run.verdicts["verdict"] == REPRODUCED]
-
-
 #: Marker colour per verdict in the forest plot (seaborn's colour-blind palette; grey: nothing to compare).
 VERDICT_COLOURS = {REPRODUCED: 2, NOT_REPRODUCED: 3, INCONCLUSIVE: 0}
 
 
 def weakest_effects(verdicts: pd.DataFrame) -> pd.DataFrame:
-    """Per claim, the compared difference nearest to going against it (the paper is right when every
-    difference lies ``above`` 0, ``below`` 0 or ``within`` its margin: the one with the lowest lower end, the
-    highest upper end, the widest reach), and for accuracy gains the one against the highest cue rule apart:
-    ``claim``, ``verdict``, ``row`` (the plot's row label), ``label``, ``difference``, ``low``, ``high``,
-    ``unit``, ``margin`` (None unless ``within``). A claim with no difference gets a row without numbers."""
+    """Per claim, the compared difference nearest to going against it (where every difference must lie ``above``
+    0, ``below`` 0 or ``within`` its margin: the lowest lower end, the highest upper end, the widest reach), and
+    for accuracy gains, apart, the one against the highest cue rule; a claim with no difference gets a row without
+    numbers. ``row`` is the plot's row label; ``margin`` is None unless ``within``."""
     rows = []
     for claim in verdicts.itertuples():
         effects = json.loads(getattr(claim, "effects", "[]") or "[]")

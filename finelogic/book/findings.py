@@ -7,7 +7,9 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import pandas as pd
+from IPython.display import HTML
 
+from finelogic.book.figures import figure_html
 from finelogic.book.provenance import admonition
 from finelogic.data.suites import PAPER_NAMES
 from finelogic.eval.accuracy import summarize
@@ -364,8 +366,4 @@ def headline(fig):
     """``fig`` as HTML (:func:`finelogic.book.figures.figure_html`: an ``<img>`` with alt text, closed), to
     ``glue`` for the landing page: a glued HTML output keeps its alt text across documents, a PNG one would
     lose it."""
-    from IPython.display import HTML
-
-    from finelogic.book.figures import figure_html
-
     return HTML(figure_html(fig))
