@@ -286,15 +286,10 @@ def grouped_bars(table: pd.DataFrame, *, title: str, ylabel: str = "accuracy (%)
 @themed
 def paper_vs_ours(ours: pd.DataFrame, reported: pd.DataFrame, *, title: str, xlabels: dict[str, str] | str,
                   low: pd.DataFrame | None = None, high: pd.DataFrame | None = None, shared_x: bool = True):
-    """Dot plot, one panel per metric (column) sharing the y axis: the paper's rows (hollow grey) above ours
-    (filled, with ``low``/``high`` whiskers; a missing value marked ``no value`` at 0).
-
-    Args:
-        ours, reported: index = row label (tuples are joined), columns = metrics (ours' columns decide).
-        xlabels: metric -> axis label (or one label for every panel).
-        shared_x: all panels on one 0-100 x scale (False where units differ, e.g. Table 4's steps vs %: each
-            panel its own scale from 0).
-    """
+    """Dot plot, one panel per metric (ours' columns) sharing the y axis: the paper's rows (hollow grey) above
+    ours (filled, with ``low``/``high`` whiskers; a missing value marked ``no value`` at 0). ``xlabels``: metric
+    -> axis label, or one label for all; ``shared_x`` False gives each panel its own scale from 0 (units differ,
+    e.g. Table 4's steps vs %)."""
     metrics = list(ours.columns)
     if ours.empty:  # one visible "no value" row rather than a figure that shows the paper alone
         ours = pd.DataFrame([[np.nan] * len(metrics)], columns=metrics, index=["nothing evaluated in this run"])

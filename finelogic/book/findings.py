@@ -298,14 +298,10 @@ LOGICMARK_CARD_MODEL = "SmolLM2-135M"
 
 def logicmark_models(run, models: Sequence[str], control: str | None, card: pd.DataFrame,
                      reference: str | None = None) -> str:
-    """Which of ``models`` are above the random-init ``control`` and how ``reference`` (our embedded model)
-    compares with the reported :data:`LOGICMARK_CARD_MODEL` row of ``card`` (``paper.reported("logicmark")``).
-
-    Against the control: each model's card-style average with its 95% interval against the control's
-    (``item_mean`` instead when a hop bucket is empty, so some row has no average). Against the card: its
-    reported avg and 1-hop (points: the card prints no interval) against ``reference``'s intervals. Models the
-    run did not score are left out.
-    """
+    """Which of ``models`` (those the run scored) are above the random-init ``control``, by card-style average
+    and 95% interval (``item_mean`` when a hop bucket is empty), and how ``reference`` (our embedded model)
+    compares with the :data:`LOGICMARK_CARD_MODEL` row of ``card`` (``paper.reported("logicmark")``): its
+    reported avg and 1-hop (points: the card prints no interval) against ``reference``'s intervals."""
     by_hop = getattr(run, "by_hop", None)
     if _empty(by_hop):
         return "This run scored no LogicMark item, so the page supports nothing."

@@ -145,13 +145,10 @@ TOY_MODELS = {"trained (toy)": True, "random-init (toy)": False}
 
 def toy_features(n: int, seed: int = 0, *, words: int = 6, dim: int = 16, noise: float = 0.3
                  ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """Synthetic inputs and the hidden states of two toy "models" (no language model involved).
-
-    Inputs are ``n`` rows of ``words`` random bits. Both toy models map the words linearly into ``dim``
-    dimensions (their own random matrix) plus Gaussian noise of scale ``noise``; the *trained* one also writes
-    the XOR of words 1 and 2 into its state, the *random-init* one does not. Returns ``(words, features)``: an
-    ``(n, words)`` int array and ``{model name: (n, dim) float array}``.
-    """
+    """``(words, features)``: ``n`` rows of ``words`` random bits (an int array) and the hidden states of two toy
+    "models" (``{name: (n, dim) float array}``, no language model involved). Both map the words linearly into
+    ``dim`` dimensions (their own random matrix) plus Gaussian noise of scale ``noise``; the *trained* one also
+    writes the XOR of words 1 and 2 into its state, the *random-init* one does not."""
     rng = np.random.default_rng(seed)
     x = rng.integers(0, 2, size=(n, words))
     features = {}
@@ -231,13 +228,11 @@ def option_table(record: pd.Series | dict) -> pd.DataFrame:
     rows = []
     k = 0
     while f"option_{k}" in record:
-        row = {"option": record[f"option_{k}"], "correct": k == record["answer_index"],
-               "log-likelihood (sum, nats)": record[f"loglik_{k}"], "tokens": record[f"tokens_{k}"],
-               "characters": len(record[f"option_{k}"])}
-        for norm in NORMALIZATIONS:
-            row[f"score: {norm}"] = record[f"score_{norm}_{k}"]
-        row["picked by"] = ", ".join(n for n in NORMALIZATIONS if record[f"pred_{n}"] == k)
-        rows.append(row)
+        rows.append({"option": record[f"option_{k}"], "correct": k == record["answer_index"],
+                     "log-likelihood (sum, nats)": record[f"loglik_{k}"], "tokens": record[f"tokens_{k}"],
+                     "characters": len(record[f"option_{k}"]),
+                     **{f"score: {norm}": record[f"score_{norm}_{k}"] for norm in NORMALIZATIONS},
+                     "picked by": ", ".join(n for n in NORMALIZATIONS if record[f"pred_{n}"] == k)})
         k += 1
     return pd.DataFrame(rows).set_index("option")
 
