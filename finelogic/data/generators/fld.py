@@ -53,8 +53,8 @@ class ProofNode:
 
     @property
     def height(self) -> int:
-        """Rule applications on the longest path down to a leaf (a leaf: 0): FLD's ``depth``, the paper's
-        "steps" buckets. A proof can have more steps than its depth (side branches)."""
+        """Rule applications on the longest path down to a leaf: FLD's ``depth`` (fewer than its steps when the
+        proof has side branches)."""
         return 0 if self.rule is None else 1 + max(c.height for c in self.children)
 
     def nodes(self) -> Iterable["ProofNode"]:
@@ -143,12 +143,8 @@ class _TreeBuilder:
         return self.literal(term)
 
     def hypothesis(self) -> Formula:
-        """The hypothesis, drawn the same way whatever the label, so its wording does not tell the label (the
-        negation cue rule of :mod:`finelogic.eval.cues` is at chance on PROVED/DISPROVED items).
-
-        Half literals; else a conjunction, disjunction or ∃ (none in propositional problems) of literals; its
-        English has a negation word half the time: ¬literal, a compound with a negated literal, ¬(conjunction),
-        ¬(disjunction), ¬∃."""
+        """The hypothesis, drawn alike whatever the label (so :mod:`finelogic.eval.cues`'s negation rule is at
+        chance): half literals, else a compound of literals; a negation word half the time."""
         negated = self.rng.random() < 0.5
         r = self.rng.random()
         term = None if self.propositional else self.rng.choice(self.constants)
@@ -192,10 +188,8 @@ class _TreeBuilder:
         return ProofNode(impl)
 
     def prove(self, goal: Formula, depth: int, forbid: frozenset[str] = frozenset()) -> ProofNode:
-        """A proof tree of ``goal`` of height exactly ``depth``, built backwards with the rules of
-        :mod:`finelogic.logic.rules` (none that needs an assumption; a goal no other rule builds comes by modus
-        ponens). ``forbid`` names strategies that would re-derive the formula the caller is about to extract
-        from ``goal`` (a detour, not a proof)."""
+        """A proof tree of ``goal`` of height exactly ``depth``, built backwards with the assumption-free rules
+        of :mod:`finelogic.logic.rules`; ``forbid``: strategies that would rebuild what the caller extracts."""
         if depth == 0:
             return ProofNode(goal)
         options = ["modus_ponens"] * 3
@@ -216,7 +210,8 @@ class _TreeBuilder:
 
     def _modus_ponens(self, goal: Formula, depth: int) -> ProofNode:
         a = self.antecedent(goal)
-        return ProofNode(goal, "modus_ponens", (self.prove(a, depth - 1), self.implication(Implies(a, goal), depth - 1)))
+        proof = self.prove(a, depth - 1)
+        return ProofNode(goal, "modus_ponens", (proof, self.implication(Implies(a, goal), depth - 1)))
 
     def _and_elim(self, goal: Formula, depth: int) -> ProofNode:
         other = self.literal(self.subject_of(goal))
@@ -258,9 +253,7 @@ class _TreeBuilder:
 
     # -- distractors --
     def distractors(self, tree: ProofNode, k: int) -> list[Formula]:
-        """``k`` facts that share the proof's predicates or constants but are not needed: implications from a
-        fresh premise to a proof literal or from a proof literal to something fresh, the negated-premise variant
-        of a proof implication, proof predicates of another constant, universal rules into proof predicates."""
+        """``k`` facts that share the proof's predicates or constants but are not needed (the kinds below)."""
         atoms = sorted({self.ground(a) for n in tree.nodes() for a in _atoms(n.formula)}, key=format_formula)
         implications = [n.formula for n in tree.nodes() if isinstance(n.formula, Implies) and n.rule is None]
         out: list[Formula] = []
@@ -287,10 +280,8 @@ class _TreeBuilder:
         return out
 
     def decoys(self, goal: Formula, facts: Sequence[Formula]) -> list[Formula]:
-        """Decoys after which ``facts`` and the decoys state (:func:`~finelogic.logic.states`) the goal and its
-        negation equally often: as often as the more stated side, and at least once (twice a quarter of the
-        time). So which sides are stated tells nothing about the label, and the consequent cue rule of
-        :mod:`finelogic.eval.cues` falls back to the negation rule; after FLD's negative-tree distractor."""
+        """Decoys after which the facts state the goal and its negation equally often, at least once (twice a
+        quarter of the time), so the consequent cue rule of :mod:`finelogic.eval.cues` learns nothing."""
         stated = statement_counts(facts, goal)
         target = max(*stated, 2 if self.rng.random() < 0.25 else 1)
         out: list[Formula] = []
@@ -300,8 +291,8 @@ class _TreeBuilder:
         return out
 
     def decoy(self, side: Formula) -> list[Formula]:
-        """``D -> side`` (or ``(x): D[x] -> side[x]``) with fresh ``D``, and ``D``'s dead-end chain
-        ``C -> D`` (0 to 2 links, 1 most often): the chain's first antecedent is no fact and nothing derives it."""
+        """``D -> side`` (or ``(x): D[x] -> side[x]``) with fresh ``D`` and a dead-end chain ``C -> D`` of 0-2
+        links."""
         c = _lone_constant(side)
         if not self.propositional and c is not None and self.rng.random() < 0.35:
             antecedent = self.antecedent_about(c)  # the chain reaches the instance at c, as a real one would
@@ -323,9 +314,8 @@ class _TreeBuilder:
 
 
 def _distractor_check(facts: Sequence[Formula], leaves: Sequence[Formula], goal: Formula) -> bool:
-    """The facts are consistent (the label cannot flip) and no gold leaf can be dropped with the goal still
-    entailed, so no route through the distractors bypasses any part of the gold proof (one z3 check per leaf;
-    not checked: a shorter route that uses every gold leaf, which would need links no distractor kind writes)."""
+    """The facts are consistent and no gold leaf can be dropped with the goal still entailed (no route through
+    the distractors bypasses the gold proof)."""
     with Theory(facts) as theory:
         return theory.consistent() and all(not theory.entails(goal, without=[leaf]) for leaf in leaves)
 
@@ -347,7 +337,8 @@ def _vocabulary(rng: random.Random, builder: _TreeBuilder, facts: Sequence[Formu
     )
 
 
-def _attempt(rng: random.Random, depth: int, label: str, distractors: tuple[int, int], problem_id: str, seed_meta: object) -> Problem:
+def _attempt(rng: random.Random, depth: int, label: str, distractors: tuple[int, int], problem_id: str,
+             seed_meta: object) -> Problem:
     builder = _TreeBuilder(rng, propositional=rng.random() < 0.25, n_constants=rng.randint(1, 3))
     style = label if label != UNKNOWN else rng.choice((PROVED, DISPROVED))
     hypothesis = builder.hypothesis()
@@ -402,7 +393,8 @@ def _attempt(rng: random.Random, depth: int, label: str, distractors: tuple[int,
         meta["removed_fact_text"] = render_sentence(removed, vocab)
         meta["proof_formal"] = None
     else:
-        steps_nl, steps_formal, int_formulas = _linearize(tree, fact_ids, "hypothesis" if style == PROVED else "¬hypothesis", vocab)
+        final = "hypothesis" if style == PROVED else "¬hypothesis"
+        steps_nl, steps_formal, int_formulas = _linearize(tree, fact_ids, final, vocab)
         formulas.update(int_formulas)
         proof = "; ".join(s.format() for s in steps_nl) + ";"
         meta["proof_formal"] = "; ".join(s.format() for s in steps_formal) + ";"
@@ -422,7 +414,8 @@ def _attempt(rng: random.Random, depth: int, label: str, distractors: tuple[int,
     return problem
 
 
-def _linearize(tree: ProofNode, fact_ids: Mapping[Formula, str], final: str, vocab: Vocabulary) -> tuple[list[ProofStep], list[ProofStep], dict[str, str]]:
+def _linearize(tree: ProofNode, fact_ids: Mapping[Formula, str], final: str,
+               vocab: Vocabulary) -> tuple[list[ProofStep], list[ProofStep], dict[str, str]]:
     """The tree as FLD proof lines (English and formal) plus the ``intN`` formulas; depth 0 restates the fact."""
     names: dict[int, str] = {}  # id(node) -> fact or int id
     steps_nl, steps_formal, ints = [], [], {}
@@ -440,12 +433,8 @@ def _linearize(tree: ProofNode, fact_ids: Mapping[Formula, str], final: str, voc
 
 
 def verify_fld_problem(problem: Problem) -> None:
-    """Re-check a generated FLD problem from its own fields: z3 re-decides the label from the facts, every
-    gold step is z3-valid and an instance of exactly one rule, every sentence parses back to its formula.
-
-    Raises:
-        GeneratorError: naming the problem and what failed (a generator bug never leaves as a bad item).
-    """
+    """Re-check a generated FLD problem from its own fields (z3 re-decides the label, every gold step is valid
+    and one rule's instance, every sentence parses back); a :class:`GeneratorError` names what failed."""
     try:
         _verify(problem)
     except (KeyError, ValueError) as error:  # unknown ids, unparseable formulas or sentences
@@ -490,10 +479,8 @@ def _verify(problem: Problem) -> None:
 def proof_depth(proof: str, formulas: Mapping[str, str]) -> int:
     """FLD's ``depth`` of a proof string: rule applications on the longest path from a fact to the end.
 
-    Premises never concluded by an earlier step (``fact3``, ``sent2``) count 0; so do assumptions opened
-    by ``void -> assump1`` and their discharged references ``[assump1]``; a step restating a fact (its one
-    premise has the conclusion's formula, as in a depth-0 proof) adds nothing. ``formulas`` maps ids
-    (``fact3``, ``int1``, ``hypothesis``) to FLD formulas; ``¬hypothesis`` is derived from ``hypothesis``.
+    Facts, assumptions (``void -> assump1``, ``[assump1]``) count 0, and so does a step that restates its one
+    premise's formula (a depth-0 proof); ``formulas`` maps ids to FLD formulas.
     """
     parsed = {k: parse_formula(v) for k, v in formulas.items()}
     if "hypothesis" in parsed:
@@ -519,14 +506,9 @@ def generate_fld_problem(
     distractors: tuple[int, int] = (2, 8),
     problem_id: str | None = None,
 ) -> Problem:
-    """One verified FLD-style problem with a gold proof of exactly ``depth``; the goal is the hypothesis for
-    PROVED and its negation for DISPROVED (proof ending ``-> ¬hypothesis``). UNKNOWN: a PROVED- or
-    DISPROVED-style tree with one leaf removed; ``depth`` None, ``meta["proof_depth"]`` what it would have been.
-
-    Args:
-        rng_or_seed: a ``random.Random`` (advanced in place) or a seed for a fresh one.
-        distractors: inclusive range of distractor facts to draw (fewer remain if the check rejects them).
-        problem_id: defaults to ``fld-<seed>-d<depth>-<label>``.
+    """One verified FLD-style problem whose gold proof of exactly ``depth`` ends at the hypothesis (PROVED) or
+    ``¬hypothesis`` (DISPROVED); UNKNOWN: such a tree less one leaf, ``meta["proof_depth"]`` its depth.
+    ``distractors``: an inclusive range (fewer remain if the check rejects them).
     """
     if label not in LABELS:
         raise ValueError(f"label must be one of {LABELS}, got {label!r}")
@@ -557,19 +539,18 @@ def even_plan(n: int, depths: Iterable[int], labels: Sequence[str]) -> dict[tupl
     return {cell: base + (i < rest) for i, cell in enumerate(cells)}
 
 
-def generate_from_plan(plan: Mapping[tuple[int, str], int], seed: int, *, progress: bool | None = None, **kwargs) -> list[Problem]:
-    """Problems for every ``(depth, label): count`` of ``plan``, in plan order.
-
-    Item ``k`` of cell ``(d, label)`` draws from ``random.Random("<seed>/<d>/<label>/<k>")``, so a cell's
-    items do not depend on the rest of the plan. UNKNOWN cells' ``d`` is the depth their proof would have.
-    """
+def generate_from_plan(plan: Mapping[tuple[int, str], int], seed: int, *, progress: bool | None = None,
+                       **kwargs) -> list[Problem]:
+    """Problems for every ``(depth, label): count`` of ``plan``, in plan order; item ``k`` of a cell draws from
+    ``random.Random("<seed>/<d>/<label>/<k>")``, so it does not depend on the rest of the plan."""
     total = sum(plan.values())
     bar = tqdm(total=total, desc="FLD problems", disable=progress is False or (progress is None and total < 200))
     out = []
     for (depth, label), count in plan.items():
         for k in range(count):
             item_seed = f"{seed}/{depth}/{label}/{k}"
-            problem = generate_fld_problem(item_seed, depth, label, problem_id=f"fld-{seed}-d{depth}-{label}-{k}", **kwargs)
+            problem_id = f"fld-{seed}-d{depth}-{label}-{k}"
+            problem = generate_fld_problem(item_seed, depth, label, problem_id=problem_id, **kwargs)
             out.append(dataclasses.replace(problem, meta={**problem.meta, "seed": seed, "item_seed": item_seed}))
             bar.update()
     bar.close()
@@ -585,21 +566,15 @@ def generate_fld(
     progress: bool | None = None,
     **kwargs,
 ) -> list[Problem]:
-    """``n`` verified FLD-style problems spread evenly over ``depths`` × ``labels`` (see :func:`even_plan`).
-
-    ``kwargs`` go to :func:`generate_fld_problem` (e.g. ``distractors=(0, 4)``). Same seed, same bytes.
-    """
+    """``n`` verified FLD-style problems spread by :func:`even_plan`; ``kwargs`` go to
+    :func:`generate_fld_problem`."""
     return generate_from_plan(even_plan(n, depths, labels), seed, progress=progress, **kwargs)
 
 
 def fld_paper_plan(kind: str, scale: float = 1.0) -> dict[tuple[int, str], int]:
-    """The paper's FLD sample shape (Appendix A.1) as ``{(depth, label): count}``.
-
-    ``kind`` "test": depths 0–19 × (25 PROVED + 25 DISPROVED) + 100 UNKNOWN = 1,100; "train": depths
-    0–15 × (250 + 250) + 1,500 UNKNOWN = 9,500. UNKNOWN items are spread evenly over the depths (the
-    first depths take the remainder: 1,500 = 12 × 94 + 4 × 93). ``scale`` multiplies every cell, rounding
-    half up, with at least 1 per cell.
-    """
+    """The paper's FLD sample shape (Appendix A.1, :data:`PAPER_SHAPES`: 1,100 test, 9,500 train items) as
+    ``{(depth, label): count}``, UNKNOWN spread by :func:`even_plan`; ``scale`` multiplies every cell, rounding
+    half up, at least 1."""
     if kind not in PAPER_SHAPES:
         raise ValueError(f"kind must be one of {sorted(PAPER_SHAPES)}, got {kind!r}")
     if scale <= 0:

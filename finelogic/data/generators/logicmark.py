@@ -1,9 +1,6 @@
-"""LogicMark-style problems: variable (in)equality premises, four options, exact hop-depth targeting.
-
-Our own generator written from the LogicMark card (``book/data-formats.md``, "LogicMark"), which names its
-generator and its ``Config`` but does not include the code: :class:`Config` takes the card's fields under the
-card's names and says where their meaning here is our reading. Premises ``a = b``, ``b != c``; options the
-entailed answer, its flip and statements that do not follow.
+"""LogicMark-style problems: premises ``a = b``, ``b != c``; options the entailed answer, its flip and statements
+that do not follow; exact hop-depth targeting. Our own generator written from the LogicMark card
+(``book/data-formats.md``, "LogicMark"), which names its ``Config`` but does not include the code.
 """
 from __future__ import annotations
 
@@ -101,14 +98,11 @@ class Premises:
         return all(self.find(u) != self.find(v) for u, v in self.inequalities)
 
     def entails(self, s: Statement) -> bool:
-        """``x = y`` iff one equality class; ``x != y`` iff an inequality premise joins the two classes
-        (premises assumed consistent)."""
         return self.hop_depth(s) is not None
 
     def hop_depth(self, s: Statement) -> int | None:
-        """The fewest premises chained to derive ``s`` (a premise: 1), None when not entailed: ``x = y`` the
-        equality-graph distance, ``x != y`` the least ``dist_eq(x, u) + 1 + dist_eq(v, y)`` over inequality
-        premises ``u != v`` in both orientations."""
+        """The fewest premises chained to derive ``s`` (a premise: 1), None when not entailed: for ``x != y``
+        the least ``dist_eq(x, u) + 1 + dist_eq(v, y)`` over inequality premises ``u != v``, both ways round."""
         if s.op == EQ:
             return self.dist_eq(s.left, s.right)
         best = None
@@ -127,28 +121,13 @@ def hop_depth(premises: Sequence[str], statement: str) -> int | None:
 
 @dataclass(frozen=True)
 class Config:
-    """The LogicMark card's generator configuration: the card's fields, names and example values; none of our own.
+    """The LogicMark card's generator configuration: its fields, names and example values, none of our own.
 
-    The card describes three fields; the others are read from their names and example values:
-
-    ========================  =========================================================================
-    card field                here
-    ========================  =========================================================================
-    ``limit``                 number of problems
-    ``min_vars``/``max_vars`` variables a, b, c, ... per problem, uniform in the range (our reading)
-    ``min_eq``/``max_eq``     ``=`` premises per problem, uniform (our reading; fewer only when the style
-                              cannot place more)
-    ``min_neq``/``max_neq``   ``!=`` premises per problem, uniform in the range (our reading)
-    ``num_choices``           options per problem: answer, flipped answer and ``num_choices - 2`` others
-    ``min_answer_hop``        the card: "minimum hop depth for the correct answer"; applied only when
-                              ``target_hop_dist`` is None, since the card's example sets both
-                              ``min_answer_hop=2`` and a 10% 1-hop target, which cannot both hold
-    ``target_hop_dist``       hop -> fraction; bucket sizes ``limit * fraction`` by largest remainder,
-                              each filled exactly by rejection sampling
-    ``styles``                the card's six equality-graph topologies, each our reading of its one-line
-                              description
-    ``seed``                  our ``random.Random`` seed, so the card's 42 does not give the card's items
-    ========================  =========================================================================
+    The card describes ``min_answer_hop``, ``target_hop_dist`` and ``styles``; the ranges (variables, ``=`` and
+    ``!=`` premises per problem, each uniform) are our reading of their names. ``min_answer_hop`` applies only
+    without ``target_hop_dist``: the card's example sets both it (2) and a 10% 1-hop target, which cannot both
+    hold. ``num_choices``: the answer, its flip and ``num_choices - 2`` others. ``seed`` is our
+    ``random.Random``'s, so the card's 42 does not give the card's items.
     """
 
     limit: int = 1000
@@ -258,9 +237,8 @@ def _sample_premises(config: Config, rng: random.Random) -> tuple[Premises, str]
 
 
 def _attempt(config: Config, op: str, hops: int | None, index: int, rng: random.Random) -> Problem | None:
-    """One attempt: premises, an answer of type ``op`` with exactly ``hops`` hops (or >= min_answer_hop
-    when ``hops`` is None) and verified distractors, shuffled into problem ``index``; None when this attempt
-    cannot satisfy them."""
+    """Problem ``index``: an answer of type ``op`` with exactly ``hops`` hops (None: at least
+    ``min_answer_hop``) and verified distractors; None when this draw cannot have them."""
     sampled = _sample_premises(config, rng)
     if sampled is None:
         return None
@@ -308,18 +286,10 @@ def _oriented(s: Statement, rng: random.Random) -> str:
 
 
 def generate_logicmark(config: Config = Config(), *, progress: bool | None = None) -> list[Problem]:
-    """``config.limit`` LogicMark-style problems, deterministic in ``config.seed``.
+    """``config.limit`` LogicMark-style problems, deterministic in ``config.seed`` (a progress bar from 2,000).
 
-    ``progress``: a tqdm bar; None shows one from 2,000 problems up.
-
-    With ``target_hop_dist``, bucket ``h`` gets exactly ``config.bucket_sizes()[h]`` problems whose answer
-    has hop depth ``h`` (rejection sampling). Answer types alternate ``=`` / ``!=`` over the problems
-    sorted by hop, so each bucket and the whole set are 50/50 (exact for even sizes). The problems are
-    then shuffled and numbered ``symbolic_00000``, ...
-
-    Raises:
-        RuntimeError: a bucket cannot be hit within ``MAX_ATTEMPTS`` tries (e.g. a hop deeper than the
-            variables and premises allow).
+    Hop bucket ``h`` gets exactly ``config.bucket_sizes()[h]`` problems (rejection sampling), half of each
+    ``=`` and half ``!=``. A RuntimeError when a bucket is not hit in ``MAX_ATTEMPTS`` draws.
     """
     rng = random.Random(config.seed)
     if config.target_hop_dist is not None:
@@ -343,8 +313,7 @@ def generate_logicmark(config: Config = Config(), *, progress: bool | None = Non
 
 
 def to_record(problem: Problem) -> dict:
-    """A Problem in the LogicMark card's record format (``id``, ``domain``, ``context``, ``options``,
-    ``answer_index``, ``answer``, ``hop_depth``); ``finelogic.data.loaders`` reads it back."""
+    """A Problem in the LogicMark card's record format, which ``finelogic.data.loaders`` reads back."""
     if problem.options is None or problem.answer_index is None:
         raise ValueError(f"Problem {problem.id!r} is not multiple-choice")
     return {
