@@ -1,22 +1,12 @@
 """The numbers the FineLogic paper's Tables 1-5 and the LogicMark dataset card's results table report,
 transcribed by hand; book pages show them beside the numbers this repository regenerates.
 
-    >>> from finelogic import paper
-    >>> df = paper.reported("table2")
-    >>> df.query("model == 'GPT-4o' and setting == 'Sel-Inf' and metric == 'FLD'").value.item()
-    51.9
-
-Conventions of :func:`reported`'s ``model, setting, metric, value`` rows:
-
-* Models: ``GPT-4o``, ``DeepSeek-R1``, ``Llama-3.1-8B-Instruct``, ``Qwen-2.5-7B-Instruct`` (the paper spells
-  them variously: "Deepseek-R1", "LLaMA-3.1", ...); LogicMark keeps the card's names.
-* Settings as printed in Table 2; Table 4's "–" (the un-tuned model) is ``Base``; Table 1 and LogicMark
-  print no setting (``""``).
-* Metrics: dataset names (Table 2), ``all_valid``/``all_relevant``/``all_atomic`` (Table 3),
-  ``CSS``/``RFI``/``NSD`` (Table 4), FLD step buckets ``0-3`` ... ``16-19`` in ASCII hyphens (Table 5; the
-  paper prints en dashes), ``1-hop`` ... ``5-hop`` and ``avg`` (LogicMark).
-* Table 1: ``model`` is the dataset, ``metric`` ``samples``, ``value`` the sample count; the printed
-  "Multi-Logical" and "Pronto-QA" are ``Multi-LogiEval`` and ``ProntoQA``.
+Conventions of :func:`reported`'s ``model, setting, metric, value`` rows: models as :data:`GPT4O` ... (the
+paper spells them variously; LogicMark keeps the card's names); settings as Table 2 prints them, Table 4's
+"–" as ``Base``, ``""`` where none is printed (Table 1, LogicMark); metrics are Table 2's dataset names,
+Table 3's ``all_valid``/``all_relevant``/``all_atomic``, Table 4's ``CSS``/``RFI``/``NSD``, Table 5's step
+buckets ``0-3`` ... ``16-19`` (ASCII hyphens), LogicMark's ``1-hop`` ... ``5-hop`` and ``avg``. Table 1's
+``model`` is the dataset and its ``samples`` the sample count.
 
 Where the paper's prose quotes a number that differs from its own table, the table wins: Section 5.2.1 says
 Qwen SymbCoT reaches "63.8% on Multi-LogiEval" (Table 2 prints 63.9) and "22.6% on FLD, versus 44.6% with
@@ -46,8 +36,7 @@ Row = tuple[str | float, ...]  # (model, setting, *values)
 
 @dataclass(frozen=True)
 class _Printed:
-    """One printed table: where it is, its metric columns, its rows, and the unit of each metric not in
-    ``accuracy (%)``."""
+    """One printed table: where it is, its metric columns, its rows, each metric's unit if not :data:`ACCURACY`."""
 
     source: str
     columns: tuple[str, ...]
@@ -62,12 +51,8 @@ _TABLE1 = _Printed("FineLogic paper, Table 1", ("samples",), [
     ("ProntoQA", "", 500),  # printed "Pronto-QA"
 ], {"samples": "problems (count)"})
 # As printed: T = True, F = False.
-_TABLE1_LABEL_TYPES: dict[str, tuple[str, ...]] = {
-    "FLD": ("T", "F", "Unknown"),
-    "FOLIO": ("T", "F", "Unknown"),
-    "Multi-LogiEval": ("T", "F"),
-    "ProntoQA": ("T", "F"),
-}
+_TABLE1_LABEL_TYPES: dict[str, tuple[str, ...]] = {"FLD": ("T", "F", "Unknown"), "FOLIO": ("T", "F", "Unknown"),
+                                                   "Multi-LogiEval": ("T", "F"), "ProntoQA": ("T", "F")}
 
 # Overall benchmark accuracy (%).
 _TABLE2 = _Printed("FineLogic paper, Table 2", ("FLD", "FOLIO", "Multi-LogiEval", "ProntoQA"), [
@@ -215,26 +200,12 @@ LOGICMARK_HOP_SHARE: Mapping[str, float] = MappingProxyType(
 # The card's rows nearest to the models this repository runs (SmolLM2-135M: the embedded model's base; the
 # others of about its size, or Gemma 3 270M's): the rows a page draws beside ours, in the card's spelling.
 LOGICMARK_NEAREST: tuple[str, ...] = ("SmolLM2-135M", "pythia-70m", "pythia-160M", "gpt2", "Qwen2.5-0.5B")
-_LOGICMARK_PARAMS: dict[str, str] = {
-    "Qwen2.5-3B": "3.1B",
-    "Qwen2.5-Math-1.5B": "1.5B",
-    "GPT-X2-125M": "125M",
-    "Qwen2.5-1.5B": "1.5B",
-    "pythia-2.8B": "2.8B",
-    "gpt2-xl": "1.6B",
-    "SmolLM2-1.7B": "1.7B",
-    "pythia-70m": "70M",
-    "gpt2": "124M",
-    "Qwen2.5-Coder-1.5B": "1.5B",
-    "GPT-X-125M": "125M",
-    "LFM2-350M-Math": "354M",
-    "pythia-31m": "30M",
-    "SmolLM2-135M": "135M",
-    "Qwen2.5-0.5B": "494M",
-    "pythia-14m": "14M",
-    "MobileLLM-125M": "125M",
-    "LFM2.5-350M-Base": "354M",
-    "pythia-160M": "162M",
+_LOGICMARK_PARAMS: dict[str, str] = {  # the card's "Params" column
+    "Qwen2.5-3B": "3.1B", "Qwen2.5-Math-1.5B": "1.5B", "GPT-X2-125M": "125M", "Qwen2.5-1.5B": "1.5B",
+    "pythia-2.8B": "2.8B", "gpt2-xl": "1.6B", "SmolLM2-1.7B": "1.7B", "pythia-70m": "70M", "gpt2": "124M",
+    "Qwen2.5-Coder-1.5B": "1.5B", "GPT-X-125M": "125M", "LFM2-350M-Math": "354M", "pythia-31m": "30M",
+    "SmolLM2-135M": "135M", "Qwen2.5-0.5B": "494M", "pythia-14m": "14M", "MobileLLM-125M": "125M",
+    "LFM2.5-350M-Base": "354M", "pythia-160M": "162M"
 }
 
 _TABLES = {"table1": _TABLE1, "table2": _TABLE2, "table3": _TABLE3, "table4": _TABLE4, "table5": _TABLE5,

@@ -1,21 +1,12 @@
 """The one SQLite file of what finelogic keeps and reuses: model calls (all verbs), memos, generated sets.
 
-``$FINELOGIC_CACHE/store.sqlite`` (:func:`finelogic.config.store_path`) in WAL mode, shared by processes
-(readers never wait for a writer); a record is a row written in one transaction or not at all, so no damage
-to a file can glue one request's key to another's answer. Tables (README, "Caches"):
-
-* ``calls(key, kind, model, request, value, stored)``: one row per model call; ``key`` the sha256 of the
-  canonical JSON of ``request`` (:func:`canonical_key`), ``kind`` the verb, ``value`` JSON text
-  (``{"text", "finish_reason"}``, ``[logprob, tokens, greedy]``) or an ``.npz`` blob for hidden states.
-* ``memos(memo, version, key, value, stored)``: the results of :class:`finelogic.memo.Memo`.
-* ``claims(key, holder, pid, host, started, expires)``: requests a process is computing now.
-* ``datasets(key, name, problems, count, sha256, stored)``: generated test and training sets
-  (:mod:`finelogic.data.stored`), with their count and sha256, so an edited or cut set is caught on read.
-
-A row whose value is not of its kind's type (:func:`decode`) is named in a warning, deleted and computed
-again, never coerced. A process claims the requests it will compute in the transaction that found them
-missing; a heartbeat thread renews the claim's :data:`LEASE_SECONDS`, so a killed or stopped process delays
-the others by at most one lease (a dead process on this machine not at all).
+``$FINELOGIC_CACHE/store.sqlite`` (:func:`finelogic.config.store_path`) in WAL mode, shared by processes; each
+record is a row written in one transaction or not at all (README, "Caches"). Tables: ``calls`` (one row per
+model call, keyed by :func:`canonical_key`), ``memos`` (:class:`finelogic.memo.Memo`), ``claims`` (requests a
+process is computing now), ``datasets`` (:mod:`finelogic.data.stored`, with count and sha256). A row whose
+value is not of its kind's type (:func:`decode`) is named in a warning, deleted and computed again. A claim is
+taken in the transaction that found its request missing and renewed by a heartbeat, so a killed process
+delays the others by at most one :data:`LEASE_SECONDS`.
 """
 from __future__ import annotations
 
@@ -87,14 +78,8 @@ def encode(kind: str, value: Any) -> str | bytes:
 
 def decode(kind: str, raw: Any) -> Any:
     """The answer stored as ``raw`` for ``kind``, checked by type; :class:`BadValue` says what is wrong.
-
-    * ``generate``: JSON ``{"text": non-empty str, "finish_reason": str or null}``;
-    * ``loglikelihood``: JSON ``[logprob, tokens, greedy]``: a number that is not NaN or +inf (a string such as
-      ``"-inf"`` is refused), a whole number >= 0, a boolean;
-    * ``hidden_states``: an ``.npz`` blob of ``nested`` (bool), ``sizes`` (whole numbers) and ``data`` (the
-      rows of every array, ``sizes`` adding up to its length): one array, or a list when ``nested``;
-    * ``json``: any JSON text (memos).
-    """
+    ``generate``, ``loglikelihood`` and ``json`` (memos) are one JSON text each (their checks: :data:`_PROBLEM`);
+    ``hidden_states`` an ``.npz`` blob: all arrays' rows in ``data``, the rows per array in ``sizes``."""
     if kind == "hidden_states":
         return _blob_arrays(raw)
     if not isinstance(raw, str):
@@ -105,7 +90,9 @@ def decode(kind: str, raw: Any) -> Any:
         raise BadValue(f"not one JSON value ({error})") from None
     if end != len(raw):
         raise BadValue(f"more than one JSON value (text after character {end})")
-    check(kind, value)
+    problem = _problem_of(kind)(value)
+    if problem is not None:
+        raise BadValue(problem)
     return value
 
 
@@ -140,24 +127,15 @@ def _problem_of(kind: str) -> Any:
     return _PROBLEM.get(kind, lambda v: f"unknown kind {kind!r}")
 
 
-def check(kind: str, value: Any) -> None:
-    """Raise :class:`BadValue` unless ``value`` (parsed JSON) is of ``kind``'s type (see :func:`decode`)."""
-    problem = _problem_of(kind)(value)
-    if problem is not None:
-        raise BadValue(problem)
-
-
 def check_all(kind: str, values: dict[str, Any]) -> dict[str, BadValue]:
-    """:func:`check` of every value of ``values`` (by key); what is wrong with each bad one."""
+    """What is wrong with each value of ``values`` (parsed JSON, by key) that is not of ``kind``'s type."""
     problem = _problem_of(kind)
     return {key: BadValue(why) for key, value in values.items() if (why := problem(value)) is not None}
 
 
 def decode_many(kind: str, rows: Sequence[tuple[str, Any, int]]) -> tuple[dict[str, Any], dict[str, BadValue]]:
-    """What :func:`decode` gives for many ``(key, raw, json_valid)`` rows (``json_valid``: SQLite's verdict
-    that ``raw`` is one JSON value): the values and what is wrong with each bad one. Rows SQLite calls one
-    JSON value each are parsed in one ``json.loads`` of their list (each piece one whole value, so none can
-    run into the next); the others one by one."""
+    """:func:`decode` of many ``(key, raw, json_valid)`` rows: the values and what is wrong with each bad one.
+    Rows SQLite finds to be one JSON value each are parsed in one ``json.loads`` of their list."""
     whole = [(k, raw) for k, raw, valid in rows if valid == 1 and type(raw) is str] if kind != "hidden_states" else []
     try:
         parsed = json.loads("[" + ",".join(raw for _, raw in whole) + "]")
@@ -183,8 +161,7 @@ def _short(value: Any) -> str:
 
 
 def _arrays_blob(result: Any) -> bytes:
-    """One array, or a list of arrays with the same trailing shape, as an ``.npz`` blob: all rows in one
-    member (each member read costs a lookup in the archive) and the rows per array."""
+    """One array, or a list of arrays with the same trailing shape, as an ``.npz`` blob (all rows in one member)."""
     nested = isinstance(result, list)
     arrays = [np.asarray(a) for a in (result if nested else [result])]
     if any(a.dtype == object for a in arrays):
@@ -264,10 +241,8 @@ def _rows_of(db: sqlite3.Connection, select: str, keys: list[str]) -> list[tuple
 
 
 class Store:
-    """The SQLite store at ``path`` (created with its tables if missing). Safe for the threads of one
-    process (one connection behind a lock) and for several processes (SQLite's locking, WAL).
-
-    Use :func:`open_store` to share one connection per file within a process."""
+    """The SQLite store at ``path`` (created with its tables if missing), safe for threads (one connection
+    behind a lock) and processes (SQLite's locking); :func:`open_store` shares one per file and process."""
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = Path(path)
@@ -302,8 +277,7 @@ class Store:
 
     @property
     def _db(self) -> sqlite3.Connection:
-        """This process's connection (a process forked from the one that opened the store opens its own:
-        a SQLite connection must not cross a fork)."""
+        """This process's connection (a forked child opens its own: a SQLite connection must not cross a fork)."""
         if self._pid != os.getpid():
             self.path.parent.mkdir(parents=True, exist_ok=True)  # its folder may have been removed since
             self._conn = sqlite3.connect(str(self.path), timeout=BUSY_SECONDS, isolation_level=None,
@@ -323,8 +297,7 @@ class Store:
         return self._conn
 
     def _same_file(self) -> None:
-        """Reconnect (and make the tables again) when the store's file was deleted or replaced since this
-        connection opened it (``rm store.sqlite*``): otherwise answers would be written to the lost file."""
+        """Reconnect (and make the tables again) when the file was deleted or replaced since it was opened."""
         if self._conn is not None and self._pid == os.getpid() and _identity(self.path) != self._file:
             log.warning("store %s: the file was deleted or replaced; opening it afresh", self.path)
             self._conn.close()
@@ -333,8 +306,8 @@ class Store:
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction (``BEGIN IMMEDIATE``: it takes the store's write lock at once, so what it
-        reads is still true when it writes); committed when the block ends, rolled back if it raises."""
+        """A write transaction (``BEGIN IMMEDIATE``: what it reads is still true when it writes); committed
+        when the block ends, rolled back if it raises."""
         with self._lock:
             self._same_file()
             with self._opened() as db:
@@ -365,7 +338,7 @@ class Store:
     # ------------------------------------------------------------------ model calls
     def get_calls(self, keys: Sequence[str], kind: str, model: str | None = None) -> dict[str, Any]:
         """The stored, valid answers of ``kind`` among ``keys``; a bad row is named, deleted and missing.
-        With ``model`` (the keys' model), a call asking for a large share of its answers reads them in one scan."""
+        With ``model`` (the keys' model), asking for :data:`SCAN_SHARE` of its answers reads them in one scan."""
         with self._lock:
             self._same_file()
             return self._get_calls(self._db, keys, kind, model, locked=False)
@@ -406,8 +379,8 @@ class Store:
 
     def put_call(self, key: str, kind: str, model: str, request: dict[str, Any], value: Any,
                  holder: str | None = None) -> None:
-        """Store one answer (kept if the key is stored already) and drop ``holder``'s claim on it, in one
-        transaction. ``value`` is checked by :func:`encode` first."""
+        """Store one answer (checked by :func:`encode`; kept if the key is stored already) and drop ``holder``'s
+        claim on it, in one transaction."""
         try:
             raw = encode(kind, value)
         except BadValue as error:
@@ -428,9 +401,8 @@ class Store:
                 db.execute("DELETE FROM claims WHERE key = ? AND holder = ?", (key, holder))
 
     def finished_generations(self, model: str, below: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-        """``(request, answer)`` of every stored greedy generation of ``model`` that ended by itself
-        (``finish_reason`` ``stop``) under a token cap smaller than ``below``: the answers a larger cap would
-        give again. A row that fails :func:`decode` is left out (named and removed when asked for directly)."""
+        """``(request, answer)`` of every stored greedy generation of ``model`` that stopped by itself under a
+        token cap smaller than ``below``: what a larger cap would give again. Bad rows are left out."""
         rows = self.query(
             "SELECT request, value FROM calls WHERE model = ? AND kind = 'generate' AND json_valid(request) "
             "AND json_valid(value) AND json_extract(value, '$.finish_reason') = 'stop' "
@@ -447,10 +419,8 @@ class Store:
     # ------------------------------------------------------------------ claims
     def answer_or_claim(self, keys: Sequence[str], kind: str, holder: str,
                         lease: float = LEASE_SECONDS) -> tuple[dict[str, Any], set[str], list[dict[str, Any]]]:
-        """In one transaction: the stored answers among ``keys``, and claims on the rest for ``holder``.
-
-        Returns ``(answers, ours, others)``: ``ours`` the keys now claimed by ``holder``; ``others`` one
-        record per key another live holder is computing (``key``, ``pid``, ``host``, ``expires``)."""
+        """In one transaction: ``(answers, ours, others)``, the stored answers among ``keys``, the rest now
+        claimed by ``holder``, and ``{key, pid, host, expires}`` per key another live holder is computing."""
         now, mine = time.time(), os.getpid()
         ours: set[str] = set()
         others: list[dict[str, Any]] = []
@@ -488,9 +458,8 @@ class Store:
 
     @contextlib.contextmanager
     def heartbeat(self, holder: str, lease: float = LEASE_SECONDS) -> Iterator[None]:
-        """Renew ``holder``'s claims every third of the lease while the block runs. One thread per store
-        renews every holder of the process (none is started per call); a stopped or killed process stops
-        renewing, and its claims lapse after at most one lease."""
+        """Renew ``holder``'s claims every third of the lease while the block runs (one thread per store
+        renews every holder of the process)."""
         with self._beats:
             self._holders[holder] = [lease, time.monotonic() + lease / 3]
             if self._beater is None or not self._beater.is_alive():
@@ -548,9 +517,8 @@ class Store:
 
     # ------------------------------------------------------------------ generated sets
     def get_dataset(self, key: str) -> list[dict[str, Any]] | None:
-        """The records of the generated set stored under ``key`` (None when there is none, or its row is
-        bad: named, deleted, and then made again). A row is good when its text's sha256 and line count are
-        the ones written with it and every line is one JSON object: a hand edit or a cut text is caught."""
+        """The records of the generated set stored under ``key``; None when there is none or its row is bad
+        (another sha256 or line count than written, a line not one JSON object: named and deleted)."""
         rows = self.query("SELECT name, problems, count, sha256 FROM datasets WHERE key = ?", (key,))
         if not rows:
             return None
