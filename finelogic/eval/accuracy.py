@@ -73,18 +73,10 @@ def evaluate_accuracy(problems: Sequence[Problem], backend: Backend, setting: Pr
                       few_shot_examples: Sequence[Problem] | None = None, batch_size: int = 64,
                       progress: bool | None = None, layout: PromptLayout | str = PromptLayout.PRINCIPLED,
                       compat_scorer: str = "vllm_overall") -> pd.DataFrame:
-    """Solve every labelled problem with ``backend`` under one prompt setting; one record per problem, in order.
-
-    Args:
-        config: default greedy (the released code samples at temperature 0.7, top-p 0.9, up to 3072 new tokens;
-            the paper states no decoding settings).
-        progress: show a tqdm bar (None: only for more than one chunk).
-        compat_scorer: the released scorer the paper used for this model (``vllm_overall`` or ``api``).
-
-    Returns:
-        :data:`RECORD_COLUMNS`; token counts from the backend's ``tokenizer`` (None without one), characters
-        always; ``seconds`` is the item's share of its chunk's wall time.
-    """
+    """Solve every labelled problem with ``backend`` under one prompt setting: one :data:`RECORD_COLUMNS` record per
+    problem, in order (token counts None without a ``tokenizer``; ``seconds`` the item's share of its chunk's wall
+    time). ``config`` defaults to greedy (the released code samples at temperature 0.7, top-p 0.9, up to 3072 new
+    tokens; the paper states none); ``compat_scorer``: the released scorer the paper used for this model."""
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     unlabelled = [p.id for p in problems if p.label is None]

@@ -75,19 +75,11 @@ def answer_type(option: str) -> str | None:
 
 def score(problems: Sequence[Problem], backend: Any, normalization: str = "token_mean", *,
           model: str | None = None, chunk_size: int | None = None, layout: str = "text") -> pd.DataFrame:
-    """Score LogicMark problems by log-likelihood multiple choice; one record per problem, in order.
-
-    Args:
-        normalization: which one fills ``prediction``/``correct`` (all three are recorded).
-        chunk_size: problems per ``loglikelihood`` call (None: all in one; a call scores a context's options
-            from one KV cache in an in-process backend).
-
-    Returns:
-        Columns ``id, model, hop, style, answer_type, answer_index``; per option ``k``: ``option_k``,
-        ``loglik_k`` (nats), ``tokens_k``, ``score_<norm>_k``; per normalisation: ``pred_<norm>``,
-        ``correct_<norm>``, ``tie_<norm>`` (ties go to the first option, as lm-eval's argmax); then
-        ``normalization``, ``prediction``, ``correct``.
-    """
+    """One record per problem, in order: ``id, model, hop, style, answer_type, answer_index``; per option ``k``
+    ``option_k``, ``loglik_k`` (nats), ``tokens_k``, ``score_<norm>_k``; per normalisation ``pred_<norm>``,
+    ``correct_<norm>``, ``tie_<norm>`` (ties go to the first option, as lm-eval's argmax); then ``normalization``
+    (the one that fills them), ``prediction``, ``correct``. ``chunk_size``: problems per ``loglikelihood`` call
+    (None: all in one)."""
     check_normalization(normalization)  # before any model work
     if chunk_size is not None and chunk_size < 1:
         raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")

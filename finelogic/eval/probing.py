@@ -33,13 +33,9 @@ EXTRACTION_CHUNK = 32
 def extract_features(backend: Any, rows: Sequence[ProbeRow], *, layer: int = -1, reuse_prefix: bool = True,
                      progress: bool | None = None) -> np.ndarray:
     """The hidden state at the last token of every row's text, L2-normalised as the paper's vLLM embedding read-out,
-    shape ``(len(rows), hidden_size)``, float32.
-
-    Args:
-        layer: 0 = embeddings, -1 = last layer (after the final norm for Llama-style models: the paper's).
-        reuse_prefix: one request per problem and row kind, its suffixes run on the shared prefix's KV cache;
-            False: the naive reference, one full pass per row.
-    """
+    shape ``(len(rows), hidden_size)``, float32. ``layer`` 0: embeddings, -1: the last layer (after the final norm,
+    the paper's). ``reuse_prefix``: one request per problem and row kind, the suffixes run on the shared prefix's KV
+    cache; False: the naive reference, one full pass per row."""
     features: list[np.ndarray | None] = [None] * len(rows)
     if not reuse_prefix:
         for index, row in enumerate(tqdm(rows, desc="features (naive)", disable=_quiet(progress, len(rows)))):

@@ -37,17 +37,10 @@ def judge_responses(records: pd.DataFrame, problems: Mapping[str, Problem], judg
                     policy: SoundnessPolicy | str = SoundnessPolicy.PRINCIPLED,
                     keys: Sequence[str] = ("id", "model", "setting", "depth_bucket"),
                     progress: bool | None = None, memo: MutableMapping[str, Any] | None = None) -> pd.DataFrame:
-    """Split every response (``records``: ``id``, ``response``) into steps and judge them all in one batched call.
-
-    Args:
-        keys: record columns copied to every step row (those present).
-        progress: a tqdm bar over chunks of steps (None: from 200 steps).
-        memo: keeps each response's steps as read under ``policy`` across runs (verdicts are the judge's).
-
-    Returns:
-        One row per step, the key columns then :data:`STEP_COLUMNS`; ``sample`` is the record's position. A
-        response with no steps gets one row with ``step`` -1 and ``n_steps`` 0, so it is counted as excluded.
-    """
+    """Split every response (``records``: ``id``, ``response``) into steps and judge them all in one batched call:
+    one row per step, the ``keys`` present then :data:`STEP_COLUMNS` (``sample``: the record's position; a response
+    with no steps gets one row, ``step`` -1, so it counts as excluded). ``memo`` keeps each response's steps as read
+    under ``policy`` (the verdicts are the judge's to keep)."""
     policy = SoundnessPolicy.of(policy, "soundness policy")
     keys = [k for k in keys if k in records.columns]
     parsed = []

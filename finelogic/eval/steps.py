@@ -240,15 +240,10 @@ def _released_problem_texts(text: str) -> dict[str, str]:
 
 
 def released_reference(response: str, problem: Problem) -> dict[str, str]:
-    """The released code's id -> text reference of one response, in its order of precedence:
-
-    1. ``id: text`` at the start of a response line (text up to ``;``; a later line wins);
-    2. ``hypothesis`` from the response (:func:`_released_hypothesis`);
-    3. only when the response defines no ``factN:`` line: the facts AND the hypothesis of the item's ``input``
-       (else ``Facts: ...\nHypothesis: ...``), so a response that restates one fact leaves every other ``???``;
-    4. only when no ``intN``/``assumpN`` is defined yet: every ``id: text`` anywhere (text up to ``.``, ``;``
-       or a line break), never overwriting.
-    """
+    """The released code's id -> text reference of one response, in its order of precedence: ``id: text`` at a
+    line start (text up to ``;``; a later line wins); the response's ``hypothesis``; only when no ``factN:`` line
+    is defined, the facts and hypothesis of the item's ``input`` (so a response restating one fact leaves every
+    other ``???``); only when no ``intN``/``assumpN`` is, every ``id: text`` anywhere, never overwriting."""
     reference: dict[str, str] = {}
     for line in response.splitlines():
         if (definition := _LINE_DEFINITION.match(line.strip())):

@@ -164,11 +164,8 @@ class _Parser:
 
 @lru_cache(maxsize=65536)
 def parse_formula(text: str) -> Formula:
-    """Parse one formula in FLD notation, e.g. ``(x): ¬({B}x & {D}x) -> ¬{D}x`` (cached: it is immutable).
-
-    Raises:
-        FormulaSyntaxError: naming the text and the 0-based position of the offending token.
-    """
+    """Parse one formula in FLD notation, e.g. ``(x): ¬({B}x & {D}x) -> ¬{D}x`` (cached: it is immutable); a
+    :class:`FormulaSyntaxError` names the text and the 0-based position of the offending token."""
     parser = _Parser(text)
     result = parser.formula()
     if parser.kind != "end":

@@ -71,11 +71,8 @@ def parse_step(text: str, *, sent_ids: bool = False) -> ProofStep:
     Premises are ``factN``, ``intN``, ``assumpN``, ``[assumpN]`` or ``void`` joined by ``&`` (``and``, ``,``,
     ``+``, ``∧``); the conclusion is ``intN``, ``assumpN``, ``hypothesis`` or ``¬hypothesis`` (``~``, ``!``,
     ``not``). Tolerated, so that model responses read too (paper §3.2): letter case, spaces (``int 3``), ``→``,
-    ``.`` for the colon, a trailing ``;``, a list bullet. Ids come back normalised (``int3``, ``[assump1]``).
-
-    Raises:
-        ProofNotationError: no arrow, two arrows, premises that are not ids, or a conclusion that is not
-            an id; ``note`` says which.
+    ``.`` for the colon, a trailing ``;``, a list bullet. Ids come back normalised (``int3``, ``[assump1]``). A
+    :class:`ProofNotationError`'s ``note`` says what is wrong: no arrow, two, premises or a conclusion not ids.
     """
     raw = text.strip()
     body = _BULLET.sub("", raw.replace("→", "->"))
@@ -105,9 +102,6 @@ def parse_step(text: str, *, sent_ids: bool = False) -> ProofStep:
 
 
 def parse_proof_steps(proof: str) -> list[ProofStep]:
-    """Split a gold FLD proof (``a & b -> int1: text; int1 -> hypothesis;``) into steps; ``sentN`` ids read too.
-
-    Raises:
-        ProofNotationError: a step that is not FLD notation (see :func:`parse_step`).
-    """
+    """Split a gold FLD proof (``a & b -> int1: text; int1 -> hypothesis;``) into steps (:func:`parse_step`, its
+    errors; ``sentN`` ids read too)."""
     return [parse_step(chunk, sent_ids=True) for chunk in proof.split(";") if chunk.strip()]

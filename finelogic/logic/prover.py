@@ -98,16 +98,10 @@ def entails_each(steps: Iterable[tuple[Iterable[Formula], Formula]]) -> bool:
 
 
 class Theory:
-    """A fixed list of facts loaded into z3 once and queried about its subsets; use it in a ``with`` block.
-
-    Each fact is asserted behind a guard literal in a pushed scope of the shared solver, and a query assumes
-    the wanted guards, so "do the facts without fact k still entail G?" is one incremental check per k (the
-    FLD generator's distractor check). Other queries (``entails``) may run while the block is open: a fact
-    whose guard is not assumed constrains nothing.
-
-        with Theory(facts) as theory:
-            theory.entails(goal, without=[facts[0]])
-    """
+    """Facts loaded into z3 once and queried about their subsets inside a ``with`` block (``with Theory(facts) as
+    t: t.entails(goal, without=[facts[0]])``): each fact sits behind a guard literal and a query assumes the wanted
+    guards, so "do the facts without fact k entail G?" is one incremental check (the FLD generator's distractor
+    check). Other queries may run inside the block: a fact whose guard is not assumed constrains nothing."""
 
     _serial = 0
 

@@ -99,10 +99,8 @@ def _match_term(pattern: object, term: Term, bindings: dict) -> dict | None:
 
 def match(pattern: object, formula: Premise, bindings: Bindings | None = None) -> dict | None:
     """Unify ``pattern`` with ``formula``: the extended bindings, or None when they do not match.
-
-    ``Substituted(P, x, c)`` needs ``P`` and ``x`` bound already (match the quantified pattern first;
-    :func:`instantiate_rule` orders this for rules); ``c`` is then found among the formula's constants.
-    """
+    ``Substituted(P, x, c)`` needs ``P`` and ``x`` bound already (:func:`instantiate_rule` orders the patterns so);
+    ``c`` is then found among the formula's constants."""
     b = dict(bindings or {})
     if isinstance(pattern, MetaFormula):
         return None if isinstance(formula, Discharged) else _bind(b, pattern.name, formula)
@@ -165,11 +163,8 @@ def instantiate_rule(rule: Rule, premises: Sequence[Premise], conclusion: Formul
 
 
 def matches_rule(premises: Sequence[Premise], conclusion: Formula) -> tuple[str, ...]:
-    """Names of the rules in :data:`RULES` of which ``premises ⊢ conclusion`` is an instance, in RULES order.
-
-    Usually zero or one name; degenerate formulas can fit two readings of one application, e.g.
-    ``({A} & {A}) ⊢ {A}`` is both ``and_elim_left`` and ``and_elim_right``.
-    """
+    """Names of the rules in :data:`RULES` of which ``premises ⊢ conclusion`` is an instance, in RULES order:
+    usually none or one; ``({A} & {A}) ⊢ {A}`` is both ``and_elim_left`` and ``and_elim_right``."""
     return tuple(r.name for r in RULES if instantiate_rule(r, premises, conclusion) is not None)
 
 
