@@ -24,20 +24,13 @@ Suffixes = str | Sequence[str] | Sequence[Sequence[str]] | None
 
 
 class HFBackend:
-    """A transformers model in this process.
-
-    Args:
-        model: None for the embedded SmolLM2-135M-Instruct, a hub name or local path, or a loaded model.
-        tokenizer: a name, path or tokenizer, where the model's ``name_or_path`` leads to none.
-        device: where to put the model when ``device_map`` is None.
-        batch_size: sequences per pass (contexts, texts or prompts).
-        device_map: ``"auto"`` spreads a large model over the visible GPUs (accelerate).
-        share_context: False runs one full pass per (context, continuation), as lm-eval does.
-        share_prefix: False encodes every prompt of a generation batch whole.
-        drop_finished: False runs transformers' ``generate``, which computes every row until the last ends.
-        cpu_linears: the inference passes' float32 linears on CPU: ``"onednn"`` (:mod:`.onednn`, one extra
-            copy of the weights), ``"torch"`` (``F.linear``) or ``"auto"`` (oneDNN where torch has it).
-    """
+    """A transformers model in this process: ``model`` None (the embedded SmolLM2-135M-Instruct), a hub name or
+    path, or a loaded model; ``tokenizer`` where the model's ``name_or_path`` leads to none; ``device_map="auto"``
+    spreads a large model over the visible GPUs (else it goes to ``device``); ``batch_size`` sequences per pass.
+    The reference paths: ``share_context=False`` runs one pass per (context, continuation) as lm-eval does,
+    ``share_prefix=False`` encodes every prompt whole, ``drop_finished=False`` runs transformers' ``generate``.
+    ``cpu_linears``: ``"onednn"`` (:mod:`.onednn`, one extra copy of the weights), ``"torch"`` (``F.linear``) or
+    ``"auto"`` (oneDNN where torch has it) for the inference passes' float32 linears on CPU."""
 
     def __init__(self, model: Any = None, tokenizer: Any = None, *, device: str = "cpu",
                  dtype: torch.dtype = torch.float32, batch_size: int = 8, device_map: str | None = None,
@@ -288,13 +281,10 @@ class HFBackend:
 
     def _score_packed(self, contexts: list[list[int]],
                       continuations: list[list[list[int]]]) -> list[list[LoglikelihoodResult]]:
-        """Several contexts' continuations in one forward pass, one row per context.
-
-        A row is ``[left pad][context][each continuation but its last token][right pad]``; a continuation sees
-        its context and its own earlier tokens, with positions continuing from the context's end, so every
-        context ends at the same column and the last ``1 + widest block`` logits are all the scores need.
-        A prefix contexts share is read from its KV cache (``_prefix_rows``); the row holds the rest.
-        """
+        """Several contexts' continuations in one forward pass, a row ``[left pad][context][each continuation but
+        its last token][right pad]`` per context: a continuation sees its context and its own earlier tokens,
+        positions continuing from the context's end, so the last ``1 + widest block`` logits are all the scores
+        need. A prefix the contexts share is read from its KV cache (``_prefix_rows``)."""
         lengths = _shared_prefixes(contexts) if len(contexts) > 1 else [0]
         prefix = self._prefix_rows(contexts, lengths)
         shared = 0 if prefix is None else prefix[1].shape[1]
@@ -302,10 +292,7 @@ class HFBackend:
         blocks = [[t for cont in conts for t in cont[:-1]] for conts in continuations]
         longest, block = max(map(len, contexts)), max(map(len, blocks))
         width = longest + block
-        input_ids = torch.full((len(contexts), width), self.tokenizer.pad_token_id, dtype=torch.long)
-        positions = torch.zeros((len(contexts), width), dtype=torch.long)
-        allowed = torch.zeros((len(contexts), 1, width, shared + width), dtype=torch.bool)
-        allowed[:, 0, :, shared:] = torch.eye(width, dtype=torch.bool)  # pads see themselves: no empty row
+        input_ids, positions, allowed = self._packed_inputs(len(contexts), width, shared)
         for row, (ctx, conts, tokens, offset) in enumerate(zip(contexts, continuations, blocks, lengths)):
             start, end = longest - len(ctx), longest + len(tokens)
             input_ids[row, start:end] = torch.tensor(ctx + tokens)
@@ -320,9 +307,7 @@ class HFBackend:
                 allowed[row, 0, at - shared:at - shared + n, context] = True
                 allowed[row, 0, at - shared:at - shared + n, at:at + n] = torch.ones(n, n, dtype=torch.bool).tril()
                 at += n
-        dtype = next(self.model.parameters()).dtype
-        mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)
-        logits = self.model(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device),
+        logits = self.model(input_ids=input_ids.to(self.device), attention_mask=self._additive_mask(allowed),
                             position_ids=positions.to(self.device), use_cache=prefix is not None,
                             cache=None if prefix is None else prefix[0],
                             logits_to_keep=block + 1).logits  # column 0: the context's last token
@@ -342,21 +327,15 @@ class HFBackend:
     def hidden_states(self, text: str, boundaries: Sequence[int], *, layer: int = -1, suffixes: Suffixes = None,
                       normalize: bool = False, unit: str = "char",
                       reuse_prefix: bool = True) -> np.ndarray | list[np.ndarray]:
-        """Representations of the prefixes ``text[:b]`` for every boundary ``b``, from one forward pass.
+        """float32 representations of the prefixes ``text[:b]`` for every boundary ``b``, from one forward pass:
+        ``(len(boundaries), hidden_size)``, the state at the last token of each prefix (+suffix); with candidate
+        lists, one ``(len(candidates_i), hidden_size)`` array per boundary.
 
-        Args:
-            boundaries: increasing prefix ends: character offsets (``unit="char"``; the text is tokenised
-                piece by piece between boundaries) or token counts of ``encode(text)`` (``unit="token"``).
-            layer: 0 = embeddings, -1 = the last layer after the final norm (the input of ``lm_head``, what
-                the paper's vLLM embedding read-out used).
-            suffixes: text read after each boundary on the text's KV cache: one string for all boundaries,
-                one per boundary, or one list of candidate strings per boundary.
-            reuse_prefix: False runs the reference: one full forward pass per prefix (+suffix).
-
-        Returns:
-            float32 arrays: ``(len(boundaries), hidden_size)``, the state at the last token of prefix
-            (+suffix); with candidate lists, one ``(len(candidates_i), hidden_size)`` array per boundary.
-        """
+        ``boundaries`` are increasing character offsets (``unit="char"``; the text is tokenised piece by piece
+        between them) or token counts of ``encode(text)`` (``unit="token"``). ``layer`` 0 is the embeddings, -1
+        the last layer after the final norm (the input of ``lm_head``, what the paper's vLLM embedding read-out
+        used). ``suffixes``, read after each boundary on the text's KV cache: one string for all, one per
+        boundary, or one list of candidates per boundary. ``reuse_prefix=False``: one full pass per prefix."""
         options = dict(layer=layer, suffixes=suffixes, normalize=normalize, unit=unit)
         if reuse_prefix:
             return self.hidden_states_batch([StatesRequest(text, boundaries, options)])[0]
@@ -412,12 +391,9 @@ class HFBackend:
         return ids, ends
 
     def _states_batched(self, items: list["_PreparedStates"]) -> list[list[torch.Tensor]]:
-        """Per item, one ``(n_i, hidden)`` tensor per boundary.
-
-        The prefix all texts share is encoded once; each text then runs once, and all its suffixes (packed
-        by :func:`_pack`) in a second pass on its KV cache: the text's queries never need the block's keys.
-        Texts run beside texts of nearly the same length (``_length_buckets``): padding costs as much as tokens.
-        """
+        """Per item, one ``(n_i, hidden)`` tensor per boundary. The prefix all texts share is encoded once; each
+        text then runs once, and all its suffixes (packed by :func:`_pack`) in a second pass on its KV cache, beside
+        texts of nearly the same length (``_length_buckets``): padding costs as much as tokens."""
         from transformers import DynamicCache
 
         results: list[list[torch.Tensor]] = [[] for _ in items]
@@ -435,7 +411,7 @@ class HFBackend:
             blocks = [len(packed[i].ids) - packed[i].text for i in batch]
             width, block = max(texts), max(blocks)
             # Pass 1: the texts after the shared prefix, left-padded, keeping their KV cache.
-            input_ids, positions, allowed = self._states_inputs(len(batch), width, shared)
+            input_ids, positions, allowed = self._packed_inputs(len(batch), width, shared)
             for row, i in enumerate(batch):
                 p, pad = packed[i], width - texts[row]
                 input_ids[row, pad:] = torch.tensor(p.ids[shared:p.text])
@@ -447,7 +423,7 @@ class HFBackend:
             # Pass 2: every text's suffix block, right-padded, on that cache (keys: prefix, texts, blocks).
             block_states = None
             if block:
-                input_ids, positions, allowed = self._states_inputs(len(batch), block, shared + width)
+                input_ids, positions, allowed = self._packed_inputs(len(batch), block, shared + width)
                 for row, i in enumerate(batch):
                     p, pad, n = packed[i], width - texts[row], blocks[row]
                     input_ids[row, :n] = torch.tensor(p.ids[p.text:])
@@ -464,20 +440,23 @@ class HFBackend:
                                            for w, a in zip(where, ats)]) for where, ats in zip(p.reads, at)]
         return results
 
-    def _states_inputs(self, rows: int, width: int, past: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Padded ``(rows, width)`` input and position ids and the ``(rows, 1, width, past + width)``
+    def _packed_inputs(self, rows: int, width: int, past: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Padded ``(rows, width)`` input and position ids and the ``(rows, 1, width, past + width)`` bool
         attention mask of one pass; a padding token sees only itself (no row of the mask is empty)."""
         input_ids = torch.full((rows, width), self.tokenizer.pad_token_id, dtype=torch.long)
         allowed = torch.zeros((rows, 1, width, past + width), dtype=torch.bool)
         allowed[:, 0, :, past:] = torch.eye(width, dtype=torch.bool)
         return input_ids, torch.zeros((rows, width), dtype=torch.long), allowed
 
+    def _additive_mask(self, allowed: torch.Tensor) -> torch.Tensor:
+        """The bool mask ``allowed`` as the model's additive float mask: 0 where allowed, the dtype's minimum else."""
+        dtype = next(self.model.parameters()).dtype
+        return torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min).to(self.device)
+
     def _forward_layer(self, input_ids: torch.Tensor, positions: torch.Tensor, allowed: torch.Tensor, cache: Any,
                        last_only: bool, batch: list[int], items: list["_PreparedStates"]) -> list[torch.Tensor]:
         """Per row, the hidden states of its item's layer at every position; extends ``cache``."""
-        dtype = next(self.model.parameters()).dtype
-        mask = torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)
-        out = self.model.base_model(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device),
+        out = self.model.base_model(input_ids=input_ids.to(self.device), attention_mask=self._additive_mask(allowed),
                                     position_ids=positions.to(self.device), cache=cache, use_cache=True,
                                     output_hidden_states=not last_only)
         if last_only:

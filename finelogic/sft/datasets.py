@@ -45,13 +45,8 @@ TRAINING_KEY = "sft-training/1"
 
 @dataclasses.dataclass(frozen=True)
 class CheckedSet:
-    """A style's training set and the check of every line it writes (:func:`checked_training_set`).
-
-    Attributes:
-        examples: the training examples, in the seeded order.
-        lines: lines judged by :func:`finelogic.sft.style_checks.check` over all examples.
-        failures: ``"problem <id>: <reason>"`` per line that is not valid and atomic.
-    """
+    """A style's training set (in the seeded order), the number of lines :func:`check` judged over all its
+    examples, and ``"problem <id>: <reason>"`` per line that is not valid and atomic."""
 
     style: str
     examples: list[dict[str, Any]]
@@ -60,11 +55,8 @@ class CheckedSet:
 
 
 def check_sizes(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """The :data:`SIZE_KEYS` of ``settings``, checked.
-
-    Raises:
-        ValueError: a size is missing, or ``fld_unknown`` is not between 0 and ``fld_n``.
-    """
+    """The :data:`SIZE_KEYS` of ``settings``; ValueError when one is missing or ``fld_unknown`` is not
+    between 0 and ``fld_n``."""
     missing = [k for k in SIZE_KEYS if k not in settings]
     if missing:
         raise ValueError(f"SFT training sizes need {', '.join(missing)}")
@@ -128,21 +120,11 @@ def _ordered(problems: Sequence[Problem], seed: int) -> list[Problem]:
 
 def checked_training_set(style: str, problems: Sequence[Problem], seed: int = 0, *, progress: bool | None = None,
                          memo: MutableMapping[str, Any] | None = None, digest: str | None = None) -> CheckedSet:
-    """The training examples of one supervision style, each text judged line by line by
-    :func:`finelogic.sft.style_checks.check` (z3).
-
-    Args:
-        style: one of :data:`finelogic.sft.styles.STYLES`.
-        problems: the problems of :func:`training_problems` (the styles of one run share them).
-        seed: the training data seed; same seed, same examples, same order.
-        progress: tqdm bars (None: only for 200 items or more).
-        memo: keeps the texts and the check's counts across runs, keyed by the style, the seed and every field
-            of every problem; a kept set is neither built nor checked again.
-        digest: ``problems_digest(problems)`` when the caller has it.
-
-    Returns:
-        A :class:`CheckedSet`, the examples in a seeded shuffled order.
-    """
+    """The training examples of one supervision style for the problems of :func:`training_problems`, in an
+    order seeded by ``seed``, each text judged line by line by :func:`check` (z3). ``memo`` keeps the texts
+    and the check's counts across runs, keyed by the style, the seed and every field of every problem
+    (``digest``: ``problems_digest(problems)`` when the caller has it); ``progress`` None: bars for 200
+    items or more."""
     if style not in STYLES:
         raise StyleError(f"unknown supervision style {style!r}; choose one of {', '.join(STYLES)}")
     ordered = _ordered(problems, seed)

@@ -1,21 +1,12 @@
 """The training sets for the released engine: LLaMA-Factory's dataset format and training YAML.
 
-The paper trained with LLaMA-Factory (``logical.yaml``, :mod:`finelogic.sft.recipes`). For those who want
-that engine as it is, :func:`export_llamafactory` writes a folder LLaMA-Factory reads as its
-``dataset_dir``::
-
-    DIR/finelogic_<style>.json        the style's examples, a JSON list of {"messages": [...]} records
-    DIR/dataset_info.json             the dataset's entry (merged into an existing file, others kept)
-    DIR/train_<style>_llama3.yaml     the released recipe for Llama-3.1-8B-Instruct (template llama3)
-    DIR/train_<style>_qwen.yaml       the same for Qwen-2.5-7B-Instruct (template qwen)
-
-Records use LLaMA-Factory's ``sharegpt`` formatting in its OpenAI-style variant (``messages``: ``system``,
-then ``user`` and ``assistant`` turns; the loss covers the assistant turn, as in our loop and the TRL
-trainer); the entry names the tags, since the format's defaults are ShareGPT's (``from``/``value``). Our
-``id`` is kept in each record (LLaMA-Factory ignores columns it is not told about).
-
-Train with ``llamafactory-cli train DIR/train_NL_llama3.yaml`` from a LLaMA-Factory checkout (its
-``examples/deepspeed/ds_z3_config.json`` is the ZeRO-3 file the recipe names), on 4 GPUs.
+The paper trained with LLaMA-Factory (``logical.yaml``, :mod:`finelogic.sft.recipes`). :func:`export_llamafactory`
+writes a folder LLaMA-Factory reads as its ``dataset_dir``: ``finelogic_<style>.json`` (the style's examples in
+the OpenAI-style variant of its ``sharegpt`` format: ``messages`` of ``system``, ``user`` and ``assistant``
+turns, our ``id`` kept), the entry in ``dataset_info.json`` (merged, other entries kept) and the released recipe
+per base model, ``train_<style>_llama3.yaml`` and ``train_<style>_qwen.yaml``. Train with ``llamafactory-cli
+train DIR/train_NL_llama3.yaml`` from a LLaMA-Factory checkout (its ``examples/deepspeed/ds_z3_config.json`` is
+the ZeRO-3 file the recipe names), on 4 GPUs.
 """
 from __future__ import annotations
 
@@ -29,7 +20,8 @@ import yaml
 from finelogic.files import write_text_atomic
 from finelogic.sft.recipes import BASE_MODELS, llamafactory_config
 
-#: The ``dataset_info.json`` entry's fixed part (the file name is added per style).
+#: The ``dataset_info.json`` entry's fixed part (the file name is added per style); it names the tags, since
+#: the format's defaults are ShareGPT's (``from``/``value``).
 DATASET_ENTRY = {
     "formatting": "sharegpt",
     "columns": {"messages": "messages"},
@@ -44,12 +36,8 @@ def dataset_name(style: str) -> str:
 
 
 def llamafactory_records(examples: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """``{"id", "messages"}`` per example, turns reduced to ``role`` and ``content``.
-
-    Raises:
-        ValueError: an example whose turns are not (system,) user, assistant, ... ending with the assistant
-            (names its id): LLaMA-Factory would drop or reject it.
-    """
+    """``{"id", "messages"}`` per example, turns reduced to ``role`` and ``content``; ValueError (naming the id)
+    unless the turns are (system,) user, assistant, ... ending with the assistant (LLaMA-Factory drops others)."""
     out = []
     for example in examples:
         turns = [{"role": m["role"], "content": m["content"]} for m in example["messages"]]
@@ -66,18 +54,9 @@ def llamafactory_records(examples: Sequence[Mapping[str, Any]]) -> list[dict[str
 
 def export_llamafactory(examples: Sequence[Mapping[str, Any]], style: str, out: str | os.PathLike, *,
                         output_root: str = "saves/finelogic") -> dict[str, Path]:
-    """Write one style's set, its ``dataset_info.json`` entry and a YAML per base model into ``out``.
-
-    Args:
-        examples: the style's chat examples (:func:`finelogic.runs.supervision.style_examples`).
-        style: the style name (``NL``, ``Symb-Struct``, ..., ``LogiPT``).
-        out: the folder (LLaMA-Factory's ``dataset_dir``); created; an existing ``dataset_info.json`` keeps
-            its other entries.
-        output_root: where the YAMLs tell LLaMA-Factory to save (``<output_root>/<base>/<style>``).
-
-    Returns:
-        ``{"data": ..., "dataset_info": ..., "llama3": ..., "qwen": ...}`` paths.
-    """
+    """Write one ``style``'s ``examples``, its ``dataset_info.json`` entry and a YAML per base model into ``out``
+    (created), the YAMLs saving to ``<output_root>/<base>/<style>``; the paths, keyed ``data``, ``dataset_info``,
+    ``llama3`` and ``qwen``."""
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     name = dataset_name(style)

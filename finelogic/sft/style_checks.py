@@ -96,22 +96,15 @@ def _read_nl_step(line: str, number: int, words: Words) -> _ReadStep:
 
 
 def check(style: str, problem: Problem, text: str | None = None) -> list[Verdict]:
-    """Judge every logical claim of a style's text (default ``build(style, problem)``); all valid and atomic
-    means it is sound.
-
-    In order: one invalid verdict per line that looks like a step, definition or translation but does not
-    parse; one per definition (``{A}x = x is red``), valid when it agrees with the problem's English; one per
-    translation (``fact3: {A}{a}``), valid when it is the problem's formula, and one on coverage (Struct and
-    Direct translate every fact and the hypothesis, Filter exactly the facts its steps cite; Struct / Filter
-    define every symbol they write); one per step from :class:`~finelogic.eval.judges.SymbolicJudge` over the
-    text's own translations (NL: the problem's formulas), a ``hypothesis`` step also writing that formula; one
-    on the end (the last step concludes the label's target, the text ends with its marker). Outside steps
-    ``atomic`` mirrors ``valid``; an undecided step (``valid`` None) counts as a failure; ``reason`` starts
-    with the line at fault.
-
-    Raises:
-        StyleError: unknown style or a problem the styles do not support (see :func:`build`).
-    """
+    """Judge every logical claim of a style's text (default ``build(style, problem)``), in order: one invalid
+    verdict per line that looks like a step, definition or translation but does not parse; one per definition
+    (valid when it agrees with the problem's English); one per translation (valid when it is the problem's
+    formula) and one on coverage (Struct and Direct translate every fact and the hypothesis, Filter exactly the
+    facts its steps cite; Struct and Filter define every symbol they write); one per step from
+    :class:`~finelogic.eval.judges.SymbolicJudge` over the text's own translations (NL: the problem's
+    formulas); one on the end (the last step concludes the label's target, the text ends with its marker).
+    Sound means all valid and atomic; an undecided step counts as a failure; ``reason`` starts with the line
+    at fault. StyleError as :func:`~finelogic.sft.styles.build` raises it."""
     if text is None:
         text = build(style, problem)
     elif style not in STYLES:

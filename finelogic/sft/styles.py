@@ -1,26 +1,21 @@
 """The four supervision styles of the paper's Section 4 (Figure 4), built from gold proofs.
 
-:func:`build` writes the assistant turn of one training example for a generated FLD-style or
-ProntoQA-style problem; :func:`finelogic.sft.style_checks.check` reads it back and judges every claim in
-it. The styles (the connective phrasing is ours; no model writes any of it):
+:func:`build` writes the assistant turn of one training example for a generated FLD-style or ProntoQA-style
+problem (the connective phrasing is ours; no model writes any of it); :func:`finelogic.sft.style_checks.check`
+reads it back and judges every claim in it.
 
 - ``NL``: natural language only, one line per step: ``Step 2: From step 1 and fact4, it follows that the
   dog is red.``; the last step adds ``which is the hypothesis`` (or ``... the negation of the hypothesis``).
 - ``Symb-Struct``: define every constant and predicate (``{a} = the dog``, ``{A}x = x is red``), translate
   every fact and the hypothesis into FLD notation (``fact1: {A}{a} -> {B}{a}``), then reason in FLD proof
-  notation, one step per line (``fact3 & int1 -> int2: {B}{a};``), the last concluding ``hypothesis`` or
-  ``¬hypothesis`` with that formula.
+  notation, one step per line (``fact3 & int1 -> int2: {B}{a};``).
 - ``Symb-Filter``: as Struct, but only the facts the gold proof cites are defined and translated.
 - ``Symb-Direct``: facts and hypothesis written directly as formulas, no definitions; the same steps.
 
 Every style ends with ``Therefore, the hypothesis is proved.`` (disproved / cannot be decided) and the
-paper's marker on a line of its own. **The steps** are the gold proof's (:func:`gold_steps`), except that a
-universal rule applied to a fact in one go (ProntoQA's) is written as FLD writes it, the instance first, so
-every step applies exactly one rule of :data:`finelogic.logic.RULES`; ``int`` ids are renumbered in order.
-**UNKNOWN** problems have no proof: their texts state no step, close with the paper's status message
-(:data:`finelogic.prompts.UNKNOWN_EXPLANATION`), and Symb-Filter translates the non-distractor facts.
-**Supported problems** have formulas for every fact and the hypothesis and a vocabulary in
-``meta["vocabulary"]``; others raise :class:`StyleError` naming the problem, the style and what is missing.
+paper's marker. The steps are the gold proof's (:func:`gold_steps`). UNKNOWN problems state no step and close
+with the paper's status message (:data:`finelogic.prompts.UNKNOWN_EXPLANATION`). A problem needs formulas for
+every fact and the hypothesis and a vocabulary in ``meta["vocabulary"]``, else :class:`StyleError`.
 """
 from __future__ import annotations
 
@@ -31,9 +26,9 @@ from typing import Iterable, Mapping, Protocol, Sequence
 from finelogic.data.generators.nl import Vocabulary, parse_sentence, render_sentence
 from finelogic.data.generators.prontoqa import CONCEPTS
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Problem
-from finelogic.eval.steps import HYPOTHESIS, NEGATED_HYPOTHESIS, NL_TAIL, template_vocabulary
+from finelogic.eval.steps import HYPOTHESIS, NEGATED_HYPOTHESIS, NL_TAIL, problem_formulas, template_vocabulary
 from finelogic.logic import (Atom, Const, ForAll, Formula, FormulaSyntaxError, Implies, Not, constants, format_formula,
-                             matches_rule, negate, parse_formula, subformulas, substitute)
+                             matches_rule, subformulas, substitute)
 from finelogic.logic.proof import parse_proof_steps
 from finelogic.paper import STYLES
 from finelogic.prompts import MARKERS, UNKNOWN_EXPLANATION
@@ -161,23 +156,16 @@ def style_formulas(problem: Problem, style: str) -> dict[str, Formula]:
         raise StyleError(f"problem {problem.id!r}, style {style!r}: no formula for {', '.join(missing)} "
                          "(the styles need formulas for every fact and the hypothesis)")
     try:
-        parsed = {k: parse_formula(v) for k, v in problem.formulas.items()}
+        return problem_formulas(problem)
     except FormulaSyntaxError as error:
         raise StyleError(f"problem {problem.id!r}, style {style!r}: {error}") from error
-    parsed[NEGATED_HYPOTHESIS] = negate(parsed[HYPOTHESIS])
-    return parsed
 
 
 def gold_steps(problem: Problem, style: str = "") -> list[GoldStep]:
-    """The gold proof as :class:`GoldStep` s: one deduction rule per step, ``int1, int2, ...`` in order.
-
-    A step of two premises, one universal, that no single rule derives is split into universal
-    instantiation (a new ``int``) and the step from that instance (see the module docstring). An UNKNOWN
-    problem has no steps.
-
-    Raises:
-        StyleError: the problem lacks formulas, or a labelled problem lacks a proof.
-    """
+    """The gold proof as :class:`GoldStep` s, ``int1, int2, ...`` renumbered in order, one rule of
+    :data:`finelogic.logic.RULES` per step: a universal rule applied to a fact in one go (ProntoQA's) is split, as
+    FLD writes it, into universal instantiation (a new ``int``) and the step from that instance. UNKNOWN: no
+    steps. StyleError when the problem lacks formulas, or a labelled problem a proof."""
     gold = style_formulas(problem, style)
     if problem.label == UNKNOWN:
         return []
@@ -229,19 +217,9 @@ def _instantiated(premises: tuple[str, ...], formulas: list[Formula], conclusion
 
 
 def build(style: str, problem: Problem) -> str:
-    """The assistant turn of a training example: ``problem`` solved in supervision style ``style``.
-
-    Args:
-        style: one of :data:`STYLES` (see the module docstring for each).
-        problem: a generated FLD- or ProntoQA-style problem with a label, formulas and a vocabulary.
-
-    Returns:
-        The text, lines joined by ``\\n``, ending with the label's marker. Deterministic: the same
-        problem gives byte-identical text.
-
-    Raises:
-        StyleError: unknown style (the message lists the valid ones) or an unsupported problem.
-    """
+    """The assistant turn of a training example: ``problem`` solved in supervision ``style`` (module docstring),
+    lines joined by ``\\n``, ending with the label's marker; the same problem gives byte-identical text.
+    StyleError for an unknown style (listing the valid ones) or an unsupported problem."""
     if style not in STYLES:
         raise StyleError(f"unknown supervision style {style!r}; choose one of {', '.join(STYLES)}")
     if problem.label is None:

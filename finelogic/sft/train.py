@@ -1,20 +1,13 @@
-"""Supervised fine-tuning on one supervision style (the paper's Section 4), LoRA by default: LoRA adapters
-(peft) on a CPU for the small profiles, full fine-tuning with the paper's recipe (:data:`PAPER_CONFIG`, the
-table :mod:`finelogic.sft.recipes` shares with TRL) in the ``paper`` profile.
+"""Supervised fine-tuning on one supervision style (the paper's Section 4): LoRA adapters (peft) on a CPU for
+the small profiles, full fine-tuning with the paper's recipe (:data:`PAPER_CONFIG`, the table
+:mod:`finelogic.sft.recipes` shares with TRL) in the ``paper`` profile. TRL (:mod:`finelogic.sft.trl_train`)
+serves the paper scale; on a CPU it is well below this loop's speed (``benchmarks/bench_trl_vs_loop.py``).
 
-Examples are chat messages ``[system, user, assistant]``; the loss covers the assistant's text and the
-end-of-turn token only, after the chat template up to the assistant header (what generation sees). The
-model is written to ``cache_dir()/sft/<run>-<hash>/`` (the hash covers base model, data and configuration,
-so an unchanged run is loaded, not retrained), through a temporary folder renamed at the end: a plain
-transformers checkpoint (LoRA merged), its tokenizer, ``train_log.json`` and the data as JSONL; open it with
-``open_model(trained.spec)``. Every ``save_every`` steps a resume state (trainable weights, optimizer,
-schedule, random states, the pass's remaining order, the loss log) is written atomically to
-``<checkpoint>.resume/state.pt``; a rerun with the same fingerprint continues from it to the losses and
-weights of an uninterrupted run.
-
-This loop serves the CPU profiles and TRL (:mod:`finelogic.sft.trl_train`) the paper scale: on a CPU TRL's
-``SFTTrainer`` is well below this loop's speed (``benchmarks/bench_trl_vs_loop.py``), which computes
-vocabulary logits only from the shortest prompt's end on and groups examples by length.
+A run is written to ``cache_dir()/sft/<run>-<hash>/`` (the hash covers base model, data and configuration, so
+an unchanged run is loaded, not retrained) through a temporary folder renamed at the end: a transformers
+checkpoint (LoRA merged), its tokenizer, ``train_log.json`` and the data as JSONL; ``open_model(trained.spec)``
+opens it. Every ``save_every`` steps a resume state is written atomically to ``<checkpoint>.resume/state.pt``;
+a rerun with the same fingerprint continues from it to the losses and weights of an uninterrupted run.
 """
 from __future__ import annotations
 
@@ -57,31 +50,16 @@ LLAMA_PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_pr
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """How to fine-tune.
-
-    Attributes:
-        method: ``"lora"`` (adapters on ``target_modules``, merged into the weights when saved) or
-            ``"full"`` (every parameter; the paper's choice).
-        learning_rate: peak learning rate (AdamW, no weight decay on LoRA weights).
-        epochs: passes over the data; ``max_steps`` caps the optimizer steps when set.
-        max_steps: stop after this many optimizer steps (None: ``epochs`` decides).
-        batch_size: examples per optimizer step (gradients accumulated over micro-batches).
-        micro_batch_size: examples per forward/backward pass (memory, not maths).
-        cutoff_len: examples are cut to this many tokens (prompt + target); the paper used 2,500.
-        scheduler: ``"cosine"`` (with ``warmup_ratio`` linear warm-up) or ``"constant"``.
-        lora_r, lora_alpha, lora_dropout, target_modules: the LoRA adapters.
-        lora_layers: adapt only the top ``lora_layers`` transformer blocks (None: all). Gradients then
-            stop at the lowest adapted block, which makes a CPU step several times cheaper.
-        seed: seeds example order, dropout and LoRA initialisation.
-        dtype: ``"float32"`` (CPU) or ``"bfloat16"`` (GPUs, as the paper): the weights' type.
-        autocast: ``"off"`` or ``"bfloat16"``: float32 weights, the forward pass's matrix products in
-            bfloat16 (``torch.autocast``; faster only on CPUs with bfloat16 instructions:
-            ``benchmarks/bench_sft_autocast.py``). Recorded only when set, so older checkpoints keep their
-            fingerprints; the study's units were trained without it.
-        group_by_length: each shuffled pass is cut into groups of :data:`GROUP_STEPS` optimizer steps whose
-            examples are sorted by length (less padding: ``benchmarks/bench_sft_padding.py``), the steps'
-            order shuffled again. False: a plain shuffle.
-    """
+    """How to fine-tune. ``method``: ``"lora"`` (adapters on ``target_modules``, merged into the weights when
+    saved) or ``"full"`` (the paper's choice). AdamW at peak ``learning_rate``, no weight decay, ``scheduler``
+    ``"cosine"`` (after a ``warmup_ratio`` linear warm-up) or ``"constant"``; ``max_steps`` (optimizer steps)
+    caps ``epochs`` when set. ``batch_size`` examples per optimizer step, gradients accumulated over
+    ``micro_batch_size`` (memory, not maths); examples cut to ``cutoff_len`` tokens, prompt + target.
+    ``lora_layers``: adapt only the top blocks (None: all); gradients then stop at the lowest adapted block,
+    which makes a CPU step several times cheaper. ``seed``: example order, dropout, LoRA initialisation.
+    ``dtype``: the weights' (``"bfloat16"`` on GPUs). ``autocast="bfloat16"``: float32 weights, the forward
+    pass's matrix products in bfloat16 (faster only on CPUs with bfloat16 instructions:
+    ``benchmarks/bench_sft_autocast.py``); recorded only when set. ``group_by_length``: :func:`step_order`."""
 
     method: str = "lora"
     learning_rate: float = 1e-3
@@ -126,19 +104,9 @@ PAPER_CONFIG = TrainConfig(**train_config_fields(), micro_batch_size=4)
 
 @dataclass(frozen=True)
 class TrainedModel:
-    """A fine-tuned checkpoint on disk and how it was made.
-
-    Attributes:
-        name: the row label in tables (``SFT-<style>``).
-        path: the checkpoint directory (transformers format).
-        losses: training loss per optimizer step (mean over the step's target tokens).
-        tokens: tokens processed (prompt + target) over all steps.
-        target_tokens: tokens the loss was computed on.
-        seconds: training wall time (of the run that made it; loading a cached one does not change it).
-        config: the :class:`TrainConfig` used, as a dict.
-        examples: number of training examples.
-        cached: True when this call loaded an existing checkpoint instead of training.
-    """
+    """A fine-tuned checkpoint on disk and how it was made: ``name`` is its table row (``SFT-<style>``),
+    ``losses`` the mean loss over each optimizer step's target tokens, ``tokens`` those processed (prompt +
+    target), ``seconds`` the wall time of the run that trained it; ``cached``: this call loaded it."""
 
     name: str
     path: Path
@@ -179,15 +147,9 @@ class _Encoded:
 
 
 def encode_example(tokenizer: Any, example: Mapping[str, Any], cutoff_len: int) -> _Encoded:
-    """Token ids and labels of one chat example; the loss covers the assistant turn only.
-
-    The prompt is ``apply_chat_template(messages[:-1], add_generation_prompt=True)``, the target the
-    last message's text plus the tokenizer's end-of-turn token, so training sees exactly the token
-    sequence that generation produces. Cut to ``cutoff_len`` tokens from the right.
-
-    Raises:
-        ValueError: the example has no messages or its last message is not the assistant's (names the id).
-    """
+    """Token ids and labels of one chat example, cut to ``cutoff_len`` tokens: the prompt is the chat template
+    up to the assistant header (what generation sees), the target (the only labels) the last message's text
+    and end-of-turn token. ValueError (naming the id) unless the last message is the assistant's."""
     messages = example.get("messages")
     ident = str(example.get("id", "?"))
     if not messages or messages[-1].get("role") != "assistant":
@@ -203,7 +165,7 @@ def fingerprint(base: ModelSpec, examples: Sequence[Mapping[str, Any]], config: 
     """12 hex digits identifying (base model, training data, configuration)."""
     digest = hashlib.sha256()
     digest.update(base.model_id.encode())
-    digest.update(json.dumps(_config_dict(config), sort_keys=True).encode())
+    digest.update(json.dumps(as_data(config), sort_keys=True).encode())
     for example in examples:
         digest.update(json.dumps(example.get("messages"), sort_keys=True, ensure_ascii=False).encode())
     return digest.hexdigest()[:12]
@@ -212,24 +174,11 @@ def fingerprint(base: ModelSpec, examples: Sequence[Mapping[str, Any]], config: 
 def train(examples: Sequence[Mapping[str, Any]], *, name: str, base_model: Any = "embedded",
           config: TrainConfig = TrainConfig(), output_root: str | Path | None = None,
           progress: bool | None = None, force: bool = False, save_every: int = SAVE_EVERY) -> TrainedModel:
-    """Fine-tune ``base_model`` on chat ``examples``; load the checkpoint instead when it exists.
-
-    Args:
-        examples: ``{"id", "messages": [..., {"role": "assistant", "content": ...}]}`` dicts, e.g.
-            :func:`finelogic.sft.datasets.training_set` or :func:`finelogic.baselines.logipt_data`.
-        name: the row label (``SFT-NL``, ``LogiPT``, ...); also names the checkpoint directory.
-        base_model: a model spec (:func:`finelogic.models.spec.parse_model`) of an in-process model:
-            ``"embedded"``, ``"hf:<name or path>"`` or ``"ckpt:<dir>"``.
-        config: hyper-parameters (:class:`TrainConfig`; :data:`PAPER_CONFIG` is the paper's).
-        output_root: where checkpoints go; default ``cache_dir()/sft``.
-        progress: tqdm bar with the running loss (None: on).
-        force: retrain even when a checkpoint with the same fingerprint exists (and ignore a resume state).
-        save_every: optimizer steps between two resume states (module docstring); 0 writes none. It does
-            not change what is trained, so it is not part of the checkpoint's fingerprint.
-
-    Returns:
-        The :class:`TrainedModel` (``.spec`` is its ``ckpt`` model spec).
-    """
+    """Fine-tune ``base_model`` (``"embedded"``, ``"hf:<name or path>"`` or ``"ckpt:<dir>"``) on chat
+    ``examples`` (e.g. :func:`finelogic.sft.datasets.training_set`), or load the checkpoint where it exists
+    (``force``: retrain, ignoring a resume state). ``name`` is the row label (``SFT-NL``, ``LogiPT``) and names
+    the folder under ``output_root`` (default ``cache_dir()/sft``). ``save_every``: optimizer steps between two
+    resume states (0: none); not in the fingerprint, since it does not change what is trained."""
     if not examples:
         raise ValueError(f"{name}: no training examples")
     base = parse_model(base_model)
@@ -243,6 +192,8 @@ def train(examples: Sequence[Mapping[str, Any]], *, name: str, base_model: Any =
         return _load_record(target, name, cached=True)
 
     import torch
+
+    from finelogic.sft.datasets import write_jsonl
 
     tokenizer, model = _load_base(base, config)
     encoded = [encode_example(tokenizer, ex, config.cutoff_len) for ex in examples]
@@ -264,10 +215,8 @@ def train(examples: Sequence[Mapping[str, Any]], *, name: str, base_model: Any =
             model = model.merge_and_unload()
         model.save_pretrained(staging, safe_serialization=True)
         tokenizer.save_pretrained(staging)
-        with (staging / "train.jsonl").open("w", encoding="utf-8") as handle:
-            for example in examples:
-                handle.write(json.dumps(dict(example), ensure_ascii=False) + "\n")
-        record = {"name": name, "base_model": base.model_id, "config": _config_dict(config),
+        write_jsonl(map(dict, examples), staging / "train.jsonl")
+        record = {"name": name, "base_model": base.model_id, "config": as_data(config),
                   "examples": len(examples), "losses": losses, "tokens": tokens,
                   "target_tokens": target_tokens, "seconds": seconds, "torch_threads": torch.get_num_threads()}
         (staging / LOG_NAME).write_text(json.dumps(record, indent=1), encoding="utf-8")
@@ -281,11 +230,6 @@ def train(examples: Sequence[Mapping[str, Any]], *, name: str, base_model: Any =
     log.info("%s: trained %d steps in %.0f s (%.0f tokens/s), loss %.3f -> %.3f; saved to %s", name,
              len(losses), seconds, tokens / seconds if seconds else float("nan"), losses[0], losses[-1], target)
     return _load_record(target, name, cached=False)
-
-
-def _config_dict(config: TrainConfig) -> dict[str, Any]:
-    """The configuration as checkpoints record and key it: as a run's provenance records settings."""
-    return as_data(config)
 
 
 def _load_record(path: Path, name: str, *, cached: bool) -> TrainedModel:
@@ -318,23 +262,25 @@ def _prepare(model: Any, config: TrainConfig) -> Any:
     if config.method == "full":
         model.train()
         return model
-    from peft import LoraConfig, get_peft_model
+    from peft import get_peft_model
 
     names = {n.rsplit(".", 1)[-1] for n, _ in model.named_modules()}
     missing = [m for m in config.target_modules if m not in names]
     if missing:
         raise ValueError(f"LoRA target modules {missing} are not in {type(model).__name__}; "
                          "set TrainConfig.target_modules to its projection names")
-    layers = None
-    if config.lora_layers is not None:
-        n_layers = model.config.num_hidden_layers
-        layers = list(range(max(0, n_layers - config.lora_layers), n_layers))
-    lora = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=config.lora_dropout,
-                      target_modules=list(config.target_modules), layers_to_transform=layers,
-                      task_type="CAUSAL_LM")
-    model = get_peft_model(model, lora)
+    model = get_peft_model(model, lora_config(config, model.config.num_hidden_layers))
     model.train()
     return model
+
+
+def lora_config(config: TrainConfig, n_layers: int) -> Any:
+    """peft's ``LoraConfig`` of ``config`` for a model of ``n_layers`` blocks (read only with ``lora_layers``)."""
+    from peft import LoraConfig
+
+    layers = None if config.lora_layers is None else list(range(max(0, n_layers - config.lora_layers), n_layers))
+    return LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=config.lora_dropout,
+                      target_modules=list(config.target_modules), layers_to_transform=layers, task_type="CAUSAL_LM")
 
 
 def _fit(model: Any, tokenizer: Any, encoded: list[_Encoded], config: TrainConfig, name: str,
@@ -457,12 +403,9 @@ def _rng_state(saved: Any) -> tuple:
 
 
 def step_order(encoded: Sequence[Any], config: TrainConfig, rng: random.Random) -> list[list[int]]:
-    """One pass over the examples as optimizer steps (lists of indices), the last step to take first.
-
-    A shuffled pass is cut into steps of ``config.batch_size`` examples (the last may be short). With
-    ``group_by_length``, every :data:`GROUP_STEPS` steps' worth of the shuffled pass is sorted by length
-    before it is cut, and the steps are shuffled again, so each micro-batch pads little and the order of
-    lengths carries no pattern."""
+    """One pass over the examples as optimizer steps (lists of ``config.batch_size`` indices), the last step to
+    take first. With ``group_by_length``, every :data:`GROUP_STEPS` steps' worth of the shuffled pass is sorted
+    by length before it is cut and the steps shuffled again: little padding, no pattern in the lengths."""
     indices = list(range(len(encoded)))
     rng.shuffle(indices)
     if config.group_by_length:

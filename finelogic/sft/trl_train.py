@@ -1,17 +1,10 @@
 """Fine-tuning one supervision style with TRL's ``SFTTrainer``: the paper-scale path, which ``accelerate``
 launches on several processes (DeepSpeed ZeRO-3 on GPUs, the paper's setup through LLaMA-Factory; DDP over
 gloo on a CPU), where the one-process loop of :mod:`finelogic.sft.train` cannot hold an 8B full fine-tune.
-:mod:`finelogic.runs.training` resolves a profile's data and settings (``accelerate launch -m
-finelogic.runs.training``; ``finelogic train`` in one process); this module is the trainer, profile-free.
-
-Each chat example becomes TRL's prompt-completion form, so the loss covers the assistant turn only, as in
-the loop. Hyper-parameters: the profile's :class:`~finelogic.sft.train.TrainConfig`; for the paper the
-released recipe's (:func:`finelogic.sft.recipes.trl_arguments`: the global batch of 32 kept on any number of
-processes by gradient accumulation, gradient checkpointing on). The output folder holds TRL's
-``checkpoint-<step>/`` folders and, at the end, the final model (LoRA merged), its tokenizer,
-``train_log.json`` (the loop's format) and ``train.jsonl``, so ``ckpt:<out>`` opens it. A rerun resumes from
-the last checkpoint saved whole; ``run.json`` holds the data and settings fingerprint, and a folder trained
-on other data or settings is refused rather than resumed. TRL is the optional extra ``[train]``.
+:mod:`finelogic.runs.training` resolves a profile (``accelerate launch -m finelogic.runs.training``); this
+module is the trainer, profile-free. The output folder holds TRL's ``checkpoint-<step>/`` folders and, at the
+end, what the loop writes (so ``ckpt:<out>`` opens it); ``run.json`` holds the data and settings fingerprint,
+so a folder trained on other data or settings is refused rather than resumed. TRL is the extra ``[train]``.
 """
 from __future__ import annotations
 
@@ -25,13 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from finelogic.sft.train import LOG_NAME, TrainConfig, _config_dict, fingerprint
+from finelogic.settings import as_data
+from finelogic.sft.train import LOG_NAME, TrainConfig, fingerprint, lora_config
 
 log = logging.getLogger(__name__)
 
 #: The trainer's record of a run (fingerprint, base model, style), beside its checkpoints.
 RUN_NAME = "run.json"
-CONFIGS = Path(__file__).parent / "configs" / "accelerate"
 
 
 def trl_available() -> bool:
@@ -76,21 +69,9 @@ def base_spec(base: Any) -> Any:
     return spec
 
 
-def model_path(spec: Any) -> str:
-    """A local folder or hub name ``from_pretrained`` reads (the embedded model's converted folder)."""
-    if spec.path is not None:
-        return str(spec.path)
-    from finelogic.models.embedded import converted_path
-
-    return str(converted_path())
-
-
 def as_prompt_completion(examples: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """TRL's conversational prompt-completion rows: the loss then covers the assistant turn only.
-
-    Raises:
-        ValueError: an example not ending with the assistant turn (names its id).
-    """
+    """TRL's conversational prompt-completion rows, so the loss covers the assistant turn only; ValueError
+    (naming the id) for an example not ending with the assistant turn."""
     rows = []
     for example in examples:
         messages = [{"role": m["role"], "content": m["content"]} for m in example.get("messages") or ()]
@@ -102,11 +83,9 @@ def as_prompt_completion(examples: Sequence[Mapping[str, Any]]) -> list[dict[str
 
 def sft_arguments(config: TrainConfig, *, processes: int, paper_recipe: bool, out: Path,
                   save_steps: int | None, cuda: bool) -> dict[str, Any]:
-    """``trl.SFTConfig`` keyword arguments for ``config`` on ``processes`` processes.
-
-    The paper recipe takes :func:`finelogic.sft.recipes.trl_arguments` (the released per-device batch
-    of 8); other profiles split ``config.batch_size`` into per-device micro-batches of at most
-    ``micro_batch_size`` and accumulation, so the global batch is kept on any number of processes."""
+    """``trl.SFTConfig`` keyword arguments for ``config`` on ``processes`` processes: the paper recipe's
+    (:func:`finelogic.sft.recipes.trl_arguments`), else ``config.batch_size`` split into per-device micro-batches
+    of at most ``micro_batch_size`` and accumulation, so the global batch is kept on any number of processes."""
     from finelogic.sft.recipes import trl_arguments
 
     if paper_recipe:
@@ -141,26 +120,11 @@ def sft_arguments(config: TrainConfig, *, processes: int, paper_recipe: bool, ou
 def train_with_trl(examples: Sequence[Mapping[str, Any]], *, style: str, base: Any, config: TrainConfig,
                    out: str | Path, paper_recipe: bool = False, resume: bool = True,
                    save_steps: int | None = None, profile: str = "") -> TrlTrained:
-    """Fine-tune ``base`` on one style's ``examples`` with TRL (module docstring); resume when possible.
-
-    :func:`finelogic.runs.training.train_style` resolves a profile's set, settings and base model and calls
-    this; so does ``accelerate launch -m finelogic.runs.training``.
-
-    Args:
-        examples: the style's chat examples.
-        style: ``NL``, ``Symb-Struct``, ``Symb-Filter``, ``Symb-Direct`` or ``LogiPT`` (names the row).
-        base: ``llama3``, ``qwen`` or a model spec (:func:`base_spec`).
-        config: the training settings (seed and max_steps included).
-        out: the output folder (checkpoints and the final model).
-        paper_recipe: use the released recipe's SFTConfig arguments (:func:`finelogic.sft.recipes.trl_arguments`).
-        resume: continue from the last ``checkpoint-<step>`` in ``out``; False starts again.
-        save_steps: save a checkpoint every this many steps (None: the profile's recipe, per epoch).
-        profile: recorded in ``run.json``.
-
-    Raises:
-        ImportError: TRL is not installed (names the extra).
-        ValueError: ``out`` holds a run on other data or settings and ``resume`` is on.
-    """
+    """Fine-tune ``base`` (``llama3``, ``qwen`` or a model spec: :func:`base_spec`) on one ``style``'s
+    ``examples`` with TRL, continuing from the last whole ``checkpoint-<step>`` in ``out`` unless ``resume`` is
+    False; ``paper_recipe``: the released recipe's arguments; ``save_steps`` None: a checkpoint per epoch.
+    :func:`finelogic.runs.training.train_style` calls it. ImportError (naming the extra) without TRL;
+    ValueError when ``out`` holds a run on other data or settings and ``resume`` is on."""
     if not trl_available():
         raise ImportError("finelogic train needs TRL: pip install -e '.[train]'")
     from datasets import Dataset
@@ -168,6 +132,8 @@ def train_with_trl(examples: Sequence[Mapping[str, Any]], *, style: str, base: A
     from trl import SFTConfig, SFTTrainer
 
     import torch
+
+    from finelogic.sft.datasets import write_jsonl
 
     # accelerate's launcher sets these; the process group itself starts with the trainer's arguments.
     processes, main = int(os.environ.get("WORLD_SIZE", "1")), int(os.environ.get("RANK", "0")) == 0
@@ -185,11 +151,13 @@ def train_with_trl(examples: Sequence[Mapping[str, Any]], *, style: str, base: A
     if main:
         folder.mkdir(parents=True, exist_ok=True)
         record_path.write_text(json.dumps({"fingerprint": digest, "name": name, "style": style, "profile": profile,
-                                           "base_model": spec.model_id, "config": _config_dict(config)}, indent=1),
+                                           "base_model": spec.model_id, "config": as_data(config)}, indent=1),
                                encoding="utf-8")
 
     cuda = torch.cuda.is_available()
-    path = model_path(spec)
+    from finelogic.models.embedded import converted_path
+
+    path = str(spec.path) if spec.path is not None else str(converted_path())
     tokenizer = AutoTokenizer.from_pretrained(path)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
@@ -200,17 +168,10 @@ def train_with_trl(examples: Sequence[Mapping[str, Any]], *, style: str, base: A
                               save_steps=save_steps, cuda=cuda)
     peft_config = None
     if config.method == "lora":
-        from peft import LoraConfig
+        from transformers import AutoConfig
 
-        layers = None
-        if config.lora_layers is not None:
-            from transformers import AutoConfig
-
-            n_layers = AutoConfig.from_pretrained(path).num_hidden_layers
-            layers = list(range(max(0, n_layers - config.lora_layers), n_layers))
-        peft_config = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=config.lora_dropout,
-                                 target_modules=list(config.target_modules), layers_to_transform=layers,
-                                 task_type="CAUSAL_LM")
+        n_layers = AutoConfig.from_pretrained(path).num_hidden_layers if config.lora_layers is not None else 0
+        peft_config = lora_config(config, n_layers)
     dataset = Dataset.from_list(as_prompt_completion(examples))
     trainer = _counting(SFTTrainer)(model=path, args=SFTConfig(**arguments, model_init_kwargs=model_kwargs),
                                     train_dataset=dataset, processing_class=tokenizer, peft_config=peft_config)
@@ -229,10 +190,8 @@ def train_with_trl(examples: Sequence[Mapping[str, Any]], *, style: str, base: A
         trainer.save_model(str(folder))  # gathers ZeRO-3 shards (zero3_save_16bit_model)
     if accelerator.is_main_process:
         tokenizer.save_pretrained(folder)
-        with (folder / "train.jsonl").open("w", encoding="utf-8") as handle:
-            for example in examples:
-                handle.write(json.dumps(dict(example), ensure_ascii=False) + "\n")
-        record = {"name": name, "base_model": spec.model_id, "config": _config_dict(config), "trainer": "trl",
+        write_jsonl(map(dict, examples), folder / "train.jsonl")
+        record = {"name": name, "base_model": spec.model_id, "config": as_data(config), "trainer": "trl",
                   "trl_arguments": {k: v for k, v in arguments.items() if k != "output_dir"},
                   "examples": len(examples), "set_tokens": sum(lengths),
                   "set_at_cutoff": sum(n >= arguments["max_length"] for n in lengths), "losses": list(losses), "tokens": tokens, "target_tokens": targets,
@@ -249,13 +208,9 @@ def train_with_trl(examples: Sequence[Mapping[str, Any]], *, style: str, base: A
 
 
 def last_whole_checkpoint(folder: Path, *, remove_partial: bool = False) -> str | None:
-    """The last ``checkpoint-<step>`` in ``folder`` that was saved whole, or None.
-
-    The trainer writes a checkpoint's files in place and its ``trainer_state.json`` last, so a process
-    killed while saving leaves a folder whose state is missing, empty or cut; resuming from it fails
-    ("Expecting value"). Such a folder is passed over with a warning naming it (and, with
-    ``remove_partial``, deleted: the trainer saves that step again), and the one before it is resumed.
-    """
+    """The last ``checkpoint-<step>`` in ``folder`` saved whole (:func:`unsaved_reason`), or None. A process
+    killed while saving leaves a folder that cannot be resumed ("Expecting value"): it is passed over with a
+    warning naming it (and, with ``remove_partial``, deleted: the trainer saves that step again)."""
     import re
     import shutil
 
@@ -289,10 +244,8 @@ def unsaved_reason(checkpoint: Path) -> str | None:
 
 
 def _counting(trainer_class: type) -> type:
-    """``trainer_class`` counting the tokens of the batches it trains on (attention mask) and their target
-    tokens (labels after the first position), in this process, since this run started (a resumed run
-    counts its own steps only). Counted in ``compute_loss``, not in the collator: the data loader
-    collates a batch ahead."""
+    """``trainer_class`` counting, in this process since this run started, the tokens it trains on and their
+    target tokens, in ``compute_loss`` (the data loader collates a batch ahead)."""
 
     class Counting(trainer_class):
         counted = (0, 0)
