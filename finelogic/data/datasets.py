@@ -27,28 +27,16 @@ __all__ = ["Dataset", "DATASETS", "TEST_SETS", "dataset", "load_dataset", "DataD
 
 @dataclass(frozen=True)
 class Dataset:
-    """One dataset, everything about it that is not in its files.
-
-    Attributes:
-        name: its key: ``Problem.dataset``, ``load_dataset(name)``, its folder in the published layout.
-        paper_name: as the paper's tables write it (``Multi-LogiEval``).
-        format: how its files are found and read (:class:`~finelogic.data.loaders.records.Format`, the last
-            line of its module in :mod:`finelogic.data.loaders`).
-        labels: the answer labels its prompt offers, in marker order (Table 1's label types); chance is one
-            over their number; empty for a set no accuracy prompt is made for (LogicMark, multiple choice).
-        yes_no_gold: the released files store its gold as ``__YES__``/``__NO__``, not the label's marker
-            (:func:`finelogic.eval.extraction.released_gold_marker`).
-        source: its published files at a pinned commit, fetched when no local copy is given; None: none.
-        hub_id, hub_split: its Hugging Face copy and that copy's default split; None: none.
-    """
+    """One dataset, everything about it that is not in its files; ``name`` is ``Problem.dataset`` and its folder
+    in the published layout, ``paper_name`` as the paper's tables write it."""
 
     name: str
     paper_name: str
     format: Format
-    labels: tuple[str, ...] = ()
-    yes_no_gold: bool = False
-    source: Source | None = None
-    hub_id: str | None = None
+    labels: tuple[str, ...] = ()  # its prompt's labels in marker order (Table 1); none for multiple choice
+    yes_no_gold: bool = False  # released gold is __YES__/__NO__ (finelogic.eval.extraction.released_gold_marker)
+    source: Source | None = None  # its published files at a pinned commit, fetched without a local copy
+    hub_id: str | None = None  # its Hugging Face copy, and that copy's default split
     hub_split: str | None = None
 
 
@@ -118,20 +106,12 @@ def load_dataset(
     strict: bool = True,
     **options: Any,
 ) -> LoadedDataset:
-    """Load a benchmark as Problem records, in file order (with ``.skipped``: :class:`LoadedDataset`).
+    """Dataset ``name`` (one of :data:`DATASETS`) as Problem records, in file order.
 
-    Args:
-        name: a record's name (:data:`DATASETS`: ``fld``, ``folio``, ``multi_logieval``, ``prontoqa``,
-            ``logicmark``, ``paper_eval``).
-        path: a file, a dataset folder (``<dir>/folio``) or a root folder in the published layout, one folder
-            per dataset (``folio/folio-validation.jsonl``, ``prontoqa/dev.json``, ...); default
-            ``$FINELOGIC_DATA_DIR``, else the record's ``source`` fetched once at its pinned commit and SHA-256
-            checked (:mod:`finelogic.data.loaders.remote`), else the hub's ``hub_id`` when online.
-        split: file/split selector (``validation``, ``train``, ``dev``, ``test``...); default per dataset.
-        strict: raise :class:`DatasetFormatError` on the first bad item (default) or skip and report it
-            in ``.skipped``.
-        **options: ``multi_logieval`` only: ``depths`` (default (4, 5), the paper's) and ``logic_types``
-            (default ``("fol", "pl", "nm")``): 390 items.
+    ``path``: a file, a dataset folder or a root in the published layout (``folio/folio-validation.jsonl``,
+    ...); default ``$FINELOGIC_DATA_DIR``, else the record's ``source`` fetched once and SHA-256 checked
+    (:mod:`finelogic.data.loaders.remote`), else its hub copy when online. ``options``: ``multi_logieval``'s
+    ``depths`` (default the paper's (4, 5)) and ``logic_types``.
     """
     data = dataset(name)
     fmt = data.format
@@ -174,11 +154,8 @@ def load_dataset(
 
 
 def default_root() -> Path | None:
-    """``$FINELOGIC_DATA_DIR`` (None when unset).
-
-    Raises:
-        DataDirError: it is set but names no folder (a typo must not turn real data into stand-ins).
-    """
+    """``$FINELOGIC_DATA_DIR`` (None when unset); a :class:`DataDirError` when it names no folder (a typo must
+    not turn real data into stand-ins)."""
     root = data_dir()
     if root is not None and not root.is_dir():
         raise DataDirError(f"FINELOGIC_DATA_DIR={os.environ.get('FINELOGIC_DATA_DIR')}: "

@@ -1,8 +1,4 @@
-"""One entry point for the offline generators: ``generate("prontoqa", n=100, seed=0)``.
-
-Each name maps to a plain function imported only when asked for (the FLD generator lives in
-``finelogic.data.generators.fld``; its keyword arguments are its own).
-"""
+"""One entry point for the offline generators of :mod:`finelogic.data.generators`, each imported when asked for."""
 from __future__ import annotations
 
 from typing import Any
@@ -13,16 +9,11 @@ GENERATORS = ("fld", "prontoqa", "logicmark", "fld_paper_test", "fld_paper_train
 
 
 def generate(name: str, n: int | None = None, seed: int = 0, **kwargs: Any) -> list[Problem]:
-    """Generate problems deterministically from ``seed``.
+    """Problems of generator ``name``, deterministic in ``seed``; ``kwargs`` go to the generator.
 
-    Args:
-        name: ``prontoqa`` (n defaults to 500, the size of the real set), ``logicmark`` (n = the card's
-            ``limit``, default 1000; other ``Config`` fields as kwargs), ``fld`` (n required),
-            ``fld_paper_test`` (the paper's 1,100-item test design) and ``fld_paper_train`` (9,500):
-            these two take no n (``scale=`` shrinks them).
-        n: number of problems; None = the generator's default.
-        **kwargs: passed to the generator (e.g. ``hops=(1, 2)`` for prontoqa, ``max_vars=10`` for
-            logicmark).
+    ``n`` defaults to 500 for ``prontoqa`` (the real set's size) and to 1000 for ``logicmark`` (its ``Config``'s
+    ``limit``); ``fld`` needs it; ``fld_paper_test`` / ``fld_paper_train`` (the paper's designs) take ``scale``
+    instead.
     """
     if n is not None and n < 0:
         raise ValueError(f"generate({name!r}): n must be 0 or more, got {n}")

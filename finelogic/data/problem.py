@@ -21,20 +21,13 @@ class Fact:
 
 @dataclass(frozen=True)
 class Problem:
-    """A reasoning problem in one schema for FLD, FOLIO, Multi-LogiEval, ProntoQA and LogicMark.
+    """A reasoning problem in one schema for FLD, FOLIO, Multi-LogiEval, ProntoQA and LogicMark (generated items
+    use the same ``dataset`` names, with ``meta["generated"]`` True).
 
-    Attributes:
-        id: unique within its dataset.
-        dataset: ``fld``, ``folio``, ``multi_logieval``, ``prontoqa``, ``logicmark`` (generated items
-            use the same names; ``meta["generated"]`` is True for them).
-        facts: ordered premises, ids ``fact1``, ``fact2``, ...
-        hypothesis: the statement to verify (or the question, for question-style datasets).
-        label: ``PROVED`` / ``DISPROVED`` / ``UNKNOWN``; None for multiple-choice items.
-        options, answer_index: multiple-choice items (LogicMark) carry these instead of a label.
-        depth: proof steps / hops; None when unknown (FLD UNKNOWN items).
-        proof: gold proof in FLD notation (``fact1 & fact2 -> int1: ...; int1 -> hypothesis;``), or None.
-        formulas: id -> formula in FLD formal notation for facts, ``hypothesis`` and ``intN`` when known.
-        meta: provenance (source file, line/item) and the original fields kept for traceability.
+    Multiple-choice items (LogicMark) carry ``options`` and ``answer_index`` instead of a ``label``. ``depth``:
+    proof steps or hops, None when unknown; ``proof``: the gold proof in FLD notation
+    (``fact1 & fact2 -> int1: ...; int1 -> hypothesis;``); ``formulas``: id -> FLD formula for the facts,
+    ``hypothesis`` and ``intN`` where known; ``meta``: provenance and the original fields.
     """
 
     id: str
@@ -54,8 +47,7 @@ class Problem:
             raise ValueError(f"Problem {self.id!r}: label must be one of {LABELS}, got {self.label!r}")
         if self.label is None and self.answer_index is None:
             raise ValueError(f"Problem {self.id!r}: needs either a label or options + answer_index")
-        # Normalise sequences so that equal problems compare equal whatever container the caller used.
-        object.__setattr__(self, "facts", tuple(self.facts))
+        object.__setattr__(self, "facts", tuple(self.facts))  # equal whatever container the caller used
         if self.options is not None:
             object.__setattr__(self, "options", tuple(self.options))
 
@@ -73,8 +65,7 @@ class Problem:
         raise KeyError(f"Problem {self.id!r} has no fact {fact_id!r}")
 
     def key_fields(self) -> list[Any]:
-        """Every field's value in declaration order, facts as ``[id, text]`` pairs: a cheap, JSON-able
-        identity for memo keys (:meth:`to_dict` deep-copies)."""
+        """Every field's value, facts as ``[id, text]`` pairs: a cheap, JSON-able identity for memo keys."""
         return [[[f.id, f.text] for f in self.facts] if name == "facts" else getattr(self, name) for name in _FIELDS]
 
     def to_dict(self) -> dict[str, Any]:

@@ -25,9 +25,8 @@ FORMAT = 1
 
 
 def stored_key(name: str, n: int | None, seed: Any, kwargs: dict[str, Any]) -> str:
-    """sha256 of the canonical JSON of everything that determines the problems: the generator version, format,
-    name, n, seed and kwargs (like the model cache's :func:`finelogic.models.cache.request_key`); the version is
-    the sha256 of the generators' sources, so any change to their code makes new rows."""
+    """sha256 of everything that determines the problems, the generators' sources included (so a change to
+    their code makes new rows), like :func:`finelogic.models.cache.request_key`."""
     request = {"format": FORMAT, "version": source_version("finelogic.data.generate"), "name": name, "n": n,
                "seed": seed, "kwargs": {k: v for k, v in kwargs.items() if k not in NOT_IN_KEY}}
     canonical = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_plain)
@@ -35,9 +34,8 @@ def stored_key(name: str, n: int | None, seed: Any, kwargs: dict[str, Any]) -> s
 
 
 def copy_stored(source: Path, target: Path) -> int:
-    """Copy the generated sets of the store ``source`` that the store ``target`` lacks into it (e.g. into a
-    rehearsal's own cache, so it does not generate what the user's cache already holds); returns how many
-    sets were copied. ``source`` is only read, never created."""
+    """Copy the generated sets of the store ``source`` (only read) that the store ``target`` lacks into it (e.g.
+    a rehearsal's own cache); returns how many were copied."""
     if not source.is_file() or source.resolve() == target.resolve():
         return 0
     return open_store(source).copy_datasets(open_store(target))

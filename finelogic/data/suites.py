@@ -25,9 +25,7 @@ REAL_SETS = tuple(d.name for d in TEST_SETS if d.source is not None)
 
 @dataclass(frozen=True)
 class FLDSet:
-    """Which FLD-style test set to generate (:func:`finelogic.data.generate`): ``name`` (``fld``: ``n``
-    problems spread over ``depths`` x the three labels; ``fld_paper_test``: the paper's shape, times
-    ``scale``)."""
+    """Which FLD-style test set to generate (:func:`finelogic.data.generate`'s ``fld`` or ``fld_paper_test``)."""
 
     name: str = "fld_paper_test"
     n: int | None = None
@@ -41,9 +39,8 @@ class FLDSet:
 
 @dataclass(frozen=True)
 class ProntoQASet:
-    """The generated ProntoQA set: the stand-in used when the real ``prontoqa/dev.json`` is absent, or,
-    with ``always``, the set evaluated even when the real file is present (e.g. the 3-hop problems the
-    supervision styles train on, which the real 5-hop file does not have)."""
+    """The generated ProntoQA set: the stand-in for an absent ``prontoqa/dev.json``, or with ``always`` the set
+    evaluated even beside it (e.g. the 3-hop problems the supervision styles train on)."""
 
     n: int = 0
     hops: tuple[int, ...] = (5,)
@@ -52,33 +49,27 @@ class ProntoQASet:
 
 @dataclass(frozen=True)
 class TestSets:
-    """The four test sets a run evaluates on (:func:`evaluation_sets`).
-
-    Attributes:
-        limit: max items per real dataset (None: all), one number for all or a mapping by dataset
-            (:data:`REAL_SETS`; a dataset not named: all).
-        first_fraction: keep the first ``ceil(first_fraction x n)`` items of each set (a rehearsal's
-            real slice); None: all.
-    """
+    """The four test sets a run evaluates on (:func:`evaluation_sets`)."""
 
     fld: FLDSet = FLDSet()
     prontoqa_generated: ProntoQASet = ProntoQASet()
-    limit: int | Mapping[str, int | None] | None = None
-    first_fraction: float | None = None
+    limit: int | Mapping[str, int | None] | None = None  # items per real dataset: one for all, or by name
+    first_fraction: float | None = None  # keep the first ceil(first_fraction x n) items of each set
 
     def __post_init__(self) -> None:
         if isinstance(self.limit, Mapping):
             unknown = sorted(set(self.limit) - set(REAL_SETS))
             if unknown:
-                raise ValueError(f"limit: unknown dataset {unknown[0]!r}; the real test sets are {', '.join(REAL_SETS)}")
+                raise ValueError(f"limit: unknown dataset {unknown[0]!r}; the real test sets are "
+                                 f"{', '.join(REAL_SETS)}")
         if self.first_fraction is not None and not 0 < self.first_fraction <= 1:
             raise ValueError(f"first_fraction must be in (0, 1], got {self.first_fraction!r}")
 
 
 @dataclass(frozen=True)
 class EvalSet:
-    """One test set as a run uses it: ``name`` its dataset key, ``problems`` empty when not present, ``source``
-    where they came from, for captions (a file path, ``generated (...)`` or ``not present``)."""
+    """One test set as a run uses it: ``problems`` empty when not present, ``source`` where they came from, for
+    captions."""
 
     name: str
     problems: tuple[Problem, ...]
@@ -122,16 +113,9 @@ def _prontoqa_stand_in(wanted: ProntoQASet, seed: int) -> EvalSet:
 
 def evaluation_sets(settings: TestSets | Mapping[str, Any], seed: int = 0,
                     data_dir: str | Path | None = None) -> list[EvalSet]:
-    """The four test sets for one family's settings.
-
-    Args:
-        settings: a :class:`TestSets` (or a family's settings derived from it), or the same as plain
-            data (a run's recorded provenance settings; keys other than the test sets' are ignored).
-            Generated sets are stored on disk and read back on later calls (:mod:`finelogic.data.stored`).
-        seed: seeds generation and subsampling.
-        data_dir: real files in the published layout; default ``$FINELOGIC_DATA_DIR`` (an error when
-            it names no folder).
-    """
+    """The four test sets for one family's settings: a :class:`TestSets` or the same as plain data (a run's
+    recorded settings; other keys ignored). Generated sets are kept in the store (:mod:`finelogic.data.stored`);
+    ``data_dir`` defaults to ``$FINELOGIC_DATA_DIR``."""
     if not isinstance(settings, TestSets):
         from finelogic.settings import build
 

@@ -71,9 +71,8 @@ class SentenceParseError(PositionedSyntaxError):
 
 @dataclass(frozen=True)
 class Vocabulary:
-    """Words for one problem's symbols: ``predicates`` (unary, to adjectives), ``propositions`` (zero-arity,
-    to ``the <noun>``) and ``constants`` (to ``the <noun>``). Kept in ``Problem.meta["vocabulary"]``. Words
-    avoid the grammar's keywords, so that parsing is unambiguous."""
+    """Words for one problem's symbols (``Problem.meta["vocabulary"]``): ``predicates`` to adjectives,
+    ``propositions`` and ``constants`` to ``the <noun>``; no keyword, so that parsing is unambiguous."""
 
     predicates: Mapping[str, str] = field(default_factory=dict)
     propositions: Mapping[str, str] = field(default_factory=dict)
@@ -108,7 +107,8 @@ def _vocab(vocabulary: Vocabulary | Mapping[str, Any]) -> Vocabulary:
 
 
 def render_sentence(formula: Formula, vocabulary: Vocabulary | Mapping[str, Any]) -> str:
-    """The English sentence for ``formula``, lower case with a final period, by these templates::
+    """The English sentence for ``formula``, lower case with a final period, by these templates (each composite
+    starts with its own keyword, so nesting is unambiguous)::
 
         {A}{a}        the dog is red                 ¬{A}{a}     the dog is not red
         {A}           the parade happens             ¬{A}        the parade does not happen
@@ -118,11 +118,8 @@ def render_sentence(formula: Formula, vocabulary: Vocabulary | Mapping[str, Any]
         F -> G        if F then G                    #F#         this is a contradiction
         (x): F        for everything, F              (Ex): F     there is something such that F
 
-    Every composite starts with its own keyword, so nesting is unambiguous.
-
-    Raises:
-        KeyError: a symbol has no word in ``vocabulary``.
-        ValueError: the formula has a variable other than ``x``, a free variable, or nested quantifiers.
+    A KeyError for a symbol without a word; a ValueError for a variable other than ``x``, a free variable or
+    nested quantifiers.
     """
     return _render(formula, _vocab(vocabulary), bound=False) + "."
 
@@ -236,15 +233,9 @@ class _SentenceParser:
 
 
 def parse_sentence(text: str, vocabulary: Vocabulary | Mapping[str, Any]) -> Formula:
-    """The formula an English sentence of the template grammar states (inverse of :func:`render_sentence`).
-
-    Tolerant of letter case, commas, trailing punctuation and extra spaces, strict about everything else;
-    ``it is not the case that`` is also read before an atom (rendering writes the short form).
-
-    Raises:
-        SentenceParseError: the text leaves the grammar or uses a word outside ``vocabulary``; the error
-            names the 0-based word position (after normalisation) where parsing stopped.
-    """
+    """The formula a sentence of :func:`render_sentence`'s grammar states, tolerant of case, commas, trailing
+    punctuation and spaces (and of ``it is not the case that`` before an atom); a :class:`SentenceParseError`
+    names the word where parsing stopped."""
     parser = _SentenceParser(text, _vocab(vocabulary))
     if not parser.words:
         raise SentenceParseError("empty sentence", text, 0)

@@ -37,15 +37,9 @@ def _a(concept: str) -> str:
 
 
 def chain_proof(start: str, rules: Sequence[str], derived: Sequence[str], *, negated: bool) -> str:
-    """A linear modus-ponens chain in FLD proof notation.
-
-    ``start`` is the fact the chain starts from, ``rules`` the rule applied at each hop, ``derived`` the
-    texts of the ``len(rules) - 1`` intermediate conclusions. The last hop concludes ``hypothesis``, or
-    ``¬hypothesis`` when ``negated`` (FLD's marker for a disproof)::
-
-        chain_proof("fact3", ["fact1", "fact4"], ["Max is a yumpus."], negated=False)
-        == "fact3 & fact1 -> int1: Max is a yumpus.; int1 & fact4 -> hypothesis;"
-    """
+    """A linear modus-ponens chain in FLD proof notation from the fact ``start`` by ``rules``, one a hop, with
+    ``derived`` the texts of the intermediate conclusions; the last concludes (``¬`` when ``negated``)
+    ``hypothesis``: ``fact3 & fact1 -> int1: Max is a yumpus.; int1 & fact4 -> hypothesis;``."""
     if len(derived) != len(rules) - 1:
         raise ValueError(f"need {len(rules) - 1} intermediate conclusions for {len(rules)} rules, got {len(derived)}")
     steps, previous = [], start
@@ -58,8 +52,6 @@ def chain_proof(start: str, rules: Sequence[str], derived: Sequence[str], *, neg
 
 @dataclass(frozen=True)
 class _Sentence:
-    """One premise: its English text and its FLD formula."""
-
     text: str
     formula: str
 
@@ -132,12 +124,8 @@ def _problem(index: int, hops: int, label: str, seed: int, rng: random.Random) -
 
 
 def generate_prontoqa(n: int, seed: int = 0, hops: Sequence[int] = HOPS) -> list[Problem]:
-    """``n`` ProntoQA-style problems, deterministic in ``seed``.
-
-    Hop counts cycle through ``hops`` (so each appears ``n / len(hops)`` times, up to one); labels are
-    exactly balanced, ``n // 2`` PROVED and ``n - n // 2`` DISPROVED, in a seeded random order.
-    depth = hops = the number of rules the gold chain applies.
-    """
+    """``n`` ProntoQA-style problems, deterministic in ``seed``: hop counts (``depth``) cycle through ``hops``;
+    ``n // 2`` PROVED and the rest DISPROVED, in a seeded order."""
     if n < 0:
         raise ValueError(f"n must be >= 0, got {n}")
     most = min(len(CONCEPTS) - 1, len(PROPERTY_FAMILIES))  # h chain concepts + a distractor; h families

@@ -31,15 +31,9 @@ def _first(value: Any) -> str | None:
 
 
 def fld_problem(record: Mapping[str, Any], *, problem_id: str, meta: Mapping[str, Any] | None = None) -> Problem:
-    """One FLD v0.2 or FLDx2 record -> Problem (``book/data-formats.md``, "FLD").
-
-    ``context``/``facts`` (``sent1: ... sent2: ...``) become facts ``fact1, fact2, ...`` in order; the
-    original ids are kept in ``meta["original_ids"]`` and renamed consistently inside the proof. The proof
-    is ``proofs[0]`` (FLDx2: ``steps``, joined with ``; `` when a list); formulas come from
-    ``context_formula``/``facts_formula``, ``hypothesis_formula`` and the ``intN``/``assumpN`` definitions
-    of ``proofs_formula[0]``. Label: ``world_assump_label`` (else ``proof_label``); depth: ``depth``.
-    Raises :class:`DatasetFormatError` naming the field at fault.
-    """
+    """One FLD v0.2 or FLDx2 record -> Problem (``book/data-formats.md``, "FLD"): ``sent1: ...`` become
+    ``fact1, ...`` in order, renamed inside the proof too (``meta["original_ids"]``); the proof is ``proofs[0]``
+    (FLDx2: ``steps``); formulas include ``proofs_formula[0]``'s ``intN``/``assumpN`` definitions."""
     hypothesis = required(record, "hypothesis")
     context_field = "context" if "context" in record else "facts"
     if record.get(context_field) is None:

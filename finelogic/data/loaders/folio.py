@@ -14,11 +14,8 @@ FOLIO_QUESTION_PREFIX = re.compile(r"^.*?is the following statement true, false,
 
 
 def convert(item: Item) -> Problem:
-    """FOLIO v0.0 (premises list), v2 (newline-separated premises) or Logic-LM (context/question/answer).
-
-    Labels True -> PROVED, False -> DISPROVED, Uncertain/Unknown -> UNKNOWN. FOLIO's own FOL annotations
-    (not FLD notation) stay in ``meta["fol"]``.
-    """
+    """A FOLIO record of any of the three versions; its own FOL annotations (not FLD notation) stay in
+    ``meta["fol"]``."""
     record = item.data
     stem = item.stem
     if "context" in record and "premises" not in record:  # Logic-LM copy
@@ -58,8 +55,8 @@ def convert(item: Item) -> Problem:
 
 def find(folder: Path, split: str | None) -> list[Path]:
     """The first of ``folio_v2_<split>.jsonl``, ``folio-<split>.jsonl``, ``folio_<split>.jsonl`` (and for
-    validation/dev the Logic-LM ``Logic-LLM_data_FOLIO/dev.json``) that exists; a folder, FIFO, dangling or
-    looping link in its place is an error naming it (:func:`~finelogic.data.loaders.records.data_file`)."""
+    validation/dev the Logic-LM ``Logic-LLM_data_FOLIO/dev.json``) that exists, checked by
+    :func:`~finelogic.data.loaders.records.data_file`."""
     split = split or "validation"
     candidates = [f"folio_v2_{split}.jsonl", f"folio-{split}.jsonl", f"folio_{split}.jsonl"]
     if split in ("validation", "dev"):

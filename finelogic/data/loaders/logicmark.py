@@ -11,12 +11,9 @@ LOGICMARK_CONTEXT = re.compile(r"\AIf:\n(?P<premises>.*?)\n\n(?P<stem>Then)\s*\Z
 
 
 def logicmark_problem(record: Mapping[str, Any], *, source: str = "") -> Problem:
-    """A LogicMark record (card format) -> Problem with options/answer_index, label None.
-
-    ``context`` must read ``If:\\n<premises, one a line>\\n\\nThen``: the premises become the facts and
-    ``hypothesis`` holds the closing ``Then`` the options complete, so ``"If:\\n" + facts + "\\n\\n" +
-    hypothesis`` rebuilds the context exactly. depth = ``hop_depth``. Raises :class:`DatasetFormatError`.
-    """
+    """A LogicMark record (card format) -> a multiple-choice Problem: ``context`` must read
+    ``If:\\n<premises, one a line>\\n\\nThen``; the premises become the facts and the closing ``Then`` the
+    hypothesis, so the context can be rebuilt exactly."""
     context = required(record, "context")
     match = LOGICMARK_CONTEXT.match(context)
     if not match:

@@ -28,7 +28,7 @@ PAPER_FILES = {f"d{depth}_Data/{logic}/{rule}.json": 20 if logic == "nm" else 15
 
 
 def read(path: Path) -> list[Item]:
-    """One ``{"logic", "rule", "depth", "samples": [...]}`` file -> its samples (file fields attached)."""
+    """One ``{"logic", "rule", "depth", "samples": [...]}`` file -> its samples, the file's fields attached."""
     text, encoding = read_text(path)
     try:
         document = parse_json(text, str(path))
@@ -79,12 +79,8 @@ def find(
     depths: Sequence[int] = PAPER_MULTI_LOGIEVAL_DEPTHS,
     logic_types: Sequence[str] = MULTI_LOGIEVAL_LOGIC_TYPES,
 ) -> list[Path]:
-    """The rule files of the requested depths and logic types under ``root`` (a folder holding
-    ``d<N>_Data`` folders directly, in ``data/``, or in ``multi_logieval/data/``); ``split`` is unused.
-
-    Raises:
-        DataNotFoundError: no ``d<N>_Data`` folder, or a requested depth/logic folder without files.
-    """
+    """The rule files of the requested depths and logic types under ``root`` (holding ``d<N>_Data`` folders
+    directly, in ``data/`` or in ``multi_logieval/data/``); ``split`` is unused."""
     unknown = set(logic_types) - set(MULTI_LOGIEVAL_LOGIC_TYPES)
     if unknown:
         raise ValueError(f"unknown Multi-LogiEval logic types {sorted(unknown)}")

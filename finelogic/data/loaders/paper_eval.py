@@ -17,9 +17,7 @@ _INPUT_HYPOTHESIS = re.compile(r"^\s*(?:Hypothesis|Question)\s*:\s*(.*)$", re.M 
 
 def infer_paper_dataset(record: Mapping[str, Any]) -> str:
     """Which benchmark a merged-JSON item came from, by its dataset-specific fields
-    (``book/data-formats.md``, "The paper's merged evaluation JSON"): ``original_data`` -> fld;
-    ``Premise``/``Conclusion``/``Label`` -> folio; ``explanation`` or ``options`` -> prontoqa;
-    ``context`` + ``question`` + ``answer`` -> multi_logieval."""
+    (``book/data-formats.md``, "The paper's merged evaluation JSON")."""
     if "original_data" in record:
         return "fld"
     if {"Premise", "Conclusion", "Label"} & record.keys():
@@ -32,11 +30,8 @@ def infer_paper_dataset(record: Mapping[str, Any]) -> str:
 
 
 def input_facts(text: str) -> tuple[Fact, ...]:
-    """The ``FactN: <text>`` lines of an ``input`` (before its hypothesis/question line) as facts ``factN``.
-
-    The released ProntoQA file ends every fact list with an empty ``Fact19:`` label: empty facts at the end
-    are dropped; an empty fact between others is an error.
-    """
+    """The ``FactN: <text>`` lines of an ``input`` as facts ``factN``; empty ones at the end are dropped (the
+    released ProntoQA file ends every list with an empty ``Fact19:``), an empty one between others is an error."""
     parts = _INPUT_FACT.split(text)
     facts = [Fact(f"fact{int(parts[i])}", parts[i + 1].strip()) for i in range(1, len(parts), 2)]
     while facts and not facts[-1].text:
@@ -61,14 +56,9 @@ def _fld_depth(original: Mapping[str, Any], fld_depth: int | None, verdict: str)
 
 
 def convert(item: Item) -> Problem:
-    """Facts (``Fact1: ...``, ``Fact 1: ...``) and the ``Hypothesis:``/``Question:`` line are parsed from
-    ``input`` (what the model saw); label from ``proof_label`` (``__YES__``/``__NO__`` -> PROVED/DISPROVED).
-
-    FLD items add the proof and formulas of ``original_data`` and its depth (``original_data.steps``);
-    ProntoQA items depth and gold proof from ``explanation``, whose sentences end with a period where the
-    input's facts do not: they are matched without it, and an item whose explanation cites a sentence that
-    is none of its facts is an error naming the item.
-    """
+    """Facts and the ``Hypothesis:``/``Question:`` line parsed from ``input`` (what the model saw), the label
+    from ``proof_label``; FLD items add ``original_data``'s proof, formulas and depth, ProntoQA items the gold
+    proof and depth of ``explanation`` (an explanation citing a sentence none of the facts is an error)."""
     record = item.data
     text = required(record, "input")
     verdict = label(required(record, "proof_label"), "proof_label", PAPER_LABELS)

@@ -9,26 +9,21 @@ from finelogic.data.loaders.records import (Format, Item, bad, data_file, label,
                                            split_sentences)
 from finelogic.data.problem import DISPROVED, PROVED, Fact, Problem
 
-# The Logic-LM ProntoQA set is the 5-hop set; depth is derived per item from its explanation.
 PRONTOQA_QUESTION_PREFIX = "Is the following statement true or false?"
 
 
 def explanation_depth(explanation: Sequence[str]) -> int | None:
-    """Rule applications in an explanation chain (fact, rule, derived, ...): ``(len - 1) / 2``; None when
-    the chain has an even length."""
+    """Rule applications in an explanation chain (fact, rule, derived, ...); None for an even length."""
     return (len(explanation) - 1) // 2 if len(explanation) % 2 == 1 else None
 
 
 def prontoqa_proof(explanation: Sequence[str], facts: Sequence[Fact], verdict: str) -> str | None:
-    """The explanation chain (fact, rule, derived, rule, derived, ...) in FLD notation, or None.
-
-    Each explanation rule/fact sentence must be one of the facts (compared without the final period); the
-    last step concludes ``hypothesis`` (PROVED) or ``¬hypothesis`` (DISPROVED).
-    """
+    """The explanation chain in FLD notation; None for a chain of even length or under 3, or one citing a
+    sentence that is none of the facts (compared without the final period, which the paper's file drops)."""
     from finelogic.data.generators.prontoqa import chain_proof
 
     ids = {}
-    for fact in facts:  # the paper's merged file drops the facts' final periods; the explanation keeps them
+    for fact in facts:
         ids.setdefault(_unpunctuated(fact.text), fact.id)
     if len(explanation) < 3 or len(explanation) % 2 == 0:
         return None
@@ -40,8 +35,8 @@ def prontoqa_proof(explanation: Sequence[str], facts: Sequence[Fact], verdict: s
 
 
 def check_answer(explanation: Sequence[str], hypothesis: str, verdict: str) -> None:
-    """The answer must agree with the explanation: it ends by concluding the statement itself (PROVED) or
-    something else, its negation (DISPROVED). A flipped answer is an error naming the field."""
+    """An error naming the field unless the explanation ends at the statement itself (PROVED) or at something
+    else, its negation (DISPROVED)."""
     concludes = _unpunctuated(explanation[-1]) == _unpunctuated(hypothesis)
     if concludes != (verdict == PROVED):
         raise bad("answer", f"{verdict} disagrees with the explanation, which concludes {explanation[-1]!r} "
@@ -49,8 +44,7 @@ def check_answer(explanation: Sequence[str], hypothesis: str, verdict: str) -> N
 
 
 def unmatched_sentences(explanation: Sequence[str], facts: Sequence[Fact]) -> list[str]:
-    """The explanation's premise sentences (its first, then every second) that are none of the facts
-    (compared without their final period)."""
+    """The explanation's premise sentences (its first, then every second) that are none of the facts."""
     texts = {_unpunctuated(f.text) for f in facts}
     return [s for s in (explanation[:1] + list(explanation[1::2])) if _unpunctuated(s) not in texts]
 
@@ -60,12 +54,8 @@ def _unpunctuated(text: str) -> str:
 
 
 def convert(item: Item) -> Problem:
-    """Context sentences -> facts; question minus "Is the following statement true or false?" ->
-    hypothesis; answer A/B -> PROVED/DISPROVED; ``explanation`` kept in meta and turned into the gold proof.
-
-    Depth = number of rule applications in the explanation, ``(len(explanation) - 1) / 2``: 5 for every
-    item of the Logic-LM set (11-sentence explanations); None without an explanation.
-    """
+    """Context sentences -> facts, question less its prefix -> hypothesis, answer A/B -> PROVED/DISPROVED;
+    ``explanation`` gives the gold proof and the depth (5 for every item of the Logic-LM set)."""
     record = item.data
     context, question = required(record, "context"), required(record, "question")
     answer = str(required(record, "answer")).strip()

@@ -73,26 +73,16 @@ def _json_files(folder: Path, split: str | None) -> list[Path]:
 @dataclass(frozen=True)
 class Format:
     """How one dataset's files are found and read: the ``format`` of its :class:`finelogic.data.datasets.Dataset`.
-
-    Attributes:
-        convert: one raw record (an :class:`Item`) -> Problem; raises :class:`ItemError` naming the field.
-        where: the files' place in the published layout, for error messages.
-        find: ``(dataset folder, split, **options) -> files``; default every ``*.json``/``*.jsonl`` whose
-            name contains ``split``.
-        read: ``file -> items``; default :func:`read_items` (a JSON list, one object, or JSON Lines).
-        options: keyword options ``load_dataset`` passes on to ``find`` (none by default).
-        counts: the documented number of items of each published file, by the end of its path
-            (``prontoqa/dev.json``): a known file with another count is an error (``strict=False``: reported).
-        missing: ``(files, **options) -> missing file names`` for a selection whose files are all known.
-    """
+    ``convert`` raises :class:`ItemError` naming the field; ``where`` is the files' place in the published layout,
+    for messages; ``options`` are the keyword options ``load_dataset`` passes on to ``find`` and ``missing``."""
 
     convert: Callable[[Item], Problem]
     where: str
-    find: Callable[..., list[Path]] = _json_files
-    read: Callable[[Path], list[Item]] | None = None
+    find: Callable[..., list[Path]] = _json_files  # (dataset folder, split, **options) -> files
+    read: Callable[[Path], list[Item]] | None = None  # file -> items; None: read_items
     options: tuple[str, ...] = ()
-    counts: Mapping[str, int] = field(default_factory=dict)
-    missing: Callable[..., list[str]] | None = None
+    counts: Mapping[str, int] = field(default_factory=dict)  # items of each published file, by its path's end
+    missing: Callable[..., list[str]] | None = None  # (files, **options) -> published files not among them
 
 
 #: The longest string a data file may hold (characters; the published sets' longest is a few thousand).
@@ -102,13 +92,8 @@ _KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"), (
 
 
 def data_file(path: str | os.PathLike) -> Path:
-    """``path``, checked to be a regular file after following links: the test every loader's file passes
-    before it is opened or chosen over the next candidate (never a silent fall-back to another file).
-
-    Raises:
-        DatasetFormatError: naming the path and what it is instead (a folder, FIFO, socket or device, a link
-            to nothing, a loop of links).
-    """
+    """``path``, checked to be a regular file after following links (every loader's file passes this before it is
+    opened); a :class:`DatasetFormatError` names what it is instead (a folder, FIFO, dangling link, ...)."""
     path = Path(path)
     try:
         info = os.stat(path)
@@ -128,7 +113,7 @@ def data_file(path: str | os.PathLike) -> Path:
 
 def read_data_bytes(path: Path) -> bytes:
     """The bytes of the regular file ``path``, opened without blocking (a FIFO swapped in after the check is
-    refused too); a file present but unreadable is an error naming it."""
+    refused too)."""
     data_file(path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
@@ -182,12 +167,7 @@ def check_strings(value: Any, where: str) -> None:
 
 def read_text(path: Path) -> tuple[str, str]:
     """``(text, encoding)`` of a file: UTF-8, else cp1252 (some Multi-LogiEval files) when it holds no UTF-8
-    multi-byte character at all (a UTF-8 file with one stray byte must not decode whole as mojibake).
-
-    Raises:
-        DatasetFormatError: not a regular file, empty, mixed encodings (naming the first bad byte's offset),
-            or neither UTF-8 nor cp1252.
-    """
+    multi-byte character at all (a UTF-8 file with one stray byte is an error, not mojibake)."""
     path = Path(path)
     raw = read_data_bytes(path)
     if not raw.strip():
@@ -284,8 +264,7 @@ def convert_items(
 
 def load_files(files: Sequence[Path], fmt: Format, strict: bool) -> LoadedDataset:
     """Read and convert ``files`` in order; unreadable files, bad items and known files whose item count differs
-    from ``fmt.counts`` (cut short at a line boundary, edited) raise, or are skipped and reported when not
-    ``strict``."""
+    from ``fmt.counts`` raise, or are skipped and reported when not ``strict``."""
     read = fmt.read or read_items
     skipped: list[tuple[str, str]] = []
     problems: list[Problem] = []

@@ -1,7 +1,5 @@
-"""The published benchmark files fetched from their public homes when online: each pinned file downloaded once
-at its commit into ``$FINELOGIC_CACHE/data/`` in the published layout, SHA-256 checked, then read by the same
-loaders as a local copy. Nothing is fetched at import time.
-"""
+"""The published benchmark files, fetched when online: each pinned file downloaded once at its commit into
+``$FINELOGIC_CACHE/data/`` in the published layout, SHA-256 checked, then read like a local copy."""
 from __future__ import annotations
 
 import hashlib
@@ -35,9 +33,8 @@ class RemoteFile:
 
 @dataclass(frozen=True)
 class Source:
-    """A dataset's public home: GitHub ``repo`` (``owner/name``) at the full ``commit`` hash; ``prefix`` is the
-    files' folder inside the repository, replaced locally by the dataset's folder (its name); ``files`` are
-    relative to ``prefix``; ``licence`` is the one the repository states, for the user's information."""
+    """A dataset's public home: GitHub ``repo`` at the full ``commit`` hash; ``prefix`` is the files' folder
+    there, replaced locally by the dataset's folder; ``licence`` the one the repository states."""
 
     repo: str
     commit: str
@@ -65,11 +62,12 @@ class FetchError(OSError):
 
 
 def env_offline() -> bool | None:
-    """True/False when the environment decides, None when the network should be probed."""
+    """True with ``FINELOGIC_OFFLINE=1`` or ``HF_HUB_OFFLINE`` / ``HF_DATASETS_OFFLINE`` set, False with
+    ``FINELOGIC_OFFLINE=0``, None (probe the network) otherwise."""
     value = os.environ.get("FINELOGIC_OFFLINE", "").strip().lower()
     if value in ("0", "false", "no"):
         return False
-    if value not in ("",):
+    if value:
         return True
     return any(os.environ.get(v, "").strip().lower() not in ("", "0", "false", "no")
                for v in OFFLINE_ENV_VARS) or None
@@ -80,9 +78,8 @@ _said_offline = False
 
 
 def network_allowed(host: str = "raw.githubusercontent.com") -> bool:
-    """Whether to fetch from ``host`` now: never with ``FINELOGIC_OFFLINE=1`` or ``HF_HUB_OFFLINE`` /
-    ``HF_DATASETS_OFFLINE`` set, always with ``FINELOGIC_OFFLINE=0``, otherwise when a TCP connection to the
-    host opens within a few seconds (probed once per host and process)."""
+    """Whether to fetch from ``host`` now: as :func:`env_offline` decides, otherwise when a TCP connection to
+    it opens within a few seconds (probed once per host and process)."""
     decided = env_offline()
     if decided is not None:
         return not decided
@@ -102,25 +99,19 @@ def download(url: str) -> bytes:
 
 
 def fetch(name: str, source: Source, root: str | os.PathLike | None = None, *, opener: Opener = download) -> Path:
-    """Download dataset ``name``'s pinned files ``source`` (its record's) into the data root ``root`` (default
-    ``$FINELOGIC_CACHE/data``) and return the root; files already there with the pinned SHA-256 are kept, and
-    ``opener`` (``url -> bytes``) may read from a mirror.
-
-    Raises:
-        FetchError: a download failed, or a file's bytes differ from the pinned ones (named with both hashes;
-            not kept).
-    """
+    """Download dataset ``name``'s pinned files into the data root ``root`` (default ``$FINELOGIC_CACHE/data``)
+    and return it; files already there with the pinned SHA-256 are kept; ``opener`` may read from a mirror."""
     root = Path(root) if root is not None else cache_dir() / "data"
     for file in source.files:
         target = source.local(root, name, file)
-        if target.is_file() and _sha256(target.read_bytes()) == file.sha256:
+        if target.is_file() and hashlib.sha256(target.read_bytes()).hexdigest() == file.sha256:
             continue
         url = source.url(file)
         try:
             data = opener(url)
         except OSError as error:
             raise FetchError(f"{name}: could not fetch {url}: {error}") from error
-        digest = _sha256(data)
+        digest = hashlib.sha256(data).hexdigest()
         if digest != file.sha256:
             raise FetchError(f"{name}: {url} has SHA-256 {digest}, expected {file.sha256} (pinned at "
                              f"{source.home}); not kept")
@@ -149,7 +140,3 @@ def fetched_root(name: str, source: Source) -> Path | None:
     except FetchError as error:
         log.warning("%s; using stand-ins", error)
         return None
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
