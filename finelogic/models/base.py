@@ -1,18 +1,14 @@
 """What every backend offers: the same three verbs, one generation config, one set of counters.
 
-A *backend* (:class:`Backend`) turns requests into model outputs. ``HFBackend`` runs a transformers model
-in this process; ``OpenAIBackend`` talks to any OpenAI-compatible server; ``LlamaCppBackend`` runs a GGUF
-file. Each has
+``HFBackend`` runs a transformers model in this process, ``OpenAIBackend`` talks to any OpenAI-compatible
+server, ``LlamaCppBackend`` runs a GGUF file. Each has
 
-* ``generate(conversations, config, on_result=None) -> list[Completion]``: chat messages in, completions
-  out (each a ``str`` that carries its ``finish_reason``), each also handed to ``on_result`` as it finishes;
-* ``loglikelihood(requests) -> list[tuple[float, int, bool]]``: (context, continuation) pairs in,
-  (sum of the continuation's token log-probs in nats, number of continuation tokens, whether
-  greedy decoding would have produced the continuation) out;
-* ``hidden_states(text, boundaries, ...)``: representations for probing (in-process models only);
-  ``hidden_states_batch(requests)`` answers many such calls at once (each a :class:`StatesRequest`),
-  and :func:`hidden_states_of` asks any backend for a list of them, one call each where the backend
-  has no batched form.
+* ``generate(conversations, config, on_result=None) -> list[Completion]``: chat messages in, completions out,
+  each also handed to ``on_result`` as it finishes;
+* ``loglikelihood(requests) -> list[tuple[float, int, bool]]``: (context, continuation) pairs in, (sum of the
+  continuation's token log-probs in nats, its number of tokens, whether greedy decoding produces it) out;
+* ``hidden_states(text, boundaries, ...)``: representations for probing (in-process models only), and
+  ``hidden_states_batch(requests)`` for many :class:`StatesRequest` at once (:func:`hidden_states_of`).
 """
 from __future__ import annotations
 
@@ -33,12 +29,9 @@ def chat_token_ids(tokenizer: Any, messages: Sequence[Message], *, add_generatio
 
 
 class Completion(str):
-    """A generated text that also says why generation ended.
-
-    It *is* the text (a ``str``), so code that only reads answers needs nothing else.
-    ``finish_reason``: ``"stop"`` (end of turn or a stop string), ``"length"`` (the token cap cut it
-    off), a server's own reason, or None where unknown.
-    """
+    """A generated text (a ``str``, so code that only reads answers needs nothing else) with why generation
+    ended: ``finish_reason`` ``"stop"`` (end of turn or a stop string), ``"length"`` (the token cap), a server's
+    own reason, or None where unknown."""
 
     finish_reason: str | None
 
@@ -50,19 +43,11 @@ class Completion(str):
 
 @dataclass(frozen=True)
 class GenerationConfig:
-    """How to decode.
-
-    Attributes:
-        max_new_tokens: upper bound on generated tokens per completion.
-        temperature: 0 means greedy decoding (the default); the released code samples at 0.7.
-        top_p: nucleus sampling mass (used only when ``temperature > 0``; the released code uses 0.9).
-        seed: seeds sampling; with ``temperature > 0`` and no seed, results are not reproducible
-            and the OpenAI backend does not cache them.
-        stop: strings that end a completion; the returned text stops before the first of them.
-        keep_stop: keep the stop string that ended the completion at its end (e.g. stop right after an
-            answer marker and keep the marker); a server is then not sent the stop strings (it would
-            drop them) and the text is cut here, so a served model generates to its cap.
-    """
+    """How to decode: at most ``max_new_tokens`` tokens; ``temperature`` 0 is greedy (the default; the released
+    code samples at 0.7 with ``top_p`` 0.9, the nucleus mass, used only when sampling); ``seed`` seeds sampling
+    (without one, sampling is neither reproducible nor cached). The text stops before the first ``stop``
+    string or, with ``keep_stop``, right after it (a server is then not sent the stop strings, which it would
+    drop, and generates to its cap)."""
 
     max_new_tokens: int = 256
     temperature: float = 0.0
@@ -98,14 +83,9 @@ class GenerationConfig:
 
 @dataclass(frozen=True)
 class StatesRequest:
-    """One ``hidden_states`` call as a record, so that many can go to a backend at once.
-
-    Attributes:
-        text: the text whose prefixes are read.
-        boundaries: the prefix ends (characters, or tokens with ``unit="token"``).
-        options: the call's keyword arguments as given (``layer``, ``suffixes``, ``normalize``,
-            ``unit``); only these, so the cache key of a request is the same either way it is asked.
-    """
+    """One ``hidden_states`` call as a record, so that many can go to a backend at once; ``options`` are the
+    call's keyword arguments as given (``layer``, ``suffixes``, ``normalize``, ``unit``), so the cache key of a
+    request is the same either way it is asked."""
 
     text: str
     boundaries: Sequence[int]
@@ -122,16 +102,9 @@ def hidden_states_of(backend: Any, requests: Sequence[StatesRequest]) -> list[An
 
 @dataclass
 class BackendStats:
-    """Work a backend did, so tests and notebooks can see what a cache saved.
-
-    Attributes:
-        calls: model invocations: forward/generate calls in process, HTTP requests for a server
-            (every attempt, retries included).
-        prompt_tokens: tokens fed to the model (server: as reported in ``usage`` when present).
-        generated_tokens: tokens the model generated.
-        cache_hits: requests answered from the on-disk cache without a model call.
-        retries: attempts that failed and were retried.
-    """
+    """Work a backend did, so tests and notebooks can see what a cache saved: ``calls`` (forward/generate calls
+    in process; HTTP requests for a server, every attempt), ``prompt_tokens`` fed (a server's ``usage`` where it
+    reports one), ``generated_tokens``, ``cache_hits`` (answered from the store) and ``retries``."""
 
     calls: int = 0
     prompt_tokens: int = 0
@@ -184,10 +157,7 @@ def truncate_at_stop(text: str, stop: Sequence[str], keep: bool = False) -> str:
 
 
 def split_whitespace(context: str, continuation: str) -> tuple[str, str]:
-    """lm-eval's tokenisation boundary: trailing whitespace of the context moves onto the continuation.
-
-    ``("Q: a ", "b")`` becomes ``("Q: a", " b")``, so the continuation's first token is " b" as
-    in natural text rather than a lone space token at the end of the context.
-    """
+    """lm-eval's tokenisation boundary: the context's trailing whitespace moves onto the continuation
+    (``("Q: a ", "b")`` -> ``("Q: a", " b")``), so its first token is " b" as in natural text."""
     stripped = context.rstrip()
     return stripped, context[len(stripped):] + continuation

