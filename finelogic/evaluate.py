@@ -3,18 +3,11 @@
     finelogic eval --model hf:Qwen/Qwen2.5-0.5B-Instruct --model openai:NAME@http://127.0.0.1:8000/v1
 
 :func:`evaluate` runs the families that test a model (accuracy, Table 2; depth, Table 5; stepwise soundness,
-Table 3; probing, Table 4; LogicMark) for the models given and only those, at a profile's sizes, writes each
-family's run to ``<out>/<family>/`` (CSV tables and ``run.json`` with provenance, as the book's runs); the
-command then writes one self-contained HTML report, ``<out>/report.html`` (:mod:`finelogic.book.report`).
-
-What each model can be asked is checked first, in seconds: a server must answer, take the key and serve the
-model (:meth:`~finelogic.models.openai_backend.OpenAIBackend.check`); log-likelihoods (forced choice,
-LogicMark) need a server whose prompt log-probs line up with the prompt (checked once per server:
-:meth:`~finelogic.models.openai_backend.OpenAIBackend.ensure_aligned`), hidden states (probing) a model in
-this process. A family no given model can take part in is skipped and the report says why.
-
-Every model call goes through the one store (``$FINELOGIC_CACHE``), so a run that was killed resumes where
-it stopped: a second call with the same arguments sends only the requests that have no answer yet.
+Table 3; probing, Table 4; LogicMark) for the models given, at a profile's sizes, and writes each family's run
+to ``<out>/<family>/``; the command then writes ``<out>/report.html`` (:mod:`finelogic.book.report`). What
+each model can be asked is checked first, in seconds (:func:`capabilities`); a family no given model can take
+part in is skipped and the report says why. Every model call goes through the one store
+(``$FINELOGIC_CACHE``), so a second call with the same arguments sends only the requests not yet answered.
 """
 from __future__ import annotations
 
@@ -22,7 +15,7 @@ import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from tqdm import tqdm
 
@@ -61,8 +54,10 @@ class Evaluation:
 
 
 def capabilities(spec: ModelSpec) -> Capabilities:
-    """Ask a server what :class:`Capabilities` says (raises on a server that cannot be used at all: see the
-    module docstring); in-process kinds are read off their kind."""
+    """What ``spec`` can be asked. A server must answer, take the key and serve the model
+    (:meth:`~finelogic.models.openai_backend.OpenAIBackend.check` raises otherwise); log-likelihoods need its
+    prompt log-probs to line up with the prompt (:meth:`~finelogic.models.openai_backend.OpenAIBackend.ensure_aligned`);
+    hidden states need a model in this process, read off its kind."""
     if spec.kind != "openai":
         hidden = "" if spec.kind in HIDDEN_STATES else f"the {spec.kind} kind does not expose hidden states"
         return Capabilities(spec, hidden_states=hidden)
@@ -80,15 +75,10 @@ def capabilities(spec: ModelSpec) -> Capabilities:
 
 def evaluate(models: Sequence[str], *, profile: str = "tiny", families: Sequence[str] | None = None,
              out: str | Path | None = None, seed: int = 0, data_dir: str | Path | None = None) -> Evaluation:
-    """Run ``families`` (default :data:`FAMILIES`) of ``profile`` for ``models`` (model specs, see
-    :mod:`finelogic.models.spec`) and write runs and report to ``out`` (default
-    ``results/eval/<models>-<profile>``, of the model specs' safe characters).
-
-    Raises:
-        ValueError: a model spec or family name that does not parse (named, with the valid forms).
-        ServerUnreachable, RequestFailed: a server that does not answer, refuses the key or does not serve
-            the model (before any family runs).
-    """
+    """Run ``families`` (default :data:`FAMILIES`) of ``profile`` for ``models`` (specs of
+    :mod:`finelogic.models.spec`) and write their runs to ``out`` (default ``results/eval/<models>-<profile>``).
+    Raises ValueError for a spec or family that does not parse, and ServerUnreachable or RequestFailed for a
+    server that cannot be used (before any family runs)."""
     if not models:
         raise ValueError("give at least one model: --model SPEC (e.g. embedded, hf:NAME, openai:NAME@URL)")
     chosen = list(families or FAMILIES)
@@ -115,26 +105,25 @@ def evaluate(models: Sequence[str], *, profile: str = "tiny", families: Sequence
     bar = tqdm(chosen, desc="finelogic eval", unit="family")
     for family in bar:
         bar.set_postfix_str(family)
-        kwargs: dict[str, Any] = {"seed": seed}
         if family == accuracy.FAMILY:
             run = accuracy.run(profile, data_dir=data_dir, models=tuple(models), fine_tuned=False,
-                               forced_choice=len(scorable) == len(specs), **kwargs)
+                               forced_choice=len(scorable) == len(specs), seed=seed)
         elif family == depth.FAMILY:
-            run = depth.run(profile, accuracy_run=made.runs[accuracy.FAMILY], **kwargs)
+            run = depth.run(profile, accuracy_run=made.runs[accuracy.FAMILY], seed=seed)
         elif family == soundness.FAMILY:
-            run = soundness.run(profile, accuracy_run=made.runs[accuracy.FAMILY], **kwargs)
+            run = soundness.run(profile, accuracy_run=made.runs[accuracy.FAMILY], seed=seed)
         elif family == probing.FAMILY:
             if not readable:
                 made.skipped[family] = "no model given runs in this process (probing reads hidden states)"
                 continue
             run = probing.run(profile, models=(*(specs_of[s.name] for s in readable), "random-init"),
-                              sft_checkpoints=(), fine_tuned=False, progress=True, **kwargs)
+                              sft_checkpoints=(), fine_tuned=False, progress=True, seed=seed)
         else:
             if not scorable:
                 made.skipped[family] = "no model given offers usable log-likelihoods (LogicMark ranks options by them)"
                 continue
             run = logicmark.run(profile, extra_models=[specs_of[s.name] for s in scorable], embedded=False,
-                                random_control=False, gemma=False, sft_checkpoints=(), **kwargs)
+                                random_control=False, gemma=False, sft_checkpoints=(), seed=seed)
         run.write(made.out / family)
         made.runs[family] = run
     bar.close()

@@ -1,18 +1,10 @@
-"""Results of pure, deterministic computations kept on disk, so a rerun reads them instead of redoing them.
+"""Results of pure, deterministic computations kept on disk, so a rerun reads them instead of redoing them
+(the symbolic judge's verdicts, the baselines' solver calls, the probing problems' z3 checks, the style checks).
 
-A paper-size rerun with every model answer cached still spends minutes outside model calls: the symbolic
-judge's verdicts, the baselines' solver calls, the probing problems' z3 checks, the style checks. Each is a
-pure function of its inputs and the package's code, kept by a :class:`Memo`:
-
-* rows ``(memo, version, key, value)`` of the store's ``memos`` table (:mod:`finelogic.store`), the value
-  JSON (never pickle), checked on read (a bad row is named, deleted and computed again);
-* ``version`` is a digest of the modules the computation runs and of everything they import
-  (:func:`source_version`), so a change to that code starts afresh and an old result is never read again;
-* ``memo[key] = value`` buffers; :meth:`Memo.flush` writes the buffer in one transaction (a key written
-  twice keeps its first value), every :data:`FLUSH_EVERY` results and when the ``with`` block ends.
-
-Evaluation code takes any mapping (a plain ``dict`` in tests) and never opens files: the run opens the
-:class:`Memo`. Keys are strings (:func:`memo_key` makes one from any JSON-able value).
+A :class:`Memo` keeps them as JSON rows of the store's ``memos`` table (:mod:`finelogic.store`) under a
+``version`` that digests the code they come from (:func:`source_version`), so a change to that code starts
+afresh. Evaluation code takes any mapping (a plain ``dict`` in tests) and never opens files: the run opens
+the :class:`Memo`. Keys are strings (:func:`memo_key` makes one from any JSON-able value).
 """
 from __future__ import annotations
 
@@ -60,9 +52,8 @@ def _imports(path: Path) -> set[str]:
 
 @functools.lru_cache(maxsize=None)
 def source_version(*modules: str) -> str:
-    """sha256 of the sources of ``modules`` (``"finelogic.eval.judges"``) and of every package module they
-    import, directly or not: each file's relative path and bytes, sorted. Any edit to them gives a new
-    version, so no list of what a computation depends on is kept by hand."""
+    """sha256 of the sources (relative path and bytes) of ``modules`` (``"finelogic.eval.judges"``) and of every
+    package module they import, directly or not: no list of what a computation depends on is kept by hand."""
     seen: dict[str, Path] = {}
     todo = list(modules)
     while todo:
@@ -87,14 +78,10 @@ def memo_key(value: Any) -> str:
 
 
 class Memo:
-    """A persistent ``key -> JSON value`` map for one kind of result, tied to a code version.
-
-    Args:
-        name: what is kept, e.g. ``"symbolic-verdicts"``.
-        version: what the results depend on besides the key, e.g. ``source_version("finelogic.eval.judges")``.
-        folder: the folder of the ``store.sqlite`` to keep them in (made if missing); default
-            ``$FINELOGIC_CACHE``.
-    """
+    """A persistent ``key -> JSON value`` map for one kind of result (``name``) at one code ``version``, kept
+    in ``folder``'s ``store.sqlite`` (default ``$FINELOGIC_CACHE``). ``memo[key] = value`` buffers (a key set
+    twice keeps its first value); :meth:`flush` writes the buffer in one transaction, every :data:`FLUSH_EVERY`
+    results and when the ``with`` block ends."""
 
     def __init__(self, name: str, version: str, folder: str | os.PathLike | None = None) -> None:
         self.store = open_store(Path(folder) / STORE_FILE if folder is not None else store_path())

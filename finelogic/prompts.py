@@ -1,21 +1,16 @@
 """The paper's prompt settings for overall benchmark accuracy (Section 3.1, Section 5.1, Appendix F).
 
-:func:`build_conversation` turns a :class:`~finelogic.data.problem.Problem` into a system and a user message
-(the backend applies the chat template) in one of three :class:`PromptSetting` values: ``DIRECT`` (the problem
-alone), ``COT`` (plus ``Let's think step by step.``) and ``FEW_SHOT`` (worked examples in FLD proof notation,
-then the problem). The system prompt is the paper's, verbatim, with three markers or two by the dataset's
-labels (:func:`labels_for`). The user message is ``Facts: {facts}\\nHypothesis: {hypothesis}\\n{suffix}`` for
-all four datasets (the loaders put premises and context into ``facts``, the conclusion, question or
-statement into ``hypothesis``).
+:func:`build_conversation` turns a :class:`~finelogic.data.problem.Problem` into the paper's system prompt
+(three markers or two, :func:`labels_for`) and a user message ``Facts: {facts}\\nHypothesis: {hypothesis}``
+plus the setting's suffix: ``DIRECT``, ``COT`` (the standard ``Let's think step by step.``: Wei et al.; Kojima
+et al.) or ``FEW_SHOT`` (worked examples in FLD proof notation from our generator, then the problem, as the
+paper's Figure 8 has them).
 
 Ours differs from the paper where its released code does something else (``book/released-code.md``,
-"Prompts"): the released CoT suffix is a leftover of a puzzle task, so we use the standard one (Wei et al.;
-Kojima et al.); few-shot examples go inline before the problem, as the paper's Figure 8 template has them, and
-are written by our FLD generator (:func:`default_few_shot_examples`). ``layout="paper_code_compat"`` sends what
-the released ``src/eval_vllm_overall.py`` sends, byte for byte: the item's own ``input`` text
-(``problem.meta["input"]``) then ``\\n`` and the suffix (also when empty); a two-label Direct system prompt
-saying "for true" / "for false"; the released CoT suffix; and the problem before the examples, in the
-released frame (:func:`released_few_shot_block`) with our examples in its slots.
+"Prompts"); ``layout="paper_code_compat"`` sends what the released ``src/eval_vllm_overall.py`` sends, byte
+for byte: the item's own ``input`` text (``problem.meta["input"]``), ``\\n`` and the suffix (also when empty);
+the two-label Direct prompt saying "for true" / "for false"; the released CoT suffix; and the problem before
+the examples, in the released frame (:func:`released_few_shot_block`).
 """
 from __future__ import annotations
 
@@ -65,17 +60,11 @@ UNKNOWN_EXPLANATION = ("The search path has been exhausted without finding a way
 
 @dataclass(frozen=True)
 class PromptSetting:
-    """One prompting setting of Table 2.
+    """One prompting setting of Table 2."""
 
-    Attributes:
-        name: as the paper's tables write it (``Direct``, ``CoT``, ``Few-shot``).
-        suffix: appended to the user message after the hypothesis line (empty: nothing appended).
-        few_shot: whether worked examples precede the problem.
-    """
-
-    name: str
-    suffix: str = ""
-    few_shot: bool = False
+    name: str  # as the paper's tables write it
+    suffix: str = ""  # the user message's last line (empty: none)
+    few_shot: bool = False  # worked examples precede the problem
 
 
 DIRECT = PromptSetting("Direct")
@@ -153,9 +142,7 @@ _RELEASED_UNKNOWN_CLOSE = "Without finding a way to either prove or disprove the
 
 
 def released_few_shot_block(examples: Sequence[Problem]) -> str:
-    """The released code's Few-shot suffix with ``examples`` (ours) in its slots, in their order: each its
-    intro line, ``"facts": "<fact1: ...>",``, ``"hypothesis": "...",``, a lead line, the quoted proof and ``So
-    the answer is`` + marker (UNKNOWN: the released close inside the quotes instead); a blank line between."""
+    """The released code's Few-shot suffix with ``examples`` (ours) in its slots, in their order."""
     parts = []
     for i, example in enumerate(examples):
         facts = " ".join(f"{f.id}: {f.text}" for f in example.facts)
@@ -177,19 +164,9 @@ def released_few_shot_block(examples: Sequence[Problem]) -> str:
 def build_conversation(problem: Problem, setting: PromptSetting | str, *,
                        few_shot_examples: Sequence[Problem] | None = None,
                        layout: PromptLayout | str = PromptLayout.PRINCIPLED) -> list[dict[str, str]]:
-    """Chat messages for one problem: the paper's system prompt, then the user message.
-
-    Args:
-        problem: a labelled problem of FLD, FOLIO, Multi-LogiEval or ProntoQA.
-        setting: :data:`DIRECT`, :data:`COT`, :data:`FEW_SHOT` or one of their names.
-        few_shot_examples: worked examples for the Few-shot setting (ignored otherwise); default
-            :func:`default_few_shot_examples`. UNKNOWN examples are left out for two-label datasets,
-            whose system prompt offers no ``__UNKNOWN__`` marker.
-        layout: ``principled`` (ours) or ``paper_code_compat`` (the released script's; module docstring).
-
-    Returns:
-        ``[{"role": "system", ...}, {"role": "user", ...}]``.
-    """
+    """``[{"role": "system", ...}, {"role": "user", ...}]`` for one problem (module docstring).
+    ``few_shot_examples`` (default :func:`default_few_shot_examples`) lose their UNKNOWN ones for a two-label
+    dataset, whose system prompt offers no ``__UNKNOWN__`` marker."""
     layout = PromptLayout.of(layout, "prompt layout")
     setting = get_setting(setting)
     labels = labels_for(problem.dataset)

@@ -24,12 +24,8 @@ class SettingsError(ValueError):
 
 
 class Choice(str, enum.Enum):
-    """Base of the enums that choose, one decision each, between the paper's text (``principled``) and what
-    its released code does (``paper_code_compat``; ``book/released-code.md``): the prompt layout
-    (:class:`finelogic.prompts.PromptLayout`), the answer rule (:class:`finelogic.eval.extraction.AnswerRule`),
-    the relevance rule (:class:`finelogic.eval.relevance.RelevanceRule`) and how the soundness table reads,
-    counts and judges steps (:class:`finelogic.eval.soundness.SoundnessPolicy`). A ``str`` enum: provenance
-    records its plain value."""
+    """Base of the ``str`` enums that choose, one decision each, between the paper's text (``principled``) and
+    what its released code does (``paper_code_compat``; ``book/released-code.md``), e.g. the prompt layout."""
 
     def __str__(self) -> str:
         return self.value
@@ -44,12 +40,8 @@ class Choice(str, enum.Enum):
 
 
 def build(cls: type[S], value: Any, path: str) -> S:
-    """``value`` (a mapping of field names, an instance of ``cls``, or None for the defaults) as a ``cls``.
-
-    Raises:
-        SettingsError: an unknown key (with the valid names), a value of the wrong type, or a check of
-            ``cls`` failing; the message starts with the setting's path.
-    """
+    """``value`` (a mapping of field names, an instance of ``cls``, or None for the defaults) as a ``cls``;
+    :class:`SettingsError` for an unknown key, a value of the wrong type or a failing check of ``cls``."""
     if isinstance(value, cls):
         return value
     if value is None:
@@ -68,13 +60,9 @@ def build(cls: type[S], value: Any, path: str) -> S:
 
 
 def merge(instance: S, overrides: Mapping[str, Any] | None, path: str) -> S:
-    """``instance`` with ``overrides`` applied field by field: None keeps the current value, a nested section
-    given as a mapping is merged into the current one (unless it names another ``name``: a different thing,
-    built from the mapping alone).
-
-    Raises:
-        SettingsError: as :func:`build`.
-    """
+    """``instance`` with ``overrides`` applied field by field (errors as :func:`build`): None keeps the current
+    value, a nested section given as a mapping is merged into the current one (unless it names another
+    ``name``: a different thing, built from the mapping alone)."""
     if not overrides:
         return instance
     cls = type(instance)

@@ -1,14 +1,13 @@
 """The laptop-scale study (profile ``study``; book/reproduce.md) in units that each finish and are committed
 on their own: ``base`` (the base model's accuracy records and probing rows, with its random-init control) and
-one ``SFT-<style>`` per style of the ``sft`` section (that style's training, then the fine-tuned model's
-accuracy records and probing rows; the checkpoint stays in the cache of the machine that trained it).
+one ``SFT-<style>`` per style of the ``sft`` section (that style's training, then its fine-tuned model's
+accuracy records and probing rows).
 
 :func:`run_unit` writes a unit's family runs to ``results/study/units/<unit>/<family>/``, then ``unit.json``
-(:class:`UnitRecord`): a unit without it is not done. :func:`assemble` merges the units made with the
-profile's current settings into the study's supervision, accuracy and probing runs, runs depth, soundness
-and claims on them, and writes ``results/study/<family>/`` and ``units.csv``. A finding whose evidence needs
-a unit not yet run is "not testable here" on the claims page, never guessed. ``finelogic study`` runs the
-units not yet done, assembling after each, so every call ends with a consistent committed set.
+(:class:`UnitRecord`; a unit without it is not done). :func:`assemble` merges the units made with the
+profile's current settings into the study's runs and derives the rest; a finding whose evidence needs a unit
+not yet run is "not testable here" on the claims page. ``finelogic study`` (:func:`run_study`) runs the units
+not yet done, assembling after each.
 """
 from __future__ import annotations
 
@@ -59,8 +58,7 @@ def units_dir(profile: str = PROFILE) -> Path:
 
 def unit_overrides(unit: str, profile: str = PROFILE) -> dict[str, dict[str, Any]]:
     """What the unit changes in each family's profile settings: the base unit evaluates and probes the
-    profile's models only; a style's unit trains that style only and evaluates and probes only its
-    fine-tuned model."""
+    profile's models only; a style's unit trains that style and evaluates and probes its fine-tuned model."""
     if unit == BASE:  # it decodes no fine-tuned model: their decoding is not its setting
         return {accuracy.FAMILY: {"fine_tuned": False, "fine_tuned_generation": {}},
                 probing.FAMILY: {"fine_tuned": False}}
@@ -135,14 +133,8 @@ def done_units(profile: str = PROFILE, root: str | Path | None = None) -> dict[s
 
 def run_unit(unit: str, *, profile: str = PROFILE, seed: int = 0, data_dir: str | Path | None = None,
              root: str | Path | None = None) -> UnitRecord:
-    """Run one unit (:func:`unit_names`) and write it to ``root`` (default ``results/<profile>/units``);
-    returns its record.
-
-    Raises:
-        ValueError: an unknown unit (names the study's units).
-    """
-    if unit not in unit_names(profile):
-        raise ValueError(f"unknown study unit {unit!r}; the units are {', '.join(unit_names(profile))}")
+    """Run one unit (:func:`unit_names`; ValueError for another name) and write it to ``root`` (default
+    ``results/<profile>/units``); returns its record."""
     given = unit_overrides(unit, profile)
     directory = Path(root or units_dir(profile)) / unit
     # The checkout's commit is read before anything is deleted or written: remaking a committed unit
@@ -196,18 +188,13 @@ class Study:
 
 def assemble(profile: str = PROFILE, *, seed: int = 0, overrides: Mapping[str, Mapping[str, Any]] | None = None,
              root: str | Path | None = None, out: str | Path | None = None) -> Study:
-    """Merge the units done into the study's runs and derive the rest (module docstring); ``overrides``: per
-    family, settings beyond the profile's that the units must have been made with; ``out``: the study's folder
-    (default ``results/<profile>``).
+    """Merge the units done into the study's supervision, accuracy and probing runs, run depth, soundness and
+    claims on them, and write all to ``out`` (default ``results/<profile>``) with ``units.csv``. ``overrides``:
+    per family, settings beyond the profile's that the units must have been made with.
 
-    A unit made with another seed or other settings than the profile's now is left out, as if not yet run,
-    with a warning naming it, what differs and the command that makes it again; ``units.csv`` keeps its row
-    with ``in_study`` false and that reason.
-
-    Raises:
-        UnitError: no unit is done, or none was made with the profile's current settings (each named with
-            why), or the units were made on other test items than each other.
-    """
+    A unit made with another seed or other settings is left out with a warning naming what differs and the
+    command that makes it again (``units.csv``: ``in_study`` false, that reason). :class:`UnitError` when no
+    unit is done or none is current."""
     root = Path(root or units_dir(profile))
     records = done_units(profile, root)
     if not records:
