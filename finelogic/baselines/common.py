@@ -42,9 +42,9 @@ def check_problems(problems: Sequence[Problem]) -> None:
 
 def worked_examples(problem: Problem, shot: Callable[[Problem], str | Sequence[str]], lead: str, *,
                     with_unknown: bool = True) -> str:
-    """Prompt text: ``Example k:\n<shot>`` blocks, then ``lead``, for ``shot(e)`` (one shot or several) of each
-    of :func:`finelogic.prompts.default_few_shot_examples` (our generator's) the problem's labels allow (UNKNOWN
-    only ``with_unknown``); cached on all it depends on (``shot`` must be a function of the example alone)."""
+    """``Example k:\n<shot>`` blocks, then ``lead``, for ``shot(e)`` (one shot or several) of each of
+    :func:`finelogic.prompts.default_few_shot_examples` the problem's labels allow; cached, so ``shot`` must be
+    a function of the example alone."""
     return _worked_examples(shot, lead, labels_for(problem.dataset), with_unknown)
 
 
@@ -60,14 +60,8 @@ def _worked_examples(shot: Callable[[Problem], str | Sequence[str]], lead: str, 
 
 @dataclass(frozen=True)
 class DerivationStep:
-    """One gold proof step with its formal content: ``premises -> conclusion`` by ``rule``.
-
-    Attributes:
-        premises: ids (``fact3``, ``int1``); conclusion: ``intN``, ``hypothesis`` or ``¬hypothesis``.
-        text: the English sentence of an ``intN`` (None for the hypothesis steps).
-        formula: the conclusion in FLD notation (None when the problem has no formula for it).
-        rule: the deduction rule the step applies (:data:`finelogic.logic.RULE_NAMES`), None when unknown.
-    """
+    """One gold proof step ``premises -> conclusion`` with the conclusion's ``text`` and ``formula`` and its
+    ``rule`` (:data:`finelogic.logic.RULE_NAMES`), each None when unknown."""
 
     premises: tuple[str, ...]
     conclusion: str
@@ -97,9 +91,8 @@ def gold_derivation(problem: Problem) -> list[DerivationStep]:
     return list(_derivation(problem.proof, tuple(sorted(problem.formulas.items()))))
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=4096)  # the few-shot demonstrations derive the same proofs for every prompt
 def _derivation(proof: str, formulas: tuple[tuple[str, str], ...]) -> tuple[DerivationStep, ...]:
-    """:func:`gold_derivation`, cached: the few-shot demonstrations derive the same proofs for every prompt."""
     table = formula_table(dict(formulas))
     steps = []
     for step in parse_proof_steps(proof):
@@ -126,8 +119,8 @@ def rule_words(rule: str | None) -> str:
 
 
 def symbol_legend(problem: Problem) -> str | None:
-    """``Symbols: {A} = woolly, {a} = the badger`` from the problem's vocabulary (FLD-style nested or
-    ProntoQA-style flat); None without one."""
+    """``Symbols: {A} = woolly, {a} = the badger`` from the problem's vocabulary (FLD's or ProntoQA's); None
+    without one."""
     raw = problem.meta.get("vocabulary")
     if not isinstance(raw, dict) or not raw:
         return None
@@ -160,17 +153,15 @@ class ItemTrace:
 
 @dataclass(frozen=True)
 class BaselineResult:
-    """What a baseline returns: ``records`` (one accuracy record per problem, in order) and ``traces`` (one
-    JSON-able dict per problem: ``id``, ``dataset``, ``gold``, ``setting``, ``model``, the baseline's own
-    results, and ``calls``, every reply as ``{"stage", "response"}``)."""
+    """What a baseline returns: one accuracy record per problem, in order, and one JSON-able trace
+    (:meth:`ItemTrace.to_json`)."""
 
     records: pd.DataFrame
     traces: tuple[dict[str, Any], ...]
 
 
 class BaselineSession:
-    """One baseline run over ``problems`` (checked by :func:`check_problems`): batched rounds, traces, and the
-    records at the end; ``setting`` is the printed name."""
+    """One baseline run over ``problems``: batched rounds, traces, and the records at the end."""
 
     def __init__(self, setting: str, problems: Sequence[Problem], backend: Backend, *,
                  model: str | None = None) -> None:
@@ -184,8 +175,7 @@ class BaselineSession:
 
     def ask(self, stage: str, requests: Sequence[tuple[int, Conversation]], config: GenerationConfig) -> list[str]:
         """Send one round of ``(item index, conversation)`` pairs in one ``generate`` call and return the
-        replies, each also appended to its item's ``calls`` as ``{"stage", "response"}``; nothing is sent for
-        an empty round."""
+        replies, each also kept in its item's ``calls``."""
         if not requests:
             return []
         started = time.perf_counter()
@@ -209,8 +199,8 @@ class BaselineSession:
         return list(replies)
 
     def finish(self, answers: Sequence[str], responses: Sequence[str] | None = None) -> BaselineResult:
-        """The records and traces: ``answers`` per item is the text the answer is read from, ``responses`` the
-        ``response`` column (default ``answers``; e.g. a proof without its marker, for the step parser)."""
+        """The records and traces: the answer is read from ``answers``; ``responses`` (default ``answers``) is
+        the ``response`` column the step parser reads."""
         responses = answers if responses is None else responses
         records = []
         for item, answer, response in zip(self.items, answers, responses, strict=True):

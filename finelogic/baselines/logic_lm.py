@@ -46,8 +46,7 @@ _SOLVER_WORDS = {
 
 
 def gold_translation(problem: Problem) -> str:
-    """A problem's correct translation in the answer format (symbol legend, ``factN:`` lines,
-    ``hypothesis:``), from the generator's ``formulas``."""
+    """A problem's correct translation in the answer format, from the generator's ``formulas``."""
     missing = [i for i in [f.id for f in problem.facts] + ["hypothesis"] if i not in problem.formulas]
     if missing:
         raise ValueError(f"problem {problem.id!r} has no formulas for {missing}: it cannot be a translation example")
@@ -60,8 +59,9 @@ def gold_translation(problem: Problem) -> str:
 
 def translation_conversation(problem: Problem) -> Conversation:
     """The translation prompt: :data:`TRANSLATION_SYSTEM`, worked translations of our generator's examples,
-    then the problem, ending ``Translation:``."""
-    user = worked_examples(problem, _translation_shot, "Now translate this problem.") + f"{problem_text(problem)}\nTranslation:"
+    then the problem."""
+    examples = worked_examples(problem, _translation_shot, "Now translate this problem.")
+    user = f"{examples}{problem_text(problem)}\nTranslation:"
     return [{"role": "system", "content": TRANSLATION_SYSTEM}, {"role": "user", "content": user}]
 
 
@@ -94,10 +94,8 @@ class Translation:
 
 
 def parse_translation(text: str, problem: Problem) -> Translation:
-    """Read the ``factN: <formula>`` / ``hypothesis: <formula>`` lines of a reply (other lines ignored;
-    backticks, bullets and a final ``.`` or ``;`` tolerated). Every error gets a message: a formula that does
-    not parse (with its position), an unknown or repeated id, no fact line, no hypothesis line; untranslated
-    facts are allowed."""
+    """Read the ``factN: <formula>`` / ``hypothesis: <formula>`` lines of a reply (other lines ignored), with
+    a message for each error the model can correct; untranslated facts are allowed."""
     known = {f.id for f in problem.facts}
     facts: dict[str, Formula] = {}
     hypothesis = None
@@ -133,9 +131,8 @@ def parse_translation(text: str, problem: Problem) -> Translation:
 
 
 def solve(translation: Translation) -> tuple[str | None, str | None]:
-    """(label, error) from our z3 prover: PROVED / DISPROVED / UNKNOWN as the translated facts entail the
-    hypothesis, its negation or neither; with label None the error says why (the translation's errors,
-    contradictory facts, z3 giving up)."""
+    """(label, error) from our z3 prover on the translated facts; with label None the error says why (the
+    translation's errors, contradictory facts, z3 giving up)."""
     if not translation.ok or translation.hypothesis is None:
         return None, "\n".join(translation.errors) or "the hypothesis is not translated"
     facts = list(translation.facts.values())
@@ -150,9 +147,8 @@ def solve(translation: Translation) -> tuple[str | None, str | None]:
 
 def read_translation(reply: str, problem: Problem, *, solver: bool = True,
                      memo: MutableMapping[str, Any] | None = None) -> dict[str, Any]:
-    """A translation reply as JSON-able values: ``formulas`` and ``errors`` (:func:`parse_translation`) and,
-    with ``solver``, :func:`solve`'s ``label`` and ``error``; ``memo`` keeps them across runs, keyed by the
-    reply and the fact ids (never a z3 time-out: it depends on the load)."""
+    """A translation reply as JSON-able values: ``formulas`` and ``errors`` and, with ``solver``,
+    :func:`solve`'s ``label`` and ``error``; ``memo`` keeps them across runs (never a z3 time-out)."""
     key = memo_key(["logic-lm translation", solver, reply, [f.id for f in problem.facts]]) if memo is not None else ""
     kept = memo.get(key) if memo is not None else None
     if kept is not None:
@@ -184,19 +180,11 @@ def logic_lm(
     refinements: int = 2,
     memo: MutableMapping[str, Any] | None = None,
 ) -> BaselineResult:
-    """Logic-LM over ``problems`` (module docstring); the common arguments are
-    :mod:`finelogic.baselines.common`'s.
+    """Logic-LM over ``problems`` (module docstring; common arguments: :mod:`finelogic.baselines.common`).
 
-    Args:
-        config: decoding for every round; translations of long problems need about 25 tokens per fact.
-        refinements: self-refinement rounds after a failed translation (0: fall back at once).
-        memo: keeps each reply's parse and solver result across runs (the records are the same without it).
-
-    Returns:
-        A :class:`~finelogic.baselines.common.BaselineResult`, ``setting`` ``Logic-LM``: a solved item's
-        ``response`` is the canonical translation, the solver's verdict and its marker, a fallback item's the
-        direct answer. Traces hold ``translations``, ``errors``, ``formulas`` (the translation used), ``solver``,
-        ``refinements`` (rounds used) and ``fallback``.
+    ``config`` serves every round (a long problem's translation needs about 25 tokens per fact). A solved
+    item's ``response`` is the canonical translation, the solver's verdict and its marker, a fallback item's
+    the direct answer; ``memo`` keeps each reply's parse and solver result across runs.
     """
     if refinements < 0:
         raise ValueError(f"refinements must be >= 0, got {refinements}")

@@ -28,22 +28,10 @@ class LogiPTDataError(ValueError):
 
 
 def solver_trace(problem: Problem, *, memo: MutableMapping[str, Any] | None = None) -> str:
-    """The assistant turn of a LogiPT example for ``problem``; ``memo`` keeps each problem's trace (or why it
-    has none) across runs. It reads::
-
-        Symbols: {A} = woolly, {B} = ancient, {a} = the badger
-        Facts in symbols:
-        fact1: ({D}{a} & {E}{a}) -> ({C}{b} & ¬{B}{a})
-        Query: hypothesis = ({A}{a} & ¬{B}{a})
-        Step 1: fact3 & fact1 -> int1: both the goose is stony and the badger is not ancient.
-        Solver: int1 = ({C}{b} & ¬{B}{a}) by modus ponens
-        Result: the facts entail the hypothesis.
-        __PROVED__
-
-    Raises:
-        LogiPTDataError: naming the problem, when a fact or the hypothesis has no formula, a PROVED or
-            DISPROVED item has no gold proof, or z3's verdict on the fact formulas is not the label.
-    """
+    """The assistant turn of a LogiPT example: the symbol legend, the facts and the query in symbols, each gold
+    step with its formula and rule (``Solver: int1 = ({C}{b} & ¬{B}{a}) by modus ponens``), the result and the
+    marker; ``memo`` keeps each problem's trace (or why it has none) across runs. A :class:`LogiPTDataError`
+    names the problem when a formula or the gold proof is missing, or z3's verdict is not the label."""
     if memo is None:
         return _trace(problem)
     key = memo_key(["logipt trace", problem.key_fields()])
@@ -86,16 +74,8 @@ def _trace(problem: Problem) -> str:
 
 def logipt_data(problems: Sequence[Problem], *, skip_unusable: bool = False,
                 memo: MutableMapping[str, Any] | None = None) -> list[dict[str, Any]]:
-    """LogiPT-style supervised examples, one per problem, in order: ``{"id", "style": "LogiPT", "messages":
-    [system, user, assistant]}``, the paper's system prompt, the problem as the accuracy prompts show it, the
-    :func:`solver_trace`.
-
-    ``problems`` need formulas for every fact and the hypothesis and, unless UNKNOWN, a gold proof (our
-    generators' items have both); ``skip_unusable`` leaves out the others instead of raising.
-
-    Raises:
-        LogiPTDataError: naming the first problem that cannot become an example (unless ``skip_unusable``).
-    """
+    """LogiPT-style chat examples ``{"id", "style", "messages"}``, one per problem, in order; a problem that
+    cannot have a :func:`solver_trace` raises, or with ``skip_unusable`` is left out."""
     out = []
     for problem in problems:
         try:

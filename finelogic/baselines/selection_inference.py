@@ -47,15 +47,14 @@ def _selected(texts: Sequence[tuple[str, str]], hypothesis: str) -> str:
 
 
 def selection_conversation(problem: Problem, derived: Sequence[tuple[str, str]]) -> Conversation:
-    """The selection prompt for ``problem`` with ``derived`` ``(intN, text)`` statements so far.
-
-    Demonstrations: the first step of our PROVED example (nothing derived yet) and the last step of the
-    DISPROVED one (its earlier steps shown as derived), with the gold selection."""
-    user = worked_examples(problem, _selection_shot, LEAD, with_unknown=False) + f"{_state(problem, derived)}\nSelection:"
+    """The selection prompt for ``problem`` with the ``(intN, text)`` statements ``derived`` so far."""
+    examples = worked_examples(problem, _selection_shot, LEAD, with_unknown=False)
+    user = f"{examples}{_state(problem, derived)}\nSelection:"
     return [{"role": "system", "content": SELECTION_SYSTEM}, {"role": "user", "content": user}]
 
 
 def _selection_shot(example: Problem) -> str:
+    """The PROVED example's first step (nothing derived yet), the DISPROVED one's last, with the gold selection."""
     steps = gold_derivation(example)
     k = 0 if example.label == "PROVED" else len(steps) - 1
     before = [(s.conclusion, s.text) for s in steps[:k] if s.text is not None]
@@ -63,16 +62,14 @@ def _selection_shot(example: Problem) -> str:
 
 
 def inference_conversation(problem: Problem, selected: Sequence[tuple[str, str]]) -> Conversation:
-    """The inference prompt: the ``(id, text)`` statements selected and the hypothesis.
-
-    Demonstrations: the PROVED example's first step (a new statement) and last step (``hypothesis``),
-    the DISPROVED example's last step (``¬hypothesis``)."""
+    """The inference prompt: the ``(id, text)`` statements selected and the hypothesis."""
     user = (worked_examples(problem, _inference_shots, LEAD, with_unknown=False)
             + f"{_selected(selected, problem.hypothesis)}\nInference:")
     return [{"role": "system", "content": INFERENCE_SYSTEM}, {"role": "user", "content": user}]
 
 
 def _inference_shots(example: Problem) -> list[str]:
+    """The PROVED example's first step (a new statement) and last (``hypothesis``), the DISPROVED one's last."""
     steps = gold_derivation(example)
     reference = {f.id: f.text for f in example.facts} | {s.conclusion: s.text for s in steps if s.text is not None}
     picks = [steps[0], steps[-1]] if example.label == "PROVED" else [steps[-1]]
@@ -85,10 +82,10 @@ def _inference_shots(example: Problem) -> list[str]:
 
 
 def answer_conversation(problem: Problem, proof: str) -> Conversation:
-    """The answer prompt: the paper's system prompt (its markers), the problem and the derived steps.
-
-    Demonstrations: our examples with their gold proofs as the steps (UNKNOWN: none) and their marker."""
-    user = worked_examples(problem, _answer_shot, LEAD) + f"{problem_text(problem)}\nDerived steps:\n{proof or 'none'}\nAnswer:"
+    """The answer prompt: the paper's system prompt, the problem and the derived steps; the demonstrations'
+    steps are their gold proofs."""
+    examples = worked_examples(problem, _answer_shot, LEAD)
+    user = f"{examples}{problem_text(problem)}\nDerived steps:\n{proof or 'none'}\nAnswer:"
     return [{"role": "system", "content": system_prompt(problem.dataset)}, {"role": "user", "content": user}]
 
 
@@ -116,9 +113,8 @@ def parse_selection(reply: str, known: Sequence[str]) -> list[str]:
 
 def parse_inference(reply: str) -> tuple[str | None, str | None]:
     """(conclusion id, statement) from an inference reply's first non-empty line: ``hypothesis`` /
-    ``¬hypothesis`` (also ``not hypothesis``, ``the negation of the hypothesis``) give that id and no
-    statement; anything else is a new statement (id None), its ``Inference:`` / ``intN:`` prefix removed and
-    made safe for a proof line (no ``;``, arrows or markers). An empty reply gives (None, None)."""
+    ``¬hypothesis`` (in words too) give that id, anything else a new statement made safe for a proof line (no
+    ``;``, arrows or markers)."""
     line = next((ln.strip() for ln in (reply or "").splitlines() if ln.strip()), "")
     line = _LABEL_PREFIX.sub("", line).strip().strip("*`\"'").strip()
     m = _CONCLUDES.match(line)
@@ -145,19 +141,10 @@ def selection_inference(
     rounds: int = 6,
     step_max_new_tokens: int | None = 64,
 ) -> BaselineResult:
-    """Selection-Inference over ``problems`` (module docstring); the common arguments are
-    :mod:`finelogic.baselines.common`'s.
-
-    Args:
-        config: decoding; the answer prompt uses it as is.
-        rounds: at most this many selection + inference rounds, then one answer call. FLD proofs run to 19
-            steps, so a small bound cuts deep proofs short (Appendix A.2 reports low Sel-Inf accuracy).
-        step_max_new_tokens: cap on the selection and inference replies (one line each); None: ``config``'s.
-
-    Returns:
-        A :class:`~finelogic.baselines.common.BaselineResult`, ``setting`` ``Sel-Inf``; traces hold ``proof``,
-        ``selections`` (ids per round), ``stopped`` (why the rounds ended) and every reply.
-    """
+    """Selection-Inference over ``problems`` (module docstring; common arguments:
+    :mod:`finelogic.baselines.common`): at most ``rounds`` selection + inference rounds, whose replies are capped
+    at ``step_max_new_tokens``, then one answer call. FLD proofs run to 19 steps, so a small bound cuts deep
+    proofs short (Appendix A.2 reports low Sel-Inf accuracy)."""
     if rounds < 0:
         raise ValueError(f"rounds must be >= 0, got {rounds}")
     config = config if config is not None else GenerationConfig()

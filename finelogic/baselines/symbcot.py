@@ -31,14 +31,11 @@ def demo_solution(example: Problem) -> str:
         return ("Plan:\n1. Look for a chain of inferences from the facts to the hypothesis or to its negation.\n"
                 f"Solution:\n{UNKNOWN_EXPLANATION}\n{MARKERS[UNKNOWN]}")
     steps = gold_derivation(example)
-    plan = [f"{k}. Combine {' and '.join(s.premises)} by {rule_words(s.rule)} to get {_goal_words(s.conclusion)}."
-            for k, s in enumerate(steps, 1)]
+    goals = {"hypothesis": "the hypothesis", "¬hypothesis": "the negation of the hypothesis"}
+    plan = [f"{k}. Combine {' and '.join(s.premises)} by {rule_words(s.rule)} to get "
+            f"{goals.get(s.conclusion, s.conclusion)}." for k, s in enumerate(steps, 1)]
     solution = [s.fld(formal=True) for s in steps]
     return "Plan:\n" + "\n".join(plan) + "\nSolution:\n" + "\n".join(solution) + f"\n{MARKERS[example.label]}"
-
-
-def _goal_words(conclusion: str) -> str:
-    return {"hypothesis": "the hypothesis", "¬hypothesis": "the negation of the hypothesis"}.get(conclusion, conclusion)
 
 
 def demo_verification(example: Problem) -> str:
@@ -56,8 +53,8 @@ def demo_verification(example: Problem) -> str:
 
 
 def plan_solve_conversation(problem: Problem, translation: str) -> Conversation:
-    """The plan-and-solve prompt: the paper's system prompt plus :data:`PLAN_SOLVE_INSTRUCTIONS`, worked
-    examples, then the problem with the model's ``translation``."""
+    """The plan-and-solve prompt: :data:`PLAN_SOLVE_INSTRUCTIONS`, worked examples, then the problem with the
+    model's ``translation``."""
     user = (worked_examples(problem, _plan_solve_shot, "Now this problem.")
             + f"{problem_text(problem)}\nTranslation:\n{translation.strip()}\nPlan and solution:")
     return [{"role": "system", "content": f"{system_prompt(problem.dataset)} {PLAN_SOLVE_INSTRUCTIONS}"},
@@ -65,16 +62,17 @@ def plan_solve_conversation(problem: Problem, translation: str) -> Conversation:
 
 
 def verification_conversation(problem: Problem, translation: str, solution: str) -> Conversation:
-    """The verification prompt: the paper's system prompt plus :data:`VERIFY_INSTRUCTIONS`, worked
-    examples, then the problem, the model's translation and its solution."""
-    user = (worked_examples(problem, _verification_shot, "Now this problem.")
-            + f"{problem_text(problem)}\nTranslation:\n{translation.strip()}\nSolution:\n{solution.strip()}\nVerification:")
+    """The verification prompt: :data:`VERIFY_INSTRUCTIONS`, worked examples, then the problem, the model's
+    translation and its solution."""
+    user = (worked_examples(problem, _verification_shot, "Now this problem.") + f"{problem_text(problem)}\n"
+            f"Translation:\n{translation.strip()}\nSolution:\n{solution.strip()}\nVerification:")
     return [{"role": "system", "content": f"{system_prompt(problem.dataset)} {VERIFY_INSTRUCTIONS}"},
             {"role": "user", "content": user}]
 
 
 def _plan_solve_shot(example: Problem) -> str:
-    return f"{problem_text(example)}\nTranslation:\n{gold_translation(example)}\nPlan and solution:\n{demo_solution(example)}"
+    return (f"{problem_text(example)}\nTranslation:\n{gold_translation(example)}\n"
+            f"Plan and solution:\n{demo_solution(example)}")
 
 
 def _verification_shot(example: Problem) -> str:
@@ -90,10 +88,8 @@ def symbcot(
     model: str | None = None,
     memo: MutableMapping[str, Any] | None = None,
 ) -> BaselineResult:
-    """SymbCoT over ``problems`` (module docstring; the common arguments are
-    :mod:`finelogic.baselines.common`'s); ``memo`` keeps each translation's parse across runs. Returns a
-    :class:`~finelogic.baselines.common.BaselineResult`, ``setting`` ``SymbCoT``, whose traces hold the three
-    replies, ``formulas`` and ``translation_errors``."""
+    """SymbCoT over ``problems`` (module docstring; common arguments: :mod:`finelogic.baselines.common`);
+    ``memo`` keeps each translation's parse across runs."""
     config = config if config is not None else GenerationConfig()
     session = BaselineSession(SYMBCOT, problems, backend, model=model)
     everyone = range(len(problems))
