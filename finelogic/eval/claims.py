@@ -270,8 +270,7 @@ FINE_TUNING_RAISES_ACCURACY = Claim(
 
 
 def fine_tuning_raises_accuracy(records: pd.DataFrame, problems: Sequence[Any] | None = None) -> Verdict:
-    """Table 2, §5.2.1. Rule: :data:`FINE_TUNING_RAISES_ACCURACY`'s, every style (``problems``: the test items,
-    for the cue rules)."""
+    """Table 2, §5.2.1. Rule: :data:`FINE_TUNING_RAISES_ACCURACY`'s (``problems``: the test items, for cue rules)."""
     return _raises_over_base(FINE_TUNING_RAISES_ACCURACY, records, problems)
 
 
@@ -293,9 +292,8 @@ def sft_nl_raises_fld(records: pd.DataFrame, problems: Sequence[Any] | None = No
 
 def _raises_over_base(claim: Claim, records: pd.DataFrame, problems: Sequence[Any] | None,
                       only: str | None = None) -> Verdict:
-    """Each ``SFT-<style>`` FLD row (or ``only``) against every base estimate and the cue rules: the base's CoT
-    rows and, where they carry them, its forced choice, uncalibrated and calibrated (a base model that never writes
-    an answer marker scores 0% on the CoT prompt, so a gain over that alone could be format)."""
+    """Each ``SFT-<style>`` FLD row (or ``only``) against the base's CoT rows, its forced choice (uncalibrated and
+    calibrated, where the records carry them) and the cue rules."""
     fld = records[records["dataset"] == "fld"] if records is not None and not records.empty else pd.DataFrame()
     estimates = accuracy_estimates(fld, " (FLD)")
     base, styles = estimates.get(BASE_SETTING), [s for s in SFT_SETTINGS if s in estimates]

@@ -86,16 +86,14 @@ def score(problems: Sequence[Problem], backend: Any, normalization: str = "token
     per_problem = [requests_for(p, layout) for p in problems]
     size = chunk_size or max(len(problems), 1)
     chunks = [range(i, min(i + size, len(problems))) for i in range(0, len(problems), size)]
-    results: list[Sequence[tuple[float, int, bool]]] = []
+    results: list[list[tuple[float, int, bool]]] = []
     for chunk in tqdm(chunks, desc="LogicMark", unit="chunk", disable=len(chunks) < 2):
         flat = [request for i in chunk for request in per_problem[i]]
         scored = backend.loglikelihood(flat)
         if len(scored) != len(flat):
             raise RuntimeError(f"backend returned {len(scored)} scores for {len(flat)} requests")
-        start = 0
-        for i in chunk:
-            results.append(scored[start:start + len(per_problem[i])])
-            start += len(per_problem[i])
+        each = iter(scored)
+        results += [[next(each) for _ in per_problem[i]] for i in chunk]
     name = model or model_name_of(backend)
     records = [_record(p, r, name, normalization, [x.strip() for _, x in q])
                for p, r, q in zip(problems, results, per_problem)]
