@@ -100,10 +100,7 @@ class Memo:
 
     def get(self, key: str, default: Any = None) -> Any:
         """The kept value of ``key``, else ``default``."""
-        if key in self._entries:
-            self.hits += 1
-            return self._entries[key]
-        return default
+        return self[key] if key in self._entries else default
 
     def __getitem__(self, key: str) -> Any:
         if key not in self._entries:

@@ -259,7 +259,7 @@ class Store:
     def _create(self) -> None:
         """Open the file and make its tables where missing; refuse a file that is not a store of this layout."""
         try:
-            with self._opened() as db:
+            with self.transaction() as db:  # _same_file() does nothing here: no connection is open yet
                 for statement in _SCHEMA.split(";"):  # not executescript(): it would commit midway
                     if statement.strip():
                         db.execute(statement)
@@ -310,13 +310,6 @@ class Store:
         when the block ends, rolled back if it raises."""
         with self._lock:
             self._same_file()
-            with self._opened() as db:
-                yield db
-
-    @contextlib.contextmanager
-    def _opened(self) -> Iterator[sqlite3.Connection]:
-        """:meth:`transaction` on the connection as it is (no check that the file is still the same)."""
-        with self._lock:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as error:

@@ -27,6 +27,7 @@ import pandas as pd
 
 from finelogic.config import repo_root, results_dir
 from finelogic.eval.probing import summarize as summarize_probes
+from finelogic.files import write_text_atomic
 from finelogic.runs import accuracy, claims, depth, probing, registry, soundness, supervision
 from finelogic.runs.base import Provenance, Run, differing_settings, git_commit, resolve
 
@@ -212,9 +213,9 @@ def assemble(profile: str = PROFILE, *, seed: int = 0, overrides: Mapping[str, M
                                    overrides)
     merged_acc = merge_accuracy([read[u][accuracy.FAMILY] for u in read], profile, seed, overrides)
     merged_prob = merge_probing([read[u][probing.FAMILY] for u in read], profile, seed, overrides)
-    given = dict(overrides or {})
     depth_run = depth.run(profile, seed=seed, accuracy_run=merged_acc)
-    soundness_run = soundness.run(profile, seed=seed, accuracy_run=merged_acc, **given.get(soundness.FAMILY, {}))
+    soundness_run = soundness.run(profile, seed=seed, accuracy_run=merged_acc,
+                                  **(overrides or {}).get(soundness.FAMILY, {}))
     claims_run = claims.run(profile, seed=seed, supervision_run=merged_sup, probing_run=merged_prob,
                             accuracy_run=merged_acc, soundness_run=soundness_run)
     runs = {supervision.FAMILY: merged_sup, accuracy.FAMILY: merged_acc, depth.FAMILY: depth_run,
@@ -227,9 +228,7 @@ def assemble(profile: str = PROFILE, *, seed: int = 0, overrides: Mapping[str, M
     folder = Path(out) if out is not None else results_dir(profile)
     for family, made in runs.items():
         made.write(folder / family)
-    temporary = folder / f".{MANIFEST}.tmp"  # written whole, then renamed into place
-    units.to_csv(temporary, index=False)
-    os.replace(temporary, folder / MANIFEST)
+    write_text_atomic(folder / MANIFEST, units.to_csv(index=False))
     return Study(runs, units, missing, left_out)
 
 
