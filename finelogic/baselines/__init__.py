@@ -1,8 +1,5 @@
-"""Inference-time baselines of Table 2 (paper §5.1, Appendix A.2) and LogiPT-style training data:
-:func:`selection_inference` (``Sel-Inf``), :func:`logic_lm` (``Logic-LM``: translate, z3 decides,
-self-refinement, then direct prompting), :func:`symbcot` (``SymbCoT``: translate, plan and solve in symbols,
-verify) and :func:`logipt_data` (solver-trace training examples, no model); their shared arguments and
-:class:`BaselineResult` are :mod:`finelogic.baselines.common`'s. They write no file.
+"""Inference-time baselines of Table 2 (paper §5.1, Appendix A.2), one module each, and LogiPT-style training
+data (:func:`logipt_data`, no model); what they share is :mod:`finelogic.baselines.common`. They write no file.
 """
 from __future__ import annotations
 

@@ -28,18 +28,6 @@ SEL_INF, LOGIC_LM, SYMBCOT = "Sel-Inf", "Logic-LM", "SymbCoT"
 BASELINE_SETTINGS = (SEL_INF, LOGIC_LM, SYMBCOT)
 
 
-def check_problems(problems: Sequence[Problem]) -> None:
-    """Refuse unlabelled problems and datasets without an accuracy prompt, naming the items at fault."""
-    unlabelled = [p.id for p in problems if p.label is None]
-    if unlabelled:
-        raise ValueError(f"baselines need labelled problems; no label on {unlabelled[:5]}")
-    for p in problems:
-        try:
-            labels_for(p.dataset)
-        except ValueError as error:
-            raise ValueError(f"problem {p.id!r}: {error}") from None
-
-
 def worked_examples(problem: Problem, shot: Callable[[Problem], str | Sequence[str]], lead: str, *,
                     with_unknown: bool = True) -> str:
     """``Example k:\n<shot>`` blocks, then ``lead``, for ``shot(e)`` (one shot or several) of each of
@@ -165,7 +153,14 @@ class BaselineSession:
 
     def __init__(self, setting: str, problems: Sequence[Problem], backend: Backend, *,
                  model: str | None = None) -> None:
-        check_problems(problems)
+        unlabelled = [p.id for p in problems if p.label is None]
+        if unlabelled:
+            raise ValueError(f"baselines need labelled problems; no label on {unlabelled[:5]}")
+        for p in problems:  # a dataset without an accuracy prompt
+            try:
+                labels_for(p.dataset)
+            except ValueError as error:
+                raise ValueError(f"problem {p.id!r}: {error}") from None
         self.setting = setting
         self.backend = backend
         self.model = model or model_name_of(backend)

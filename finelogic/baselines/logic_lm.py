@@ -85,13 +85,6 @@ class Translation:
     def ok(self) -> bool:
         return not self.errors
 
-    def formulas(self) -> dict[str, str]:
-        """id -> canonical formula text (facts, then ``hypothesis``)."""
-        out = {k: format_formula(v) for k, v in self.facts.items()}
-        if self.hypothesis is not None:
-            out["hypothesis"] = format_formula(self.hypothesis)
-        return out
-
 
 def parse_translation(text: str, problem: Problem) -> Translation:
     """Read the ``factN: <formula>`` / ``hypothesis: <formula>`` lines of a reply (other lines ignored), with
@@ -154,7 +147,10 @@ def read_translation(reply: str, problem: Problem, *, solver: bool = True,
     if kept is not None:
         return kept
     translation = parse_translation(reply, problem)
-    result: dict[str, Any] = {"formulas": translation.formulas(), "errors": list(translation.errors)}
+    formulas = {k: format_formula(v) for k, v in translation.facts.items()}
+    if translation.hypothesis is not None:
+        formulas["hypothesis"] = format_formula(translation.hypothesis)
+    result: dict[str, Any] = {"formulas": formulas, "errors": list(translation.errors)}
     if solver:
         label, error = solve(translation)
         result.update(label=label, error=error)

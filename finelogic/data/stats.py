@@ -28,13 +28,7 @@ def label_types(problems: Sequence[Problem]) -> str:
 
 
 def dataset_summary(problems_by_name: Mapping[str, Sequence[Problem]]) -> pd.DataFrame:
-    """One row per dataset (Table 1 plus counts).
-
-    Columns: ``dataset``, ``samples``, ``label_types`` (paper notation), ``PROVED``, ``DISPROVED``,
-    ``UNKNOWN``, ``multiple_choice`` (items with options instead of a label), ``min_depth``,
-    ``max_depth`` and ``depths`` (the histogram as text, e.g. ``"4: 200, 5: 190"``; ``None`` counts items
-    without a depth).
-    """
+    """One row per dataset (Table 1 plus counts); ``depths`` is the histogram as text (``"4: 200, 5: 190"``)."""
     rows = []
     for name, problems in problems_by_name.items():
         labels = Counter(p.label for p in problems)

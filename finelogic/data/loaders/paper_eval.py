@@ -78,7 +78,7 @@ def convert(item: Item) -> Problem:
         try:
             fld = fld_problem(record["original_data"], problem_id=problem_id)
         except ItemError as error:
-            raise ItemError(f"original_data: {error.reason}") from None
+            raise ItemError(f"original_data: {error}") from None
         depth, proof, formulas = _fld_depth(record["original_data"], fld.depth, verdict), fld.proof, fld.formulas
     elif dataset == "prontoqa" and isinstance(record.get("explanation"), list):
         explanation = record["explanation"]

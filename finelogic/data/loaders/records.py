@@ -41,10 +41,6 @@ class LoadedDataset(list):
 class ItemError(DatasetFormatError):
     """Raised inside a converter, naming the field; the loader prefixes the item's location."""
 
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
-
 
 def missing(name: str) -> ItemError:
     return ItemError(f"missing field '{name}'")
@@ -128,22 +124,15 @@ def read_data_bytes(path: Path) -> bytes:
         os.close(fd)
 
 
-class _NonFinite(ValueError):
-    pass
-
-
-def _reject(constant: str) -> Any:
-    raise _NonFinite(constant)
-
-
 def parse_json(text: str, where: str) -> Any:
     """``json.loads(text)`` for data files: ``NaN`` / ``Infinity`` (Python's reader takes them) and nesting too
     deep to follow are errors naming ``where``; :class:`json.JSONDecodeError` passes through."""
+    def reject(constant: str) -> Any:
+        raise DatasetFormatError(f"{where}: holds the number {constant}, which is not JSON (an id, count or label "
+                                 "cannot be NaN or infinite)")
+
     try:
-        return json.loads(text, parse_constant=_reject)
-    except _NonFinite as error:
-        raise DatasetFormatError(f"{where}: holds the number {error}, which is not JSON (an id, count or label "
-                                 "cannot be NaN or infinite)") from None
+        return json.loads(text, parse_constant=reject)
     except RecursionError:
         raise DatasetFormatError(f"{where}: JSON nested too deeply to read (thousands of levels); not a "
                                  "dataset file") from None
@@ -257,8 +246,8 @@ def convert_items(
             problems.append(problem)
         except ItemError as error:
             if strict:
-                raise DatasetFormatError(f"{item.location}: {error.reason}") from None
-            skipped.append((item.location, error.reason))
+                raise DatasetFormatError(f"{item.location}: {error}") from None
+            skipped.append((item.location, str(error)))
     return problems
 
 
