@@ -58,8 +58,7 @@ class DerivationStep:
     rule: str | None
 
     def fld(self, formal: bool = False) -> str:
-        """The step in FLD proof notation (``fact3 & fact1 -> int1: <text>``); ``formal`` writes the
-        conclusion's formula instead."""
+        """The step in FLD proof notation; ``formal`` writes the conclusion's formula instead of its text."""
         return ProofStep(self.premises, self.conclusion, self.formula if formal else self.text).format()
 
 
@@ -72,8 +71,7 @@ def formula_table(formulas: Mapping[str, str]) -> dict[str, str]:
 
 
 def gold_derivation(problem: Problem) -> list[DerivationStep]:
-    """The problem's gold proof as :class:`DerivationStep` s, formulas and rules filled in where the problem
-    has formulas; empty without a proof."""
+    """The problem's gold proof as :class:`DerivationStep` s, with formulas and rules where it has formulas."""
     if not problem.proof:
         return []
     return list(_derivation(problem.proof, tuple(sorted(problem.formulas.items()))))
@@ -107,8 +105,7 @@ def rule_words(rule: str | None) -> str:
 
 
 def symbol_legend(problem: Problem) -> str | None:
-    """``Symbols: {A} = woolly, {a} = the badger`` from the problem's vocabulary (FLD's or ProntoQA's); None
-    without one."""
+    """``Symbols: {A} = woolly, {a} = the badger`` from the problem's vocabulary; None without one."""
     raw = problem.meta.get("vocabulary")
     if not isinstance(raw, dict) or not raw:
         return None
@@ -141,8 +138,7 @@ class ItemTrace:
 
 @dataclass(frozen=True)
 class BaselineResult:
-    """What a baseline returns: one accuracy record per problem, in order, and one JSON-able trace
-    (:meth:`ItemTrace.to_json`)."""
+    """What a baseline returns: one accuracy record and one JSON-able trace per problem, in order."""
 
     records: pd.DataFrame
     traces: tuple[dict[str, Any], ...]
@@ -169,8 +165,7 @@ class BaselineSession:
         self.rounds = 0
 
     def ask(self, stage: str, requests: Sequence[tuple[int, Conversation]], config: GenerationConfig) -> list[str]:
-        """Send one round of ``(item index, conversation)`` pairs in one ``generate`` call and return the
-        replies, each also kept in its item's ``calls``."""
+        """Send one round of ``(item index, conversation)`` pairs in one ``generate`` call; the replies, also traced."""
         if not requests:
             return []
         started = time.perf_counter()

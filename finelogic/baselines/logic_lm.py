@@ -58,8 +58,7 @@ def gold_translation(problem: Problem) -> str:
 
 
 def translation_conversation(problem: Problem) -> Conversation:
-    """The translation prompt: :data:`TRANSLATION_SYSTEM`, worked translations of our generator's examples,
-    then the problem."""
+    """The translation prompt: :data:`TRANSLATION_SYSTEM`, worked translations of our examples, then the problem."""
     examples = worked_examples(problem, _translation_shot, "Now translate this problem.")
     user = f"{examples}{problem_text(problem)}\nTranslation:"
     return [{"role": "system", "content": TRANSLATION_SYSTEM}, {"role": "user", "content": user}]
@@ -124,8 +123,7 @@ def parse_translation(text: str, problem: Problem) -> Translation:
 
 
 def solve(translation: Translation) -> tuple[str | None, str | None]:
-    """(label, error) from our z3 prover on the translated facts; with label None the error says why (the
-    translation's errors, contradictory facts, z3 giving up)."""
+    """(label, error) from our z3 prover on the translated facts; with label None the error says why."""
     if not translation.ok or translation.hypothesis is None:
         return None, "\n".join(translation.errors) or "the hypothesis is not translated"
     facts = list(translation.facts.values())

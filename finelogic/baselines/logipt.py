@@ -74,8 +74,7 @@ def _trace(problem: Problem) -> str:
 
 def logipt_data(problems: Sequence[Problem], *, skip_unusable: bool = False,
                 memo: MutableMapping[str, Any] | None = None) -> list[dict[str, Any]]:
-    """LogiPT-style chat examples ``{"id", "style", "messages"}``, one per problem, in order; a problem that
-    cannot have a :func:`solver_trace` raises, or with ``skip_unusable`` is left out."""
+    """LogiPT-style chat examples, one per problem; one without a :func:`solver_trace` raises (or ``skip_unusable``)."""
     out = []
     for problem in problems:
         try:

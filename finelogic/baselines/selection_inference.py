@@ -82,8 +82,7 @@ def _inference_shots(example: Problem) -> list[str]:
 
 
 def answer_conversation(problem: Problem, proof: str) -> Conversation:
-    """The answer prompt: the paper's system prompt, the problem and the derived steps; the demonstrations'
-    steps are their gold proofs."""
+    """The answer prompt: the paper's system prompt, the problem and the derived steps."""
     examples = worked_examples(problem, _answer_shot, LEAD)
     user = f"{examples}{problem_text(problem)}\nDerived steps:\n{proof or 'none'}\nAnswer:"
     return [{"role": "system", "content": system_prompt(problem.dataset)}, {"role": "user", "content": user}]
@@ -101,8 +100,7 @@ def _answer_shot(example: Problem) -> str:
 
 
 def parse_selection(reply: str, known: Sequence[str]) -> list[str]:
-    """The ids of ``known`` that ``reply`` names (``fact 3`` and ``Fact3`` read as ``fact3``), in order,
-    each once; others are dropped."""
+    """The ids of ``known`` that ``reply`` names (``fact 3`` read as ``fact3``), in order, each once."""
     out = []
     for m in _ID.finditer(reply or ""):
         pid = f"{m.group(1).lower()}{int(m.group(2))}"

@@ -53,8 +53,7 @@ def demo_verification(example: Problem) -> str:
 
 
 def plan_solve_conversation(problem: Problem, translation: str) -> Conversation:
-    """The plan-and-solve prompt: :data:`PLAN_SOLVE_INSTRUCTIONS`, worked examples, then the problem with the
-    model's ``translation``."""
+    """The plan-and-solve prompt: :data:`PLAN_SOLVE_INSTRUCTIONS`, worked examples, the problem, its translation."""
     user = (worked_examples(problem, _plan_solve_shot, "Now this problem.")
             + f"{problem_text(problem)}\nTranslation:\n{translation.strip()}\nPlan and solution:")
     return [{"role": "system", "content": f"{system_prompt(problem.dataset)} {PLAN_SOLVE_INSTRUCTIONS}"},
@@ -62,8 +61,7 @@ def plan_solve_conversation(problem: Problem, translation: str) -> Conversation:
 
 
 def verification_conversation(problem: Problem, translation: str, solution: str) -> Conversation:
-    """The verification prompt: :data:`VERIFY_INSTRUCTIONS`, worked examples, then the problem, the model's
-    translation and its solution."""
+    """The verification prompt: :data:`VERIFY_INSTRUCTIONS`, worked examples, the problem, translation, solution."""
     user = (worked_examples(problem, _verification_shot, "Now this problem.") + f"{problem_text(problem)}\n"
             f"Translation:\n{translation.strip()}\nSolution:\n{solution.strip()}\nVerification:")
     return [{"role": "system", "content": f"{system_prompt(problem.dataset)} {VERIFY_INSTRUCTIONS}"},
@@ -88,8 +86,7 @@ def symbcot(
     model: str | None = None,
     memo: MutableMapping[str, Any] | None = None,
 ) -> BaselineResult:
-    """SymbCoT over ``problems`` (module docstring; common arguments: :mod:`finelogic.baselines.common`);
-    ``memo`` keeps each translation's parse across runs."""
+    """SymbCoT over ``problems`` (module docstring); ``memo`` keeps each translation's parse across runs."""
     config = config if config is not None else GenerationConfig()
     session = BaselineSession(SYMBCOT, problems, backend, model=model)
     everyone = range(len(problems))

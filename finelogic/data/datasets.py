@@ -154,8 +154,7 @@ def load_dataset(
 
 
 def default_root() -> Path | None:
-    """``$FINELOGIC_DATA_DIR`` (None when unset); a :class:`DataDirError` when it names no folder (a typo must
-    not turn real data into stand-ins)."""
+    """``$FINELOGIC_DATA_DIR`` (None when unset); a :class:`DataDirError` when it names no folder."""
     root = data_dir()
     if root is not None and not root.is_dir():
         raise DataDirError(f"FINELOGIC_DATA_DIR={os.environ.get('FINELOGIC_DATA_DIR')}: "
@@ -192,8 +191,7 @@ def _check_complete(name: str, fmt: Format, files: list[Path], strict: bool, opt
 
 
 def _local_files(name: str, fmt: Format, base: Path, split: str | None, options: dict[str, Any]) -> list[Path]:
-    """The files of ``name`` under ``base``: a file; ``base/name`` in the published layout; ``base`` itself
-    when it is that folder (it holds no other dataset's folder)."""
+    """The files of ``name`` under ``base``: a file, ``base/name``, or ``base`` when it is that folder."""
     if base.is_file():
         return [base]
     if not (base / name).is_dir() and any((base / d.name).is_dir() for d in DATASETS):

@@ -34,8 +34,7 @@ def stored_key(name: str, n: int | None, seed: Any, kwargs: dict[str, Any]) -> s
 
 
 def copy_stored(source: Path, target: Path) -> int:
-    """Copy the generated sets of the store ``source`` (only read) that the store ``target`` lacks into it (e.g.
-    a rehearsal's own cache); returns how many were copied."""
+    """Copy the generated sets of the store ``source`` that the store ``target`` lacks into it; returns how many."""
     if not source.is_file() or source.resolve() == target.resolve():
         return 0
     return open_store(source).copy_datasets(open_store(target))
@@ -59,8 +58,7 @@ def kept_problems(name: str, key: str, make: Callable[[], list[Problem]]) -> lis
 
 
 def generate_stored(name: str, n: int | None = None, seed: Any = 0, **kwargs: Any) -> list[Problem]:
-    """:func:`finelogic.data.generate.generate`'s problems, read from the store when there, else generated
-    and stored (same arguments, same result)."""
+    """:func:`finelogic.data.generate.generate`'s problems, read from the store, else generated and stored."""
     return kept_problems(name, stored_key(name, n, seed, kwargs), lambda: generate(name, n=n, seed=seed, **kwargs))
 
 

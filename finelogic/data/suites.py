@@ -68,8 +68,7 @@ class TestSets:
 
 @dataclass(frozen=True)
 class EvalSet:
-    """One test set as a run uses it: ``problems`` empty when not present, ``source`` where they came from, for
-    captions."""
+    """One test set as a run uses it: ``problems`` empty when not present, ``source`` for captions."""
 
     name: str
     problems: tuple[Problem, ...]

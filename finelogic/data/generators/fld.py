@@ -53,8 +53,7 @@ class ProofNode:
 
     @property
     def height(self) -> int:
-        """Rule applications on the longest path down to a leaf: FLD's ``depth`` (fewer than its steps when the
-        proof has side branches)."""
+        """Rule applications on the longest path down to a leaf: FLD's ``depth``."""
         return 0 if self.rule is None else 1 + max(c.height for c in self.children)
 
     def nodes(self) -> Iterable["ProofNode"]:
@@ -291,8 +290,7 @@ class _TreeBuilder:
         return out
 
     def decoy(self, side: Formula) -> list[Formula]:
-        """``D -> side`` (or ``(x): D[x] -> side[x]``) with fresh ``D`` and a dead-end chain ``C -> D`` of 0-2
-        links."""
+        """``D -> side`` (or ``(x): D[x] -> side[x]``) with fresh ``D`` and a dead-end chain ``C -> D`` of 0-2 links."""
         c = _lone_constant(side)
         if not self.propositional and c is not None and self.rng.random() < 0.35:
             antecedent = self.antecedent_about(c)  # the chain reaches the instance at c, as a real one would
@@ -314,8 +312,7 @@ class _TreeBuilder:
 
 
 def _distractor_check(facts: Sequence[Formula], leaves: Sequence[Formula], goal: Formula) -> bool:
-    """The facts are consistent and no gold leaf can be dropped with the goal still entailed (no route through
-    the distractors bypasses the gold proof)."""
+    """The facts are consistent and no gold leaf can be dropped with the goal still entailed."""
     with Theory(facts) as theory:
         return theory.consistent() and all(not theory.entails(goal, without=[leaf]) for leaf in leaves)
 
@@ -566,8 +563,7 @@ def generate_fld(
     progress: bool | None = None,
     **kwargs,
 ) -> list[Problem]:
-    """``n`` verified FLD-style problems spread by :func:`even_plan`; ``kwargs`` go to
-    :func:`generate_fld_problem`."""
+    """``n`` verified FLD-style problems spread by :func:`even_plan`; ``kwargs`` go to :func:`generate_fld_problem`."""
     return generate_from_plan(even_plan(n, depths, labels), seed, progress=progress, **kwargs)
 
 

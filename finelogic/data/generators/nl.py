@@ -71,8 +71,7 @@ class SentenceParseError(PositionedSyntaxError):
 
 @dataclass(frozen=True)
 class Vocabulary:
-    """Words for one problem's symbols (``Problem.meta["vocabulary"]``): ``predicates`` to adjectives,
-    ``propositions`` and ``constants`` to ``the <noun>``; no keyword, so that parsing is unambiguous."""
+    """Words for one problem's symbols (``Problem.meta["vocabulary"]``), none a keyword, so parsing is unambiguous."""
 
     predicates: Mapping[str, str] = field(default_factory=dict)
     propositions: Mapping[str, str] = field(default_factory=dict)

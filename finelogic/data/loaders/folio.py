@@ -14,8 +14,7 @@ FOLIO_QUESTION_PREFIX = re.compile(r"^.*?is the following statement true, false,
 
 
 def convert(item: Item) -> Problem:
-    """A FOLIO record of any of the three versions; its own FOL annotations (not FLD notation) stay in
-    ``meta["fol"]``."""
+    """A FOLIO record of any of the three versions; its own FOL annotations stay in ``meta["fol"]``."""
     record = item.data
     stem = item.stem
     if "context" in record and "premises" not in record:  # Logic-LM copy

@@ -16,8 +16,7 @@ _INPUT_HYPOTHESIS = re.compile(r"^\s*(?:Hypothesis|Question)\s*:\s*(.*)$", re.M 
 
 
 def infer_paper_dataset(record: Mapping[str, Any]) -> str:
-    """Which benchmark a merged-JSON item came from, by its dataset-specific fields
-    (``book/data-formats.md``, "The paper's merged evaluation JSON")."""
+    """Which benchmark a merged-JSON item came from (``book/data-formats.md``, "The paper's merged evaluation JSON")."""
     if "original_data" in record:
         return "fld"
     if {"Premise", "Conclusion", "Label"} & record.keys():
@@ -40,19 +39,6 @@ def input_facts(text: str) -> tuple[Fact, ...]:
     if empty:
         raise bad("input", f"empty fact(s) {', '.join(empty)} between other facts")
     return tuple(facts)
-
-
-def _fld_depth(original: Mapping[str, Any], fld_depth: int | None, verdict: str) -> int | None:
-    """The paper's depth of an FLD item: ``original_data.steps`` (what the released Table 5 script buckets
-    by), None for UNKNOWN items; a record whose ``steps`` is a proof (FLDx2) keeps its ``depth``."""
-    steps = original.get("steps")
-    if verdict == UNKNOWN:
-        return None
-    if isinstance(steps, int) and not isinstance(steps, bool):
-        return steps
-    if isinstance(steps, str) and steps.strip().isdigit():
-        return int(steps)
-    return fld_depth
 
 
 def convert(item: Item) -> Problem:
@@ -79,7 +65,14 @@ def convert(item: Item) -> Problem:
             fld = fld_problem(record["original_data"], problem_id=problem_id)
         except ItemError as error:
             raise ItemError(f"original_data: {error}") from None
-        depth, proof, formulas = _fld_depth(record["original_data"], fld.depth, verdict), fld.proof, fld.formulas
+        proof, formulas = fld.proof, fld.formulas
+        steps = record["original_data"].get("steps")  # the depth the released Table 5 script buckets by
+        if verdict == UNKNOWN:
+            depth = None
+        elif isinstance(steps, str) and steps.strip().isdigit():
+            depth = int(steps)
+        else:  # FLDx2's ``steps`` is a proof: its record's ``depth``
+            depth = steps if isinstance(steps, int) and not isinstance(steps, bool) else fld.depth
     elif dataset == "prontoqa" and isinstance(record.get("explanation"), list):
         explanation = record["explanation"]
         check_answer(explanation, hypothesis_match.group(1), verdict)

@@ -35,8 +35,7 @@ def prontoqa_proof(explanation: Sequence[str], facts: Sequence[Fact], verdict: s
 
 
 def check_answer(explanation: Sequence[str], hypothesis: str, verdict: str) -> None:
-    """An error naming the field unless the explanation ends at the statement itself (PROVED) or at something
-    else, its negation (DISPROVED)."""
+    """An error unless the explanation concludes the statement itself (PROVED) or something else (DISPROVED)."""
     concludes = _unpunctuated(explanation[-1]) == _unpunctuated(hypothesis)
     if concludes != (verdict == PROVED):
         raise bad("answer", f"{verdict} disagrees with the explanation, which concludes {explanation[-1]!r} "

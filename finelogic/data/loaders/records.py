@@ -108,8 +108,7 @@ def data_file(path: str | os.PathLike) -> Path:
 
 
 def read_data_bytes(path: Path) -> bytes:
-    """The bytes of the regular file ``path``, opened without blocking (a FIFO swapped in after the check is
-    refused too)."""
+    """The bytes of the regular file ``path``, opened without blocking (a FIFO swapped in is refused too)."""
     data_file(path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
@@ -252,8 +251,7 @@ def convert_items(
 
 
 def load_files(files: Sequence[Path], fmt: Format, strict: bool) -> LoadedDataset:
-    """Read and convert ``files`` in order; unreadable files, bad items and known files whose item count differs
-    from ``fmt.counts`` raise, or are skipped and reported when not ``strict``."""
+    """Read and convert ``files`` in order; bad files, items and counts raise, or are skipped when not ``strict``."""
     read = fmt.read or read_items
     skipped: list[tuple[str, str]] = []
     problems: list[Problem] = []

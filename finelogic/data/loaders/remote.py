@@ -121,8 +121,7 @@ def fetch(name: str, source: Source, root: str | os.PathLike | None = None, *, o
 
 
 def fetched_root(name: str, source: Source) -> Path | None:
-    """The data root holding dataset ``name``'s pinned files ``source``, fetching them when allowed; None
-    when offline (said once) or when the fetch fails (logged)."""
+    """The data root holding dataset ``name``'s pinned files, fetched when allowed; None offline or on failure."""
     global _said_offline
     root = cache_dir() / "data"
     if all(source.local(root, name, f).is_file() for f in source.files):
