@@ -156,6 +156,23 @@ def truncate_at_stop(text: str, stop: Sequence[str], keep: bool = False) -> str:
     return text[:cut]
 
 
+def encode_pair(context: str, continuation: str, encode: Callable[[str], list[int]], first: int,
+                alone: Callable[[str], list[int]] | None = None) -> tuple[list[int], list[int]]:
+    """A (context, continuation) pair in tokens as lm-eval encodes it: after :func:`split_whitespace`, the pair
+    encoded together and cut at ``len(encode(context))``; an empty context is the token ``first`` (BOS, else
+    EOS), the continuation then encoded ``alone`` (default ``encode``). ValueError for a pair adding no token."""
+    context, continuation = split_whitespace(context, continuation)
+    if not continuation:
+        raise ValueError(f"empty continuation for context {context[:40]!r}")
+    if not context:
+        return [first], (alone or encode)(continuation)
+    whole = encode(context + continuation)
+    n_context = len(encode(context))
+    if n_context >= len(whole):
+        raise ValueError(f"continuation {continuation[:40]!r} adds no token to its context")
+    return whole[:n_context], whole[n_context:]
+
+
 def split_whitespace(context: str, continuation: str) -> tuple[str, str]:
     """lm-eval's tokenisation boundary: the context's trailing whitespace moves onto the continuation
     (``("Q: a ", "b")`` -> ``("Q: a", " b")``), so its first token is " b" as in natural text."""

@@ -123,20 +123,13 @@ def convert_gguf(source: Path, target: Path) -> Path:
     return target
 
 
-def random_init_like(model_or_name: Any, seed: int = 0) -> Any:
-    """The architecture of ``model_or_name`` (a model, a config, a path or hub name; None or ``"default"``: the
-    embedded one) with random weights drawn with ``seed``: the probing and LogicMark control."""
+def random_init_like(model_or_config: Any, seed: int = 0) -> Any:
+    """The architecture of a model (or of a transformers config) with random weights drawn with ``seed``: the
+    probing and LogicMark control."""
     import torch
-    from transformers import AutoConfig, AutoModelForCausalLM, PretrainedConfig
+    from transformers import AutoModelForCausalLM, PretrainedConfig
 
-    if model_or_name is None or model_or_name == "default":
-        config = AutoConfig.from_pretrained(converted_path())
-    elif isinstance(model_or_name, PretrainedConfig):
-        config = model_or_name
-    elif hasattr(model_or_name, "config"):
-        config = model_or_name.config
-    else:
-        config = AutoConfig.from_pretrained(model_or_name)
+    config = model_or_config if isinstance(model_or_config, PretrainedConfig) else model_or_config.config
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)

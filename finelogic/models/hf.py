@@ -16,8 +16,8 @@ from transformers import StoppingCriteria
 from transformers.cache_utils import Cache, DynamicLayer
 
 from finelogic.models import onednn
-from finelogic.models.base import (BackendStats, chat_token_ids, Completion, Conversation, GenerationConfig, LoglikelihoodResult,
-                                   StatesRequest, split_whitespace, truncate_at_stop)
+from finelogic.models.base import (BackendStats, chat_token_ids, Completion, Conversation, encode_pair, GenerationConfig,
+                                   LoglikelihoodResult, StatesRequest, truncate_at_stop)
 
 
 Suffixes = str | Sequence[str] | Sequence[Sequence[str]] | None
@@ -223,47 +223,32 @@ class HFBackend:
     # ------------------------------------------------------------- loglikelihood
     @torch.inference_mode()
     def loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[LoglikelihoodResult]:
-        """Score each continuation given its context, tokenised as lm-eval does: the pair encoded together, the
-        continuation's tokens ``whole[len(encode(context)):]``, an empty context replaced by BOS (else EOS)."""
-        encoded = [self._encode_pair(c, x) for c, x in requests]
+        """Score each continuation given its context, tokenised as lm-eval does (:func:`.base.encode_pair`)."""
+        tokenizer = self.tokenizer
+        first = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+        encoded = [encode_pair(c, x, self._encode, first) for c, x in requests]
         results: list[LoglikelihoodResult | None] = [None] * len(encoded)
-        with tqdm(total=len(encoded), desc="loglikelihood", disable=len(encoded) < 64) as bar:
-            if not self.share_context:
-                singles = sorted(range(len(encoded)), key=lambda i: -sum(map(len, encoded[i])))
-                for start in range(0, len(singles), self.batch_size):
-                    batch = singles[start:start + self.batch_size]
-                    for i, score in zip(batch, self._score_full([encoded[i] for i in batch])):
-                        results[i] = score
-                    bar.update(len(batch))
-                return results  # type: ignore[return-value]
+        if self.share_context:  # one row per distinct context; longest first: little padding
             groups: dict[tuple[int, ...], list[int]] = {}
             for i, (ctx, _) in enumerate(encoded):
                 groups.setdefault(tuple(ctx), []).append(i)
-            # Longest contexts first: little padding.
             ordered = sorted(groups.values(), key=lambda ids: -len(encoded[ids[0]][0]))
+        else:
+            ordered = [[i] for i in sorted(range(len(encoded)), key=lambda i: -sum(map(len, encoded[i])))]
+        with tqdm(total=len(encoded), desc="loglikelihood", disable=len(encoded) < 64) as bar:
             for start in range(0, len(ordered), self.batch_size):
                 batch = ordered[start:start + self.batch_size]
-                with self._kernels():
-                    scores = self._score_packed([encoded[ids[0]][0] for ids in batch],
-                                                [[encoded[i][1] for i in ids] for ids in batch])
+                if not self.share_context:
+                    scores = [[score] for score in self._score_full([encoded[ids[0]] for ids in batch])]
+                else:
+                    with self._kernels():
+                        scores = self._score_packed([encoded[ids[0]][0] for ids in batch],
+                                                    [[encoded[i][1] for i in ids] for ids in batch])
                 for ids, group_scores in zip(batch, scores):
                     for i, score in zip(ids, group_scores):
                         results[i] = score
                 bar.update(sum(map(len, batch)))
         return results  # type: ignore[return-value]
-
-    def _encode_pair(self, context: str, continuation: str) -> tuple[list[int], list[int]]:
-        context, continuation = split_whitespace(context, continuation)
-        if not continuation:
-            raise ValueError(f"empty continuation for context {context[:40]!r}")
-        if not context:
-            prefix = self.tokenizer.bos_token_id if self.tokenizer.bos_token_id is not None else self.tokenizer.eos_token_id
-            return [prefix], self._encode(continuation)
-        whole = self._encode(context + continuation)
-        n_context = len(self._encode(context))
-        if n_context >= len(whole):
-            raise ValueError(f"continuation {continuation[:40]!r} adds no token to its context")
-        return whole[:n_context], whole[n_context:]
 
     def _encode(self, text: str) -> list[int]:
         return self.tokenizer(text, add_special_tokens=False).input_ids

@@ -29,8 +29,8 @@ from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
 from finelogic.config import cache_dir
 from finelogic.files import exclusive_lock
-from finelogic.models.base import (BackendStats, Completion, Conversation, GenerationConfig, LoglikelihoodResult,
-                                   split_whitespace, truncate_at_stop)
+from finelogic.models.base import (BackendStats, Completion, Conversation, encode_pair, GenerationConfig,
+                                   LoglikelihoodResult, split_whitespace, truncate_at_stop)
 
 log = logging.getLogger(__name__)
 
@@ -226,20 +226,14 @@ class LlamaCppBackend:
 
     def _encode_pair(self, context: str, continuation: str) -> tuple[list[int], list[int]]:
         context, continuation = split_whitespace(context, continuation)
-        if not continuation:
-            raise ValueError(f"empty continuation for context {context[:40]!r}")
-        if not context:
-            first = self._lib.llama_vocab_bos(self._vocab)
-            first = first if first >= 0 else self._lib.llama_vocab_eos(self._vocab)
-            return [int(first)], self._encode(continuation, bos=False)
-        whole = self._encode(context + continuation, bos=True)
-        n_context = len(self._encode(context, bos=True))
-        if n_context >= len(whole):
-            raise ValueError(f"continuation {continuation[:40]!r} adds no token to its context")
-        if len(whole) > self.n_ctx:
-            raise ValueError(f"{len(whole)} tokens for context {context[:40]!r} + continuation {continuation[:40]!r} "
-                             f"exceed n_ctx={self.n_ctx} of {self.model_path.name}")
-        return whole[:n_context], whole[n_context:]
+        first = self._lib.llama_vocab_bos(self._vocab)
+        first = int(first if first >= 0 else self._lib.llama_vocab_eos(self._vocab))
+        ids, rest = encode_pair(context, continuation, lambda text: self._encode(text, bos=True), first,
+                                lambda text: self._encode(text, bos=False))
+        if context and len(ids) + len(rest) > self.n_ctx:
+            raise ValueError(f"{len(ids) + len(rest)} tokens for context {context[:40]!r} + continuation "
+                             f"{continuation[:40]!r} exceed n_ctx={self.n_ctx} of {self.model_path.name}")
+        return ids, rest
 
     # ------------------------------------------------------------------ decoding
     def _decode(self, tokens: Sequence[int], start: int, wanted: Sequence[int]) -> np.ndarray:

@@ -38,9 +38,8 @@ def free_port() -> int:
 
 
 class LlamaServer:
-    """``with LlamaServer() as server: ...`` serves ``model_path`` (default: the embedded GGUF).
-    ``alias`` is the model name clients send (``server.model``).
-    """
+    """``with LlamaServer() as server: ...`` serves ``model_path`` (default: the embedded GGUF); ``alias`` is
+    the model name clients send (``server.model``)."""
 
     def __init__(self, model_path: str | os.PathLike | None = None, *, alias: str = "smollm2-135m-instruct-q4_1",
                  n_ctx: int = 2048, threads: int = 2, startup_timeout: float = 120.0) -> None:

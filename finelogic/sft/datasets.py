@@ -111,8 +111,11 @@ def problems_digest(problems: Sequence[Problem]) -> str:
     return memo_key([p.key_fields() for p in problems])
 
 
-def _ordered(problems: Sequence[Problem], seed: int) -> list[Problem]:
-    """The problems in a training set's seeded shuffled order, so FLD depths and ProntoQA mix."""
+def _ordered(style: str, problems: Sequence[Problem], seed: int) -> list[Problem]:
+    """The problems in a training set's seeded shuffled order, so FLD depths and ProntoQA mix (StyleError for
+    an unknown style)."""
+    if style not in STYLES:
+        raise StyleError(f"unknown supervision style {style!r}; choose one of {', '.join(STYLES)}")
     problems = list(problems)
     random.Random(f"sft/{seed}/order").shuffle(problems)
     return problems
@@ -125,9 +128,7 @@ def checked_training_set(style: str, problems: Sequence[Problem], seed: int = 0,
     and the check's counts across runs, keyed by the style, the seed and every field of every problem
     (``digest``: ``problems_digest(problems)`` when the caller has it); ``progress`` None: bars for 200
     items or more."""
-    if style not in STYLES:
-        raise StyleError(f"unknown supervision style {style!r}; choose one of {', '.join(STYLES)}")
-    ordered = _ordered(problems, seed)
+    ordered = _ordered(style, problems, seed)
     # The order is a function of the problems and the seed, so both name the set.
     key = memo_key({"kind": "sft training set", "style": style, "seed": seed,
                     "problems": digest or problems_digest(problems)}) if memo is not None else ""
@@ -166,9 +167,7 @@ def training_set(style: str, problems: Sequence[Problem], seed: int = 0, *, veri
             raise StyleError(f"style {style!r}: {len(checked.failures)} built lines fail their check: "
                              + "; ".join(checked.failures[:3]))
         return checked.examples
-    if style not in STYLES:
-        raise StyleError(f"unknown supervision style {style!r}; choose one of {', '.join(STYLES)}")
-    ordered = _ordered(problems, seed)
+    ordered = _ordered(style, problems, seed)
     show = progress is not False and (progress is True or len(ordered) >= 200)
     out = [example(style, p) for p in tqdm(ordered, desc=f"SFT {style} examples", disable=not show)]
     log.info("SFT %s: %d examples, seed %s", style, len(out), seed)

@@ -70,13 +70,10 @@ def export_llamafactory(examples: Sequence[Mapping[str, Any]], style: str, out: 
     written = {"data": data, "dataset_info": info_path}
     for base in BASE_MODELS:
         config = llamafactory_config(base, name, f"{output_root}/{base}/{name}", dataset_dir=str(folder))
-        path = folder / f"train_{safe_style(style)}_{base}.yaml"
+        path = folder / f"train_{style.replace('/', '_')}_{base}.yaml"
         write_text_atomic(path, f"# FineLogic {style}: the released recipe (logical.yaml) for {BASE_MODELS[base].name}.\n"
                           f"# Run from a LLaMA-Factory checkout on 4 GPUs: llamafactory-cli train {path}\n"
                           + yaml.safe_dump(config, sort_keys=False))
         written[base] = path
     return written
 
-
-def safe_style(style: str) -> str:
-    return style.replace("/", "_")

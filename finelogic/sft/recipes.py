@@ -71,11 +71,7 @@ PAPER_RECIPE: tuple[Setting, ...] = (
 
 
 def value(key: str) -> Any:
-    """The recipe's value for a LLaMA-Factory ``key``.
-
-    Raises:
-        KeyError: the recipe has no such key (names the known ones).
-    """
+    """The recipe's value for a LLaMA-Factory ``key`` (KeyError naming the known ones)."""
     for setting in PAPER_RECIPE:
         if setting.key == key:
             return setting.value

@@ -251,9 +251,8 @@ def _and_list(items: Sequence[str]) -> str:
 
 
 def used_facts(problem: Problem, steps: Sequence[GoldStep]) -> list[str]:
-    """Fact ids Symb-Filter keeps, in the problem's order: those the steps cite (UNKNOWN: the facts not
-    listed in ``meta["distractors"]``, i.e. the leaves left of the incomplete proof; all facts when the
-    problem lists no distractors)."""
+    """Fact ids Symb-Filter keeps, in the problem's order: those the steps cite (UNKNOWN: the facts not in
+    ``meta["distractors"]``, i.e. the leaves left of the incomplete proof; all when it lists none)."""
     if problem.label == UNKNOWN:
         drop = set(problem.meta.get("distractors", ()))
         return [f.id for f in problem.facts if f.id not in drop]

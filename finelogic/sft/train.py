@@ -318,7 +318,8 @@ def _fit(model: Any, tokenizer: Any, encoded: list[_Encoded], config: TrainConfi
                 p.copy_(state["weights"][n])
         optimizer.load_state_dict(state["optimizer"])
         schedule.load_state_dict(state["schedule"])
-        rng.setstate(_rng_state(state["python_rng"]))
+        version, inner, gauss = state["python_rng"]  # torch.load may give the inner tuple back as a list
+        rng.setstate((version, tuple(inner), gauss))
         torch.set_rng_state(state["torch_rng"])
         order, losses = [list(step) for step in state["order"]], list(state["losses"])
         tokens, target_tokens, padded, earlier = state["tokens"], state["target_tokens"], state["padded"], state["seconds"]
@@ -378,9 +379,8 @@ def _write_resume(folder: Path, state: dict[str, Any]) -> None:
 
 
 def _read_resume(folder: Path, name: str, examples: int, total: int) -> dict[str, Any] | None:
-    """The resume state in ``folder``, or None when there is none. A state that cannot be read, or that was
-    written for another number of examples or steps, is an error naming the file (the folder's name carries
-    the data and settings fingerprint, so this only happens when the file was damaged or edited)."""
+    """The resume state in ``folder``, or None; ValueError naming the file for one that cannot be read or was
+    written for another number of examples or steps (damaged or edited: the folder's name is the fingerprint)."""
     import torch
     path = folder / "state.pt"
     if not path.is_file():
@@ -394,12 +394,6 @@ def _read_resume(folder: Path, name: str, examples: int, total: int) -> dict[str
         raise ValueError(f"{name}: resume state {path} was written for {state.get('examples')} examples and "
                          f"{state.get('total')} steps, not {examples} and {total}; delete it to train from the start")
     return state
-
-
-def _rng_state(saved: Any) -> tuple:
-    """A ``random.Random`` state as :func:`torch.save` gives it back (its inner tuple may come back a list)."""
-    version, inner, gauss = saved
-    return version, tuple(inner), gauss
 
 
 def step_order(encoded: Sequence[Any], config: TrainConfig, rng: random.Random) -> list[list[int]]:

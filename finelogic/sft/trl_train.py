@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from finelogic.models.spec import ModelSpec, parse_model
 from finelogic.settings import as_data
+from finelogic.sft.recipes import BASE_MODELS, trl_arguments
 from finelogic.sft.train import LOG_NAME, TrainConfig, fingerprint, lora_config
 
 log = logging.getLogger(__name__)
@@ -48,18 +50,13 @@ class TrlTrained:
     processes: int
 
     @property
-    def spec(self) -> Any:
-        from finelogic.models.spec import ModelSpec
-
+    def spec(self) -> ModelSpec:
         return ModelSpec(self.name, "ckpt", path=str(self.path))
 
 
-def base_spec(base: Any) -> Any:
+def base_spec(base: Any) -> ModelSpec:
     """``llama3`` / ``qwen`` (the paper's base models, :data:`finelogic.sft.recipes.BASE_MODELS`) or any
     in-process model spec, as a :class:`~finelogic.models.spec.ModelSpec`."""
-    from finelogic.models.spec import parse_model
-    from finelogic.sft.recipes import BASE_MODELS
-
     if isinstance(base, str) and base in BASE_MODELS:
         model = BASE_MODELS[base]
         return parse_model({"name": model.name, "kind": "hf", "path": model.hub})
@@ -86,8 +83,6 @@ def sft_arguments(config: TrainConfig, *, processes: int, paper_recipe: bool, ou
     """``trl.SFTConfig`` keyword arguments for ``config`` on ``processes`` processes: the paper recipe's
     (:func:`finelogic.sft.recipes.trl_arguments`), else ``config.batch_size`` split into per-device micro-batches
     of at most ``micro_batch_size`` and accumulation, so the global batch is kept on any number of processes."""
-    from finelogic.sft.recipes import trl_arguments
-
     if paper_recipe:
         arguments = trl_arguments(gpus=processes)
         arguments["gradient_checkpointing"] = True  # LLaMA-Factory's default (disable_gradient_checkpointing: false)
@@ -179,7 +174,8 @@ def train_with_trl(examples: Sequence[Mapping[str, Any]], *, style: str, base: A
     started = time.perf_counter()
     trainer.train(resume_from_checkpoint=last)
     seconds = time.perf_counter() - started
-    tokens, targets, peak = _across_processes(trainer.counted[0], trainer.counted[1], _peak_rss_mb())
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports kB
+    tokens, targets, peak = _across_processes(*trainer.counted, peak)
 
     losses = tuple(float(e["loss"]) for e in trainer.state.log_history if "loss" in e)
     accelerator = trainer.accelerator
@@ -273,11 +269,6 @@ def _counting(trainer_class: type) -> type:
             return None
 
     return Counting
-
-
-def _peak_rss_mb() -> float:
-    """This process's peak resident memory (Linux reports kB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _across_processes(tokens: int, targets: int, peak: float) -> tuple[int, int, float]:
