@@ -114,8 +114,7 @@ def safe_name(text: str) -> str:
 
 @contextlib.contextmanager
 def environment(**values: Any) -> Iterator[None]:
-    """Set environment variables (as strings) while the block runs, then restore each (unset if it was unset),
-    also when it raises."""
+    """Set environment variables (as strings) while the block runs, then restore each, also when it raises."""
     previous = {k: os.environ.get(k) for k in values}
     os.environ.update({k: str(v) for k, v in values.items()})
     try:

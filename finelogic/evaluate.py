@@ -95,13 +95,12 @@ def evaluate(models: Sequence[str], *, profile: str = "tiny", families: Sequence
     made = Evaluation(tuple(models), profile, Path(out) if out is not None else
                       repo_root() / "results" / "eval" / f"{slug}-{profile}")
     can = [capabilities(s) for s in specs]
-    scorable = [c.spec for c in can if not c.loglikelihood]
-    readable = [c.spec for c in can if not c.hidden_states]
+    scorable = [m for m, c in zip(models, can) if not c.loglikelihood]  # the specs as given
+    readable = [m for m, c in zip(models, can) if not c.hidden_states]
     for c in can:
         for what, why in (("forced choice and LogicMark", c.loglikelihood), ("probing", c.hidden_states)):
             if why:
                 made.notes.append(f"{c.spec.name}: no {what}: {why}")
-    specs_of = {s.name: m for s, m in zip(specs, models)}
     bar = tqdm(chosen, desc="finelogic eval", unit="family")
     for family in bar:
         bar.set_postfix_str(family)
@@ -116,13 +115,13 @@ def evaluate(models: Sequence[str], *, profile: str = "tiny", families: Sequence
             if not readable:
                 made.skipped[family] = "no model given runs in this process (probing reads hidden states)"
                 continue
-            run = probing.run(profile, models=(*(specs_of[s.name] for s in readable), "random-init"),
+            run = probing.run(profile, models=(*readable, "random-init"),
                               sft_checkpoints=(), fine_tuned=False, progress=True, seed=seed)
         else:
             if not scorable:
                 made.skipped[family] = "no model given offers usable log-likelihoods (LogicMark ranks options by them)"
                 continue
-            run = logicmark.run(profile, extra_models=[specs_of[s.name] for s in scorable], embedded=False,
+            run = logicmark.run(profile, extra_models=scorable, embedded=False,
                                 random_control=False, gemma=False, sft_checkpoints=(), seed=seed)
         run.write(made.out / family)
         made.runs[family] = run

@@ -12,8 +12,7 @@ from typing import Any, Iterator
 
 @contextlib.contextmanager
 def exclusive_lock(path: str | os.PathLike) -> Iterator[None]:
-    """Hold an exclusive ``flock`` on the file ``path`` (created if missing) while the block runs: one
-    process (or open file) at a time."""
+    """Hold an exclusive ``flock`` on the file ``path`` (created if missing) while the block runs."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)

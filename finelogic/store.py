@@ -306,8 +306,7 @@ class Store:
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction (``BEGIN IMMEDIATE``: what it reads is still true when it writes); committed
-        when the block ends, rolled back if it raises."""
+        """A write transaction (``BEGIN IMMEDIATE``), committed when the block ends, rolled back if it raises."""
         with self._lock:
             self._same_file()
             try:
@@ -372,8 +371,7 @@ class Store:
 
     def put_call(self, key: str, kind: str, model: str, request: dict[str, Any], value: Any,
                  holder: str | None = None) -> None:
-        """Store one answer (checked by :func:`encode`; kept if the key is stored already) and drop ``holder``'s
-        claim on it, in one transaction."""
+        """Store one answer (kept if the key is stored already) and drop ``holder``'s claim on it, in one write."""
         try:
             raw = encode(kind, value)
         except BadValue as error:
@@ -451,8 +449,7 @@ class Store:
 
     @contextlib.contextmanager
     def heartbeat(self, holder: str, lease: float = LEASE_SECONDS) -> Iterator[None]:
-        """Renew ``holder``'s claims every third of the lease while the block runs (one thread per store
-        renews every holder of the process)."""
+        """Renew ``holder``'s claims every third of the lease while the block runs (one thread per store)."""
         with self._beats:
             self._holders[holder] = [lease, time.monotonic() + lease / 3]
             if self._beater is None or not self._beater.is_alive():

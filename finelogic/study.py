@@ -44,8 +44,7 @@ LOAD_EVERY = 15.0
 
 
 class UnitError(ValueError):
-    """A unit that cannot be assembled (made with other settings, another seed, or other test items); the
-    message names the unit, what differs and the command that makes it again."""
+    """A unit that cannot be assembled; the message names the unit, what differs and the command that remakes it."""
 
 
 def unit_names(profile: str = PROFILE) -> tuple[str, ...]:
@@ -99,8 +98,7 @@ class UnitRecord:
 
 @contextlib.contextmanager
 def _load_samples() -> Iterator[list[float]]:
-    """The 1-minute load average, sampled in a background thread every :data:`LOAD_EVERY` seconds while the
-    block runs and once at its end."""
+    """The 1-minute load average, sampled every :data:`LOAD_EVERY` seconds while the block runs and at its end."""
     samples: list[float] = []
     stop = threading.Event()
 
@@ -134,8 +132,7 @@ def done_units(profile: str = PROFILE, root: str | Path | None = None) -> dict[s
 
 def run_unit(unit: str, *, profile: str = PROFILE, seed: int = 0, data_dir: str | Path | None = None,
              root: str | Path | None = None) -> UnitRecord:
-    """Run one unit (:func:`unit_names`; ValueError for another name) and write it to ``root`` (default
-    ``results/<profile>/units``); returns its record."""
+    """Run one unit (ValueError for a name not in :func:`unit_names`) and write it to ``root``; its record."""
     given = unit_overrides(unit, profile)
     directory = Path(root or units_dir(profile)) / unit
     # The checkout's commit is read before anything is deleted or written: remaking a committed unit
