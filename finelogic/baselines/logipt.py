@@ -1,7 +1,6 @@
-"""LogiPT-style training data (Feng et al., 2023; paper §5.1 and Appendix A.2): the model learns to emulate a
-logical solver. :func:`logipt_data` needs no model: the user turn is the problem as every setting shows it,
-the assistant turn a deterministic :func:`solver_trace` of the gold proof (each step's formula and rule), its
-label re-decided by z3; step lines are FLD notation, so :mod:`finelogic.eval.steps` reads them.
+"""LogiPT-style training data (Feng et al., 2023; paper §5.1 and Appendix A.2), for a model that learns to
+emulate a logical solver: the problem as every setting shows it, then a deterministic :func:`solver_trace` of
+the gold proof, its label re-decided by z3, its step lines in FLD notation (:mod:`finelogic.eval.steps`).
 """
 from __future__ import annotations
 

@@ -106,13 +106,10 @@ def load_dataset(
     strict: bool = True,
     **options: Any,
 ) -> LoadedDataset:
-    """Dataset ``name`` (one of :data:`DATASETS`) as Problem records, in file order.
-
-    ``path``: a file, a dataset folder or a root in the published layout (``folio/folio-validation.jsonl``,
-    ...); default ``$FINELOGIC_DATA_DIR``, else the record's ``source`` fetched once and SHA-256 checked
-    (:mod:`finelogic.data.loaders.remote`), else its hub copy when online. ``options``: ``multi_logieval``'s
-    ``depths`` (default the paper's (4, 5)) and ``logic_types``.
-    """
+    """Dataset ``name`` (one of :data:`DATASETS`) as Problem records, in file order. ``path``: a file, a dataset
+    folder or a root in the published layout; default ``$FINELOGIC_DATA_DIR``, else the record's ``source``
+    fetched once and SHA-256 checked (:mod:`finelogic.data.loaders.remote`), else its hub copy when online.
+    ``options``: ``multi_logieval``'s ``depths`` (default the paper's (4, 5)) and ``logic_types``."""
     data = dataset(name)
     fmt = data.format
     unknown = set(options) - set(fmt.options)
@@ -140,7 +137,13 @@ def load_dataset(
         where = f"{root} (fetched from {data.source.home})"
     if files:
         log.info("loading %s from %s", name, where)
-        _check_complete(name, fmt, files, strict, options)
+        absent = fmt.missing(files, **options) if fmt.missing and len(files) > 1 else []
+        if absent:  # a selection of published files with some missing
+            message = (f"{name}: {len(absent)} published file(s) missing, so fewer items than documented: "
+                       f"{', '.join(absent)}")
+            if strict:
+                raise DataNotFoundError(message)
+            log.warning("%s (strict=False: loading the rest)", message)
         return load_files(files, fmt, strict)
     if data.hub_id and remote.network_allowed("huggingface.co"):
         return from_hub(data.hub_id, split or data.hub_split, fmt.convert, strict)
@@ -177,17 +180,6 @@ def from_hub(repo: str, split: str, convert: Any, strict: bool) -> LoadedDataset
     problems = convert_items(items, convert, strict, skipped)
     warn_skipped(skipped)
     return LoadedDataset(problems, skipped)
-
-
-def _check_complete(name: str, fmt: Format, files: list[Path], strict: bool, options: dict[str, Any]) -> None:
-    """A selection of published files with some missing is an error (``strict=False``: a warning)."""
-    absent = fmt.missing(files, **options) if fmt.missing and len(files) > 1 else []
-    if absent:
-        message = (f"{name}: {len(absent)} published file(s) missing, so fewer items than documented: "
-                   f"{', '.join(absent)}")
-        if strict:
-            raise DataNotFoundError(message)
-        log.warning("%s (strict=False: loading the rest)", message)
 
 
 def _local_files(name: str, fmt: Format, base: Path, split: str | None, options: dict[str, Any]) -> list[Path]:

@@ -9,12 +9,9 @@ GENERATORS = ("fld", "prontoqa", "logicmark", "fld_paper_test", "fld_paper_train
 
 
 def generate(name: str, n: int | None = None, seed: int = 0, **kwargs: Any) -> list[Problem]:
-    """Problems of generator ``name``, deterministic in ``seed``; ``kwargs`` go to the generator.
-
-    ``n`` defaults to 500 for ``prontoqa`` (the real set's size) and to 1000 for ``logicmark`` (its ``Config``'s
-    ``limit``); ``fld`` needs it; ``fld_paper_test`` / ``fld_paper_train`` (the paper's designs) take ``scale``
-    instead.
-    """
+    """Problems of generator ``name``, deterministic in ``seed``; ``kwargs`` go to the generator. ``n`` defaults
+    to 500 for ``prontoqa`` (the real set's size) and to ``Config.limit`` for ``logicmark``; ``fld`` needs it;
+    the paper's designs ``fld_paper_test`` / ``fld_paper_train`` take ``scale`` instead."""
     if n is not None and n < 0:
         raise ValueError(f"generate({name!r}): n must be 0 or more, got {n}")
     if name == "prontoqa":

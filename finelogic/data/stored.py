@@ -1,7 +1,5 @@
 """Generated test sets kept in the one store (:mod:`finelogic.store`'s ``datasets`` table), so a rerun reads
-them instead of generating them again; a row whose sha256 or count differs, or whose problems do not read, is
-named in a warning and generated again.
-"""
+them instead of generating them again; a row that does not read back whole is named and generated again."""
 from __future__ import annotations
 
 import hashlib

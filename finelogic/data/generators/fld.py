@@ -1,8 +1,6 @@
-"""FLD-style deduction problems with gold proofs, generated offline and deterministically from a seed.
-
-Our own generator after FLD (Morishita et al.; ``book/data-formats.md``, "FLD") in the paper's Appendix A.1
-shapes (:func:`fld_paper_plan`). Each problem: a hypothesis drawn regardless of the label, a proof tree built
-backwards from the goal, distractors and decoys checked with z3, then the whole item re-verified.
+"""FLD-style deduction problems with gold proofs, deterministic from a seed: our own generator after FLD
+(Morishita et al.; ``book/data-formats.md``, "FLD") in the paper's Appendix A.1 shapes. A proof tree is built
+backwards from the goal, distractors and decoys are checked with z3, then the whole item is re-verified.
 """
 from __future__ import annotations
 
@@ -504,9 +502,7 @@ def generate_fld_problem(
     problem_id: str | None = None,
 ) -> Problem:
     """One verified FLD-style problem whose gold proof of exactly ``depth`` ends at the hypothesis (PROVED) or
-    ``¬hypothesis`` (DISPROVED); UNKNOWN: such a tree less one leaf, ``meta["proof_depth"]`` its depth.
-    ``distractors``: an inclusive range (fewer remain if the check rejects them).
-    """
+    ``¬hypothesis`` (DISPROVED); UNKNOWN: such a tree less one leaf, ``meta["proof_depth"]`` its depth."""
     if label not in LABELS:
         raise ValueError(f"label must be one of {LABELS}, got {label!r}")
     if depth < 0:

@@ -286,11 +286,8 @@ def _oriented(s: Statement, rng: random.Random) -> str:
 
 
 def generate_logicmark(config: Config = Config(), *, progress: bool | None = None) -> list[Problem]:
-    """``config.limit`` LogicMark-style problems, deterministic in ``config.seed`` (a progress bar from 2,000).
-
-    Hop bucket ``h`` gets exactly ``config.bucket_sizes()[h]`` problems (rejection sampling), half of each
-    ``=`` and half ``!=``. A RuntimeError when a bucket is not hit in ``MAX_ATTEMPTS`` draws.
-    """
+    """``config.limit`` LogicMark-style problems, deterministic in ``config.seed``: hop bucket ``h`` gets exactly
+    ``config.bucket_sizes()[h]`` problems, half ``=`` and half ``!=`` (a bar from 2,000 problems)."""
     rng = random.Random(config.seed)
     if config.target_hop_dist is not None:
         hops: list[int | None] = [h for h, size in config.bucket_sizes().items() for _ in range(size)]

@@ -63,8 +63,7 @@ def _problem(index: int, hops: int, label: str, seed: int, rng: random.Random) -
         Every wumpus is a yumpus.              (x): {A}x -> {B}x       hops - 1 chain rules
         Yumpuses are not sour.                 (x): {B}x -> ¬{C}x      the property rule (last hop)
         Zumpuses are sour.                     (x): {D}x -> {C}x       distractor: the negated property
-        Wumpuses are small.                    (x): {A}x -> {E}x       a decoration per chain concept but
-                                                                      the last (other property families)
+        Wumpuses are small.                    (x): {A}x -> {E}x       decorations (other property families)
     """
     entity = rng.choice(ENTITIES)
     concepts = rng.sample(CONCEPTS, hops + 1)
