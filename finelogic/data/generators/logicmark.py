@@ -58,26 +58,18 @@ class Statement:
 
 
 class Premises:
-    """A premise set with its equality graph, union-find classes and all-pairs equality distances."""
+    """A premise set with its equality graph and all-pairs equality distances."""
 
     def __init__(self, statements: Iterable[Statement]):
         self.statements = tuple(statements)
         self.variables = sorted({v for s in self.statements for v in (s.left, s.right)})
         self.neighbours: dict[str, set[str]] = {v: set() for v in self.variables}
-        self.parent = {v: v for v in self.variables}
         for s in self.statements:
             if s.op == EQ:
                 self.neighbours[s.left].add(s.right)
                 self.neighbours[s.right].add(s.left)
-                self.parent[self.find(s.left)] = self.find(s.right)
         self.inequalities = [(s.left, s.right) for s in self.statements if s.op == NEQ]
         self._dist = {v: self._bfs(v) for v in self.variables}
-
-    def find(self, v: str) -> str:
-        while self.parent[v] != v:
-            self.parent[v] = self.parent[self.parent[v]]
-            v = self.parent[v]
-        return v
 
     def _bfs(self, source: str) -> dict[str, int]:
         dist, queue = {source: 0}, deque([source])
@@ -95,7 +87,7 @@ class Premises:
 
     def consistent(self) -> bool:
         """No inequality premise inside one equality class."""
-        return all(self.find(u) != self.find(v) for u, v in self.inequalities)
+        return all(self.dist_eq(u, v) is None for u, v in self.inequalities)
 
     def entails(self, s: Statement) -> bool:
         return self.hop_depth(s) is not None
