@@ -16,8 +16,8 @@ from transformers import StoppingCriteria
 from transformers.cache_utils import Cache, DynamicLayer
 
 from finelogic.models import onednn
-from finelogic.models.base import (BackendStats, chat_token_ids, Completion, Conversation, encode_pair, GenerationConfig,
-                                   LoglikelihoodResult, StatesRequest, truncate_at_stop)
+from finelogic.models.base import (BackendStats, chat_token_ids, Completion, Conversation, encode_pair,
+                                   GenerationConfig, LoglikelihoodResult, StatesRequest, truncate_at_stop)
 
 
 Suffixes = str | Sequence[str] | Sequence[Sequence[str]] | None
@@ -111,10 +111,8 @@ class HFBackend:
         input_ids, attention_mask = _left_pad([p[n:] for p, n in zip(prompts, shared)],
                                               self.tokenizer.pad_token_id, self.device)
         if prefix is not None:
-            width = prefix[1].shape[1]
             pad = self.tokenizer.pad_token_id
-            prefix_ids = torch.tensor([[pad] * (width - n) + p[:n] for p, n in zip(prompts, shared)],
-                                      device=self.device, dtype=input_ids.dtype)
+            prefix_ids, _ = _left_pad([p[:n] for p, n in zip(prompts, shared)], pad, self.device)
             input_ids = torch.cat([prefix_ids, input_ids], dim=1)
             attention_mask = torch.cat([prefix[1], attention_mask], dim=1)
         kwargs: dict[str, Any] = dict(max_new_tokens=config.max_new_tokens, pad_token_id=self.tokenizer.pad_token_id,
@@ -216,8 +214,7 @@ class HFBackend:
         self.stats.add(calls=1, prompt_tokens=sum(map(len, distinct)))
         index = {d: k for k, d in enumerate(distinct)}
         rows = [index[tuple(s[:n])] if n else 0 for s, n in zip(sequences, lengths)]
-        width = ids.shape[1]
-        row_mask = torch.tensor([[0] * (width - n) + [1] * n for n in lengths], device=self.device, dtype=mask.dtype)
+        _, row_mask = _left_pad([s[:n] for s, n in zip(sequences, lengths)], self.tokenizer.pad_token_id, self.device)
         return _select_cache(out.cache, rows), row_mask
 
     # ------------------------------------------------------------- loglikelihood
