@@ -61,22 +61,12 @@ TRACE_COLUMNS = ("id", "dataset", "setting", "model", "trace")
 
 @dataclass(frozen=True)
 class AccuracySettings(TestSets):
-    """The accuracy family's settings: its test sets (:class:`~finelogic.data.suites.TestSets`) and
-
-    Attributes:
-        models: model entries (:func:`finelogic.models.spec.parse_model`); a dict entry may carry ``"scorer": "api"``.
-        settings: prompt settings and baselines, in table order.
-        generation: decoding (its ``seed`` is the run's); ``generation_by_setting`` changes fields for one
-            setting, e.g. ``{"Direct": {"max_new_tokens": 32}}``.
-        baselines: a baseline's options (its function's keyword arguments, and ``items``: run it on the
-            first n items of each named set only), e.g. ``{"Sel-Inf": {"rounds": 1, "items": {"fld": 1}}}``.
-        prompt_layout: ``principled`` or ``paper_code_compat`` (what the released vLLM script sends).
-        forced_choice: score every prompt-setting record's forced choice too.
-        batch_size: conversations per batch of the in-process models.
-        fine_tuned: also evaluate every model this profile's supervision run fine-tuned, each under its
-            training prompt, as rows ``setting`` = ``SFT-<style>`` / ``LogiPT`` (Table 2's rows);
-            ``fine_tuned_generation`` changes their decoding.
-    """
+    """The accuracy family's settings: its test sets, ``settings`` (prompt settings and baselines, in table
+    order), decoding (``seed`` is the run's; ``generation_by_setting`` changes it for one setting), a
+    baseline's options (its function's keyword arguments, and ``items``: the first n items of each named set
+    only, e.g. ``{"Sel-Inf": {"items": {"fld": 1}}}``). ``fine_tuned`` also evaluates every model this
+    profile's supervision run fine-tuned, under its training prompt, as the ``SFT-<style>`` / ``LogiPT`` rows
+    of Table 2 (``fine_tuned_generation`` changes their decoding)."""
 
     models: tuple[Any, ...] = ("embedded",)
     settings: tuple[str, ...] = ("Direct", "CoT")
@@ -139,11 +129,9 @@ class SectionOfRun:
 
 @dataclass(frozen=True)
 class AccuracyRun(SectionOfRun, Run):
-    """What an accuracy run made: ``records`` (one row per model × setting × item, in the profile's order:
-    :data:`~finelogic.eval.accuracy.RECORD_COLUMNS` then :data:`~finelogic.eval.forced_choice.FORCED_COLUMNS`),
-    ``sets`` (one row per test set; ``source`` a path, ``generated (...)`` or ``not present``), ``traces`` (one
-    row per baseline item, the :class:`finelogic.baselines.BaselineResult` trace as JSON text), ``summary`` and
-    ``forced_summary`` (Table 2's cells, :func:`table2`) and ``eval_sets`` (the test sets, problems included)."""
+    """What an accuracy run made: ``records`` (one row per model × setting × item, in the profile's order),
+    ``sets`` (one row per test set), ``traces`` (one row per baseline item, its trace as JSON text),
+    ``summary`` and ``forced_summary`` (Table 2's cells, :func:`table2`) and the ``eval_sets``."""
 
     records: pd.DataFrame = field(default_factory=pd.DataFrame)
     sets: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(SET_COLUMNS)))
@@ -170,15 +158,9 @@ class AccuracyRun(SectionOfRun, Run):
 
 def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = None,
         data_dir: str | Path | None = None, supervision_run: Any = None, **overrides: Any) -> AccuracyRun:
-    """Evaluate every model x setting of the profile's ``accuracy`` section on its four test sets.
-
-    Args:
-        seed: seeds data generation, subsampling and decoding.
-        backends: a fine-tuned model's by its row (``"SFT-NL"``).
-        data_dir: real benchmark files; default ``$FINELOGIC_DATA_DIR``.
-        supervision_run: the run whose fine-tuned models are evaluated (``fine_tuned``).
-        overrides: e.g. ``settings=["CoT", "Logic-LM"]``.
-    """
+    """Evaluate every model x setting of the profile's ``accuracy`` section on its four test sets; ``seed``
+    seeds data generation, subsampling and decoding; ``backends`` may hold a fine-tuned model's by its row
+    (``"SFT-NL"``); ``data_dir`` defaults to ``$FINELOGIC_DATA_DIR``."""
     watch = Stopwatch()
     section = resolved_section(profile, overrides)
     sets = tuple(evaluation_sets(section, seed=seed, data_dir=data_dir))

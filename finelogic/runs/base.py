@@ -66,17 +66,10 @@ def commit_of(checkout: Path) -> str:
 
 @dataclass(frozen=True)
 class Provenance:
-    """How a run's tables were made (the book's captions are written from this).
-
-    Attributes:
-        family, profile, seed: as passed to ``run``.
-        settings: the profile section after overrides, exactly what the run used.
-        models: display names of the models, in table order; ``model_ids`` their cache identities.
-        n: items evaluated (the family says what an item is).
-        data: dataset -> where its items came from (a path, ``generated (...)``, ``not present``).
-        model_calls, cache_hits: model invocations made by this run, and answers read from the cache.
-        seconds: wall time; version, commit: the package version and the checkout's commit.
-    """
+    """How a run's tables were made (the book's captions are written from this): ``settings`` the profile
+    section after overrides, ``models`` display names in table order (``model_ids`` their cache identities),
+    ``n`` items evaluated (the family says what an item is), ``data`` dataset -> where its items came from (a
+    path, ``generated (...)``, ``not present``), ``model_calls`` / ``cache_hits`` this run's, ``seconds`` wall time."""
 
     family: str
     profile: str
@@ -109,16 +102,16 @@ class Provenance:
         return cls(**kwargs)
 
 
+@dataclass(frozen=True)
 class Codec:
     """How a run field that is not a table is written (``dump(value) -> str``, a file with ``suffix``) and
     read back (``load(text)``); set with ``kept(codec)``. A field with neither a codec nor a DataFrame is live
     only: not written, declared ``compare=False``."""
 
-    def __init__(self, name: str, dump: Any, load: Any, suffix: str = ".json") -> None:
-        self.name, self.dump, self.load, self.suffix = name, dump, load, suffix
-
-    def __repr__(self) -> str:
-        return f"Codec({self.name})"
+    name: str
+    dump: Any = field(repr=False)
+    load: Any = field(repr=False)
+    suffix: str = ".json"
 
 
 def kept(codec: Codec, **kwargs: Any) -> Any:
@@ -223,12 +216,9 @@ class Run:
     @classmethod
     def read(cls: type[R], directory: str | Path) -> R:
         """The run :meth:`write` wrote to ``directory``, equal to it (:func:`same_run`); live-only fields keep
-        their defaults. A read that meets a write in progress waits for it (up to :data:`READ_WAIT` seconds).
-
-        Raises:
-            FileNotFoundError: no ``run.json`` there.
-            BrokenRun: a file listed in ``run.json`` is missing, or its rows or SHA-256 differ (named).
-        """
+        their defaults; a read that meets a write in progress waits for it (up to :data:`READ_WAIT` seconds).
+        Raises FileNotFoundError without a ``run.json``, :class:`BrokenRun` naming a listed file that is missing
+        or whose SHA-256 differs."""
         directory = Path(directory)
         deadline = time.monotonic() + READ_WAIT
         while True:
@@ -331,14 +321,8 @@ def _swap_into_place(staging: Path, directory: Path) -> None:
 
 
 def resolve(profiles: Mapping[str, S], profile: str, family: str, overrides: Mapping[str, Any]) -> S:
-    """A family's settings in ``profile`` with ``overrides`` merged field by field
-    (:func:`finelogic.settings.merge`; None keeps the profile's).
-
-    Raises:
-        ValueError: an unknown profile (with the valid names).
-        SettingsError: an override names no setting or has the wrong type; the message starts with the
-            setting's path (``accuracy.generation.max_new_tokens``) and lists the valid names.
-    """
+    """A family's settings in ``profile`` with ``overrides`` merged field by field (None keeps the profile's);
+    the errors of :func:`~finelogic.profiles.get_profile` and :func:`finelogic.settings.merge`."""
     get_profile(profile)
     if profile not in profiles:
         raise ValueError(f"the {profile!r} profile has no {family} settings (it has {', '.join(profiles)})")
@@ -346,10 +330,8 @@ def resolve(profiles: Mapping[str, S], profile: str, family: str, overrides: Map
 
 
 def release(backend: Any) -> None:
-    """Let go of ``backend``'s loaded model when it can open it again
-    (:meth:`finelogic.models.cache.CachedBackend.release`)."""
-    release_model = getattr(type(backend), "release", None)
-    if callable(release_model):
+    """Let go of ``backend``'s loaded model when it can open it again (``CachedBackend.release``)."""
+    if callable(getattr(type(backend), "release", None)):
         backend.release()
 
 
@@ -448,20 +430,11 @@ def _jsonable(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class PlanContext:
-    """What the rehearsal (:mod:`finelogic.rehearsal`) tells a family about the models standing in for the
-    profile's, for its ``rehearsal_plan(ctx)`` and ``slice_plan(ctx)`` (each returns a :func:`plan`).
-
-    Attributes:
-        profile: the profile rehearsed (``paper``).
-        serve: a profile model entry -> a spec reached over HTTP (the stand-in server, or llama.cpp's).
-        local: (a profile model entry, its index) -> a spec read in process.
-        trainable: a profile model entry -> the in-process spec fine-tuning starts from.
-        train: the training settings the rehearsal uses (over the profile's ``train``).
-        fraction: the real slice's share of every set (None: the stand-in rehearsal at full size).
-        max_new_tokens: the real slice's cap on new tokens (None: the profile's).
-        given: the caller's overrides for this family.
-        served_by: what answers served models, for the report's notes.
-    """
+    """What the rehearsal (:mod:`finelogic.rehearsal`) tells a family's ``rehearsal_plan(ctx)`` about the
+    models standing in for the profile's: ``serve(entry)`` a spec reached over HTTP, ``local(entry, index)``
+    one read in process, ``trainable(entry)`` the one fine-tuning starts from; ``train`` over the profile's;
+    ``fraction`` the real slice's share of every set (None: the stand-in rehearsal at full size) and
+    ``max_new_tokens`` its cap; ``given`` the caller's overrides; ``served_by`` for the report's notes."""
 
     profile: str
     serve: Any
@@ -522,11 +495,7 @@ def differing_settings(wanted: Mapping[str, Any], made: Provenance,
 def find_run(run_type: type[R], family: str, profile: str, seed: int, settings: Mapping[str, Any] | None = None, *,
              data: Mapping[str, str] | None = None, directory: str | Path | None = None) -> R:
     """The written run of ``family`` whose key is (``profile``, ``seed``, ``settings`` (None: any), ``data``
-    when given), from ``results/<profile>/<family>`` or ``directory``.
-
-    Raises:
-        UpstreamMissing: no run there, or one made with another key (which part, and the command).
-    """
+    when given), from ``results/<profile>/<family>`` or ``directory``; :class:`UpstreamMissing` otherwise."""
     directory = Path(directory) if directory is not None else results_dir(profile) / family
     again = f"make it with `{make_command(family, profile)}`" + (f" (seed {seed})" if seed else "")
     try:

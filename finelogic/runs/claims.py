@@ -59,18 +59,8 @@ def run(profile: str, *, seed: int = 0, supervision_run: supervision.Supervision
         probing_run: probing.ProbingRun | None = None, accuracy_run: accuracy.AccuracyRun | None = None,
         soundness_run: soundness.SoundnessRun | None = None, backends: Mapping[str, Any] | None = None,
         **overrides: Any) -> ClaimsRun:
-    """The verdicts for ``profile`` and ``seed`` from the upstream runs (module docstring).
-
-    Args:
-        supervision_run, probing_run: the upstream runs (None: the written one, made with any settings).
-        accuracy_run, soundness_run: read (handed in or found the same way) only when the supervision run
-            did not evaluate its models: their records and judged steps hold the base and ``SFT-<style>`` rows.
-        backends: must be empty (this family runs no model; the argument is there for the rehearsal).
-
-    Raises:
-        UpstreamMissing: no written supervision or probing run of this profile and seed (the message names
-            the command that makes it).
-    """
+    """The verdicts for ``profile`` and ``seed`` from the upstream runs (module docstring), each handed in
+    or the written one made with any settings (else UpstreamMissing); ``backends`` must be empty."""
     if backends:
         raise ValueError(f"the claims family runs no model; backends given for {', '.join(map(repr, backends))}")
     watch = Stopwatch()

@@ -58,11 +58,8 @@ def run(profile: str, *, seed: int = 0, accuracy_run: accuracy.AccuracyRun | Non
         **overrides: Any) -> DepthRun:
     """Table 5 from the accuracy run of the same profile, seed and overrides: ``accuracy_run``, else the
     written one with that key, else (with ``backends``) one made now; arguments as for
-    :func:`finelogic.runs.accuracy.run`. Provenance ``n`` counts the FLD records; ``model_calls`` those made now.
-
-    Raises:
-        UpstreamMissing: no written accuracy run with that key (the message names the command that makes it).
-    """
+    :func:`finelogic.runs.accuracy.run` (UpstreamMissing when there is none). Provenance ``n`` counts the FLD
+    records; ``model_calls`` those made now."""
     watch = Stopwatch()
     calls = hits = 0
     made = accuracy_run

@@ -37,22 +37,10 @@ GEMMA = "Gemma 3 270M base (Q4_K_M, llama.cpp)"
 
 @dataclass(frozen=True)
 class LogicMarkSettings:
-    """The LogicMark family's settings.
-
-    Attributes:
-        items: items scored (from our generator, or drawn from ``logicmark_path``'s records).
-        batch_size: contexts per forward pass.
-        random_control: also score a random-init model of the embedded architecture (chance level).
-        random_control_items: score the control on the first n items only (None: all).
-        extra_models: more models (hub names or paths, or model specs such as ``gguf:FILE``), scored after
-            the profile's own.
-        embedded: score the embedded model's row (``finelogic eval`` leaves it out to score only yours).
-        logicmark_path: a folder or file of LogicMark records (empty: our generator).
-        normalization: ``token_mean`` (the card's), ``char`` or ``none``.
-        sft_checkpoints: local fine-tuned checkpoints; threads: torch CPU threads (None: torch's default).
-        gemma: also score Gemma 3 270M **base** through llama.cpp (the ``gguf`` extra; left out, with a
-            note in the provenance, when it is not installed), on its first ``gemma_items`` items (None: all).
-    """
+    """The LogicMark family's settings (rows: module docstring). ``logicmark_path``: a folder or file of
+    LogicMark records (empty: our generator); ``normalization``: ``token_mean`` (the card's), ``char`` or
+    ``none``; ``gemma``: also score Gemma 3 270M **base** through llama.cpp (the ``gguf`` extra; left out,
+    with a note in the provenance, when it is not installed); ``embedded=False`` scores only yours."""
 
     items: int = 1000
     batch_size: int = 32
@@ -104,14 +92,9 @@ class LogicMarkRun(Run):
 
 def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = None,
         extra_models: str | Sequence[str] | None = None, **overrides: Any) -> LogicMarkRun:
-    """Score LogicMark items with every model of ``profile``'s ``logicmark`` section.
-
-    Args:
-        seed: which items are generated or sampled, and the random-init control's weights.
-        backends: by row label (e.g. :data:`EMBEDDED`).
-        extra_models: more models scored after the profile's own (a list, or one comma-separated string).
-        overrides: ``sft_checkpoints`` may be a comma-separated string.
-    """
+    """Score LogicMark items with every model of ``profile``'s ``logicmark`` section; ``seed`` picks the
+    items and the random-init control's weights; ``backends`` by row label (:data:`EMBEDDED`);
+    ``extra_models`` and ``sft_checkpoints`` may be one comma-separated string."""
     given = dict(overrides)
     if given.get("sft_checkpoints") is not None:
         given["sft_checkpoints"] = parse_model_list(given["sft_checkpoints"])

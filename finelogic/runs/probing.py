@@ -47,19 +47,10 @@ BATCH_SIZE = 8
 
 @dataclass(frozen=True)
 class ProbingSettings:
-    """The probing family's settings (Appendix B).
-
-    Attributes:
-        n_train, n_test: problems for the probes' training and test splits.
-        depths: FLD proof depths of the problems; distractors: (min, max) distractor facts.
-        nsd_points: next-step-derivability points per problem.
-        readouts: ``chat`` and/or ``plain``; layer: the hidden layer read (-1: last).
-        models: model entries (:func:`model_entry`).
-        sft_checkpoints: local fine-tuned checkpoints, each a row named by its folder.
-        threads: torch CPU threads (None: torch's default); progress: tqdm bars (None: only for long work).
-        fine_tuned: also probe every model the supervision run of this profile and seed fine-tuned
-            (``SFT-NL``, ...), as Table 4 does.
-    """
+    """The probing family's settings (Appendix B): ``distractors`` (min, max) distractor facts;
+    ``nsd_points`` next-step-derivability points per problem; ``readouts`` ``chat`` and/or ``plain`` of hidden
+    ``layer`` (-1: last); ``models`` as :func:`model_entry` reads them; ``fine_tuned`` also probes every model
+    the supervision run of this profile and seed fine-tuned, as Table 4 does."""
 
     n_train: int = 60
     n_test: int = 30

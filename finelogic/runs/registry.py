@@ -19,20 +19,10 @@ IN_PROCESS, SERVED, NO_MODEL = "in process", "served", "no model"
 
 @dataclass(frozen=True)
 class Family:
-    """One notebook family.
-
-    Attributes:
-        module: its ``finelogic.runs`` module (``FAMILY``, ``run``, ``rehearsal_plan``).
-        notebook: the notebook's file stem in ``notebooks/`` (its page in the book).
-        run_type: the :class:`~finelogic.runs.base.Run` subclass its ``run`` returns.
-        section: the profile section it reads.
-        upstream: the families whose runs it reads in every profile, handed to ``run`` as ``<name>_run``
-            arguments (:meth:`reads` adds those of one profile).
-        models: how the real slice reaches its models (:data:`SERVED`, :data:`IN_PROCESS`, :data:`NO_MODEL`).
-        reads_data: whether ``run`` takes ``data_dir`` (real benchmark files).
-        minutes: its notebook's time in the tiny book (2 cores): the runner starts the longest first when no
-            timings of the profile are known yet.
-    """
+    """One notebook family: its ``finelogic.runs`` module, its notebook's stem in ``notebooks/``, the
+    profile ``section`` it reads, ``upstream`` families whose runs ``run`` takes as ``<name>_run`` in every
+    profile, how the real slice reaches its ``models``, whether ``run`` takes ``data_dir``, and its notebook's
+    ``minutes`` in the tiny book (2 cores; the runner starts the longest first when no timings are known)."""
 
     module: ModuleType
     notebook: str
@@ -53,8 +43,7 @@ class Family:
         return self.module.run
 
     def reads(self, profile: str) -> tuple[str, ...]:
-        """The families whose runs it reads in ``profile``: :attr:`upstream` and what its module's
-        ``reads(profile)`` adds."""
+        """:attr:`upstream` and what its module's ``reads(profile)`` adds."""
         extra = getattr(self.module, "reads", None)
         return (*self.upstream, *(f for f in (extra(profile) if extra else ()) if f not in self.upstream))
 

@@ -51,12 +51,10 @@ class Quality:
 
 @dataclass(frozen=True)
 class SoundnessSettings:
-    """The soundness family's settings: ``policy`` (``principled`` or ``paper_code_compat``, the released
-    ``src/eval_step.py``; :mod:`finelogic.eval.soundness`) for every judged table; ``judge`` (``symbolic``,
-    exact, or ``hybrid``: the LLM judge for the rest); ``llm_judge`` (its model spec); ``quality`` (the FLD
-    problems whose gold proofs make the judge-quality set); ``llm_quality_steps`` (how many of those steps
-    the LLM judge is scored on; None: all); ``judge_responses`` (False: only the gold proofs of the
-    profile's FLD test set, no upstream run)."""
+    """The soundness family's settings: ``policy`` (:mod:`finelogic.eval.soundness`) for every judged table;
+    ``judge`` ``symbolic`` (exact) or ``hybrid`` (the LLM judge for the rest); ``llm_quality_steps``: the
+    judge-quality steps the LLM judge is scored on (None: all); ``judge_responses=False``: only the gold
+    proofs of the profile's FLD test set, no upstream run."""
 
     policy: SoundnessPolicy = SoundnessPolicy.PRINCIPLED
     judge: str = "symbolic"
@@ -173,11 +171,8 @@ def run(profile: str, *, seed: int = 0, accuracy_run: accuracy.AccuracyRun | Non
 
 
 def fld_responses(made: accuracy.AccuracyRun) -> tuple[pd.DataFrame, dict[str, Problem]]:
-    """The accuracy run's FLD records and FLD problems by id (its test sets, else made again from its settings).
-
-    Raises:
-        ValueError: a record's id names no FLD problem of the run.
-    """
+    """The accuracy run's FLD records and FLD problems by id (its test sets, else made again from its
+    settings); ValueError when a record names no FLD problem of the run."""
     fld_sets = [s for s in made.eval_sets if s.name == "fld"]
     if not fld_sets:
         fld_sets = [s for s in evaluation_sets(made.provenance.settings, seed=made.provenance.seed) if s.name == "fld"]

@@ -139,12 +139,8 @@ class SupervisionRun(Run):
 
     def fine_tuned(self) -> list[tuple[ModelSpec, str]]:
         """Every fine-tuned model as a ``ckpt`` spec named by its row (``SFT-NL``, ``LogiPT``), with the
-        prompt setting it was trained under.
-
-        Raises:
-            FileNotFoundError: a checkpoint is not in this machine's cache (never committed); the message names
-                the command that trains it again.
-        """
+        prompt setting it was trained under; FileNotFoundError (naming the command) for a checkpoint missing
+        from this machine's cache."""
         root = cache_dir() / "sft"
         out = []
         for row in self.training.to_dict("records"):
@@ -160,15 +156,9 @@ class SupervisionRun(Run):
 
 def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = None,
         data_dir: str | Path | None = None, evaluate: bool = True, **overrides: Any) -> SupervisionRun:
-    """Train one model per supervision style and evaluate each beside the base model (module docstring).
-
-    Args:
-        seed: seeds the training data, the training run and the test items.
-        backends: the base model's, or a fine-tuned one's by its setting (``"SFT-NL"``); training always
-            starts from the base spec.
-        data_dir: real benchmark files for the test items; default ``$FINELOGIC_DATA_DIR``.
-        evaluate: False trains only (``records`` and ``steps`` are then empty).
-    """
+    """Train one model per supervision style and evaluate each beside the base model (module docstring);
+    ``backends`` may hold the base model's or a fine-tuned one's by its row (``"SFT-NL"``), training always
+    starts from the base spec; ``evaluate=False`` trains only (``records`` and ``steps`` are then empty)."""
     watch = Stopwatch()
     settings = resolve(PROFILES, profile, SECTION, overrides)
     config = replace(settings.train, seed=seed)
@@ -207,11 +197,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
 def training_examples(settings: SupervisionSettings, seed: int) -> tuple[dict[str, list[dict[str, Any]]], pd.DataFrame]:
     """Each style's training examples (and ``LogiPT``'s when ``settings.logipt``) and the style checks (per
     style: examples, lines judged by :func:`finelogic.sft.style_checks.check`, lines failing), from one memo
-    shared with ``finelogic train`` and ``finelogic export-llamafactory`` (all three train on the same examples).
-
-    Raises:
-        StyleError: a built line fails its check (before any training).
-    """
+    shared with ``finelogic train`` and ``finelogic export-llamafactory``; StyleError if a line fails."""
     styles = settings.styles
     problems = training_problems(settings.sizes(), seed)
     version = source_version("finelogic.sft.datasets", "finelogic.baselines.logipt")
@@ -236,11 +222,7 @@ def training_examples(settings: SupervisionSettings, seed: int) -> tuple[dict[st
 def style_examples(profile: str, style: str, seed: int = 0,
                    overrides: Mapping[str, Any] | None = None) -> tuple[SupervisionSettings, list[dict[str, Any]]]:
     """The profile's settings and one style's training examples, exactly the ones :func:`run` trains on with
-    the same seed.
-
-    Raises:
-        ValueError: an unknown style (names the known ones).
-    """
+    the same seed."""
     choices = (*STYLES, "LogiPT")
     if style not in choices:
         raise ValueError(f"unknown style {style!r}; choose from {', '.join(choices)}")

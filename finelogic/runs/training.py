@@ -31,20 +31,11 @@ def train_style(style: str, *, profile: str = "paper", base: Any = None, out: st
                 examples: Sequence[Mapping[str, Any]] | None = None,
                 train_overrides: Mapping[str, Any] | None = None,
                 overrides: Mapping[str, Any] | None = None) -> TrlTrained:
-    """Fine-tune on one style's training set of ``profile`` with TRL; resume from ``out``'s last checkpoint.
-
-    Args:
-        style: ``NL``, ``Symb-Struct``, ``Symb-Filter``, ``Symb-Direct`` or ``LogiPT``.
-        base: ``llama3``, ``qwen`` or a model spec; None: the profile's ``base_model``.
-        out: the output folder; default ``cache_dir()/sft-trl/<base>-<style>-<profile>``.
-        max_steps: stop after this many optimizer steps (None: the profile's).
-        resume: continue from the last ``checkpoint-<step>`` in ``out``; False starts again.
-        save_steps: a checkpoint every this many steps (None: the recipe's, per epoch).
-        examples: train on these instead of building the profile's set (tests).
-        train_overrides: :class:`~finelogic.sft.train.TrainConfig` fields to change; any override leaves the
-            released recipe's batch layout for the profile's own.
-        overrides: other settings of the profile's ``sft`` section for the training set (e.g. its sizes).
-    """
+    """Fine-tune on one style's training set of ``profile`` with TRL, resuming from the last
+    ``checkpoint-<step>`` in ``out`` (default ``cache_dir()/sft-trl/<base>-<style>-<profile>``). ``base``:
+    ``llama3``, ``qwen`` or a model spec (None: the profile's); ``train_overrides`` change
+    :class:`~finelogic.sft.train.TrainConfig` fields (any leaves the released recipe's batch layout for the
+    profile's own); ``overrides`` other ``sft`` settings for the training set (its sizes)."""
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; choose from {', '.join(PROFILES)}")
     settings = PROFILES[profile]
