@@ -126,7 +126,7 @@ def test_a_toy_family_runs_through_the_rehearsals_family_runner_with_its_upstrea
     ctx = PlanContext("paper", serve=None, local=None, trainable=None, fraction=0.1)
     made, rows = {}, []
     for family in families:
-        stage_rows, error = run_family(family, family.rehearsal_plan(ctx), 0, None, tmp_path, True, made)
+        stage_rows, error = run_family(family, ctx, 0, None, tmp_path, made)
         assert error is None
         rows += stage_rows
     assert made["toy_total"].total["total"].tolist() == [sum(range(1, 11))]  # 0.1 x the paper's 100

@@ -41,15 +41,9 @@ def in_process(entry: Any, checkpoint: Path) -> dict[str, Any]:
 def slice_context(fraction: float, url: str, model: str, *, embedded: Path, standin: Path,
                   max_new_tokens: int = MAX_NEW_TOKENS, train: Mapping[str, Any] | None = None,
                   given: Mapping[str, Any] | None = None) -> PlanContext:
-    """The real slice's :class:`~finelogic.runs.base.PlanContext`.
-
-    Args:
-        fraction: the share of every test set, training set and item list, in (0, 1].
-        url, model: the llama.cpp server's base URL and model alias (every served model).
-        embedded: the embedded model's converted checkpoint (every in-process model).
-        standin: the rehearsal's random-init stand-in checkpoint (fine-tuning starts from it).
-        train: the training settings over the profile's (default: 2 optimizer steps).
-    """
+    """The real slice's :class:`~finelogic.runs.base.PlanContext`: every served model the llama.cpp server's
+    ``model`` at ``url``, every in-process one the ``embedded`` checkpoint, fine-tuning from the random-init
+    ``standin`` (``train`` over the profile's; default 2 optimizer steps)."""
     if not 0 < fraction <= 1:
         raise ValueError(f"the real slice's fraction must be in (0, 1], got {fraction!r}")
     return PlanContext(PROFILE, serve=lambda entry: served(entry, url, model),
@@ -79,14 +73,11 @@ def rehearse_slice(families: Sequence[registry.Family], fraction: float, root: P
         with environment(FINELOGIC_CACHE=root / "cache", FINELOGIC_RESULTS=root):
             made: dict[str, Run] = {}
             for family in families:
-                given = (overrides or {}).get(family.name, {})
-                plan = family.rehearsal_plan(slice_context(fraction, server.base_url, server.model, embedded=embedded,
-                                                           standin=standin, max_new_tokens=max_new_tokens,
-                                                           train=train, given=given))
-                plan["overrides"].update(given)
-                stage_rows, error = run_family(family, plan, seed, data_dir, root, True, made)
-                for row, stage in zip(stage_rows, ("real-slice", "real-slice write")):
-                    row.update(stage=stage, note=plan["note"])
+                ctx = slice_context(fraction, server.base_url, server.model, embedded=embedded, standin=standin,
+                                    max_new_tokens=max_new_tokens, train=train,
+                                    given=(overrides or {}).get(family.name, {}))
+                stages = ("real-slice", "real-slice write")
+                stage_rows, error = run_family(family, ctx, seed, data_dir, root, made, stages)
                 if family.models == registry.SERVED:  # HTTP requests to llama.cpp (every attempt)
                     stage_rows[0]["requests"] = stage_rows[0]["cache_calls"]
                 rows += stage_rows

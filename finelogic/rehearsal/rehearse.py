@@ -54,23 +54,15 @@ def rehearse(families: Sequence[str] | None = None, *, real_slice: float = 0.0, 
     models answered by :class:`~finelogic.rehearsal.standin.StandInServer` through the real OpenAI backend,
     in-process ones small random-init checkpoints (:func:`standin_checkpoints`), fine-tuning ``train_steps``
     steps of the paper's recipe (:data:`REHEARSAL_TRAIN`). A family's crash is recorded in the report and the
-    next family runs. Results go to ``<root>/paper/<family>/``, the cache to ``<root>/cache``, the report to
-    ``report.csv``, ``requests.csv`` and ``plan.csv``.
+    next family runs. Results go to ``<root>/paper/<family>/`` (default root ``<repo>/results/rehearsal``), the
+    cache to ``<root>/cache``, the report to ``report.csv``, ``requests.csv`` and ``plan.csv``; ``fresh=False``
+    answers a rerun from the cache and writes ``report-resumed.csv`` / ``requests-resumed.csv`` beside them.
 
-    Args:
-        real_slice: a fraction in (0, 1]: also run that share of every family against llama.cpp's server with
-            the embedded model (:mod:`finelogic.rehearsal.real_slice`, under ``<root>/real-slice``); 0: none.
-        root: the rehearsal's folder; default ``<repo>/results/rehearsal``.
-        fresh: empty ``root``'s results and cache first; False answers a rerun from the cache and writes
-            ``report-resumed.csv`` / ``requests-resumed.csv`` beside the fresh report.
-        train_steps: optimizer steps per fine-tuned model (the paper's recipe otherwise).
-        overrides, slice_overrides: extra overrides per family, applied last.
-        data_dir: the real benchmark files; default ``$FINELOGIC_DATA_DIR``.
-        stand_ins: run the families against the stand-ins (False: the real slice only).
-        slice_tokens: the real slice's cap on new tokens (default
-            :data:`finelogic.rehearsal.real_slice.MAX_NEW_TOKENS`).
-        distributed: after supervision, also rehearse the TRL path on 2 CPU processes
-            (:mod:`finelogic.rehearsal.distributed`; skipped without TRL).
+    ``real_slice`` (a fraction in (0, 1]) also runs that share of every family against llama.cpp's server
+    (:mod:`finelogic.rehearsal.real_slice`, under ``<root>/real-slice``, ``slice_tokens`` new tokens);
+    ``stand_ins=False`` runs the real slice only; ``overrides`` / ``slice_overrides`` per family are applied
+    last; ``distributed`` also rehearses the TRL path on 2 CPU processes after supervision
+    (:mod:`finelogic.rehearsal.distributed`; skipped without TRL).
     """
     if not 0 <= real_slice <= 1:
         raise ValueError(f"real_slice must be a fraction in [0, 1], got {real_slice!r}")
@@ -85,12 +77,10 @@ def rehearse(families: Sequence[str] | None = None, *, real_slice: float = 0.0, 
     try:
         with environment(FINELOGIC_CACHE=root / "cache", FINELOGIC_RESULTS=root):
             for family in chosen if stand_ins else ():
-                given = (overrides or {}).get(family.name, {})
-                plan = family.rehearsal_plan(plan_context(server.url, checkpoints, train_steps=train_steps,
-                                                          given=given))
-                plan["overrides"].update(given)
+                ctx = plan_context(server.url, checkpoints, train_steps=train_steps,
+                                   given=(overrides or {}).get(family.name, {}))
                 before = {(c["model"], c["kind"]): c for c in server.counts()}
-                stage_rows, error = run_family(family, plan, seed, data_dir, root, True, made)
+                stage_rows, error = run_family(family, ctx, seed, data_dir, root, made)
                 sent = _difference(server.counts(), before)
                 request_rows += [{"family": family.name, **c} for c in sent]
                 stage_rows[0].update(requests=sum(c["requests"] for c in sent),
@@ -163,8 +153,8 @@ def local(name: str, checkpoint: Path) -> dict[str, Any]:
 
 def standin_checkpoints(folder: Path, *, count: int = 6) -> list[Path]:
     """``count`` random-init checkpoints (seeds 0..count-1) of the embedded model's architecture cut to
-    2 blocks of width 64, made once per folder: one per LogicMark model of the paper profile, since two models
-    on one checkpoint would share cache entries."""
+    2 blocks of width 64, made once per folder: one per LogicMark model of the paper profile (two models on one
+    checkpoint would share cache entries)."""
     paths = []
     for seed in range(count):
         target = folder / f"smollm2-arch-2x64-seed{seed}"
@@ -194,12 +184,8 @@ def _save_standin(target: Path, seed: int) -> None:
 
 def plan_table(requests: pd.DataFrame, prices: Mapping[str, tuple[float, float]] | None = None) -> pd.DataFrame:
     """Requests and tokens per model for a real run, and its API cost at ``prices`` (model -> US$ per million
-    input and output tokens; unpriced models get no cost).
-
-    Returns:
-        One row per model: ``model, requests, prompt_tokens, output_tokens_at_cap, input_usd,
-        output_usd_at_cap, total_usd_at_cap`` (output at the cap: the most a run can be billed).
-    """
+    input and output tokens; unpriced models get no cost); output is counted at the cap, the most a run can be
+    billed."""
     columns = ["model", "requests", "prompt_tokens", "output_tokens_at_cap", "input_usd", "output_usd_at_cap",
                "total_usd_at_cap"]
     if requests.empty:

@@ -14,7 +14,7 @@ from typing import Any, Iterator, Mapping
 
 from finelogic.config import STORE_FILE, store_path
 from finelogic.data.stored import copy_stored
-from finelogic.runs.base import Run
+from finelogic.runs.base import PlanContext, Run
 from finelogic.runs.registry import Family
 
 log = logging.getLogger(__name__)
@@ -51,27 +51,23 @@ def load_avg() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def run_family(family: Family, plan: Mapping[str, Any], seed: int, data_dir: Any, root: Path, keep_going: bool,
-               made: dict[str, Run]) -> tuple[list[dict[str, Any]], str | None]:
-    """Run and write one family; one report row per stage (``run``, ``write``). Its run is added to
-    ``made`` (by family name) for the families downstream of it.
-
-    Raises:
-        UpstreamMissing: (through the family's ``run``) an upstream family was not run before it here.
-    """
-    kwargs = dict(plan["overrides"])
+def run_family(family: Family, ctx: PlanContext, seed: int, data_dir: Any, root: Path, made: dict[str, Run],
+               stages: tuple[str, str] = ("run", "write")) -> tuple[list[dict[str, Any]], str | None]:
+    """Run and write one family with its ``rehearsal_plan(ctx)``, ``ctx.given`` over it; one report row per
+    stage, with the plan's note. Its run is added to ``made`` (by family name) for the families downstream;
+    a crash is recorded and returned, and the rehearsal goes on."""
+    plan = family.rehearsal_plan(ctx)
+    kwargs = {**plan["overrides"], **ctx.given}
     if family.reads_data and data_dir is not None:
         kwargs["data_dir"] = data_dir
     kwargs |= {f"{name}_run": made[name] for name in family.reads(PROFILE) if name in made}
     rows: list[dict[str, Any]] = []
     error, run = None, None
     cache_before = folder_bytes(root / "cache")
-    with stage(family.name, "run", rows):
+    with stage(family.name, stages[0], rows):
         try:
             run = family.run(PROFILE, seed=seed, backends=dict(plan["backends"]) or None, **kwargs)
         except Exception as exc:  # the rehearsal's job is to find these: record and go on
-            if not keep_going:
-                raise
             error = f"{type(exc).__name__}: {exc}"[:500]
             log.exception("rehearsal: %s failed", family.name)
     calls, hits = (run.provenance.model_calls, run.provenance.cache_hits) if run is not None else (0, 0)
@@ -79,9 +75,11 @@ def run_family(family: Family, plan: Mapping[str, Any], seed: int, data_dir: Any
                    cache_bytes=folder_bytes(root / "cache") - cache_before)
     if run is not None:
         made[family.name] = run
-        with stage(family.name, "write", rows):
+        with stage(family.name, stages[1], rows):
             paths = run.write(root / PROFILE / family.name)
         rows[1].update(status="ok", files=len(paths), result_bytes=sum(p.stat().st_size for p in paths))
+    for row in rows:
+        row["note"] = plan["note"]
     return rows, error
 
 

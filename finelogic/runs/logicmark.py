@@ -1,12 +1,8 @@
-"""The LogicMark card's evaluation: the logicmark family's run, behind ``notebooks/07_logicmark.ipynb``.
-
-:func:`run` takes the items (our generator with the card's configuration, or LogicMark records from a
-file), opens every model once (the model-call cache answers every log-likelihood seen before), scores each
-by log-likelihood multiple choice (:func:`finelogic.eval.logicmark.score`) and builds the card's tables
-(:func:`finelogic.eval.logicmark.summaries`). Rows: the embedded SmolLM2-135M-Instruct; with
-``random_control`` the same architecture with random weights drawn with the run's seed (chance level;
-``random_control_items`` limits it to the first items, its rows' ``n`` say so); every ``extra_models``
-entry, labelled as written; every ``sft_checkpoints`` entry, labelled ``SFT: <path>``.
+"""The LogicMark card's evaluation (``notebooks/07_logicmark.ipynb``): items scored by log-likelihood multiple
+choice (:func:`finelogic.eval.logicmark.score`). Rows: the embedded SmolLM2-135M-Instruct; with ``random_control``
+the same architecture with random weights drawn with the run's seed (chance level; ``random_control_items``
+limits it to the first items, its rows' ``n`` say so); every ``extra_models`` entry, labelled as written; every
+``sft_checkpoints`` entry, labelled ``SFT: <path>``.
 """
 from __future__ import annotations
 

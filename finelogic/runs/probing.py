@@ -1,10 +1,6 @@
-"""Table 4 (paper §3.3, Appendix B): the probing family's run, behind ``notebooks/05_probing.ipynb``.
-
-:func:`run` builds the CSS / RFI / NSD rows from generated FLD-style problems
-(:mod:`finelogic.eval.probing_data`), reads each row's hidden state in every model
-(:func:`finelogic.eval.probing.extract_features`) and fits the paper's probe per task beside the
-majority-class and text-only baselines (:func:`finelogic.eval.probing.probe_predictions`); the summary
-carries bootstrap 95% CIs over test problems.
+"""Table 4 (paper §3.3, Appendix B), behind ``notebooks/05_probing.ipynb``: the CSS / RFI / NSD rows of generated
+FLD-style problems (:mod:`finelogic.eval.probing_data`), each row's hidden state in every model, and the paper's
+probe per task beside the majority-class and text-only baselines (:mod:`finelogic.eval.probing`).
 """
 from __future__ import annotations
 

@@ -1,11 +1,9 @@
 """The stepwise-soundness notebook's run (paper §3.2, Table 3), as a profile's ``soundness`` section says.
 
 Inputs are the FLD responses and problems of the accuracy run of the same profile and seed (handed in, or
-read from ``results/<profile>/accuracy``; never a run of other models made quietly instead). Gold proofs
-are judged the same way as a sanity row (all-valid, all-atomic), the judges are scored on a labelled step
-set from fresh gold proofs (:mod:`finelogic.eval.judge_quality`), and a teaching example is judged. The
-symbolic work (verdicts, each response's steps, the judge-quality set) is kept in memos, so a rerun with
-every model answer cached judges nothing again.
+read from ``results/<profile>/accuracy``, never made quietly). Gold proofs are judged the same way as a sanity
+row, the judges are scored on a labelled step set from fresh gold proofs (:mod:`finelogic.eval.judge_quality`),
+and a teaching example is judged; the symbolic work is kept in memos.
 """
 from __future__ import annotations
 

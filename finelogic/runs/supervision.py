@@ -1,11 +1,9 @@
 """The supervision-styles notebook's run (paper Section 4: Figure 4 and the SFT rows of Tables 2, 3 and 5).
 
-For each style: build the training set and check every line it writes
-(:func:`finelogic.sft.datasets.checked_training_set`), fine-tune the base model on it
-(:func:`finelogic.sft.train.train`; a checkpoint with the same data and settings is reused), then evaluate
-it and the base model on the profile's SFT test items under the prompt it was trained with, so every
-``SFT-<style>`` row (``model`` = the base model) stands beside its base row. FLD responses are judged step
-by step with the symbolic judge (Table 3's SFT rows).
+For each style: build the training set and check every line (:func:`finelogic.sft.datasets.checked_training_set`),
+fine-tune the base model on it (:func:`finelogic.sft.train.train`; a checkpoint with the same data and settings is
+reused), then evaluate it and the base model under the prompt it was trained with, so every ``SFT-<style>`` row
+(``model`` = the base model) stands beside its base row; FLD responses are judged step by step (Table 3).
 """
 from __future__ import annotations
 
