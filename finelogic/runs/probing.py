@@ -20,7 +20,7 @@ from finelogic.eval.probing_data import (TASKS, ProbeRow, Readout, build_rows, p
                                          shown_rows, split_problems)
 from finelogic.memo import Memo, source_version
 from finelogic.runs.base import (JSON, Codec, PlanContext, Provenance, Run, Stopwatch, call_counts, find_run, kept,
-                                 open_models, parse_model_list, plan, resolve, set_threads)
+                                 open_models, parse_model_list, plan, release, resolve, set_threads)
 from finelogic.runs.supervision import FAMILY as SUPERVISION, SupervisionRun
 
 log = logging.getLogger(__name__)
@@ -125,11 +125,9 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
         made = supervision_run or find_run(SupervisionRun, SUPERVISION, profile, seed)
         entries += [spec for spec, _ in made.fine_tuned()]
     opened = open_models(entries, backends, batch_size=BATCH_SIZE)
-    names, model_ids = tuple(s.name for s, _ in opened), tuple(s.model_id for s, _ in opened)
-    all_rows, tables, seconds, calls, hits = {}, [], {}, 0, 0
+    all_rows, tables, seconds = {}, [], {}
     text_only = None
-    while opened:  # each model is dropped when done, so only one is in memory at a time
-        spec, backend = opened.pop(0)
+    for spec, backend in opened:
         start = time.perf_counter()
         for readout_name in settings.readouts:
             readout = Readout(readout_name, backend.tokenizer if readout_name == "chat" else None)
@@ -145,14 +143,15 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
             tables.append(table.assign(model=spec.name, readout=readout_name))
         seconds[spec.name] = time.perf_counter() - start
         model_calls, cache_hits = call_counts([backend])
-        calls, hits = calls + model_calls, hits + cache_hits
         log.info("probing %s: %.1f s, %d model calls, %d cached", spec.name, seconds[spec.name], model_calls, cache_hits)
-        del backend
+        release(backend)  # one model in memory at a time
+    calls, hits = call_counts(b for _, b in opened)
     predictions = pd.concat(tables, ignore_index=True)[["model", "readout", "probe", *PREDICTION_COLUMNS]]
     depths = settings.depths
     data = {"fld (probing)": f"generated, depths {min(depths)}-{max(depths)}, {n_train} train + {n_test} test problems"}
-    provenance = Provenance(FAMILY, profile, seed, settings=settings, models=names, model_ids=model_ids,
-                            n=len(splits["test"]), data=data, model_calls=calls, cache_hits=hits, seconds=float(watch))
+    provenance = Provenance(FAMILY, profile, seed, settings=settings, models=tuple(s.name for s, _ in opened),
+                            model_ids=tuple(s.model_id for s, _ in opened), n=len(splits["test"]), data=data,
+                            model_calls=calls, cache_hits=hits, seconds=float(watch))
     first = next(iter(all_rows.values()), [])
     return ProbingRun(provenance, predictions, summarize(predictions, seed=seed).round(4), row_counts=row_counts(first),
                       splits={k: list(v) for k, v in splits.items()}, shown_rows=tuple(shown_rows(first)),

@@ -241,11 +241,9 @@ def evaluate_trained(items: list[Problem], base_entry: Any, trained: list[Traine
     model (its training prompt), and the backends used."""
     if not items:
         return pd.DataFrame(), []
-    backends = dict(backends or {})
-    given = {t.name: backends.pop(t.name) for t in trained if t.name in backends}
-    (base, base_backend), = open_models([base_entry], backends, batch_size=batch_size)
-    runs = [(SETTING.name, base_backend), *((t.name, given[t.name] if t.name in given
-                                             else open_model(t.spec, batch_size=batch_size)) for t in trained)]
+    (base, base_backend), *tuned = open_models([base_entry, *(t.spec for t in trained)], backends,
+                                               batch_size=batch_size)
+    runs = [(SETTING.name, base_backend), *((spec.name, backend) for spec, backend in tuned)]
     if any(t.name == "LogiPT" for t in trained):
         runs.insert(1, (DIRECT.name, base_backend))  # LogiPT's own prompt, for the base model too
     frames = []
