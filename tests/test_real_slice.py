@@ -13,7 +13,6 @@ from finelogic.runs import accuracy
 from finelogic.rehearsal import rehearse
 from finelogic.rehearsal.real_slice import in_process, served, slice_context
 from finelogic.runs import registry
-from finelogic.runs.base import sliced
 
 def slice_plan(family, fraction, url, model, **paths):
     return registry.family(family).rehearsal_plan(slice_context(fraction, url, model, **paths))
@@ -24,7 +23,8 @@ SERVER_NAMES = {"real-slice:Llama-3.1-8B-Instruct", "real-slice:Qwen-2.5-7B-Inst
 
 
 def test_the_slice_is_the_first_ceil_fraction_and_names_every_model_real_slice(tmp_path):
-    assert [sliced(n, 0.01) for n in (1100, 204, 390, 500, 1, 0)] == [11, 3, 4, 5, 1, 1]
+    ctx = slice_context(0.01, "u", "m", embedded=tmp_path, standin=tmp_path)
+    assert [ctx.sliced(n) for n in (1100, 204, 390, 500, 1, 0)] == [11, 3, 4, 5, 1, 1]
     plan = slice_plan("accuracy", 0.01, "http://127.0.0.1:9/v1", "smollm2", embedded=tmp_path, standin=tmp_path)
     models = plan["overrides"]["models"]
     assert {m["name"] for m in models} == SERVER_NAMES

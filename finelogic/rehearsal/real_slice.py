@@ -27,8 +27,7 @@ N_CTX = 8192
 
 
 def served(entry: Any, url: str, model: str) -> dict[str, Any]:
-    """A profile's model entry as ``real-slice:<name>``: the llama.cpp model at ``url`` through the OpenAI
-    backend (a ``scorer`` key is kept)."""
+    """A profile's model entry as ``real-slice:<name>``, the llama.cpp model at ``url`` (its ``scorer`` kept)."""
     options = {k: (dict(v) if isinstance(v, dict) else v) for k, v in SERVER_OPTIONS.items()}
     return served_spec(entry, PREFIX + entry_name(entry), model, url, options)
 

@@ -139,8 +139,7 @@ def plan_context(url: str, checkpoints: Sequence[Path], *, train_steps: int = 2,
 
 
 def served(entry: Any, url: str) -> dict[str, Any]:
-    """A profile's model entry as a stand-in on the server at ``url``, through the OpenAI backend (a
-    ``scorer`` key is kept)."""
+    """A profile's model entry as a stand-in on the server at ``url`` (its ``scorer`` kept)."""
     name = entry_name(entry)
     model = entry.get("model") or entry.get("path") or name if isinstance(entry, Mapping) else name
     return served_spec(entry, PREFIX + name, PREFIX + str(model), url, dict(SERVER_OPTIONS))
@@ -235,8 +234,7 @@ def _write(root: Path, suffix: str, rows: list[dict[str, Any]],
 
 
 def render(root: str | Path, prices: Mapping[str, tuple[float, float]] | None = None) -> str:
-    """The report under ``root`` as two Markdown tables (per family and stage; the plan per model at
-    ``prices``)."""
+    """The report under ``root`` as two Markdown tables (per stage; the plan per model at ``prices``)."""
     root = Path(root)
     report = pd.read_csv(root / "report.csv")
     plan = plan_table(pd.read_csv(root / "requests.csv"), prices)

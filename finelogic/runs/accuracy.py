@@ -260,8 +260,7 @@ def split_scorers(entries: Sequence[Any]) -> tuple[list[Any], list[str]]:
 
 
 def rehearsal_plan(ctx: PlanContext) -> dict[str, Any]:
-    """Every model served by the stand-in; the real slice also takes the first ``fraction`` of each test set
-    and caps new tokens."""
+    """Every model served; the real slice also takes the first ``fraction`` of each set and caps new tokens."""
     section = PROFILES[ctx.profile]
     overrides: dict[str, Any] = {"models": [ctx.serve(e) for e in section.models]}
     if ctx.fraction is None:

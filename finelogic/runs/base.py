@@ -152,8 +152,7 @@ JSON = Codec("json", lambda v: json.dumps(v, ensure_ascii=False, sort_keys=True)
 
 
 def settings_codec(cls: type) -> Codec:
-    """A frozen settings dataclass (or None), written as its plain data and built back
-    (:func:`finelogic.settings.build`)."""
+    """A frozen settings dataclass (or None) as its plain data, built back by :func:`finelogic.settings.build`."""
     return Codec(cls.__name__, lambda v: json.dumps(as_data(v), sort_keys=True),
                  lambda text: None if json.loads(text) is None else build(cls, json.loads(text), cls.__name__))
 
@@ -447,17 +446,12 @@ class PlanContext:
     given: Mapping[str, Any] = field(default_factory=dict)
 
     def sliced(self, n: int) -> int:
-        """``n`` sliced by ``fraction`` (:func:`sliced`; ``n`` itself outside a slice)."""
-        return n if self.fraction is None else sliced(n, self.fraction)
+        """A slice's share of ``n`` items, ``ceil(fraction x n)`` and at least 1 (``n`` itself outside a slice)."""
+        return n if self.fraction is None else max(1, math.ceil(self.fraction * n))
 
     def capped(self, asked: int | None) -> str:
         """The report's words for the slice's cap on new tokens against the profile's (``asked``)."""
         return f"new tokens capped at {self.max_new_tokens}" + (f" (the profile: {asked:,})" if asked else "")
-
-
-def sliced(n: int, fraction: float) -> int:
-    """``ceil(fraction x n)``, at least 1: a rehearsal slice's share of ``n`` items."""
-    return max(1, math.ceil(fraction * n))
 
 
 def plan(overrides: Mapping[str, Any] | None = None, backends: Mapping[str, Any] | None = None,

@@ -36,8 +36,7 @@ PROFILES = {name: ClaimsSettings() for name in PROFILE_NAMES}
 
 @dataclass(frozen=True)
 class ClaimsRun(Run):
-    """The verdicts on the paper's findings: one row per claim (:data:`~finelogic.eval.claims.VERDICT_COLUMNS`),
-    and the upstream runs read (live only)."""
+    """The verdicts on the paper's findings, one row per claim, and the upstream runs read (live only)."""
 
     verdicts: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(VERDICT_COLUMNS)))
     supervision_run: supervision.SupervisionRun | None = field(default=None, repr=False, compare=False)

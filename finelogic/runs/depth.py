@@ -35,8 +35,7 @@ FORCED_SUMMARY_COLUMNS = ("model", "setting", "depth_bucket", "n", "correct", "a
 class DepthRun(accuracy.SectionOfRun, Run):
     """Accuracy by FLD depth bucket, one row per model × setting × bucket: ``summary`` (principled policy),
     ``compat`` (the released depth scorer, ``correct_depth``: the gold marker anywhere) and ``forced`` (our
-    forced choice, with ``chance``; no row for a group without a forced answer); ``sets`` and ``accuracy_run``
-    are the accuracy run's (the run is live only)."""
+    forced choice, with ``chance``); ``sets`` and the live-only ``accuracy_run`` are the accuracy run's."""
 
     summary: pd.DataFrame = field(
         default_factory=lambda: pd.DataFrame(columns=["model", "setting", "depth_bucket", *SUMMARY_COLUMNS]))

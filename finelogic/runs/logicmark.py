@@ -73,10 +73,8 @@ PROFILES = {
 @dataclass(frozen=True)
 class LogicMarkRun(Run):
     """The LogicMark page's tables (accuracies in %, long, with a ``model`` column): ``items`` (one record
-    per item and model, :func:`finelogic.eval.logicmark.score`), ``by_hop`` (the card's layout,
-    :func:`~finelogic.eval.logicmark.card_layout`), ``by_style`` / ``by_answer_type`` (by the generator's graph
-    style / the answer's operator), ``by_normalization`` (all items under each normalisation), and the
-    ``problems`` scored, in order."""
+    per item and model), ``by_hop`` (the card's layout), ``by_style`` / ``by_answer_type`` (by graph style / the
+    answer's operator), ``by_normalization`` (all items under each normalisation); the ``problems`` scored."""
 
     items: pd.DataFrame
     by_hop: pd.DataFrame
@@ -153,9 +151,8 @@ def _extra(name: str) -> Any:
 
 def logicmark_items(n: int, seed: int, path: str | Path | None = None) -> list[Problem]:
     """The items a run scores: ``n`` problems from our generator (the card's configuration and hop shares,
-    ``seed``; kept on disk like the test sets, :func:`finelogic.data.stored.generate_stored`), or, with ``path``,
-    the LogicMark records there: all of them when there are at most ``n``, else ``n`` drawn with ``seed``, kept
-    in file order."""
+    kept on disk like the test sets), or with ``path`` the LogicMark records there: all when there are at most
+    ``n``, else ``n`` drawn with ``seed``, in file order."""
     if not path:
         return generate_stored("logicmark", n=n, seed=seed)
     problems = list(load_dataset("logicmark", path))

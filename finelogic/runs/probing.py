@@ -84,11 +84,10 @@ PROFILES = {
 
 @dataclass(frozen=True)
 class ProbingRun(Run):
-    """Everything a Table-4 page shows: ``predictions`` (one row per test row, model, read-out and probe:
-    :data:`~finelogic.eval.probing.PREDICTION_COLUMNS`), their ``summary`` (rounded to 4 decimals),
-    ``row_counts`` (problems, rows and the share of label 1 per task and split; every model reads the same
-    rows), ``splits`` (``train`` / ``test`` -> problems), ``shown_rows`` (one test row per task), ``seconds``
-    per model, and ``rows`` (``(model, readout)`` -> all probing rows; live only: megabytes of prompt text)."""
+    """Everything a Table-4 page shows: ``predictions`` (one row per test row, model, read-out and probe),
+    their ``summary``, ``row_counts`` (problems, rows and the share of label 1 per task and split; every model
+    reads the same rows), one ``shown_rows`` test row per task, and ``rows`` (``(model, readout)`` -> all probing
+    rows; live only: megabytes of prompt text)."""
 
     predictions: pd.DataFrame
     summary: pd.DataFrame

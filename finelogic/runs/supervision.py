@@ -219,8 +219,7 @@ def training_examples(settings: SupervisionSettings, seed: int) -> tuple[dict[st
 
 def style_examples(profile: str, style: str, seed: int = 0,
                    overrides: Mapping[str, Any] | None = None) -> tuple[SupervisionSettings, list[dict[str, Any]]]:
-    """The profile's settings and one style's training examples, exactly the ones :func:`run` trains on with
-    the same seed."""
+    """The profile's settings and one style's training examples, the ones :func:`run` trains on (same seed)."""
     choices = (*STYLES, "LogiPT")
     if style not in choices:
         raise ValueError(f"unknown style {style!r}; choose from {', '.join(choices)}")
@@ -259,8 +258,7 @@ def evaluate_trained(items: list[Problem], base_entry: Any, trained: list[Traine
 
 
 def figure4_rows(examples: Mapping[str, list[dict[str, Any]]]) -> pd.DataFrame:
-    """Figure 4: the first FLD training problem with a proof as each style writes it (``style, id, label,
-    user, text``)."""
+    """Figure 4: the first FLD training problem with a proof as each style writes it."""
     columns = ["style", "id", "label", "user", "text"]
     if not examples:
         return pd.DataFrame(columns=columns)

@@ -51,8 +51,7 @@ def train_style(style: str, *, profile: str = "paper", base: Any = None, out: st
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``accelerate launch -m finelogic.runs.training --style NL --profile paper ...`` (the options of
-    ``finelogic train``, plus ``--train`` and ``--sizes`` as JSON)."""
+    """``accelerate launch -m finelogic.runs.training ...`` with the options of ``finelogic train``."""
     parser = argparse.ArgumentParser(prog="finelogic.runs.training", description=__doc__.splitlines()[0])
     parser.add_argument("--style", required=True)
     parser.add_argument("--profile", default="paper")
