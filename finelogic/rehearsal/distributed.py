@@ -26,9 +26,8 @@ def rehearse_distributed(root: Path, base: str, *, profile: str = "paper", steps
                          train: Mapping[str, Any], styles: Sequence[str] = STYLES, seed: int = 0,
                          sizes: Mapping[str, Any] | None = None,
                          timeout: float = 3600) -> tuple[list[dict[str, Any]], dict[str, str]]:
-    """Launch every style (module docstring) with ``accelerate launch`` on 2 CPU processes, in the caller's
-    environment: one report row per launch (stage ``trl-2proc <style>``) and the errors by style. ``sizes``:
-    training-set sizes other than the profile's."""
+    """Launch every style (module docstring) in the caller's environment, with training-set ``sizes`` other than
+    the profile's: one report row per launch (stage ``trl-2proc <style>``) and the errors by style."""
     from finelogic.rehearsal.running import load_avg, report_row
 
     rows: list[dict[str, Any]] = []

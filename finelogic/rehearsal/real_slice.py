@@ -57,9 +57,8 @@ def rehearse_slice(families: Sequence[registry.Family], fraction: float, root: P
                    train: Mapping[str, Any] | None = None, max_new_tokens: int | None = None,
                    overrides: Mapping[str, Mapping[str, Any]] | None = None, rows: list[dict[str, Any]],
                    errors: dict[str, str], written: Callable[[], Any] = lambda: None) -> None:
-    """Run ``families`` as the real slice under ``root``: start llama.cpp's server on the embedded GGUF, run
-    each family with its slice plan, append its report rows to ``rows`` and its error to ``errors``
-    (``real-slice <family>``), call ``written`` after each family."""
+    """Run ``families`` as the real slice under ``root`` against llama.cpp's server on the embedded GGUF, adding
+    report rows to ``rows`` and errors to ``errors`` (``real-slice <family>``); ``written()`` after each family."""
     from finelogic.models.embedded import converted_path
     from finelogic.models.llama_server import LlamaServer
 

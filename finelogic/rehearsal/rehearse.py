@@ -128,9 +128,8 @@ def _distributed(root: Path, checkpoint: Path, seed: int, steps: int,
 
 def plan_context(url: str, checkpoints: Sequence[Path], *, train_steps: int = 2,
                  given: Mapping[str, Any] | None = None) -> PlanContext:
-    """The :class:`~finelogic.runs.base.PlanContext` of the stand-ins: served models on the server at ``url``,
-    in-process ones the random-init ``checkpoints`` (one per model index), training from the first with
-    :data:`REHEARSAL_TRAIN`."""
+    """The stand-ins' :class:`~finelogic.runs.base.PlanContext`: served models on the server at ``url``, in-process
+    ones the random-init ``checkpoints`` (one per model index), training from the first."""
     train = {**REHEARSAL_TRAIN, "max_steps": train_steps}
     return PlanContext(PROFILE, serve=lambda entry: served(entry, url),
                        local=lambda entry, i=0: local(entry_name(entry), checkpoints[i % len(checkpoints)]),
@@ -183,8 +182,7 @@ def _save_standin(target: Path, seed: int) -> None:
 
 def plan_table(requests: pd.DataFrame, prices: Mapping[str, tuple[float, float]] | None = None) -> pd.DataFrame:
     """Requests and tokens per model for a real run, and its API cost at ``prices`` (model -> US$ per million
-    input and output tokens; unpriced models get no cost); output is counted at the cap, the most a run can be
-    billed."""
+    input and output tokens; none for unpriced models), output counted at the cap: the most a run is billed."""
     columns = ["model", "requests", "prompt_tokens", "output_tokens_at_cap", "input_usd", "output_usd_at_cap",
                "total_usd_at_cap"]
     if requests.empty:

@@ -58,9 +58,8 @@ class Tally:
 
 
 class StandInServer:
-    """The stand-in server (:func:`serve` runs it in a process of its own); ``count_tokens`` (``text -> tokens``,
-    default whitespace words) counts a deterministic 1-in-``sample`` sample of the messages, the rest are counted by
-    characters at the sample's ratio, plus 4 tokens per message for the chat template."""
+    """The stand-in server; ``count_tokens`` (default whitespace words) counts a deterministic 1-in-``sample``
+    sample of the messages, the rest by characters at its ratio, plus 4 tokens per message for the chat template."""
 
     def __init__(self, count_tokens: Callable[[str], int] | None = None, *, sample: int = 16) -> None:
         # Tokenizing every prompt costs more than answering it: a remembered 1-in-``sample`` sample only.
@@ -261,9 +260,8 @@ def _handler(server: StandInServer) -> type[BaseHTTPRequestHandler]:
 
 
 class StandInProcess:
-    """A :class:`StandInServer` in a fresh interpreter of its own (what the rehearsal runs, so its work runs
-    beside the run's), counting tokens with the ``tokenizer.json`` in the folder ``tokenizer`` (None: whitespace
-    words). Same ``url`` / ``counts`` / ``stop``; it gets SIGTERM when its parent dies, even by SIGKILL (Linux)."""
+    """A :class:`StandInServer` in an interpreter of its own (its work runs beside the run's), counting tokens
+    with ``tokenizer``/``tokenizer.json`` (None: whitespace words); SIGTERM when its parent dies, even by SIGKILL."""
 
     def __init__(self, tokenizer: str | os.PathLike | None = None, *, sample: int = 16, timeout: float = 120) -> None:
         from finelogic.models.llama_server import die_with_parent

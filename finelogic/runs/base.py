@@ -127,16 +127,6 @@ def _problems_from(text: str) -> list[Problem]:
     return [Problem.from_dict(json.loads(line)) for line in text.splitlines() if line.strip()]
 
 
-def _eval_sets_dump(sets: Sequence[EvalSet]) -> str:
-    return json.dumps([{"name": s.name, "source": s.source, "generated": s.generated,
-                        "problems": [p.to_dict() for p in s.problems]} for s in sets], ensure_ascii=False)
-
-
-def _eval_sets_load(text: str) -> tuple[EvalSet, ...]:
-    return tuple(EvalSet(s["name"], tuple(Problem.from_dict(p) for p in s["problems"]), s["source"], s["generated"])
-                 for s in json.loads(text))
-
-
 #: A sequence of :class:`~finelogic.data.problem.Problem` records (JSON lines, the record's own schema).
 PROBLEMS = Codec("problems", _problem_lines, lambda text: tuple(_problems_from(text)), ".jsonl")
 #: One problem or None.
@@ -146,7 +136,11 @@ PROBLEM = Codec("problem", lambda p: _problem_lines([p] if p is not None else []
 PROBLEMS_BY_ID = Codec("problems by id", lambda ps: _problem_lines(ps.values()),
                        lambda text: {p.id: p for p in _problems_from(text)}, ".jsonl")
 #: Test sets (:class:`~finelogic.data.suites.EvalSet`): name, source, whether generated, their problems.
-EVAL_SETS = Codec("test sets", _eval_sets_dump, _eval_sets_load)
+EVAL_SETS = Codec("test sets", lambda sets: json.dumps([{"name": s.name, "source": s.source, "generated": s.generated,
+                                                         "problems": [p.to_dict() for p in s.problems]} for s in sets],
+                                                       ensure_ascii=False),
+                  lambda text: tuple(EvalSet(s["name"], tuple(map(Problem.from_dict, s["problems"])), s["source"],
+                                             s["generated"]) for s in json.loads(text)))
 #: Plain JSON data (numbers, strings, lists, string-keyed mappings).
 JSON = Codec("json", lambda v: json.dumps(v, ensure_ascii=False, sort_keys=True), json.loads)
 
