@@ -148,12 +148,6 @@ class AccuracyRun(SectionOfRun, Run):
             rows = rows[rows["model"] == model]
         return [json.loads(text) for text in rows["trace"]]
 
-    @classmethod
-    def read(cls, directory: str | Path) -> "AccuracyRun":
-        run = super().read(directory)
-        # A CSV cannot tell an empty response from a missing one; a response is never missing.
-        return replace(run, records=run.records.assign(response=run.records["response"].fillna("")))
-
 
 def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = None,
         data_dir: str | Path | None = None, supervision_run: Any = None, **overrides: Any) -> AccuracyRun:
