@@ -128,25 +128,21 @@ def _distributed(root: Path, checkpoint: Path, seed: int, steps: int,
 
 def plan_context(url: str, checkpoints: Sequence[Path], *, train_steps: int = 2,
                  given: Mapping[str, Any] | None = None) -> PlanContext:
-    """The stand-ins' :class:`~finelogic.runs.base.PlanContext`: served models on the server at ``url``, in-process
-    ones the random-init ``checkpoints`` (one per model index), training from the first."""
-    train = {**REHEARSAL_TRAIN, "max_steps": train_steps}
-    return PlanContext(PROFILE, serve=lambda entry: served(entry, url),
-                       local=lambda entry, i=0: local(entry_name(entry), checkpoints[i % len(checkpoints)]),
-                       trainable=lambda entry: local(entry_name(entry), checkpoints[0]), train=train,
-                       given=dict(given or {}))
+    """The stand-ins' :class:`~finelogic.runs.base.PlanContext`: served models on the server at ``url`` (a
+    ``scorer`` key kept), in-process ones the random-init ``checkpoints`` (one per model index), training from
+    the first."""
+    def served(entry: Any) -> dict[str, Any]:
+        name = entry_name(entry)
+        model = entry.get("model") or entry.get("path") or name if isinstance(entry, Mapping) else name
+        return served_spec(entry, PREFIX + name, PREFIX + str(model), url, dict(SERVER_OPTIONS))
 
+    def local(entry: Any, checkpoint: Path) -> dict[str, Any]:
+        name = entry_name(entry)
+        return {"name": PREFIX + name if not name.startswith(PREFIX) else name, "kind": "ckpt", "path": str(checkpoint)}
 
-def served(entry: Any, url: str) -> dict[str, Any]:
-    """A profile's model entry as a stand-in on the server at ``url`` (its ``scorer`` kept)."""
-    name = entry_name(entry)
-    model = entry.get("model") or entry.get("path") or name if isinstance(entry, Mapping) else name
-    return served_spec(entry, PREFIX + name, PREFIX + str(model), url, dict(SERVER_OPTIONS))
-
-
-def local(name: str, checkpoint: Path) -> dict[str, Any]:
-    """An in-process model as the small random-init stand-in checkpoint."""
-    return {"name": PREFIX + name if not name.startswith(PREFIX) else name, "kind": "ckpt", "path": str(checkpoint)}
+    return PlanContext(PROFILE, serve=served, local=lambda entry, i=0: local(entry, checkpoints[i % len(checkpoints)]),
+                       trainable=lambda entry: local(entry, checkpoints[0]),
+                       train={**REHEARSAL_TRAIN, "max_steps": train_steps}, given=dict(given or {}))
 
 
 def standin_checkpoints(folder: Path, *, count: int = 6) -> list[Path]:

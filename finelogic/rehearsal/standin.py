@@ -86,12 +86,18 @@ class StandInServer:
                      "prompt_tokens": t.prompt_tokens(t.sampled_chars / t.sampled_tokens if t.sampled_tokens else overall),
                      "cap_tokens": t.cap_tokens, "reply_tokens": t.reply_tokens} for (m, k), t in tallies]
 
-    # ------------------------------------------------------------------ answering
     def answer(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         """The JSON reply to one request body (exposed for tests)."""
         model = str(body.get("model", ""))
-        if path.endswith("/completions") and not path.endswith("/chat/completions"):
-            return self._completion(model, body)
+        if path.endswith("/completions") and not path.endswith("/chat/completions"):  # echoed log-probs
+            prompt = str(body.get("prompt", ""))
+            echo = echo_logprobs(prompt)
+            self._tally(model, "loglikelihood", [prompt], int(body.get("max_tokens") or 0), 1)
+            return {"id": "stand-in-cmpl", "object": "text_completion", "created": 0, "model": model,
+                    "system_fingerprint": FINGERPRINT,
+                    "choices": [{"index": 0, "text": prompt + " x", "finish_reason": "length", "logprobs": echo}],
+                    "usage": {"prompt_tokens": len(echo["tokens"]) - 1, "completion_tokens": 1,
+                              "total_tokens": len(echo["tokens"])}}
         messages = body.get("messages") or []
         text = "\n".join(str(m.get("content") or "") for m in messages)
         kind = prompt_kind(text)
@@ -106,16 +112,6 @@ class StandInServer:
                 "choices": [{"index": 0, "finish_reason": finish,
                              "message": {"role": "assistant", "content": content}}],
                 "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}}
-
-    def _completion(self, model: str, body: dict[str, Any]) -> dict[str, Any]:
-        prompt = str(body.get("prompt", ""))
-        echo = echo_logprobs(prompt)
-        self._tally(model, "loglikelihood", [prompt], int(body.get("max_tokens") or 0), 1)
-        return {"id": "stand-in-cmpl", "object": "text_completion", "created": 0, "model": model,
-                "system_fingerprint": FINGERPRINT,
-                "choices": [{"index": 0, "text": prompt + " x", "finish_reason": "length", "logprobs": echo}],
-                "usage": {"prompt_tokens": len(echo["tokens"]) - 1, "completion_tokens": 1,
-                          "total_tokens": len(echo["tokens"])}}
 
     def _tally(self, model: str, kind: str, texts: list[str], cap: int, reply_tokens: int) -> None:
         sampled = [t for t in texts if zlib.crc32(t.encode()) % self.sample == 0]
