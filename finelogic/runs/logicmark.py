@@ -136,17 +136,13 @@ def model_entries(*, extra_models: Sequence[str] = (), sft_checkpoints: Sequence
         entries.append({"kind": "gguf", "path": "gemma3-270m", "name": GEMMA})
     if random_control:
         entries.append({"kind": "random-init", "seed": seed, "name": RANDOM_CONTROL})
-    entries += [_extra(name) for name in extra_models]
+    for name in extra_models:
+        try:
+            entries.append(parse_model(name))
+        except ValueError:
+            entries.append({"kind": "hf", "path": name, "name": name})
     entries += [{"kind": "ckpt", "path": name, "name": f"SFT: {name}"} for name in sft_checkpoints]
     return entries
-
-
-def _extra(name: str) -> Any:
-    """An extra model: a model spec when it reads as one (``embedded``, ``gguf:FILE``, ...), else a hub name."""
-    try:
-        return parse_model(name)
-    except ValueError:
-        return {"kind": "hf", "path": name, "name": name}
 
 
 def logicmark_items(n: int, seed: int, path: str | Path | None = None) -> list[Problem]:
