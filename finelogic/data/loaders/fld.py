@@ -47,10 +47,6 @@ def fld_problem(record: Mapping[str, Any], *, problem_id: str, meta: Mapping[str
     depth = record.get("depth")
     if depth is not None and (not isinstance(depth, int) or isinstance(depth, bool)):
         raise bad("depth", f"expected int or null, got {depth!r}")
-
-    def rename(text: str) -> str:
-        return _FLD_REF.sub(lambda m: id_map.get(m.group(0), m.group(0)), text)
-
     proof = _first(record.get("proofs"))
     steps = record.get("steps")
     if proof is None and steps and isinstance(steps, (str, list)):  # an int ``steps`` is a count, not a proof
@@ -69,6 +65,8 @@ def fld_problem(record: Mapping[str, Any], *, problem_id: str, meta: Mapping[str
             match = _PROOF_DEFINITION.search(step)
             if match:
                 formulas[match.group(1)] = match.group(2)
+    if proof:  # the original ids renamed
+        proof = _FLD_REF.sub(lambda m: id_map.get(m.group(0), m.group(0)), proof)
     consumed = {"hypothesis", context_field, "proofs", "steps", formula_field, "hypothesis_formula",
                 "proofs_formula", label_field, "depth", "id"}
     return Problem(
@@ -78,7 +76,7 @@ def fld_problem(record: Mapping[str, Any], *, problem_id: str, meta: Mapping[str
         hypothesis=hypothesis,
         label=verdict,
         depth=depth,
-        proof=rename(proof) if proof else None,
+        proof=proof or None,
         formulas=formulas,
         meta={**(meta or {}), "original_ids": [old for old, _ in numbered],
               "original": {k: v for k, v in record.items() if k not in consumed}},
