@@ -181,7 +181,7 @@ def _degrees(premises: Premises) -> Counter:
 
 def _acyclic(premises: Premises) -> bool:
     nodes = {v for e in _edges(premises) for v in e}
-    components = len({premises.find(v) for v in nodes})
+    components = len({min(w for w in nodes if premises.dist_eq(v, w) is not None) for v in nodes})
     return len(_edges(premises)) == len(nodes) - components  # a forest
 
 
