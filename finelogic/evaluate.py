@@ -32,15 +32,6 @@ FAMILIES = (accuracy.FAMILY, depth.FAMILY, soundness.FAMILY, probing.FAMILY, log
 HIDDEN_STATES = ("hf", "embedded", "ckpt", "random-init")
 
 
-@dataclass(frozen=True)
-class Capabilities:
-    """What one model can be asked: ``loglikelihood`` (or why not), ``hidden_states`` (or why not)."""
-
-    spec: ModelSpec
-    loglikelihood: str = ""  # "" when it can; else why not
-    hidden_states: str = ""
-
-
 @dataclass
 class Evaluation:
     """What :func:`evaluate` made: the family runs, the families skipped (and why), where it all is."""
@@ -53,14 +44,14 @@ class Evaluation:
     notes: list[str] = field(default_factory=list)
 
 
-def capabilities(spec: ModelSpec) -> Capabilities:
-    """What ``spec`` can be asked. A server must answer, take the key and serve the model
+def capabilities(spec: ModelSpec) -> tuple[str, str]:
+    """Why ``spec`` cannot be asked for log-likelihoods and why not for hidden states ("" where it can). A
+    server must answer, take the key and serve the model
     (:meth:`~finelogic.models.openai_backend.OpenAIBackend.check` raises otherwise); log-likelihoods need its
     prompt log-probs to line up with the prompt (:meth:`~finelogic.models.openai_backend.OpenAIBackend.ensure_aligned`);
     hidden states need a model in this process, read off its kind."""
     if spec.kind != "openai":
-        hidden = "" if spec.kind in HIDDEN_STATES else f"the {spec.kind} kind does not expose hidden states"
-        return Capabilities(spec, hidden_states=hidden)
+        return "", ("" if spec.kind in HIDDEN_STATES else f"the {spec.kind} kind does not expose hidden states")
     from finelogic.models.openai_backend import LogprobAlignmentError, RequestFailed
 
     backend = open_model(spec, cache=False)
@@ -70,7 +61,7 @@ def capabilities(spec: ModelSpec) -> Capabilities:
         loglik = ""
     except (LogprobAlignmentError, RequestFailed) as why:
         loglik = f"its prompt log-probabilities cannot be used ({str(why).splitlines()[0][:200]})"
-    return Capabilities(spec, loglikelihood=loglik, hidden_states="a server does not send hidden states")
+    return loglik, "a server does not send hidden states"
 
 
 def evaluate(models: Sequence[str], *, profile: str = "tiny", families: Sequence[str] | None = None,
@@ -95,12 +86,12 @@ def evaluate(models: Sequence[str], *, profile: str = "tiny", families: Sequence
     made = Evaluation(tuple(models), profile, Path(out) if out is not None else
                       repo_root() / "results" / "eval" / f"{slug}-{profile}")
     can = [capabilities(s) for s in specs]
-    scorable = [m for m, c in zip(models, can) if not c.loglikelihood]  # the specs as given
-    readable = [m for m, c in zip(models, can) if not c.hidden_states]
-    for c in can:
-        for what, why in (("forced choice and LogicMark", c.loglikelihood), ("probing", c.hidden_states)):
+    scorable = [m for m, (loglik, _) in zip(models, can) if not loglik]  # the specs as given
+    readable = [m for m, (_, hidden) in zip(models, can) if not hidden]
+    for spec, whys in zip(specs, can):
+        for what, why in zip(("forced choice and LogicMark", "probing"), whys):
             if why:
-                made.notes.append(f"{c.spec.name}: no {what}: {why}")
+                made.notes.append(f"{spec.name}: no {what}: {why}")
     bar = tqdm(chosen, desc="finelogic eval", unit="family")
     for family in bar:
         bar.set_postfix_str(family)
