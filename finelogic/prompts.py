@@ -48,8 +48,6 @@ class PromptLayout(Choice):
     PAPER_CODE_COMPAT = "paper_code_compat"
 
 
-LAYOUTS = tuple(PromptLayout)
-
 #: The marker the paper's prompts ask for, per label.
 MARKERS = {PROVED: "__PROVED__", DISPROVED: "__DISPROVED__", UNKNOWN: "__UNKNOWN__"}
 

@@ -105,9 +105,7 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-@functools.lru_cache(maxsize=None)
-def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+_hints = functools.lru_cache(maxsize=None)(typing.get_type_hints)
 
 
 def _names(cls: type) -> list[str]:

@@ -403,7 +403,7 @@ class Store:
         for request, raw in rows:
             try:
                 found.append((json.loads(request), decode("generate", raw)))
-            except (BadValue, ValueError):
+            except ValueError:  # a BadValue too
                 continue
         return found
 
