@@ -65,11 +65,8 @@ class HFBackend:
         if cpu_linears == "onednn" and not onednn.available():
             raise RuntimeError("cpu_linears='onednn' but this torch build has no oneDNN linear ops")
         use = cpu_linears == "onednn" or (cpu_linears == "auto" and onednn.available())
-        self._linears = onednn.OneDNNLinears() if use else None
-
-    def _kernels(self) -> Any:
-        """The context the big inference passes run in: oneDNN linears on CPU (see ``cpu_linears``)."""
-        return self._linears if self._linears is not None else contextlib.nullcontext()
+        # The context the big inference passes run in.
+        self._kernels = onednn.OneDNNLinears() if use else contextlib.nullcontext()
 
     @property
     def device(self) -> torch.device:
@@ -89,7 +86,7 @@ class HFBackend:
         results: list[Completion] = [Completion("")] * len(prompts)
         batches = [order[i:i + self.batch_size] for i in range(0, len(order), self.batch_size)]
         for batch in tqdm(batches, desc="generate", disable=len(batches) < 2):
-            with self._kernels():
+            with self._kernels:
                 texts = self._generate_batch([prompts[i] for i in batch], config)
             for i, text in zip(batch, texts):
                 results[i] = text
@@ -105,40 +102,38 @@ class HFBackend:
     def _generate_batch(self, prompts: list[list[int]], config: GenerationConfig) -> list[str]:
         from transformers import StoppingCriteriaList
 
+        pad, eos = self.tokenizer.pad_token_id, self.tokenizer.eos_token_id
         shared = _shared_prefixes(prompts) if self.share_prefix else [0] * len(prompts)
         prefix = self._prefix_rows(prompts, shared)
         # Rows are [left-padded prefix][left-padded suffix]: positions come from the mask's cumsum, as unpadded.
-        input_ids, attention_mask = _left_pad([p[n:] for p, n in zip(prompts, shared)],
-                                              self.tokenizer.pad_token_id, self.device)
+        input_ids, attention_mask = _left_pad([p[n:] for p, n in zip(prompts, shared)], pad, self.device)
         if prefix is not None:
-            pad = self.tokenizer.pad_token_id
             prefix_ids, _ = _left_pad([p[:n] for p, n in zip(prompts, shared)], pad, self.device)
             input_ids = torch.cat([prefix_ids, input_ids], dim=1)
             attention_mask = torch.cat([prefix[1], attention_mask], dim=1)
-        kwargs: dict[str, Any] = dict(max_new_tokens=config.max_new_tokens, pad_token_id=self.tokenizer.pad_token_id,
-                                      eos_token_id=self.tokenizer.eos_token_id)
-        if config.greedy:
-            kwargs |= dict(do_sample=False, temperature=None, top_p=None, top_k=None)
-        else:
-            kwargs |= dict(do_sample=True, temperature=config.temperature, top_p=config.top_p, top_k=None)
         prompt_tokens = sum(len(p) - n for p, n in zip(prompts, shared))
-        if config.greedy and self.drop_finished and _plain_greedy(self.model.generation_config):
+        generation = self.model.generation_config  # one that changes greedy decoding runs ``generate``
+        plain = all(getattr(generation, name, None) in values for name, values in _GREEDY_CHANGERS.items())
+        if config.greedy and self.drop_finished and plain:
             rows = self._greedy_rows(input_ids, attention_mask, prefix[0] if prefix is not None else None, config)
             self.stats.add(calls=1, prompt_tokens=prompt_tokens, generated_tokens=sum(len(r) for r, _ in rows))
             texts = self.tokenizer.batch_decode([r for r, _ in rows], skip_special_tokens=True)
             return [Completion(truncate_at_stop(text, config.stop, keep=config.keep_stop), "stop" if ended else "length")
                     for text, (_, ended) in zip(texts, rows)]
+        sample = not config.greedy
+        kwargs: dict[str, Any] = dict(max_new_tokens=config.max_new_tokens, pad_token_id=pad, eos_token_id=eos,
+                                      do_sample=sample, temperature=config.temperature if sample else None,
+                                      top_p=config.top_p if sample else None, top_k=None)
         if config.stop:
             kwargs["stopping_criteria"] = StoppingCriteriaList([_StopStrings(self.tokenizer, config.stop,
                                                                              input_ids.shape[1])])
+        if prefix is not None:
+            kwargs["cache"] = prefix[0]
         with torch.random.fork_rng(devices=[] if self.device.type == "cpu" else [self.device]):
             if config.seed is not None:
                 torch.manual_seed(config.seed)
-            if prefix is not None:
-                kwargs["cache"] = prefix[0]
             output = self.model.generate(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
         new = output[:, input_ids.shape[1]:]
-        eos = self.tokenizer.eos_token_id
         lengths = [row.index(eos) + 1 if eos in row else len(row) for row in new.tolist()]
         self.stats.add(calls=1, prompt_tokens=prompt_tokens, generated_tokens=sum(lengths))
         texts = self.tokenizer.batch_decode(new, skip_special_tokens=True)
@@ -196,12 +191,6 @@ class HFBackend:
                              cache=cache, use_cache=True)
         return list(zip(rows, ended))
 
-    def _prefix_cache(self, prefix: list[int]) -> Any:
-        """The KV cache of ``prefix`` (one row), from one forward pass."""
-        out = self.model(input_ids=torch.tensor([prefix], device=self.device), use_cache=True, logits_to_keep=1)
-        self.stats.add(calls=1, prompt_tokens=len(prefix))
-        return out.cache
-
     def _prefix_rows(self, sequences: list[list[int]], lengths: list[int]) -> tuple[Any, torch.Tensor] | None:
         """The KV cache of each row's prefix ``sequences[r][:lengths[r]]`` and its ``(rows, width)`` mask, each
         distinct prefix encoded once in one left-padded pass (length 0: fully masked); None if no row has one."""
@@ -238,7 +227,7 @@ class HFBackend:
                 if not self.share_context:
                     scores = [[score] for score in self._score_full([encoded[ids[0]] for ids in batch])]
                 else:
-                    with self._kernels():
+                    with self._kernels:
                         scores = self._score_packed([encoded[ids[0]][0] for ids in batch],
                                                     [[encoded[i][1] for i in ids] for ids in batch])
                 for ids, group_scores in zip(batch, scores):
@@ -322,7 +311,15 @@ class HFBackend:
         if reuse_prefix:
             return self.hidden_states_batch([StatesRequest(text, boundaries, options)])[0]
         prepared = self._prepare_states(StatesRequest(text, boundaries, options))
-        states = self._states_naive(prepared.ids, prepared.ends, prepared.candidates, layer)
+        states = []
+        for i, end in enumerate(prepared.ends):
+            rows = []
+            for option in [[]] if prepared.candidates is None else prepared.candidates[i]:
+                input_ids = torch.tensor([prepared.ids[:end] + option], device=self.device)
+                out = self.model(input_ids=input_ids, use_cache=False, output_hidden_states=True, logits_to_keep=1)
+                self.stats.add(calls=1, prompt_tokens=int(input_ids.numel()))
+                rows.append(out.hidden_states[layer][0, -1])
+            states.append(torch.stack(rows))
         return _finish_states(states, prepared)
 
     @torch.inference_mode()
@@ -330,7 +327,7 @@ class HFBackend:
         """``hidden_states`` for each request, ``batch_size`` texts per left-padded pass (equal within float32
         noise: padding reorders a few sums)."""
         prepared = [self._prepare_states(r) for r in requests]
-        with self._kernels():
+        with self._kernels:
             states = self._states_batched(prepared)
         return [_finish_states(s, p) for s, p in zip(states, prepared)]
 
@@ -383,7 +380,12 @@ class HFBackend:
         # Reads must fall after the shared prefix; a single text gains nothing from a separate pass.
         shared = 0 if len(items) < 2 else min(_common_prefix([item.ids for item in items]),
                                               min(min(min(w) for w in p.reads) for p in packed))
-        prefix_cache = self._prefix_cache(items[0].ids[:shared]) if shared else None
+        prefix_cache = None
+        if shared:
+            out = self.model(input_ids=torch.tensor([items[0].ids[:shared]], device=self.device), use_cache=True,
+                             logits_to_keep=1)
+            self.stats.add(calls=1, prompt_tokens=shared)
+            prefix_cache = out.cache
         # Only the last layer is read: the decoder's output (after the final norm) without the LM head.
         last_only = all(item.layer in (-1, self.model.config.num_hidden_layers) for item in items)
         for batch in tqdm(_length_buckets([p.text - shared for p in packed], self.batch_size),
@@ -444,20 +446,6 @@ class HFBackend:
         if last_only:
             return list(out.last_hidden_state)
         return [out.hidden_states[items[i].layer][row] for row, i in enumerate(batch)]
-
-    def _states_naive(self, ids: list[int], ends: list[int], candidates: list[list[list[int]]] | None,
-                      layer: int) -> list[torch.Tensor]:
-        result = []
-        for i, end in enumerate(ends):
-            options = [[]] if candidates is None else candidates[i]
-            rows = []
-            for option in options:
-                input_ids = torch.tensor([ids[:end] + option], device=self.device)
-                out = self.model(input_ids=input_ids, use_cache=False, output_hidden_states=True, logits_to_keep=1)
-                self.stats.add(calls=1, prompt_tokens=int(input_ids.numel()))
-                rows.append(out.hidden_states[layer][0, -1])
-            result.append(torch.stack(rows))
-        return result
 
 
 @dataclass(frozen=True)
@@ -647,18 +635,12 @@ def _score(logits: torch.Tensor, continuation: list[int]) -> LoglikelihoodResult
     return float(picked.sum()), len(continuation), greedy
 
 
-#: generation_config fields whose non-default value changes greedy ``generate``'s logits or stopping (such a
-#: model decodes with ``generate``, not the row-dropping loop).
+#: generation_config fields whose non-default value changes greedy ``generate``'s logits or stopping.
 _GREEDY_CHANGERS = {"repetition_penalty": (None, 1.0), "no_repeat_ngram_size": (None, 0), "min_length": (None, 0),
                     "min_new_tokens": (None, 0), "bad_words_ids": (None,), "suppress_tokens": (None,),
                     "begin_suppress_tokens": (None,), "forced_bos_token_id": (None,), "forced_eos_token_id": (None,),
                     "sequence_bias": (None,), "encoder_repetition_penalty": (None, 1.0),
                     "exponential_decay_length_penalty": (None,), "stop_strings": (None,), "max_time": (None,)}
-
-
-def _plain_greedy(generation_config: Any) -> bool:
-    """Whether transformers' greedy decoding with this model's ``generation_config`` is the plain argmax."""
-    return all(getattr(generation_config, name, None) in plain for name, plain in _GREEDY_CHANGERS.items())
 
 
 class _StopStrings(StoppingCriteria):
