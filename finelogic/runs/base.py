@@ -95,8 +95,7 @@ class Provenance:
 
     @classmethod
     def from_dict(cls, value: Mapping[str, Any]) -> "Provenance":
-        known = {f.name for f in fields(cls)}
-        kwargs = {k: v for k, v in value.items() if k in known}
+        kwargs = {f.name: value[f.name] for f in fields(cls) if f.name in value}
         for name in ("models", "model_ids"):
             kwargs[name] = tuple(kwargs.get(name, ()))
         return cls(**kwargs)
@@ -151,10 +150,6 @@ def settings_codec(cls: type) -> Codec:
                  lambda text: None if json.loads(text) is None else build(cls, json.loads(text), cls.__name__))
 
 
-#: Seconds a read waits for a write of the same result folder in progress to finish.
-READ_WAIT = 10.0
-
-
 class BrokenRun(ValueError):
     """A result folder whose files do not match its ``run.json`` (cut, edited, missing or from another run);
     the message names the file."""
@@ -187,11 +182,11 @@ class Run:
         try:
             files: dict[str, dict[str, Any]] = {}
             for name, frame in self.tables().items():
-                text = frame.to_csv(index=False)
-                files[f"{name}.csv"] = _write_member(staging / f"{name}.csv", text, rows=len(frame))
+                written = _write_member(staging / f"{name}.csv", frame.to_csv(index=False))
+                files[f"{name}.csv"] = written | {"rows": len(frame)}
             for name, codec in self.kept_fields().items():
-                text = codec.dump(getattr(self, name))
-                files[name + codec.suffix] = _write_member(staging / (name + codec.suffix), text)
+                file = name + codec.suffix
+                files[file] = _write_member(staging / file, codec.dump(getattr(self, name)))
             dtypes = {name: {c: str(t) for c, t in frame.dtypes.items()} for name, frame in self.tables().items()}
             # A CSV cannot tell an empty string from a missing value: text columns with nothing missing say so.
             complete = {name: [c for c in frame.columns if _is_text(frame[c]) and not frame[c].isna().any()]
@@ -209,11 +204,11 @@ class Run:
     @classmethod
     def read(cls: type[R], directory: str | Path) -> R:
         """The run :meth:`write` wrote to ``directory``, equal to it (:func:`same_run`); live-only fields keep
-        their defaults; a read that meets a write in progress waits for it (up to :data:`READ_WAIT` seconds).
+        their defaults; a read that meets a write in progress waits for it (up to 10 seconds).
         Raises FileNotFoundError without a ``run.json``, :class:`BrokenRun` naming a listed file that is missing
         or whose SHA-256 differs."""
         directory = Path(directory)
-        deadline = time.monotonic() + READ_WAIT
+        deadline = time.monotonic() + 10.0
         while True:
             try:
                 return cls._read_once(directory)
@@ -266,13 +261,10 @@ def _is_text(column: pd.Series) -> bool:
     return pd.api.types.is_string_dtype(column) or column.dtype == object
 
 
-def _write_member(path: Path, text: str, rows: int | None = None) -> dict[str, Any]:
+def _write_member(path: Path, text: str) -> dict[str, Any]:
     data = text.encode("utf-8")
     path.write_bytes(data)
-    entry: dict[str, Any] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
-    if rows is not None:
-        entry["rows"] = rows
-    return entry
+    return {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
 
 
 def _checked_member(path: Path, entry: Mapping[str, Any]) -> str:
@@ -363,12 +355,8 @@ def judging_memos() -> Iterator[tuple[Memo, Memo]]:
 
 def call_counts(backends: Iterable[Any]) -> tuple[int, int]:
     """(model calls, cache hits) summed over backends that keep :class:`~finelogic.models.base.BackendStats`."""
-    calls = hits = 0
-    for backend in backends:
-        stats = getattr(backend, "stats", None)
-        calls += getattr(stats, "calls", 0)
-        hits += getattr(stats, "cache_hits", 0)
-    return calls, hits
+    stats = [getattr(backend, "stats", None) for backend in backends]
+    return sum(getattr(s, "calls", 0) for s in stats), sum(getattr(s, "cache_hits", 0) for s in stats)
 
 
 def set_threads(threads: int | None) -> None:
@@ -416,9 +404,7 @@ def _restore(frame: pd.DataFrame, dtypes: Mapping[str, str]) -> pd.DataFrame:
 
 
 def _jsonable(value: Any) -> Any:
-    if isinstance(value, (set, frozenset, tuple, range)):
-        return list(value)
-    return str(value)
+    return list(value) if isinstance(value, (set, frozenset, tuple, range)) else str(value)
 
 
 @dataclass(frozen=True)
