@@ -19,7 +19,7 @@ from finelogic.eval.accuracy import accuracy_record, model_name_of, records_fram
 from finelogic.logic import Formula, entails, format_formula, matches_rule, negate, parse_formula
 from finelogic.logic.proof import HYPOTHESIS, NEGATED_HYPOTHESIS, ProofStep, parse_proof_steps
 from finelogic.models.base import Backend, Conversation, GenerationConfig
-from finelogic.prompts import MARKERS, default_few_shot_examples, labels_for
+from finelogic.prompts import default_few_shot_examples, labels_for
 
 log = logging.getLogger(__name__)
 
@@ -131,10 +131,6 @@ class ItemTrace:
     completion_tokens: int | None = None
     seconds: float = 0.0
 
-    def to_json(self, setting: str, model: str) -> dict[str, Any]:
-        return {"id": self.problem.id, "dataset": self.problem.dataset, "gold": self.problem.label,
-                "setting": setting, "model": model, **self.data, "calls": self.calls}
-
 
 @dataclass(frozen=True)
 class BaselineResult:
@@ -204,9 +200,6 @@ class BaselineSession:
         if records:
             log.info("%s / %s: %d of %d correct, %d rounds", self.model, self.setting, int(frame["correct"].sum()),
                      len(frame), self.rounds)
-        return BaselineResult(frame, tuple(item.to_json(self.setting, self.model) for item in self.items))
-
-
-def marker_for(label: str | None) -> str:
-    """The paper's marker for a label (``__PROVED__``), empty for None."""
-    return MARKERS[label] if label is not None else ""
+        return BaselineResult(frame, tuple({"id": item.problem.id, "dataset": item.problem.dataset,
+                                            "gold": item.problem.label, "setting": self.setting, "model": self.model,
+                                            **item.data, "calls": item.calls} for item in self.items))

@@ -11,13 +11,13 @@ from typing import Any, MutableMapping, Sequence
 
 import z3
 
-from finelogic.baselines.common import (LOGIC_LM, BaselineResult, BaselineSession, marker_for, prover_label,
+from finelogic.baselines.common import (LOGIC_LM, BaselineResult, BaselineSession, prover_label,
                                         symbol_legend, worked_examples)
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Problem
 from finelogic.logic import Formula, FormulaSyntaxError, ProverError, consistent, format_formula, parse_formula
 from finelogic.memo import memo_key
 from finelogic.models.base import Backend, Conversation, GenerationConfig
-from finelogic.prompts import DIRECT, build_conversation, problem_text
+from finelogic.prompts import DIRECT, MARKERS, build_conversation, problem_text
 
 #: The translator's instructions: our notation, then the answer format.
 TRANSLATION_SYSTEM = (
@@ -88,7 +88,8 @@ class Translation:
 def parse_translation(text: str, problem: Problem) -> Translation:
     """Read the ``factN: <formula>`` / ``hypothesis: <formula>`` lines of a reply (other lines ignored), with
     a message for each error the model can correct; untranslated facts are allowed."""
-    known = {f.id for f in problem.facts}
+    ids = [f.id for f in problem.facts]
+    id_range = f"{ids[0]} to {ids[-1]}" if len(ids) > 1 else (ids[0] if ids else "none")
     facts: dict[str, Formula] = {}
     hypothesis = None
     seen: set[str] = set()
@@ -103,8 +104,8 @@ def parse_translation(text: str, problem: Problem) -> Translation:
             errors.append(f"{key} is translated twice; write each fact once")
             continue
         seen.add(key)
-        if key != "hypothesis" and key not in known:
-            errors.append(f"{key} is not a fact of this problem (its facts are {_id_range(problem)})")
+        if key != "hypothesis" and key not in ids:
+            errors.append(f"{key} is not a fact of this problem (its facts are {id_range})")
             continue
         try:
             formula = parse_formula(body)
@@ -155,11 +156,6 @@ def read_translation(reply: str, problem: Problem, *, solver: bool = True,
     if memo is not None and not (result.get("error") or "").startswith(UNDECIDED):
         memo[key] = result
     return result
-
-
-def _id_range(problem: Problem) -> str:
-    ids = [f.id for f in problem.facts]
-    return f"{ids[0]} to {ids[-1]}" if len(ids) > 1 else (ids[0] if ids else "none")
 
 
 # --- The baseline
@@ -221,5 +217,5 @@ def logic_lm(
         else:
             label = item.data["solver"]
             rendered = "\n".join(f"{k}: {v}" for k, v in item.data["formulas"].items())
-            answers.append(f"Translation:\n{rendered}\nSolver: {_SOLVER_WORDS[label]}.\n{marker_for(label)}")
+            answers.append(f"Translation:\n{rendered}\nSolver: {_SOLVER_WORDS[label]}.\n{MARKERS[label]}")
     return session.finish(answers)

@@ -13,8 +13,6 @@ from finelogic.logic import parse_formula
 from finelogic.memo import memo_key
 from finelogic.prompts import MARKERS, problem_text, system_prompt
 
-STYLE = "LogiPT"
-
 _RESULT = {
     PROVED: "the facts entail the hypothesis.",
     DISPROVED: "the facts entail the negation of the hypothesis.",
@@ -82,7 +80,7 @@ def logipt_data(problems: Sequence[Problem], *, skip_unusable: bool = False,
             if skip_unusable:
                 continue
             raise
-        out.append({"id": problem.id, "style": STYLE, "messages": [
+        out.append({"id": problem.id, "style": "LogiPT", "messages": [
             {"role": "system", "content": system_prompt(problem.dataset)},
             {"role": "user", "content": problem_text(problem)},
             {"role": "assistant", "content": trace},

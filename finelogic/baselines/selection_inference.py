@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Sequence
 
 from finelogic.baselines.common import (HYPOTHESIS, NEGATED_HYPOTHESIS, SEL_INF, BaselineResult, BaselineSession,
-                                        gold_derivation, marker_for, worked_examples)
+                                        gold_derivation, worked_examples)
 from finelogic.data.problem import UNKNOWN, Problem
 from finelogic.eval.extraction import extract_answer
 from finelogic.eval.steps import negated_hypothesis_text
@@ -203,5 +203,5 @@ def selection_inference(
     for item, proof, reply in zip(session.items, proofs, replies):
         item.data["proof"] = proof
         label = extract_answer(reply, "principled", labels_for(item.problem.dataset))
-        responses.append("\n".join(x for x in (proof, marker_for(label)) if x))
+        responses.append("\n".join(x for x in (proof, MARKERS.get(label, "")) if x))
     return session.finish(replies, responses)

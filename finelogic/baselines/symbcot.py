@@ -38,20 +38,6 @@ def demo_solution(example: Problem) -> str:
     return "Plan:\n" + "\n".join(plan) + "\nSolution:\n" + "\n".join(solution) + f"\n{MARKERS[example.label]}"
 
 
-def demo_verification(example: Problem) -> str:
-    """A worked verification for one of our examples: translation checked, each step's rule named."""
-    lines = ["Translation check: every formula says what its sentence says."]
-    steps = gold_derivation(example)
-    if steps:
-        lines.append("Step check:")
-        lines += [f"{k}. {' & '.join(s.premises)} -> {s.conclusion}: follows by {rule_words(s.rule)}."
-                  for k, s in enumerate(steps, 1)]
-    else:
-        lines.append("Step check: no step reaches the hypothesis or its negation.")
-    lines.append(f"Verified answer: {MARKERS[example.label]}")
-    return "\n".join(lines)
-
-
 def plan_solve_conversation(problem: Problem, translation: str) -> Conversation:
     """The plan-and-solve prompt: :data:`PLAN_SOLVE_INSTRUCTIONS`, worked examples, the problem, its translation."""
     user = (worked_examples(problem, _plan_solve_shot, "Now this problem.")
@@ -74,8 +60,18 @@ def _plan_solve_shot(example: Problem) -> str:
 
 
 def _verification_shot(example: Problem) -> str:
-    return (f"{problem_text(example)}\nTranslation:\n{gold_translation(example)}\nSolution:\n{demo_solution(example)}\n"
-            f"Verification:\n{demo_verification(example)}")
+    """A worked verification of one of our examples: translation checked, each step's rule named."""
+    lines = [f"{problem_text(example)}\nTranslation:\n{gold_translation(example)}\nSolution:\n{demo_solution(example)}",
+             "Verification:", "Translation check: every formula says what its sentence says."]
+    steps = gold_derivation(example)
+    if steps:
+        lines.append("Step check:")
+        lines += [f"{k}. {' & '.join(s.premises)} -> {s.conclusion}: follows by {rule_words(s.rule)}."
+                  for k, s in enumerate(steps, 1)]
+    else:
+        lines.append("Step check: no step reaches the hypothesis or its negation.")
+    lines.append(f"Verified answer: {MARKERS[example.label]}")
+    return "\n".join(lines)
 
 
 def symbcot(
