@@ -12,12 +12,6 @@ from finelogic.data.problem import DISPROVED, LABELS, PROVED, UNKNOWN, Problem
 PAPER_LABEL_NAMES = {PROVED: "T", DISPROVED: "F", UNKNOWN: "Unknown"}
 
 
-def depth_histogram(problems: Sequence[Problem]) -> dict[int | None, int]:
-    """depth -> count, depths ascending, None (unknown depth) last."""
-    counts = Counter(p.depth for p in problems)
-    return {d: counts[d] for d in sorted(counts, key=lambda d: (d is None, d or 0))}
-
-
 def label_types(problems: Sequence[Problem]) -> str:
     """The paper's notation: ``{T, F, Unknown}``; multiple-choice sets read ``4 options``."""
     present = {p.label for p in problems}
@@ -28,11 +22,13 @@ def label_types(problems: Sequence[Problem]) -> str:
 
 
 def dataset_summary(problems_by_name: Mapping[str, Sequence[Problem]]) -> pd.DataFrame:
-    """One row per dataset (Table 1 plus counts); ``depths`` is the histogram as text (``"4: 200, 5: 190"``)."""
+    """One row per dataset (Table 1 plus counts); ``depths`` is the histogram as text (``"4: 200, 5: 190"``),
+    depths ascending, None (unknown depth) last."""
     rows = []
     for name, problems in problems_by_name.items():
         labels = Counter(p.label for p in problems)
-        known = [p.depth for p in problems if p.depth is not None]
+        depths = Counter(p.depth for p in problems)
+        known = [d for d in depths if d is not None]
         rows.append({
             "dataset": name,
             "samples": len(problems),
@@ -43,7 +39,7 @@ def dataset_summary(problems_by_name: Mapping[str, Sequence[Problem]]) -> pd.Dat
             "multiple_choice": labels[None],
             "min_depth": min(known) if known else None,
             "max_depth": max(known) if known else None,
-            "depths": ", ".join(f"{d}: {c}" for d, c in depth_histogram(problems).items()),
+            "depths": ", ".join(f"{d}: {depths[d]}" for d in sorted(depths, key=lambda d: (d is None, d or 0))),
         })
     return pd.DataFrame(rows, columns=["dataset", "samples", "label_types", PROVED, DISPROVED, UNKNOWN,
                                        "multiple_choice", "min_depth", "max_depth", "depths"])

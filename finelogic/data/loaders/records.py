@@ -107,22 +107,6 @@ def data_file(path: str | os.PathLike) -> Path:
     return path
 
 
-def read_data_bytes(path: Path) -> bytes:
-    """The bytes of the regular file ``path``, opened without blocking (a FIFO swapped in is refused too)."""
-    data_file(path)
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except PermissionError as error:
-        raise DatasetFormatError(f"{path}: present but not readable ({error.strerror}); fix its permissions") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise DatasetFormatError(f"{path}: not a regular file (replaced while being opened?)")
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read()
-    finally:
-        os.close(fd)
-
-
 def parse_json(text: str, where: str) -> Any:
     """``json.loads(text)`` for data files: ``NaN`` / ``Infinity`` (Python's reader takes them) and nesting too
     deep to follow are errors naming ``where``; :class:`json.JSONDecodeError` passes through."""
@@ -154,10 +138,20 @@ def check_strings(value: Any, where: str) -> None:
 
 
 def read_text(path: Path) -> tuple[str, str]:
-    """``(text, encoding)`` of a file: UTF-8, else cp1252 (some Multi-LogiEval files) when it holds no UTF-8
+    """``(text, encoding)`` of the regular file ``path`` (:func:`data_file`): UTF-8, else cp1252 (some Multi-LogiEval files) when it holds no UTF-8
     multi-byte character at all (a UTF-8 file with one stray byte is an error, not mojibake)."""
-    path = Path(path)
-    raw = read_data_bytes(path)
+    path = data_file(path)
+    try:  # opened without blocking, so that a FIFO swapped in is refused too
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except PermissionError as error:
+        raise DatasetFormatError(f"{path}: present but not readable ({error.strerror}); fix its permissions") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise DatasetFormatError(f"{path}: not a regular file (replaced while being opened?)")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            raw = handle.read()
+    finally:
+        os.close(fd)
     if not raw.strip():
         raise DatasetFormatError(f"{path}: empty file")
     try:

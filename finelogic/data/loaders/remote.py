@@ -16,11 +16,8 @@ from finelogic.files import write_bytes_atomic
 
 log = logging.getLogger("finelogic.data.loaders")
 
-RAW = "https://raw.githubusercontent.com"
 #: The Hugging Face variables that also mean "offline" here.
 OFFLINE_ENV_VARS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
-PROBE_TIMEOUT_S = 3.0
-DOWNLOAD_TIMEOUT_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -43,7 +40,7 @@ class Source:
     licence: str
 
     def url(self, file: RemoteFile) -> str:
-        return f"{RAW}/{self.repo}/{self.commit}/{self.prefix}{file.path}"
+        return f"https://raw.githubusercontent.com/{self.repo}/{self.commit}/{self.prefix}{file.path}"
 
     @staticmethod
     def local(root: Path, name: str, file: RemoteFile) -> Path:
@@ -52,9 +49,6 @@ class Source:
     @property
     def home(self) -> str:
         return f"github.com/{self.repo}@{self.commit[:8]}"
-
-
-Opener = Callable[[str], bytes]
 
 
 class FetchError(OSError):
@@ -85,7 +79,7 @@ def network_allowed(host: str = "raw.githubusercontent.com") -> bool:
         return not decided
     if host not in _probed:
         try:
-            socket.create_connection((host, 443), timeout=PROBE_TIMEOUT_S).close()
+            socket.create_connection((host, 443), timeout=3.0).close()
             _probed[host] = True
         except OSError:
             _probed[host] = False
@@ -94,11 +88,12 @@ def network_allowed(host: str = "raw.githubusercontent.com") -> bool:
 
 def download(url: str) -> bytes:
     """The bytes at ``url`` (the default opener)."""
-    with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S) as response:  # noqa: S310 (https, pinned)
+    with urllib.request.urlopen(url, timeout=60.0) as response:  # noqa: S310 (https, pinned)
         return response.read()
 
 
-def fetch(name: str, source: Source, root: str | os.PathLike | None = None, *, opener: Opener = download) -> Path:
+def fetch(name: str, source: Source, root: str | os.PathLike | None = None, *,
+          opener: Callable[[str], bytes] = download) -> Path:
     """Download dataset ``name``'s pinned files into the data root ``root`` (default ``$FINELOGIC_CACHE/data``)
     and return it; files already there with the pinned SHA-256 are kept; ``opener`` may read from a mirror."""
     root = Path(root) if root is not None else cache_dir() / "data"
