@@ -62,14 +62,11 @@ def weakest_effects(verdicts: pd.DataFrame) -> pd.DataFrame:
         plain = [e for e in effects if e not in cues]
         groups = [(claim.claim, plain)] + ([(f"{claim.claim}: against the cue rules", cues)] if cues else [])
         for name, group in groups:
-            if not group:
-                rows.append({"claim": claim.claim, "verdict": claim.verdict, "row": name, "label": "",
-                             "difference": math.nan, "low": math.nan, "high": math.nan, "unit": "pp", "margin": None})
-                continue
-            wanted = group[0].get("wanted", "above")
-            pick = {"above": lambda e: e["low"], "below": lambda e: -e["high"],
-                    "within": lambda e: -max(abs(e["low"]), abs(e["high"]))}[wanted]
-            e = min(group, key=pick)
+            e = {"label": "", "difference": math.nan, "low": math.nan, "high": math.nan, "unit": "pp"}
+            if group:
+                pick = {"above": lambda e: e["low"], "below": lambda e: -e["high"],
+                        "within": lambda e: -max(abs(e["low"]), abs(e["high"]))}[group[0].get("wanted", "above")]
+                e = min(group, key=pick)
             rows.append({"claim": claim.claim, "verdict": claim.verdict, "row": name, "label": e["label"],
                          "difference": e["difference"], "low": e["low"], "high": e["high"], "unit": e["unit"],
                          "margin": e.get("margin")})

@@ -68,20 +68,17 @@ def themed(draw: Callable) -> Callable:
 
 def new_figure(nrows: int = 1, ncols: int = 1, *, height: float = 4.0, width: float = PAGE_WIDTH, **kwargs):
     """``plt.subplots`` at page width with the grey border; ``axes`` always a 2-D array."""
-    fig, axes = plt.subplots(nrows, ncols, figsize=(min(width, PAGE_WIDTH), height), squeeze=False,
-                             layout="constrained", linewidth=1.0, edgecolor=BORDER, **kwargs)
-    return fig, axes
+    return plt.subplots(nrows, ncols, figsize=(min(width, PAGE_WIDTH), height), squeeze=False,
+                        layout="constrained", linewidth=1.0, edgecolor=BORDER, **kwargs)
 
 
 # ---------------------------------------------------------------------------------------------- display
 
 def alt_text(fig) -> str:
-    """The figure's alt text: what :func:`finish` attached, else :func:`describe`."""
-    return getattr(fig, "finelogic_alt", None) or describe(fig)
-
-
-def describe(fig) -> str:
-    """A plain description read off ``fig``: title, per panel its axis labels and x categories, legend series."""
+    """The figure's alt text: what :func:`finish` attached, else a plain description read off ``fig``: title,
+    per panel its axis labels and x categories, legend series."""
+    if getattr(fig, "finelogic_alt", None):
+        return fig.finelogic_alt
     parts = []
     if fig._suptitle is not None and fig._suptitle.get_text():
         parts.append(fig._suptitle.get_text() + ".")
@@ -237,8 +234,7 @@ def accuracy_by_group(table: pd.DataFrame, *, title: str, ylabel: str = "accurac
     ax.set_xlabel(xlabel or (table.columns.name or "group"))
     ax.set_ylabel(ylabel)
     ax.set_ylim(-2, 102)
-    values = table.apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
-    if len(table) and np.all(np.isnan(values) | (values == 0)):
+    if len(table) and not _summary(table).startswith("ours range"):  # all 0 or missing: the title says so
         title = f"{title} ({_summary(table)})"
     ax.set_title(wrap(title, 60))
     legend_below(fig)
@@ -377,9 +373,8 @@ def accuracy_bars(summary: pd.DataFrame, *, names: dict[str, str] | None = None)
                     markeredgecolor=REFERENCE_COLOUR, markeredgewidth=1.5,
                     label=f"paper: {key[0]} (reported)", zorder=4)
         mine = summary[summary.setting == setting]["accuracy"]
-        note = "ours 0% on every dataset" if len(mine) and (mine.fillna(0) == 0).all() else ""
-        ax.set_title(f"{setting}" + (f" ({note})" if note else "")
-                     + ("" if paper_rows else " (no paper row for this setting)"))
+        note = " (ours 0% on every dataset)" if len(mine) and (mine.fillna(0) == 0).all() else ""
+        ax.set_title(f"{setting}{note}" + ("" if paper_rows else " (no paper row for this setting)"))
         ax.set_ylabel("accuracy (%)")
         ax.set_ylim(-3, 103)
     set_categories(axes[-1, 0], datasets)
@@ -392,7 +387,6 @@ def accuracy_bars(summary: pd.DataFrame, *, names: dict[str, str] | None = None)
                            f"grey marks: the paper's reported models in the same setting (Table 2).")
 
 
-@themed
 def accuracy_by_depth(curves: pd.DataFrame, reported: pd.DataFrame):
     """Our accuracy by FLD depth bucket (rows of ``curves``) beside the paper's Direct rows of Table 5, dashed."""
     reference = reported.loc[[i for i in reported.index if i[1] == "Direct"], list(curves.columns)]

@@ -117,14 +117,7 @@ def find_chromium() -> str | None:
     return shutil.which("chromium") or ("/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else None)
 
 
-def with_print_css(body: str) -> str:
-    """The nbconvert HTML ``body`` with :data:`PRINT_CSS` (and :data:`PRINT_SCRIPT`) last in its head."""
-    style = (f'<style type="text/css" id="finelogic-print">{PRINT_CSS}</style>\n'
-             f'<script id="finelogic-print-script">{PRINT_SCRIPT}</script>\n')
-    return body.replace("</head>", style + "</head>", 1) if "</head>" in body else style + body
-
-
-def print_pdf(html: Path, pdf: Path, chromium: str, timeout: float = PRINT_TIMEOUT) -> Path:
+def print_pdf(html: Path, pdf: Path, chromium: str) -> Path:
     """Print the HTML file ``html`` to ``pdf`` with headless ``chromium`` (a fresh profile, no network);
     RuntimeError with Chromium's last output when it fails, times out or writes no PDF."""
     pdf = Path(pdf)
@@ -133,10 +126,10 @@ def print_pdf(html: Path, pdf: Path, chromium: str, timeout: float = PRINT_TIMEO
         command = [chromium, *CHROMIUM_ARGS, f"--user-data-dir={profile}", f"--print-to-pdf={pdf.resolve()}",
                    Path(html).resolve().as_uri()]
         try:
-            result = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+            result = subprocess.run(command, capture_output=True, text=True, timeout=PRINT_TIMEOUT,
                                     env={**os.environ, "HOME": profile})
         except subprocess.TimeoutExpired as error:
-            raise RuntimeError(f"chromium took over {timeout:g} s to print {html}") from error
+            raise RuntimeError(f"chromium took over {PRINT_TIMEOUT:g} s to print {html}") from error
     if result.returncode != 0 or not pdf.exists() or not pdf.read_bytes()[:5] == b"%PDF-":
         raise RuntimeError(f"chromium could not print {html} (exit {result.returncode}): "
                            f"{(result.stderr or result.stdout)[-1500:]}")
@@ -243,11 +236,11 @@ def _without_item(markdown: str, item: str) -> str:
     return "\n".join(line for line in markdown.split("\n") if not line.lstrip().startswith(item))
 
 
-def handouts_key(shown: nbformat.NotebookNode, pdf: bool) -> str:
+def handouts_key(shown: nbformat.NotebookNode) -> str:
     """What a chapter's handouts are made from: the executed notebook as its handouts show it
     (:func:`handout_notebook`, less the execution counts, dates and build time a rerun changes), this module's
     code, and how the PDFs are made."""
-    printer = ("chromium" if find_chromium() else "note") if pdf else "none"
+    printer = "chromium" if find_chromium() else "note"
     content = [{"type": c.cell_type, "source": c.source, "tags": c.get("metadata", {}).get("tags", []),
                 "outputs": [_without_build_date(o) for o in c.get("outputs", [])]} for c in shown.cells]
     digest = hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False).encode("utf-8"))
@@ -268,18 +261,9 @@ def _key_path(output_dir: Path, name: str) -> Path:
     return Path(output_dir) / "handouts" / f".{name}.key"
 
 
-def _handouts_current(output_dir: Path, name: str, key: str, pdf: bool) -> bool:
-    """Whether the chapter's handouts were made from ``key`` and every file is still there."""
-    marker = _key_path(output_dir, name)
-    if not marker.is_file() or marker.read_text(encoding="utf-8").strip() != key:
-        return False
-    files = [handout_path(output_dir, name, v) for v in VERSIONS]
-    return all(f.is_file() for f in files) and (not pdf or all(pdf_path(f).is_file() for f in files))
-
-
-def write_handouts(output_dir: Path, names: tuple[str, ...] = TEACHING, pdf: bool = True) -> list[Path]:
-    """Both handouts of every executed chapter in ``output_dir`` as standalone HTML in
-    ``output_dir/handouts/`` (and PDFs with ``pdf``); chapters not executed are skipped, and a chapter whose
+def write_handouts(output_dir: Path, names: tuple[str, ...] = TEACHING) -> list[Path]:
+    """Both handouts of every executed chapter in ``output_dir`` as standalone HTML and PDF in
+    ``output_dir/handouts/``; chapters not executed are skipped, and a chapter whose
     :func:`handouts_key` is unchanged (``handouts/.<name>.key``) is kept. Returns the HTML paths."""
     from nbconvert import HTMLExporter
     from nbconvert.preprocessors import TagRemovePreprocessor
@@ -291,12 +275,14 @@ def write_handouts(output_dir: Path, names: tuple[str, ...] = TEACHING, pdf: boo
             log.info("%s not executed yet: no handouts", name)
             continue
         shown = handout_notebook(nbformat.read(source, as_version=4))
-        keys[name] = handouts_key(shown, pdf)
-        if _handouts_current(output_dir, name, keys[name], pdf):
+        keys[name] = handouts_key(shown)
+        marker, files = _key_path(output_dir, name), [handout_path(output_dir, name, v) for v in VERSIONS]
+        if (marker.is_file() and marker.read_text(encoding="utf-8").strip() == keys[name]
+                and all(f.is_file() and pdf_path(f).is_file() for f in files)):
             log.info("%s unchanged since its handouts were made; kept", name)
-            written.extend(handout_path(output_dir, name, v) for v in VERSIONS)
+            written.extend(files)
             continue
-        _key_path(output_dir, name).unlink(missing_ok=True)
+        marker.unlink(missing_ok=True)
         for version in VERSIONS:
             exporter = HTMLExporter(exclude_input_prompt=True, exclude_output_prompt=True)
             dropped = {"parameters", "injected-parameters"} | ({SOLUTION_TAG} if version == "student" else set())
@@ -308,19 +294,22 @@ def write_handouts(output_dir: Path, names: tuple[str, ...] = TEACHING, pdf: boo
             body, _ = exporter.from_notebook_node(shown, resources={"metadata": {"name": title}})
             path = handout_path(output_dir, name, version)
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(with_print_css(body), encoding="utf-8")
+            # PRINT_CSS and PRINT_SCRIPT last in the head
+            head = (f'<style type="text/css" id="finelogic-print">{PRINT_CSS}</style>\n'
+                    f'<script id="finelogic-print-script">{PRINT_SCRIPT}</script>\n')
+            path.write_text(body.replace("</head>", head + "</head>", 1) if "</head>" in body else head + body,
+                            encoding="utf-8")
             written.append(path)
             fresh.append((name, path))
-    if pdf:
-        chromium = find_chromium()
-        if chromium is None and fresh:
-            log.warning("chromium not found: %d PDF handouts not printed (apt-get install chromium); each "
-                        "chapter's PDF link leads to a one-page note saying so", len(fresh))
-        for _, path in fresh:
-            if chromium is None:
-                write_placeholder_pdf(pdf_path(path), path)
-            else:
-                print_pdf(path, pdf_path(path), chromium)
+    chromium = find_chromium()
+    if chromium is None and fresh:
+        log.warning("chromium not found: %d PDF handouts not printed (apt-get install chromium); each "
+                    "chapter's PDF link leads to a one-page note saying so", len(fresh))
+    for _, path in fresh:
+        if chromium is None:
+            write_placeholder_pdf(pdf_path(path), path)
+        else:
+            print_pdf(path, pdf_path(path), chromium)
     for name in dict.fromkeys(name for name, _ in fresh):
         _key_path(output_dir, name).write_text(keys[name] + "\n", encoding="utf-8")
     return written

@@ -91,11 +91,9 @@ def seconds_text(seconds: dict[str, float]) -> str:
 def examples_text(rows: Sequence[ProbeRow]) -> str:
     """Markdown: one test row per task (CSS: its first prefix), the end of its prefix and its suffix
     (``rows``: a run's ``shown_rows``, or all rows)."""
-    examples = []
-    for row in shown_rows(rows):
-        examples.append(f"**{row.task.upper()}** (label {row.label}, step {row.step} of {row.n_steps}): "
-                        f"…`{without_control_tokens(row.prefix)[-80:]!r}` + `{without_control_tokens(row.suffix)!r}`")
-    return "\n\n".join(examples)
+    return "\n\n".join(f"**{row.task.upper()}** (label {row.label}, step {row.step} of {row.n_steps}): "
+                       f"…`{without_control_tokens(row.prefix)[-80:]!r}` + `{without_control_tokens(row.suffix)!r}`"
+                       for row in shown_rows(rows))
 
 
 def table4_with_cis(summary: pd.DataFrame, readout: str) -> pd.DataFrame:
@@ -112,6 +110,4 @@ def table4_with_cis(summary: pd.DataFrame, readout: str) -> pd.DataFrame:
         cells.update({f"{t.upper()} rows (%)": interval(*by.loc[t, ["row_accuracy", "row_ci_low", "row_ci_high"]])
                       for t in tasks})
         table[(model, probe)] = cells
-    out = pd.DataFrame(table).T
-    out.index.names = ["model", "probe"]
-    return out
+    return pd.DataFrame(table).T.rename_axis(["model", "probe"])

@@ -61,15 +61,14 @@ def provenance_box(notebook: str, provenance: Provenance | None = None, *, profi
     seed = seed if seed is not None else getattr(provenance, "seed", 0)
     models = tuple(models) or tuple(getattr(provenance, "models", ()))
     n = n if n is not None else getattr(provenance, "n", None)
-    version = getattr(provenance, "version", finelogic.__version__)
-    commit = getattr(provenance, "commit", None) or git_commit()
     rows = [("notebook", code(notebook)), ("profile", code(profile)), ("seed", str(int(seed)))]
     if models:
         rows.append(("models" if len(models) > 1 else "model", ", ".join(code(m) for m in models)))
     if n is not None:
         rows.append(("n", f"{int(n)} (items this run evaluated)"))
     rows.extend((k, code(v)) for k, v in sorted(parameters.items()))
-    rows.extend([("finelogic", code(version)), ("commit", code(commit)),
+    rows.extend([("finelogic", code(getattr(provenance, "version", finelogic.__version__))),
+                 ("commit", code(getattr(provenance, "commit", None) or git_commit())),
                  ("built", datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))])
     body = ("Every table and figure on this page was made by this run; their captions name only what "
             "differs (a table's own n or model).\n\n" + "\n".join(f"- **{k}**: {v}" for k, v in rows))
@@ -112,13 +111,12 @@ def rerun_text(notebook: str, profile: str, *, seconds: float | None = None,
                       "(the last measured build, from the build's `timings.json`).")
         else:
             timing = f"not measured yet at profile {code(profile)}."
-    body = (f"```bash\n{command}\n```\n\n"
+    return (f"```bash\n{command}\n```\n\n"
             f"- **profile**: {code(profile)} (the profiles: `smoke`, the smallest run, a check that everything "
             "works; `tiny`, the default, a CPU-sized run; `paper`, the paper's scale, needs GPUs or an API)\n"
             f"{TIME_ITEM}{timing}\n\n"
             "Run it from the repository root, then `make html` (or `jupyter-book build .`) to render the page; "
             "{doc}`/book/reproduce` says more.")
-    return body
 
 
 def rerun_box(notebook: str, profile: str, *, seconds: float | None = None) -> Markdown:

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import matplotlib.pyplot as plt
-import pandas as pd
 from markdown_it import MarkdownIt
 
 from finelogic import paper
@@ -37,20 +36,13 @@ _MARKDOWN = MarkdownIt("commonmark").enable("table")
 
 
 def to_html(item: Any) -> str:
-    """One displayable as HTML: a figure (embedded PNG with its alt text; closed), a table (its own HTML), a
-    Markdown or HTML display object, a DataFrame, or text (read as Markdown)."""
+    """One displayable as HTML: a figure (embedded PNG with its alt text; closed), anything with its own HTML
+    (a table, an HTML display object, a DataFrame), a Markdown display object, or text (read as Markdown)."""
     if isinstance(item, plt.Figure):
         return figures.figure_html(item)
     if hasattr(item, "_repr_html_"):
         return f'<div class="scroll">{item._repr_html_()}</div>'
-    kind = type(item).__name__
-    if kind == "Markdown":
-        return _MARKDOWN.render(item.data)
-    if kind == "HTML":
-        return item.data
-    if isinstance(item, pd.DataFrame):
-        return f'<div class="scroll">{item.to_html()}</div>'
-    return _MARKDOWN.render(str(item))
+    return _MARKDOWN.render(item.data if type(item).__name__ == "Markdown" else str(item))
 
 
 def _section(title: str, finding: str, items: Iterable[Any], run) -> str:

@@ -86,13 +86,6 @@ def _folder_digest(folder: Path, suffixes: Sequence[str] | None = None) -> str:
     return digest.hexdigest()
 
 
-def _previous_key(output: Path) -> str | None:
-    try:
-        return nbformat.read(output, as_version=4).metadata.get(RUN_KEY) if output.exists() else None
-    except Exception:  # an unreadable old output is simply rerun
-        return None
-
-
 def _failure_message(name: str, output: Path, error: Exception) -> str:
     """Name the notebook, the failing cell (number and first source line) and the error."""
     cell_info = ""
@@ -167,10 +160,15 @@ def run_notebooks(
         bar.update()
 
     def unchanged(name: str, key: str) -> bool:
-        if force or _previous_key(output_dir / f"{name}.ipynb") != key:
+        output = output_dir / f"{name}.ipynb"
+        try:
+            previous = nbformat.read(output, as_version=4).metadata.get(RUN_KEY) if output.exists() else None
+        except Exception:  # an unreadable old output is simply rerun
+            previous = None
+        if force or previous != key:
             return False
-        log.info("%s unchanged since its last run; kept %s", name, output_dir / f"{name}.ipynb")
-        records[name] = RunRecord(name, output_dir / f"{name}.ipynb", 0.0, skipped=True)
+        log.info("%s unchanged since its last run; kept %s", name, output)
+        records[name] = RunRecord(name, output, 0.0, skipped=True)
         bar.update()
         return True
 
@@ -189,10 +187,16 @@ def run_notebooks(
                              unchanged, finish)
     finally:
         bar.close()
-        _write_timings(output_dir, profile, [records[n] for n in names if n in records])
-    records_in_order = [records[n] for n in names]
+        # Each notebook's seconds of its last real run, when it finished and the 1-minute load then.
+        timings = read_timings(output_dir)
+        for record in records.values():
+            if not record.skipped:
+                timings[record.notebook] = {"profile": profile, "seconds": round(record.seconds, 1),
+                                            "finished": record.finished, "load": record.load, "jobs": record.jobs}
+        write_json_atomic(timings, output_dir / "timings.json")
+        write_text_atomic(output_dir / "timings.md", timings_table(timings))
     write_handouts(output_dir, tuple(n for n in names if n in TEACHING))
-    return records_in_order
+    return [records[n] for n in names]
 
 
 def check_parameters(path: Path) -> list[str]:
@@ -315,18 +319,6 @@ def _run_in_parallel(order: Sequence[str], reads: dict[str, set[str]], jobs: int
                     failure = failure or error
     if failure is not None:
         raise failure
-
-
-def _write_timings(output_dir: Path, profile: str, records: list[RunRecord]) -> None:
-    """Each notebook's seconds of its last real run, when it finished and the 1-minute load then
-    (``timings.json``), and the same as the reproduce page's Markdown table (``timings.md``)."""
-    timings = read_timings(output_dir)
-    for record in records:
-        if not record.skipped:
-            timings[record.notebook] = {"profile": profile, "seconds": round(record.seconds, 1),
-                                        "finished": record.finished, "load": record.load, "jobs": record.jobs}
-    write_json_atomic(timings, output_dir / "timings.json")
-    write_text_atomic(output_dir / "timings.md", timings_table(timings))
 
 
 def timings_table(timings: dict[str, dict[str, Any]]) -> str:

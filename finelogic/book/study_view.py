@@ -171,8 +171,7 @@ def test_set_note(run) -> str:
 def claims_forest():
     """The forest plot of the study's verdicts, or None when no study is committed."""
     made = read("claims")
-    title = "The paper's findings, tested on the laptop-scale study"
-    return None if made is None else forest_figure(made, title=title)
+    return None if made is None else forest_figure(made, title="The paper's findings, tested on the laptop-scale study")
 
 
 def shortcut_sentence(run) -> str:

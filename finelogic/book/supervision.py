@@ -34,10 +34,9 @@ def figure4(run) -> list[Any]:
     each style writes it, side by side."""
     rows = run.figure4
     first = rows.iloc[0]
-    texts = dict(zip(rows["style"], rows["text"]))
     return [Markdown("**Problem** `" + first["id"] + "`, gold **" + first["label"] + "**\n\n```text\n"
                      + first["user"] + "\n```"),
-            side_by_side(texts)]
+            side_by_side(dict(zip(rows["style"], rows["text"])))]
 
 
 @figures.themed
@@ -85,8 +84,7 @@ def accuracy_figure(run):
 
 def loss_fell(training: pd.DataFrame) -> str:
     """``"<k> of <n>"`` trained models whose loss fell from the first to the last steps."""
-    fell = training[training.loss_last < training.loss_first]
-    return f"{len(fell)} of {len(training)}"
+    return f"{int((training.loss_last < training.loss_first).sum())} of {len(training)}"
 
 
 def loss_change(training: pd.DataFrame) -> str:
@@ -171,8 +169,7 @@ def paper_sft_view() -> Table:
 
 def paper_sft_soundness_view() -> Table:
     """The paper's Table 3 rows for the two models it fine-tuned (Few-shot, LogiPT and the four SFT styles)."""
-    table3 = paper_table("table3")
-    return present_paper("table3", rows=[i for i in table3.index if i[0] in PAPER_SFT_MODELS])
+    return present_paper("table3", rows=[i for i in paper_table("table3").index if i[0] in PAPER_SFT_MODELS])
 
 
 def paper_sft_rows() -> pd.DataFrame:

@@ -17,8 +17,7 @@ def wide(long: pd.DataFrame, index=("model", "setting"), columns: str = "metric"
          values: str = "value") -> pd.DataFrame:
     """Pivot a long ``model, setting, metric, value`` frame to one row per index, rows and columns in the order
     they first occur in ``long`` (pandas' pivot would sort them)."""
-    index = list(index)
-    table = long.pivot_table(index=index, columns=columns, values=values, aggfunc="first", sort=False)
+    table = long.pivot_table(index=list(index), columns=columns, values=values, aggfunc="first", sort=False)
     table = table.reindex(columns=list(dict.fromkeys(long[columns])))
     table.columns.name = None
     return table

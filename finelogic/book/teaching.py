@@ -120,10 +120,9 @@ def gold_step_for(problem: Problem, conclusion_id: str) -> ProofStep:
 def merged_gold_steps(problem: Problem, premises: Sequence[str], conclusion_id: str) -> list[ProofStep]:
     """The gold steps a merged step ``premises -> conclusion_id`` skipped over (those concluding an id it does
     not cite), then the gold step of its conclusion, in proof order."""
-    gold = parse_proof_steps(problem.proof or "")
     last = gold_step_for(problem, conclusion_id)
     skipped = {p for p in last.premises if p not in set(premises)}
-    return [s for s in gold if s.conclusion in skipped] + [last]
+    return [s for s in parse_proof_steps(problem.proof or "") if s.conclusion in skipped] + [last]
 
 
 def proof_text(steps: Sequence[ProofStep]) -> str:
