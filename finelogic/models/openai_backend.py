@@ -34,10 +34,6 @@ CHARS_PER_TOKEN_CAP = 16
 ALIGNMENT_PROBE = "; ".join(["kettle orbit violin maple zebra copper"] * 6) + ";"
 
 
-#: Attempts for a reply with no text before it is recorded as an empty completion (``length``: at once).
-EMPTY_ATTEMPTS = 2
-
-
 class EmptyCompletion(ValueError):
     """A chat reply without text (``content`` null or empty); ``finish_reason`` says why, when the server does."""
 
@@ -310,7 +306,8 @@ class OpenAIBackend:
                 last = f"{type(error).__name__}: {self._redact(str(error))}"
             except EmptyCompletion as empty:
                 last = f"no text (finish_reason {empty.finish_reason!r})"
-                if empty.finish_reason == "length" or attempt >= min(self.max_attempts, EMPTY_ATTEMPTS):
+                # Two attempts before a reply without text is recorded as an empty completion; "length" at once.
+                if empty.finish_reason == "length" or attempt >= min(self.max_attempts, 2):
                     log.warning("%s: %s; recorded as an empty completion", what, last)
                     return {"text": "", "finish_reason": empty.finish_reason or "empty"}
             except (openai.APIResponseValidationError, ValueError, KeyError, TypeError, AttributeError,

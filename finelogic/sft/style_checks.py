@@ -58,7 +58,12 @@ def _read(style: str, text: str, words: Words) -> _Reading:
                 reading.steps.append(_read_nl_step(line, len(reading.steps) + 1, words))
             continue
         if m := _SYMBOLIC_STEP.match(line):
-            reading.steps.append(_read_symbolic_step(line, m))
+            premises, conclusion = tuple(m["premises"].split(" & ")), m["conclusion"]
+            try:
+                reading.steps.append(_ReadStep(line, premises, conclusion, parse_formula(m["formula"])))
+            except FormulaSyntaxError as error:
+                reading.steps.append(_ReadStep(line, premises, conclusion, None,
+                                               f"formula does not parse ({error.message})"))
         elif m := _DEFINITION_LINE.match(line):
             reading.definitions.append((line, m["symbol"], bool(m["var"]), m["meaning"]))
         elif m := _TRANSLATION_LINE.match(line):
@@ -71,14 +76,6 @@ def _read(style: str, text: str, words: Words) -> _Reading:
         elif "->" in line or " = " in line:
             reading.findings.append(_finding(False, f"{line!r}: looks like a step or definition but is not one"))
     return reading
-
-
-def _read_symbolic_step(line: str, m: re.Match) -> _ReadStep:
-    premises = tuple(m["premises"].split(" & "))
-    try:
-        return _ReadStep(line, premises, m["conclusion"], parse_formula(m["formula"]))
-    except FormulaSyntaxError as error:
-        return _ReadStep(line, premises, m["conclusion"], None, f"formula does not parse ({error.message})")
 
 
 def _read_nl_step(line: str, number: int, words: Words) -> _ReadStep:
