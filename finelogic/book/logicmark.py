@@ -156,9 +156,7 @@ def ours_and_nearest(by_hop: pd.DataFrame, card: pd.DataFrame, nearest: tuple[st
             rows.append({"model": model, "source": CARD_SOURCE, "items": None,
                          **{metric: printed.get((model, metric), float("nan")) for metric in TABLE_METRICS}})
     columns = ["model", "source", "items"] + [f"{m}{s}" for m in TABLE_METRICS for s in ("", " low", " high")]
-    table = pd.DataFrame(rows, columns=columns)
-    table["items"] = table["items"].astype("Int64")
-    return table
+    return pd.DataFrame(rows, columns=columns).astype({"items": "Int64"})
 
 
 def ours_and_nearest_view(by_hop: pd.DataFrame, card: pd.DataFrame, nearest: tuple[str, ...] | None = None) -> Table:

@@ -107,6 +107,4 @@ def write_report(made, path: str | Path) -> Path:
     for family, run in made.runs.items():
         parts.append(SECTIONS[family](run))
     parts.append("</body></html>")
-    path = Path(path)
-    write_text_atomic(path, "\n".join(parts))
-    return path
+    return write_text_atomic(path, "\n".join(parts))

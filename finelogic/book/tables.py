@@ -168,11 +168,7 @@ def present(frame: pd.DataFrame, *, percent: Sequence[str] = (),
     shown = pd.DataFrame(cells, index=range(len(table)))
     names = {c: (headers or {}).get(c, human(c)) for c in shown.columns}
     shown = shown.rename(columns=names)
-    notes = []
-    if (shown == MISSING).any().any():
-        notes.append(f"{MISSING} {missing}")
-    if note:
-        notes.append(note)
+    notes = ([f"{MISSING} {missing}"] if (shown == MISSING).any().any() else []) + ([note] if note else [])
     return Table(shown, tuple(notes), tuple(names[c] for c in numeric))
 
 
