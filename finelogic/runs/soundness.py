@@ -192,18 +192,15 @@ def gold_records(problems: Mapping[str, Problem]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["id", "model", "setting", "response", "depth_bucket"])
 
 
-def quality_set(quality: Quality, seed: int = 0,
-                memo: MutableMapping[str, Any] | None = None) -> list[LabelledStep]:
+def quality_set(quality: Quality, seed: int, memo: MutableMapping[str, Any]) -> list[LabelledStep]:
     """The labelled judge-quality steps from the gold proofs of :class:`Quality`'s problems, kept in ``memo``."""
     key = memo_key(["quality-set", quality.n, list(quality.depths), seed])
-    kept = memo.get(key) if memo is not None else None
-    if kept is not None:
-        return labelled_from_json(kept)
+    if memo.get(key) is not None:
+        return labelled_from_json(memo[key])
     problems = generate_fld(quality.n, seed=seed, depths=quality.depths, labels=(PROVED, DISPROVED),
                             progress=False)
     items = labelled_steps(problems, seed=seed)
-    if memo is not None:
-        memo[key] = labelled_to_json(items)
+    memo[key] = labelled_to_json(items)
     return items
 
 

@@ -223,11 +223,7 @@ def style_examples(profile: str, style: str, seed: int = 0,
     choices = (*STYLES, "LogiPT")
     if style not in choices:
         raise ValueError(f"unknown style {style!r}; choose from {', '.join(choices)}")
-    given = dict(overrides or {})
-    if style == "LogiPT":
-        given.update(logipt=True, styles=STYLES[:1])
-    else:
-        given.update(styles=(style,), logipt=False)
+    given = dict(overrides or {}, styles=STYLES[:1] if style == "LogiPT" else (style,), logipt=style == "LogiPT")
     settings = resolve(PROFILES, profile, SECTION, given)
     examples, _ = training_examples(settings, seed)
     return settings, examples[style]
