@@ -89,12 +89,6 @@ class UnitRecord:
     threads: int
     families: tuple[str, ...]
 
-    def row(self) -> dict[str, Any]:
-        out = dict(self.__dict__)
-        out["stages"] = json.dumps(dict(self.stages), sort_keys=True)
-        out["families"] = " ".join(self.families)
-        return out
-
 
 @contextlib.contextmanager
 def _load_samples() -> Iterator[list[float]]:
@@ -140,7 +134,6 @@ def run_unit(unit: str, *, profile: str = PROFILE, seed: int = 0, data_dir: str 
     commit = git_commit()
     (directory / UNIT_FILE).unlink(missing_ok=True)  # not done until written again
     stages: dict[str, float] = {}
-    made: dict[str, Run] = {}
     started, clock = _now(), time.perf_counter()
 
     def stage(family: str, call: Callable[[], Run]) -> Run:
@@ -149,7 +142,6 @@ def run_unit(unit: str, *, profile: str = PROFILE, seed: int = 0, data_dir: str 
         result = call()
         stages[family] = round(time.perf_counter() - start, 1)
         result.write(directory / family)
-        made[family] = result
         return result
 
     with _load_samples() as load:
@@ -166,7 +158,7 @@ def run_unit(unit: str, *, profile: str = PROFILE, seed: int = 0, data_dir: str 
     record = UnitRecord(unit=unit, profile=profile, seed=seed, commit=commit, started=started,
                         finished=_now(), seconds=round(time.perf_counter() - clock, 1), stages=stages,
                         load_mean=round(sum(load) / len(load), 2), load_max=round(max(load), 2),
-                        load_samples=len(load), threads=torch.get_num_threads(), families=tuple(made))
+                        load_samples=len(load), threads=torch.get_num_threads(), families=tuple(stages))
     (directory / UNIT_FILE).write_text(json.dumps(record.__dict__, indent=2, default=list) + "\n", encoding="utf-8")
     log.info("study unit %s done in %.0f s (load %.1f mean, %.1f max)", unit, record.seconds, record.load_mean,
              record.load_max)
@@ -218,7 +210,8 @@ def assemble(profile: str = PROFILE, *, seed: int = 0, overrides: Mapping[str, M
     runs = {supervision.FAMILY: merged_sup, accuracy.FAMILY: merged_acc, depth.FAMILY: depth_run,
             soundness.FAMILY: soundness_run, probing.FAMILY: merged_prob, claims.FAMILY: claims_run}
     # The manifest is committed: its reasons name the unit folders from the study's own folder, not this machine's.
-    units = pd.DataFrame([{**rec.row(), "in_study": unit in read,
+    units = pd.DataFrame([{**rec.__dict__, "stages": json.dumps(dict(rec.stages), sort_keys=True),
+                           "families": " ".join(rec.families), "in_study": unit in read,
                            "left_out": left_out.get(unit, "").replace(str(Path(root).resolve()), Path(root).name)}
                           for unit, rec in records.items()])
     missing = tuple(u for u in unit_names(profile) if u not in read)
@@ -330,9 +323,8 @@ def run_study(profile: str = PROFILE, *, units: Sequence[str] | None = None, aga
               data_dir: str | Path | None = None) -> Study:
     """Run the units not yet done with the profile's current settings (or those named; ``again`` reruns done
     ones), assembling after each. A unit made with other settings (the profile changed since) is made again."""
-    wanted = list(units or unit_names(profile))
     study = None
-    for unit in wanted:
+    for unit in units or unit_names(profile):
         current, stale = current_units(profile, seed=seed)
         if unit in current and not again:
             log.info("study unit %s is done (%s); skipped", unit, units_dir(profile) / unit)
