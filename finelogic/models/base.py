@@ -149,10 +149,7 @@ class Backend(Protocol):
 def truncate_at_stop(text: str, stop: Sequence[str], keep: bool = False) -> str:
     """``text`` up to the earliest occurrence of any stop string: not including it, or, with ``keep``,
     including it (the stop string that ends first wins when two overlap)."""
-    if keep:
-        ends = [i + len(s) for s in stop if s and (i := text.find(s)) >= 0]
-        return text[:min(ends)] if ends else text
-    cut = min((i for s in stop if s and (i := text.find(s)) >= 0), default=len(text))
+    cut = min((i + (len(s) if keep else 0) for s in stop if s and (i := text.find(s)) >= 0), default=len(text))
     return text[:cut]
 
 

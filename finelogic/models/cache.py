@@ -295,12 +295,9 @@ def _chunks(indices: list[int], size: int, group: Callable[[int], Any] | None) -
     return [c for c in chunks if c]
 
 
-_MIRRORED = ("calls", "prompt_tokens", "generated_tokens", "retries")
-
-
 def _counts(backend: Any) -> dict[str, int]:
     stats = getattr(backend, "stats", None)
-    return {name: int(getattr(stats, name, 0)) for name in _MIRRORED}
+    return {name: int(getattr(stats, name, 0)) for name in ("calls", "prompt_tokens", "generated_tokens", "retries")}
 
 
 def _takes_on_result(method: Any) -> bool:
