@@ -169,7 +169,10 @@ class SymbolicJudge(Judge):
             return skip
         if self.memo is None:
             return self._judge(step, problem)
-        read = (self._problem_key(problem), step.premises, step.premise_texts, step.conclusion_id,
+        known = self._problems.get(id(problem))  # problem_key worked out once per problem object
+        if known is None or known[0] is not problem:
+            known = self._problems[id(problem)] = (problem, problem_key(problem))
+        read = (known[1], step.premises, step.premise_texts, step.conclusion_id,
                 step.conclusion_text, step.parsed, step.released)
         verdict = self._seen.get(read)
         if verdict is not None:
@@ -184,13 +187,6 @@ class SymbolicJudge(Judge):
             self.memo[key] = [verdict.valid, verdict.atomic, verdict.reason, verdict.decided_by]
             self._seen[read] = verdict
         return verdict
-
-    def _problem_key(self, problem: Problem) -> str:
-        """:func:`problem_key` of ``problem``, worked out once per problem object."""
-        known = self._problems.get(id(problem))
-        if known is None or known[0] is not problem:
-            known = self._problems[id(problem)] = (problem, problem_key(problem))
-        return known[1]
 
     def _judge(self, step: Step, problem: Problem) -> Verdict:
         self.computed += 1

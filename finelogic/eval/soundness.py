@@ -42,6 +42,7 @@ def judge_responses(records: pd.DataFrame, problems: Mapping[str, Problem], judg
     with no steps gets one row, ``step`` -1, so it counts as excluded). ``memo`` keeps each response's steps as read
     under ``policy`` (the verdicts are the judge's to keep)."""
     policy = SoundnessPolicy.of(policy, "soundness policy")
+    read = parse_steps if policy is SoundnessPolicy.PRINCIPLED else released_steps
     keys = [k for k in keys if k in records.columns]
     parsed = []
     problem_keys: dict[str, str] = {}
@@ -49,7 +50,7 @@ def judge_responses(records: pd.DataFrame, problems: Mapping[str, Problem], judg
         problem = problems[record["id"]]
         response = str(record.get("response") or "")
         if memo is None:
-            steps = read_steps(response, problem, policy)
+            steps = read(response, problem)
         else:
             if record["id"] not in problem_keys:
                 # what the readers read of a problem: the judge's part and the released code's input text
@@ -57,7 +58,7 @@ def judge_responses(records: pd.DataFrame, problems: Mapping[str, Problem], judg
             key = memo_key(["steps", policy, problem_keys[record["id"]], response])
             kept = memo.get(key)
             if kept is None:
-                steps = read_steps(response, problem, policy)
+                steps = read(response, problem)
                 memo[key] = [step_to_json(s) for s in steps]
             else:
                 steps = [step_from_json(v) for v in kept]
@@ -88,12 +89,6 @@ def judge_responses(records: pd.DataFrame, problems: Mapping[str, Problem], judg
             rows.append(row | {"valid": verdict.valid, "atomic": verdict.atomic, "reason": verdict.reason,
                                "decided_by": verdict.decided_by})
     return pd.DataFrame(rows, columns=[*keys, *STEP_COLUMNS])
-
-
-def read_steps(response: str, problem: Problem, policy: SoundnessPolicy | str = SoundnessPolicy.PRINCIPLED) -> list:
-    """The steps of ``response`` as ``policy`` reads them."""
-    return (parse_steps if SoundnessPolicy.of(policy, "soundness policy") is SoundnessPolicy.PRINCIPLED
-            else released_steps)(response, problem)
 
 
 def _verdicts(judge: Judge, pairs: list, progress: bool | None, chunk: int = 256) -> Iterable:
