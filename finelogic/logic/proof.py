@@ -49,22 +49,6 @@ def _normalise_id(kind: str, number: str) -> str:
     return f"{kind.lower()}{int(number)}"
 
 
-def parse_premises(head: str, *, sent_ids: bool = False) -> tuple[str, ...] | None:
-    """Ids of a step's left-hand side, or None when it holds anything but ids and joiners (``sentN`` ids
-    count as ids only with ``sent_ids``)."""
-    pattern = _RECORD_PREMISE if sent_ids else _PREMISE
-    ids = []
-    for m in pattern.finditer(head):
-        if m.group(1):
-            ids.append(f"[{_normalise_id(m.group(1), m.group(2))}]")
-        elif m.group(3):
-            ids.append(_normalise_id(m.group(3), m.group(4)))
-        else:
-            ids.append(VOID)
-    rest = _PREMISE_JOINERS.sub("", pattern.sub("", head))
-    return tuple(ids) if ids and not rest else None
-
-
 def parse_step(text: str, *, sent_ids: bool = False) -> ProofStep:
     """One ``premises -> conclusion[: text]`` step; ``sent_ids`` also reads FLD v0.2's ``sentN`` premise ids.
 
@@ -83,8 +67,10 @@ def parse_step(text: str, *, sent_ids: bool = False) -> ProofStep:
     formula_arrow = colon and "->" not in before and "{" in after  # ``int1: {A}{a} -> {B}{a}`` (symbolic styles)
     if "->" in tail and not formula_arrow:
         raise ProofNotationError("two arrows: steps not separated by ';' or a new line", raw)
-    premises = parse_premises(head, sent_ids=sent_ids)
-    if premises is None:
+    pattern = _RECORD_PREMISE if sent_ids else _PREMISE
+    premises = tuple(f"[{_normalise_id(m[1], m[2])}]" if m[1] else _normalise_id(m[3], m[4]) if m[3] else VOID
+                     for m in pattern.finditer(head))
+    if not premises or _PREMISE_JOINERS.sub("", pattern.sub("", head)):  # anything but ids and joiners
         raise ProofNotationError(f"premises are not ids: {head.strip()!r}", raw)
     m = _CONCLUSION.match(tail.strip().rstrip(";").strip())
     if m is None:
