@@ -71,10 +71,6 @@ def _symbol(i: int, upper: bool) -> str:
     return name if upper else name.lower()
 
 
-def _is_literal(f: Formula) -> bool:
-    return isinstance(f, Atom) or (isinstance(f, Not) and isinstance(f.body, Atom))
-
-
 def _atoms(f: Formula) -> list[Atom]:
     return [g for g in subformulas(f) if isinstance(g, Atom)]
 
@@ -190,7 +186,7 @@ class _TreeBuilder:
         if depth == 0:
             return ProofNode(goal)
         options = ["modus_ponens"] * 3
-        if _is_literal(goal):
+        if isinstance(goal, Atom) or (isinstance(goal, Not) and isinstance(goal.body, Atom)):  # a literal
             options += ["and_elim", "or_elim"]
             if not self.propositional:
                 options += ["exists_elim"]
