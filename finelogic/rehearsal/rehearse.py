@@ -83,9 +83,7 @@ def rehearse(families: Sequence[str] | None = None, *, real_slice: float = 0.0, 
                 stage_rows, error = run_family(family, ctx, seed, data_dir, root, made)
                 sent = _difference(server.counts(), before)
                 request_rows += [{"family": family.name, **c} for c in sent]
-                stage_rows[0].update(requests=sum(c["requests"] for c in sent),
-                                     prompt_tokens=sum(c["prompt_tokens"] for c in sent),
-                                     cap_tokens=sum(c["cap_tokens"] for c in sent),
+                stage_rows[0].update({k: sum(c[k] for c in sent) for k in ("requests", "prompt_tokens", "cap_tokens")},
                                      judge_calls=sum(c["requests"] for c in sent if c["kind"] == "judge"))
                 rows += stage_rows
                 if error:
@@ -149,31 +147,25 @@ def standin_checkpoints(folder: Path, *, count: int = 6) -> list[Path]:
     """``count`` random-init checkpoints (seeds 0..count-1) of the embedded model's architecture cut to
     2 blocks of width 64, made once per folder: one per LogicMark model of the paper profile (two models on one
     checkpoint would share cache entries)."""
-    paths = []
-    for seed in range(count):
-        target = folder / f"smollm2-arch-2x64-seed{seed}"
-        if not (target / "config.json").is_file():
-            _save_standin(target, seed)
-        paths.append(target)
+    paths = [folder / f"smollm2-arch-2x64-seed{seed}" for seed in range(count)]
+    for seed, target in enumerate(paths):
+        if (target / "config.json").is_file():
+            continue
+        from transformers import AutoConfig, AutoTokenizer
+
+        from finelogic.models.embedded import converted_path, random_init_like
+
+        source = converted_path()
+        config = AutoConfig.from_pretrained(source)
+        config.update({"num_hidden_layers": 2, "hidden_size": 64, "intermediate_size": 256, "num_attention_heads": 4,
+                       "num_key_value_heads": 4, "head_dim": 16})
+        staging = target.with_name(target.name + ".partial")
+        shutil.rmtree(staging, ignore_errors=True)
+        random_init_like(config, seed).save_pretrained(staging, safe_serialization=True)
+        AutoTokenizer.from_pretrained(source).save_pretrained(staging)
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(staging, target)
     return paths
-
-
-def _save_standin(target: Path, seed: int) -> None:
-    from transformers import AutoConfig, AutoTokenizer
-
-    from finelogic.models.embedded import converted_path, random_init_like
-
-    source = converted_path()
-    config = AutoConfig.from_pretrained(source)
-    config.update({"num_hidden_layers": 2, "hidden_size": 64, "intermediate_size": 256, "num_attention_heads": 4,
-                   "num_key_value_heads": 4, "head_dim": 16})
-    model = random_init_like(config, seed)
-    staging = target.with_name(target.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    model.save_pretrained(staging, safe_serialization=True)
-    AutoTokenizer.from_pretrained(source).save_pretrained(staging)
-    shutil.rmtree(target, ignore_errors=True)
-    os.replace(staging, target)
 
 
 def plan_table(requests: pd.DataFrame, prices: Mapping[str, tuple[float, float]] | None = None) -> pd.DataFrame:
