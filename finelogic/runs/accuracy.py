@@ -38,9 +38,8 @@ log = logging.getLogger(__name__)
 BASELINES: Mapping[str, Callable[..., Any]] = {SEL_INF: selection_inference, LOGIC_LM: logic_lm, SYMBCOT: symbcot}
 
 #: The baselines whose pure work on model replies (parsing translations, the solver) is kept in the memo
-#: :data:`TRANSLATION_MEMO` (``$FINELOGIC_CACHE/memo``), so a cached rerun does not redo it.
+#: ``baseline-translations`` (``$FINELOGIC_CACHE/memo``), so a cached rerun does not redo it.
 MEMOISED = (LOGIC_LM, SYMBCOT)
-TRANSLATION_MEMO = "baseline-translations"
 #: The arguments the run passes a baseline's function; its other keyword arguments are its settings.
 PASSED = {"problems", "backend", "config", "model", "memo"}
 
@@ -168,7 +167,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     calls_before, hits_before = call_counts(b for _, b in opened[:len(entries)])
     frames, traces = [], []
     memoised = any(s in MEMOISED for s in section.settings)
-    with Memo(TRANSLATION_MEMO, source_version("finelogic.baselines.logic_lm")) if memoised else nullcontext() as memo:
+    with Memo("baseline-translations", source_version("finelogic.baselines.logic_lm")) if memoised else nullcontext() as memo:
         for (spec, backend), scorer in zip(opened, scorers):  # the profile's models (one scorer each)
             for setting in section.settings:
                 decoding = replace(config, **section.generation_by_setting.get(setting, {}))
