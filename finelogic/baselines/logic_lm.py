@@ -184,8 +184,7 @@ def logic_lm(
     for item in session.items:
         item.data.update(translations=[], errors=[], formulas=None, solver=None, refinements=0, fallback=False)
 
-    pending = list(range(len(problems)))
-    requests = [(i, bases[i]) for i in pending]
+    requests = list(enumerate(bases))
     for round_ in range(refinements + 1):
         stage = "translate" if round_ == 0 else f"refine-{round_}"
         replies = session.ask(stage, requests, config)

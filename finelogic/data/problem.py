@@ -80,9 +80,7 @@ class Problem:
     def from_dict(cls, d: Mapping[str, Any]) -> "Problem":
         d = dict(d)
         d["facts"] = tuple(Fact(i, t) for i, t in d["facts"])
-        if d.get("options") is not None:
-            d["options"] = tuple(d["options"])
-        return cls(**d)
+        return cls(**d)  # options become a tuple in __post_init__
 
     def to_json(self) -> str:
         """Canonical JSON (sorted keys): equal problems give byte-identical lines."""

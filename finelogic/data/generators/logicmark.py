@@ -207,8 +207,7 @@ def equality_edges(style: str, variables: Sequence[str], k: int, rng: random.Ran
         return _SIMPLE_STYLES[style](vs, k, rng)
     first, second = rng.sample(sorted(_SIMPLE_STYLES), 2)  # mixed: half the edges from each of two styles
     edges = _SIMPLE_STYLES[first](vs, (k + 1) // 2, rng) + _SIMPLE_STYLES[second](vs, k, rng)
-    unique = list(dict.fromkeys(tuple(sorted(e)) for e in edges))
-    return unique[:k]
+    return list(dict.fromkeys(tuple(sorted(e)) for e in edges))[:k]  # each edge once
 
 
 def _sample_premises(config: Config, rng: random.Random) -> tuple[Premises, str] | None:

@@ -64,9 +64,7 @@ def convert(item: Item) -> Problem:
                                         and all(isinstance(s, str) for s in explanation)):
         raise bad("explanation", "expected a list of sentences")
     facts = numbered_facts(split_sentences(context))
-    hypothesis = question.strip()
-    if hypothesis.startswith(PRONTOQA_QUESTION_PREFIX):
-        hypothesis = hypothesis[len(PRONTOQA_QUESTION_PREFIX):].strip()
+    hypothesis = question.strip().removeprefix(PRONTOQA_QUESTION_PREFIX).strip()
     if explanation:
         check_answer(explanation, hypothesis, verdict)
     return Problem(
