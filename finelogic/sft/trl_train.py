@@ -105,10 +105,10 @@ def sft_arguments(config: TrainConfig, *, processes: int, paper_recipe: bool, ou
                      report_to="none", weight_decay=0.0, max_grad_norm=1.0, completion_only_loss=True,
                      dataloader_num_workers=0, save_only_model=False, disable_tqdm=True,
                      use_cpu=not cuda)
-    if not cuda and processes > 1:
-        arguments["ddp_backend"] = "gloo"
     if not cuda:  # the CPU trains float32 weights; bf16 only as autocast, when asked (TrainConfig.autocast)
         arguments["bf16"] = config.autocast == "bfloat16"
+        if processes > 1:
+            arguments["ddp_backend"] = "gloo"
     return arguments
 
 
@@ -127,6 +127,7 @@ def train_with_trl(examples: Sequence[Mapping[str, Any]], *, style: str, base: A
     from trl import SFTConfig, SFTTrainer
 
     import torch
+    import torch.distributed as dist
 
     from finelogic.sft.datasets import write_jsonl
 
@@ -175,7 +176,11 @@ def train_with_trl(examples: Sequence[Mapping[str, Any]], *, style: str, base: A
     trainer.train(resume_from_checkpoint=last)
     seconds = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports kB
-    tokens, targets, peak = _across_processes(*trainer.counted, peak)
+    tokens, targets = trainer.counted
+    if dist.is_available() and dist.is_initialized():  # summed over processes (peak memory: the machine's)
+        values = torch.tensor([float(tokens), float(targets), peak], dtype=torch.float64)
+        dist.all_reduce(values)
+        tokens, targets, peak = int(values[0]), int(values[1]), float(values[2])
 
     losses = tuple(float(e["loss"]) for e in trainer.state.log_history if "loss" in e)
     accelerator = trainer.accelerator
@@ -269,15 +274,3 @@ def _counting(trainer_class: type) -> type:
             return None
 
     return Counting
-
-
-def _across_processes(tokens: int, targets: int, peak: float) -> tuple[int, int, float]:
-    """Tokens and target tokens summed over processes; peak memory summed too (the machine's total)."""
-    import torch
-    import torch.distributed as dist
-
-    if not (dist.is_available() and dist.is_initialized()):
-        return tokens, targets, peak
-    values = torch.tensor([float(tokens), float(targets), peak], dtype=torch.float64)
-    dist.all_reduce(values)
-    return int(values[0]), int(values[1]), float(values[2])
