@@ -644,23 +644,21 @@ def verdicts(records: pd.DataFrame, steps: pd.DataFrame, summary: pd.DataFrame, 
         (nsd_gains(summary, base, readout), summary, every),
         (nsd_nl_best(summary, base, readout), summary, every),
     ]
-    rows = [v if expected is None else _with_expected(v, needs, table, expected) for v, table, needs in checked]
+    rows = []
+    for verdict, table, needs in checked:
+        present: set[str] = set()
+        if table is not None and not table.empty and "setting" in table.columns:
+            present = {s for s in table["setting"].astype(str) if s in SFT_SETTINGS}
+        elif table is not None and not table.empty:
+            column = "model" if "model" in table.columns else table.columns[0]
+            present = {s for s in map(fine_tuned_setting, table[column].astype(str)) if s}
+        missing = [s for s in needs if expected is not None and s in expected and s not in present]
+        if missing and verdict.verdict != NOT_TESTABLE:
+            note = (f"missing: {', '.join(missing)} (expected in this run, not in it yet; the verdict on the styles "
+                    f"present alone would read '{verdict.verdict}')")
+            verdict = replace(verdict, verdict=NOT_TESTABLE, evidence=f"{verdict.evidence}; {note}")
+        rows.append(verdict)
     return pd.DataFrame([asdict(v) for v in rows], columns=list(VERDICT_COLUMNS))
-
-
-def _with_expected(verdict: Verdict, needs: Sequence[str], table: pd.DataFrame, expected: Sequence[str]) -> Verdict:
-    present: set[str] = set()
-    if table is not None and not table.empty and "setting" in table.columns:
-        present = {s for s in table["setting"].astype(str) if s in SFT_SETTINGS}
-    elif table is not None and not table.empty:
-        column = "model" if "model" in table.columns else table.columns[0]
-        present = {s for s in map(fine_tuned_setting, table[column].astype(str)) if s}
-    missing = [s for s in needs if s in expected and s not in present]
-    if not missing or verdict.verdict == NOT_TESTABLE:
-        return verdict
-    note = (f"missing: {', '.join(missing)} (expected in this run, not in it yet; the verdict on the styles present "
-            f"alone would read '{verdict.verdict}')")
-    return replace(verdict, verdict=NOT_TESTABLE, evidence=f"{verdict.evidence}; {note}")
 
 
 #: The claim functions, in the table's order (each takes the upstream tables it names).
