@@ -16,7 +16,7 @@ import pandas as pd
 
 from finelogic.eval.judge_quality import labelled_steps, score_verdicts
 from finelogic.eval.judges import LLMJudge, SymbolicJudge
-from finelogic.logic.prover import clear_cache
+from finelogic.logic import prover
 
 
 def timed(judge, items) -> tuple[float, list]:
@@ -35,7 +35,7 @@ def main() -> None:
     problems = generate_fld(args.problems, seed=args.seed, depths=range(0, 10), labels=("PROVED", "DISPROVED"),
                             progress=False)
     items = labelled_steps(problems, seed=args.seed)
-    clear_cache()
+    prover._satisfiable.cache_clear()  # z3's result cache
     seconds, symbolic = timed(SymbolicJudge(), items)
     print(f"symbolic judge      {len(items):6d} steps  {len(items) / seconds:10.1f} steps/s  (z3 cache cleared)")
 
