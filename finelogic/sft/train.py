@@ -195,33 +195,12 @@ def train(examples: Sequence[Mapping[str, Any]], *, name: str, base_model: Any =
 
     from finelogic.sft.datasets import write_jsonl
 
-    dtype = getattr(torch, config.dtype)
-    if base.path is None:
-        from finelogic.models.embedded import load_default
-
-        tokenizer, model = load_default(dtype=dtype)
-    else:
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
-        tokenizer = AutoTokenizer.from_pretrained(base.path)
-        model = AutoModelForCausalLM.from_pretrained(base.path, dtype=dtype, device_map=base.device_map)
-    if tokenizer.pad_token_id is None:
-        tokenizer.pad_token = tokenizer.eos_token
+    tokenizer, model = _load_base(base, config)
     encoded = [encode_example(tokenizer, ex, config.cutoff_len) for ex in examples]
     empty = [e.id for e in encoded if all(label == IGNORE_INDEX for label in e.labels)]
     if empty:
         raise ValueError(f"{name}: cutoff_len={config.cutoff_len} leaves no target tokens in {empty[:5]}")
-    torch.manual_seed(config.seed)
-    if config.method == "lora":
-        from peft import get_peft_model
-
-        names = {n.rsplit(".", 1)[-1] for n, _ in model.named_modules()}
-        missing = [m for m in config.target_modules if m not in names]
-        if missing:
-            raise ValueError(f"LoRA target modules {missing} are not in {type(model).__name__}; "
-                             "set TrainConfig.target_modules to its projection names")
-        model = get_peft_model(model, lora_config(config, model.config.num_hidden_layers))
-    model.train()
+    model = _prepare(model, config)
     resume = target.with_name(target.name + RESUME_SUFFIX)
     if force and resume.exists():
         shutil.rmtree(resume)
@@ -260,6 +239,41 @@ def _load_record(path: Path, name: str, *, cached: bool) -> TrainedModel:
                         config=record["config"], examples=record["examples"], cached=cached)
 
 
+def _load_base(base: ModelSpec, config: TrainConfig) -> tuple[Any, Any]:
+    import torch
+    dtype = getattr(torch, config.dtype)
+    if base.path is None:
+        from finelogic.models.embedded import load_default
+
+        tokenizer, model = load_default(dtype=dtype)
+    else:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(base.path)
+        model = AutoModelForCausalLM.from_pretrained(base.path, dtype=dtype, device_map=base.device_map)
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer, model
+
+
+def _prepare(model: Any, config: TrainConfig) -> Any:
+    import torch
+    torch.manual_seed(config.seed)
+    if config.method == "full":
+        model.train()
+        return model
+    from peft import get_peft_model
+
+    names = {n.rsplit(".", 1)[-1] for n, _ in model.named_modules()}
+    missing = [m for m in config.target_modules if m not in names]
+    if missing:
+        raise ValueError(f"LoRA target modules {missing} are not in {type(model).__name__}; "
+                         "set TrainConfig.target_modules to its projection names")
+    model = get_peft_model(model, lora_config(config, model.config.num_hidden_layers))
+    model.train()
+    return model
+
+
 def lora_config(config: TrainConfig, n_layers: int) -> Any:
     """peft's ``LoraConfig`` of ``config`` for a model of ``n_layers`` blocks (read only with ``lora_layers``)."""
     from peft import LoraConfig
@@ -270,7 +284,8 @@ def lora_config(config: TrainConfig, n_layers: int) -> Any:
 
 
 def _fit(model: Any, tokenizer: Any, encoded: list[_Encoded], config: TrainConfig, name: str,
-         *, progress: bool, resume: Path, save_every: int) -> tuple[list[float], int, int, float]:
+         *, progress: bool, resume: Path | None = None,
+         save_every: int = SAVE_EVERY) -> tuple[list[float], int, int, float]:
     """Train ``model`` in place; returns the loss per step, tokens processed, target tokens and seconds
     (those of an earlier, interrupted run included when it resumes from its state in ``resume``)."""
     import torch
@@ -292,7 +307,7 @@ def _fit(model: Any, tokenizer: Any, encoded: list[_Encoded], config: TrainConfi
     tokens = target_tokens = padded = 0
     earlier = 0.0  # seconds of the interrupted run(s) this one continues
     trainable = {n: p for n, p in model.named_parameters() if p.requires_grad}
-    state = _read_resume(resume, name, len(encoded), total)
+    state = _read_resume(resume, name, len(encoded), total) if resume is not None else None
     if state is not None:
         missing = set(trainable) - set(state["weights"])
         if missing:
@@ -339,21 +354,28 @@ def _fit(model: Any, tokenizer: Any, encoded: list[_Encoded], config: TrainConfi
         losses.append(step_loss / n_target)
         bar.set_postfix(loss=f"{losses[-1]:.3f}")
         bar.update(1)
-        if save_every > 0 and len(losses) % save_every == 0 and len(losses) < total:
-            # Written to a temporary file and renamed: a kill mid-write leaves the previous state whole.
-            resume.mkdir(parents=True, exist_ok=True)
-            partial = resume / f".state.pt.{os.getpid()}"
-            torch.save({"name": name, "examples": len(encoded), "total": total,
-                        "weights": {n: p.detach().clone() for n, p in trainable.items()},
-                        "optimizer": optimizer.state_dict(), "schedule": schedule.state_dict(),
-                        "python_rng": rng.getstate(), "torch_rng": torch.get_rng_state(), "order": order,
-                        "losses": losses, "tokens": tokens, "target_tokens": target_tokens, "padded": padded,
-                        "seconds": earlier + time.perf_counter() - started}, partial)
-            os.replace(partial, resume / "state.pt")
+        if resume is not None and save_every > 0 and len(losses) % save_every == 0 and len(losses) < total:
+            _write_resume(resume, {
+                "name": name, "examples": len(encoded), "total": total,
+                "weights": {n: p.detach().clone() for n, p in trainable.items()},
+                "optimizer": optimizer.state_dict(), "schedule": schedule.state_dict(),
+                "python_rng": rng.getstate(), "torch_rng": torch.get_rng_state(), "order": order,
+                "losses": losses, "tokens": tokens, "target_tokens": target_tokens, "padded": padded,
+                "seconds": earlier + time.perf_counter() - started})
     bar.close()
     model.eval()
     log.info("train %s: %d tokens processed, %.1f%% of them padding", name, tokens, 100 * padded / max(1, tokens + padded))
     return losses, tokens, target_tokens, earlier + time.perf_counter() - started
+
+
+def _write_resume(folder: Path, state: dict[str, Any]) -> None:
+    """``state`` as ``folder/state.pt``, written to a temporary file and renamed (a kill mid-write leaves
+    the previous state whole)."""
+    import torch
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = folder / f".state.pt.{os.getpid()}"
+    torch.save(state, partial)
+    os.replace(partial, folder / "state.pt")
 
 
 def _read_resume(folder: Path, name: str, examples: int, total: int) -> dict[str, Any] | None:
