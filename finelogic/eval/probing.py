@@ -266,12 +266,8 @@ def probe_predictions(rows: Sequence[ProbeRow], features: np.ndarray, *, seed: i
         linear = _kept(memo, inputs, train, seed, fitted)
         if text_only is None:
             text = text_only_predictions(train, test, seed=seed, memo=memo)
-        else:  # the earlier result's rows must be these test rows
-            earlier = text_only[(text_only["probe"] == TEXT_ONLY) & (text_only["task"] == task)]
-            text = predict_table(test, earlier["prediction"].to_numpy())
-            keys = ["task", "problem_id", "step", "n_steps", "label"]
-            if len(earlier) != len(test) or not text[keys].equals(earlier[keys].reset_index(drop=True)):
-                raise ValueError("text_only holds predictions of other rows")
+        else:
+            text = _reused(text_only[(text_only["probe"] == TEXT_ONLY) & (text_only["task"] == task)], test)
         for name, table in ((LINEAR, predict_table(test, linear)), (MAJORITY, majority_table(train, test)),
                             (TEXT_ONLY, text)):
             tables.append(table.assign(probe=name))
@@ -297,6 +293,15 @@ def _digest(array: np.ndarray) -> str:
     """sha256 of an array's dtype, shape and bytes."""
     array = np.ascontiguousarray(array)
     return hashlib.sha256(f"{array.dtype}{array.shape}".encode() + array.tobytes()).hexdigest()
+
+
+def _reused(table: pd.DataFrame, test: Sequence[ProbeRow]) -> pd.DataFrame:
+    """``table``'s predictions as a prediction table of ``test``, which must be the rows it was made of."""
+    fresh = predict_table(test, table["prediction"].to_numpy())
+    keys = ["task", "problem_id", "step", "n_steps", "label"]
+    if len(table) != len(test) or not fresh[keys].equals(table[keys].reset_index(drop=True)):
+        raise ValueError("text_only holds predictions of other rows")
+    return fresh
 
 
 #: Table 4's label for the baselines that are the same for every model (they never see its states).

@@ -424,6 +424,28 @@ def nsd_points(proof: ProofLogic, count: int, rng: random.Random | None = None) 
 # ------------------------------------------------------------------------------------------- rows
 
 
+def css_rows(problem: Problem, readout: Readout, split: str) -> list[ProbeRow]:
+    """Task A: one row per proof prefix ending at step ``i = 1..n``; label = the problem's answer."""
+    proof = ProofLogic.of(problem)
+    head, tail = readout.frame(problem)
+    return [ProbeRow("css", problem.id, split, i, proof.n_steps, LABEL_VALUE[problem.label],
+                     proof.steps[i - 1].format(), head + proof.text_through(i), tail)
+            for i in range(1, proof.n_steps + 1)]
+
+
+def rfi_rows(problem: Problem, readout: Readout, split: str, rng: random.Random) -> list[ProbeRow]:
+    """Task B: after facts + hypothesis, 3 rows append a necessary fact (label 1, first) and 3 a redundant one,
+    drawn as :func:`rfi_pairs`."""
+    proof = ProofLogic.of(problem)
+    head, tail = readout.frame(problem)
+    pairs = rfi_pairs(problem, rng)
+    rows = []
+    for fact_id, label in [(n, 1) for n, _ in pairs] + [(r, 0) for _, r in pairs]:
+        candidate = f"{fact_id}: {problem.fact(fact_id).text}"
+        rows.append(ProbeRow("rfi", problem.id, split, 0, proof.n_steps, label, candidate, head, candidate + tail))
+    return rows
+
+
 def formula_shape(formula: Formula) -> str:
     """The formula with predicates and constants blanked (``(¬Pa -> Pa)``, ``∀(Px -> Pa)``)."""
     if isinstance(formula, Atom):
@@ -483,17 +505,18 @@ def nsd_lines(problem: Problem, rng: random.Random, points: int = 6) -> list[tup
 def build_rows(splits: Mapping[str, Sequence[Problem]], task: str, readout: Readout, seed: int,
                *, nsd_points: int = 6, memo: MutableMapping[str, Any] | None = None) -> list[ProbeRow]:
     """All rows of ``task`` for every split, in problem order; each problem's random choices are seeded by its id,
-    independent of the other problems and the read-out. CSS (task A): one row per proof prefix ending at step ``i =
-    1..n``, label the problem's answer; RFI (task B): after facts + hypothesis, 3 rows append a necessary fact
-    (label 1, first) and 3 a redundant one (:func:`rfi_pairs`); NSD (task C): :func:`nsd_rows`. ``memo`` keeps each
-    problem's NSD lines across runs."""
+    independent of the other problems and the read-out. ``memo`` keeps each problem's NSD lines across runs."""
     if task not in TASKS:
         raise ValueError(f"task must be one of {TASKS}, got {task!r}")
     rows: list[ProbeRow] = []
     for split, problems in splits.items():
         for problem in problems:
             rng = random.Random(f"{seed}/{task}/{problem.id}")
-            if task == "nsd":
+            if task == "css":
+                rows += css_rows(problem, readout, split)
+            elif task == "rfi":
+                rows += rfi_rows(problem, readout, split, rng)
+            else:
                 lines = None
                 if memo is not None:
                     key = memo_key({"kind": "nsd lines", "problem": problem.to_dict(),
@@ -502,19 +525,6 @@ def build_rows(splits: Mapping[str, Sequence[Problem]], task: str, readout: Read
                     if lines is None:
                         lines = memo[key] = nsd_lines(problem, rng, nsd_points)
                 rows += nsd_rows(problem, readout, split, rng, nsd_points, lines=lines)
-                continue
-            proof = ProofLogic.of(problem)
-            head, tail = readout.frame(problem)
-            if task == "css":
-                rows += [ProbeRow("css", problem.id, split, i, proof.n_steps, LABEL_VALUE[problem.label],
-                                  proof.steps[i - 1].format(), head + proof.text_through(i), tail)
-                         for i in range(1, proof.n_steps + 1)]
-                continue
-            pairs = rfi_pairs(problem, rng)
-            for fact_id, label in [(n, 1) for n, _ in pairs] + [(r, 0) for _, r in pairs]:
-                candidate = f"{fact_id}: {problem.fact(fact_id).text}"
-                rows.append(ProbeRow("rfi", problem.id, split, 0, proof.n_steps, label, candidate, head,
-                                     candidate + tail))
     return rows
 
 
