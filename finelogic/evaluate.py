@@ -20,7 +20,8 @@ from typing import Sequence
 from tqdm import tqdm
 
 from finelogic.config import repo_root
-from finelogic.models.spec import ModelSpec, open_model, parse_model
+from finelogic.models.base import COMPLETION
+from finelogic.models.spec import SERVED, ModelSpec, open_model, parse_model
 from finelogic.runs import accuracy, depth, logicmark, probing, soundness
 from finelogic.runs.base import Run
 
@@ -30,6 +31,11 @@ log = logging.getLogger(__name__)
 FAMILIES = (accuracy.FAMILY, depth.FAMILY, soundness.FAMILY, probing.FAMILY, logicmark.FAMILY)
 #: Kinds whose hidden states this process can read (probing).
 HIDDEN_STATES = ("hf", "embedded", "ckpt", "random-init")
+
+
+#: What the report says of a model without a chat template.
+PLAIN_TEXT_NOTE = ("prompted as plain text (the completion layout: the paper's system and user text without chat "
+                   "markup, ending with \"Answer:\"), as the model has no chat template")
 
 
 @dataclass
@@ -50,7 +56,7 @@ def capabilities(spec: ModelSpec) -> tuple[str, str]:
     (:meth:`~finelogic.models.openai_backend.OpenAIBackend.check` raises otherwise); log-likelihoods need its
     prompt log-probs to line up with the prompt (:meth:`~finelogic.models.openai_backend.OpenAIBackend.ensure_aligned`);
     hidden states need a model in this process, read off its kind."""
-    if spec.kind != "openai":
+    if spec.kind not in SERVED:
         return "", ("" if spec.kind in HIDDEN_STATES else f"the {spec.kind} kind does not expose hidden states")
     from finelogic.models.openai_backend import LogprobAlignmentError, RequestFailed
 
@@ -92,6 +98,9 @@ def evaluate(models: Sequence[str], *, profile: str = "tiny", families: Sequence
         for what, why in zip(("forced choice and LogicMark", "probing"), whys):
             if why:
                 made.notes.append(f"{spec.name}: no {what}: {why}")
+    for spec in specs:
+        if open_model(spec).template == COMPLETION:
+            made.notes.append(f"{spec.name}: {PLAIN_TEXT_NOTE}")
     bar = tqdm(chosen, desc="finelogic eval", unit="family")
     for family in bar:
         bar.set_postfix_str(family)

@@ -189,8 +189,14 @@ def test_the_llama_cpp_kind_sits_behind_the_one_cache(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_a_base_model_without_chat_template_refuses_to_chat(gemma):
-    with pytest.raises(ValueError, match="has no tokenizer.chat_template; generate.. needs a chat model"):
-        gemma.generate([[{"role": "user", "content": "Hi"}]])
+def test_a_base_model_without_chat_template_continues_the_plain_text_prompt(gemma):
+    from finelogic.models.base import GenerationConfig, completion_prompt
+
+    conversation = [{"role": "system", "content": "Answer the question."}, {"role": "user", "content": "2 + 2 = ?"}]
+    assert gemma.template == "completion"
+    [text] = gemma.generate([conversation], GenerationConfig(max_new_tokens=8))
+    plain = gemma.llm.create_completion(prompt=completion_prompt(conversation), max_tokens=8, temperature=0.0,
+                                        top_k=1, top_p=1.0, min_p=0.0, repeat_penalty=1.0, seed=0)
+    assert text and str(text) == plain["choices"][0]["text"]
     with pytest.raises(NotImplementedError, match="use the HF kind"):
         gemma.hidden_states("a = b", [1])

@@ -13,7 +13,7 @@ from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 from finelogic.data.problem import UNKNOWN, Problem
 from finelogic.eval.extraction import AnswerRule, ReleasedVerdict, extract_answer, score_api, score_depth, score_vllm_overall
 from finelogic.eval.stats import wilson_interval
-from finelogic.models.base import Backend, GenerationConfig, chat_token_ids
+from finelogic.models.base import Backend, GenerationConfig, prompt_token_ids
 from finelogic.prompts import PromptLayout, PromptSetting, build_conversation, get_setting, labels_for
 
 log = logging.getLogger(__name__)
@@ -174,11 +174,11 @@ def accuracy_record(problem: Problem, conversation: list[dict[str, str]], respon
 
 
 def token_counts(tokenizer: Any, conversation: list[dict[str, str]], response: str) -> tuple[int | None, int | None]:
-    """(prompt tokens with the chat template and generation prompt, completion tokens), None where unknown."""
+    """(prompt tokens as the model was given them: :func:`~finelogic.models.base.prompt_token_ids`, completion
+    tokens), None where unknown (no tokenizer)."""
     if tokenizer is None:
         return None, None
-    prompt = len(chat_token_ids(tokenizer, conversation)) if getattr(tokenizer, "chat_template", None) else None
-    return prompt, len(tokenizer(response, add_special_tokens=False)["input_ids"])
+    return len(prompt_token_ids(tokenizer, conversation)), len(tokenizer(response, add_special_tokens=False)["input_ids"])
 
 
 def _bucket_rank(bucket: str) -> float:

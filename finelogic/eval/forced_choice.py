@@ -12,6 +12,7 @@ import pandas as pd
 
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Fact, Problem
 from finelogic.eval.accuracy import summarize
+from finelogic.models.base import CHAT, COMPLETION, completion_prompt
 from finelogic.prompts import MARKERS, build_conversation, labels_for
 
 log = logging.getLogger(__name__)
@@ -198,7 +199,10 @@ def _unscored(reason: str) -> dict[str, Any]:
 
 
 def _chat_renderer(backend: Any):
-    """conversation -> the chat-formatted prompt text the model continued, or None without a chat template."""
+    """conversation -> the prompt text the model continued (its chat template's, or the plain-text completion
+    prompt of a model without one), or None where it is not known here (a served chat model's template)."""
+    if getattr(backend, "template", CHAT) == COMPLETION:
+        return completion_prompt
     try:
         tokenizer = getattr(backend, "tokenizer", None)
     except (OSError, ValueError):  # a tokenizer that cannot be read counts as none

@@ -19,6 +19,7 @@ from finelogic.logic import (And, Atom, Const, Exists, ForAll, Formula, Implies,
                              matches_rule, parse_formula, substitute)
 from finelogic.logic.proof import ProofStep, parse_proof_steps
 from finelogic.memo import memo_key
+from finelogic.models.base import COMPLETION, completion_prompt, template_of
 
 TASKS = ("css", "rfi", "nsd")
 LABEL_VALUE = {PROVED: 1, DISPROVED: 0}
@@ -51,8 +52,8 @@ class ProbeRow:
 
 @dataclass(frozen=True)
 class Readout:
-    """How a problem, a proof prefix and a candidate become text: ``chat`` wraps them in the model's chat
-    template (``tokenizer`` required), ``plain`` writes ``problem text + "\\n" + assistant text``; ``frame[0]
+    """How a problem, a proof prefix and a candidate become text: ``chat`` wraps them as the model is prompted
+    (``tokenizer`` required: its chat template, or, without one, the plain-text completion prompt), ``plain`` writes ``problem text + "\\n" + assistant text``; ``frame[0]
     + content + frame[1]`` is the whole text."""
 
     name: str
@@ -70,8 +71,11 @@ class Readout:
 
         if self.name == "plain":
             return problem_text(problem) + "\n", ""
+        conversation = build_conversation(problem, "Direct")
+        if template_of(self.tokenizer) == COMPLETION:  # plain text: the answer follows the cue
+            return completion_prompt(conversation) + " ", ""
         sentinel = "\x00ASSISTANT\x00"
-        messages = build_conversation(problem, "Direct") + [{"role": "assistant", "content": sentinel}]
+        messages = conversation + [{"role": "assistant", "content": sentinel}]
         text = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
         head, tail = text.split(sentinel)
         return head, tail

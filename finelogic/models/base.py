@@ -4,7 +4,8 @@
 server, ``LlamaCppBackend`` runs a GGUF file. Each has
 
 * ``generate(conversations, config, on_result=None) -> list[Completion]``: chat messages in, completions out,
-  each also handed to ``on_result`` as it finishes;
+  each also handed to ``on_result`` as it finishes; a model without a chat template is given the messages as
+  plain text (:func:`completion_prompt`), which its ``template`` (:data:`CHAT` or :data:`COMPLETION`) records;
 * ``loglikelihood(requests) -> list[tuple[float, int, bool]]``: (context, continuation) pairs in, (sum of the
   continuation's token log-probs in nats, its number of tokens, whether greedy decoding produces it) out;
 * ``hidden_states(text, boundaries, ...)``: representations for probing (in-process models only), and
@@ -19,6 +20,42 @@ from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
 Conversation = list[Message]
 LoglikelihoodResult = tuple[float, int, bool]
+
+
+#: How a conversation reaches a model: through the model's chat template (``CHAT``), or, for a model without
+#: one (a base model), as plain text (``COMPLETION``, :func:`completion_prompt`).
+CHAT, COMPLETION = "chat", "completion"
+TEMPLATES = (CHAT, COMPLETION)
+#: The line a plain-text prompt ends with, where a chat template would open the assistant's turn.
+COMPLETION_CUE = "Answer:"
+
+
+def completion_prompt(messages: Sequence[Message]) -> str:
+    """``messages`` as plain text for a model without a chat template: the same system and user text, with
+    no chat markup, a blank line between messages, an assistant's message after :data:`COMPLETION_CUE`, and
+    the cue last, where the model continues."""
+    parts = [f"{COMPLETION_CUE} {m['content']}" if m["role"] == "assistant" else m["content"] for m in messages]
+    return "\n\n".join([*parts, COMPLETION_CUE])
+
+
+def template_of(tokenizer: Any) -> str:
+    """:data:`CHAT` for a tokenizer with a chat template, else :data:`COMPLETION`."""
+    return CHAT if getattr(tokenizer, "chat_template", None) else COMPLETION
+
+
+def prompt_token_ids(tokenizer: Any, messages: Sequence[Message]) -> list[int]:
+    """The token ids a model is given for ``messages``: under its chat template with the generation prompt,
+    or, without one, :func:`completion_prompt` encoded as plain text (with the tokenizer's BOS where it adds one)."""
+    if template_of(tokenizer) == CHAT:
+        return chat_token_ids(tokenizer, messages)
+    return list(tokenizer(completion_prompt(messages))["input_ids"])
+
+
+def prompt_text(tokenizer: Any, messages: Sequence[Message]) -> str:
+    """The text a model is given for ``messages`` (:func:`prompt_token_ids`, as text)."""
+    if template_of(tokenizer) == CHAT:
+        return tokenizer.apply_chat_template(list(messages), add_generation_prompt=True, tokenize=False)
+    return completion_prompt(messages)
 
 
 def chat_token_ids(tokenizer: Any, messages: Sequence[Message], *, add_generation_prompt: bool = True) -> list[int]:

@@ -19,8 +19,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from finelogic.models.base import (BackendStats, Completion, Conversation, GenerationConfig, LoglikelihoodResult,
-                                   StatesRequest, hidden_states_of)
+from finelogic.models.base import (CHAT, BackendStats, Completion, Conversation, GenerationConfig, LoglikelihoodResult,
+                                   StatesRequest, hidden_states_of, template_of)
 from finelogic.store import LEASE_SECONDS, Store, canonical_key, open_store
 
 log = logging.getLogger(__name__)
@@ -108,6 +108,14 @@ class CachedBackend:
         if self._tokenizer is None:
             self._tokenizer = self._tokenizer_loader()
         return self._tokenizer
+
+    @property
+    def template(self) -> str:
+        """How conversations reach the model (``"chat"`` or ``"completion"``), read off the tokenizer where one
+        is read without the weights, else asked of the backend."""
+        if self._backend is None and self._tokenizer_loader is not None and self.tokenizer is not None:
+            return template_of(self.tokenizer)
+        return getattr(self.backend, "template", CHAT)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):

@@ -16,8 +16,9 @@ from transformers import StoppingCriteria
 from transformers.cache_utils import Cache, DynamicLayer
 
 from finelogic.models import onednn
-from finelogic.models.base import (BackendStats, chat_token_ids, Completion, Conversation, encode_pair,
-                                   GenerationConfig, LoglikelihoodResult, StatesRequest, truncate_at_stop)
+from finelogic.models.base import (BackendStats, Completion, Conversation, encode_pair, GenerationConfig,
+                                   LoglikelihoodResult, prompt_token_ids, StatesRequest, template_of,
+                                   truncate_at_stop)
 
 
 Suffixes = str | Sequence[str] | Sequence[Sequence[str]] | None
@@ -79,9 +80,10 @@ class HFBackend:
     @torch.inference_mode()
     def generate(self, conversations: Sequence[Conversation], config: GenerationConfig = GenerationConfig(),
                  *, on_result: Callable[[int, Completion], None] | None = None) -> list[Completion]:
-        """Complete each conversation as the assistant's next turn, ``batch_size`` prompts at a time, longest
+        """Complete each conversation as the assistant's next turn (as plain text without a chat template:
+        :func:`~finelogic.models.base.completion_prompt`), ``batch_size`` prompts at a time, longest
         first; sampling is seeded per batch, and ``on_result(index, completion)`` runs as each batch ends."""
-        prompts = [self._chat_ids(c) for c in conversations]
+        prompts = [prompt_token_ids(self.tokenizer, c) for c in conversations]
         order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
         results: list[Completion] = [Completion("")] * len(prompts)
         batches = [order[i:i + self.batch_size] for i in range(0, len(order), self.batch_size)]
@@ -94,10 +96,10 @@ class HFBackend:
                     on_result(i, text)
         return results
 
-    def _chat_ids(self, conversation: Conversation) -> list[int]:
-        if not getattr(self.tokenizer, "chat_template", None):
-            raise ValueError(f"{self!r}: the tokenizer has no chat template; generate() needs a chat model")
-        return chat_token_ids(self.tokenizer, conversation)
+    @property
+    def template(self) -> str:
+        """How conversations reach the model: ``"chat"`` (its chat template) or ``"completion"`` (plain text)."""
+        return template_of(self.tokenizer)
 
     def _generate_batch(self, prompts: list[list[int]], config: GenerationConfig) -> list[str]:
         from transformers import StoppingCriteriaList

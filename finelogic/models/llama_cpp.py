@@ -29,8 +29,9 @@ from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
 from finelogic.config import cache_dir
 from finelogic.files import exclusive_lock
-from finelogic.models.base import (BackendStats, Completion, Conversation, encode_pair, GenerationConfig,
-                                   LoglikelihoodResult, split_whitespace, truncate_at_stop)
+from finelogic.models.base import (CHAT, COMPLETION, BackendStats, Completion, completion_prompt, Conversation,
+                                   encode_pair, GenerationConfig, LoglikelihoodResult, split_whitespace,
+                                   truncate_at_stop)
 
 log = logging.getLogger(__name__)
 
@@ -323,26 +324,33 @@ class LlamaCppBackend:
         return float(picked.sum()), len(continuation), greedy
 
     # ------------------------------------------------------------------ generate
+    @property
+    def template(self) -> str:
+        """How conversations reach the model: ``"chat"`` (the file's chat template) or ``"completion"`` (plain
+        text, for a file without one: a base model)."""
+        return CHAT if self.llm.metadata.get("tokenizer.chat_template") else COMPLETION
+
     def generate(self, conversations: Sequence[Conversation], config: GenerationConfig = GenerationConfig(),
                  *, on_result: Callable[[int, Completion], None] | None = None) -> list[Completion]:
-        """Complete each conversation as the assistant's next turn, with the file's chat template."""
-        if not self.llm.metadata.get("tokenizer.chat_template"):
-            raise ValueError(f"{self!r}: the GGUF file has no tokenizer.chat_template; generate() needs a chat "
-                             "model (score a base model with loglikelihood)")
+        """Complete each conversation as the assistant's next turn, with the file's chat template, or, without
+        one, as plain text (:func:`~finelogic.models.base.completion_prompt`)."""
+        chat = self.template == CHAT
         results = []
         self._forget()
         for index, conversation in enumerate(tqdm(conversations, desc="generate", disable=len(conversations) < 2)):
-            reply = self.llm.create_chat_completion(
-                messages=[dict(m) for m in conversation], max_tokens=config.max_new_tokens,
-                temperature=config.temperature, top_p=config.top_p if not config.greedy else 1.0,
-                top_k=0 if not config.greedy else 1, min_p=0.0, repeat_penalty=1.0,
-                seed=config.seed, stop=list(config.stop) or None)
+            sampling = dict(max_tokens=config.max_new_tokens, temperature=config.temperature,
+                            top_p=config.top_p if not config.greedy else 1.0, top_k=0 if not config.greedy else 1,
+                            min_p=0.0, repeat_penalty=1.0, seed=config.seed, stop=list(config.stop) or None)
+            if chat:
+                reply = self.llm.create_chat_completion(messages=[dict(m) for m in conversation], **sampling)
+            else:
+                reply = self.llm.create_completion(prompt=completion_prompt(conversation), **sampling)
             choice = reply["choices"][0]
             usage = reply.get("usage") or {}
             self.stats.add(calls=1, prompt_tokens=int(usage.get("prompt_tokens", 0)),
                            generated_tokens=int(usage.get("completion_tokens", 0)))
-            text = truncate_at_stop(choice["message"]["content"] or "", config.stop)
-            completion = Completion(text, choice.get("finish_reason"))
+            text = choice["message"]["content"] if chat else choice["text"]
+            completion = Completion(truncate_at_stop(text or "", config.stop), choice.get("finish_reason"))
             results.append(completion)
             if on_result is not None:
                 on_result(index, completion)

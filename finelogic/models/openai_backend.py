@@ -21,8 +21,8 @@ from typing import Any, Callable, Sequence
 from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
 from finelogic.config import redact_url
-from finelogic.models.base import (BackendStats, Completion, Conversation, GenerationConfig, LoglikelihoodResult,
-                                   split_whitespace, truncate_at_stop)
+from finelogic.models.base import (CHAT, TEMPLATES, BackendStats, Completion, completion_prompt, Conversation,
+                                   GenerationConfig, LoglikelihoodResult, split_whitespace, truncate_at_stop)
 
 log = logging.getLogger(__name__)
 
@@ -61,16 +61,22 @@ class OpenAIBackend:
     ``backoff_base * 2**(n-1)`` seconds (jittered, at most ``backoff_max``) unless a 429 gives ``Retry-After``.
     ``check_alignment``: verify once that the echoed log-probs line up with the prompt tokens. ``extra_body``:
     server-specific parameters sent with every request (part of the model's identity in the cache), e.g.
-    ``{"repeat_penalty": 1.0}`` so llama-cpp-python's greedy decoding is argmax."""
+    ``{"repeat_penalty": 1.0}`` so llama-cpp-python's greedy decoding is argmax. ``template``: ``"chat"`` sends
+    conversations to ``/chat/completions`` (the server applies the model's chat template), ``"completion"``
+    sends them as plain text (:func:`~finelogic.models.base.completion_prompt`) to ``/completions``, for a
+    base model served without a chat template."""
 
     def __init__(self, model: str, base_url: str | None = None, *, api_key_env: str = "OPENAI_API_KEY",
                  max_concurrency: int = 8,
                  timeout: float = 60.0, max_attempts: int = 6, backoff_base: float = 1.0,
                  backoff_max: float = 60.0, check_alignment: bool = True,
-                 extra_body: dict[str, Any] | None = None) -> None:
+                 extra_body: dict[str, Any] | None = None, template: str = CHAT) -> None:
         import openai
 
+        if template not in TEMPLATES:
+            raise ValueError(f"template must be one of {', '.join(TEMPLATES)}, got {template!r}")
         self.model = model
+        self.template = template
         self.api_key_env = api_key_env
         self.max_concurrency = max_concurrency
         self.max_attempts = max_attempts
@@ -134,23 +140,30 @@ class OpenAIBackend:
             params["seed"] = config.seed
         if config.stop and not config.keep_stop:  # a server drops the stop string; kept ones are cut here
             params["stop"] = list(config.stop)
-        requests = [{"endpoint": "chat", "messages": [dict(m) for m in conv], **params} for conv in conversations]
+        if self.template == CHAT:
+            requests = [{"endpoint": "chat", "messages": [dict(m) for m in c], **params} for c in conversations]
+        else:
+            requests = [{"endpoint": "completions", "prompt": completion_prompt(c), **params} for c in conversations]
 
         def completion(response: dict[str, Any]) -> Completion:
             text = truncate_at_stop(response["text"] or "", config.stop, keep=config.keep_stop)
             return Completion(text, response["finish_reason"])
 
         report = None if on_result is None else (lambda i, response: on_result(i, completion(response)))
-        return [completion(r) for r in self._run(requests, self._chat, desc="chat", on_result=report)]
+        return [completion(r) for r in self._run(requests, self._reply, desc=self.template, on_result=report)]
 
-    def _chat(self, request: dict[str, Any]) -> dict[str, Any]:
-        response = self._post("/chat/completions", request)
+    def _reply(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One generation's ``{"text", "finish_reason"}`` from the request's endpoint (a chat or a plain-text
+        completion): an empty reply refused, one far over its cap cut, the model it names checked."""
+        chat = request["endpoint"] == "chat"
+        response = self._post("/chat/completions" if chat else "/completions", request)
         if not response.get("choices"):
             raise ValueError("the server answered with no choices")
         choice = response["choices"][0]
-        text = choice["message"].get("content")
+        text = choice["message"].get("content") if chat else choice.get("text")
         if text is not None and not isinstance(text, str):
-            raise TypeError(f"message content is a {type(text).__name__}, not text")
+            raise TypeError(f"{'message content' if chat else 'completion text'} is a {type(text).__name__}, "
+                            "not text")
         finish_reason = choice.get("finish_reason")
         if not text:
             raise EmptyCompletion(finish_reason)

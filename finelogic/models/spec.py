@@ -130,6 +130,13 @@ MODEL_KINDS: tuple[ModelKind, ...] = (
               lambda spec, batch_size: models.OpenAIBackend(spec.model, spec.base_url, api_key_env=spec.api_key_env,
                                                             **dict(spec.options)), "model",
               name=lambda fields: fields["model"]),
+    # The same, for a model served without a chat template (a base model): prompts go as plain text to the
+    # server's /completions endpoint (finelogic.models.base.completion_prompt).
+    ModelKind("openai-completions", "openai-completions:<model>[@<base_url>]", _server,
+              lambda spec: f"{_openai_id(spec)}:completion",
+              lambda spec, batch_size: models.OpenAIBackend(spec.model, spec.base_url, api_key_env=spec.api_key_env,
+                                                            template="completion", **dict(spec.options)), "model",
+              name=lambda fields: fields["model"]),
     # The embedded model's architecture with random weights drawn with the seed (the probing and LogicMark
     # tables' control).
     ModelKind("random-init", "random-init:<seed>",
@@ -152,6 +159,8 @@ MODEL_KINDS: tuple[ModelKind, ...] = (
     # A backend a caller hands in (finelogic.runs.base.open_models): named, never parsed or opened here.
     ModelKind("given", "", lambda rest: None, lambda spec: f"given:{spec.name}", None),
 )
+#: The kinds answered by a server.
+SERVED = ("openai", "openai-completions")
 #: The kinds a spec may name.
 KINDS = tuple(k.prefix for k in MODEL_KINDS if k.form)
 

@@ -17,7 +17,7 @@ SPECIAL_TOKENS = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token
 class TemplateTokenizer:
     """A fast tokenizer's ``tokenizer.json`` and chat template, read without transformers."""
 
-    def __init__(self, folder: Path, backend: Any, chat_template: str | None, special: Mapping[str, Any]) -> None:
+    def __init__(self, folder: Path, backend: Any, chat_template: str, special: Mapping[str, Any]) -> None:
         self.folder = folder
         self.chat_template = chat_template
         self.special_tokens_map = dict(special)
@@ -38,8 +38,6 @@ class TemplateTokenizer:
     def apply_chat_template(self, conversation: Sequence[Mapping[str, Any]], *, add_generation_prompt: bool = False,
                             tokenize: bool = True) -> str | list[int]:
         """The conversation rendered by the chat template (encoded without added special tokens if ``tokenize``)."""
-        if self.chat_template is None:
-            raise ValueError(f"{self!r}: the tokenizer has no chat template")
         if self._template is None:
             self._template = _compile(self.chat_template)
         text = self._template.render(messages=list(conversation), tools=None, documents=None,
@@ -56,7 +54,9 @@ def read_template_tokenizer(folder: str | Path) -> TemplateTokenizer | None:
     config = json.loads(config_file.read_text(encoding="utf-8"))
     template_file = folder / "chat_template.jinja"  # where transformers >= 4.50 saves it
     template = template_file.read_text(encoding="utf-8") if template_file.is_file() else config.get("chat_template")
-    if template is not None and (not isinstance(template, str) or re.search(r"\{%-?\s*generation\s*-?%\}", template)):
+    if template is None:  # a base model: its plain-text prompt is encoded with the special tokens transformers adds
+        return None
+    if not isinstance(template, str) or re.search(r"\{%-?\s*generation\s*-?%\}", template):
         return None  # several named templates (transformers picks one), or its generation-tracking tag
     special = _special_tokens(folder, config)
     if special is None:
