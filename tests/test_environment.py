@@ -23,7 +23,7 @@ def _split(requirement: str) -> tuple[str, str]:
 def _pyproject_requirements() -> dict[str, str]:
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     extras = project["optional-dependencies"]
-    requirements = project["dependencies"] + extras["dev"] + extras["train"]
+    requirements = project["dependencies"] + extras["dev"] + extras["train"] + extras["lm-eval"]
     return dict(_split(r) for r in requirements)
 
 

@@ -1,7 +1,7 @@
 """The ``finelogic`` command: run the book's notebooks with papermill.
 
-Also ``eval`` (your models, one HTML report), ``list``, ``rehearse``, ``study``, ``cache``, ``export-llamafactory``
-and ``train``; ``finelogic <command> --help`` lists each one's options.
+Also ``eval`` (your models, one HTML report), ``list``, ``rehearse``, ``study``, ``cache``, ``tasks`` (the
+lm-evaluation-harness task folder), ``export-llamafactory`` and ``train``; ``finelogic <command> --help`` lists each one's options.
 """
 from __future__ import annotations
 
@@ -113,6 +113,20 @@ def _eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _tasks(args: argparse.Namespace) -> int:
+    """The lm-evaluation-harness task folder (``--lm-eval``: its path alone, for ``--include_path``), or its tasks."""
+    from finelogic.lm_eval_tasks import TASKS_DIR
+
+    if args.lm_eval:
+        print(TASKS_DIR)
+        return 0
+    print(f"lm-evaluation-harness tasks in {TASKS_DIR} (lm_eval --include_path \"$(finelogic tasks --lm-eval)\"):")
+    for path in sorted(TASKS_DIR.glob("finelogic_*.yaml")):
+        print(f"  {path.stem}")
+    print("  finelogic_accuracy (the four answer-level tasks)")
+    return 0
+
+
 def _study(args: argparse.Namespace) -> int:
     from finelogic import study
 
@@ -186,6 +200,8 @@ def main(argv: list[str] | None = None) -> int:
     study_cmd.add_argument("--status", action="store_true", help="which units are done, when and at what load")
     study_cmd.add_argument("--seed", type=int, default=0)
     sub.add_parser("cache", help="where the one store (model calls, memos, generated sets) is, and what it holds")
+    tasks = sub.add_parser("tasks", help="FineLogic's benchmarks as lm-evaluation-harness tasks")
+    tasks.add_argument("--lm-eval", action="store_true", help="print only the folder to pass to lm_eval --include_path")
     styles = (*STYLES, "LogiPT")
     export = sub.add_parser("export-llamafactory", help="one style's training set in LLaMA-Factory's format, "
                             "its dataset_info.json entry and the released recipe's YAML for llama3 and qwen")
@@ -215,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
                  for f in FAMILIES}
         print("\n".join(f"{n:20s} {reads.get(n, 'teaching chapter')}" for n in NOTEBOOKS))
         return 0
-    commands = {"eval": _eval, "rehearse": _rehearse, "cache": _cache, "study": _study,
+    commands = {"eval": _eval, "rehearse": _rehearse, "cache": _cache, "study": _study, "tasks": _tasks,
                 "export-llamafactory": _export, "train": _train}
     if args.command in commands:
         return commands[args.command](args)
