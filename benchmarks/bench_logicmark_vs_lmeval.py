@@ -1,23 +1,20 @@
 """finelogic's LogicMark scorer against EleutherAI's lm-evaluation-harness: same model, same items.
 
-Both score the same generated LogicMark items (exported as a local JSON task for lm-eval) with the
-embedded SmolLM2-135M-Instruct (the float32 directory ``load_default()`` writes, which lm-eval's ``hf``
-model loads as a plain transformers checkpoint). Printed: item-by-item agreement of ``acc`` (argmax of
-the log-likelihood sums; our ``none``) and ``acc_norm`` (argmax of sum / characters; our ``char``), the
-largest per-option log-likelihood difference, every disagreement with its cause (a tie, or a different
-tokenisation at the context/continuation boundary), and the wall time of each scorer, interleaved on one
-run (finelogic, lm-eval, finelogic again: our time is the mean of the two runs that bracket lm-eval's;
-model loading excluded on both sides), with the load average before each.
+Both score the first ``--items`` LogicMark items that ``finelogic eval --profile tiny`` scores: finelogic
+through its own scorer, lm-eval through the package's task folder (``finelogic tasks --lm-eval``, task
+``finelogic_logicmark`` with ``--limit``), with the embedded SmolLM2-135M-Instruct (the float32 directory
+``load_default()`` writes, which lm-eval's ``hf`` model loads as a plain transformers checkpoint). Printed:
+item-by-item agreement of ``acc`` (argmax of the log-likelihood sums; our ``none``) and ``acc_norm`` (argmax
+of sum / characters; our ``char``), the largest per-option log-likelihood difference, every disagreement with
+its cause (a tie, or a different tokenisation at the context/continuation boundary), and the wall time of
+each scorer, interleaved on one run (finelogic, lm-eval, finelogic again: our time is the mean of the two
+runs that bracket lm-eval's; model loading excluded on both sides), with the load average before each.
 
-lm-eval lives in its own virtual environment, never in the project's (``.cache/`` is gitignored)::
-
-    python3 -m venv .cache/lmeval-venv
-    .cache/lmeval-venv/bin/pip install torch==2.13.0          # first, or pip pulls a CUDA build
-    .cache/lmeval-venv/bin/pip install lm-eval transformers==4.57.6 accelerate
-
-Run: ``.venv/bin/python benchmarks/bench_logicmark_vs_lmeval.py [--items 1000] [--threads 1]``. The script
-skips with a message (exit 0) when that interpreter has no lm-eval. The lm-eval half runs in a
-subprocess with the other interpreter (this same file, ``--lmeval-side``), so it imports no finelogic.
+lm-eval comes with the project's ``lm-eval`` extra (``make venv`` installs it); ``--lmeval-python`` runs its
+half with another interpreter. Run: ``.venv/bin/python benchmarks/bench_logicmark_vs_lmeval.py [--items 100]
+[--threads 1]`` (exit 0 with a message when that interpreter has no lm-eval). The lm-eval half runs in a
+subprocess (this same file, ``--lmeval-side``). Results: ``benchmarks/README.md``; earlier runs, with
+lm-eval in a separate environment and the items exported as a JSON task:
 
 With the linear layers on oneDNN (``HFBackend(cpu_linears="auto")``, commit 3abf89a), 2026-12-01 23:33-23:44 UTC,
 ``--items 1000 --batch-size 32 --threads 1``, run beside a CI run (load average 2.0 / 2.0 / 2.2 before
@@ -62,53 +59,37 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_LMEVAL_PYTHON = REPO / ".cache" / "lmeval-venv" / "bin" / "python"
-TASK = "logicmark_finelogic"
+TASK = "finelogic_logicmark"
+PROFILE = "tiny"
 TIE = 1e-6  # log-likelihood scores closer than this are a tie for the argmax (float32 noise is ~1e-6)
-
-# lm-eval's multiple-choice task over our card-format records: the context as written, the options as
-# choices (lm-eval prepends its target delimiter " "), the answer index as target, acc and acc_norm.
-TASK_YAML = """task: {task}
-dataset_path: json
-dataset_kwargs:
-  data_files:
-    test: {data}
-test_split: test
-output_type: multiple_choice
-doc_to_text: context
-doc_to_choice: options
-doc_to_target: answer_index
-metric_list:
-  - metric: acc
-  - metric: acc_norm
-"""
 
 
 # ------------------------------------------------------------------------------ the lm-eval half
 
 
-def lmeval_side(items: Path, model_dir: Path, out: Path, batch_size: int, threads: int) -> None:
-    """Run lm-eval's ``hf`` model on the exported task; write per-item log-likelihoods and timings."""
+def lmeval_side(model_dir: Path, out: Path, items: int, seed: int, batch_size: int, threads: int) -> None:
+    """Run lm-eval's ``hf`` model on the package's LogicMark task; write per-item log-likelihoods and timings."""
     import torch
     from lm_eval import simple_evaluate
     from lm_eval.models.huggingface import HFLM
     from lm_eval.tasks import TaskManager
 
+    from finelogic.lm_eval_tasks import TASKS_DIR
+
     torch.set_num_threads(threads)
-    task_dir = Path(tempfile.mkdtemp(prefix="lmeval-task-"))
-    (task_dir / f"{TASK}.yaml").write_text(TASK_YAML.format(task=TASK, data=items.resolve()))
     started = time.perf_counter()
     lm = HFLM(pretrained=str(model_dir), device="cpu", dtype="float32", batch_size=batch_size)
     load_seconds = time.perf_counter() - started
     started, cpu_started = time.perf_counter(), time.process_time()
-    results = simple_evaluate(model=lm, tasks=[TASK], num_fewshot=0, log_samples=True,
-                              task_manager=TaskManager(include_path=str(task_dir)), random_seed=0,
+    results = simple_evaluate(model=lm, tasks=[TASK], num_fewshot=0, log_samples=True, limit=items,
+                              task_manager=TaskManager(include_path=str(TASKS_DIR)),
+                              metadata={"profile": PROFILE, "seed": seed}, random_seed=0,
                               numpy_random_seed=0, torch_random_seed=0, fewshot_random_seed=0)
     seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu_started
     samples = []
     for sample in sorted(results["samples"][TASK], key=lambda s: s["doc_id"]):
         doc = sample["doc"]
-        tokens = [len(lm._encode_pair(doc["context"], " " + option)[1]) for option in doc["options"]]
+        tokens = [len(lm._encode_pair(doc["context"], " " + option)[1]) for option in doc["choices"]]
         samples.append({"id": doc["id"], "lls": [float(r[0]) for r in sample["filtered_resps"]],
                         "tokens": tokens, "acc": float(sample["acc"]), "acc_norm": float(sample["acc_norm"])})
     out.write_text(json.dumps({"seconds": seconds, "cpu_seconds": cpu_seconds, "load_seconds": load_seconds,
@@ -146,39 +127,38 @@ def explain(ours: dict, theirs: dict, normalization: str) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--items", type=int, default=1000, help="generated LogicMark items (card hop shares)")
+    parser.add_argument("--items", type=int, default=100, help="the first N items of the tiny profile's LogicMark set")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--batch-size", type=int, default=8, help="sequences per forward pass, both sides")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch threads, both sides (1: on a busy machine more threads wait on each other)")
-    parser.add_argument("--lmeval-python", type=Path, default=DEFAULT_LMEVAL_PYTHON)
-    parser.add_argument("--lmeval-side", nargs=3, metavar=("ITEMS", "MODEL_DIR", "OUT"), help=argparse.SUPPRESS)
+    parser.add_argument("--lmeval-python", type=Path, default=Path(sys.executable))
+    parser.add_argument("--lmeval-side", nargs=2, metavar=("MODEL_DIR", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
     if args.lmeval_side:
-        lmeval_side(*map(Path, args.lmeval_side), batch_size=args.batch_size, threads=args.threads)
+        lmeval_side(*map(Path, args.lmeval_side), items=args.items, seed=args.seed, batch_size=args.batch_size,
+                    threads=args.threads)
         return 0
     if not has_lmeval(args.lmeval_python):
-        print(f"SKIP: lm-eval is not installed for {args.lmeval_python}; create that environment as the module "
-              "docstring shows (or pass --lmeval-python).")
+        print(f"SKIP: lm-eval is not installed for {args.lmeval_python}: install the lm-eval extra "
+              "(pip install -e '.[lm-eval]'), or pass --lmeval-python.")
         return 0
 
     import pandas as pd
     import torch
 
-    from finelogic.data.generators.logicmark import Config, generate_logicmark, to_record
     from finelogic.eval.logicmark import score
     from finelogic.models.embedded import default_cache_path, load_default
     from finelogic.models.spec import open_model
+    from finelogic.runs.logicmark import PROFILES, logicmark_items
 
     torch.set_num_threads(args.threads)
-    problems = generate_logicmark(Config(limit=args.items, seed=args.seed))
+    problems = logicmark_items(PROFILES[PROFILE].items, args.seed)[:args.items]
     load_default()  # writes the float32 directory lm-eval loads, if it is not there yet
     model_dir = default_cache_path()
     work = Path(tempfile.mkdtemp(prefix="bench-logicmark-"))
-    items = work / "items.jsonl"
-    items.write_text("".join(json.dumps(to_record(p)) + "\n" for p in problems))
 
     # Uncached: the point is the time of the scoring itself.
     backend = open_model({"kind": "hf", "path": str(model_dir)}, batch_size=args.batch_size, cache=False)
@@ -196,8 +176,9 @@ def main() -> int:
     ours = run_ours()
     out = work / "lmeval.json"
     loads.append(f"lm-eval {os.getloadavg()[0]:.1f}")
-    subprocess.run([str(args.lmeval_python), __file__, "--lmeval-side", str(items), str(model_dir), str(out),
-                    "--batch-size", str(args.batch_size), "--threads", str(args.threads)], check=True)
+    subprocess.run([str(args.lmeval_python), __file__, "--lmeval-side", str(model_dir), str(out), "--items",
+                    str(args.items), "--seed", str(args.seed), "--batch-size", str(args.batch_size), "--threads",
+                    str(args.threads)], check=True, env={**os.environ, "PYTHONPATH": str(REPO)})
     theirs = json.loads(out.read_text())
     again = run_ours()
     assert again.filter(like="loglik_").equals(ours.filter(like="loglik_")), "our two runs differ"
