@@ -14,6 +14,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
+from data_fixtures import write_published_layout
 
 from finelogic.book.cli import main
 from finelogic.evaluate import evaluate
@@ -81,6 +82,31 @@ def test_a_model_the_server_does_not_serve_and_a_refused_key_say_what_to_fix(tmp
         evaluate(["embedded"], families=["tables"], out=tmp_path / "c")
     with pytest.raises(ValueError, match="model spec 'hf'"):
         evaluate(["hf"], out=tmp_path / "d")
+
+
+EVAL_ACCURACY = ["eval", "--model", "embedded", "--profile", "smoke", "--families", "accuracy"]
+
+
+@pytest.mark.parametrize("given", ["--data-dir", "FINELOGIC_DATA_DIR"])
+def test_a_real_file_missing_from_the_data_folder_stops_the_eval_naming_it(tmp_path, monkeypatch, capsys, given):
+    data = write_published_layout(tmp_path / "data")
+    (data / "prontoqa" / "dev.json").unlink()
+    if given == "FINELOGIC_DATA_DIR":
+        monkeypatch.setenv("FINELOGIC_DATA_DIR", str(data))
+    chosen = ["--data-dir", str(data)] if given == "--data-dir" else []
+    assert main([*EVAL_ACCURACY, *chosen, "--out", str(tmp_path / "out")]) == 2  # before any model is loaded
+    error = capsys.readouterr().err
+    assert f"error: no prontoqa files in {data}: expected {data}/prontoqa/dev.json" in error
+    assert f"The data folder {data} must hold every real test set" in error
+    assert not (tmp_path / "out" / "report.html").exists()
+
+
+def test_a_multi_logieval_file_missing_from_the_data_folder_stops_the_eval_naming_it(tmp_path, capsys):
+    data = write_published_layout(tmp_path / "data")
+    gone = data / "multi_logieval" / "data" / "d4_Data" / "pl" / "HS_MT_DS_MP.json"
+    gone.unlink()
+    assert main([*EVAL_ACCURACY, "--data-dir", str(data), "--out", str(tmp_path / "out")]) == 2
+    assert f"1 published file(s) missing, so fewer items than documented: {gone}." in capsys.readouterr().err
 
 
 @pytest.mark.slow
