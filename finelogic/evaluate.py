@@ -75,7 +75,8 @@ def evaluate(models: Sequence[str], *, profile: str = "tiny", families: Sequence
     """Run ``families`` (default :data:`FAMILIES`) of ``profile`` for ``models`` (specs of
     :mod:`finelogic.models.spec`) and write their runs to ``out`` (default ``results/eval/<models>-<profile>``).
     Raises ValueError for a spec or family that does not parse, and ServerUnreachable or RequestFailed for a
-    server that cannot be used (before any family runs)."""
+    server that cannot be used (before any family runs); DataNotFoundError for a real file ``data_dir`` (default
+    ``$FINELOGIC_DATA_DIR``) lacks, before any model is loaded."""
     if not models:
         raise ValueError("give at least one model: --model SPEC (e.g. embedded, hf:NAME, openai:NAME@URL)")
     chosen = list(families or FAMILIES)

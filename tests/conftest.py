@@ -14,6 +14,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
+# No user's data folder: a test without data_dir runs on stand-ins (offline), one with it names its own folder.
+os.environ.pop("FINELOGIC_DATA_DIR", None)
 # The converted embedded model is cached per checkout, so the slow GGUF conversion happens once.
 os.environ.setdefault("FINELOGIC_CACHE", str(REPO / ".cache" / "test"))
 # Under pytest-xdist (`make test` runs two worker processes on two cores) each worker computes on one thread:

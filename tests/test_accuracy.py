@@ -242,7 +242,7 @@ class Says:
 def _smoke_run(backend, **overrides):
     from finelogic.runs import accuracy
 
-    return accuracy.run("smoke", seed=11, backends={"embedded": backend}, data_dir="/nonexistent", **overrides)
+    return accuracy.run("smoke", seed=11, backends={"embedded": backend}, **overrides)
 
 
 def test_accuracy_run_evaluates_each_setting_on_every_test_item_with_the_handed_in_backend():
@@ -345,7 +345,7 @@ def test_depth_run_reads_the_written_accuracy_run_and_calls_no_model(tmp_path):
 
     made = _smoke_run(Says("__PROVED__"))
     made.write()  # results/smoke/accuracy under this test's FINELOGIC_RESULTS
-    run = depth.run("smoke", seed=11, data_dir="/nonexistent")
+    run = depth.run("smoke", seed=11)
     assert run.provenance.model_calls == 0 and run.provenance.n == 2 * 6
     fld = made.records[made.records["dataset"] == "fld"]
     pd.testing.assert_frame_equal(run.summary, summarize(fld, by=("model", "setting", "depth_bucket")))
@@ -359,16 +359,16 @@ def test_depth_run_reads_the_written_accuracy_run_and_calls_no_model(tmp_path):
 
     with pytest.raises(UpstreamMissing, match=r"made with another seed; make it with `finelogic run --profile smoke "
                                               r"--family accuracy` \(seed 12\)"):
-        depth.run("smoke", seed=12, data_dir="/nonexistent")
+        depth.run("smoke", seed=12)
     backend = Says("__PROVED__")
-    again = depth.run("smoke", seed=12, backends={"embedded": backend}, data_dir="/nonexistent")
+    again = depth.run("smoke", seed=12, backends={"embedded": backend})
     assert again.provenance.model_calls == backend.stats.calls == 2
 
 
 def test_depth_run_reports_forced_choice_accuracy_by_bucket_with_chance():
     from finelogic.runs import depth
 
-    run = depth.run("smoke", seed=11, backends={"embedded": SaysAndScores("no marker")}, data_dir="/nonexistent")
+    run = depth.run("smoke", seed=11, backends={"embedded": SaysAndScores("no marker")})
     fld = run.accuracy_run.records.query("dataset == 'fld'")
     # every FLD record forced to DISPROVED: per bucket, the share of DISPROVED gold items
     expected = fld.assign(hit=fld["gold"] == DISPROVED).groupby(["setting", "depth_bucket"], sort=False)["hit"]
@@ -462,7 +462,7 @@ def test_a_model_entry_names_its_released_scorer_which_is_taken_out_before_openi
     backend = Scripted(Completion("__PROVED__", "stop"))
     from finelogic.runs import accuracy
 
-    run = accuracy.run("smoke", seed=11, backends={"GPT-4o": backend}, data_dir="/nonexistent", settings=["Direct"],
+    run = accuracy.run("smoke", seed=11, backends={"GPT-4o": backend}, settings=["Direct"],
                        models=[{"name": "GPT-4o", "kind": "openai", "model": "gpt-4o", "scorer": "api"}])
     assert set(run.records["compat_scorer"]) == {"api"} and set(run.records["model"]) == {"GPT-4o"}
 
@@ -582,7 +582,7 @@ def test_the_supervision_runs_fine_tuned_models_are_evaluated_as_table_2_rows(tm
 def accuracy_with(made, tuned, logipt):
     from finelogic.runs import accuracy
 
-    return accuracy.run("smoke", seed=11, data_dir="/nonexistent", settings=["CoT"], fine_tuned=True,
+    return accuracy.run("smoke", seed=11, settings=["CoT"], fine_tuned=True,
                         supervision_run=made,
                         backends={"embedded": Says("__PROVED__"), "SFT-NL": tuned, "LogiPT": logipt})
 
@@ -610,13 +610,13 @@ def test_the_fine_tuned_models_decode_with_their_own_token_cap_and_the_base_mode
     made = SupervisionRun(Provenance("supervision", "smoke", 11),
                           training=pd.DataFrame({"setting": ["SFT-NL"], "checkpoint": ["embedded-SFT-NL-abc"]}))
     base, tuned = SaysAndKeepsCaps("__PROVED__"), SaysAndKeepsCaps("__DISPROVED__")
-    run = accuracy.run("smoke", seed=11, data_dir="/nonexistent", settings=["CoT"], fine_tuned=True,
+    run = accuracy.run("smoke", seed=11, settings=["CoT"], fine_tuned=True,
                        fine_tuned_generation={"max_new_tokens": 48}, supervision_run=made,
                        backends={"embedded": base, "SFT-NL": tuned})
     cap = accuracy.PROFILES["smoke"].generation.max_new_tokens
     assert set(base.caps) == {cap} and set(tuned.caps) == {48}
     assert run.provenance.settings["fine_tuned_generation"] == {"max_new_tokens": 48}
     with pytest.raises(ValueError, match="fine_tuned_generation.max_tokens: unknown decoding setting"):
-        accuracy.run("smoke", seed=11, data_dir="/nonexistent", settings=["CoT"], fine_tuned=True,
+        accuracy.run("smoke", seed=11, settings=["CoT"], fine_tuned=True,
                      fine_tuned_generation={"max_tokens": 48}, supervision_run=made,
                      backends={"embedded": base, "SFT-NL": tuned})

@@ -353,7 +353,7 @@ def test_an_accuracy_run_keeps_the_baselines_translations_in_a_memo_its_rerun_re
     runs, sizes = [], []
     for _ in range(2):
         runs.append(accuracy.run("smoke", seed=11, backends={"embedded": ScriptedModel()},
-                                 data_dir=tmp_path / "no-data", settings=["Logic-LM", "SymbCoT"]))
+                                 settings=["Logic-LM", "SymbCoT"]))
         with sqlite3.connect(tmp_path / "cache" / "store.sqlite") as db:  # as `sqlite3 store.sqlite` shows it
             sizes.append(db.execute("SELECT count(*) FROM memos WHERE memo = 'baseline-translations'").fetchone()[0])
     assert sizes[0] > 0 and sizes[1] == sizes[0]  # one result per distinct reply and baseline; the rerun adds none
@@ -382,7 +382,7 @@ def test_baselines_write_no_file_and_their_records_read_like_any_other(tmp_path,
 
 def test_accuracy_run_accepts_the_baselines_setting_names(tmp_path):
     model = ScriptedModel()
-    run = accuracy.run("smoke", seed=11, backends={"embedded": model}, data_dir=tmp_path / "no-data",
+    run = accuracy.run("smoke", seed=11, backends={"embedded": model},
                        settings=["Sel-Inf", "Logic-LM", "SymbCoT"])
     n = run.provenance.n
     assert n == 6 + 2 and len(run.records) == 3 * n

@@ -373,13 +373,13 @@ def test_runs_hold_one_opened_model_at_a_time_and_let_each_go_when_done(tmp_path
     entries = ("embedded", "random-init:1", "random-init:2")
     backends = {e: CachedBackend(opener(e), tmp_path / "store.sqlite", e) for e in entries}
     handed = dict(backends)
-    run = accuracy.run("smoke", seed=0, backends=backends, models=entries, data_dir=tmp_path / "no-data")
+    run = accuracy.run("smoke", seed=0, backends=backends, models=entries)
     gc.collect()
     assert most[0] == 1 and alive == set()
     assert not any(b.loaded for b in handed.values())
     assert set(run.records["model"]) == {"SmolLM2-135M-Instruct", "SmolLM2-135M (random init, seed 1)",
                                          "SmolLM2-135M (random init, seed 2)"}
     # Let go, not lost: a rerun is answered from the store without opening any of them.
-    again = accuracy.run("smoke", seed=0, models=entries, data_dir=tmp_path / "no-data",
+    again = accuracy.run("smoke", seed=0, models=entries,
                          backends={e: CachedBackend(opener(e), tmp_path / "store.sqlite", e) for e in entries})
     assert most[0] == 1 and again.records["response"].tolist() == run.records["response"].tolist()

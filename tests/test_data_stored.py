@@ -64,12 +64,12 @@ def test_every_argument_but_progress_names_its_own_row(cache):
 
 
 def test_evaluation_sets_are_stored_once_and_first_fraction_keeps_each_sets_first_items(cache, tmp_path):
-    full = evaluation_sets(SMALL, data_dir=tmp_path)
+    full = evaluation_sets(SMALL)
     assert sorted(n for n, in sql(cache, "SELECT name FROM datasets")) == ["fld_paper_test", "prontoqa"]
-    sliced = evaluation_sets({**SMALL, "first_fraction": 0.1}, data_dir=tmp_path)
+    sliced = evaluation_sets({**SMALL, "first_fraction": 0.1})
     sizes = {s.name: (len(s.problems), len(f.problems)) for s, f in zip(sliced, full)}
     assert sizes == {"fld": (6, 60), "folio": (0, 0), "multi_logieval": (0, 0), "prontoqa": (2, 20)}
     for s, f in zip(sliced, full):
         assert s.problems == f.problems[:len(s.problems)] and s.source == f.source
     with pytest.raises(ValueError, match="first_fraction"):
-        evaluation_sets({**SMALL, "first_fraction": 0}, data_dir=tmp_path)
+        evaluation_sets({**SMALL, "first_fraction": 0})

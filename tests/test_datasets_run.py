@@ -8,8 +8,8 @@ from finelogic.runs import datasets
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    return datasets.run("smoke", seed=0, data_dir=tmp_path_factory.mktemp("no-data"))
+def run():
+    return datasets.run("smoke", seed=0)
 
 
 def test_smoke_sets_are_generated_fld_and_prontoqa_and_the_real_sets_are_not_present(run):

@@ -14,6 +14,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
+from data_fixtures import write_published_layout
 
 from finelogic.book.cli import main
 from finelogic.evaluate import evaluate
@@ -83,6 +84,62 @@ def test_a_model_the_server_does_not_serve_and_a_refused_key_say_what_to_fix(tmp
         evaluate(["hf"], out=tmp_path / "d")
 
 
+EVAL_ACCURACY = ["eval", "--model", "embedded", "--profile", "smoke", "--families", "accuracy"]
+
+
+@pytest.mark.parametrize("given", ["--data-dir", "FINELOGIC_DATA_DIR"])
+def test_a_real_file_missing_from_the_data_folder_stops_the_eval_naming_it(tmp_path, monkeypatch, capsys, given):
+    data = write_published_layout(tmp_path / "data")
+    (data / "prontoqa" / "dev.json").unlink()
+    if given == "FINELOGIC_DATA_DIR":
+        monkeypatch.setenv("FINELOGIC_DATA_DIR", str(data))
+    chosen = ["--data-dir", str(data)] if given == "--data-dir" else []
+    assert main([*EVAL_ACCURACY, *chosen, "--out", str(tmp_path / "out")]) == 2  # before any model is loaded
+    error = capsys.readouterr().err
+    assert f"error: no prontoqa files in {data}: expected {data}/prontoqa/dev.json" in error
+    assert f"The data folder {data} must hold every real test set" in error
+    assert not (tmp_path / "out" / "report.html").exists()
+
+
+def test_a_multi_logieval_file_missing_from_the_data_folder_stops_the_eval_naming_it(tmp_path, capsys):
+    data = write_published_layout(tmp_path / "data")
+    gone = data / "multi_logieval" / "data" / "d4_Data" / "pl" / "HS_MT_DS_MP.json"
+    gone.unlink()
+    assert main([*EVAL_ACCURACY, "--data-dir", str(data), "--out", str(tmp_path / "out")]) == 2
+    assert f"1 published file(s) missing, so fewer items than documented: {gone}." in capsys.readouterr().err
+
+
+class _Says:
+    """A backend that answers every conversation with ``reply``."""
+
+    def __init__(self, reply):
+        from finelogic.models.base import BackendStats
+
+        self.stats = BackendStats()
+        self.reply = reply
+
+    def generate(self, conversations, config=None):
+        self.stats.add(calls=1)
+        return [self.reply] * len(conversations)
+
+
+def test_the_report_and_the_books_provenance_name_each_test_sets_data_and_the_generated_stand_ins(tmp_path):
+    from finelogic.book.provenance import provenance_box
+    from finelogic.book.report import write_report
+    from finelogic.evaluate import Evaluation
+    from finelogic.runs import accuracy
+
+    run = accuracy.run("smoke", backends={"embedded": _Says("__PROVED__")}, settings=["Direct"])  # no data folder
+    made = Evaluation(("embedded",), "smoke", tmp_path, runs={"accuracy": run})
+    first_lines = write_report(made, tmp_path / "report.html").read_text(encoding="utf-8").split("<h2>")[0]
+    assert ("<p><strong>Data</strong>: FLD: generated (fld, finelogic FLD-style generator); FOLIO: not present; "
+            "Multi-LogiEval: not present; ProntoQA: generated stand-in (finelogic ProntoQA-style generator).</p>"
+            in first_lines)
+    box = provenance_box("02_accuracy.ipynb", run.provenance).data
+    assert ("- **data**: fld: `generated (fld, finelogic FLD-style generator)`; folio: `not present`; multi_logieval: "
+            "`not present`; prontoqa: `generated stand-in (finelogic ProntoQA-style generator)`\n") in box
+
+
 @pytest.mark.slow
 def test_the_embedded_model_in_process_gets_its_runs_and_one_self_contained_report(tmp_path):
     out = tmp_path / "eval"
@@ -95,6 +152,7 @@ def test_the_embedded_model_in_process_gets_its_runs_and_one_self_contained_repo
     assert accuracy.provenance.models == ("SmolLM2-135M-Instruct",) and len(accuracy.records) == 2 * items > 0
     assert LogicMarkRun.read(out / "logicmark").provenance.models == ("SmolLM2-135M-Instruct",)  # no other rows
     report = (out / "report.html").read_text(encoding="utf-8")
+    assert "ProntoQA: generated stand-in" in report.split("<h2>")[0]  # offline, no data folder: named first
     for heading in ("Overall accuracy (Table 2)", "Accuracy by proof depth on FLD (Table 5, Figure 3)",
                     "Stepwise soundness (Table 3)", "LogicMark: per-hop log-likelihood accuracy"):
         assert f"<h2>{heading}</h2>" in report

@@ -332,6 +332,55 @@ def test_paper_fld_record_with_a_proof_in_steps_keeps_its_depth_and_proof(tmp_pa
     assert problem.depth == 1 and problem.proof == "fact1 & fact2 -> hypothesis;"
 
 
+def merged_multi_logieval() -> list[dict]:
+    """Dataset3-Multi-LogiEval.json's shape: 25 rule files joined in order, each numbered from 1 (22 fol/pl files
+    of 15 items answered yes/no, 3 nm files of 20 answered Yes/No), 300 yes and 90 no in all."""
+    items = []
+    for file, size in enumerate([15] * 22 + [20] * 3):
+        for number in range(1, size + 1):
+            yes = number % 2 == 1 if size == 20 else not (file < 20 and number in (3, 8, 13))
+            answer = ("Yes" if yes else "No") if size == 20 else ("yes" if yes else "no")
+            facts = [f"If Ann bakes loaf {file}-{number}, the kitchen smells of bread",
+                     f"Ann {'bakes' if yes else 'does not bake'} loaf {file}-{number}"]
+            question = f"Does the kitchen smell of bread from loaf {file}-{number}?"
+            items.append({"id": number, "context": ". ".join(facts) + ".", "question": question, "answer": answer,
+                          "hypothesis": f"The kitchen smells of bread from loaf {file}-{number}.",
+                          "proof_label": "__YES__" if yes else "__NO__",
+                          "input": "\n".join(f"Fact {i}: {f}" for i, f in enumerate(facts, 1))
+                                   + f"\nQuestion: {question}"})
+    return items
+
+
+@pytest.mark.parametrize("strict", [True, False])
+def test_the_merged_multi_logieval_file_loads_all_390_items_in_file_order_despite_repeated_ids(tmp_path, strict):
+    items = merged_multi_logieval()
+    path = write_paper_file(tmp_path / "Dataset3-Multi-LogiEval.json", items)
+    problems = load_dataset("paper_eval", path, strict=strict)
+    assert len(problems) == 390 and problems.skipped == []
+    assert Counter(p.label for p in problems) == {PROVED: 300, DISPROVED: 90}
+    # ids by position, as the released code reads the file; each record's own id kept in meta["original"]
+    assert [p.id for p in problems[14:16]] == ["multi_logieval_14", "multi_logieval_15"]
+    assert [p.meta["original"]["id"] for p in problems[14:16]] == [15, 1]
+    assert [p.meta["input"] for p in problems] == [item["input"] for item in items]
+
+
+def test_a_published_merged_file_that_keeps_fewer_items_than_published_says_so(tmp_path):
+    items = merged_multi_logieval()
+    items[200] = {**items[200], "proof_label": "__MAYBE__"}
+    path = write_paper_file(tmp_path / "Dataset3-Multi-LogiEval.json", items)
+    problems = load_dataset("paper_eval", path, strict=False)
+    assert len(problems) == 389
+    assert [where for where, _ in problems.skipped] == [f"{path} item 200 (id 6)", str(path)]
+    assert problems.skipped[1][1] == "389 of its 390 published items kept (the others are listed as skipped)"
+
+
+def test_ids_repeated_across_two_merged_files_are_still_an_error(tmp_path):
+    first = write_paper_file(tmp_path / "a.json", [PAPER_MULTI_LOGIEVAL])
+    write_paper_file(tmp_path / "b.json", [{**PAPER_MULTI_LOGIEVAL, "answer": "no", "proof_label": "__NO__"}])
+    with pytest.raises(DatasetFormatError, match=rf"b\.json item 0 \(id 7\): id '7' is already the id of {first}"):
+        load_dataset("paper_eval", tmp_path)
+
+
 PAPER_FILES = {"DataSet2-FOLIO.json": (203, {PROVED: 72, DISPROVED: 62, UNKNOWN: 69}),
                "Dataset3-Multi-LogiEval.json": (390, {PROVED: 300, DISPROVED: 90}),
                "Dataset4-ProntoQA.json": (500, {PROVED: 258, DISPROVED: 242})}
@@ -348,6 +397,8 @@ def test_the_released_merged_files_load_whole(name):
     problems = load_dataset("paper_eval", folder / name)
     size, labels = PAPER_FILES[name]
     assert len(problems) == size and Counter(p.label for p in problems) == labels
+    assert len({p.id for p in problems}) == size
+    assert len(load_dataset("paper_eval", folder / name, strict=False)) == size
     assert all(f.text for p in problems for f in p.facts)
     if name == "Dataset4-ProntoQA.json":
         assert all(p.proof for p in problems) and {p.depth for p in problems} == {5}
@@ -562,7 +613,8 @@ def test_a_missing_multi_logieval_file_is_named_not_silently_skipped(data_root, 
     copy = tmp_path / "multi_logieval"
     shutil.copytree(data_root / "multi_logieval", copy)
     (copy / "data" / "d4_Data" / "pl" / "HS_MT_DS_MP.json").unlink()
-    with pytest.raises(DataNotFoundError, match=r"1 published file\(s\) missing.*: d4_Data/pl/HS_MT_DS_MP\.json"):
+    gone = copy / "data" / "d4_Data" / "pl" / "HS_MT_DS_MP.json"
+    with pytest.raises(DataNotFoundError, match=rf"1 published file\(s\) missing.*: {gone}$"):
         load_dataset("multi_logieval", tmp_path)
     assert len(load_dataset("multi_logieval", tmp_path, strict=False)) == 375
     assert len(load_dataset("multi_logieval", tmp_path, depths=(5,))) == 110  # a selection without the gap

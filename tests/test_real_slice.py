@@ -53,7 +53,7 @@ def test_accuracy_and_soundness_slices_run_against_the_llama_cpp_server(model_ca
     generate_stored("prontoqa", seed=0, n=paper.n, hops=paper.hops)
     overrides = {"accuracy": {"settings": ("Direct",)},
                  "soundness": {"quality": {"n": 4, "depths": (4, 5, 6, 7)}, "llm_quality_steps": 2}}
-    made = rehearse(["accuracy", "soundness"], real_slice=0.001, stand_ins=False, root=tmp_path, data_dir=tmp_path,
+    made = rehearse(["accuracy", "soundness"], real_slice=0.001, stand_ins=False, root=tmp_path,
                     slice_tokens=8, slice_overrides=overrides)
     assert made.errors == {}
     report = made.report.set_index(["family", "stage"])

@@ -151,7 +151,7 @@ def test_prices_are_read_as_model_input_output():
 
 @pytest.mark.slow  # ~1 min on an idle 2-core machine (4 minutes at load 15)
 def test_the_accuracy_depth_and_soundness_runs_take_the_stand_in_replies(model_cache, tmp_path):
-    made = rehearse(["accuracy", "depth", "soundness"], root=tmp_path, overrides=SMALL, data_dir=tmp_path)
+    made = rehearse(["accuracy", "depth", "soundness"], root=tmp_path, overrides=SMALL)
     assert made.errors == {}
     records = pd.read_csv(tmp_path / "paper" / "accuracy" / "records.csv")
     assert set(records["model"]) == {"stand-in:Llama-3.1-8B-Instruct", "stand-in:Qwen-2.5-7B-Instruct",
@@ -187,8 +187,7 @@ def _cached_lines(root: Path) -> int:
 def test_a_killed_rehearsal_resumes_sending_only_what_was_missing(model_cache, tmp_path):
     overrides = {"accuracy": {**SMALL["accuracy"], "settings": ("Direct", "CoT", "Logic-LM")}}
     script = ("import sys; from finelogic.rehearsal import rehearse; "
-              f"rehearse(['accuracy'], root=sys.argv[1], fresh=sys.argv[2] == 'fresh', overrides={overrides!r}, "
-              "data_dir=sys.argv[1])")
+              f"rehearse(['accuracy'], root=sys.argv[1], fresh=sys.argv[2] == 'fresh', overrides={overrides!r})")
     env = {**os.environ, "FINELOGIC_CACHE": str(model_cache)}
 
     def run(root: Path, mode: str) -> subprocess.Popen:
@@ -231,7 +230,7 @@ SMALL_LOCAL = {"supervision": {"styles": ("NL",), "fld_n": 4, "fld_unknown": 1, 
 def test_the_supervision_probing_and_logicmark_runs_rehearse_on_the_stand_in_checkpoints(model_cache, tmp_path):
     """Training in float32 on the 2-block stand-in, its models answered by the server; probing and LogicMark
     read every profile model as a stand-in checkpoint."""
-    made = rehearse(["supervision", "probing", "logicmark"], root=tmp_path, overrides=SMALL_LOCAL, data_dir=tmp_path,
+    made = rehearse(["supervision", "probing", "logicmark"], root=tmp_path, overrides=SMALL_LOCAL,
                     train_steps=1)
     assert made.errors == {}
     training = pd.read_csv(tmp_path / "paper" / "supervision" / "training.csv")

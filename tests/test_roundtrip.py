@@ -36,10 +36,10 @@ def made(tmp_path_factory):
     mp.setenv("FINELOGIC_CACHE", str(cache))
     try:
         runs = {}
-        runs["datasets"] = datasets.run("smoke", seed=0, data_dir="/nonexistent")
+        runs["datasets"] = datasets.run("smoke", seed=0)
         runs["accuracy"] = accuracy.run("smoke", seed=0, backends={"embedded": SaysAndScores("__PROVED__", "")},
-                                        data_dir="/nonexistent", settings=["Direct", "CoT", "Sel-Inf"])
-        runs["depth"] = depth.run("smoke", seed=0, accuracy_run=runs["accuracy"], data_dir="/nonexistent")
+                                        settings=["Direct", "CoT", "Sel-Inf"])
+        runs["depth"] = depth.run("smoke", seed=0, accuracy_run=runs["accuracy"])
         runs["soundness"] = soundness.run("smoke", seed=0, accuracy_run=runs["accuracy"])
         runs["probing"] = probing.run("smoke", backends={probing.EMBEDDED: ScriptedStates(),
                                                          probing.RANDOM_INIT: ScriptedStates("random")})
@@ -92,7 +92,7 @@ def test_a_result_folder_changed_after_it_was_written_is_refused_naming_the_file
         records.unlink()
     else:
         other = accuracy.run("smoke", seed=0, backends={"embedded": SaysAndScores("__DISPROVED__")},
-                             data_dir="/nonexistent", settings=["Direct"])
+                             settings=["Direct"])
         other.write(tmp_path / "b")
         records.write_bytes((tmp_path / "b" / "records.csv").read_bytes())
     with pytest.raises(BrokenRun, match=r"records\.csv"):
@@ -114,7 +114,7 @@ def test_two_runs_written_to_one_folder_at_once_never_read_back_mixed(made, tmp_
 
     one = made["accuracy"]
     other = accuracy.run("smoke", seed=3, backends={"embedded": SaysAndScores("__DISPROVED__")},
-                         data_dir="/nonexistent", settings=["Direct"])
+                         settings=["Direct"])
     folder = tmp_path / "accuracy"
     one.write(folder)
     stop, seen, errors = threading.Event(), [], []

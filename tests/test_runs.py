@@ -18,7 +18,7 @@ def test_warm_rerun_of_the_smoke_accuracy_run_makes_no_model_calls(tmp_path, mon
     (cache_dir() / "models").mkdir(parents=True, exist_ok=True)
     (tmp_path / "cache" / "models").symlink_to(cache_dir() / "models")
     monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path / "cache"))
-    first = accuracy.run("smoke", seed=11, data_dir=tmp_path / "no-data")
+    first = accuracy.run("smoke", seed=11)
     assert first.provenance.model_calls > 0
     # smoke: 6 FLD + 2 generated ProntoQA items (FOLIO / Multi-LogiEval not present), 2 settings
     assert len(first.records) == 2 * (6 + 2)
@@ -26,7 +26,7 @@ def test_warm_rerun_of_the_smoke_accuracy_run_makes_no_model_calls(tmp_path, mon
     first.write()
     assert (tmp_path / "results" / "smoke" / "accuracy" / "records.csv").exists()
 
-    again = accuracy.run("smoke", seed=11, data_dir=tmp_path / "no-data")
+    again = accuracy.run("smoke", seed=11)
     assert again.provenance.model_calls == 0 and again.provenance.cache_hits > 0
     assert again.records["response"].tolist() == first.records["response"].tolist()
 

@@ -6,8 +6,8 @@ from finelogic.data.suites import evaluation_sets
 SMALL = {"fld": {"name": "fld", "n": 3}, "prontoqa_generated": {"n": 4, "hops": (5,)}, "limit": None}
 
 
-def test_without_real_files_folio_and_multi_logieval_are_not_present_and_prontoqa_is_generated(tmp_path):
-    sets = {s.name: s for s in evaluation_sets(SMALL, seed=0, data_dir=tmp_path)}
+def test_without_real_files_folio_and_multi_logieval_are_not_present_and_prontoqa_is_generated():
+    sets = {s.name: s for s in evaluation_sets(SMALL, seed=0)}  # no data folder, offline (conftest)
     assert [len(sets[n].problems) for n in ("fld", "folio", "multi_logieval", "prontoqa")] == [3, 0, 0, 4]
     assert sets["folio"].source == "not present" and not sets["folio"].present
     assert sets["prontoqa"].generated and "generated stand-in" in sets["prontoqa"].source

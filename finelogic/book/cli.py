@@ -94,13 +94,14 @@ def _train(args: argparse.Namespace) -> int:
 
 def _eval(args: argparse.Namespace) -> int:
     from finelogic.book.report import write_report
+    from finelogic.data.datasets import DataDirError, DataNotFoundError
     from finelogic.evaluate import evaluate
     from finelogic.models.openai_backend import RequestFailed, ServerUnreachable
 
     try:
         made = evaluate(args.model, profile=args.profile, families=args.families, out=args.out, seed=args.seed,
                         data_dir=args.data_dir)
-    except (ValueError, ServerUnreachable, RequestFailed) as error:
+    except (ValueError, ServerUnreachable, RequestFailed, DataNotFoundError, DataDirError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     for note in made.notes:

@@ -54,9 +54,9 @@ def admonition(title: str, css_class: str, body: str, kind: str = "note") -> Mar
 def provenance_box(notebook: str, provenance: Provenance | None = None, *, profile: str | None = None,
                    seed: int | None = None, models: Sequence[str] = (), n: int | None = None,
                    **parameters: Any) -> Markdown:
-    """The page's one provenance box for ``notebook`` (``02_accuracy.ipynb``): profile, seed, models, n,
-    version and commit from ``provenance``, the keywords overriding it (teaching pages have no run),
-    ``parameters`` as code spans."""
+    """The page's one provenance box for ``notebook`` (``02_accuracy.ipynb``): profile, seed, models, n, the
+    data each test set came from, version and commit from ``provenance``, the keywords overriding it (teaching
+    pages have no run), ``parameters`` as code spans."""
     profile = profile if profile is not None else getattr(provenance, "profile", "?")
     seed = seed if seed is not None else getattr(provenance, "seed", 0)
     models = tuple(models) or tuple(getattr(provenance, "models", ()))
@@ -67,6 +67,9 @@ def provenance_box(notebook: str, provenance: Provenance | None = None, *, profi
     if n is not None:
         rows.append(("n", f"{int(n)} (items this run evaluated)"))
     rows.extend((k, code(v)) for k, v in sorted(parameters.items()))
+    data = getattr(provenance, "data", None) or {}  # real files, published copies, generated stand-ins
+    if data:
+        rows.append(("data", "; ".join(f"{name}: {code(source)}" for name, source in data.items())))
     rows.extend([("finelogic", code(getattr(provenance, "version", finelogic.__version__))),
                  ("commit", code(getattr(provenance, "commit", None) or git_commit())),
                  ("built", datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))])

@@ -92,6 +92,20 @@ SECTIONS = {"accuracy": accuracy_section, "depth": depth_section, "soundness": s
             "probing": probing_section, "logicmark": logicmark_section}
 
 
+def data_line(runs: Iterable[Any]) -> str:
+    """Where each test set of ``runs`` came from (their provenance's ``data``), one paragraph: real files, the
+    fetched published copies, a generated stand-in or not present, so a stand-in is named before any number."""
+    sources: dict[str, str] = {}
+    for run in runs:
+        for name, source in run.provenance.data.items():
+            sources.setdefault(name, source)
+    if not sources:
+        return ""
+    listed = "; ".join(f"{html.escape(PAPER_NAMES.get(name, name))}: {html.escape(source)}"
+                       for name, source in sources.items())
+    return f"<p><strong>Data</strong>: {listed}.</p>"
+
+
 def write_report(made, path: str | Path) -> Path:
     """``made`` (an :class:`~finelogic.evaluate.Evaluation`) as one HTML file at ``path``; returns it."""
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -101,6 +115,7 @@ def write_report(made, path: str | Path) -> Path:
              f"<p>Profile <code>{html.escape(made.profile)}</code>, made {stamp} by <code>finelogic eval</code>. The "
              "paper's numbers (<em>Dissecting Logical Reasoning in LLMs</em>, FineLogic) are reported, not ours; "
              "every other number was measured in this run, with its 95% interval.</p>"]
+    parts.append(data_line(made.runs.values()))
     if made.notes or made.skipped:
         lines = [*made.notes, *(f"{family} skipped: {why}" for family, why in made.skipped.items())]
         parts.append("<ul class='note'>" + "".join(f"<li>{html.escape(t)}</li>" for t in lines) + "</ul>")

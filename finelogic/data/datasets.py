@@ -129,7 +129,7 @@ def load_dataset(
                 raise
             raise DataNotFoundError(f"{error} ($FINELOGIC_DATA_DIR = {base})") from None
         if not files and path is not None:
-            raise DataNotFoundError(f"no {name} files in {base}: expected {fmt.where}")
+            raise DataNotFoundError(f"no {name} files in {base}: expected {base}/{fmt.where}")
         where = ", ".join(map(str, files))
     elif data.source is not None:
         root = remote.fetched_root(name, data.source)  # None when offline (said once) or the fetch failed (logged)

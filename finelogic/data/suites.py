@@ -1,6 +1,7 @@
 """The paper's four test sets as a profile asks for them: real files where present (:func:`load_dataset`),
 generated stand-ins where the paper itself generated (FLD) or a faithful generator exists (ProntoQA); FOLIO
-and Multi-LogiEval without their files are reported as not present, never faked.
+and Multi-LogiEval without their files are reported as not present, never faked. A data folder (``data_dir``
+or ``$FINELOGIC_DATA_DIR``) holds every real test set: a file missing there stops the run, naming it.
 """
 from __future__ import annotations
 
@@ -85,11 +86,17 @@ class EvalSet:
 
 
 def _real(name: str, base: Path | None, limit: int | None, seed: int) -> EvalSet | None:
-    """The real files under ``base``; without a base, the pinned public copies when online (fetched once)."""
+    """The real files under ``base``, a :class:`DataNotFoundError` naming the missing one; without a base, the
+    pinned public copies when online (fetched once), else None."""
     try:
         problems = load_dataset(name, path=base)
     except DataNotFoundError as error:
-        log.info("%s: %s", name, error)
+        if base is not None:
+            raise DataNotFoundError(f"{error}. The data folder {base} must hold every real test set "
+                                    f"({', '.join(REAL_SETS)}): put the file there, or run without a data folder "
+                                    "(no --data-dir, FINELOGIC_DATA_DIR unset) to use the published copies or "
+                                    "labelled stand-ins") from None
+        log.info("%s: %s", name, error)  # offline or not fetched: remote said so; the run labels what it uses
         return None
     if base is not None:
         source = f"real files under {base}"

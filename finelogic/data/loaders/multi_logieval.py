@@ -106,11 +106,12 @@ def missing(
     depths: Sequence[int] = PAPER_MULTI_LOGIEVAL_DEPTHS,
     logic_types: Sequence[str] = MULTI_LOGIEVAL_LOGIC_TYPES,
 ) -> list[str]:
-    """The published rule files of the requested paper depths/logic types (4 and 5) absent from ``files``."""
+    """The published rule files of the requested paper depths/logic types (4 and 5) absent from ``files``, as
+    paths in the folder that holds the ``d<N>_Data`` folders of ``files``."""
     found = {"/".join(Path(f).parts[-3:]) for f in files}
     wanted = [name for name in PAPER_FILES
               if int(name[1]) in depths and name.split("/")[1] in logic_types]
-    return [name for name in wanted if name not in found]
+    return [str(Path(files[0]).parents[2] / name) for name in wanted if name not in found]
 
 
 FORMAT = Format(convert=convert, where=WHERE, find=find, read=read, options=("depths", "logic_types"),

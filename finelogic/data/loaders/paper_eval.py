@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
+from pathlib import Path
 from typing import Any, Mapping
 
 from finelogic.data.loaders.fld import fld_problem
 from finelogic.data.loaders.prontoqa import check_answer, explanation_depth, prontoqa_proof, unmatched_sentences
-from finelogic.data.loaders.records import FLD_LABELS, YES_NO, Format, Item, ItemError, bad, label, required
+from finelogic.data.loaders.records import (FLD_LABELS, YES_NO, Format, Item, ItemError, bad, label, read_items,
+                                           required)
 from finelogic.data.problem import UNKNOWN, Fact, Problem
 
 PAPER_LABELS = {**FLD_LABELS, **YES_NO}
@@ -41,6 +44,16 @@ def input_facts(text: str) -> tuple[Fact, ...]:
     return tuple(facts)
 
 
+def read(path: Path) -> list[Item]:
+    """The file's items in order; where two of them share an ``id`` (the Multi-LogiEval file joins 25 rule files,
+    each numbered from 1), every item of the file is known by its position, as the released code reads it."""
+    items = read_items(path)
+    ids = [str(item.data["id"]) for item in items if isinstance(item.data, Mapping) and "id" in item.data]
+    if len(set(ids)) == len(ids):
+        return items
+    return [replace(item, positional=True) for item in items]
+
+
 def convert(item: Item) -> Problem:
     """Facts and the ``Hypothesis:``/``Question:`` line parsed from ``input`` (what the model saw), the label
     from ``proof_label``; FLD items add ``original_data``'s proof, formulas and depth, ProntoQA items the gold
@@ -55,7 +68,9 @@ def convert(item: Item) -> Problem:
     facts = input_facts(text[: hypothesis_match.start()])
     if not facts:
         raise bad("input", "no 'Fact1: ...' lines before the hypothesis")
-    problem_id = str(record.get("id", f"{dataset}_{item.index}"))
+    # ``<dataset>_<position>`` without an id or where the file repeats ids; the record's own id stays in
+    # ``meta["original"]``
+    problem_id = f"{dataset}_{item.index}" if item.positional or "id" not in record else str(record["id"])
     depth, proof, formulas = record.get("depth"), None, {}
     original = {k: v for k, v in record.items() if k not in ("input", "proof_label")}
     if dataset == "fld":
@@ -95,5 +110,5 @@ def convert(item: Item) -> Problem:
 # The released files (YujunZhou/Logical data/eval/); the FLD file is not in the public snapshot.
 PAPER_FILES = {"DataSet2-FOLIO.json": 203, "Dataset3-Multi-LogiEval.json": 390, "Dataset4-ProntoQA.json": 500}
 
-FORMAT = Format(convert=convert, where="paper_eval/*.json (the authors' merged evaluation JSON)",
+FORMAT = Format(convert=convert, where="paper_eval/*.json (the authors' merged evaluation JSON)", read=read,
                 counts=PAPER_FILES)

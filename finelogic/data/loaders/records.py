@@ -59,6 +59,7 @@ class Item:
     index: int
     stem: str  # default ids are ``<stem>_<index>``: the file name without suffix, or ``<repo>_<split>``
     encoding: str = "utf-8"
+    positional: bool = False  # its file gives one id to several records: the item is known by its position
 
 
 def _json_files(folder: Path, split: str | None) -> list[Path]:
@@ -258,11 +259,14 @@ def load_files(files: Sequence[Path], fmt: Format, strict: bool) -> LoadedDatase
                 raise
             skipped.append((str(path), str(error).removeprefix(f"{path}").lstrip(": ")))
             continue
-        problems.extend(convert_items(items, fmt.convert, strict, skipped, seen))  # bad items first: they name a line
+        kept = convert_items(items, fmt.convert, strict, skipped, seen)  # bad items first: they name a line
+        problems.extend(kept)
         posix = path.as_posix()
         expected = next((n for key, n in fmt.counts.items() if posix == key or posix.endswith("/" + key)), None)
-        if expected is not None and len(items) != expected:
-            message = f"{len(items)} items where the published file has {expected}; cut short or edited?"
+        if expected is not None and len(kept) != expected:  # what is kept, so a skipped item counts as missing
+            message = (f"{len(items)} items where the published file has {expected}; cut short or edited?"
+                       if len(items) != expected else
+                       f"{len(kept)} of its {expected} published items kept (the others are listed as skipped)")
             if strict:
                 raise DatasetFormatError(f"{path}: {message}")
             skipped.append((str(path), message))
