@@ -73,7 +73,7 @@ def test_finelogic_eval_runs_every_family_for_a_base_model_in_process(base_model
     name = base_model_dir.name
     assert (accuracy.records["model"] == name).sum() > 0
     assert (accuracy.records["prompt_tokens"] > 0).all()  # counted as the plain text the model was given
-    assert name in set(ProbingRun.read(tmp_path / "eval" / "probing").tables["summary"]["model"])
+    assert name in set(ProbingRun.read(tmp_path / "eval" / "probing").summary["model"])
     report = (tmp_path / "eval" / "report.html").read_text(encoding="utf-8")
     assert f"{name}: prompted as plain text" in report
 
