@@ -72,15 +72,44 @@ def results_dir(profile: str) -> Path:
     return path
 
 
-def redact_url(url: str | None) -> str | None:
-    """``url`` with any password or token replaced by ``***`` (``http://user:KEY@host/v1`` ->
-    ``http://user:***@host/v1``, ``http://KEY@host`` -> ``http://***@host``), wherever a URL is shown or
-    stored."""
-    if not url:
-        return url
-    return re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*://)([^/?#@]*)@",
-                  lambda m: m.group(1) + (m.group(2).split(":", 1)[0] + ":***" if ":" in m.group(2) else "***") + "@",
-                  url)
+#: The user part of a URL: up to the last ``@`` before the path, so a password with an unencoded ``@`` is taken whole.
+_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/?#\s'\"<>]*)@")
+#: A query parameter that holds a credential: key, token, secret, password, sig(nature), auth or credential(s),
+#: alone or after ``api`` or a prefix ending in ``_``/``-`` (api_key, apikey, access_token, x-api-key).
+_SECRET_QUERY = re.compile(r"(?i)([?&](?:[A-Za-z0-9._-]*[_-])?(?:api)?(?:key|token|secret|password|passwd|pwd|sig|"
+                           r"signature|auth|credentials?)=)[^&#\s'\"<>,]*")
+#: Where the runner hands a notebook's kernel the URLs whose credentials its parameters show as ``***``
+#: (space-separated); :func:`finelogic.models.openai_backend.server_url` completes such a URL from it.
+SERVER_URLS_ENV = "FINELOGIC_SERVER_URLS"
+
+
+def redact_url(text: str | None) -> str | None:
+    """``text`` (a URL, a model spec, a log line) with the credentials of every URL in it shown as ``***``,
+    wherever a URL is shown or stored: the password of its user part (``http://user:KEY@host/v1`` ->
+    ``http://user:***@host/v1``; ``http://user:p@ss@host`` -> ``http://user:***@host``), a user part without
+    one whole (``http://KEY@host`` -> ``http://***@host``), and the value of a query parameter that names a
+    credential (``?api_key=KEY`` -> ``?api_key=***``; also key, token, access_token, secret, password, sig)."""
+    if not text:
+        return text
+    text = _USERINFO.sub(lambda m: m.group(1) + (m.group(2).split(":", 1)[0] + ":***" if ":" in m.group(2)
+                                                 else "***") + "@", text)
+    return _SECRET_QUERY.sub(r"\1***", text)
+
+
+def credential_urls(data: Any) -> list[str]:
+    """Every URL with credentials (:func:`redact_url` changes it) in the strings of ``data`` (dicts, lists,
+    strings), also cut at each comma after it, as a comma-separated list of model specs is read."""
+    if isinstance(data, dict):
+        return credential_urls(list(data.values()))
+    if isinstance(data, (list, tuple)):
+        return list(dict.fromkeys(url for value in data for url in credential_urls(value)))
+    if not isinstance(data, str):
+        return []
+    found = []
+    for extent in re.findall(r"(?<![A-Za-z0-9+.-])(?=([A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]*))", data):
+        parts = extent.split(",")
+        found += [",".join(parts[:end]) for end in range(1, len(parts) + 1)]
+    return list(dict.fromkeys(url for url in found if redact_url(url) != url))
 
 
 def body_digest(extra_body: Any) -> str:
@@ -91,13 +120,13 @@ def body_digest(extra_body: Any) -> str:
 
 def scrub_secrets(data: Any) -> Any:
     """Plain settings data with what may be secret taken out, for provenance: every ``extra_body`` mapping as
-    its :func:`body_digest`, every URL :func:`redact_url`-ed."""
+    its :func:`body_digest`, every string :func:`redact_url`-ed."""
     if isinstance(data, dict):
         return {k: body_digest(v) if k == "extra_body" and isinstance(v, dict) else scrub_secrets(v)
                 for k, v in data.items()}
     if isinstance(data, list):
         return [scrub_secrets(v) for v in data]
-    if isinstance(data, str) and "://" in data:
+    if isinstance(data, str):
         return redact_url(data)
     return data
 

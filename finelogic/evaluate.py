@@ -19,7 +19,7 @@ from typing import Sequence
 
 from tqdm import tqdm
 
-from finelogic.config import repo_root
+from finelogic.config import redact_url, repo_root
 from finelogic.models.base import COMPLETION
 from finelogic.models.spec import SERVED, ModelSpec, open_model, parse_model
 from finelogic.runs import accuracy, depth, logicmark, probing, soundness
@@ -40,7 +40,8 @@ PLAIN_TEXT_NOTE = ("prompted as plain text (the completion layout: the paper's s
 
 @dataclass
 class Evaluation:
-    """What :func:`evaluate` made: the family runs, the families skipped (and why), where it all is."""
+    """What :func:`evaluate` made: the model specs as shown (credentials as ``***``), the family runs, the
+    families skipped (and why), where it all is."""
 
     models: tuple[str, ...]
     profile: str
@@ -89,8 +90,9 @@ def evaluate(models: Sequence[str], *, profile: str = "tiny", families: Sequence
     names = [s.name for s in specs]
     if len(set(names)) < len(names):
         raise ValueError(f"two models share a row name ({', '.join(names)}); give one a name")
-    slug = re.sub(r"[^A-Za-z0-9.]+", "-", "+".join(models)).strip("-")[:80] or "models"
-    made = Evaluation(tuple(models), profile, Path(out) if out is not None else
+    shown = tuple(redact_url(m) for m in models)  # what the report and the folder name show: no credentials
+    slug = re.sub(r"[^A-Za-z0-9.]+", "-", "+".join(shown)).strip("-")[:80] or "models"
+    made = Evaluation(shown, profile, Path(out) if out is not None else
                       repo_root() / "results" / "eval" / f"{slug}-{profile}")
     can = [capabilities(s) for s in specs]
     scorable = [m for m, (loglik, _) in zip(models, can) if not loglik]  # the specs as given

@@ -61,7 +61,7 @@ class FakeOpenAI:
     ``"null_length"`` (content null, finish_reason ``length``, as a reasoning model that spent its cap),
     ``"other_model"`` (the reply names another model than the one asked for), ``"huge"`` (a 5 MB reply,
     whatever the cap). Unscripted requests get ``"ok"``. ``counts[prompt]`` counts requests (every attempt);
-    ``bodies`` keeps every request body.
+    ``bodies`` keeps every request body, ``paths`` every request's path with its query.
 
     Chat answers are ``"answer to <last user message>"``. Completions with ``echo`` split the
     prompt into whitespace-led words and play a copying model: a word whose (previous word, word)
@@ -75,6 +75,7 @@ class FakeOpenAI:
         self.counts: Counter[str] = Counter()
         self.authorizations: list[str] = []
         self.bodies: list[dict] = []
+        self.paths: list[str] = []
         self.retry_after = "0"
         self.slow_seconds = 1.0
         self.trickle_seconds = 0.2
@@ -114,6 +115,7 @@ class FakeOpenAI:
                 pass
 
             def do_POST(self):
+                fake.paths.append(self.path)
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 prompt = body.get("prompt") or body["messages"][-1]["content"]
                 authorization = self.headers.get("Authorization", "")

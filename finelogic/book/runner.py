@@ -4,6 +4,10 @@ Every notebook takes ``profile`` and ``seed``. A notebook whose inputs (:func:`r
 package sources, its parameters, :data:`KEY_ENVIRONMENT`, the real data files under
 ``$FINELOGIC_DATA_DIR`` and the results of its upstream families) did not change since its last successful
 run is not run again; ``force=True`` reruns anyway.
+
+A parameter is written into its notebook and page, so a server URL's credentials in one (``-p
+extra_models=openai:NAME@http://user:password@host/v1``) are shown there as ``***``
+(:func:`~finelogic.config.redact_url`) and reach the kernels through ``$FINELOGIC_SERVER_URLS`` instead.
 """
 from __future__ import annotations
 
@@ -24,7 +28,8 @@ from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
 from finelogic.book.handouts import TEACHING, write_handouts
 from finelogic.book.provenance import RERUN_TAG, read_timings, rerun_box
-from finelogic.config import book_output_dir, notebooks_dir, repo_root, results_dir
+from finelogic.config import (SERVER_URLS_ENV, book_output_dir, credential_urls, environment, notebooks_dir,
+                              redact_url, repo_root, results_dir)
 from finelogic.files import write_json_atomic, write_text_atomic
 from finelogic.profiles import get_profile
 from finelogic.runs.registry import FAMILIES, Family
@@ -143,7 +148,9 @@ def run_notebooks(
     if unknown:
         raise FileNotFoundError(f"no such notebook(s) in {source_dir}: {', '.join(unknown)}")
 
-    params = {"profile": profile, "seed": seed, **(parameters or {})}
+    given = {"profile": profile, "seed": seed, **(parameters or {})}
+    params = _shown(given)  # what the notebooks are given and show; the credentials go by the environment
+    withheld = " ".join(dict.fromkeys([*os.environ.get(SERVER_URLS_ENV, "").split(), *credential_urls(given)]))
     # Progress bars inside executed notebooks are noise on the rendered page (the kernel inherits this).
     os.environ.setdefault("TQDM_DISABLE", "1")
     jobs = max(1, int(jobs))
@@ -173,7 +180,8 @@ def run_notebooks(
         return True
 
     # One notebook's execution, picklable for the worker processes of jobs > 1.
-    execute = functools.partial(_execute, source_dir=source_dir, output_dir=output_dir, params=params)
+    execute = functools.partial(_execute, source_dir=source_dir, output_dir=output_dir, params=params,
+                                withheld=withheld)
     try:
         if jobs == 1:
             for name in names:
@@ -223,18 +231,31 @@ def check_parameters(path: Path) -> list[str]:
     return names
 
 
-def _execute(name: str, *, source_dir: Path, output_dir: Path, params: dict[str, Any]) -> float:
-    """Execute one notebook with papermill; its wall seconds (module-level: a worker process runs it)."""
+def _shown(value: Any) -> Any:
+    """A notebook parameter as its notebook is given it: every string's URL credentials as ``***``."""
+    if isinstance(value, str):
+        return redact_url(value)
+    if isinstance(value, (list, tuple)):
+        return [_shown(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _shown(v) for k, v in value.items()}
+    return value
+
+
+def _execute(name: str, *, source_dir: Path, output_dir: Path, params: dict[str, Any], withheld: str = "") -> float:
+    """Execute one notebook with papermill, its kernel given ``withheld`` as ``$FINELOGIC_SERVER_URLS``; its
+    wall seconds (module-level: a worker process runs it)."""
     import papermill  # imported here: papermill is slow to import and only the runner needs it
 
     source, output = source_dir / f"{name}.ipynb", output_dir / f"{name}.ipynb"
     check_parameters(source)
     start = time.perf_counter()
     try:
-        papermill.execute_notebook(
-            str(source), str(output), parameters=params, kernel_name="python3",
-            cwd=str(source_dir), progress_bar=False, log_output=False,
-        )
+        with environment(**({SERVER_URLS_ENV: withheld} if withheld else {})):
+            papermill.execute_notebook(
+                str(source), str(output), parameters=params, kernel_name="python3",
+                cwd=str(source_dir), progress_bar=False, log_output=False,
+            )
     except Exception as error:  # papermill raises PapermillExecutionError; keep its cell info
         raise NotebookFailed(_failure_message(name, output, error)) from error
     return time.perf_counter() - start

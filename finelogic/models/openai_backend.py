@@ -3,7 +3,9 @@
 Concurrency and retries live here and nowhere else: identical requests are sent once, ``max_concurrency``
 at a time; 429, 5xx, time-outs and unreadable replies retry with backoff, other 4xx fail at once. The API
 key comes from the environment only and never appears in a request, log or error; credentials in a base URL
-are sent as basic authentication and shown as ``user:***``.
+are sent as basic authentication and a query's parameters with every request, and wherever the URL is shown
+(errors, reprs, this module's, httpx's and openai's log lines) its password and query keys are ``***``
+(:func:`finelogic.config.redact_url`).
 """
 from __future__ import annotations
 
@@ -17,14 +19,17 @@ import threading
 import time
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from typing import Any, Callable, Sequence
+from urllib.parse import parse_qsl, unquote, urlencode
 
 from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 
-from finelogic.config import redact_url
+from finelogic.config import SERVER_URLS_ENV, redact_url
 from finelogic.models.base import (CHAT, TEMPLATES, BackendStats, Completion, completion_prompt, Conversation,
                                    GenerationConfig, LoglikelihoodResult, split_whitespace, truncate_at_stop)
 
 log = logging.getLogger(__name__)
+#: The loggers of the HTTP stack that name each request's URL (its query included).
+URL_LOGGERS = ("httpx", "openai._base_client")
 
 #: Characters a reply may hold per token of its cap (English averages about 4): beyond it, it is cut there.
 CHARS_PER_TOKEN_CAP = 16
@@ -54,11 +59,25 @@ class LogprobAlignmentError(RuntimeError):
     """The server's echoed prompt log-probs do not line up with the prompt tokens."""
 
 
+class _RedactedURLs(logging.Filter):
+    """Shows every URL in a log record's message with its credentials as ``***``."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        shown = redact_url(message)
+        if shown != message:
+            record.msg, record.args = shown, None
+        return True
+
+
+_REDACTED_URLS = _RedactedURLs()
+
+
 class OpenAIBackend:
-    """A model behind an OpenAI-compatible HTTP API at ``base_url`` (None: api.openai.com), its key in
-    ``$api_key_env`` (unset: a placeholder is sent). ``timeout``: seconds for a whole response of one attempt,
-    not per read; ``max_attempts`` per request, the first included; the n-th retry waits about
-    ``backoff_base * 2**(n-1)`` seconds (jittered, at most ``backoff_max``) unless a 429 gives ``Retry-After``.
+    """A model behind an OpenAI-compatible HTTP API at ``base_url`` (None: ``$OPENAI_BASE_URL``, else
+    api.openai.com), its key in ``$api_key_env`` (unset: a placeholder is sent). ``timeout``: seconds for a whole
+    response of one attempt, not per read; ``max_attempts`` per request, the first included; the n-th retry waits
+    about ``backoff_base * 2**(n-1)`` seconds (jittered, at most ``backoff_max``) unless a 429 gives ``Retry-After``.
     ``check_alignment``: verify once that the echoed log-probs line up with the prompt tokens. ``extra_body``:
     server-specific parameters sent with every request (part of the model's identity in the cache), e.g.
     ``{"repeat_penalty": 1.0}`` so llama-cpp-python's greedy decoding is argmax. ``template``: ``"chat"`` sends
@@ -84,16 +103,23 @@ class OpenAIBackend:
         self.backoff_max = backoff_max
         self.check_alignment = check_alignment
         self.extra_body = dict(extra_body or {})
-        plain_url, credentials = server_url(base_url)
+        plain_url, credentials, query = server_url(base_url if base_url is not None
+                                                   else os.environ.get("OPENAI_BASE_URL") or None)
         self._secret = api_key(api_key_env)
-        self._url_secret = (credentials[1] or credentials[0]) if credentials else None
+        # The password (the user part when it has none: a token) and the query's keys, kept out of errors.
+        self._url_secrets = [credentials[1] or credentials[0]] if credentials else []
+        self._url_secrets += [v for k, v in query.items() if v and redact_url(f"?{k}=v") != f"?{k}=v"]
+        for name in URL_LOGGERS:  # their request lines name the URL with its query
+            if _REDACTED_URLS not in logging.getLogger(name).filters:
+                logging.getLogger(name).addFilter(_REDACTED_URLS)
         self._client = openai.OpenAI(api_key=self._secret or "no-key", base_url=plain_url, max_retries=0,
-                                     timeout=timeout, http_client=_deadline_client(timeout, credentials))
+                                     timeout=timeout, http_client=_deadline_client(timeout, credentials),
+                                     default_query=query or None)
         shown = str(self._client.base_url)
         if credentials:  # shown with its user, never its password: in reprs, errors and logs
             scheme, rest = shown.split("://", 1)
             shown = f"{scheme}://{credentials[0] + ':' if credentials[1] else ''}***@{rest}"
-        self.base_url = shown
+        self.base_url = redact_url(shown + (f"?{urlencode(query)}" if query else ""))
         self.stats = BackendStats()
         self._aligned: bool | None = None
         self._lock = threading.Lock()
@@ -334,31 +360,46 @@ class OpenAIBackend:
         raise RequestFailed(f"{self!r}: {what} failed after {self.max_attempts} attempts; last error: {last}")
 
     def _redact(self, text: str) -> str:
-        for secret in (self._secret, self._url_secret):
+        for secret in (self._secret, *self._url_secrets):
             if secret:
                 text = text.replace(secret, "***")
         return redact_url(re.sub(r"(?i)((?:bearer|basic)\s+)\S+", r"\1***", text))
 
 
-def server_url(base_url: str | None) -> tuple[str | None, tuple[str, str] | None]:
-    """``(url without credentials, (user, password) or None)``; a URL without ``http(s)://`` or with whitespace
-    is a ValueError at once (its password shown as ``***``), not retries ending in "Connection error."."""
+def server_url(base_url: str | None) -> tuple[str | None, tuple[str, str] | None, dict[str, str]]:
+    """``(url without credentials or query, (user, password) or None, the query's parameters)``: the user part
+    runs to the last ``@`` before the path (a password may hold ``@``). A URL that shows ``***`` where its
+    credentials were (a notebook's parameters do) is the one of ``$FINELOGIC_SERVER_URLS`` it stands for (the
+    runner sets it for the kernels it starts). A URL without ``http(s)://`` or with whitespace is a ValueError
+    at once (its credentials shown as ``***``), not retries ending in "Connection error."."""
     if base_url is None:
-        return None, None
+        return None, None, {}
     shown = redact_url(base_url)
     if base_url != base_url.strip() or any(c.isspace() for c in base_url):
         raise ValueError(f"base URL {shown!r} holds whitespace (a pasted line end?); write the URL alone")
-    match = re.match(r"^(https?)://(?:([^/?#@]*)@)?([^/?#@]+)(.*)$", base_url, re.IGNORECASE)
+    if "***" in base_url and shown == base_url:
+        base_url = _withheld(base_url)
+    match = re.match(r"^(https?)://(?:([^/?#]*)@)?([^/?#@]+)([^?#]*)(?:\?([^#]*))?", base_url, re.IGNORECASE)
     if not match:
         hint = f"; did you mean 'http://{shown}'?" if "://" not in base_url else ""
         raise ValueError(f"base URL {shown!r} must start with http:// or https://{hint}")
-    scheme, userinfo, host, rest = match.groups()
+    scheme, userinfo, host, path, query = match.groups()
+    plain = f"{scheme}://{host}{path}"
+    parameters = dict(parse_qsl(query or "", keep_blank_values=True))
     if userinfo is None:
-        return base_url, None
-    from urllib.parse import unquote
-
+        return plain, None, parameters
     user, _, password = userinfo.partition(":")  # no colon: the user part alone (httpx's reading too)
-    return f"{scheme}://{host}{rest}", (unquote(user), unquote(password))
+    return plain, (unquote(user), unquote(password)), parameters
+
+
+def _withheld(shown: str) -> str:
+    """The URL of ``$FINELOGIC_SERVER_URLS`` that ``shown`` (its credentials as ``***``) stands for."""
+    meant = {url for url in os.environ.get(SERVER_URLS_ENV, "").split() if redact_url(url) == shown}
+    if len(meant) != 1:
+        raise ValueError(f"base URL {shown!r} shows *** where its credentials were, and ${SERVER_URLS_ENV} holds "
+                         f"{'several URLs' if meant else 'no URL'} it may stand for; give the URL with its "
+                         "credentials (`finelogic run -p` hands them to the notebooks it runs)")
+    return meant.pop()
 
 
 def api_key(variable: str) -> str | None:

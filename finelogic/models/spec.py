@@ -3,18 +3,23 @@
 A model is a string such as ``"embedded"``, ``"hf:Qwen/Qwen2.5-7B-Instruct"`` or
 ``"openai:my-model@http://127.0.0.1:8000/v1"``, or a dict of the same fields plus a display ``name``. Each
 kind is one :class:`ModelKind` record in :data:`MODEL_KINDS`; :func:`open_model` puts every model behind the
-cache, keyed by :attr:`ModelSpec.model_id`, which names the model and never the transport.
+cache, keyed by :attr:`ModelSpec.model_id`, which names the model and never the transport. A server's URL may
+hold credentials (``http://user:password@host/v1``, ``?api_key=KEY``): they reach the server only, and
+every file, page and log shows the spec as :func:`finelogic.config.redact_url` does (``user:***``,
+``api_key=***``).
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from finelogic import models  # the backend classes, imported when first used (torch, openai, llama.cpp)
-from finelogic.config import body_digest, store_path
+from finelogic.config import body_digest, redact_url, scrub_secrets, store_path
 
 EMBEDDED_NAME = "SmolLM2-135M-Instruct"
 EMBEDDED_ID = "embedded:SmolLM2-135M-Instruct.Q4_1->float32"
@@ -44,6 +49,11 @@ class ModelSpec:
     def model_id(self) -> str:
         """What identifies this model's answers in the cache: the model, never the transport."""
         return model_kind(self.kind).model_id(self)
+
+    def __repr__(self) -> str:  # in errors and logs: the URL's credentials as ***, extra_body as its digest
+        shown = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        shown |= {"base_url": redact_url(self.base_url), "options": scrub_secrets(dict(self.options))}
+        return f"ModelSpec({', '.join(f'{name}={value!r}' for name, value in shown.items())})"
 
 
 def _plain_name(fields: Mapping[str, Any]) -> str:
@@ -111,7 +121,9 @@ def _path(rest: str | None) -> dict[str, Any] | None:
 
 
 def _server(rest: str | None) -> dict[str, Any] | None:
-    model, _, base_url = (rest or "").partition("@")
+    # The URL starts at the first "@" followed by a scheme: a model name may hold "@", and so may a password.
+    split = re.match(r"(.*?)@([A-Za-z][A-Za-z0-9+.-]*://.*)", rest or "", re.DOTALL)
+    model, base_url = split.groups() if split else (rest or "").partition("@")[::2]
     return {"model": model, "base_url": base_url or None} if rest else None
 
 
@@ -185,10 +197,11 @@ def parse_model(spec: str | Mapping[str, Any] | ModelSpec) -> ModelSpec:
         fields = dict(spec)
         kind = _named(fields.get("kind"))
         if kind is None:
-            raise ValueError(f"model spec {spec!r}: 'kind' must be one of {', '.join(KINDS)}")
+            raise ValueError(f"model spec {scrub_secrets(fields)!r}: 'kind' must be one of {', '.join(KINDS)}")
         if kind.needs and not fields.get(kind.needs):
             article = "an" if kind.prefix[0] in "aeiou" else "a"
-            raise ValueError(f"model spec {spec!r}: {article} {kind.prefix} model needs {kind.needs!r}")
+            raise ValueError(f"model spec {scrub_secrets(fields)!r}: {article} {kind.prefix} model needs "
+                             f"{kind.needs!r}")
         fields.setdefault("name", kind.name(fields))
         return ModelSpec(**fields)
     text = str(spec).strip()
@@ -197,8 +210,9 @@ def parse_model(spec: str | Mapping[str, Any] | ModelSpec) -> ModelSpec:
     fields = kind.parse(rest if sep else None) if kind is not None else None
     if fields is None:
         named = ", ".join(repr(n) for n in NAMED_GGUF if n != "embedded")
-        raise ValueError(f"model spec {text!r}: expected {', '.join(repr(k.form) for k in MODEL_KINDS if k.form)} "
-                         f"or one of {named} (also after 'gguf:', with 'embedded')")
+        forms = ", ".join(repr(k.form) for k in MODEL_KINDS if k.form)
+        raise ValueError(f"model spec {redact_url(text)!r}: expected {forms} or one of {named} (also after 'gguf:', "
+                         "with 'embedded')")
     fields["kind"] = kind.prefix
     return ModelSpec(kind.name(fields), **fields)
 
