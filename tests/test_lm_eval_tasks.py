@@ -23,6 +23,7 @@ def test_finelogic_tasks_prints_the_include_path(capsys):
 
 
 def test_the_tasks_hold_the_items_finelogic_eval_reads():
+    from finelogic.data.datasets import DataNotFoundError
     from finelogic.data.suites import evaluation_sets
     from finelogic.lm_eval_tasks import utils
     from finelogic.prompts import build_conversation
@@ -37,7 +38,9 @@ def test_the_tasks_hold_the_items_finelogic_eval_reads():
     marks = utils.logicmark(profile="smoke")["test"]
     items = logicmark_items(LOGICMARK["smoke"].items, 0)
     assert marks["id"] == [p.id for p in items] and marks["answer"] == [p.answer_index for p in items]
-    with pytest.raises(ValueError, match="no folio items"):
+    with pytest.raises(ValueError, match="no folio items"):  # offline, without a data folder: not present
+        utils.folio(profile="smoke")
+    with pytest.raises(DataNotFoundError, match="/nonexistent"):
         utils.folio(profile="smoke", data_dir="/nonexistent")
 
 
