@@ -24,7 +24,7 @@ judge calls, model-cache calls and hits, cache and result bytes, files, load), `
 model and prompt kind), ``plan.csv`` / ``plan.md`` (per model: requests, prompt tokens, output tokens at the
 cap and, with ``--price``, the cost) and ``provenance.md`` (the command, commit, machine load, sizes).
 
-Run: ``FINELOGIC_DATA_DIR=/path/to/data .venv/bin/python benchmarks/rehearsal.py [--models 4]
+Run: ``FINELOGIC_DATA_DIR=/path/to/data .venv/bin/python benchmarks/rehearsal.py [--models GPT-4o ...]
 [--price gpt-4o=2.5/10 ...]`` (``make rehearse`` runs it with ``REHEARSE_ARGS``).
 """
 from __future__ import annotations
@@ -60,13 +60,13 @@ PLAN_COLUMNS = ("model", "requests", "prompt_tokens", "output_tokens_at_cap", "i
                 "total_usd_at_cap")
 
 
-def served_models(profile: str, url: str, count: int | None = None) -> list[dict[str, Any]]:
-    """The first ``count`` (None: all) of ``profile``'s accuracy models as OpenAI-compatible specs at ``url``,
-    each asking for the model a real server serves under the profile's name, its ``scorer`` kept."""
+def served_models(profile: str, url: str, names: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """``profile``'s accuracy models called ``names`` (None: all) as OpenAI-compatible specs at ``url``, each
+    asking for the model a real server serves under the profile's name, its ``scorer`` kept."""
     from finelogic.runs.accuracy import PROFILES
 
     specs = []
-    for entry in PROFILES[profile].models[:count]:
+    for entry in PROFILES[profile].models:
         entry = {"kind": "embedded"} if entry == "embedded" else dict(entry)
         model = entry.get("model") or entry.get("path") or entry["kind"]
         spec = {"name": entry.get("name") or model, "kind": "openai", "model": model, "base_url": url,
@@ -74,7 +74,11 @@ def served_models(profile: str, url: str, count: int | None = None) -> list[dict
         if "scorer" in entry:
             spec["scorer"] = entry["scorer"]
         specs.append(spec)
-    return specs
+    unknown = sorted(set(names or ()) - {s["name"] for s in specs})
+    if unknown:
+        raise SystemExit(f"--models: {', '.join(unknown)} not in the {profile} profile's accuracy models "
+                         f"({', '.join(s['name'] for s in specs)})")
+    return [s for s in specs if names is None or s["name"] in names]
 
 
 def command(family: str, profile: str, output_dir: Path, parameters: Mapping[str, Any]) -> list[str]:
@@ -155,7 +159,7 @@ def load_avg() -> str:
 
 
 def rehearse(profile: str = "paper", families: Sequence[str] = FAMILIES, *, root: Path, out: Path,
-             models: int | None = None, settings: Sequence[str] | None = None, keep_cache: bool = False,
+             models: Sequence[str] | None = None, settings: Sequence[str] | None = None, keep_cache: bool = False,
              prices: Mapping[str, tuple[float, float]] | None = None, data_dir: str | None = None,
              tokenizer: Path | None = None) -> pd.DataFrame:
     """Run ``families`` of ``profile`` against the stand-in under ``root`` and write the tables to ``out``
@@ -214,7 +218,7 @@ def rehearse(profile: str = "paper", families: Sequence[str] = FAMILIES, *, root
 
 
 def provenance(started: datetime.datetime, seconds: float, lines: list[list[str]], url: str, profile: str,
-               models: int | None, settings: Sequence[str] | None, data_dir: str | None, keep_cache: bool) -> str:
+               models: Sequence[str] | None, settings: Sequence[str] | None, data_dir: str | None, keep_cache: bool) -> str:
     """How the tables were made, as Markdown: when, at which commit, at what load, how big, the commands."""
     from finelogic.runs.accuracy import PROFILES
 
@@ -222,10 +226,10 @@ def provenance(started: datetime.datetime, seconds: float, lines: list[list[str]
                             text=True).stdout.strip() or "unknown"
     dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True,
                            text=True).stdout.strip()
-    names = [e.get("name") if isinstance(e, dict) else e for e in PROFILES[profile].models[:models]]
-    every = len(names) == len(PROFILES[profile].models)
+    names = [s["name"] for s in served_models(profile, url, models)]
     size = (f"profile `{profile}`; accuracy models: {', '.join(names)}"
-            + ("" if every else f" ({len(names)} of the profile's {len(PROFILES[profile].models)})")
+            + (f" ({len(names)} of the profile's {len(PROFILES[profile].models)})"
+               if len(names) < len(PROFILES[profile].models) else "")
             + f"; settings: {', '.join(settings) if settings else 'the profile’s'}"
             + f"; data: {'the real files of FINELOGIC_DATA_DIR' if data_dir else 'no FINELOGIC_DATA_DIR'}"
             + ("; cache kept from the previous rehearsal" if keep_cache else "; empty cache"))
@@ -244,8 +248,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default="paper", help="the profile rehearsed (default paper)")
     parser.add_argument("--families", nargs="+", choices=FAMILIES, default=list(FAMILIES), help="default: all four")
-    parser.add_argument("--models", type=int, default=None, metavar="N",
-                        help="the first N of the profile's accuracy models (default all)")
+    parser.add_argument("--models", nargs="+", metavar="NAME",
+                        help="these of the profile's accuracy models, e.g. GPT-4o (default all)")
     parser.add_argument("--settings", nargs="+", metavar="SETTING",
                         help="the accuracy settings, e.g. Direct CoT (default: the profile's)")
     parser.add_argument("--root", type=Path, default=REPO / "results" / "rehearsal",
