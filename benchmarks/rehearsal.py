@@ -230,14 +230,19 @@ def provenance(started: datetime.datetime, seconds: float, lines: list[list[str]
     size = (f"profile `{profile}`; accuracy models: {', '.join(names)}"
             + (f" ({len(names)} of the profile's {len(PROFILES[profile].models)})"
                if len(names) < len(PROFILES[profile].models) else "")
-            + f"; settings: {', '.join(settings) if settings else 'the profile’s'}"
+            + f"; settings: {', '.join(settings) if settings else 'those of the profile'}"
             + f"; data: {'the real files of FINELOGIC_DATA_DIR' if data_dir else 'no FINELOGIC_DATA_DIR'}"
             + ("; cache kept from the previous rehearsal" if keep_cache else "; empty cache"))
-    shown = "\n".join(" ".join(_quoted(w.replace(url, "$OPENAI_BASE_URL")) for w in line) for line in lines)
+
+    def shown(word: str) -> str:
+        word = word.replace(url, "http://127.0.0.1:PORT/v1")
+        return os.path.relpath(word, REPO) if word.startswith(str(REPO)) else word
+
+    commands = "\n".join(" ".join(_quoted(shown(w)) for w in line) for line in lines)
     return (f"Made by `python benchmarks/rehearsal.py` at commit `{commit}`{' (with local changes)' if dirty else ''}, "
             f"started {started:%Y-%m-%d %H:%M} UTC, {seconds / 60:.1f} min wall in all; {size}; load average "
             f"at the end {load_avg()} on {os.cpu_count()} CPU cores. The commands it ran, with "
-            f"`OPENAI_BASE_URL` the stand-in server's:\n\n```bash\n{shown}\n```\n")
+            f"`OPENAI_BASE_URL` the stand-in server's (PORT its port):\n\n```bash\n{commands}\n```\n")
 
 
 def _quoted(word: str) -> str:
