@@ -38,10 +38,10 @@ test: venv
 check: venv
 	$(PY) -m pytest -q -m "not slow and not server and not browser" $(PYTEST_ARGS)
 
-# The paper profile at full size against stand-in models (not part of `make test`; see book/rehearsal.md).
-# Prices are yours to pass, e.g. make rehearse REHEARSE_ARGS="--price gpt-4o=2.5/10".
+# `finelogic run --profile paper` against stand-in models (benchmarks/rehearsal.py; not part of `make test`;
+# see book/rehearsal.md). Prices are yours to pass, e.g. make rehearse REHEARSE_ARGS="--price gpt-4o=2.5/10".
 rehearse: venv
-	$(VENV)/bin/finelogic rehearse $(REHEARSE_ARGS)
+	$(PY) benchmarks/rehearsal.py $(REHEARSE_ARGS)
 
 # The laptop-scale study (profile "study", book/reproduce.md): the embedded model fine-tuned in the four styles
 # and tested like the paper's models; hours on 2 cores, so it runs in units (base, SFT-<style>) that each finish

@@ -75,7 +75,7 @@ def bench_drop(backend: HFBackend, n: int = 16, new_tokens: int = 192) -> None:
 
 def bench_server(backend: HFBackend, n: int = 8, new_tokens: int = 32) -> None:
     try:
-        from finelogic.models.llama_server import LlamaServer
+        from llama_server import LlamaServer
     except ImportError as error:
         print(f"server  skipped: {error}")
         return

@@ -6,7 +6,7 @@ environment, not this project's (its pins conflict), so this script imports noth
     /tmp/lf/bin/python benchmarks/llamafactory_check.py DIR DATASET MODEL_DIR
 
 ``MODEL_DIR`` is a local model folder whose tokenizer encodes the examples (e.g. a stand-in checkpoint of
-the embedded model, ``finelogic.rehearsal.rehearse.standin_checkpoints``: SmolLM2's tokenizer has the
+the embedded model, ``benchmarks/standin.py``'s ``standin_checkpoints``: SmolLM2's tokenizer has the
 ChatML tokens of the ``qwen`` template; under ``llama3`` LLaMA-Factory adds that template's header tokens).
 
 For each exported YAML of ``DATASET`` (``train_<style>_llama3.yaml``, ``train_<style>_qwen.yaml``) it reads

@@ -2,10 +2,10 @@
 the chat template, cut at the recipe's 2,500 tokens), for the reproduce page's cost estimate.
 
 Counted with the embedded SmolLM2 tokenizer (the package ships no Llama or Qwen tokenizer: a paper model's
-own count differs somewhat). Reads the sets from the store (a rehearsal or a paper run builds them; otherwise
+own count differs somewhat). Reads the sets from the store (a paper run builds them; otherwise
 this builds them, minutes per style).
 
-Run: FINELOGIC_CACHE=results/rehearsal/cache .venv/bin/python benchmarks/paper_set_tokens.py
+Run: .venv/bin/python benchmarks/paper_set_tokens.py
 """
 from __future__ import annotations
 

@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
+# The benchmarks' helpers (the stand-in models, the llama.cpp server) are imported by name from their folder.
+sys.path.insert(0, str(REPO / "benchmarks"))
 
 # Set before any test imports transformers / datasets / matplotlib.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "finelogic"
 # Higher imports lower, never the other way. baselines and sft sit on eval (they score with it); the
-# rehearsal (stand-ins for a paper run) and the study in units (study.py) sit on runs.
-LAYER = {"book": 9, "rehearsal": 8, "study": 8, "evaluate": 8, "runs": 7, "baselines": 6, "sft": 6, "eval": 5, "prompts": 4, "paper": 4,
+# study in units (study.py) sits on runs.
+LAYER = {"book": 9, "study": 8, "evaluate": 8, "runs": 7, "baselines": 6, "sft": 6, "eval": 5, "prompts": 4, "paper": 4,
          "models": 3, "data": 2, "logic": 1, "config": 0, "files": 0, "memo": 1, "profiles": 0,
          "settings": 0, "store": 0}
 # What a pure module never calls: file writes and the places runs resolve.

@@ -427,7 +427,6 @@ def test_the_run_takes_its_settings_and_runs_no_model():
     assert len(probing_claims) == 5 and set(probing_claims["verdict"]) == {claims.NOT_TESTABLE}  # read out in chat
     with pytest.raises(ValueError, match="runs no model"):
         claims_family.run("smoke", supervision_run=made_sft, probing_run=made_probing, backends={"embedded": object()})
-    assert claims_family.rehearsal_plan(None) == {"overrides": {}, "backends": {}, "note": ""}
 
 
 def test_the_page_helpers_show_every_verdict():

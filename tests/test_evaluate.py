@@ -18,7 +18,7 @@ from data_fixtures import write_published_layout
 
 from finelogic.book.cli import main
 from finelogic.evaluate import evaluate
-from finelogic.models.llama_server import free_port
+from llama_server import free_port
 from finelogic.models.openai_backend import RequestFailed, ServerUnreachable
 from finelogic.runs.accuracy import AccuracyRun
 from finelogic.runs.logicmark import LogicMarkRun
@@ -167,7 +167,7 @@ def test_the_embedded_model_in_process_gets_its_runs_and_one_self_contained_repo
 def test_gemma_through_llama_cpp_server_is_evaluated_and_a_killed_run_resumes_with_what_was_missing(tmp_path):
     pytest.importorskip("llama_cpp.server", reason="llama-cpp-python[server] is not installed")
     from finelogic.models.llama_cpp import gemma3_270m_installed, gemma3_270m_path
-    from finelogic.models.llama_server import LlamaServer
+    from llama_server import LlamaServer
 
     if not gemma3_270m_installed():
         pytest.skip("Gemma 3 270M is not installed (the gguf extra)")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import urllib.request
+from pathlib import Path
 
 import pytest
 import torch
@@ -41,7 +42,7 @@ NEAR_TIE = 0.25
 
 @pytest.fixture(scope="module")
 def llama_server(model_cache):
-    from finelogic.models.llama_server import LlamaServer
+    from llama_server import LlamaServer
 
     with LlamaServer(threads=1) as server:
         yield server
@@ -114,9 +115,10 @@ def test_backend_refuses_loglikelihood_on_the_shifted_server(remote):
         remote.loglikelihood([("The capital of France is", " Paris")])
 
 
-PARENT = """
+PARENT = f"""
 import sys, time
-from finelogic.models.llama_server import LlamaServer
+sys.path.insert(0, {str(Path(__file__).resolve().parents[1] / "benchmarks")!r})
+from llama_server import LlamaServer
 server = LlamaServer(threads=1).start()
 print(server._process.pid, flush=True)
 time.sleep(600)

@@ -1,6 +1,6 @@
 """Adding a notebook family is one module, one registry entry, one notebook: a toy family built here from
-those three alone runs through the papermill runner (after its upstream family) and through the
-rehearsal's family runner, which hands it its upstream run."""
+those three alone runs through the papermill runner (after its upstream family), and the registry finds it by
+name."""
 from __future__ import annotations
 
 import json
@@ -19,7 +19,7 @@ TOY = textwrap.dedent('''
 
     import pandas as pd
 
-    from finelogic.runs.base import Provenance, Run, find_run, plan, resolve
+    from finelogic.runs.base import Provenance, Run, find_run, resolve
 
     FAMILY = "toy"
 
@@ -41,10 +41,6 @@ TOY = textwrap.dedent('''
         settings = resolve(PROFILES, profile, FAMILY, overrides)
         numbers = pd.DataFrame({"k": range(1, settings.n + 1)})
         return ToyRun(Provenance(FAMILY, profile, seed, settings=settings), numbers=numbers)
-
-
-    def rehearsal_plan(ctx):
-        return plan({"n": ctx.sliced(PROFILES[ctx.profile].n)})
 ''')
 
 TOTAL = textwrap.dedent('''
@@ -53,7 +49,7 @@ TOTAL = textwrap.dedent('''
     import pandas as pd
 
     import toy_family
-    from finelogic.runs.base import Provenance, Run, find_run, plan
+    from finelogic.runs.base import Provenance, Run, find_run
 
     FAMILY = "toy_total"
     PROFILES = toy_family.PROFILES
@@ -68,10 +64,6 @@ TOTAL = textwrap.dedent('''
         toy_run = toy_run or find_run(toy_family.ToyRun, toy_family.FAMILY, profile, seed, None)
         total = pd.DataFrame({"total": [int(toy_run.numbers["k"].sum())]})
         return TotalRun(Provenance(FAMILY, profile, seed, settings=toy_run.provenance.settings), total=total)
-
-
-    def rehearsal_plan(ctx):
-        return plan()
 ''')
 
 
@@ -118,20 +110,10 @@ def test_a_toy_family_runs_through_the_runner_after_its_upstream(toy, tmp_path):
     assert json.loads((tmp_path / "out" / "timings.json").read_text())["02_toy_total"]["profile"] == "smoke"
 
 
-def test_a_toy_family_runs_through_the_rehearsals_family_runner_with_its_upstream_handed_in(toy, tmp_path):
-    from finelogic.rehearsal.running import run_family
-    from finelogic.runs.base import PlanContext
-
+def test_the_registry_finds_a_toy_family_by_name_or_notebook_and_orders_it_after_its_upstream(toy):
     _, families = toy
-    ctx = PlanContext("paper", serve=None, local=None, trainable=None, fraction=0.1)
-    made, rows = {}, []
-    for family in families:
-        stage_rows, error = run_family(family, ctx, 0, None, tmp_path, made)
-        assert error is None
-        rows += stage_rows
-    assert made["toy_total"].total["total"].tolist() == [sum(range(1, 11))]  # 0.1 x the paper's 100
-    assert [(r["family"], r["stage"]) for r in rows] == [("toy", "run"), ("toy", "write"), ("toy_total", "run"),
-                                                         ("toy_total", "write")]
     assert registry.family("toy_total", families).upstream == ("toy",)
+    assert registry.family("01_toy", families).name == "toy"
+    assert registry.names(registry.ordered(["toy_total", "toy"], families)) == ("toy", "toy_total")
     with pytest.raises(ValueError, match="unknown notebook family 'toys'; the families are toy, toy_total"):
         registry.family("toys", families)

@@ -92,6 +92,20 @@ def test_profile_and_seed_cannot_be_passed_as_notebook_parameters(capsys):
     with pytest.raises(SystemExit):
         main(["run", "--profile", "smoke", "-p", "profile=paper"])
     assert "set profile with --profile" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["run", "--profile", "smoke", "-y", "{seed: 3, models: [embedded]}"])
+    assert "set seed with --seed" in capsys.readouterr().err
+
+
+def test_yaml_parameters_must_be_a_mapping_of_names(capsys):
+    from finelogic.book.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["run", "-y", "[embedded]"])
+    assert "expected a YAML mapping of parameter names" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["run", "-y", "models: [embedded"])
+    assert "not YAML" in capsys.readouterr().err
 
 
 @pytest.mark.slow

@@ -76,7 +76,7 @@ LF_PYTHON = os.environ.get("FINELOGIC_LLAMAFACTORY_PYTHON")
 def test_llamafactory_loads_the_export(tmp_path):
     """LLaMA-Factory's get_train_args parses both YAMLs and its get_dataset builds the set; the labels
     cover the assistant turn only (benchmarks/llamafactory_check.py)."""
-    from finelogic.rehearsal.rehearse import standin_checkpoints
+    from standin import standin_checkpoints
 
     model = standin_checkpoints(tmp_path / "models", count=1)[0]  # a local tokenizer (SmolLM2's)
     export_llamafactory(EXAMPLES, "NL", tmp_path / "export")

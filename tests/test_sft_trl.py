@@ -31,7 +31,7 @@ FLOAT32 = {"dtype": "float32"}
 
 @pytest.fixture(scope="module")
 def standin(tmp_path_factory) -> str:
-    from finelogic.rehearsal.rehearse import standin_checkpoints
+    from standin import standin_checkpoints
 
     return "ckpt:" + str(standin_checkpoints(tmp_path_factory.mktemp("standin"), count=1)[0])
 

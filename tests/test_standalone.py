@@ -165,7 +165,7 @@ def test_the_checks_fail_on_planted_references_and_citations(tmp_path):
     _write(tmp_path, "book/methods.md", "# Methods\n")
     _write(tmp_path, "finelogic/good.py", GOOD_DOCSTRING)
     _write(tmp_path, "finelogic/bad.py", BAD_DOCSTRING)
-    _write(tmp_path, "book/rehearsal.md", "FINELOGIC_DATA_DIR=../shared/data finelogic rehearse\n")
+    _write(tmp_path, "book/rehearsal.md", "FINELOGIC_DATA_DIR=../shared/data make rehearse\n")
     _write(tmp_path, "notebooks/n.ipynb", '{"cells": [{"source": ["as in seeds/logicmark_card.txt"]}]}\n')
     _write(tmp_path, "tests/test_x.py", 'DATA = "../shared/data"  # tests may read the team data\n')
 

@@ -1,20 +1,19 @@
 """The ``finelogic`` command: run the book's notebooks with papermill.
 
-Also ``eval`` (your models, one HTML report), ``list``, ``rehearse``, ``study``, ``cache``, ``tasks`` (the
-lm-evaluation-harness task folder), ``export-llamafactory`` and ``train``; ``finelogic <command> --help`` lists each one's options.
+Also ``eval`` (your models, one HTML report), ``list``, ``study``, ``cache``, ``tasks`` (the lm-evaluation-harness
+task folder), ``export-llamafactory`` and ``train``; ``finelogic <command> --help`` lists each one's options.
 """
 from __future__ import annotations
 
 import argparse
 import logging
 import sys
-
-import pandas as pd
+from pathlib import Path
+from typing import Any
 
 from finelogic.book.runner import NOTEBOOKS, NotebookFailed, run_notebooks
 from finelogic.paper import STYLES
 from finelogic.profiles import PROFILE_NAMES
-from finelogic.rehearsal import parse_price, rehearse
 from finelogic.runs.registry import FAMILIES, family, names
 
 
@@ -25,32 +24,17 @@ def _parameter(text: str) -> tuple[str, str]:
     return name, value
 
 
-def _price(text: str) -> tuple[str, tuple[float, float]]:
+def _yaml_parameters(text: str) -> dict[str, Any]:
+    import yaml
+
     try:
-        return parse_price(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-
-
-def _rehearse(args: argparse.Namespace) -> int:
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request to the stand-in otherwise
-    if args.real_slice_only and not args.real_slice:
-        print("error: --real-slice-only needs --real-slice FRACTION", file=sys.stderr)
-        return 2
-    made = rehearse(args.families, real_slice=args.real_slice, root=args.root, fresh=not args.resume,
-                    train_steps=args.train_steps, stand_ins=not args.real_slice_only,
-                    slice_tokens=args.slice_tokens, distributed=not args.no_distributed)
-    with pd.option_context("display.width", 200, "display.max_columns", 20):
-        print("Rehearsal with stand-in models (not a paper run): per family and stage")
-        print(made.report.drop(columns=["load_avg", "note"]).to_string(index=False))
-        print("\nPlan for a real run (requests and tokens the stand-ins were sent; output at the token cap)")
-        print(made.plan(dict(args.price)).to_string(index=False))
-    for family, error in made.errors.items():
-        print(f"error: {family}: {error}", file=sys.stderr)
-    suffix = ("-resumed" if args.resume else "") + ("-real-slice" if args.real_slice_only else "")
-    plan = "" if suffix else f", {made.root}/plan.csv"
-    print(f"\nreport: {made.root}/report{suffix}.csv, {made.root}/requests{suffix}.csv{plan}")
-    return 1 if made.errors else 0
+        values = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise argparse.ArgumentTypeError(f"not YAML: {text!r} ({error})") from None
+    if not isinstance(values, dict) or not all(isinstance(k, str) for k in values):
+        raise argparse.ArgumentTypeError(f"expected a YAML mapping of parameter names, e.g. "
+                                         f"'models: [embedded]', got {text!r}")
+    return values
 
 
 def _cache(args: argparse.Namespace) -> int:
@@ -170,28 +154,15 @@ def main(argv: list[str] | None = None) -> int:
                      help="a notebook by its file stem (repeatable); with neither option: all")
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--force", action="store_true", help="rerun notebooks whose inputs did not change")
+    run.add_argument("--output-dir", metavar="DIR", help="where the executed notebooks go (default book/generated)")
     run.add_argument("--jobs", type=int, default=1, metavar="N",
                      help="notebooks run at once, each in its own process (default 1); a notebook waits for "
                           "the ones whose results it reads; PyTorch gets cores/N threads in each")
     run.add_argument("-p", "--parameter", action="append", type=_parameter, default=[],
                      metavar="NAME=VALUE", help="extra notebook parameter (string value)")
-    rehearse = sub.add_parser("rehearse", help="run the paper profile against stand-in models (a load and "
-                              "code-path simulator) and report what a real run sends and costs")
-    rehearse.add_argument("--families", nargs="+", choices=names(), help="default: all")
-    rehearse.add_argument("--real-slice", type=float, default=0.0, metavar="FRACTION",
-                          help="also run the first FRACTION (e.g. 0.01) of every family against llama.cpp's "
-                          "server with the embedded model (needs llama-cpp-python[server])")
-    rehearse.add_argument("--real-slice-only", action="store_true", help="the real slice without the stand-ins")
-    rehearse.add_argument("--slice-tokens", type=int, default=None,
-                          help="the real slice's cap on new tokens per generation (default 32; released code: 3,072)")
-    rehearse.add_argument("--price", action="append", type=_price, default=[], metavar="MODEL=IN/OUT",
-                          help="US$ per million input/output tokens, e.g. gpt-4o=2.5/10 (repeatable)")
-    rehearse.add_argument("--root", help="the rehearsal's folder (default results/rehearsal)")
-    rehearse.add_argument("--resume", action="store_true",
-                          help="keep the rehearsal's cache and results: a resumed or fully cached rehearsal")
-    rehearse.add_argument("--train-steps", type=int, default=2, help="optimizer steps per fine-tuned model")
-    rehearse.add_argument("--no-distributed", action="store_true", help="skip the TRL stage (every style on 2 CPU "
-                          "processes through accelerate launch, one killed and resumed; needs the [train] extra)")
+    run.add_argument("-y", "--yaml", action="append", type=_yaml_parameters, default=[], metavar="YAML",
+                     help="extra notebook parameters as a YAML mapping, for lists and mappings "
+                          "(e.g. -y 'models: [openai:NAME@URL]')")
     study_cmd = sub.add_parser("study", help="the laptop-scale study in units (base, SFT-<style>) that each finish "
                                "and are written on their own; runs those not done, then assembles results/study/")
     study_cmd.add_argument("--profile", default="study", choices=PROFILE_NAMES)
@@ -221,9 +192,12 @@ def main(argv: list[str] | None = None) -> int:
     trainer.add_argument("--save-steps", type=int, default=None, help="a checkpoint every N steps (default: per epoch)")
     trainer.add_argument("--fresh", action="store_true", help="ignore checkpoints in --out and start again")
     args = parser.parse_args(argv)
-    clashing = sorted({name for name, _ in getattr(args, "parameter", []) if name in ("profile", "seed")})
+    parameters = dict(getattr(args, "parameter", []))
+    for values in getattr(args, "yaml", []):
+        parameters |= values
+    clashing = sorted(name for name in parameters if name in ("profile", "seed"))
     if clashing:  # one source of truth: the run records and names its profile and seed
-        parser.error(f"set {', '.join(clashing)} with --{clashing[0]}, not with -p")
+        parser.error(f"set {', '.join(clashing)} with --{clashing[0]}, not with -p or -y")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 
     if args.command == "list":
@@ -232,14 +206,15 @@ def main(argv: list[str] | None = None) -> int:
                  for f in FAMILIES}
         print("\n".join(f"{n:20s} {reads.get(n, 'teaching chapter')}" for n in NOTEBOOKS))
         return 0
-    commands = {"eval": _eval, "rehearse": _rehearse, "cache": _cache, "study": _study, "tasks": _tasks,
+    commands = {"eval": _eval, "cache": _cache, "study": _study, "tasks": _tasks,
                 "export-llamafactory": _export, "train": _train}
     if args.command in commands:
         return commands[args.command](args)
     try:
         chosen = [family(n).notebook for n in args.family or ()] + list(args.notebook or ())
         records = run_notebooks(args.profile, chosen or None, seed=args.seed, force=args.force,
-                                parameters=dict(args.parameter), jobs=args.jobs)
+                                parameters=parameters, jobs=args.jobs,
+                                output_dir=Path(args.output_dir).resolve() if args.output_dir else None)
     except NotebookFailed as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

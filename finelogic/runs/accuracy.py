@@ -29,8 +29,8 @@ from finelogic.memo import Memo, source_version
 from finelogic.models.base import GenerationConfig
 from finelogic.runs.supervision import FAMILY as SUPERVISION, SupervisionRun
 from finelogic.prompts import MARKERS, SETTINGS, PromptLayout
-from finelogic.runs.base import (EVAL_SETS, PlanContext, Provenance, Run, Stopwatch, call_counts, find_run, kept,
-                                 open_models, plan, release, resolve)
+from finelogic.runs.base import (EVAL_SETS, Provenance, Run, Stopwatch, call_counts, find_run, kept,
+                                 open_models, release, resolve)
 
 log = logging.getLogger(__name__)
 
@@ -250,17 +250,6 @@ def split_scorers(entries: Sequence[Any]) -> tuple[list[Any], list[str]]:
         stripped.append({k: v for k, v in entry.items() if k != "scorer"} if isinstance(entry, Mapping) else entry)
         scorers.append(scorer)
     return stripped, scorers
-
-
-def rehearsal_plan(ctx: PlanContext) -> dict[str, Any]:
-    """Every model served; the real slice also takes the first ``fraction`` of each set and caps new tokens."""
-    section = PROFILES[ctx.profile]
-    overrides: dict[str, Any] = {"models": [ctx.serve(e) for e in section.models]}
-    if ctx.fraction is None:
-        return plan(overrides)
-    overrides |= {"generation": {"max_new_tokens": ctx.max_new_tokens}, "first_fraction": ctx.fraction}
-    return plan(overrides, note=(f"first {ctx.fraction:g} of each set; every model is the {ctx.served_by} through "
-                                 f"the OpenAI backend; {ctx.capped(section.generation.max_new_tokens)}"))
 
 
 #: The family's settings in each profile (``finelogic.profiles``): FLD one PROVED, one DISPROVED and one

@@ -17,7 +17,6 @@ import hashlib
 import io
 import json
 import logging
-import math
 import os
 import shutil
 import subprocess
@@ -405,46 +404,6 @@ def _restore(frame: pd.DataFrame, dtypes: Mapping[str, str]) -> pd.DataFrame:
 
 def _jsonable(value: Any) -> Any:
     return list(value) if isinstance(value, (set, frozenset, tuple, range)) else str(value)
-
-
-@dataclass(frozen=True)
-class PlanContext:
-    """What the rehearsal (:mod:`finelogic.rehearsal`) tells a family's ``rehearsal_plan(ctx)`` about the
-    models standing in for the profile's: ``serve(entry)`` a spec reached over HTTP, ``local(entry, index)``
-    one read in process, ``trainable(entry)`` the one fine-tuning starts from; ``train`` over the profile's;
-    ``fraction`` the real slice's share of every set (None: the stand-in rehearsal at full size) and
-    ``max_new_tokens`` its cap; ``given`` the caller's overrides; ``served_by`` for the report's notes."""
-
-    profile: str
-    serve: Any
-    local: Any
-    trainable: Any
-    served_by: str = "stand-in server"
-    train: Mapping[str, Any] = field(default_factory=dict)
-    fraction: float | None = None
-    max_new_tokens: int | None = None
-    given: Mapping[str, Any] = field(default_factory=dict)
-
-    def sliced(self, n: int) -> int:
-        """A slice's share of ``n`` items, ``ceil(fraction x n)`` and at least 1 (``n`` itself outside a slice)."""
-        return n if self.fraction is None else max(1, math.ceil(self.fraction * n))
-
-    def capped(self, asked: int | None) -> str:
-        """The report's words for the slice's cap on new tokens against the profile's (``asked``)."""
-        return f"new tokens capped at {self.max_new_tokens}" + (f" (the profile: {asked:,})" if asked else "")
-
-
-def plan(overrides: Mapping[str, Any] | None = None, backends: Mapping[str, Any] | None = None,
-         note: str = "") -> dict[str, Any]:
-    """A family's rehearsal or slice plan: the ``run`` overrides, ready backends, and the report's note."""
-    return {"overrides": dict(overrides or {}), "backends": dict(backends or {}), "note": note}
-
-
-def entry_name(entry: Any) -> str:
-    """The display name of a profile's model entry (a spec dict's ``name``, else its model or path)."""
-    if isinstance(entry, Mapping):
-        return str(entry.get("name") or entry.get("model") or entry.get("path"))
-    return {"embedded": "SmolLM2-135M-Instruct", "random-init": "SmolLM2-135M (random init)"}.get(str(entry), str(entry))
 
 
 class UpstreamMissing(LookupError):

@@ -11,7 +11,7 @@ import pandas as pd
 from finelogic.eval.claims import VERDICT_COLUMNS, VERDICTS, fine_tuned_setting, verdicts
 from finelogic.profiles import PROFILE_NAMES
 from finelogic.runs import accuracy, probing, soundness, supervision
-from finelogic.runs.base import PlanContext, Provenance, Run, Stopwatch, find_run, plan, resolve
+from finelogic.runs.base import Provenance, Run, Stopwatch, find_run, resolve
 
 FAMILY = "claims"
 #: The families whose runs it reads (handed in as ``supervision_run`` / ``probing_run``).
@@ -89,8 +89,3 @@ def run(profile: str, *, seed: int = 0, supervision_run: supervision.Supervision
     provenance = Provenance(FAMILY, profile, seed, settings=settings, models=models, n=len(table), data=data,
                             seconds=float(watch))
     return ClaimsRun(provenance, verdicts=table, supervision_run=made_sft, probing_run=made_probing)
-
-
-def rehearsal_plan(ctx: PlanContext) -> dict[str, Any]:
-    """No overrides: the claims read the rehearsal's supervision and probing runs, handed in."""
-    return plan()

@@ -14,7 +14,7 @@ from finelogic.data.generate import generate
 from finelogic.data.problem import PROVED, Problem
 from finelogic.data.stats import dataset_summary
 from finelogic.data.suites import EvalSet, FLDSet, ProntoQASet, TestSets, evaluation_sets
-from finelogic.runs.base import EVAL_SETS, PROBLEM, PlanContext, Provenance, Run, Stopwatch, kept, plan, resolve
+from finelogic.runs.base import EVAL_SETS, PROBLEM, Provenance, Run, Stopwatch, kept, resolve
 
 FAMILY = "datasets"
 #: The test sets each profile counts for Table 1.
@@ -60,10 +60,3 @@ def run(profile: str, *, seed: int = 0, data_dir: str | Path | None = None,
                             n=sum(len(s.problems) for s in sets), data={s.name: s.source for s in sets},
                             seconds=float(watch))
     return DatasetsRun(provenance, sets=table, summary=summary, depths=depths, eval_sets=sets, example=example)
-
-
-def rehearsal_plan(ctx: PlanContext) -> dict[str, Any]:
-    """No model: the rehearsal loads the full sets; the real slice the first ``fraction`` of each."""
-    if ctx.fraction is None:
-        return plan()
-    return plan({"first_fraction": ctx.fraction}, note=f"first {ctx.fraction:g} of each set; no model")

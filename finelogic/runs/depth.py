@@ -15,7 +15,7 @@ from finelogic.data.suites import evaluation_sets
 from finelogic.eval.accuracy import COMPAT_COLUMNS, DEPTH_BUCKETS, SUMMARY_COLUMNS, summarize
 from finelogic.eval.forced_choice import summarize_forced
 from finelogic.runs import accuracy
-from finelogic.runs.base import PlanContext, Provenance, Run, Stopwatch, find_run, plan
+from finelogic.runs.base import Provenance, Run, Stopwatch, find_run
 
 log = logging.getLogger(__name__)
 
@@ -78,9 +78,3 @@ def run(profile: str, *, seed: int = 0, accuracy_run: accuracy.AccuracyRun | Non
                             models=source.models, model_ids=source.model_ids, n=len(fld), data=source.data,
                             model_calls=calls, cache_hits=hits, seconds=float(watch))
     return DepthRun(provenance, summary=summary, compat=compat, forced=forced, sets=made.sets, accuracy_run=made)
-
-
-def rehearsal_plan(ctx: PlanContext) -> dict[str, Any]:
-    """The accuracy run's overrides (depth reads the rehearsal's accuracy run, handed in as its upstream)."""
-    made = accuracy.rehearsal_plan(ctx)
-    return plan(made["overrides"], note="reads the accuracy run of the same rehearsal" if ctx.fraction else "")

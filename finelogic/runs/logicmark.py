@@ -18,9 +18,9 @@ from finelogic.data.datasets import load_dataset
 from finelogic.data.problem import Problem
 from finelogic.data.stored import generate_stored
 from finelogic.eval.logicmark import check_normalization, score, summaries
-from finelogic.models.spec import open_model, parse_model
-from finelogic.runs.base import (PROBLEMS, PlanContext, Provenance, Run, Stopwatch, call_counts, kept, open_models,
-                                 parse_model_list, plan, release, resolve, set_threads)
+from finelogic.models.spec import parse_model
+from finelogic.runs.base import (PROBLEMS, Provenance, Run, Stopwatch, call_counts, kept, open_models,
+                                 parse_model_list, release, resolve, set_threads)
 from finelogic.settings import RECORDED_WHEN_SET
 
 log = logging.getLogger(__name__)
@@ -155,17 +155,3 @@ def logicmark_items(n: int, seed: int, path: str | Path | None = None) -> list[P
         return problems
     keep = sorted(random.Random(seed).sample(range(len(problems)), n))
     return [problems[i] for i in keep]
-
-
-def rehearsal_plan(ctx: PlanContext) -> dict[str, Any]:
-    """Every model read in process and handed in (log-likelihoods: llama.cpp's server echoes prompt
-    log-probs shifted by one, so :class:`~finelogic.models.openai_backend.OpenAIBackend` refuses them);
-    the real slice scores its share of the items."""
-    section = PROFILES[ctx.profile]
-    entries = model_entries(extra_models=section.extra_models, random_control=section.random_control)
-    backends = {e["name"]: open_model(ctx.local(e["name"], i), batch_size=section.batch_size)
-                for i, e in enumerate(entries)}
-    if ctx.fraction is None:
-        return plan(backends=backends)
-    return plan({"items": ctx.sliced(section.items)}, backends,
-                note="log-likelihoods are not served: every model is read in process")

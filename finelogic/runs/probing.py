@@ -19,8 +19,8 @@ from finelogic.eval.probing import PREDICTION_COLUMNS, TEXT_ONLY, extract_featur
 from finelogic.eval.probing_data import (TASKS, ProbeRow, Readout, build_rows, probing_problems, row_counts,
                                          shown_rows, split_problems)
 from finelogic.memo import Memo, source_version
-from finelogic.runs.base import (JSON, Codec, PlanContext, Provenance, Run, Stopwatch, call_counts, find_run, kept,
-                                 open_models, parse_model_list, plan, release, resolve, set_threads)
+from finelogic.runs.base import (JSON, Codec, Provenance, Run, Stopwatch, call_counts, find_run, kept,
+                                 open_models, parse_model_list, release, resolve, set_threads)
 from finelogic.runs.supervision import FAMILY as SUPERVISION, SupervisionRun
 
 log = logging.getLogger(__name__)
@@ -179,17 +179,3 @@ def checkpoint_entry(path: str | Path) -> dict[str, Any]:
     """A local fine-tuned checkpoint as a model entry, its row named by its folder."""
     folder = Path(path).expanduser()
     return {"kind": "ckpt", "path": str(folder), "name": folder.name, "device_map": "auto"}
-
-
-def rehearsal_plan(ctx: PlanContext) -> dict[str, Any]:
-    """Every model read in process (hidden states are not an API): the stand-in checkpoints, or in the real
-    slice the embedded model on the slice's share of the problems (at least 4 train / 2 test: fewer leave a
-    probe one class)."""
-    section = PROFILES[ctx.profile]
-    models = [ctx.local(e, i) for i, e in enumerate(section.models)]
-    if ctx.fraction is None:
-        return plan({"models": models})
-    n_train, n_test = max(4, ctx.sliced(section.n_train)), max(2, ctx.sliced(section.n_test))
-    return plan({"n_train": n_train, "n_test": n_test, "models": models},
-                note=(f"{n_train} train + {n_test} test problems; hidden states are not served: every model "
-                      "is read in process"))

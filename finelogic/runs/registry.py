@@ -1,36 +1,31 @@
 """The notebook families, declared once in :data:`FAMILIES`, which everything that iterates over families
-imports (the papermill runner, the ``finelogic`` command, the rehearsal); :func:`family` turns a name typed
-by a user into its record. Adding a family is one module in ``finelogic/runs/`` (``FAMILY``, ``run``, a
-:class:`~finelogic.runs.base.Run` subclass, ``rehearsal_plan``), one :class:`Family` entry here, one
-notebook and one ``_toc.yml`` entry (``tests/test_registry.py`` does this with a toy family).
+imports (the papermill runner, the ``finelogic`` command); :func:`family` turns a name typed by a user into
+its record. Adding a family is one module in ``finelogic/runs/`` (``FAMILY``, ``run``, a
+:class:`~finelogic.runs.base.Run` subclass), one :class:`Family` entry here, one notebook and one ``_toc.yml``
+entry (``tests/test_registry.py`` does this with a toy family).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from finelogic.runs import accuracy, claims, datasets, depth, logicmark, probing, soundness, supervision
-from finelogic.runs.base import PlanContext, Run
-
-#: How a family's models are reached in the rehearsal's real slice.
-IN_PROCESS, SERVED, NO_MODEL = "in process", "served", "no model"
+from finelogic.runs.base import Run
 
 
 @dataclass(frozen=True)
 class Family:
     """One notebook family: its ``finelogic.runs`` module, its notebook's stem in ``notebooks/``, the
     profile ``section`` it reads, ``upstream`` families whose runs ``run`` takes as ``<name>_run`` in every
-    profile, how the real slice reaches its ``models``, whether ``run`` takes ``data_dir``, and its notebook's
-    ``minutes`` in the tiny book (2 cores; the runner starts the longest first when no timings are known)."""
+    profile, and its notebook's ``minutes`` in the tiny book (2 cores; the runner starts the longest first
+    when no timings are known)."""
 
     module: ModuleType
     notebook: str
     run_type: type[Run]
     section: str
     upstream: tuple[str, ...] = ()
-    models: str = IN_PROCESS
-    reads_data: bool = False
     minutes: float = 0.0
 
     @property
@@ -47,25 +42,17 @@ class Family:
         extra = getattr(self.module, "reads", None)
         return (*self.upstream, *(f for f in (extra(profile) if extra else ()) if f not in self.upstream))
 
-    def rehearsal_plan(self, ctx: PlanContext) -> dict[str, Any]:
-        """How the rehearsal runs it (``{"overrides", "backends", "note"}``; see ``PlanContext``)."""
-        return self.module.rehearsal_plan(ctx)
-
 
 #: In reading order, which is also an order in which every upstream family comes first.
 FAMILIES: tuple[Family, ...] = (
-    Family(datasets, "01_datasets", datasets.DatasetsRun, "datasets", models=NO_MODEL, reads_data=True, minutes=0.2),
-    Family(accuracy, "02_accuracy", accuracy.AccuracyRun, "accuracy", models=SERVED, reads_data=True, minutes=12.9),
-    Family(depth, "03_depth", depth.DepthRun, "accuracy", upstream=(accuracy.FAMILY,), models=SERVED,
-           reads_data=True, minutes=0.2),
-    Family(soundness, "04_soundness", soundness.SoundnessRun, "soundness", upstream=(accuracy.FAMILY,),
-           models=SERVED, minutes=0.7),
+    Family(datasets, "01_datasets", datasets.DatasetsRun, "datasets", minutes=0.2),
+    Family(accuracy, "02_accuracy", accuracy.AccuracyRun, "accuracy", minutes=12.9),
+    Family(depth, "03_depth", depth.DepthRun, "accuracy", upstream=(accuracy.FAMILY,), minutes=0.2),
+    Family(soundness, "04_soundness", soundness.SoundnessRun, "soundness", upstream=(accuracy.FAMILY,), minutes=0.7),
     Family(probing, "05_probing", probing.ProbingRun, "probing", minutes=9.2),
-    Family(supervision, "06_supervision", supervision.SupervisionRun, supervision.SECTION, models=SERVED,
-           reads_data=True, minutes=4.2),
+    Family(supervision, "06_supervision", supervision.SupervisionRun, supervision.SECTION, minutes=4.2),
     Family(logicmark, "07_logicmark", logicmark.LogicMarkRun, "logicmark", minutes=5.1),
-    Family(claims, "08_claims", claims.ClaimsRun, claims.FAMILY, upstream=claims.UPSTREAM, models=NO_MODEL,
-           minutes=0.1),
+    Family(claims, "08_claims", claims.ClaimsRun, claims.FAMILY, upstream=claims.UPSTREAM, minutes=0.1),
 )
 
 

@@ -25,8 +25,8 @@ from finelogic.eval.judges import HybridJudge, Judge, LLMJudge, SymbolicJudge
 from finelogic.eval.soundness import SoundnessPolicy, judge_responses
 from finelogic.memo import Memo, memo_key, source_version
 from finelogic.runs import accuracy
-from finelogic.runs.base import (PROBLEM, PROBLEMS_BY_ID, Codec, PlanContext, Provenance, Run, Stopwatch, call_counts,
-                                 find_run, judging_memos, kept, open_models, plan, resolve)
+from finelogic.runs.base import (PROBLEM, PROBLEMS_BY_ID, Codec, Provenance, Run, Stopwatch, call_counts,
+                                 find_run, judging_memos, kept, open_models, resolve)
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +35,6 @@ GOLD_MODEL = "gold proofs (sanity check)"
 #: The judge-quality set as written with a run (each problem once).
 LABELLED_STEPS = Codec("labelled steps", lambda items: json.dumps(labelled_to_json(items), ensure_ascii=False),
                        lambda text: tuple(labelled_from_json(json.loads(text))))
-#: Judge-quality steps the LLM judge is asked about in the rehearsal's real slice (the paper profile: all).
-SLICE_QUALITY_STEPS = 20
 
 
 @dataclass(frozen=True)
@@ -202,17 +200,3 @@ def quality_set(quality: Quality, seed: int, memo: MutableMapping[str, Any]) -> 
     items = labelled_steps(problems, seed=seed)
     memo[key] = labelled_to_json(items)
     return items
-
-
-def rehearsal_plan(ctx: PlanContext) -> dict[str, Any]:
-    """The LLM judge served; the real slice also cuts the judge-quality set to its share and scores the LLM
-    judge on :data:`SLICE_QUALITY_STEPS` steps."""
-    section = PROFILES[ctx.profile]
-    judge = ctx.serve(section.llm_judge)
-    if ctx.fraction is None:
-        return plan({"llm_judge": judge})
-    # The teaching example needs a deep enough gold proof: one problem per depth, whatever the fraction.
-    quality = {"n": max(len(section.quality.depths), ctx.sliced(section.quality.n))}
-    return plan({"llm_judge": judge, "quality": quality, "llm_quality_steps": SLICE_QUALITY_STEPS},
-                note=(f"judge = the {ctx.served_by}; judge quality: {quality['n']} problems, the LLM judge on "
-                      f"{SLICE_QUALITY_STEPS} of their steps"))

@@ -23,10 +23,10 @@ from finelogic.eval.soundness import judge_responses
 from finelogic.config import cache_dir
 from finelogic.memo import Memo, source_version
 from finelogic.models.base import GenerationConfig
-from finelogic.models.spec import ModelSpec, open_model, parse_model
+from finelogic.models.spec import ModelSpec, parse_model
 from finelogic.prompts import DIRECT
-from finelogic.runs.base import (EVAL_SETS, PlanContext, Provenance, Run, Stopwatch, call_counts, kept, make_command,
-                                 judging_memos, open_models, plan, release, resolve, settings_codec)
+from finelogic.runs.base import (EVAL_SETS, Provenance, Run, Stopwatch, call_counts, kept, make_command,
+                                 judging_memos, open_models, release, resolve, settings_codec)
 from finelogic.sft.datasets import (SETTING, SIZE_KEYS, check_sizes, checked_training_set,
                                     problems_digest, training_problems)
 from finelogic.sft.styles import STYLES, StyleError
@@ -271,26 +271,3 @@ def _training_row(trained: TrainedModel, style: str) -> dict[str, Any]:
             "tokens": trained.tokens, "target_tokens": trained.target_tokens, "seconds": round(trained.seconds, 1),
             "tokens_per_s": round(trained.tokens_per_second, 1), "loss_first": round(first, 3),
             "loss_last": round(last, 3), "method": trained.config["method"], "checkpoint": trained.path.name}
-
-
-def rehearsal_plan(ctx: PlanContext) -> dict[str, Any]:
-    """Training from the in-process stand-in with the rehearsal's training settings; the base and every
-    fine-tuned model evaluated through the served model (trained weights are not served). The real slice also
-    cuts the sets to its share and caps new tokens."""
-    section = PROFILES[ctx.profile]
-    base = ctx.trainable(section.base_model)
-    styles = ctx.given.get("styles") or section.styles
-    names = [f"SFT-{s}" for s in styles] + (["LogiPT"] if ctx.given.get("logipt", section.logipt) else [])
-    backends = {base["name"]: open_model(ctx.serve(section.base_model))}
-    backends |= {n: open_model(ctx.serve({"name": n, "kind": "hf", "path": n})) for n in names}
-    overrides: dict[str, Any] = {"base_model": base, "train": dict(ctx.train)}  # merged into the profile's
-    if ctx.fraction is None:
-        return plan(overrides, backends)
-    sizes = {k: ctx.sliced(getattr(section, k)) for k in ("fld_n", "prontoqa_n")}
-    sizes["fld_unknown"] = min(sizes["fld_n"], ctx.sliced(section.fld_unknown))
-    evaluation = {"first_fraction": ctx.fraction, "generation": {"max_new_tokens": ctx.max_new_tokens}}
-    return plan({**overrides, **sizes, "eval": evaluation}, backends,
-                note=(f"training sets {sizes['fld_n']} FLD + {sizes['prontoqa_n']} ProntoQA, "
-                      f"{ctx.train.get('max_steps')} steps on the random-init stand-in; evaluation: first "
-                      f"{ctx.fraction:g} of each set, base and every fine-tuned model = the {ctx.served_by} "
-                      f"(trained weights not served); {ctx.capped(section.eval.generation.max_new_tokens)}"))

@@ -1,4 +1,5 @@
-"""Start and stop a local llama-cpp-python server (``python -m llama_cpp.server``) for a GGUF file.
+"""Start and stop a local llama-cpp-python server (``python -m llama_cpp.server``) for a GGUF file: for the
+benchmarks and the tests (which import it from here), not part of the package.
 
 The embedded model's GGUF served this way gives an OpenAI-compatible endpoint on this machine:
 ``OpenAIBackend(server.model, base_url=server.base_url)``. Needs ``llama-cpp-python[server]``.

@@ -1,5 +1,5 @@
-"""The rehearsal's distributed stage: every style, LogiPT included, on 2 CPU processes through
-``accelerate launch`` (gloo), the first killed after its first checkpoint and resumed."""
+"""benchmarks/bench_trl_distributed.py: every style, LogiPT included, on 2 CPU processes through
+``accelerate launch -m finelogic.runs.training`` (gloo), the first killed after its first checkpoint and resumed."""
 from __future__ import annotations
 
 import json
@@ -8,8 +8,8 @@ import pytest
 
 pytest.importorskip("trl", reason="TRL is the optional [train] extra: pip install -e '.[train]'")
 
-from finelogic.rehearsal.distributed import STYLES, rehearse_distributed  # noqa: E402
-from finelogic.rehearsal.rehearse import REHEARSAL_TRAIN, standin_checkpoints  # noqa: E402
+from bench_trl_distributed import STYLES, launch_styles  # noqa: E402
+from standin import standin_checkpoints  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -17,11 +17,8 @@ pytestmark = pytest.mark.slow
 def test_every_style_trains_on_two_processes_and_the_killed_one_resumes(tmp_path, monkeypatch):
     checkpoint = standin_checkpoints(tmp_path / "standin", count=1)[0]  # from the test cache's embedded model
     monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path / "cache"))  # the children build the smoke sets here
-    rows, errors = rehearse_distributed(tmp_path / "out", f"ckpt:{checkpoint}", profile="smoke", steps=2,
-                                        train=REHEARSAL_TRAIN, timeout=600)
-    assert errors == {}
-    stages = [r["stage"] for r in rows]
-    assert stages == [f"trl-2proc {STYLES[0]} killed", *(f"trl-2proc {s}" for s in STYLES)]
+    rows = launch_styles(tmp_path / "out", f"ckpt:{checkpoint}", profile="smoke", steps=2, timeout=600)
+    assert [r["stage"] for r in rows] == [f"trl-2proc {STYLES[0]} killed", *(f"trl-2proc {s}" for s in STYLES)]
     assert all(r["status"] == "ok" for r in rows)
     for style in STYLES:
         record = json.loads((tmp_path / "out" / "sft-trl" / style / "train_log.json").read_text())

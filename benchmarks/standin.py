@@ -1,8 +1,11 @@
-"""A stand-in OpenAI-compatible server on 127.0.0.1: a **load and code-path simulator**, not a model.
+"""Stand-in models for the rehearsal (``rehearsal.py``) and the tests: an OpenAI-compatible server on 127.0.0.1,
+a **load and code-path simulator**, not a model, and random-init checkpoints (:func:`standin_checkpoints`).
 
-It answers chat and (echoed, log-prob) completions at once and deterministically with the *shapes* real replies
-have per prompt kind (:func:`reply`), and counts what it is sent (:meth:`StandInServer.counts`). Nothing it says
-is evidence about any model; every reply says so in its ``system_fingerprint``.
+The server answers chat and (echoed, log-prob) completions for any model name, at once and deterministically,
+with the *shapes* real replies have per prompt kind (:func:`reply`), and counts what it is sent
+(:meth:`StandInServer.counts`). Nothing it says is evidence about any model; every reply says so in its
+``system_fingerprint``. ``python benchmarks/standin.py [SAMPLE [TOKENIZER_DIR]]`` serves until terminated
+(:class:`StandInProcess` starts it so).
 """
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import hashlib
 import json
 import os
 import random
+import shutil
 import re
 import select
 import subprocess
@@ -260,12 +264,11 @@ class StandInProcess:
     with ``tokenizer``/``tokenizer.json`` (None: whitespace words); SIGTERM when its parent dies, even by SIGKILL."""
 
     def __init__(self, tokenizer: str | os.PathLike | None = None, *, sample: int = 16, timeout: float = 120) -> None:
-        from finelogic.models.llama_server import die_with_parent
+        from llama_server import die_with_parent
 
         arguments = [str(sample)] + ([] if tokenizer is None else [str(tokenizer)])
-        self._process = subprocess.Popen(
-            [sys.executable, "-c", "import sys; from finelogic.rehearsal.standin import serve; serve(*sys.argv[1:])",
-             *arguments], stdout=subprocess.PIPE, text=True, preexec_fn=die_with_parent)
+        self._process = subprocess.Popen([sys.executable, __file__, *arguments], stdout=subprocess.PIPE, text=True,
+                                         preexec_fn=die_with_parent)
         ready, _, _ = select.select([self._process.stdout], [], [], timeout)
         line = self._process.stdout.readline().strip() if ready else ""
         if not line.startswith("http://"):
@@ -314,3 +317,31 @@ def serve(sample: str = "16", tokenizer: str | None = None) -> None:
         return
     print(server.url, flush=True)
     server._server.serve_forever(0.05)
+
+
+def standin_checkpoints(folder: Path, *, count: int = 6) -> list[Path]:
+    """``count`` random-init checkpoints (seeds 0..count-1) of the embedded model's architecture cut to
+    2 blocks of width 64, made once per folder (``ckpt:<folder>`` specs)."""
+    paths = [folder / f"smollm2-arch-2x64-seed{seed}" for seed in range(count)]
+    for seed, target in enumerate(paths):
+        if (target / "config.json").is_file():
+            continue
+        from transformers import AutoConfig, AutoTokenizer
+
+        from finelogic.models.embedded import converted_path, random_init_like
+
+        source = converted_path()
+        config = AutoConfig.from_pretrained(source)
+        config.update({"num_hidden_layers": 2, "hidden_size": 64, "intermediate_size": 256, "num_attention_heads": 4,
+                       "num_key_value_heads": 4, "head_dim": 16})
+        staging = target.with_name(target.name + ".partial")
+        shutil.rmtree(staging, ignore_errors=True)
+        random_init_like(config, seed).save_pretrained(staging, safe_serialization=True)
+        AutoTokenizer.from_pretrained(source).save_pretrained(staging)
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(staging, target)
+    return paths
+
+
+if __name__ == "__main__":
+    serve(*sys.argv[1:])
