@@ -158,7 +158,7 @@ def test_a_planted_secret_reaches_no_file_page_or_log_of_a_run_a_crash_and_a_bui
     """``finelogic eval`` (its stderr logs at INFO, httpx's request lines included), a run against a server that
     is not there, a notebook whose server refuses it, and the book built from that notebook: every file any of
     them wrote and everything they printed is free of the planted password and query key."""
-    from finelogic.models.llama_server import free_port
+    from llama_server import free_port
 
     for name, value in {"FINELOGIC_CACHE": tmp_path / "cache", "FINELOGIC_RESULTS": tmp_path / "results",
                         "FINELOGIC_OFFLINE": "1"}.items():  # every file written lands in tmp_path
