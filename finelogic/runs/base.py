@@ -151,8 +151,13 @@ def settings_codec(cls: type) -> Codec:
 
 
 class BrokenRun(ValueError):
-    """A result folder whose files do not match its ``run.json`` (cut, edited, missing or from another run);
-    the message names the file."""
+    """A result folder whose ``run.json`` cannot be read as a run's manifest, or whose files do not match it
+    (cut, edited, missing or from another run): ``path`` the file at fault, ``fault`` what is wrong with it;
+    the message names both and says what to do (``remedy``)."""
+
+    def __init__(self, path: Path, fault: str, remedy: str = "run the family again") -> None:
+        self.path, self.fault = Path(path), fault
+        super().__init__(f"{path}: {fault}; {remedy}")
 
 
 @dataclass(frozen=True)
@@ -205,8 +210,9 @@ class Run:
     def read(cls: type[R], directory: str | Path) -> R:
         """The run :meth:`write` wrote to ``directory``, equal to it (:func:`same_run`); live-only fields keep
         their defaults; a read that meets a write in progress waits for it (up to 10 seconds).
-        Raises FileNotFoundError without a ``run.json``, :class:`BrokenRun` naming a listed file that is missing
-        or whose SHA-256 differs."""
+        Raises FileNotFoundError without a ``run.json``; :class:`BrokenRun` for a ``run.json`` that is not a
+        whole manifest (cut, not JSON, without its list of files and their SHA-256) or a listed file that is
+        missing or whose SHA-256 differs."""
         directory = Path(directory)
         deadline = time.monotonic() + 10.0
         while True:
@@ -220,17 +226,14 @@ class Run:
 
     @classmethod
     def _read_once(cls: type[R], directory: Path) -> R:
-        meta_path = directory / "run.json"
-        if not meta_path.is_file():
-            raise FileNotFoundError(f"no run in {directory} (no run.json); run the notebook family first")
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        texts = {name: _checked_member(directory / name, entry) for name, entry in (meta.get("files") or {}).items()}
-        kwargs: dict[str, Any] = {"provenance": Provenance.from_dict(meta["provenance"])}
+        meta, texts = checked_files(directory)
+        try:
+            kwargs: dict[str, Any] = {"provenance": Provenance.from_dict(meta["provenance"])}
+        except (TypeError, ValueError) as error:
+            raise BrokenRun(directory / "run.json", f"its provenance does not read back ({error})") from None
         for name, dtypes in meta["dtypes"].items():
-            path = directory / f"{name}.csv"
-            source = io.StringIO(texts[f"{name}.csv"]) if f"{name}.csv" in texts else path
             try:
-                frame = pd.read_csv(source, keep_default_na=False, na_values=[""])
+                frame = pd.read_csv(io.StringIO(texts[f"{name}.csv"]), keep_default_na=False, na_values=[""])
             except pd.errors.EmptyDataError:  # a table with no columns
                 frame = pd.DataFrame()
             for column in meta.get("complete_text", {}).get(name, ()):
@@ -267,16 +270,41 @@ def _write_member(path: Path, text: str) -> dict[str, Any]:
     return {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
 
 
+def checked_files(directory: str | Path) -> tuple[dict[str, Any], dict[str, str]]:
+    """The manifest ``directory/run.json`` and the text of every file it lists, each checked against the
+    SHA-256 it recorded. Raises FileNotFoundError without a ``run.json``, :class:`BrokenRun` naming the file
+    at fault otherwise: a ``run.json`` that is not a whole manifest (every table it types listed in its files
+    with their SHA-256), a listed file that is missing or whose content differs."""
+    directory = Path(directory)
+    meta_path = directory / "run.json"
+    if not meta_path.is_file():
+        raise FileNotFoundError(f"no run in {directory} (no run.json); run the notebook family first")
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise BrokenRun(meta_path, f"not a run's manifest: it does not read as JSON ({error}); cut or edited") from None
+    if not isinstance(meta, dict) or not all(isinstance(meta.get(k), dict) for k in ("provenance", "dtypes")):
+        raise BrokenRun(meta_path, "not a run's manifest: it needs a JSON object with its provenance, dtypes and files")
+    files = meta.get("files")
+    if not isinstance(files, dict) or not all(isinstance(e, dict) and "sha256" in e for e in files.values()):
+        raise BrokenRun(meta_path, "lists no files with their SHA-256, so what the folder holds cannot be checked "
+                                   "against what the run wrote (edited, or written by another program)")
+    unlisted = sorted(f"{name}.csv" for name in meta["dtypes"] if f"{name}.csv" not in files)
+    if unlisted:
+        raise BrokenRun(meta_path, f"does not list {', '.join(unlisted)} among its files, so it cannot be checked")
+    return meta, {name: _checked_member(directory / name, entry) for name, entry in files.items()}
+
+
 def _checked_member(path: Path, entry: Mapping[str, Any]) -> str:
     """The text of a listed file, after checking it is the file ``run.json`` recorded."""
     if not path.is_file():
-        raise BrokenRun(f"{path}: listed in {path.parent / 'run.json'} but missing; run the family again")
+        raise BrokenRun(path, f"listed in {path.parent / 'run.json'} but missing")
     data = path.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
     if digest != entry.get("sha256"):
-        raise BrokenRun(f"{path}: its content is not what {path.parent / 'run.json'} recorded (SHA-256 {digest[:12]} "
-                        f"!= {str(entry.get('sha256'))[:12]}, {len(data)} bytes, {entry.get('bytes')} recorded): "
-                        "edited, cut or from another run; run the family again")
+        raise BrokenRun(path, f"its content is not what {path.parent / 'run.json'} recorded (SHA-256 {digest[:12]} "
+                              f"!= {str(entry.get('sha256'))[:12]}, {len(data)} bytes, {entry.get('bytes')} recorded): "
+                              "edited, cut or from another run")
     return data.decode("utf-8")
 
 
@@ -476,6 +504,8 @@ def find_run(run_type: type[R], family: str, profile: str, seed: int, settings: 
         written = run_type.read(directory)
     except FileNotFoundError:
         raise UpstreamMissing(f"no {family} run in {directory}; {again}") from None
+    except BrokenRun as error:
+        raise BrokenRun(error.path, error.fault, again) from None
     made = written.provenance
     wanted = (dict(made.settings) if settings is None
               else Provenance(family, profile, seed, settings=settings).as_dict()["settings"])
