@@ -26,7 +26,7 @@ from finelogic.config import repo_root
 from finelogic.files import write_json_atomic
 from finelogic.models.spec import ModelSpec, open_model, parse_model
 from finelogic.runs import accuracy, depth, logicmark, probing, soundness
-from finelogic.runs.base import Run
+from finelogic.runs.results import Run
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,10 @@ TOY = textwrap.dedent('''
 
     import pandas as pd
 
-    from finelogic.runs.base import Provenance, Run, find_run, plan, resolve
+    from finelogic.runs.base import plan, resolve
+    from finelogic.runs.provenance import Provenance
+    from finelogic.runs.results import Run
+    from finelogic.runs.upstream import find_run
 
     FAMILY = "toy"
 
@@ -53,7 +56,10 @@ TOTAL = textwrap.dedent('''
     import pandas as pd
 
     import toy_family
-    from finelogic.runs.base import Provenance, Run, find_run, plan
+    from finelogic.runs.base import plan
+    from finelogic.runs.provenance import Provenance
+    from finelogic.runs.results import Run
+    from finelogic.runs.upstream import find_run
 
     FAMILY = "toy_total"
     PROFILES = toy_family.PROFILES

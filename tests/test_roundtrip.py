@@ -13,7 +13,7 @@ from test_accuracy import SaysAndScores
 from test_probing import ScriptedStates
 
 from finelogic.runs import accuracy, datasets, depth, logicmark, probing, soundness
-from finelogic.runs.base import BrokenRun, same_run
+from finelogic.runs.results import BrokenRun, same_run
 from finelogic.runs.registry import FAMILIES
 
 

@@ -29,7 +29,7 @@ from finelogic.book.provenance import RERUN_TAG, read_timings, rerun_box
 from finelogic.config import book_output_dir, notebooks_dir, repo_root, results_dir
 from finelogic.files import write_json_atomic, write_text_atomic
 from finelogic.profiles import get_profile
-from finelogic.runs.base import BrokenRun, checked_files
+from finelogic.runs.results import BrokenRun, checked_files
 from finelogic.runs.registry import FAMILIES, Family
 
 log = logging.getLogger(__name__)

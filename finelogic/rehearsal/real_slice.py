@@ -13,7 +13,8 @@ from typing import Any, Callable, Mapping, Sequence
 from finelogic.config import environment
 from finelogic.rehearsal.running import PROFILE, prepare, run_family, served_spec
 from finelogic.runs import registry
-from finelogic.runs.base import PlanContext, Run, entry_name
+from finelogic.runs.base import PlanContext, entry_name
+from finelogic.runs.results import Run
 
 log = logging.getLogger(__name__)
 

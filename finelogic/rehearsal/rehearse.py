@@ -18,7 +18,8 @@ from finelogic.config import environment, repo_root
 from finelogic.rehearsal.running import PROFILE, REPORT_COLUMNS, prepare, report_row, run_family, served_spec
 from finelogic.rehearsal.standin import StandInProcess
 from finelogic.runs import registry
-from finelogic.runs.base import PlanContext, Run, entry_name
+from finelogic.runs.base import PlanContext, entry_name
+from finelogic.runs.results import Run
 
 log = logging.getLogger(__name__)
 

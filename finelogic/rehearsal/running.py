@@ -14,7 +14,8 @@ from typing import Any, Iterator, Mapping
 
 from finelogic.config import STORE_FILE, store_path
 from finelogic.data.stored import copy_stored
-from finelogic.runs.base import PlanContext, Run
+from finelogic.runs.base import PlanContext
+from finelogic.runs.results import Run
 from finelogic.runs.registry import Family
 
 log = logging.getLogger(__name__)

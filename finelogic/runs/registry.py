@@ -1,7 +1,7 @@
 """The notebook families, declared once in :data:`FAMILIES`, which everything that iterates over families
 imports (the papermill runner, the ``finelogic`` command, the rehearsal); :func:`family` turns a name typed
 by a user into its record. Adding a family is one module in ``finelogic/runs/`` (``FAMILY``, ``run``, a
-:class:`~finelogic.runs.base.Run` subclass, ``rehearsal_plan``), one :class:`Family` entry here, one
+:class:`~finelogic.runs.results.Run` subclass, ``rehearsal_plan``), one :class:`Family` entry here, one
 notebook and one ``_toc.yml`` entry (``tests/test_registry.py`` does this with a toy family).
 """
 from __future__ import annotations
@@ -11,7 +11,8 @@ from types import ModuleType
 from typing import Any, Callable, Sequence
 
 from finelogic.runs import accuracy, claims, datasets, depth, logicmark, probing, soundness, supervision
-from finelogic.runs.base import PlanContext, Run
+from finelogic.runs.base import PlanContext
+from finelogic.runs.results import Run
 
 #: How a family's models are reached in the rehearsal's real slice.
 IN_PROCESS, SERVED, NO_MODEL = "in process", "served", "no model"
