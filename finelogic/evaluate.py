@@ -100,7 +100,7 @@ def evaluate(models: Sequence[str], *, profile: str = "tiny", families: Sequence
             if why:
                 made.notes.append(f"{spec.name}: no {what}: {why}")
     _claim(made.out, {"models": [s.model_id for s in specs], "names": names, "profile": profile, "seed": seed,
-                     "families": chosen})
+                     "families": [f for f in FAMILIES if f in chosen]})
     bar = tqdm(chosen, desc="finelogic eval", unit="family")
     for family in bar:
         bar.set_postfix_str(family)
