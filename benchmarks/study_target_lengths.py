@@ -28,7 +28,7 @@ import pandas as pd
 from finelogic.data.stored import generate_stored
 from finelogic.models.embedded import converted_path
 from finelogic.runs import accuracy
-from finelogic.runs.base import git_commit
+from finelogic.runs.provenance import git_commit
 from finelogic.sft.styles import STYLES, build
 
 OUT = Path(__file__).resolve().parent.parent / "results" / "study" / "target_lengths"

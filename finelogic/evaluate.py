@@ -4,26 +4,30 @@
 
 :func:`evaluate` runs the families that test a model (accuracy, Table 2; depth, Table 5; stepwise soundness,
 Table 3; probing, Table 4; LogicMark) for the models given, at a profile's sizes, and writes each family's run
-to ``<out>/<family>/``; the command then writes ``<out>/report.html`` (:mod:`finelogic.book.report`). What
-each model can be asked is checked first, in seconds (:func:`capabilities`); a family no given model can take
-part in is skipped and the report says why. Every model call goes through the one store
+to ``<out>/<family>/``; the command then writes ``<out>/report.html`` (:mod:`finelogic.book.report`). The
+folder holds one evaluation, named in ``<out>/eval.json``: the same evaluation again replaces it, another one
+is refused. What each model can be asked is checked first, in seconds (:func:`capabilities`); a family no
+given model can take part in is skipped and the report says why. Every model call goes through the one store
 (``$FINELOGIC_CACHE``), so a second call with the same arguments sends only the requests not yet answered.
 """
 from __future__ import annotations
 
+import json
 import logging
 import re
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 from tqdm import tqdm
 
 from finelogic.config import redact_url, repo_root
+from finelogic.files import write_json_atomic
 from finelogic.models.base import COMPLETION
 from finelogic.models.spec import SERVED, ModelSpec, open_model, parse_model
 from finelogic.runs import accuracy, depth, logicmark, probing, soundness
-from finelogic.runs.base import Run
+from finelogic.runs.results import Run
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +35,8 @@ log = logging.getLogger(__name__)
 FAMILIES = (accuracy.FAMILY, depth.FAMILY, soundness.FAMILY, probing.FAMILY, logicmark.FAMILY)
 #: Kinds whose hidden states this process can read (probing).
 HIDDEN_STATES = ("hf", "embedded", "ckpt", "random-init")
+#: The file in an evaluation's folder that says which evaluation the folder holds.
+MANIFEST = "eval.json"
 
 
 #: What the report says of a model without a chat template.
@@ -75,9 +81,10 @@ def evaluate(models: Sequence[str], *, profile: str = "tiny", families: Sequence
              out: str | Path | None = None, seed: int = 0, data_dir: str | Path | None = None) -> Evaluation:
     """Run ``families`` (default :data:`FAMILIES`) of ``profile`` for ``models`` (specs of
     :mod:`finelogic.models.spec`) and write their runs to ``out`` (default ``results/eval/<models>-<profile>``).
-    Raises ValueError for a spec or family that does not parse, and ServerUnreachable or RequestFailed for a
-    server that cannot be used (before any family runs); DataNotFoundError for a real file ``data_dir`` (default
-    ``$FINELOGIC_DATA_DIR``) lacks, before any model is loaded."""
+    Raises ValueError for a spec or family that does not parse or an ``out`` that holds files other than an
+    earlier try of the same evaluation, and ServerUnreachable or RequestFailed for a server that cannot be used (all
+    before any family runs); DataNotFoundError for a real file ``data_dir`` (default ``$FINELOGIC_DATA_DIR``)
+    lacks, before any model is loaded."""
     if not models:
         raise ValueError("give at least one model: --model SPEC (e.g. embedded, hf:NAME, openai:NAME@URL)")
     chosen = list(families or FAMILIES)
@@ -101,6 +108,8 @@ def evaluate(models: Sequence[str], *, profile: str = "tiny", families: Sequence
         for what, why in zip(("forced choice and LogicMark", "probing"), whys):
             if why:
                 made.notes.append(f"{spec.name}: no {what}: {why}")
+    _claim(made.out, {"models": [s.model_id for s in specs], "names": names, "profile": profile, "seed": seed,
+                     "families": [f for f in FAMILIES if f in chosen]})
     for spec in specs:
         if open_model(spec).template == COMPLETION:
             made.notes.append(f"{spec.name}: {PLAIN_TEXT_NOTE}")
@@ -129,4 +138,29 @@ def evaluate(models: Sequence[str], *, profile: str = "tiny", families: Sequence
         run.write(made.out / family)
         made.runs[family] = run
     bar.close()
+    for family in set(FAMILIES) - set(made.runs):  # skipped now: a folder an earlier try wrote is not this one's
+        shutil.rmtree(made.out / family, ignore_errors=True)
     return made
+
+
+def _claim(out: Path, identity: Mapping[str, Any]) -> None:
+    """Make ``out`` the folder of the evaluation ``identity`` (models, profile, seed, families), recorded in
+    its :data:`MANIFEST`: a new or empty folder, or one that holds the same evaluation. Raises ValueError
+    naming the folder, and how to replace it, when it holds other files or another evaluation."""
+    manifest = out / MANIFEST
+    held = [p.name for p in out.iterdir()] if out.is_dir() else []
+    if held and not manifest.is_file():
+        raise ValueError(f"{out} holds files that are not a finelogic evaluation's (it has no {MANIFEST}: "
+                         f"{', '.join(sorted(held)[:5])}); give another --out, or empty that folder")
+    if held:
+        try:
+            recorded = json.loads(manifest.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            recorded = None
+        if recorded != dict(identity):
+            what = (f"models {', '.join(recorded['names'])}, profile {recorded['profile']}, seed {recorded['seed']}, "
+                    f"families {', '.join(recorded['families'])}"
+                    if isinstance(recorded, dict) and set(recorded) == set(identity) else f"{manifest} does not read")
+            raise ValueError(f"{out} holds another evaluation ({what}); give another --out, or remove that folder "
+                             f"(rm -r {out}) to replace it with this one")
+    write_json_atomic(dict(identity), manifest)

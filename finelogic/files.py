@@ -1,10 +1,11 @@
-"""Writing result files so that a reader never sees half of one: a temporary file, then a rename."""
+"""Writing result files so that a reader never sees half of one: a temporary file or folder, then a rename."""
 from __future__ import annotations
 
 import contextlib
 import fcntl
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator
@@ -42,3 +43,27 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
 def write_json_atomic(value: Any, path: str | os.PathLike) -> Path:
     """``value`` as indented, key-sorted JSON, written atomically."""
     return write_text_atomic(path, json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n")
+
+
+def replace_folder(staging: Path, directory: Path) -> None:
+    """Rename the folder ``staging`` to ``directory``, replacing an old one whole (a reader sees the old set of
+    files or the new one, never a mix); writers of one folder take turns on an exclusive ``flock`` of the
+    parent, so two finishing together leave the last one's set."""
+    handle = os.open(directory.parent, os.O_RDONLY)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        if not directory.exists():
+            os.replace(staging, directory)
+            return
+        old = Path(tempfile.mkdtemp(prefix=f".{directory.name}-old-", dir=directory.parent))
+        os.replace(directory, old / directory.name)
+        try:
+            os.replace(staging, directory)
+        except BaseException:
+            os.replace(old / directory.name, directory)
+            raise
+        finally:
+            shutil.rmtree(old, ignore_errors=True)
+    finally:
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        os.close(handle)

@@ -29,7 +29,10 @@ from finelogic.config import repo_root, results_dir
 from finelogic.eval.probing import summarize as summarize_probes
 from finelogic.files import write_text_atomic
 from finelogic.runs import accuracy, claims, depth, probing, registry, soundness, supervision
-from finelogic.runs.base import Provenance, Run, differing_settings, git_commit, resolve
+from finelogic.runs.base import resolve
+from finelogic.runs.provenance import Provenance, git_commit
+from finelogic.runs.results import Run
+from finelogic.runs.upstream import differing_settings
 
 log = logging.getLogger(__name__)
 

@@ -355,7 +355,7 @@ def test_depth_run_reads_the_written_accuracy_run_and_calls_no_model(tmp_path):
     assert list(run.curves().columns) == ["0-3", "4-7", "8-11", "12-15", "16-19"]
     # Another seed does not match the written run: an error naming the command, or, with models handed in,
     # the accuracy run is made again with them.
-    from finelogic.runs.base import UpstreamMissing
+    from finelogic.runs.upstream import UpstreamMissing
 
     with pytest.raises(UpstreamMissing, match=r"made with another seed; make it with `finelogic run --profile smoke "
                                               r"--family accuracy` \(seed 12\)"):
@@ -557,7 +557,8 @@ def test_data_note_names_every_source_and_the_absent_sets():
 
 
 def test_the_supervision_runs_fine_tuned_models_are_evaluated_as_table_2_rows(tmp_path, monkeypatch):
-    from finelogic.runs.base import Provenance, UpstreamMissing
+    from finelogic.runs.provenance import Provenance
+    from finelogic.runs.upstream import UpstreamMissing
     from finelogic.runs.supervision import SupervisionRun
 
     monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path / "cache"))
@@ -601,7 +602,7 @@ class SaysAndKeepsCaps(Says):
 
 def test_the_fine_tuned_models_decode_with_their_own_token_cap_and_the_base_model_with_its_own(tmp_path, monkeypatch):
     from finelogic.runs import accuracy
-    from finelogic.runs.base import Provenance
+    from finelogic.runs.provenance import Provenance
     from finelogic.runs.supervision import SupervisionRun
 
     monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path / "cache"))

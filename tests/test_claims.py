@@ -16,7 +16,9 @@ from finelogic.eval.probing import LINEAR, MAJORITY, TEXT_ONLY, summarize as sum
 from finelogic.eval.soundness import STEP_COLUMNS
 from finelogic.eval import claims
 from finelogic.runs import claims as claims_family, probing, supervision
-from finelogic.runs.base import Provenance, UpstreamMissing, same_run
+from finelogic.runs.provenance import Provenance
+from finelogic.runs.results import same_run
+from finelogic.runs.upstream import UpstreamMissing
 
 BASE = "SmolLM2-135M-Instruct"
 NL, STRUCT, FILTER, DIRECT = claims.SFT_SETTINGS

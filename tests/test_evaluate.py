@@ -140,13 +140,48 @@ def test_the_report_and_the_books_provenance_name_each_test_sets_data_and_the_ge
             "`not present`; prontoqa: `generated stand-in (finelogic ProntoQA-style generator)`\n") in box
 
 
+def test_a_folder_holding_other_files_is_refused_naming_it_before_any_family_runs(tmp_path, capsys):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("my notes\n")
+    assert main(["eval", "--model", "embedded", "--profile", "smoke", "--families", "accuracy", "--out", str(out)]) == 2
+    assert (f"error: {out} holds files that are not a finelogic evaluation's (it has no eval.json: notes.txt); "
+            "give another --out, or empty that folder") in capsys.readouterr().err
+    assert [p.name for p in out.iterdir()] == ["notes.txt"]
+
+
+@pytest.mark.slow
+def test_an_eval_into_the_folder_of_another_is_refused_and_the_same_one_again_replaces_it(tmp_path, capsys):
+    """A second eval into the same --out used to leave the first model's families beside its own, and its
+    report named only the new model."""
+    out = tmp_path / "eval"
+
+    def finelogic_eval(model, *families):
+        return main(["eval", "--model", model, "--profile", "smoke", "--families", *families, "--out", str(out)])
+
+    assert finelogic_eval("embedded", "accuracy") == 0
+    written = {p.name: p.read_bytes() for p in (out / "accuracy").iterdir()}
+    capsys.readouterr()
+    assert finelogic_eval("random-init:1", "accuracy") == 2
+    assert (f"error: {out} holds another evaluation (models SmolLM2-135M-Instruct, profile smoke, seed 0, families "
+            f"accuracy); give another --out, or remove that folder (rm -r {out}) to replace it with this one"
+            in capsys.readouterr().err)
+    assert finelogic_eval("embedded", "depth") == 2  # the same model, other families: another evaluation too
+    assert sorted(p.name for p in out.iterdir()) == ["accuracy", "eval.json", "report.html"]
+    assert {p.name: p.read_bytes() for p in (out / "accuracy").iterdir()} == written  # left as it was
+    assert finelogic_eval("embedded", "accuracy") == 0  # the same evaluation again: written anew, from the store
+    assert AccuracyRun.read(out / "accuracy").provenance.model_calls == 0
+    assert sorted(p.name for p in out.iterdir()) == ["accuracy", "eval.json", "report.html"]
+
+
 @pytest.mark.slow
 def test_the_embedded_model_in_process_gets_its_runs_and_one_self_contained_report(tmp_path):
     out = tmp_path / "eval"
     assert main(["eval", "--model", "embedded", "--profile", "smoke", "--families", "depth", "soundness",
                  "logicmark", "--out", str(out)]) == 0
     # depth and soundness read the accuracy run, which is therefore made too; probing was not asked for
-    assert sorted(p.name for p in out.iterdir()) == ["accuracy", "depth", "logicmark", "report.html", "soundness"]
+    assert sorted(p.name for p in out.iterdir()) == ["accuracy", "depth", "eval.json", "logicmark", "report.html",
+                                                     "soundness"]
     accuracy = AccuracyRun.read(out / "accuracy")
     items = sum(len(s.problems) for s in accuracy.eval_sets)
     assert accuracy.provenance.models == ("SmolLM2-135M-Instruct",) and len(accuracy.records) == 2 * items > 0

@@ -82,7 +82,7 @@ def test_a_secret_in_extra_body_reaches_the_server_but_no_model_identity_or_prov
     import json
 
     from finelogic.models.spec import open_model, parse_model
-    from finelogic.runs.base import Provenance
+    from finelogic.runs.provenance import Provenance
 
     monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path))
     secret = "tok-0123456789abcdef"

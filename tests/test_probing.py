@@ -442,7 +442,7 @@ def test_text_only_baseline_sits_at_chance_on_the_probing_sets():
 
 def test_table4_has_one_row_per_probe_and_one_majority_row(tmp_path):
     from finelogic.eval.probing import table4
-    from finelogic.runs.base import Provenance
+    from finelogic.runs.provenance import Provenance
     from finelogic.runs.probing import ProbingRun
 
     css = [_row("p", 1, "css", "test", i, 3) for i in (1, 2, 3)]

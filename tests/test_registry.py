@@ -19,7 +19,10 @@ TOY = textwrap.dedent('''
 
     import pandas as pd
 
-    from finelogic.runs.base import Provenance, Run, find_run, resolve
+    from finelogic.runs.base import resolve
+    from finelogic.runs.provenance import Provenance
+    from finelogic.runs.results import Run
+    from finelogic.runs.upstream import find_run
 
     FAMILY = "toy"
 
@@ -49,7 +52,9 @@ TOTAL = textwrap.dedent('''
     import pandas as pd
 
     import toy_family
-    from finelogic.runs.base import Provenance, Run, find_run
+    from finelogic.runs.provenance import Provenance
+    from finelogic.runs.results import Run
+    from finelogic.runs.upstream import find_run
 
     FAMILY = "toy_total"
     PROFILES = toy_family.PROFILES

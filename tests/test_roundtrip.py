@@ -13,7 +13,7 @@ from test_accuracy import SaysAndScores
 from test_probing import ScriptedStates
 
 from finelogic.runs import accuracy, datasets, depth, logicmark, probing, soundness
-from finelogic.runs.base import BrokenRun, same_run
+from finelogic.runs.results import BrokenRun, same_run
 from finelogic.runs.registry import FAMILIES
 
 
@@ -148,3 +148,54 @@ def test_two_runs_written_to_one_folder_at_once_never_read_back_mixed(made, tmp_
     final = accuracy.AccuracyRun.read(folder)
     assert same_run(final, one) or same_run(final, other)
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_a_manifest_without_its_list_of_files_is_refused_naming_it(made, tmp_path, monkeypatch):
+    """Without the files' SHA-256 nothing was checked: a records.csv cut to its Direct rows read back as
+    a run, and the depth run made from it had Direct only."""
+    monkeypatch.setenv("FINELOGIC_RESULTS", str(tmp_path))
+    folder = tmp_path / "smoke" / "accuracy"
+    made["accuracy"].write(folder)
+    meta = json.loads((folder / "run.json").read_text())
+    del meta["files"]
+    (folder / "run.json").write_text(json.dumps(meta))
+    records = pd.read_csv(folder / "records.csv")
+    records[records["setting"] != "CoT"].to_csv(folder / "records.csv", index=False)
+    with pytest.raises(BrokenRun, match=rf"^{folder / 'run.json'}: lists no files with their SHA-256"):
+        accuracy.AccuracyRun.read(folder)
+    # the depth page, reading it as its upstream, names the file and the command that makes it again
+    with pytest.raises(BrokenRun, match=rf"^{folder / 'run.json'}: .*make it with "
+                                        r"`finelogic run --profile smoke --family accuracy`"):
+        depth.run("smoke", seed=0, data_dir="/nonexistent", settings=["Direct", "CoT", "Sel-Inf"])
+
+
+def test_a_manifest_that_does_not_list_every_table_is_refused_naming_the_table(made, tmp_path):
+    made["accuracy"].write(tmp_path / "a")
+    meta = json.loads((tmp_path / "a" / "run.json").read_text())
+    del meta["files"]["records.csv"]
+    (tmp_path / "a" / "run.json").write_text(json.dumps(meta))
+    with pytest.raises(BrokenRun, match=r"run\.json: does not list records\.csv among its files"):
+        accuracy.AccuracyRun.read(tmp_path / "a")
+
+
+@pytest.mark.parametrize("damage, fault", [
+    ("cut in half", "it does not read as JSON"),
+    ("replaced by []", "it needs a JSON object with its provenance, dtypes and files"),
+    ("provenance of another kind", "its provenance does not read back"),
+])
+def test_a_damaged_run_json_is_refused_naming_it(made, tmp_path, damage, fault):
+    made["accuracy"].write(tmp_path / "a")
+    manifest = tmp_path / "a" / "run.json"
+    text = manifest.read_text()
+    if damage == "cut in half":
+        manifest.write_text(text[:len(text) // 2])
+    elif damage == "replaced by []":
+        manifest.write_text("[]")
+    else:
+        meta = json.loads(text)
+        meta["provenance"] = {"family": "accuracy"}  # no profile, no seed
+        manifest.write_text(json.dumps(meta))
+    with pytest.raises(BrokenRun) as raised:
+        accuracy.AccuracyRun.read(tmp_path / "a")
+    assert str(raised.value).startswith(f"{manifest}: ") and fault in str(raised.value)
+    assert str(raised.value).endswith("; run the family again")

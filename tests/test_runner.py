@@ -221,3 +221,30 @@ def test_relative_paths_in_the_environment_mean_paths_from_where_the_command_was
     run_notebooks("smoke", ["where"], source_dir=src, output_dir=out)
     executed = nbformat.read(out / "where.ipynb", as_version=4)
     assert executed.cells[-1].outputs[0]["text"].strip() == "True"
+
+
+@pytest.mark.slow
+def test_a_page_whose_results_were_damaged_or_deleted_runs_again_and_names_what_was_damaged(tmp_path, monkeypatch):
+    """Its inputs unchanged, the page used to be kept while its results stayed damaged, and the pages reading
+    them said to run it, which changed nothing without --force."""
+    from finelogic.config import results_dir
+    from finelogic.runs.datasets import DatasetsRun
+
+    monkeypatch.setenv("FINELOGIC_RESULTS", str(tmp_path / "results"))
+    monkeypatch.delenv("FINELOGIC_DATA_DIR", raising=False)
+    out, folder = tmp_path / "out", results_dir("smoke") / "datasets"
+    assert [r.skipped for r in run_notebooks("smoke", ["01_datasets"], output_dir=out)] == [False]
+    table = sorted(folder.glob("*.csv"))[0]
+    table.write_text(table.read_text().replace("\n", "\n\n", 1))  # a blank line: the same rows, other bytes
+    (again,) = run_notebooks("smoke", ["01_datasets"], output_dir=out)
+    assert not again.skipped
+    assert again.damaged.startswith(f"{table}: its content is not what {folder / 'run.json'} recorded")
+    DatasetsRun.read(folder)  # whole again
+    (kept,) = run_notebooks("smoke", ["01_datasets"], output_dir=out)
+    assert kept.skipped and kept.damaged is None
+    for path in folder.iterdir():
+        path.unlink()
+    folder.rmdir()
+    (deleted,) = run_notebooks("smoke", ["01_datasets"], output_dir=out)
+    assert not deleted.skipped and deleted.damaged == f"{folder}: missing (no run.json)"
+    assert (folder / "run.json").is_file()

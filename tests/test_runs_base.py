@@ -8,7 +8,10 @@ import pytest
 
 from finelogic.config import safe_name
 from finelogic.models.spec import parse_model
-from finelogic.runs.base import Provenance, Run, open_models, resolve
+from finelogic.runs.backends import open_models
+from finelogic.runs.base import resolve
+from finelogic.runs.provenance import Provenance
+from finelogic.runs.results import Run
 
 
 @dataclass(frozen=True)
@@ -115,7 +118,7 @@ def test_a_checkout_whose_only_changes_are_results_records_a_clean_commit(tmp_pa
     recorded "+dirty" and the book could not tell whether its code had changed since."""
     import subprocess
 
-    from finelogic.runs.base import commit_of
+    from finelogic.runs.provenance import commit_of
 
     def git(*args):
         return subprocess.run(["git", *args], cwd=tmp_path, capture_output=True, text=True, check=True).stdout

@@ -12,7 +12,7 @@ def test_smoke_supervision_run_trains_every_style_and_evaluates_it_beside_the_ba
     import torch
 
     from finelogic.runs import supervision
-    from finelogic.runs.base import same_run
+    from finelogic.runs.results import same_run
 
     torch.set_num_threads(1)
     monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path / "cache"))  # fresh checkpoints, same converted model

@@ -251,7 +251,7 @@ def results(tmp_path, monkeypatch):
 
 def test_soundness_without_an_accuracy_run_names_the_command_that_makes_it(results):
     from finelogic.runs import soundness
-    from finelogic.runs.base import UpstreamMissing
+    from finelogic.runs.upstream import UpstreamMissing
 
     # Never a quiet run of the profile's default models instead (the accuracy run is the upstream run).
     with pytest.raises(UpstreamMissing, match=r"no accuracy run in .*smoke/accuracy; make it with "
@@ -297,7 +297,7 @@ def test_hybrid_judge_reads_the_accuracy_runs_records_and_asks_the_llm_only_what
     from finelogic.runs import accuracy as accuracy_settings
     from finelogic.runs import soundness
     from finelogic.runs.accuracy import AccuracyRun
-    from finelogic.runs.base import Provenance
+    from finelogic.runs.provenance import Provenance
 
     fld = next(s for s in evaluation_sets(accuracy_settings.PROFILES["smoke"], seed=0) if s.name == "fld")
     proved = [p for p in fld.problems if p.proof]
@@ -575,7 +575,7 @@ def test_compat_run_with_a_handed_in_judge_model(results):
     from finelogic.runs import accuracy as accuracy_settings
     from finelogic.runs import soundness
     from finelogic.runs.accuracy import AccuracyRun
-    from finelogic.runs.base import Provenance
+    from finelogic.runs.provenance import Provenance
 
     fld = next(s for s in evaluation_sets(accuracy_settings.PROFILES["smoke"], seed=0) if s.name == "fld")
     ids = [p.id for p in fld.problems[:2]]
@@ -710,7 +710,7 @@ def test_responses_naming_no_problem_of_the_accuracy_run_are_an_error(results):
     from finelogic.runs import accuracy as accuracy_settings
     from finelogic.runs import soundness
     from finelogic.runs.accuracy import AccuracyRun
-    from finelogic.runs.base import Provenance
+    from finelogic.runs.provenance import Provenance
 
     fld = next(s for s in evaluation_sets(accuracy_settings.PROFILES["smoke"], seed=0) if s.name == "fld")
     records = pd.DataFrame({"id": [fld.problems[0].id, "fld-from-another-run"], "dataset": "fld", "model": "m",

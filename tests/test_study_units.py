@@ -118,7 +118,8 @@ def test_units_run_alone_and_merge_into_one_study(model_cache, tmp_path, monkeyp
 
 
 def test_a_unit_made_before_a_setting_existed_counts_as_made_with_its_default():
-    from finelogic.runs.base import Provenance, differing_settings
+    from finelogic.runs.provenance import Provenance
+    from finelogic.runs.upstream import differing_settings
 
     made = Provenance("accuracy", "study", 0, settings={"batch_size": 32})  # recorded before the new setting
     defaults = {"batch_size": 16, "fine_tuned_generation": {}}

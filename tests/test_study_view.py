@@ -65,7 +65,7 @@ def test_the_committed_learning_curve_reads(monkeypatch):
 
 
 def _claims_run(results):
-    from finelogic.runs.base import Provenance
+    from finelogic.runs.provenance import Provenance
     from finelogic.runs.claims import ClaimsRun
 
     verdicts = pd.DataFrame({"claim": ["fine-tuning helps"], "source": ["Table 2"], "verdict": ["inconclusive"]})

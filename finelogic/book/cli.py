@@ -221,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
     for record in records:
         status = "unchanged" if record.skipped else f"{record.seconds:6.1f} s"
         print(f"{record.notebook:16s} {status:>10s}  {record.output}")
+        if record.damaged:
+            print(f"{'':16s} rerun although unchanged: its results did not read back ({record.damaged})")
     return 0
 
 

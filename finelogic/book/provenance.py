@@ -14,7 +14,7 @@ from IPython.display import Markdown
 
 import finelogic
 from finelogic.config import book_output_dir
-from finelogic.runs.base import Provenance, git_commit
+from finelogic.runs.provenance import Provenance, git_commit
 
 #: CSS classes of the two boxes (the browser test counts them).
 PROVENANCE_CLASS = "finelogic-provenance"

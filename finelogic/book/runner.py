@@ -3,7 +3,8 @@
 Every notebook takes ``profile`` and ``seed``. A notebook whose inputs (:func:`run_key`: its text, the
 package sources, its parameters, :data:`KEY_ENVIRONMENT`, the real data files under
 ``$FINELOGIC_DATA_DIR`` and the results of its upstream families) did not change since its last successful
-run is not run again; ``force=True`` reruns anyway.
+run is not run again, unless the results it wrote (``results/<profile>/<family>``) were deleted or no longer
+match their ``run.json``; ``force=True`` reruns anyway.
 
 A parameter is written into its notebook and page, so a server URL's credentials in one (``-p
 extra_models=openai:NAME@http://user:password@host/v1``) are shown there as ``***``
@@ -11,6 +12,7 @@ extra_models=openai:NAME@http://user:password@host/v1``) are shown there as ``**
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -32,6 +34,7 @@ from finelogic.config import (SERVER_URLS_ENV, book_output_dir, credential_urls,
                               redact_url, repo_root, results_dir)
 from finelogic.files import write_json_atomic, write_text_atomic
 from finelogic.profiles import get_profile
+from finelogic.runs.results import BrokenRun, checked_files
 from finelogic.runs.registry import FAMILIES, Family
 
 log = logging.getLogger(__name__)
@@ -39,6 +42,9 @@ log = logging.getLogger(__name__)
 # The book's notebooks, in reading order: one per notebook family (the registry's), then the teaching chapters.
 NOTEBOOKS = (*(f.notebook for f in FAMILIES), *TEACHING)
 RUN_KEY = "finelogic_run_key"
+#: An executed family notebook's metadata: the family whose run it wrote to ``results/<profile>/<family>``
+#: (the notebook runs again when that run no longer reads back whole).
+RESULTS = "finelogic_results"
 #: Environment variables that choose what a notebook reads (data, models, where results are).
 KEY_ENVIRONMENT = ("FINELOGIC_DATA_DIR", "FINELOGIC_RESULTS", "OPENAI_BASE_URL", "FINELOGIC_OFFLINE")
 #: Environment variables that hold paths: a relative one means a path from where the command was typed, but
@@ -60,6 +66,7 @@ class RunRecord:
     finished: str | None = None  # UTC, minutes
     load: float | None = None  # the 1-minute load average when it finished
     jobs: int = 1  # how many notebooks the runner ran at once
+    damaged: str | None = None  # why it ran although unchanged: its results did not read back
 
 
 def run_key(notebook_path: Path, parameters: dict[str, Any], upstream: Sequence[Path] = ()) -> str:
@@ -161,18 +168,28 @@ def run_notebooks(
         upstream = [results_dir(profile) / family for family in _upstream_families(name, profile, families)]
         return run_key(source_dir / f"{name}.ipynb", params, upstream)
 
+    damaged: dict[str, str] = {}  # notebook -> what was wrong with its results, when that is why it runs
+
     def finish(name: str, key: str, seconds: float) -> None:
-        records[name] = _finish(name, output_dir / f"{name}.ipynb", key, profile, seconds, jobs)
+        family = next((f.name for f in families if f.notebook == name), None)
+        wrote = family if family is not None and _damage(results_dir(profile) / family) is None else None
+        record = _finish(name, output_dir / f"{name}.ipynb", key, profile, seconds, jobs, wrote)
+        records[name] = dataclasses.replace(record, damaged=damaged.get(name))
         bar.set_postfix_str(name)
         bar.update()
 
     def unchanged(name: str, key: str) -> bool:
         output = output_dir / f"{name}.ipynb"
         try:
-            previous = nbformat.read(output, as_version=4).metadata.get(RUN_KEY) if output.exists() else None
+            previous = nbformat.read(output, as_version=4).metadata if output.exists() else {}
         except Exception:  # an unreadable old output is simply rerun
-            previous = None
-        if force or previous != key:
+            previous = {}
+        if force or previous.get(RUN_KEY) != key:
+            return False
+        why = _damage(results_dir(profile) / previous[RESULTS]) if previous.get(RESULTS) else None
+        if why:
+            log.warning("%s: rerun although unchanged: its results did not read back (%s)", name, why)
+            damaged[name] = why
             return False
         log.info("%s unchanged since its last run; kept %s", name, output)
         records[name] = RunRecord(name, output, 0.0, skipped=True)
@@ -267,12 +284,15 @@ def _worker_environment(values: dict[str, str]) -> None:
         os.environ.setdefault(name, value)
 
 
-def _finish(name: str, output: Path, key: str, profile: str, seconds: float, jobs: int) -> RunRecord:
-    """Stamp an executed notebook with its run key and measured time (also in the "Rerun this page" box, the
-    cells tagged :data:`~finelogic.book.provenance.RERUN_TAG`); show one parameters cell, behind a toggle:
-    papermill's injected one (the values this run used), not the notebook's defaults. Returns its record."""
+def _finish(name: str, output: Path, key: str, profile: str, seconds: float, jobs: int,
+            wrote: str | None = None) -> RunRecord:
+    """Stamp an executed notebook with its run key, the family whose run it wrote (``wrote``) and measured time
+    (also in the "Rerun this page" box, the cells tagged :data:`~finelogic.book.provenance.RERUN_TAG`); show
+    one parameters cell, behind a toggle: papermill's injected one (the values this run used), not the
+    notebook's defaults. Returns its record."""
     nb = nbformat.read(output, as_version=4)
     nb.metadata[RUN_KEY] = key
+    nb.metadata[RESULTS] = wrote
     nb.metadata["finelogic_seconds"] = round(seconds, 2)
     box = rerun_box(name, profile, seconds=round(seconds, 1))
     tags_of = [set(cell.metadata.get("tags", [])) for cell in nb.cells]
@@ -288,6 +308,18 @@ def _finish(name: str, output: Path, key: str, profile: str, seconds: float, job
     nbformat.write(nb, output)
     return RunRecord(name, output, seconds, skipped=False, finished=time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
                      load=round(os.getloadavg()[0], 2), jobs=jobs)
+
+
+def _damage(directory: Path) -> str | None:
+    """What is wrong with the run written to ``directory`` (deleted, or a file that does not match its
+    ``run.json``, named), None when it reads back whole."""
+    try:
+        checked_files(directory)
+    except FileNotFoundError:
+        return f"{directory}: missing (no run.json)"
+    except BrokenRun as error:
+        return f"{error.path}: {error.fault}"
+    return None
 
 
 def _upstream_families(name: str, profile: str, families: Sequence[Family]) -> tuple[str, ...]:

@@ -168,7 +168,7 @@ MODEL_KINDS: tuple[ModelKind, ...] = (
               _gguf_id, lambda spec, batch_size: models.LlamaCppBackend(gguf_file(spec.path), name=spec.name,
                                                                         **dict(spec.options)),
               "path", name=lambda fields: NAMED_GGUF.get(fields["path"]) or _plain_name(fields)),
-    # A backend a caller hands in (finelogic.runs.base.open_models): named, never parsed or opened here.
+    # A backend a caller hands in (finelogic.runs.backends.open_models): named, never parsed or opened here.
     ModelKind("given", "", lambda rest: None, lambda spec: f"given:{spec.name}", None),
 )
 #: The kinds answered by a server.

@@ -29,8 +29,11 @@ from finelogic.memo import Memo, source_version
 from finelogic.models.base import GenerationConfig
 from finelogic.runs.supervision import FAMILY as SUPERVISION, SupervisionRun
 from finelogic.prompts import MARKERS, SETTINGS, PromptLayout
-from finelogic.runs.base import (EVAL_SETS, Provenance, Run, Stopwatch, call_counts, find_run, kept,
-                                 open_models, release, resolve)
+from finelogic.runs.backends import open_models, release
+from finelogic.runs.base import resolve
+from finelogic.runs.provenance import Provenance, Recording, call_counts
+from finelogic.runs.results import EVAL_SETS, Run, kept
+from finelogic.runs.upstream import find_run
 
 log = logging.getLogger(__name__)
 
@@ -153,7 +156,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     """Evaluate every model x setting of the profile's ``accuracy`` section on its four test sets; ``seed``
     seeds data generation, subsampling and decoding; ``backends`` may hold a fine-tuned model's by its row
     (``"SFT-NL"``); ``data_dir`` defaults to ``$FINELOGIC_DATA_DIR``."""
-    watch = Stopwatch()
+    recording = Recording(FAMILY, profile, seed)
     section = resolved_section(profile, overrides)
     sets = tuple(evaluation_sets(section, seed=seed, data_dir=data_dir))
     entries, scorers = split_scorers(section.models)
@@ -164,7 +167,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     opened = open_models([*entries, *(spec for spec, _ in tuned)], backends, batch_size=section.batch_size)
     config = replace(section.generation, seed=seed)
     problems = [p for s in sets for p in s.problems]
-    calls_before, hits_before = call_counts(b for _, b in opened[:len(entries)])
+    before = call_counts(b for _, b in opened[:len(entries)])
     frames, traces = [], []
     memoised = any(s in MEMOISED for s in section.settings)
     with Memo("baseline-translations", source_version("finelogic.baselines.logic_lm")) if memoised else nullcontext() as memo:
@@ -197,12 +200,8 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
                                      scorers[0] if scorers else MODEL_SCORERS[0])
             frames.append(records.assign(setting=spec.name))
             release(backend)
-    calls, hits = call_counts(b for _, b in opened)
-    provenance = Provenance(
-        family=FAMILY, profile=profile, seed=seed, settings=section,
-        models=tuple(spec.name for spec, _ in opened), model_ids=tuple(spec.model_id for spec, _ in opened),
-        n=len(problems), data={s.name: s.source for s in sets},
-        model_calls=calls - calls_before, cache_hits=hits - hits_before, seconds=float(watch))
+    provenance = recording.provenance(section, opened=opened, before=before, n=len(problems),
+                                      data={s.name: s.source for s in sets})
     records = pd.concat(frames, ignore_index=True)
     summary, forced, _ = table2(records)
     table = pd.DataFrame([(s.name, s.paper_name, len(s.problems), s.source, s.generated, s.present) for s in sets],

@@ -11,7 +11,10 @@ import pandas as pd
 from finelogic.eval.claims import VERDICT_COLUMNS, VERDICTS, fine_tuned_setting, verdicts
 from finelogic.profiles import PROFILE_NAMES
 from finelogic.runs import accuracy, probing, soundness, supervision
-from finelogic.runs.base import Provenance, Run, Stopwatch, find_run, resolve
+from finelogic.runs.base import resolve
+from finelogic.runs.provenance import Recording
+from finelogic.runs.results import Run
+from finelogic.runs.upstream import find_run
 
 FAMILY = "claims"
 #: The families whose runs it reads (handed in as ``supervision_run`` / ``probing_run``).
@@ -62,7 +65,7 @@ def run(profile: str, *, seed: int = 0, supervision_run: supervision.Supervision
     or the written one made with any settings (else UpstreamMissing); ``backends`` must be empty."""
     if backends:
         raise ValueError(f"the claims family runs no model; backends given for {', '.join(map(repr, backends))}")
-    watch = Stopwatch()
+    recording = Recording(FAMILY, profile, seed)
     settings = resolve(PROFILES, profile, FAMILY, overrides)
     made_sft = supervision_run or find_run(supervision.SupervisionRun, supervision.FAMILY, profile, seed)
     made_probing = probing_run or find_run(probing.ProbingRun, probing.FAMILY, profile, seed)
@@ -86,6 +89,5 @@ def run(profile: str, *, seed: int = 0, supervision_run: supervision.Supervision
     data = {name: f"the {name} run of commit {made.provenance.commit} ({made.provenance.n} items)"
             for name, made in sources}
     models = tuple(dict.fromkeys((*made_sft.provenance.models, *made_probing.provenance.models)))
-    provenance = Provenance(FAMILY, profile, seed, settings=settings, models=models, n=len(table), data=data,
-                            seconds=float(watch))
+    provenance = recording.provenance(settings, models=models, n=len(table), data=data)
     return ClaimsRun(provenance, verdicts=table, supervision_run=made_sft, probing_run=made_probing)

@@ -14,7 +14,9 @@ from finelogic.data.generate import generate
 from finelogic.data.problem import PROVED, Problem
 from finelogic.data.stats import dataset_summary
 from finelogic.data.suites import EvalSet, FLDSet, ProntoQASet, TestSets, evaluation_sets
-from finelogic.runs.base import EVAL_SETS, PROBLEM, Provenance, Run, Stopwatch, kept, resolve
+from finelogic.runs.base import resolve
+from finelogic.runs.provenance import Recording
+from finelogic.runs.results import EVAL_SETS, PROBLEM, Run, kept
 
 FAMILY = "datasets"
 #: The test sets each profile counts for Table 1.
@@ -46,7 +48,7 @@ def run(profile: str, *, seed: int = 0, data_dir: str | Path | None = None,
     """Load the profile's four test sets and count them; ``backends`` must be empty (no model is used)."""
     if backends:
         raise ValueError("the datasets run uses no model; do not hand it backends")
-    watch = Stopwatch()
+    recording = Recording(FAMILY, profile, seed)
     settings = resolve(PROFILES, profile, FAMILY, overrides)
     sets = tuple(evaluation_sets(settings, seed=seed, data_dir=data_dir))
     table = pd.DataFrame([(s.name, s.paper_name, len(s.problems), s.source, s.generated, s.present) for s in sets],
@@ -56,7 +58,6 @@ def run(profile: str, *, seed: int = 0, data_dir: str | Path | None = None,
                            for depth, count in sorted(Counter(p.depth for p in s.problems if p.depth is not None).items())],
                           columns=["dataset", "depth", "items"])
     example = next(p for p in generate("fld", n=6, seed=seed, depths=[3], labels=[PROVED]) if p.proof)
-    provenance = Provenance(family=FAMILY, profile=profile, seed=seed, settings=settings,
-                            n=sum(len(s.problems) for s in sets), data={s.name: s.source for s in sets},
-                            seconds=float(watch))
+    provenance = recording.provenance(settings, n=sum(len(s.problems) for s in sets),
+                                      data={s.name: s.source for s in sets})
     return DatasetsRun(provenance, sets=table, summary=summary, depths=depths, eval_sets=sets, example=example)

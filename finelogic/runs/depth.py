@@ -15,7 +15,9 @@ from finelogic.data.suites import evaluation_sets
 from finelogic.eval.accuracy import COMPAT_COLUMNS, DEPTH_BUCKETS, SUMMARY_COLUMNS, summarize
 from finelogic.eval.forced_choice import summarize_forced
 from finelogic.runs import accuracy
-from finelogic.runs.base import Provenance, Run, Stopwatch, find_run
+from finelogic.runs.provenance import Recording
+from finelogic.runs.results import Run
+from finelogic.runs.upstream import find_run
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +61,7 @@ def run(profile: str, *, seed: int = 0, accuracy_run: accuracy.AccuracyRun | Non
     written one with that key, else (with ``backends``) one made now; arguments as for
     :func:`finelogic.runs.accuracy.run` (UpstreamMissing when there is none). Provenance ``n`` counts the FLD
     records; ``model_calls`` those made now."""
-    watch = Stopwatch()
+    recording = Recording(FAMILY, profile, seed)
     calls = hits = 0
     made = accuracy_run
     if made is None and backends:
@@ -74,7 +76,6 @@ def run(profile: str, *, seed: int = 0, accuracy_run: accuracy.AccuracyRun | Non
     compat = summarize(fld, by=("model", "setting", "depth_bucket"), correct_column=COMPAT_COLUMNS["depth"])
     forced = summarize_forced(fld, by=("model", "setting", "depth_bucket"))
     source = made.provenance
-    provenance = Provenance(family=FAMILY, profile=profile, seed=seed, settings=source.settings,
-                            models=source.models, model_ids=source.model_ids, n=len(fld), data=source.data,
-                            model_calls=calls, cache_hits=hits, seconds=float(watch))
+    provenance = recording.provenance(source.settings, models=source.models, model_ids=source.model_ids, n=len(fld),
+                                      data=source.data, model_calls=calls, cache_hits=hits)
     return DepthRun(provenance, summary=summary, compat=compat, forced=forced, sets=made.sets, accuracy_run=made)

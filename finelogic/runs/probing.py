@@ -19,8 +19,11 @@ from finelogic.eval.probing import PREDICTION_COLUMNS, TEXT_ONLY, extract_featur
 from finelogic.eval.probing_data import (TASKS, ProbeRow, Readout, build_rows, probing_problems, row_counts,
                                          shown_rows, split_problems)
 from finelogic.memo import Memo, source_version
-from finelogic.runs.base import (JSON, Codec, Provenance, Run, Stopwatch, call_counts, find_run, kept,
-                                 open_models, parse_model_list, release, resolve, set_threads)
+from finelogic.runs.backends import open_models, parse_model_list, release, set_threads
+from finelogic.runs.base import resolve
+from finelogic.runs.provenance import Recording, call_counts
+from finelogic.runs.results import JSON, Codec, Run, kept
+from finelogic.runs.upstream import find_run
 from finelogic.runs.supervision import FAMILY as SUPERVISION, SupervisionRun
 
 log = logging.getLogger(__name__)
@@ -107,7 +110,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     if isinstance(given.get("sft_checkpoints"), str):  # a notebook parameter from the command line
         given["sft_checkpoints"] = parse_model_list(given["sft_checkpoints"])
     settings = resolve(PROFILES, profile, FAMILY, given)
-    watch = Stopwatch()
+    recording = Recording(FAMILY, profile, seed)
     set_threads(settings.threads)
     progress = settings.progress
     n_train, n_test = settings.n_train, settings.n_test
@@ -144,13 +147,10 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
         model_calls, cache_hits = call_counts([backend])
         log.info("probing %s: %.1f s, %d model calls, %d cached", spec.name, seconds[spec.name], model_calls, cache_hits)
         release(backend)  # one model in memory at a time
-    calls, hits = call_counts(b for _, b in opened)
     predictions = pd.concat(tables, ignore_index=True)[["model", "readout", "probe", *PREDICTION_COLUMNS]]
     depths = settings.depths
     data = {"fld (probing)": f"generated, depths {min(depths)}-{max(depths)}, {n_train} train + {n_test} test problems"}
-    provenance = Provenance(FAMILY, profile, seed, settings=settings, models=tuple(s.name for s, _ in opened),
-                            model_ids=tuple(s.model_id for s, _ in opened), n=len(splits["test"]), data=data,
-                            model_calls=calls, cache_hits=hits, seconds=float(watch))
+    provenance = recording.provenance(settings, opened=opened, n=len(splits["test"]), data=data)
     first = next(iter(all_rows.values()), [])
     return ProbingRun(provenance, predictions, summarize(predictions, seed=seed).round(4), row_counts=row_counts(first),
                       splits={k: list(v) for k, v in splits.items()}, shown_rows=tuple(shown_rows(first)),

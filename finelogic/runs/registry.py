@@ -1,7 +1,7 @@
 """The notebook families, declared once in :data:`FAMILIES`, which everything that iterates over families
 imports (the papermill runner, the ``finelogic`` command); :func:`family` turns a name typed by a user into
 its record. Adding a family is one module in ``finelogic/runs/`` (``FAMILY``, ``run``, a
-:class:`~finelogic.runs.base.Run` subclass), one :class:`Family` entry here, one notebook and one ``_toc.yml``
+:class:`~finelogic.runs.results.Run` subclass), one :class:`Family` entry here, one notebook and one ``_toc.yml``
 entry (``tests/test_registry.py`` does this with a toy family).
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ from types import ModuleType
 from typing import Callable, Sequence
 
 from finelogic.runs import accuracy, claims, datasets, depth, logicmark, probing, soundness, supervision
-from finelogic.runs.base import Run
+from finelogic.runs.results import Run
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,11 @@ from finelogic.eval.judges import HybridJudge, Judge, LLMJudge, SymbolicJudge
 from finelogic.eval.soundness import SoundnessPolicy, judge_responses
 from finelogic.memo import Memo, memo_key, source_version
 from finelogic.runs import accuracy
-from finelogic.runs.base import (PROBLEM, PROBLEMS_BY_ID, Codec, Provenance, Run, Stopwatch, call_counts,
-                                 find_run, judging_memos, kept, open_models, resolve)
+from finelogic.runs.backends import open_models
+from finelogic.runs.base import judging_memos, resolve
+from finelogic.runs.provenance import Recording
+from finelogic.runs.results import PROBLEM, PROBLEMS_BY_ID, Codec, Run, kept
+from finelogic.runs.upstream import find_run
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +118,7 @@ def run(profile: str, *, seed: int = 0, accuracy_run: accuracy.AccuracyRun | Non
     """Judge every FLD response of the profile's accuracy run and the gold proofs; score the judges.
     ``seed``: the accuracy run's and the judge-quality set's; ``backends``: the LLM judge's, by its entry
     (e.g. ``{"embedded": scripted}``)."""
-    watch = Stopwatch()
+    recording = Recording(FAMILY, profile, seed)
     settings = resolve(PROFILES, profile, FAMILY, overrides)
     policy, limit = settings.policy, settings.llm_quality_steps
     wants_llm = settings.judge == "hybrid" or (settings.llm_judge and limit != 0)
@@ -157,11 +160,7 @@ def run(profile: str, *, seed: int = 0, accuracy_run: accuracy.AccuracyRun | Non
     log.info("soundness: %d symbolic verdicts worked out, %d read from %s", symbolic.computed, verdicts.hits,
              verdicts.path)
 
-    calls, hits = call_counts(b for _, b in opened)
-    provenance = Provenance(
-        family=FAMILY, profile=profile, seed=seed, settings=settings,
-        models=tuple(s.name for s, _ in opened), model_ids=tuple(s.model_id for s, _ in opened),
-        n=len(records), data={"responses": source}, model_calls=calls, cache_hits=hits, seconds=float(watch))
+    provenance = recording.provenance(settings, opened=opened, n=len(records), data={"responses": source})
     return SoundnessRun(provenance, steps=steps, gold_steps=gold, quality=quality, labels=label_counts(items),
                         example=example, problems=problems, items=tuple(items), example_problem=example_problem)
 

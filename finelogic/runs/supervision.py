@@ -25,8 +25,11 @@ from finelogic.memo import Memo, source_version
 from finelogic.models.base import GenerationConfig
 from finelogic.models.spec import ModelSpec, parse_model
 from finelogic.prompts import DIRECT
-from finelogic.runs.base import (EVAL_SETS, Provenance, Run, Stopwatch, call_counts, kept, make_command,
-                                 judging_memos, open_models, release, resolve, settings_codec)
+from finelogic.runs.backends import open_models, release
+from finelogic.runs.base import judging_memos, resolve
+from finelogic.runs.provenance import Recording
+from finelogic.runs.results import EVAL_SETS, Run, kept, settings_codec
+from finelogic.runs.upstream import make_command
 from finelogic.sft.datasets import (SETTING, SIZE_KEYS, check_sizes, checked_training_set,
                                     problems_digest, training_problems)
 from finelogic.sft.styles import STYLES, StyleError
@@ -157,7 +160,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     """Train one model per supervision style and evaluate each beside the base model (module docstring);
     ``backends`` may hold the base model's or a fine-tuned one's by its row (``"SFT-NL"``), training always
     starts from the base spec; ``evaluate=False`` trains only (``records`` and ``steps`` are then empty)."""
-    watch = Stopwatch()
+    recording = Recording(FAMILY, profile, seed)
     settings = resolve(PROFILES, profile, SECTION, overrides)
     config = replace(settings.train, seed=seed)
     examples, checks = training_examples(settings, seed)
@@ -181,12 +184,9 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
         with judging_memos() as (verdicts, read):
             steps = judge_responses(fld, {p.id: p for s in sets if s.name == "fld" for p in s.problems},
                                     SymbolicJudge(memo=verdicts), memo=read)
-    calls, hits = call_counts(opened)
-    provenance = Provenance(
-        family=FAMILY, profile=profile, seed=seed, settings=settings,
-        models=(base.name, *(t.name for t in trained)),
-        model_ids=(base.model_id, *(t.spec.model_id for t in trained)), n=len(test_items),
-        data={s.name: s.source for s in sets}, model_calls=calls, cache_hits=hits, seconds=float(watch))
+    provenance = recording.provenance(settings, backends=opened, models=(base.name, *(t.name for t in trained)),
+                                      model_ids=(base.model_id, *(t.spec.model_id for t in trained)),
+                                      n=len(test_items), data={s.name: s.source for s in sets})
     return SupervisionRun(provenance, records=records, training=training, losses=losses, checks=checks,
                           steps=steps, figure4=figure4_rows(examples), sets=sets, base=base, config=generation,
                           train_config=config, trained=tuple(trained), examples=examples)
