@@ -22,7 +22,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -63,6 +63,26 @@ class StoreError(RuntimeError):
 
 class BadValue(ValueError):
     """A stored value that is not of its kind's type (see :func:`decode`)."""
+
+
+def store_error(path: Path, error: sqlite3.Error) -> StoreError:
+    """SQLite's ``error`` on the store at ``path`` as a :class:`StoreError` that names the file and says what to do."""
+    text = str(error)
+    code = getattr(error, "sqlite_errorcode", None)
+    if code == sqlite3.SQLITE_FULL or "disk is full" in text:
+        return StoreError(f"store {path}: the disk is full ({text}); free space on the disk holding "
+                          f"{path.parent} (or set FINELOGIC_CACHE to a folder on another disk) and run again")
+    if code is not None and code & 0xFF == sqlite3.SQLITE_IOERR or "disk I/O error" in text:
+        return StoreError(f"store {path}: a disk error while using it ({text}); the disk holding {path.parent} "
+                          "may be full or gone: free space (or set FINELOGIC_CACHE to a folder on another disk) "
+                          "and run again")
+    if code is not None and code & 0xFF == sqlite3.SQLITE_READONLY or "readonly" in text:
+        return StoreError(f"store {path}: cannot be written ({text}); the file and its folder {path.parent} must "
+                          "be writable by you (SQLite writes store.sqlite-wal and -shm beside it): change their "
+                          "permissions or set FINELOGIC_CACHE to a writable folder")
+    if "locked" in text or "busy" in text:
+        return StoreError(f"store {path}: {text} (another process held its write lock for {BUSY_SECONDS:.0f} s)")
+    return StoreError(f"store {path}: {text}")
 
 
 # ---------------------------------------------------------------------------------------------- values
@@ -270,7 +290,10 @@ class Store:
                     raise StoreError(f"store {self.path}: layout {row[0]!r}, this finelogic reads layout {FORMAT} "
                                      "(a newer finelogic wrote it: use that, or another FINELOGIC_CACHE)")
         except sqlite3.DatabaseError as error:
-            raise StoreError(f"store {self.path}: not a usable SQLite store ({error})") from None
+            if getattr(error, "sqlite_errorcode", None) in (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT):
+                raise StoreError(f"store {self.path}: not a usable SQLite store ({error}); move it away (or "
+                                 "delete it: it is made again) and run again") from None
+            raise store_error(self.path, error) from None
 
     def __repr__(self) -> str:
         return f"Store({str(self.path)!r})"
@@ -312,20 +335,26 @@ class Store:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as error:
-                raise StoreError(f"store {self.path}: {error} (another process held its write lock for "
-                                 f"{BUSY_SECONDS:.0f} s, or the folder is read-only)") from None
+                raise store_error(self.path, error) from None
             try:
                 yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
+                self._db.execute("COMMIT")
+            except BaseException as error:
+                if self._db.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        self._db.execute("ROLLBACK")
+                if isinstance(error, sqlite3.OperationalError):
+                    raise store_error(self.path, error) from None
                 raise
-            self._db.execute("COMMIT")
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         """Rows of a read-only query (WAL: never waits for a writer)."""
         with self._lock:
             self._same_file()
-            return self._db.execute(sql, params).fetchall()
+            try:
+                return self._db.execute(sql, params).fetchall()
+            except sqlite3.OperationalError as error:
+                raise store_error(self.path, error) from None
 
     # ------------------------------------------------------------------ model calls
     def get_calls(self, keys: Sequence[str], kind: str, model: str | None = None) -> dict[str, Any]:
@@ -333,7 +362,10 @@ class Store:
         With ``model`` (the keys' model), asking for :data:`SCAN_SHARE` of its answers reads them in one scan."""
         with self._lock:
             self._same_file()
-            return self._get_calls(self._db, keys, kind, model, locked=False)
+            try:
+                return self._get_calls(self._db, keys, kind, model, locked=False)
+            except sqlite3.OperationalError as error:
+                raise store_error(self.path, error) from None
 
     def _get_calls(self, db: sqlite3.Connection, keys: Sequence[str], kind: str, model: str | None, *,
                    locked: bool) -> dict[str, Any]:
@@ -481,15 +513,21 @@ class Store:
                 try:
                     with self.transaction() as db:
                         db.execute("UPDATE claims SET expires = ? WHERE holder = ?", (time.time() + lease, holder))
-                except sqlite3.Error as error:  # the next beat tries again; the claim may lapse meanwhile
+                except (sqlite3.Error, StoreError) as error:  # the next beat tries again; the claim may lapse meanwhile
                     log.warning("store %s: could not renew the claims of %s (%s)", self.path, holder, error)
 
     # ------------------------------------------------------------------ memos
-    def memo_items(self, memo: str, version: str) -> dict[str, Any]:
-        """Every valid value of memo ``memo`` at ``version``; a bad row is named, deleted and left out."""
+    def memo_items(self, memo: str, version: str, check: Callable[[Any], str | None] | None = None) -> dict[str, Any]:
+        """Every valid value of memo ``memo`` at ``version``: one JSON value each, of which ``check`` (the memo's
+        type, as :data:`_PROBLEM` for answers) finds nothing wrong; a bad row is named, deleted and left out."""
         rows = self.query("SELECT key, value, json_valid(value) FROM memos WHERE memo = ? AND version = ?",
                           (memo, version))
         items, errors = decode_many("json", rows)
+        if check is not None:
+            for key, why in [(key, check(value)) for key, value in items.items()]:
+                if why is not None:
+                    errors[key] = BadValue(why)
+                    del items[key]
         for key, error in errors.items():
             log.warning("store %s: memos row %s of %s is bad: %s; it is removed and computed again",
                         self.path, key, memo, error)
