@@ -272,6 +272,7 @@ class Store:
         self._lock = threading.RLock()
         self._beats = threading.Condition()
         self._holders: dict[str, list[float]] = {}  # holder -> [lease, when its next renewal is due]
+        self._sightings: dict[str, tuple[str, Any, float]] = {}  # key -> (holder, expires, first seen, monotonic)
         self._beater: threading.Thread | None = None
         self._pid, self._conn, self._file = -1, None, None
         self._create()
@@ -443,14 +444,19 @@ class Store:
     def answer_or_claim(self, keys: Sequence[str], kind: str, holder: str,
                         lease: float = LEASE_SECONDS) -> tuple[dict[str, Any], set[str], list[dict[str, Any]]]:
         """In one transaction: ``(answers, ours, others)``, the stored answers among ``keys``, the rest now
-        claimed by ``holder``, and ``{key, pid, host, expires}`` per key another live holder is computing."""
-        now, mine = time.time(), os.getpid()
+        claimed by ``holder``, and ``{key, pid, host, expires}`` per key another live holder is computing. Another
+        holder's claim lapses at the expiry it wrote, and at the latest ``lease`` seconds (this host's clock) after
+        this process first saw it so: a peer whose clock is ahead, or that wrote a longer lease, delays this one
+        by at most ``lease``; its renewal is a new expiry, seen afresh."""
+        now, mine, clock = time.time(), os.getpid(), time.monotonic()
         ours: set[str] = set()
         others: list[dict[str, Any]] = []
         expired: dict[tuple[Any, Any], int] = {}
         with self.transaction() as db:
             answers = self._get_calls(db, keys, kind, None, locked=True)
             missing = [k for k in dict.fromkeys(keys) if k not in answers]
+            for key in answers.keys() & self._sightings.keys():
+                del self._sightings[key]
             claims = _rows_of(db, "SELECT key, holder, pid, host, started, expires FROM claims", missing)
             held = {row[0]: row[1:] for row in claims}
             for key in missing:
@@ -462,11 +468,16 @@ class Store:
                                     self.path, key, _short(who), _short(pid), _short(expires))
                     elif who != holder:
                         dead = host == _HOST and not alive(pid, started)
-                        if expires > now and not dead:
-                            others.append({"key": key, "pid": pid, "host": host, "expires": expires})
+                        seen = self._sightings.get(key)
+                        if seen is None or seen[:2] != (who, expires):
+                            seen = self._sightings[key] = (who, expires, clock)
+                        ends = min(float(expires), now + seen[2] + lease - clock)
+                        if ends > now and not dead:
+                            others.append({"key": key, "pid": pid, "host": host, "expires": ends})
                             continue
                         expired[(pid, host)] = expired.get((pid, host), 0) + 1
                 ours.add(key)
+                self._sightings.pop(key, None)
             db.executemany("INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?, ?)",
                            [(k, holder, mine, _HOST, start_time(mine), now + lease) for k in ours])
         for (pid, host), count in expired.items():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -195,3 +196,27 @@ def test_a_store_deleted_while_a_run_has_it_open_is_made_again_and_keeps_the_lat
     again = CachedBackend(Echo(), folder / "store.sqlite", "m")
     assert again.generate([chat("after"), chat("before")]) == ["answer to after", "answer to before"]
     assert again.backend.asked == ["before"]  # "after" was kept in the new store, not in the deleted one
+
+
+@pytest.mark.parametrize("host", ["another-host", "this-host"])
+def test_a_claim_with_an_hour_long_lease_delays_another_run_by_at_most_its_own_lease(tmp_path, caplog, host):
+    import socket
+
+    store = tmp_path / "store.sqlite"
+    cached = CachedBackend(Echo(), store, "m", lease_seconds=1.5)
+    key = request_key({"kind": "generate", "model": "m", "messages": chat("q"), "config": GenerationConfig().as_dict()})
+    peer = (os.getppid() if host == "this-host" else 4242, socket.gethostname() if host == "this-host" else host)
+    # A live peer whose clock runs an hour ahead (or that wrote an hour-long lease), never renewing it.
+    sql(store, "INSERT INTO claims VALUES (?, 'peer', ?, ?, '-', ?)", (key, *peer, time.time() + 3600))
+    answers, start = [], time.monotonic()
+    with caplog.at_level(logging.INFO):
+        worker = threading.Thread(target=lambda: answers.append(cached.generate([chat("q")])), daemon=True)
+        worker.start()
+        worker.join(timeout=30)
+    waited = time.monotonic() - start
+    assert answers == [["answer to q"]] and cached.backend.asked == ["q"]
+    assert 1.5 <= waited < 1.5 + 2.0  # this host's lease from first seeing the claim, plus polling
+    assert re.search(f"waiting for 1 request\\(s\\) process {peer[0]} on {peer[1]} is computing \\(its lease ends in "
+                     "[12] s", caplog.text)  # not in an hour
+    assert f"taking over 1 request(s) claimed by process {peer[0]} on {peer[1]}" in caplog.text
+    assert sql(store, "SELECT count(*) FROM claims") == [(0,)]
