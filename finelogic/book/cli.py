@@ -16,6 +16,7 @@ from finelogic.paper import STYLES
 from finelogic.profiles import PROFILE_NAMES
 from finelogic.rehearsal import parse_price, rehearse
 from finelogic.runs.registry import FAMILIES, family, names
+from finelogic.store import StoreError
 
 
 def _parameter(text: str) -> tuple[str, str]:
@@ -217,13 +218,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     commands = {"eval": _eval, "rehearse": _rehearse, "cache": _cache, "study": _study,
                 "export-llamafactory": _export, "train": _train}
-    if args.command in commands:
-        return commands[args.command](args)
     try:
+        if args.command in commands:
+            return commands[args.command](args)
         chosen = [family(n).notebook for n in args.family or ()] + list(args.notebook or ())
         records = run_notebooks(args.profile, chosen or None, seed=args.seed, force=args.force,
                                 parameters=dict(args.parameter), jobs=args.jobs)
-    except NotebookFailed as error:
+    except (NotebookFailed, StoreError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     for record in records:
