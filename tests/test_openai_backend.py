@@ -302,6 +302,42 @@ def test_a_restarted_server_on_another_port_is_answered_from_the_cache(tmp_path,
         second.stop()
 
 
+SCORER = """
+import sys
+from finelogic.models.spec import open_model
+model = open_model("openai:fake-model@" + sys.argv[1])
+model.backend.max_concurrency = 2
+pairs = [(f"If:\\nx{i} = y{i}\\n\\nThen", f" x{i} = y{i}") for i in range(30)]
+print(len(model.loglikelihood(pairs)), model.stats.calls)
+"""
+
+
+def test_log_likelihoods_killed_midway_are_kept_per_answer_and_a_rerun_sends_only_the_rest(fake_server, tmp_path):
+    script, cache = tmp_path / "score.py", tmp_path / "store.sqlite"
+    script.write_text(SCORER)
+    fake_server.delay = 0.05
+    env = {**os.environ, "PYTHONPATH": str(REPO), "FINELOGIC_CACHE": str(tmp_path)}
+    process = subprocess.Popen([sys.executable, str(script), fake_server.url], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while (not cache.exists() or len(_stored_quietly(cache)) < 8) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    process.send_signal(signal.SIGKILL)  # all 30 are one chunk of the cache: only the answers in flight are lost
+    process.wait()
+    kept = {line["request"]["continuation"] for line in cache_lines(cache)}
+    assert 8 <= len(kept) < 30
+    sent = {prompt for prompt in fake_server.counts if prompt.startswith("If:")}
+    assert len(sent) - len(kept) <= 2  # at most the two in flight were lost
+    fake_server.counts.clear()
+    rerun = subprocess.run([sys.executable, str(script), fake_server.url], env=env, capture_output=True, text=True,
+                           timeout=120)
+    assert rerun.returncode == 0, rerun.stderr
+    asked = [prompt for prompt in fake_server.counts if prompt.startswith("If:")]
+    assert len(asked) == 30 - len(kept) and all(fake_server.counts[p] == 1 for p in asked)
+    assert not any(p.endswith(x) for p in asked for x in kept)  # nothing received before was sent again
+    assert len(cache_lines(cache)) == 30
+
+
 TWIN = """
 import sys
 from finelogic.models.cache import CachedBackend
