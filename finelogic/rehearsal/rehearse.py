@@ -70,7 +70,7 @@ def rehearse(families: Sequence[str] | None = None, *, real_slice: float = 0.0, 
     root = Path(root) if root is not None else repo_root() / "results" / "rehearsal"
     prepare(root, fresh and stand_ins)
     checkpoints = standin_checkpoints(root / "cache" / "stand-in-models")
-    server = StandInProcess(checkpoints[0])  # its own process: its work runs beside the run's, not in turns
+    server = _stand_in(root / "cache" / "stand-in-url", checkpoints[0])
     rows, request_rows, errors = [], [], {}
     made: dict[str, Run] = {}
     suffix = ("" if fresh else "-resumed") + ("" if stand_ins else "-real-slice")
@@ -122,6 +122,20 @@ def _distributed(root: Path, checkpoint: Path, seed: int, steps: int,
     sizes = {k: v for k, v in given.items() if k in SIZE_KEYS}
     return rehearse_distributed(root / "cache", f"ckpt:{checkpoint}", steps=steps, train=REHEARSAL_TRAIN,
                                 seed=seed, sizes=sizes or None)
+
+
+def _stand_in(remembered: Path, checkpoint: Path) -> StandInProcess:
+    """The stand-in server in its own process (its work runs beside the run's, not in turns), at the URL of the
+    rehearsal's earlier one where it can: a served model's cache identity names its URL."""
+    before = remembered.read_text().strip() if remembered.is_file() else None
+    port = int(before.rsplit(":", 1)[1].split("/")[0]) if before else 0
+    server = StandInProcess(checkpoint, port=port)
+    if before and server.url != before:
+        log.warning("the stand-in server could not listen at %s again (the port is taken): it is at %s, and "
+                    "what the stored answers of %s would answer is asked again", before, server.url, before)
+    remembered.parent.mkdir(parents=True, exist_ok=True)
+    remembered.write_text(server.url + "\n")
+    return server
 
 
 def plan_context(url: str, checkpoints: Sequence[Path], *, train_steps: int = 2,
