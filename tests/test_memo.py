@@ -117,3 +117,31 @@ def test_a_kept_judge_quality_set_cut_short_or_edited_is_named_and_made_again(tm
     assert f"store {store}: memos row {key} of soundness-quality-set is bad" in caplog.text
     assert again.labels.to_dict() == first.labels.to_dict()
     assert again.quality["accuracy"].tolist() == [1.0, 1.0]
+
+
+def _checks():
+    from finelogic.baselines.logic_lm import translation_problem
+    from finelogic.eval.probing import predictions_problem
+    from finelogic.eval.probing_data import kept_problem
+    from finelogic.runs.supervision import training_data_problem
+
+    return [
+        ("baseline-translations", translation_problem,
+         {"formulas": {"fact1": "{A}{a}", "hypothesis": "{B}{a}"}, "errors": [], "label": "PROVED", "error": None},
+         {"formulas": {"fact1": "{A}{a}"}, "errors": [], "label": "maybe", "error": None}),
+        ("probing", kept_problem, [[2, [["int3: {B}{a}", 1], ["int4: {C}{b}", 0]]]], [[2, [["int3: {B}{a}", "yes"]]]]),
+        ("probing-probes", predictions_problem, [0, 1, 1, 0], [0, 1, "1"]),
+        ("supervision-training-data", training_data_problem, {"texts": ["fact1 -> int1: A"], "lines": 1, "failures": []},
+         {"texts": "fact1 -> int1: A", "lines": 1, "failures": []}),
+    ]
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_every_memo_kept_by_a_run_names_and_drops_a_value_of_the_wrong_shape(tmp_path, caplog, index):
+    name, check, good, bad = _checks()[index]
+    with Memo(name, "v", tmp_path, check=check) as memo:
+        memo["good"], memo["bad"] = good, bad
+    again = Memo(name, "v", tmp_path, check=check)
+    assert again.get("good") == good and again.get("bad") is None
+    assert f"store {tmp_path / 'store.sqlite'}: memos row bad of {name} is bad" in caplog.text
+    assert "memos row good" not in caplog.text
