@@ -77,18 +77,6 @@ def memo_key(value: Any) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def readable_by(read: Callable[[Any], Any]) -> Callable[[Any], str | None]:
-    """A memo ``check`` from the function that reads its values back: what ``read(value)`` raised (the value
-    cannot be read), else nothing."""
-    def check(value: Any) -> str | None:
-        try:
-            read(value)
-        except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError) as error:
-            return f"not readable ({type(error).__name__}: {str(error)[:120]})"
-        return None
-    return check
-
-
 class Memo:
     """A persistent ``key -> JSON value`` map for one kind of result (``name``) at one code ``version``, kept
     in ``folder``'s ``store.sqlite`` (default ``$FINELOGIC_CACHE``). ``check(value)`` says what is wrong with a

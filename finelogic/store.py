@@ -80,6 +80,9 @@ def store_error(path: Path, error: sqlite3.Error) -> StoreError:
         return StoreError(f"store {path}: cannot be written ({text}); the file and its folder {path.parent} must "
                           "be writable by you (SQLite writes store.sqlite-wal and -shm beside it): change their "
                           "permissions or set FINELOGIC_CACHE to a writable folder")
+    if code == sqlite3.SQLITE_CANTOPEN or "unable to open" in text:
+        return StoreError(f"store {path}: cannot be opened ({text}); its folder {path.parent} must exist and be "
+                          "writable by you: change its permissions or set FINELOGIC_CACHE to a writable folder")
     if "locked" in text or "busy" in text:
         return StoreError(f"store {path}: {text} (another process held its write lock for {BUSY_SECONDS:.0f} s)")
     return StoreError(f"store {path}: {text}")

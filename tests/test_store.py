@@ -273,3 +273,20 @@ def test_a_full_disk_names_the_store_and_says_to_free_space(tmp_path):
                                          f"holding {re.escape(str(tmp_path))}"):
         cached.generate([chat("b" * 20000)])
     assert cached.generate([chat("a")]) == ["answer to a"]  # what it holds is still read
+
+
+def test_finelogic_eval_on_a_read_only_store_prints_the_file_and_what_to_do_not_a_traceback(read_only_store,
+                                                                                            monkeypatch, capsys):
+    from finelogic.book.cli import main
+    from model_fixtures import FakeOpenAI
+
+    monkeypatch.setenv("FINELOGIC_CACHE", str(read_only_store.parent))
+    server = FakeOpenAI().start()
+    try:
+        code = main(["eval", "--model", f"openai:fake-model@{server.url}", "--profile", "smoke", "--families",
+                     "logicmark", "--out", str(read_only_store.parent / "out")])
+    finally:
+        server.stop()
+    error = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in error
+    assert f"error: store {read_only_store}: cannot be written" in error and "must be writable" in error
