@@ -65,20 +65,28 @@ class BadValue(ValueError):
     """A stored value that is not of its kind's type (see :func:`decode`)."""
 
 
+def _of_the_file(error: BaseException) -> bool:
+    """Whether ``error`` is SQLite's about the file (full, read-only, damaged, locked...), not about a statement."""
+    return type(error) in (sqlite3.OperationalError, sqlite3.DatabaseError)
+
+
 def store_error(path: Path, error: sqlite3.Error) -> StoreError:
     """SQLite's ``error`` on the store at ``path`` as a :class:`StoreError` that names the file and says what to do."""
     text = str(error)
-    code = getattr(error, "sqlite_errorcode", None)
+    code = (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF  # the primary code of an extended one
+    if code in (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT):
+        return StoreError(f"store {path}: not a usable SQLite store ({text}); move it away (or delete it: what it "
+                          "held is computed again) and run again")
     if code == sqlite3.SQLITE_FULL or "disk is full" in text:
         return StoreError(f"store {path}: the disk is full ({text}); free space on the disk holding "
                           f"{path.parent} (or set FINELOGIC_CACHE to a folder on another disk) and run again")
-    if code is not None and code & 0xFF == sqlite3.SQLITE_IOERR or "disk I/O error" in text:
+    if code == sqlite3.SQLITE_IOERR or "disk I/O error" in text:
         return StoreError(f"store {path}: a disk error while using it ({text}); the disk holding {path.parent} "
                           "may be full or gone: free space (or set FINELOGIC_CACHE to a folder on another disk) "
                           "and run again")
-    if code is not None and code & 0xFF == sqlite3.SQLITE_READONLY or "readonly" in text:
+    if code == sqlite3.SQLITE_READONLY or "readonly" in text:
         return StoreError(f"store {path}: cannot be written ({text}); the file and its folder {path.parent} must "
-                          "be writable by you (SQLite writes store.sqlite-wal and -shm beside it): change their "
+                          f"be writable by you (SQLite writes {path.name}-wal and -shm beside it): change their "
                           "permissions or set FINELOGIC_CACHE to a writable folder")
     if code == sqlite3.SQLITE_CANTOPEN or "unable to open" in text:
         return StoreError(f"store {path}: cannot be opened ({text}); its folder {path.parent} must exist and be "
@@ -294,9 +302,6 @@ class Store:
                     raise StoreError(f"store {self.path}: layout {row[0]!r}, this finelogic reads layout {FORMAT} "
                                      "(a newer finelogic wrote it: use that, or another FINELOGIC_CACHE)")
         except sqlite3.DatabaseError as error:
-            if getattr(error, "sqlite_errorcode", None) in (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT):
-                raise StoreError(f"store {self.path}: not a usable SQLite store ({error}); move it away (or "
-                                 "delete it: it is made again) and run again") from None
             raise store_error(self.path, error) from None
 
     def __repr__(self) -> str:
@@ -338,7 +343,7 @@ class Store:
             self._same_file()
             try:
                 self._db.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as error:
+            except sqlite3.DatabaseError as error:
                 raise store_error(self.path, error) from None
             try:
                 yield self._db
@@ -347,7 +352,7 @@ class Store:
                 if self._db.in_transaction:
                     with contextlib.suppress(sqlite3.Error):
                         self._db.execute("ROLLBACK")
-                if isinstance(error, sqlite3.OperationalError):
+                if _of_the_file(error):
                     raise store_error(self.path, error) from None
                 raise
 
@@ -357,7 +362,9 @@ class Store:
             self._same_file()
             try:
                 return self._db.execute(sql, params).fetchall()
-            except sqlite3.OperationalError as error:
+            except sqlite3.DatabaseError as error:
+                if not _of_the_file(error):
+                    raise
                 raise store_error(self.path, error) from None
 
     # ------------------------------------------------------------------ model calls
@@ -368,7 +375,9 @@ class Store:
             self._same_file()
             try:
                 return self._get_calls(self._db, keys, kind, model, locked=False)
-            except sqlite3.OperationalError as error:
+            except sqlite3.DatabaseError as error:
+                if not _of_the_file(error):
+                    raise
                 raise store_error(self.path, error) from None
 
     def _get_calls(self, db: sqlite3.Connection, keys: Sequence[str], kind: str, model: str | None, *,
