@@ -4,9 +4,11 @@
 record is a row written in one transaction or not at all (README, "Caches"). Tables: ``calls`` (one row per
 model call, keyed by :func:`canonical_key`), ``memos`` (:class:`finelogic.memo.Memo`), ``claims`` (requests a
 process is computing now), ``datasets`` (:mod:`finelogic.data.stored`, with count and sha256). A row whose
-value is not of its kind's type (:func:`decode`) is named in a warning, deleted and computed again. A claim is
-taken in the transaction that found its request missing and renewed by a heartbeat, so a killed process
-delays the others by at most one :data:`LEASE_SECONDS`.
+value is not of its kind's type (:func:`decode`; a memo's: its check) is named in a warning, deleted and computed
+again. A claim is taken in the transaction that found its request missing and renewed by a heartbeat, so a
+killed process delays the others by at most one :data:`LEASE_SECONDS`, counted on this host's clock whatever
+expiry the claimant wrote. SQLite's errors about the file (full disk, read-only, damaged) are a
+:class:`StoreError` that names it and says what to do.
 """
 from __future__ import annotations
 

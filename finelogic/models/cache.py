@@ -1,9 +1,9 @@
 """The one cache of model calls: every verb of every backend, keyed by model identity + request.
 
 Answers are rows of the store (:mod:`finelogic.store`), each stored as it finishes, keyed by the sha256 of
-the model's identity (a served model's with its server's URL, never credentials), the verb and the request. Processes sharing the
-store claim the missing requests chunk by chunk, so none sends a request another is answering or has
-answered; a claim whose lease lapsed is taken over.
+the model's identity (a served model's with its server's URL, never credentials), the verb and the request.
+Processes sharing the store claim the missing requests chunk by chunk, so none sends a request another is
+answering or has answered; a claim whose lease lapsed is taken over.
 """
 from __future__ import annotations
 

@@ -131,8 +131,8 @@ def _stand_in(remembered: Path, checkpoint: Path) -> StandInProcess:
     port = int(before.rsplit(":", 1)[1].split("/")[0]) if before else 0
     server = StandInProcess(checkpoint, port=port)
     if before and server.url != before:
-        log.warning("the stand-in server could not listen at %s again (the port is taken): it is at %s, and "
-                    "what the stored answers of %s would answer is asked again", before, server.url, before)
+        log.warning("the stand-in server could not listen at %s again (the port is taken): it is at %s, and the "
+                    "answers stored for %s are asked again", before, server.url, before)
     remembered.parent.mkdir(parents=True, exist_ok=True)
     remembered.write_text(server.url + "\n")
     return server
