@@ -63,15 +63,21 @@ class Tally:
 
 class StandInServer:
     """The stand-in server; ``count_tokens`` (default whitespace words) counts a deterministic 1-in-``sample``
-    sample of the messages, the rest by characters at its ratio, plus 4 tokens per message for the chat template."""
+    sample of the messages, the rest by characters at its ratio, plus 4 tokens per message for the chat template.
+    It listens on ``port`` (0, or that port taken: any free one)."""
 
-    def __init__(self, count_tokens: Callable[[str], int] | None = None, *, sample: int = 16) -> None:
+    def __init__(self, count_tokens: Callable[[str], int] | None = None, *, sample: int = 16, port: int = 0) -> None:
         # Tokenizing every prompt costs more than answering it: a remembered 1-in-``sample`` sample only.
         self.count_tokens = functools.lru_cache(maxsize=1 << 14)(count_tokens or (lambda text: len(text.split())))
         self.sample = sample
         self._tallies: dict[tuple[str, str], Tally] = defaultdict(Tally)
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        try:
+            self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))
+        except OSError:
+            if not port:
+                raise
+            self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
 
     @property
@@ -261,12 +267,14 @@ def _handler(server: StandInServer) -> type[BaseHTTPRequestHandler]:
 
 class StandInProcess:
     """A :class:`StandInServer` in an interpreter of its own (its work runs beside the run's), counting tokens
-    with ``tokenizer``/``tokenizer.json`` (None: whitespace words); SIGTERM when its parent dies, even by SIGKILL."""
+    with ``tokenizer``/``tokenizer.json`` (None: whitespace words), on ``port`` where it is free (a served model's
+    cache identity names its URL); SIGTERM when its parent dies, even by SIGKILL."""
 
-    def __init__(self, tokenizer: str | os.PathLike | None = None, *, sample: int = 16, timeout: float = 120) -> None:
+    def __init__(self, tokenizer: str | os.PathLike | None = None, *, sample: int = 16, timeout: float = 120,
+                 port: int = 0) -> None:
         from llama_server import die_with_parent
 
-        arguments = [str(sample)] + ([] if tokenizer is None else [str(tokenizer)])
+        arguments = [str(sample), str(port)] + ([] if tokenizer is None else [str(tokenizer)])
         self._process = subprocess.Popen([sys.executable, __file__, *arguments], stdout=subprocess.PIPE, text=True,
                                          preexec_fn=die_with_parent)
         ready, _, _ = select.select([self._process.stdout], [], [], timeout)
@@ -299,7 +307,7 @@ class StandInProcess:
         self.stop()
 
 
-def serve(sample: str = "16", tokenizer: str | None = None) -> None:
+def serve(sample: str = "16", port: str = "0", tokenizer: str | None = None) -> None:
     """The server process (:class:`StandInProcess`): build the counter, start the server, print its URL
     (or the error) on one line, serve until terminated."""
     try:
@@ -311,7 +319,7 @@ def serve(sample: str = "16", tokenizer: str | None = None) -> None:
 
             loaded = Tokenizer.from_file(str(Path(tokenizer) / "tokenizer.json"))
             count = lambda text: len(loaded.encode(text, add_special_tokens=False).ids)  # noqa: E731
-        server = StandInServer(count, sample=int(sample))
+        server = StandInServer(count, sample=int(sample), port=int(port))
     except Exception as error:  # the parent raises it, naming it
         print(f"error: {type(error).__name__}: {error}", flush=True)
         return

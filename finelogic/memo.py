@@ -16,7 +16,7 @@ import logging
 import os
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from finelogic.config import STORE_FILE, store_path
 from finelogic.store import open_store
@@ -79,15 +79,18 @@ def memo_key(value: Any) -> str:
 
 class Memo:
     """A persistent ``key -> JSON value`` map for one kind of result (``name``) at one code ``version``, kept
-    in ``folder``'s ``store.sqlite`` (default ``$FINELOGIC_CACHE``). ``memo[key] = value`` buffers (a key set
-    twice keeps its first value); :meth:`flush` writes the buffer in one transaction, every :data:`FLUSH_EVERY`
-    results and when the ``with`` block ends."""
+    in ``folder``'s ``store.sqlite`` (default ``$FINELOGIC_CACHE``). ``check(value)`` says what is wrong with a
+    stored value (None: nothing), as the store checks model answers: a bad one is named in a warning (the store
+    file, the memo, the key), deleted and computed again. ``memo[key] = value`` buffers (a key set twice keeps
+    its first value); :meth:`flush` writes the buffer in one transaction, every :data:`FLUSH_EVERY` results and
+    when the ``with`` block ends."""
 
-    def __init__(self, name: str, version: str, folder: str | os.PathLike | None = None) -> None:
+    def __init__(self, name: str, version: str, folder: str | os.PathLike | None = None, *,
+                 check: Callable[[Any], str | None] | None = None) -> None:
         self.store = open_store(Path(folder) / STORE_FILE if folder is not None else store_path())
         self.name, self.version = name, version
         self.path = self.store.path
-        self._entries: dict[str, Any] = self.store.memo_items(name, version)
+        self._entries: dict[str, Any] = self.store.memo_items(name, version, check)
         self._pending: dict[str, Any] = {}
         self._lock = threading.Lock()
         self.hits = 0

@@ -4,9 +4,11 @@
 record is a row written in one transaction or not at all (README, "Caches"). Tables: ``calls`` (one row per
 model call, keyed by :func:`canonical_key`), ``memos`` (:class:`finelogic.memo.Memo`), ``claims`` (requests a
 process is computing now), ``datasets`` (:mod:`finelogic.data.stored`, with count and sha256). A row whose
-value is not of its kind's type (:func:`decode`) is named in a warning, deleted and computed again. A claim is
-taken in the transaction that found its request missing and renewed by a heartbeat, so a killed process
-delays the others by at most one :data:`LEASE_SECONDS`.
+value is not of its kind's type (:func:`decode`; a memo's: its check) is named in a warning, deleted and computed
+again. A claim is taken in the transaction that found its request missing and renewed by a heartbeat, so a
+killed process delays the others by at most one :data:`LEASE_SECONDS`, counted on this host's clock whatever
+expiry the claimant wrote. SQLite's errors about the file (full disk, read-only, damaged) are a
+:class:`StoreError` that names it and says what to do.
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -63,6 +65,37 @@ class StoreError(RuntimeError):
 
 class BadValue(ValueError):
     """A stored value that is not of its kind's type (see :func:`decode`)."""
+
+
+def _of_the_file(error: BaseException) -> bool:
+    """Whether ``error`` is SQLite's about the file (full, read-only, damaged, locked...), not about a statement."""
+    return type(error) in (sqlite3.OperationalError, sqlite3.DatabaseError)
+
+
+def store_error(path: Path, error: sqlite3.Error) -> StoreError:
+    """SQLite's ``error`` on the store at ``path`` as a :class:`StoreError` that names the file and says what to do."""
+    text = str(error)
+    code = (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF  # the primary code of an extended one
+    if code in (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT):
+        return StoreError(f"store {path}: not a usable SQLite store ({text}); move it away (or delete it: what it "
+                          "held is computed again) and run again")
+    if code == sqlite3.SQLITE_FULL or "disk is full" in text:
+        return StoreError(f"store {path}: the disk is full ({text}); free space on the disk holding "
+                          f"{path.parent} (or set FINELOGIC_CACHE to a folder on another disk) and run again")
+    if code == sqlite3.SQLITE_IOERR or "disk I/O error" in text:
+        return StoreError(f"store {path}: a disk error while using it ({text}); the disk holding {path.parent} "
+                          "may be full or gone: free space (or set FINELOGIC_CACHE to a folder on another disk) "
+                          "and run again")
+    if code == sqlite3.SQLITE_READONLY or "readonly" in text:
+        return StoreError(f"store {path}: cannot be written ({text}); the file and its folder {path.parent} must "
+                          f"be writable by you (SQLite writes {path.name}-wal and -shm beside it): change their "
+                          "permissions or set FINELOGIC_CACHE to a writable folder")
+    if code == sqlite3.SQLITE_CANTOPEN or "unable to open" in text:
+        return StoreError(f"store {path}: cannot be opened ({text}); its folder {path.parent} must exist and be "
+                          "writable by you: change its permissions or set FINELOGIC_CACHE to a writable folder")
+    if "locked" in text or "busy" in text:
+        return StoreError(f"store {path}: {text} (another process held its write lock for {BUSY_SECONDS:.0f} s)")
+    return StoreError(f"store {path}: {text}")
 
 
 # ---------------------------------------------------------------------------------------------- values
@@ -252,6 +285,7 @@ class Store:
         self._lock = threading.RLock()
         self._beats = threading.Condition()
         self._holders: dict[str, list[float]] = {}  # holder -> [lease, when its next renewal is due]
+        self._sightings: dict[str, tuple[str, Any, float]] = {}  # key -> (holder, expires, first seen, monotonic)
         self._beater: threading.Thread | None = None
         self._pid, self._conn, self._file = -1, None, None
         self._create()
@@ -270,7 +304,7 @@ class Store:
                     raise StoreError(f"store {self.path}: layout {row[0]!r}, this finelogic reads layout {FORMAT} "
                                      "(a newer finelogic wrote it: use that, or another FINELOGIC_CACHE)")
         except sqlite3.DatabaseError as error:
-            raise StoreError(f"store {self.path}: not a usable SQLite store ({error})") from None
+            raise store_error(self.path, error) from None
 
     def __repr__(self) -> str:
         return f"Store({str(self.path)!r})"
@@ -311,21 +345,29 @@ class Store:
             self._same_file()
             try:
                 self._db.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as error:
-                raise StoreError(f"store {self.path}: {error} (another process held its write lock for "
-                                 f"{BUSY_SECONDS:.0f} s, or the folder is read-only)") from None
+            except sqlite3.DatabaseError as error:
+                raise store_error(self.path, error) from None
             try:
                 yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
+                self._db.execute("COMMIT")
+            except BaseException as error:
+                if self._db.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        self._db.execute("ROLLBACK")
+                if _of_the_file(error):
+                    raise store_error(self.path, error) from None
                 raise
-            self._db.execute("COMMIT")
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         """Rows of a read-only query (WAL: never waits for a writer)."""
         with self._lock:
             self._same_file()
-            return self._db.execute(sql, params).fetchall()
+            try:
+                return self._db.execute(sql, params).fetchall()
+            except sqlite3.DatabaseError as error:
+                if not _of_the_file(error):
+                    raise
+                raise store_error(self.path, error) from None
 
     # ------------------------------------------------------------------ model calls
     def get_calls(self, keys: Sequence[str], kind: str, model: str | None = None) -> dict[str, Any]:
@@ -333,7 +375,12 @@ class Store:
         With ``model`` (the keys' model), asking for :data:`SCAN_SHARE` of its answers reads them in one scan."""
         with self._lock:
             self._same_file()
-            return self._get_calls(self._db, keys, kind, model, locked=False)
+            try:
+                return self._get_calls(self._db, keys, kind, model, locked=False)
+            except sqlite3.DatabaseError as error:
+                if not _of_the_file(error):
+                    raise
+                raise store_error(self.path, error) from None
 
     def _get_calls(self, db: sqlite3.Connection, keys: Sequence[str], kind: str, model: str | None, *,
                    locked: bool) -> dict[str, Any]:
@@ -411,14 +458,19 @@ class Store:
     def answer_or_claim(self, keys: Sequence[str], kind: str, holder: str,
                         lease: float = LEASE_SECONDS) -> tuple[dict[str, Any], set[str], list[dict[str, Any]]]:
         """In one transaction: ``(answers, ours, others)``, the stored answers among ``keys``, the rest now
-        claimed by ``holder``, and ``{key, pid, host, expires}`` per key another live holder is computing."""
-        now, mine = time.time(), os.getpid()
+        claimed by ``holder``, and ``{key, pid, host, expires}`` per key another live holder is computing. Another
+        holder's claim lapses at the expiry it wrote, and at the latest ``lease`` seconds (this host's clock) after
+        this process first saw it so: a peer whose clock is ahead, or that wrote a longer lease, delays this one
+        by at most ``lease``; its renewal is a new expiry, seen afresh."""
+        now, mine, clock = time.time(), os.getpid(), time.monotonic()
         ours: set[str] = set()
         others: list[dict[str, Any]] = []
         expired: dict[tuple[Any, Any], int] = {}
         with self.transaction() as db:
             answers = self._get_calls(db, keys, kind, None, locked=True)
             missing = [k for k in dict.fromkeys(keys) if k not in answers]
+            for key in answers.keys() & self._sightings.keys():
+                del self._sightings[key]
             claims = _rows_of(db, "SELECT key, holder, pid, host, started, expires FROM claims", missing)
             held = {row[0]: row[1:] for row in claims}
             for key in missing:
@@ -430,11 +482,16 @@ class Store:
                                     self.path, key, _short(who), _short(pid), _short(expires))
                     elif who != holder:
                         dead = host == _HOST and not alive(pid, started)
-                        if expires > now and not dead:
-                            others.append({"key": key, "pid": pid, "host": host, "expires": expires})
+                        seen = self._sightings.get(key)
+                        if seen is None or seen[:2] != (who, expires):
+                            seen = self._sightings[key] = (who, expires, clock)
+                        ends = min(float(expires), now + seen[2] + lease - clock)
+                        if ends > now and not dead:
+                            others.append({"key": key, "pid": pid, "host": host, "expires": ends})
                             continue
                         expired[(pid, host)] = expired.get((pid, host), 0) + 1
                 ours.add(key)
+                self._sightings.pop(key, None)
             db.executemany("INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?, ?)",
                            [(k, holder, mine, _HOST, start_time(mine), now + lease) for k in ours])
         for (pid, host), count in expired.items():
@@ -481,15 +538,21 @@ class Store:
                 try:
                     with self.transaction() as db:
                         db.execute("UPDATE claims SET expires = ? WHERE holder = ?", (time.time() + lease, holder))
-                except sqlite3.Error as error:  # the next beat tries again; the claim may lapse meanwhile
+                except (sqlite3.Error, StoreError) as error:  # the next beat tries again; the claim may lapse meanwhile
                     log.warning("store %s: could not renew the claims of %s (%s)", self.path, holder, error)
 
     # ------------------------------------------------------------------ memos
-    def memo_items(self, memo: str, version: str) -> dict[str, Any]:
-        """Every valid value of memo ``memo`` at ``version``; a bad row is named, deleted and left out."""
+    def memo_items(self, memo: str, version: str, check: Callable[[Any], str | None] | None = None) -> dict[str, Any]:
+        """Every valid value of memo ``memo`` at ``version``: one JSON value each, of which ``check`` (the memo's
+        type, as :data:`_PROBLEM` for answers) finds nothing wrong; a bad row is named, deleted and left out."""
         rows = self.query("SELECT key, value, json_valid(value) FROM memos WHERE memo = ? AND version = ?",
                           (memo, version))
         items, errors = decode_many("json", rows)
+        if check is not None:
+            for key, why in [(key, check(value)) for key, value in items.items()]:
+                if why is not None:
+                    errors[key] = BadValue(why)
+                    del items[key]
         for key, error in errors.items():
             log.warning("store %s: memos row %s of %s is bad: %s; it is removed and computed again",
                         self.path, key, memo, error)

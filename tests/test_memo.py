@@ -77,3 +77,71 @@ def test_the_source_version_covers_what_a_module_imports_and_nothing_else():
 def test_a_source_version_of_a_module_that_does_not_exist_names_it():
     with pytest.raises(FileNotFoundError, match="finelogic.eval.nothing"):
         source_version("finelogic.eval.nothing")
+
+
+def _soundness_gold_run(tmp_path, monkeypatch):
+    from finelogic.runs import soundness
+
+    monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("FINELOGIC_RESULTS", str(tmp_path / "results"))
+    return soundness.run("smoke", seed=0, judge_responses=False)
+
+
+@pytest.mark.parametrize("value", ['"true"', "true", "42", "[true]", '[true, true, "ok"]', '["yes", true, "", ""]',
+                                   '[false, true, "entailed", "symbolic"]'])
+def test_kept_verdicts_of_the_wrong_shape_are_named_and_judged_again(tmp_path, monkeypatch, caplog, value):
+    first = _soundness_gold_run(tmp_path, monkeypatch)
+    assert first.quality["accuracy"].tolist() == [1.0, 1.0]
+    store = tmp_path / "cache" / "store.sqlite"
+    with sqlite3.connect(store) as db:
+        edited = db.execute("UPDATE memos SET value = ? WHERE memo = 'symbolic-verdicts'", (value,)).rowcount
+        key = db.execute("SELECT key FROM memos WHERE memo = 'symbolic-verdicts' LIMIT 1").fetchone()[0]
+    assert edited > 40
+    again = _soundness_gold_run(tmp_path, monkeypatch)
+    assert again.quality["accuracy"].tolist() == [1.0, 1.0]  # judged again, not read as a verdict
+    assert f"store {store}: memos row {key} of symbolic-verdicts is bad" in caplog.text
+    with sqlite3.connect(store) as db:  # the bad rows were replaced by the verdicts worked out again
+        assert db.execute("SELECT count(*) FROM memos WHERE memo = 'symbolic-verdicts' AND value = ?",
+                          (value,)).fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("edit", ["json_remove(value, '$.problems[#-1]')", "json_set(value, '$.items[0][3]', 'yes')",
+                                  "json_remove(value, '$.items[0][5]')"])
+def test_a_kept_judge_quality_set_cut_short_or_edited_is_named_and_made_again(tmp_path, monkeypatch, caplog, edit):
+    first = _soundness_gold_run(tmp_path, monkeypatch)
+    store = tmp_path / "cache" / "store.sqlite"
+    with sqlite3.connect(store) as db:
+        assert db.execute(f"UPDATE memos SET value = {edit} WHERE memo = 'soundness-quality-set'").rowcount == 1
+        key, = db.execute("SELECT key FROM memos WHERE memo = 'soundness-quality-set'").fetchone()
+    again = _soundness_gold_run(tmp_path, monkeypatch)
+    assert f"store {store}: memos row {key} of soundness-quality-set is bad" in caplog.text
+    assert again.labels.to_dict() == first.labels.to_dict()
+    assert again.quality["accuracy"].tolist() == [1.0, 1.0]
+
+
+def _checks():
+    from finelogic.baselines.logic_lm import translation_problem
+    from finelogic.eval.probing import predictions_problem
+    from finelogic.eval.probing_data import kept_problem
+    from finelogic.runs.supervision import training_data_problem
+
+    return [
+        ("baseline-translations", translation_problem,
+         {"formulas": {"fact1": "{A}{a}", "hypothesis": "{B}{a}"}, "errors": [], "label": "PROVED", "error": None},
+         {"formulas": {"fact1": "{A}{a}"}, "errors": [], "label": "maybe", "error": None}),
+        ("probing", kept_problem, [[2, [["int3: {B}{a}", 1], ["int4: {C}{b}", 0]]]], [[2, [["int3: {B}{a}", "yes"]]]]),
+        ("probing-probes", predictions_problem, [0, 1, 1, 0], [0, 1, "1"]),
+        ("supervision-training-data", training_data_problem, {"texts": ["fact1 -> int1: A"], "lines": 1, "failures": []},
+         {"texts": "fact1 -> int1: A", "lines": 1, "failures": []}),
+    ]
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_every_memo_kept_by_a_run_names_and_drops_a_value_of_the_wrong_shape(tmp_path, caplog, index):
+    name, check, good, bad = _checks()[index]
+    with Memo(name, "v", tmp_path, check=check) as memo:
+        memo["good"], memo["bad"] = good, bad
+    again = Memo(name, "v", tmp_path, check=check)
+    assert again.get("good") == good and again.get("bad") is None
+    assert f"store {tmp_path / 'store.sqlite'}: memos row bad of {name} is bad" in caplog.text
+    assert "memos row good" not in caplog.text

@@ -1,5 +1,5 @@
 """OpenAIBackend against a scripted local server, behind the one cache (CachedBackend): warm reruns,
-retries, failures, secrets, resumability, and cache keys that name the model rather than the server."""
+retries, failures, secrets, resumability, and cache keys that name the model and its server."""
 from __future__ import annotations
 
 import json
@@ -286,20 +286,64 @@ def test_generation_config_is_frozen_normalises_stop_and_rejects_bad_values():
     assert split_whitespace("Answer: \n", "yes") == ("Answer:", " \nyes")
 
 
-def test_a_restarted_server_on_another_port_is_answered_from_the_cache(tmp_path, monkeypatch):
-    """The cache key names the model, not the transport: same model, new port, no request."""
+def test_the_same_model_name_at_another_server_is_asked_there_and_the_same_url_reads_the_cache(tmp_path, monkeypatch):
+    """The cache key names the model and its server (the URL without credentials): another server's answers are
+    never read as this one's."""
     monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path))
     first, second = FakeOpenAI().start(), FakeOpenAI().start()
     try:
         assert first.url != second.url
         open_model(f"openai:fake-model@{first.url}").generate([chat("q")])
-        again = open_model(f"openai:fake-model@{second.url}")
-        assert again.generate([chat("q")]) == ["answer to q"]
-        assert sum(second.counts.values()) == 0 and again.stats.cache_hits == 1
-        assert parse_model(f"openai:fake-model@{first.url}").model_id == "openai:fake-model"
+        other = open_model(f"openai:fake-model@{second.url}")
+        assert other.generate([chat("q")]) == ["answer to q"]
+        assert second.counts["q"] == 1 and other.stats.cache_hits == 0  # asked, not read from the first's answers
+        with_password = first.url.replace("http://", "http://user:s3cret@") + "/"  # the same server, a key in its URL
+        again = open_model(f"openai:fake-model@{with_password}")
+        assert again.generate([chat("q")]) == ["answer to q"] and again.stats.cache_hits == 1
+        assert first.counts["q"] == 1
+        assert parse_model(f"openai:fake-model@{with_password}").model_id == f"openai:fake-model@{first.url}"
+        assert {line["request"]["model"] for line in cache_lines(tmp_path / "store.sqlite")} == \
+            {f"openai:fake-model@{first.url}", f"openai:fake-model@{second.url}"}
+        assert b"s3cret" not in store_bytes(tmp_path / "store.sqlite")
     finally:
         first.stop()
         second.stop()
+
+
+SCORER = """
+import sys
+from finelogic.models.spec import open_model
+model = open_model("openai:fake-model@" + sys.argv[1])
+model.backend.max_concurrency = 2
+pairs = [(f"If:\\nx{i} = y{i}\\n\\nThen", f" x{i} = y{i}") for i in range(30)]
+print(len(model.loglikelihood(pairs)), model.stats.calls)
+"""
+
+
+def test_log_likelihoods_killed_midway_are_kept_per_answer_and_a_rerun_sends_only_the_rest(fake_server, tmp_path):
+    script, cache = tmp_path / "score.py", tmp_path / "store.sqlite"
+    script.write_text(SCORER)
+    fake_server.delay = 0.05
+    env = {**os.environ, "PYTHONPATH": str(REPO), "FINELOGIC_CACHE": str(tmp_path)}
+    process = subprocess.Popen([sys.executable, str(script), fake_server.url], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while (not cache.exists() or len(_stored_quietly(cache)) < 8) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    process.send_signal(signal.SIGKILL)  # all 30 are one chunk of the cache: only the answers in flight are lost
+    process.wait()
+    kept = {line["request"]["continuation"] for line in cache_lines(cache)}
+    assert 8 <= len(kept) < 30
+    sent = {prompt for prompt in fake_server.counts if prompt.startswith("If:")}
+    assert len(sent) - len(kept) <= 2  # at most the two in flight were lost
+    fake_server.counts.clear()
+    rerun = subprocess.run([sys.executable, str(script), fake_server.url], env=env, capture_output=True, text=True,
+                           timeout=120)
+    assert rerun.returncode == 0, rerun.stderr
+    asked = [prompt for prompt in fake_server.counts if prompt.startswith("If:")]
+    assert len(asked) == 30 - len(kept) and all(fake_server.counts[p] == 1 for p in asked)
+    assert not any(p.endswith(x) for p in asked for x in kept)  # nothing received before was sent again
+    assert len(cache_lines(cache)) == 30
 
 
 TWIN = """
@@ -381,7 +425,7 @@ def test_a_served_model_whose_name_has_slashes_runs_and_writes_only_inside_its_f
     assert {p.name for p in cache_files if p.parent == tmp_path / "cache"} <= {"store.sqlite", "store.sqlite-wal",
                                                                              "store.sqlite-shm"}
     models = {line["request"]["model"] for line in cache_lines(tmp_path / "cache" / "store.sqlite")}
-    assert models == {"openai:meta-llama/Llama-3.1-8B-Instruct", "openai:../../escaped"}
+    assert models == {f"openai:meta-llama/Llama-3.1-8B-Instruct@{fake_server.url}", f"openai:../../escaped@{fake_server.url}"}
     assert all(p.parent in (tmp_path / "cache", tmp_path / "cache" / "datasets") for p in cache_files)
     assert not any("Llama" in p.name for p in cache_files if p.parent.name == "datasets")
     assert not list(tmp_path.parent.glob("escaped*"))

@@ -31,14 +31,15 @@ def test_warm_rerun_of_the_smoke_accuracy_run_makes_no_model_calls(tmp_path, mon
     assert again.records["response"].tolist() == first.records["response"].tolist()
 
 
-def test_model_specs_parse_from_strings_and_dicts():
+def test_model_specs_parse_from_strings_and_dicts(monkeypatch):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)  # a served model's identity names its server
     assert parse_model("embedded").name == EMBEDDED_NAME and parse_model("embedded").path is None
     hf = parse_model("hf:Qwen/Qwen2.5-7B-Instruct")
     assert (hf.name, hf.kind, hf.path) == ("Qwen2.5-7B-Instruct", "hf", "Qwen/Qwen2.5-7B-Instruct")
     server = parse_model("openai:my-model@http://127.0.0.1:8000/v1")
     assert (server.kind, server.model, server.base_url) == ("openai", "my-model", "http://127.0.0.1:8000/v1")
     named = parse_model({"name": "GPT-4o", "kind": "openai", "model": "gpt-4o"})
-    assert named.model_id == "openai:gpt-4o" and named.api_key_env == "OPENAI_API_KEY"
+    assert named.model_id == "openai:gpt-4o@https://api.openai.com/v1" and named.api_key_env == "OPENAI_API_KEY"
     assert parse_model("ckpt:/tmp/sft-nl").kind == "ckpt" and parse_model("random-init:7").seed == 7
     with pytest.raises(ValueError, match="expected 'embedded'"):
         parse_model("llama")

@@ -98,9 +98,10 @@ def test_handed_in_backends_are_used_as_given_and_unused_ones_are_an_error():
         open_models(["my-script"], {"my-script": scripted, "other": scripted})
 
 
-def test_model_specs_name_the_model_not_the_server():
-    assert parse_model("openai:meta-llama/Llama-3.1-8B-Instruct@http://127.0.0.1:8000/v1").model_id == \
+def test_model_specs_name_the_model_and_its_server_never_its_credentials():
+    assert parse_model("openai:meta-llama/Llama-3.1-8B-Instruct@http://127.0.0.1:8000/v1").model_id != \
         parse_model("openai:meta-llama/Llama-3.1-8B-Instruct@http://127.0.0.1:9123/v1").model_id
+    assert parse_model("openai:m@HTTP://me:KEY@Host:8000/v1/?api_key=KEY").model_id == "openai:m@http://host:8000/v1"
     assert parse_model("random-init:3").model_id != parse_model("random-init:4").model_id
     with pytest.raises(ValueError, match="random-init:<seed>"):
         parse_model("gguf:model.bin")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -195,3 +196,97 @@ def test_a_store_deleted_while_a_run_has_it_open_is_made_again_and_keeps_the_lat
     again = CachedBackend(Echo(), folder / "store.sqlite", "m")
     assert again.generate([chat("after"), chat("before")]) == ["answer to after", "answer to before"]
     assert again.backend.asked == ["before"]  # "after" was kept in the new store, not in the deleted one
+
+
+@pytest.mark.parametrize("host", ["another-host", "this-host"])
+def test_a_claim_with_an_hour_long_lease_delays_another_run_by_at_most_its_own_lease(tmp_path, caplog, host):
+    import socket
+
+    store = tmp_path / "store.sqlite"
+    cached = CachedBackend(Echo(), store, "m", lease_seconds=1.5)
+    key = request_key({"kind": "generate", "model": "m", "messages": chat("q"), "config": GenerationConfig().as_dict()})
+    peer = (os.getppid() if host == "this-host" else 4242, socket.gethostname() if host == "this-host" else host)
+    # A live peer whose clock runs an hour ahead (or that wrote an hour-long lease), never renewing it.
+    sql(store, "INSERT INTO claims VALUES (?, 'peer', ?, ?, '-', ?)", (key, *peer, time.time() + 3600))
+    answers, start = [], time.monotonic()
+    with caplog.at_level(logging.INFO):
+        worker = threading.Thread(target=lambda: answers.append(cached.generate([chat("q")])), daemon=True)
+        worker.start()
+        worker.join(timeout=30)
+    waited = time.monotonic() - start
+    assert answers == [["answer to q"]] and cached.backend.asked == ["q"]
+    assert 1.5 <= waited < 1.5 + 2.0  # this host's lease from first seeing the claim, plus polling
+    assert re.search(f"waiting for 1 request\\(s\\) process {peer[0]} on {peer[1]} is computing \\(its lease ends in "
+                     "[12] s", caplog.text)  # not in an hour
+    assert f"taking over 1 request(s) claimed by process {peer[0]} on {peer[1]}" in caplog.text
+    assert sql(store, "SELECT count(*) FROM claims") == [(0,)]
+
+
+WRITER = """
+import sys
+from finelogic.models.cache import CachedBackend
+
+class Echo:
+    def generate(self, conversations, config=None):
+        return ["answer to " + c[-1]["content"] for c in conversations]
+
+CachedBackend(Echo(), sys.argv[1], "m").generate([[{"role": "user", "content": "a"}]])
+"""
+
+
+@pytest.fixture
+def read_only_store(tmp_path):
+    """A store holding one answer ("a"), its file then made read-only (immutable as well when run as root, whom
+    file permissions do not stop); skipped where neither makes it so."""
+    store = tmp_path / "store.sqlite"
+    subprocess.run([sys.executable, "-c", WRITER, str(store)], check=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    store.chmod(0o444)
+    immutable = os.geteuid() == 0 and subprocess.run(["chattr", "+i", str(store)], capture_output=True).returncode == 0
+    try:
+        try:
+            open(store, "r+b").close()
+            pytest.skip("cannot make a file read-only here")
+        except PermissionError:
+            pass
+        yield store
+    finally:
+        if immutable:
+            subprocess.run(["chattr", "-i", str(store)], check=True)
+        store.chmod(0o644)
+
+
+def test_a_read_only_store_is_read_and_a_write_to_it_names_the_file_and_what_to_do(read_only_store):
+    cached = CachedBackend(Echo(), read_only_store, "m")
+    assert cached.generate([chat("a")]) == ["answer to a"] and cached.backend.asked == []  # read from it
+    with pytest.raises(StoreError, match=f"^store {re.escape(str(read_only_store))}: cannot be written .*"
+                                         f"must be writable .*or set FINELOGIC_CACHE to a writable folder"):
+        cached.generate([chat("b")])
+
+
+def test_a_full_disk_names_the_store_and_says_to_free_space(tmp_path):
+    store = tmp_path / "store.sqlite"
+    cached = CachedBackend(Echo(), store, "m")
+    cached.generate([chat("a")])
+    pages = cached.store.query("PRAGMA page_count")[0][0]
+    cached.store.query(f"PRAGMA max_page_count = {pages}")  # what SQLite does on a full disk: SQLITE_FULL
+    with pytest.raises(StoreError, match=f"^store {re.escape(str(store))}: the disk is full .*free space on the disk "
+                                         f"holding {re.escape(str(tmp_path))}"):
+        cached.generate([chat("b" * 20000)])
+    assert cached.generate([chat("a")]) == ["answer to a"]  # what it holds is still read
+
+
+def test_finelogic_eval_on_a_read_only_store_prints_the_file_and_what_to_do_not_a_traceback(read_only_store,
+                                                                                            monkeypatch, capsys):
+    from finelogic.book.cli import main
+    from model_fixtures import FakeOpenAI
+
+    monkeypatch.setenv("FINELOGIC_CACHE", str(read_only_store.parent))
+    server = FakeOpenAI().start()
+    try:
+        code = main(["eval", "--model", f"openai:fake-model@{server.url}", "--profile", "smoke", "--families",
+                     "logicmark", "--out", str(read_only_store.parent / "out")])
+    finally:
+        server.stop()
+    error = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in error
+    assert f"error: store {read_only_store}: cannot be written" in error and "must be writable" in error

@@ -137,6 +137,21 @@ def solve(translation: Translation) -> tuple[str | None, str | None]:
         return None, f"{UNDECIDED}: {error}"
 
 
+def translation_problem(value: Any) -> str | None:
+    """What is wrong with ``value`` as a kept :func:`read_translation` result (None: nothing): the check of the
+    memo that keeps them."""
+    if type(value) is not dict or not {"formulas", "errors"} <= value.keys() <= {"formulas", "errors", "label", "error"}:
+        return f"a translation must be {{'formulas', 'errors'[, 'label', 'error']}}, not {str(value)[:60]}"
+    formulas, errors = value["formulas"], value["errors"]
+    if type(formulas) is not dict or any(type(f) is not str for f in formulas.values()):
+        return "'formulas' must map ids to formula strings"
+    if type(errors) is not list or any(type(e) is not str for e in errors):
+        return "'errors' must be a list of strings"
+    if value.get("label") not in (PROVED, DISPROVED, UNKNOWN, None) or type(value.get("error", "")) not in (str, type(None)):
+        return f"'label' must be {PROVED}, {DISPROVED}, {UNKNOWN} or null and 'error' a string or null"
+    return None
+
+
 def read_translation(reply: str, problem: Problem, *, solver: bool = True,
                      memo: MutableMapping[str, Any] | None = None) -> dict[str, Any]:
     """A translation reply as JSON-able values: ``formulas`` and ``errors`` and, with ``solver``,

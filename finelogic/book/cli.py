@@ -15,6 +15,7 @@ from finelogic.book.runner import NOTEBOOKS, NotebookFailed, run_notebooks
 from finelogic.paper import STYLES
 from finelogic.profiles import PROFILE_NAMES
 from finelogic.runs.registry import FAMILIES, family, names
+from finelogic.store import StoreError
 
 
 def _parameter(text: str) -> tuple[str, str]:
@@ -208,14 +209,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     commands = {"eval": _eval, "cache": _cache, "study": _study, "tasks": _tasks,
                 "export-llamafactory": _export, "train": _train}
-    if args.command in commands:
-        return commands[args.command](args)
     try:
+        if args.command in commands:
+            return commands[args.command](args)
         chosen = [family(n).notebook for n in args.family or ()] + list(args.notebook or ())
         records = run_notebooks(args.profile, chosen or None, seed=args.seed, force=args.force,
                                 parameters=parameters, jobs=args.jobs,
                                 output_dir=Path(args.output_dir).resolve() if args.output_dir else None)
-    except NotebookFailed as error:
+    except (NotebookFailed, StoreError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     for record in records:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import pandas as pd
 
@@ -14,7 +14,7 @@ from finelogic.data.generators.nl import render_sentence
 from finelogic.data.problem import Problem
 from finelogic.eval.judges import Judge
 from finelogic.eval.steps import (HYPOTHESIS, NEGATED_HYPOTHESIS, Step, parse_steps, problem_formulas, step_from_json,
-                                  step_to_json, template_vocabulary)
+                                  step_json_problem, step_to_json, template_vocabulary)
 from finelogic.logic import entails, is_atomic_step, negate
 
 KINDS = ("gold", "merged", "swapped_premise", "negated_conclusion")
@@ -47,6 +47,29 @@ def labelled_from_json(value: dict) -> list[LabelledStep]:
     problems = [Problem.from_dict(d) for d in value["problems"]]
     return [LabelledStep(problems[k], step_from_json(step), kind, valid, atomic, response)
             for k, step, kind, valid, atomic, response in value["items"]]
+
+
+def labelled_problem(value: Any) -> str | None:
+    """What is wrong with ``value`` as :func:`labelled_to_json` wrote it (None: nothing), each item checked by
+    type and each problem read back: the check of a memo that keeps the set."""
+    if type(value) is not dict or type(value.get("problems")) is not list or type(value.get("items")) is not list:
+        return "a labelled step set must be {'problems': [...], 'items': [...]}"
+    for n, item in enumerate(value["items"]):
+        if type(item) is not list or len(item) != 6:
+            return f"item {n} must be [problem, step, kind, valid, atomic, response]"
+        k, step, kind, valid, atomic, response = item
+        if type(k) is not int or not 0 <= k < len(value["problems"]):
+            return f"item {n} names problem {k!r}, of {len(value['problems'])} kept (the set was cut short?)"
+        why = step_json_problem(step) or (None if kind in KINDS else f"kind {kind!r} is not one of {KINDS}")
+        if why is None and (type(valid) is not bool or type(atomic) is not bool or type(response) is not str):
+            why = "'valid' and 'atomic' must be true or false, 'response' a string"
+        if why is not None:
+            return f"item {n}: {why}"
+    try:
+        [Problem.from_dict(d) for d in value["problems"]]
+    except (TypeError, ValueError, KeyError, AttributeError) as error:
+        return f"a problem cannot be read back ({type(error).__name__}: {str(error)[:80]})"
+    return None
 
 
 def _labelled(problem: Problem, before: Sequence[ProofStep], step: ProofStep, conclusion, kind: str,

@@ -150,6 +150,21 @@ class LLMJudge(Judge):
 # --- The symbolic judge
 
 
+def verdict_problem(value: Any) -> str | None:
+    """What is wrong with ``value`` as a kept verdict ``[valid, atomic, reason, decided_by]`` (None: nothing):
+    the check of the ``symbolic-verdicts`` memo."""
+    if type(value) is not list or len(value) != 4:
+        return f"a verdict must be [valid, atomic, reason, decided_by], not {str(value)[:60]}"
+    valid, atomic, reason, decided_by = value
+    if any(v is not None and type(v) is not bool for v in (valid, atomic)):
+        return f"'valid' and 'atomic' must be true, false or null, not {valid!r}, {atomic!r}"
+    if (valid is None and atomic is not None) or (valid is False and atomic is not False):
+        return f"'atomic' {atomic!r} cannot go with 'valid' {valid!r}"
+    if type(reason) is not str or type(decided_by) is not str:
+        return "'reason' and 'decided_by' must be strings"
+    return None
+
+
 class SymbolicJudge(Judge):
     """Exact validity (z3 entailment) and atomicity (one deduction rule) for problems in the template grammar: facts
     from ``problem.formulas``, other statements parsed back from their sentences; a step it cannot read is

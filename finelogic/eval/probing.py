@@ -274,6 +274,14 @@ def probe_predictions(rows: Sequence[ProbeRow], features: np.ndarray, *, seed: i
     return pd.concat(tables, ignore_index=True)[["probe", *PREDICTION_COLUMNS]]
 
 
+def predictions_problem(value: Any) -> str | None:
+    """What is wrong with ``value`` as a probe's kept test predictions, a list of class ids (None: nothing): the
+    check of the ``probing-probes`` memo."""
+    if type(value) is not list or any(type(v) is not int for v in value):
+        return f"a probe's predictions must be a list of whole numbers, not {str(value)[:60]}"
+    return None
+
+
 def _kept(memo: MutableMapping[str, Any] | None, inputs: dict[str, Any], train: Sequence[ProbeRow], seed: int,
           fitted: Callable[[], list[int]]) -> list[int]:
     """A probe's test predictions: from ``memo`` when its inputs were fitted before, else ``fitted()`` (kept)."""

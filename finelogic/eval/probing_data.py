@@ -492,6 +492,25 @@ def nsd_rows(problem: Problem, readout: Readout, split: str, rng: random.Random,
     return rows
 
 
+def kept_problem(value: Any) -> str | None:
+    """What is wrong with ``value`` as what the ``probing`` memo keeps (None: nothing): :func:`probing_problems`'
+    problems (dicts :meth:`Problem.from_dict` reads) or one problem's :func:`nsd_lines`."""
+    if type(value) is not list:
+        return f"a list of problems or NSD lines was expected, not {str(value)[:60]}"
+    if all(type(v) is dict for v in value):
+        try:
+            [Problem.from_dict(v) for v in value]
+        except (TypeError, ValueError, KeyError, AttributeError) as error:
+            return f"a problem cannot be read back ({type(error).__name__}: {str(error)[:80]})"
+        return None
+    for point in value:
+        if type(point) is not list or len(point) != 2 or type(point[0]) is not int or type(point[1]) is not list \
+                or any(type(p) is not list or len(p) != 2 or type(p[0]) is not str or p[1] not in (0, 1)
+                       or type(p[1]) is not int for p in point[1]):
+            return f"an NSD point must be [k, [[line, 0 or 1], ...]], not {str(point)[:60]}"
+    return None
+
+
 def nsd_lines(problem: Problem, rng: random.Random, points: int = 6) -> list[tuple[int, list[tuple[str, int]]]]:
     """What :func:`nsd_rows` appends, without the read-out: ``(k, [(line, label), ...])`` per point, the
     (derivable, not yet) pairs of one rule closest in length."""

@@ -13,7 +13,7 @@ from finelogic.data.problem import Problem
 from finelogic.eval.judges import Judge, Verdict, problem_key
 from finelogic.eval.relevance import RelevanceRule, relevance
 from finelogic.eval.stats import wilson_interval
-from finelogic.eval.steps import parse_steps, released_steps, step_from_json, step_to_json
+from finelogic.eval.steps import parse_steps, released_steps, step_from_json, step_json_problem, step_to_json
 from finelogic.memo import memo_key
 from finelogic.settings import Choice
 
@@ -31,6 +31,14 @@ class SoundnessPolicy(Choice):
 
     PRINCIPLED = "principled"
     PAPER_CODE_COMPAT = "paper_code_compat"
+
+
+def steps_problem(value: Any) -> str | None:
+    """What is wrong with ``value`` as a response's kept steps, a list of :func:`step_to_json` lists (None: nothing):
+    the check of the memo :func:`judge_responses` keeps them in."""
+    if type(value) is not list:
+        return f"a response's steps must be a list, not {str(value)[:60]}"
+    return next((f"step {n}: {why}" for n, step in enumerate(value) if (why := step_json_problem(step))), None)
 
 
 def judge_responses(records: pd.DataFrame, problems: Mapping[str, Problem], judge: Judge, *,

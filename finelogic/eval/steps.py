@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Any, Mapping
 
 from finelogic.data.problem import Problem
 from finelogic.logic.proof import HYPOTHESIS, NEGATED_HYPOTHESIS, VOID, ProofNotationError, ProofStep, parse_step
@@ -316,6 +316,24 @@ def step_to_json(step: Step) -> list:
     """``step`` as a JSON list (:func:`step_from_json` reads it back equal)."""
     return [step.index, step.raw, list(step.premises), list(step.premise_texts), step.conclusion_id,
             step.conclusion_text, step.parsed, step.note, step.released]
+
+
+def step_json_problem(value: Any) -> str | None:
+    """What is wrong with ``value`` as a :func:`step_to_json` list (None: nothing), checked by JSON type."""
+    if type(value) is not list or len(value) != 9:
+        return f"a step must be a list of 9 fields, not {str(value)[:60]}"
+    index, raw, premises, texts, conclusion_id, conclusion_text, parsed, note, released = value
+    if type(index) is not int or type(raw) is not str or type(note) is not str:
+        return "a step's index must be a whole number, its raw text and note strings"
+    if type(premises) is not list or any(type(p) is not str for p in premises):
+        return "a step's premises must be a list of strings"
+    if type(texts) is not list or any(t is not None and type(t) is not str for t in texts):
+        return "a step's premise texts must be a string or null per premise"
+    if any(v is not None and type(v) is not str for v in (conclusion_id, conclusion_text)):
+        return "a step's conclusion id and text must be strings or null"
+    if type(parsed) is not bool or type(released) is not bool:
+        return "a step's 'parsed' and 'released' must be true or false"
+    return None
 
 
 def step_from_json(value: list) -> Step:

@@ -6,8 +6,9 @@ server, ``LlamaCppBackend`` runs a GGUF file. Each has
 * ``generate(conversations, config, on_result=None) -> list[Completion]``: chat messages in, completions out,
   each also handed to ``on_result`` as it finishes; a model without a chat template is given the messages as
   plain text (:func:`completion_prompt`), which its ``template`` (:data:`CHAT` or :data:`COMPLETION`) records;
-* ``loglikelihood(requests) -> list[tuple[float, int, bool]]``: (context, continuation) pairs in, (sum of the
-  continuation's token log-probs in nats, its number of tokens, whether greedy decoding produces it) out;
+* ``loglikelihood(requests, on_result=None) -> list[tuple[float, int, bool]]``: (context, continuation) pairs
+  in, (sum of the continuation's token log-probs in nats, its number of tokens, whether greedy decoding
+  produces it) out, each also handed to ``on_result`` as it is scored;
 * ``hidden_states(text, boundaries, ...)``: representations for probing (in-process models only), and
   ``hidden_states_batch(requests)`` for many :class:`StatesRequest` at once (:func:`hidden_states_of`).
 """
@@ -173,7 +174,9 @@ class Backend(Protocol):
     def generate(self, conversations: Sequence[Conversation], config: GenerationConfig = GenerationConfig(), *,
                  on_result: Callable[[int, Completion], None] | None = None) -> list[Completion]: ...
 
-    def loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[LoglikelihoodResult]: ...
+    def loglikelihood(self, requests: Sequence[tuple[str, str]], *,
+                      on_result: Callable[[int, LoglikelihoodResult], None] | None = None
+                      ) -> list[LoglikelihoodResult]: ...
 
     def hidden_states(self, text: str, boundaries: Sequence[int], **kwargs: Any) -> Any: ...
 

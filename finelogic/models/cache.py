@@ -1,9 +1,9 @@
 """The one cache of model calls: every verb of every backend, keyed by model identity + request.
 
 Answers are rows of the store (:mod:`finelogic.store`), each stored as it finishes, keyed by the sha256 of
-the model's identity (never the transport or credentials), the verb and the request. Processes sharing the
-store claim the missing requests chunk by chunk, so none sends a request another is answering or has
-answered; a claim whose lease lapsed is taken over.
+the model's identity (a served model's with its server's URL, never credentials), the verb and the request.
+Processes sharing the store claim the missing requests chunk by chunk, so none sends a request another is
+answering or has answered; a claim whose lease lapsed is taken over.
 """
 from __future__ import annotations
 
@@ -168,10 +168,17 @@ class CachedBackend:
         """As the wrapped backend's ``loglikelihood``, answering cached pairs from the store."""
         keyed = [{"kind": "loglikelihood", "model": self.model_id, "context": c, "continuation": x}
                  for c, x in requests]
-        answers = self._answer("loglikelihood", keyed, True,
-                               lambda todo, _: [self._scored(r) for r in
-                                                self.backend.loglikelihood([requests[i] for i in todo])],
-                               group=lambda i: requests[i][0], keys=_loglikelihood_keys(self.model_id, requests))
+
+        def run(todo: list[int], store: Callable[[int, Any], None]) -> list[Any]:
+            chosen = [requests[i] for i in todo]
+            if _takes_on_result(self.backend.loglikelihood):  # each answer stored as it arrives
+                scored = self.backend.loglikelihood(chosen, on_result=lambda j, r: store(todo[j], self._scored(r)))
+            else:
+                scored = self.backend.loglikelihood(chosen)
+            return [self._scored(r) for r in scored]
+
+        answers = self._answer("loglikelihood", keyed, True, run, group=lambda i: requests[i][0],
+                               keys=_loglikelihood_keys(self.model_id, requests))
         return [(float(a[0]), int(a[1]), bool(a[2])) for a in answers]
 
     def hidden_states(self, text: str, boundaries: Sequence[int], **kwargs: Any) -> Any:

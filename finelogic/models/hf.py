@@ -210,8 +210,10 @@ class HFBackend:
 
     # ------------------------------------------------------------- loglikelihood
     @torch.inference_mode()
-    def loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[LoglikelihoodResult]:
-        """Score each continuation given its context, tokenised as lm-eval does (:func:`.base.encode_pair`)."""
+    def loglikelihood(self, requests: Sequence[tuple[str, str]], *,
+                      on_result: Callable[[int, LoglikelihoodResult], None] | None = None) -> list[LoglikelihoodResult]:
+        """Score each continuation given its context, tokenised as lm-eval does (:func:`.base.encode_pair`);
+        ``on_result(index, score)`` runs as each batch is scored."""
         tokenizer = self.tokenizer
         first = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
         encoded = [encode_pair(c, x, self._encode, first) for c, x in requests]
@@ -235,6 +237,8 @@ class HFBackend:
                 for ids, group_scores in zip(batch, scores):
                     for i, score in zip(ids, group_scores):
                         results[i] = score
+                        if on_result is not None:
+                            on_result(i, score)
                 bar.update(sum(map(len, batch)))
         return results  # type: ignore[return-value]
 

@@ -273,10 +273,12 @@ class LlamaCppBackend:
         self.llm.reset()
 
     # ------------------------------------------------------------- loglikelihood
-    def loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[LoglikelihoodResult]:
+    def loglikelihood(self, requests: Sequence[tuple[str, str]], *,
+                      on_result: Callable[[int, LoglikelihoodResult], None] | None = None) -> list[LoglikelihoodResult]:
         """Score each continuation as ``HFBackend.loglikelihood`` does, BOS first where the file adds one: each
         distinct context decoded once (keeping the prefix it shares with the previous, sorted, one), its
-        continuations one after another (batching them moves the scores); log-softmax in float64."""
+        continuations one after another (batching them moves the scores); log-softmax in float64.
+        ``on_result(index, score)`` runs as each is scored."""
         encoded = [self._encode_pair(c, x) for c, x in requests]
         groups: dict[tuple[int, ...], list[int]] = {}
         for i, (ctx, _) in enumerate(encoded):
@@ -290,6 +292,8 @@ class LlamaCppBackend:
                     last = self._context(list(ctx))
                     for i in ids:
                         results[i] = self._continuation(len(ctx), last, encoded[i][1])
+                        if on_result is not None:
+                            on_result(i, results[i])
                     bar.update(len(ids))
         finally:
             self._forget()

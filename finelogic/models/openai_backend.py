@@ -216,16 +216,24 @@ class OpenAIBackend:
                     "for (set the model name the server serves)", self.model, answered)
 
     # ------------------------------------------------------------- loglikelihood
-    def loglikelihood(self, requests: Sequence[tuple[str, str]]) -> list[LoglikelihoodResult]:
+    def loglikelihood(self, requests: Sequence[tuple[str, str]], *,
+                      on_result: Callable[[int, LoglikelihoodResult], None] | None = None) -> list[LoglikelihoodResult]:
         """Score continuations from the completions endpoint's echoed prompt log-probs (prompt: context +
-        continuation after lm-eval's whitespace rule; a token straddling the boundary counts as continuation)."""
+        continuation after lm-eval's whitespace rule; a token straddling the boundary counts as continuation);
+        ``on_result(index, score)`` runs in a worker thread as each arrives."""
         pairs = [split_whitespace(c, x) for c, x in requests]
         for context, continuation in pairs:
             if not context or not continuation:
                 raise ValueError(f"both context and continuation must be non-empty: {(context[:40], continuation[:40])}")
         self.ensure_aligned()
-        echoes = self._run([self._echo_request(c + x) for c, x in pairs], self._echo, desc="loglikelihood")
-        return [_continuation_score(echo, len(c + x), len(c), c + x) for echo, (c, x) in zip(echoes, pairs)]
+        def score(i: int, echo: dict[str, Any]) -> LoglikelihoodResult:
+            context, continuation = pairs[i]
+            return _continuation_score(echo, len(context + continuation), len(context), context + continuation)
+
+        report = None if on_result is None else (lambda i, echo: on_result(i, score(i, echo)))
+        echoes = self._run([self._echo_request(c + x) for c, x in pairs], self._echo, desc="loglikelihood",
+                           on_result=report)
+        return [score(i, echo) for i, echo in enumerate(echoes)]
 
     def _echo_request(self, prompt: str) -> dict[str, Any]:
         return {"endpoint": "completions", "prompt": prompt, "echo": True, "logprobs": 1, "max_tokens": 1,

@@ -3,20 +3,22 @@
 A model is a string such as ``"embedded"``, ``"hf:Qwen/Qwen2.5-7B-Instruct"`` or
 ``"openai:my-model@http://127.0.0.1:8000/v1"``, or a dict of the same fields plus a display ``name``. Each
 kind is one :class:`ModelKind` record in :data:`MODEL_KINDS`; :func:`open_model` puts every model behind the
-cache, keyed by :attr:`ModelSpec.model_id`, which names the model and never the transport. A server's URL may
-hold credentials (``http://user:password@host/v1``, ``?api_key=KEY``): they reach the server only, and
-every file, page and log shows the spec as :func:`finelogic.config.redact_url` does (``user:***``,
-``api_key=***``).
+cache, keyed by :attr:`ModelSpec.model_id`, which names the model (a served one with its server's URL) and
+never a credential. A server's URL may hold credentials (``http://user:password@host/v1``, ``?api_key=KEY``):
+they reach the server only, and every file, page and log shows the spec as :func:`finelogic.config.redact_url`
+does (``user:***``, ``api_key=***``).
 """
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
+from urllib.parse import urlsplit
 
 from finelogic import models  # the backend classes, imported when first used (torch, openai, llama.cpp)
 from finelogic.config import body_digest, redact_url, scrub_secrets, store_path
@@ -47,7 +49,8 @@ class ModelSpec:
 
     @property
     def model_id(self) -> str:
-        """What identifies this model's answers in the cache: the model, never the transport."""
+        """What identifies this model's answers in the cache: the model (a served one with its server's URL),
+        never a credential."""
         return model_kind(self.kind).model_id(self)
 
     def __repr__(self) -> str:  # in errors and logs: the URL's credentials as ***, extra_body as its digest
@@ -101,10 +104,29 @@ def _gguf_id(spec: ModelSpec) -> str:
 
 
 def _openai_id(spec: ModelSpec) -> str:
-    # The server-specific parameters change the answers, so they are part of the identity; as a digest,
-    # never as values (a key or token passed there must not reach a cache key, a file or run.json).
+    # Another server may serve another model under the same name, so the server is part of the identity: its
+    # base URL (None: the one the openai client uses) without user, password, query or fragment, so no key
+    # reaches a cache key, a file or run.json. The server-specific parameters change the answers too: a digest.
     extra = spec.options.get("extra_body")
-    return f"openai:{spec.model}" + (f":extra_body={body_digest(extra)}" if extra else "")
+    server = _server_identity(spec.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1")
+    return f"openai:{spec.model}@{server}" + (f":extra_body={body_digest(extra)}" if extra else "")
+
+
+def _server_identity(url: str) -> str:
+    """``url`` as the server it names: scheme, host (lower case), port (unless the scheme's own) and path (no
+    trailing ``/``); never its credentials, query or fragment."""
+    try:
+        parts = urlsplit(url.strip())
+        host, port = (parts.hostname or "").lower(), parts.port
+    except ValueError:  # an unreadable port: the URL is refused, naming it, when the model is opened
+        parts, host, port = urlsplit(re.sub(r"^([^/]*//)[^/?#@]*@", r"\1", url.strip())), None, None
+    if not host:
+        return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}".rstrip("/")
+    scheme = parts.scheme.lower()
+    netloc = f"[{host}]" if ":" in host else host
+    if port is not None and (scheme, port) not in (("http", 80), ("https", 443)):
+        netloc += f":{port}"
+    return f"{scheme}://{netloc}{parts.path.rstrip('/')}"
 
 
 def _hf(path: str | None, spec: ModelSpec, batch_size: int) -> Any:

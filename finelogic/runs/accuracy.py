@@ -20,6 +20,7 @@ from typing import Any, Callable, Mapping, Sequence
 import pandas as pd
 
 from finelogic.baselines import LOGIC_LM, SEL_INF, SYMBCOT, logic_lm, selection_inference, symbcot
+from finelogic.baselines.logic_lm import translation_problem
 from finelogic.data.problem import Problem
 from finelogic.data.suites import EvalSet, FLDSet, ProntoQASet, TestSets, evaluation_sets
 from finelogic.eval.accuracy import evaluate_accuracy, summarize
@@ -170,7 +171,8 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     before = call_counts(b for _, b in opened[:len(entries)])
     frames, traces = [], []
     memoised = any(s in MEMOISED for s in section.settings)
-    with Memo("baseline-translations", source_version("finelogic.baselines.logic_lm")) if memoised else nullcontext() as memo:
+    with Memo("baseline-translations", source_version("finelogic.baselines.logic_lm"),
+              check=translation_problem) if memoised else nullcontext() as memo:
         for (spec, backend), scorer in zip(opened, scorers):  # the profile's models (one scorer each)
             for setting in section.settings:
                 decoding = replace(config, **section.generation_by_setting.get(setting, {}))

@@ -33,8 +33,11 @@ def resolve(profiles: Mapping[str, S], profile: str, family: str, overrides: Map
 def judging_memos() -> Iterator[tuple[Memo, Memo]]:
     """The symbolic judge's verdicts and each response's steps as read, kept across runs (the soundness run,
     the supervision run's judged FLD responses: what one judged the other reads back); flushed at the end."""
-    with Memo("symbolic-verdicts", source_version("finelogic.eval.judges")) as verdicts, \
-            Memo("soundness-steps", source_version("finelogic.eval.soundness")) as read:
+    from finelogic.eval.judges import verdict_problem
+    from finelogic.eval.soundness import steps_problem
+
+    with Memo("symbolic-verdicts", source_version("finelogic.eval.judges"), check=verdict_problem) as verdicts, \
+            Memo("soundness-steps", source_version("finelogic.eval.soundness"), check=steps_problem) as read:
         yield verdicts, read
 
 

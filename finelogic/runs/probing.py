@@ -18,6 +18,8 @@ from finelogic.data.problem import Problem
 from finelogic.eval.probing import PREDICTION_COLUMNS, TEXT_ONLY, extract_features, probe_predictions, summarize
 from finelogic.eval.probing_data import (TASKS, ProbeRow, Readout, build_rows, probing_problems, row_counts,
                                          shown_rows, split_problems)
+from finelogic.eval.probing import predictions_problem
+from finelogic.eval.probing_data import kept_problem
 from finelogic.memo import Memo, source_version
 from finelogic.runs.backends import open_models, parse_model_list, release, set_threads
 from finelogic.runs.base import resolve
@@ -115,11 +117,11 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     progress = settings.progress
     n_train, n_test = settings.n_train, settings.n_test
     # Problems and NSD lines drawn once, read by every rerun; each probe's test predictions likewise.
-    memo = Memo("probing", source_version("finelogic.eval.probing_data"))
+    memo = Memo("probing", source_version("finelogic.eval.probing_data"), check=kept_problem)
     problems = probing_problems(n_train + n_test, seed, settings.depths, distractors=settings.distractors,
                                 progress=progress, memo=memo)
     memo.flush()
-    probes = Memo("probing-probes", source_version("finelogic.eval.probing"))
+    probes = Memo("probing-probes", source_version("finelogic.eval.probing"), check=predictions_problem)
     splits = split_problems(problems, n_train, seed)
     entries = [model_entry(e, seed) for e in settings.models]
     entries += [checkpoint_entry(p) for p in settings.sft_checkpoints]

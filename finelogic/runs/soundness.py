@@ -19,8 +19,8 @@ from finelogic.data.generators.fld import generate_fld
 from finelogic.data.problem import DISPROVED, PROVED, Problem
 from finelogic.data.suites import evaluation_sets
 from finelogic.eval.accuracy import depth_bucket
-from finelogic.eval.judge_quality import (LabelledStep, judge_quality, label_counts, labelled_from_json, labelled_steps,
-                                          labelled_to_json, teaching_example)
+from finelogic.eval.judge_quality import (LabelledStep, judge_quality, label_counts, labelled_from_json, labelled_problem,
+                                          labelled_steps, labelled_to_json, teaching_example)
 from finelogic.eval.judges import HybridJudge, Judge, LLMJudge, SymbolicJudge
 from finelogic.eval.soundness import SoundnessPolicy, judge_responses
 from finelogic.memo import Memo, memo_key, source_version
@@ -144,7 +144,7 @@ def run(profile: str, *, seed: int = 0, accuracy_run: accuracy.AccuracyRun | Non
         gold = judge_responses(gold_records(problems), problems, symbolic, policy=policy, memo=read)
 
         version = source_version("finelogic.eval.judge_quality", "finelogic.data.generators.fld")
-        with Memo("soundness-quality-set", version) as kept_items:
+        with Memo("soundness-quality-set", version, check=labelled_problem) as kept_items:
             items = quality_set(settings.quality, seed, memo=kept_items)
         quality = [judge_quality({"symbolic": symbolic}, items)]
         if llm is not None and settings.llm_judge and limit != 0:  # on the first ``limit`` of a seeded shuffle

@@ -192,6 +192,19 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
                           train_config=config, trained=tuple(trained), examples=examples)
 
 
+def training_data_problem(value: Any) -> str | None:
+    """What is wrong with ``value`` as the ``supervision-training-data`` memo keeps it (None: nothing): a style's
+    checked set ``{texts, lines, failures}`` or a LogiPT trace ``{trace}`` / ``{error}``."""
+    if type(value) is dict and value.keys() == {"texts", "lines", "failures"}:
+        if type(value["lines"]) is not int or any(type(value[k]) is not list or any(type(t) is not str for t in value[k])
+                                                   for k in ("texts", "failures")):
+            return "a checked set's texts and failures must be lists of strings, its lines a whole number"
+        return None
+    if type(value) is dict and len(value) == 1 and type(value.get("trace", value.get("error"))) is str:
+        return None
+    return f"a checked set {{texts, lines, failures}} or a trace {{trace}} / {{error}} was expected, not {str(value)[:60]}"
+
+
 def training_examples(settings: SupervisionSettings, seed: int) -> tuple[dict[str, list[dict[str, Any]]], pd.DataFrame]:
     """Each style's training examples (and ``LogiPT``'s when ``settings.logipt``) and the style checks (per
     style: examples, lines judged by :func:`finelogic.sft.style_checks.check`, lines failing), from one memo
@@ -199,7 +212,7 @@ def training_examples(settings: SupervisionSettings, seed: int) -> tuple[dict[st
     styles = settings.styles
     problems = training_problems(settings.sizes(), seed)
     version = source_version("finelogic.sft.datasets", "finelogic.baselines.logipt")
-    with Memo("supervision-training-data", version) as memo:
+    with Memo("supervision-training-data", version, check=training_data_problem) as memo:
         digest = problems_digest(problems)
         checked = {style: checked_training_set(style, problems, seed, memo=memo, digest=digest) for style in styles}
         examples = {style: c.examples for style, c in checked.items()}
