@@ -7,8 +7,8 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "finelogic"
 # Higher imports lower, never the other way. baselines and sft sit on eval (they score with it); the
-# study in units (study.py) sits on runs.
-LAYER = {"book": 9, "study": 8, "evaluate": 8, "runs": 7, "baselines": 6, "sft": 6, "eval": 5, "prompts": 4, "paper": 4,
+# study in units (study.py) sits on runs; the lm-evaluation-harness tasks read what finelogic eval reads.
+LAYER = {"book": 9, "study": 8, "evaluate": 8, "lm_eval_tasks": 8, "runs": 7, "baselines": 6, "sft": 6, "eval": 5, "prompts": 4, "paper": 4,
          "models": 3, "data": 2, "logic": 1, "config": 0, "files": 0, "memo": 1, "profiles": 0,
          "settings": 0, "store": 0}
 # What a pure module never calls: file writes and the places runs resolve.

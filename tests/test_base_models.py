@@ -61,14 +61,14 @@ def test_an_in_process_base_model_continues_the_plain_text_prompt(base_model_dir
 
 @pytest.mark.slow
 def test_finelogic_eval_runs_every_family_for_a_base_model_in_process(base_model_dir, tmp_path):
-    from finelogic.evaluate import evaluate
+    from finelogic.book.cli import main
     from finelogic.runs.accuracy import AccuracyRun
     from finelogic.runs.probing import ProbingRun
 
     spec = f"hf:{base_model_dir}"
-    made = evaluate([spec], profile="smoke", out=tmp_path / "eval")
-    assert made.skipped == {}
-    assert set(made.runs) == {"accuracy", "depth", "soundness", "probing", "logicmark"}
+    assert main(["eval", "--model", spec, "--profile", "smoke", "--out", str(tmp_path / "eval")]) == 0
+    assert {p.name for p in (tmp_path / "eval").iterdir() if p.is_dir()} == {"accuracy", "depth", "soundness",
+                                                                              "probing", "logicmark"}
     accuracy = AccuracyRun.read(tmp_path / "eval" / "accuracy")
     name = base_model_dir.name
     assert (accuracy.records["model"] == name).sum() > 0

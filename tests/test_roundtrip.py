@@ -166,7 +166,7 @@ def test_a_manifest_without_its_list_of_files_is_refused_naming_it(made, tmp_pat
     # the depth page, reading it as its upstream, names the file and the command that makes it again
     with pytest.raises(BrokenRun, match=rf"^{folder / 'run.json'}: .*make it with "
                                         r"`finelogic run --profile smoke --family accuracy`"):
-        depth.run("smoke", seed=0, data_dir="/nonexistent", settings=["Direct", "CoT", "Sel-Inf"])
+        depth.run("smoke", seed=0, settings=["Direct", "CoT", "Sel-Inf"])
 
 
 def test_a_manifest_that_does_not_list_every_table_is_refused_naming_the_table(made, tmp_path):
