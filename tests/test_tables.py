@@ -54,7 +54,9 @@ def test_html_has_no_index_column_no_nan_and_never_breaks_a_word_or_number():
     assert "NaN" not in html and "nan" not in html.lower().replace("nan-", "")
     assert html.count("<th>") == 6  # Model, Setting, All valid, Paper, n, Loss first: no index header
     assert "overflow-wrap:anywhere" not in html and "td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}" in html
-    assert "<td>SmolLM2</td>" in html and "the paper has no such row" in html
+    # A model name (one word, or the first column) and an interval stay on one line.
+    assert '<td class="nw">SmolLM2</td>' in html and "the paper has no such row" in html
+    assert ".fl-table td.nw{white-space:nowrap}" in html
 
 
 def test_cells_are_escaped_text_and_booleans_read_yes_no():

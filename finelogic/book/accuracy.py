@@ -10,7 +10,7 @@ import pandas as pd
 
 from finelogic.book.tables import Table, present
 from finelogic.data.suites import PAPER_NAMES
-from finelogic.eval.cues import cue_table
+from finelogic.eval.cues import BEATS, cue_table
 from finelogic.eval.accuracy import COMPAT_COLUMNS, summarize
 from finelogic.paper import reported
 
@@ -31,7 +31,7 @@ def _beside_paper(ours: pd.DataFrame, paper_name: str, metric_column: str,
     table = ours.copy()
     table["metric"] = table[metric_column].map(lambda m: (metric_names or {}).get(m, m))
     table = table.merge(paper, on=["model", "setting", "metric"], how="left")
-    table["ours"] = table["accuracy"].round(1)
+    table["ours"] = table["accuracy"]
     table["95% CI"] = [f"{lo:.1f}–{hi:.1f}" for lo, hi in zip(table["ci_low"], table["ci_high"])]
     return table[["model", "setting", metric_column, "paper", "ours", "95% CI", "n"]]
 
@@ -76,20 +76,19 @@ def table5(summary: pd.DataFrame, compat: pd.DataFrame | None = None) -> pd.Data
     of the same responses (``compat``: the run's ``compat``, same rows) and the counts of unscored responses."""
     table = _beside_paper(summary, "table5", "depth_bucket")
     if compat is not None:
-        table[f"released {SCORER_NAMES['depth']} (%)"] = compat["accuracy"].round(1).to_numpy()
+        table[f"released {SCORER_NAMES['depth']} (%)"] = compat["accuracy"].to_numpy()
     return _with_counts(table, summary, ["model", "setting", "depth_bucket"])
 
 
 #: Footnote of the forced-choice columns (our addition).
-FORCED_NOTE = ("Forced choice is our addition, not the paper's: after the model's own response we append "
-               "\"Final answer: \" and score each label's marker by log-likelihood; the most likely one is "
-               "the answer (sum of token log-probs, ties to the first label). Forced n counts the responses "
-               "it scored; chance is one over the dataset's number of labels.")
+FORCED_NOTE = ("Forced: forced choice, our addition, not the paper's: after the model's response, \"Final answer: \" "
+               "and the label marker it scores highest by log-likelihood (ties to the first label). Chance: one over "
+               "the dataset's number of labels.")
 #: What a missing forced-choice cell means.
 FORCED_MISSING = ("in the forced-choice columns: no response of this group could be forced (a baseline, "
                   "empty replies, or a model that cannot score log-likelihoods)")
 #: Page headers of the forced-choice columns.
-FORCED_HEADERS = {"forced": "Forced choice (%) [95% CI]", "forced n": "Forced n", "chance": "Chance (%)"}
+FORCED_HEADERS = {"forced": "Forced [95% CI]", "forced n": "Forced n", "chance": "Chance"}
 
 
 def _paper_view(table: pd.DataFrame, ours: pd.DataFrame, forced: pd.DataFrame | None, *, missing: str,
@@ -109,8 +108,33 @@ def _paper_view(table: pd.DataFrame, ours: pd.DataFrame, forced: pd.DataFrame | 
         intervals["forced"] = ("forced_low", "forced_high")
         missing = f"{missing}; {FORCED_MISSING}" if table["forced"].isna().any() else missing
         note = FORCED_NOTE
-    return present(table, percent=[*percent, "chance"], intervals=intervals, missing=missing, note=note,
-                   headers={"paper": "Paper (%)", "ours": "Ours (%) [95% CI]", **headers, **FORCED_HEADERS})
+    table, dropped = _narrow(table)
+    shown = present(table, percent=[*percent, "chance"], intervals=intervals, missing=missing, note=note,
+                    headers={"paper": "Paper", "ours": "Ours [95% CI]", **headers, **FORCED_HEADERS})
+    return Table(shown.frame, (f"Accuracy in %. {dropped}".strip(), *shown.notes), shown.numeric)
+
+
+def _narrow(table: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """``table`` without the columns that say nothing row by row, so it fits the page: the model when there is
+    one, the paper's value when it has none, a count of unscored responses that is 0 everywhere, the forced n
+    when it equals n everywhere; and a sentence saying what was left out."""
+    said, drop = [], []
+    if table["model"].nunique() == 1:
+        drop.append("model")
+        said.append(f"Model: {table['model'].iloc[0]}")
+    if "paper" in table and table["paper"].map(lambda v: v == "—" or pd.isna(v)).all():
+        drop.append("paper")
+        said.append("the paper reports no row for this model")
+    zero = [name for name in COUNT_NAMES.values() if name in table and (table[name].fillna(0) == 0).all()]
+    drop += zero
+    if zero:
+        said.append(f"{' and '.join(zero)}: 0 in every row")
+    if "forced n" in table and (table["forced n"].astype("Float64") == table["n"].astype("Float64")).all():
+        drop.append("forced n")
+        said.append("forced choice scored every response")
+    if not said:
+        return table, ""
+    return table.drop(columns=drop), "; ".join(said) + "."
 
 
 def table2_view(ours: pd.DataFrame, forced: pd.DataFrame | None = None) -> Table:
@@ -136,7 +160,7 @@ def table5_view(summary: pd.DataFrame, compat: pd.DataFrame | None = None,
     return _paper_view(table, summary, forced, percent=released,
                        missing="the paper reports no value here (Table 5 has no UNKNOWN column, and our model is "
                                "not in the paper)",
-                       headers={"depth_bucket": "Depth (steps)", **{c: "Released depth scorer (%)" for c in released}})
+                       headers={"depth_bucket": "Depth", **{c: "Released scorer" for c in released}})
 
 
 def accuracy_view(summary: pd.DataFrame) -> Table:
@@ -163,20 +187,21 @@ def cue_rows(run) -> pd.DataFrame:
 def cue_view(run) -> Table:
     """Beside each accuracy of ``run`` (an accuracy run with its test sets), what it must beat before it says
     anything about reasoning (:func:`finelogic.eval.cues.cue_table`): chance, the best constant answer, the
-    negation and consequent rules, and the accuracy on PROVED/DISPROVED items apart from UNKNOWN ones."""
+    negation and consequent rules, and whether the interval's lower end clears them all (the model column only
+    when the run holds several models; the accuracies apart on PROVED/DISPROVED and UNKNOWN items stay in
+    :func:`cue_rows`)."""
     table = cue_rows(run)
     table["dataset"] = [PAPER_NAMES.get(d, d) for d in table["dataset"]]
-    rates = ["accuracy", "accuracy_pd", "accuracy_unknown", "chance", "best_constant", "negation_rule",
-             "consequent_rule"]
-    return present(table, percent=rates, intervals={"accuracy": ("ci_low", "ci_high")},
-                   headers={"accuracy": "Accuracy [95% CI]", "n_pd": "n P/D", "accuracy_pd": "Acc. on P/D",
-                            "n_unknown": "n UNKNOWN", "accuracy_unknown": "Acc. on UNKNOWN",
-                            "best_constant": "Best constant", "best_constant_label": "its label",
-                            "negation_rule": "Negation rule", "consequent_rule": "Consequent rule",
-                            "reading": "Reading"},
-                   missing="no such items", note="In %. Best constant: the most frequent gold label of these items "
+    table["reading"] = ["above all" if r == BEATS else r.replace("not above the ", "not above ") for r in table["reading"]]
+    columns = ["model"] * (table["model"].nunique() > 1) + [
+        "setting", "dataset", "n", "accuracy", "ci_low", "ci_high", "chance", "best_constant", "negation_rule",
+        "consequent_rule", "reading"]
+    rates = ["accuracy", "chance", "best_constant", "negation_rule", "consequent_rule"]
+    return present(table[columns], percent=rates, intervals={"accuracy": ("ci_low", "ci_high")},
+                   headers={"accuracy": "Accuracy [95% CI]", "best_constant": "Constant", "negation_rule": "Negation",
+                            "consequent_rule": "Consequent", "reading": "Reading"},
+                   missing="no such items", note="In %. Constant: the most frequent gold label of these items "
                    "answered every time; negation rule: DISPROVED when the hypothesis has a negation word, else PROVED; "
                    "consequent rule: PROVED when a fact states the hypothesis (is it, or an implication ending in it), "
                    "DISPROVED when one states its negation, else the negation rule (FLD items only: it reads the "
-                   "facts' formulas). "
-                   "Reading: whether the 95% interval's lower end clears the highest of chance, best constant and rules.")
+                   "facts' formulas). Reading: whether the 95% interval's lower end clears the highest of them.")
