@@ -145,6 +145,12 @@ def test_the_committed_study_renders_with_every_page_view(monkeypatch):
     assert study_view.shortcut_sentence(accuracy_run)
     assert "cut at the" in study_view.cap_sentence(accuracy_run)
     assert len(study_view.claims_short().frame) == len(made["claims"].verdicts)
+    # The scan table: per finding its deciding difference, the one with the least room, cue rules included.
+    scan = claims_page.scan_table(made["claims"]).frame.set_index("Finding")
+    nl = scan.loc["SFT-NL raises FLD accuracy over the base model (§5.2.1; Table 2)"]
+    assert nl["Deciding difference [95% CI]"] == "−5.4 [−11.7, +0.9] pp"
+    assert nl["Why"].startswith("SFT-NL (FLD) − the consequent rule")
+    assert "55.8%" in study_view.cue_fact(accuracy_run) and "50.4%" in study_view.cue_fact(accuracy_run)
 
 
 def test_the_cap_sentence_counts_cut_responses_and_names_the_rows_that_measure_the_cap(results):

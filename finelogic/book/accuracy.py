@@ -12,6 +12,7 @@ from finelogic.book.tables import Table, present
 from finelogic.data.suites import PAPER_NAMES
 from finelogic.eval.cues import BEATS, cue_table
 from finelogic.eval.accuracy import COMPAT_COLUMNS, summarize
+from finelogic.eval.stats import one_decimal
 from finelogic.paper import reported
 
 #: How the pages name the released scorers (:mod:`finelogic.eval.extraction`).
@@ -31,8 +32,8 @@ def _beside_paper(ours: pd.DataFrame, paper_name: str, metric_column: str,
     table = ours.copy()
     table["metric"] = table[metric_column].map(lambda m: (metric_names or {}).get(m, m))
     table = table.merge(paper, on=["model", "setting", "metric"], how="left")
-    table["ours"] = table["accuracy"]
-    table["95% CI"] = [f"{lo:.1f}–{hi:.1f}" for lo, hi in zip(table["ci_low"], table["ci_high"])]
+    table["ours"] = [float(one_decimal(v)) for v in table["accuracy"]]  # halves up, as every page prints them
+    table["95% CI"] = [f"{one_decimal(lo)}–{one_decimal(hi)}" for lo, hi in zip(table["ci_low"], table["ci_high"])]
     return table[["model", "setting", metric_column, "paper", "ours", "95% CI", "n"]]
 
 
@@ -76,7 +77,7 @@ def table5(summary: pd.DataFrame, compat: pd.DataFrame | None = None) -> pd.Data
     of the same responses (``compat``: the run's ``compat``, same rows) and the counts of unscored responses."""
     table = _beside_paper(summary, "table5", "depth_bucket")
     if compat is not None:
-        table[f"released {SCORER_NAMES['depth']} (%)"] = compat["accuracy"].to_numpy()
+        table[f"released {SCORER_NAMES['depth']} (%)"] = [float(one_decimal(v)) for v in compat["accuracy"]]
     return _with_counts(table, summary, ["model", "setting", "depth_bucket"])
 
 
@@ -129,9 +130,20 @@ def _narrow(table: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     drop += zero
     if zero:
         said.append(f"{' and '.join(zero)}: 0 in every row")
+    if "n" in table and table["n"].nunique() == 1 and len(table) > 1:
+        drop.append("n")
+        said.append(f"n = {int(table['n'].iloc[0])} in every row")
     if "forced n" in table and (table["forced n"].astype("Float64") == table["n"].astype("Float64")).all():
         drop.append("forced n")
         said.append("forced choice scored every response")
+    if "chance" in table:
+        key = "dataset" if "dataset" in table else None
+        levels = (table.groupby(key, sort=False)["chance"].agg(["min", "max"]) if key
+                  else pd.DataFrame({"min": [table["chance"].min()], "max": [table["chance"].max()]}, index=["all"]))
+        if table["chance"].notna().all() and (levels["min"] == levels["max"]).all():
+            drop.append("chance")
+            said.append("chance: " + ", ".join(f"{level:.1f}%" + (f" on {name}" if key else "")
+                                               for name, level in levels["min"].items()))
     if not said:
         return table, ""
     return table.drop(columns=drop), "; ".join(said) + "."
@@ -147,8 +159,13 @@ def table2_view(ours: pd.DataFrame, forced: pd.DataFrame | None = None) -> Table
 
 
 def policy_view(records: pd.DataFrame) -> Table:
-    """:func:`policy_table` as the page shows it."""
-    return present(policy_table(records), percent=["principled (%)", "released code (%)"])
+    """:func:`policy_table` as the page shows it (a single model and all-zero counts in the note)."""
+    table = policy_table(records).reset_index()
+    table["paper"] = "—"
+    table, dropped = _narrow(table)
+    shown = present(table.drop(columns="paper", errors="ignore"), percent=["principled (%)", "released code (%)"])
+    said = dropped.replace("the paper reports no row for this model; ", "").replace("; the paper reports no row for this model", "")
+    return Table(shown.frame, (*shown.notes, *([said] if said else [])), shown.numeric)
 
 
 def table5_view(summary: pd.DataFrame, compat: pd.DataFrame | None = None,
@@ -166,9 +183,17 @@ def table5_view(summary: pd.DataFrame, compat: pd.DataFrame | None = None,
 def accuracy_view(summary: pd.DataFrame) -> Table:
     """A :func:`~finelogic.eval.accuracy.summarize` frame as the pages show it: accuracy as
     ``12.3 [8.1, 17.0]`` (Wilson 95%), items, correct and unscored counts."""
-    return present(summary, intervals={"accuracy": ("ci_low", "ci_high")},
-                   headers={"accuracy": "Accuracy (%) [95% CI]", "depth_bucket": "Depth (steps)", **COUNT_NAMES},
-                   missing="no scored item in this group")
+    summary, notes = summary.drop(columns=["correct"], errors="ignore"), []
+    if "model" in summary and summary["model"].nunique() == 1:
+        notes.append(f"Model: {summary['model'].iloc[0]}.")
+        summary = summary.drop(columns="model")
+    zero = [c for c in COUNT_NAMES if c in summary and (summary[c].fillna(0) == 0).all()]
+    if zero:
+        notes.append(f"{' and '.join(COUNT_NAMES[c] for c in zero)}: 0 in every row.")
+    shown = present(summary.drop(columns=zero), intervals={"accuracy": ("ci_low", "ci_high")},
+                    headers={"accuracy": "Accuracy [95% CI]", "depth_bucket": "Depth", **COUNT_NAMES},
+                    missing="no scored item in this group")
+    return Table(shown.frame, (*shown.notes, *notes), shown.numeric)
 
 
 def data_note(sets: pd.DataFrame) -> str:
@@ -192,9 +217,10 @@ def cue_view(run) -> Table:
     :func:`cue_rows`)."""
     table = cue_rows(run)
     table["dataset"] = [PAPER_NAMES.get(d, d) for d in table["dataset"]]
-    table["reading"] = ["above all" if r == BEATS else r.replace("not above the ", "not above ") for r in table["reading"]]
+    table["reading"] = ["above all" if r == BEATS else "≤ " + r.removeprefix("not above ").removeprefix("the ")
+                        .removesuffix(" answer") for r in table["reading"]]
     columns = ["model"] * (table["model"].nunique() > 1) + [
-        "setting", "dataset", "n", "accuracy", "ci_low", "ci_high", "chance", "best_constant", "negation_rule",
+        "setting", "dataset", "accuracy", "ci_low", "ci_high", "chance", "best_constant", "negation_rule",
         "consequent_rule", "reading"]
     rates = ["accuracy", "chance", "best_constant", "negation_rule", "consequent_rule"]
     return present(table[columns], percent=rates, intervals={"accuracy": ("ci_low", "ci_high")},
@@ -204,4 +230,5 @@ def cue_view(run) -> Table:
                    "answered every time; negation rule: DISPROVED when the hypothesis has a negation word, else PROVED; "
                    "consequent rule: PROVED when a fact states the hypothesis (is it, or an implication ending in it), "
                    "DISPROVED when one states its negation, else the negation rule (FLD items only: it reads the "
-                   "facts' formulas). Reading: whether the 95% interval's lower end clears the highest of them.")
+                   "facts' formulas). Reading: whether the 95% interval's lower end clears the highest of them (≤: the one "
+                   "it does not clear). n: as in the accuracy table.")

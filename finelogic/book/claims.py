@@ -178,12 +178,16 @@ def evidence_html(run) -> str:
     :func:`scan_table`."""
     import html
 
+    from finelogic.eval import claims as rules
+
+    # The paper's words as the claims are written now (a committed run keeps the words of its assembly).
+    words = {c.claim: c.what_paper_says for c in vars(rules).values() if isinstance(c, rules.Claim)}
     parts = []
     for row in run.verdicts.itertuples():
         parts.append(
             f'<details class="finelogic-evidence"><summary><strong>{html.escape(row.claim)}</strong> '
             f'({html.escape(row.source)}): {html.escape(row.verdict)}</summary>'
-            f'<p><em>The paper:</em> {html.escape(row.what_paper_says)}</p>'
+            f'<p><em>The paper:</em> {html.escape(words.get(row.claim, row.what_paper_says))}</p>'
             f'<p><em>Rule (ours):</em> {html.escape(row.rule)}</p>'
             f'<p><em>Numbers, 95% intervals and n:</em> {html.escape(row.evidence)}</p></details>')
     return "".join(parts)

@@ -295,7 +295,10 @@ def gap_view(by_hop: pd.DataFrame, card: pd.DataFrame, nearest: tuple[str, ...] 
     ours = wide(by_hop, index=("model",), values="value").loc[:, [*HOP_COLUMNS, "avg"]]
     low = wide(by_hop, index=("model",), values="ci_low")["avg"]
     high = wide(by_hop, index=("model",), values="ci_high")["avg"]
-    ours = ours.assign(avg_low=low, avg_high=high, source="ours", items=gap_items(by_hop))
+    hops = by_hop[by_hop["metric"].isin(HOP_COLUMNS)]
+    items = hops.groupby("model", sort=False)["n"].sum() if "n" in hops else None
+    ours = ours.assign(avg_low=low, avg_high=high, source="ours",
+                       items=items.reindex(ours.index).to_numpy() if items is not None else pd.NA)
     theirs = wide(card, index=("model",)).loc[[m for m in nearest], [*HOP_COLUMNS, "avg"]]
     theirs = theirs.assign(source="card (reported)")
     table = pd.concat([ours, theirs]).rename_axis("model").reset_index()
@@ -304,8 +307,7 @@ def gap_view(by_hop: pd.DataFrame, card: pd.DataFrame, nearest: tuple[str, ...] 
     return present(table, percent=HOP_COLUMNS, intervals={"avg": ("avg_low", "avg_high")},
                    headers={"source": "Source", "avg": "avg [95% CI]", "items": "n", **{h: h for h in HOP_COLUMNS}},
                    missing="the card's rows are on its own items, none of ours",
-                   note="Accuracy in %. Ours: `benchmarks/logicmark_gap.py` (default scoring), every model on the "
-                        "same items; avg weights the hops by the card's shares (10/40/25/15/10 %, card, \"Hop "
+                   note="Accuracy in %. Ours: n items per model; avg weights the hops by the card's shares (10/40/25/15/10 %, card, \"Hop "
                         "Depth\"), its interval a stratified normal approximation. Card: printed numbers on its own "
                         "items (card, \"Benchmark Results\"), no interval.")
 
@@ -325,3 +327,11 @@ def variants_view(variants: pd.DataFrame) -> Table:
                    headers={"avg": "avg [95% CI]", **{h: h for h in HOP_COLUMNS}},
                    note="Accuracy in %. Card's profile: 1-hop the highest bucket and 5-hop below 2-hop, as in the "
                         "card's rows.")
+
+
+def properties_view(properties: pd.DataFrame) -> Table:
+    """The gap benchmark's checks of our generator against the card's stated properties (``properties.csv``):
+    the property, what the card says, what was checked, the count of items that have it and the verdict."""
+    table = properties.assign(items=[f"{int(c):,} of {int(o):,}" for c, o in zip(properties["count"], properties["of"])])
+    return present(table[["property", "card", "checked", "items", "verdict"]],
+                   headers={"card": "The card says", "checked": "Checked", "items": "Items"})
