@@ -219,16 +219,19 @@ def cue_view(run) -> Table:
     table["dataset"] = [PAPER_NAMES.get(d, d) for d in table["dataset"]]
     table["reading"] = ["above all" if r == BEATS else "≤ " + r.removeprefix("not above ").removeprefix("the ")
                         .removesuffix(" answer") for r in table["reading"]]
+    chance = dict(zip(table["dataset"], table["chance"]))
     columns = ["model"] * (table["model"].nunique() > 1) + [
-        "setting", "dataset", "accuracy", "ci_low", "ci_high", "chance", "best_constant", "negation_rule",
-        "consequent_rule", "reading"]
-    rates = ["accuracy", "chance", "best_constant", "negation_rule", "consequent_rule"]
+        "setting", "dataset", "accuracy", "ci_low", "ci_high", "best_constant", "negation_rule", "consequent_rule",
+        "reading"]
+    rates = ["accuracy", "best_constant", "negation_rule", "consequent_rule"]
     return present(table[columns], percent=rates, intervals={"accuracy": ("ci_low", "ci_high")},
-                   headers={"accuracy": "Accuracy [95% CI]", "best_constant": "Constant", "negation_rule": "Negation",
-                            "consequent_rule": "Consequent", "reading": "Reading"},
-                   missing="no such items", note="In %. Constant: the most frequent gold label of these items "
-                   "answered every time; negation rule: DISPROVED when the hypothesis has a negation word, else PROVED; "
-                   "consequent rule: PROVED when a fact states the hypothesis (is it, or an implication ending in it), "
+                   headers={"accuracy": "Accuracy [95% CI]", "best_constant": "Constant", "negation_rule": "Neg. rule",
+                            "consequent_rule": "Cons. rule", "reading": "Reading"},
+                   missing="no such items", note="In %. Chance: " + ", ".join(
+                       f"{one_decimal(level)} on {name}" for name, level in chance.items()) + ". Constant: the most "
+                   "frequent gold label of these items "
+                   "answered every time; negation (neg.) rule: DISPROVED when the hypothesis has a negation word, else PROVED; "
+                   "consequent (cons.) rule: PROVED when a fact states the hypothesis (is it, or an implication ending in it), "
                    "DISPROVED when one states its negation, else the negation rule (FLD items only: it reads the "
-                   "facts' formulas). Reading: whether the 95% interval's lower end clears the highest of them (≤: the one "
-                   "it does not clear). n: as in the accuracy table.")
+                   "facts' formulas). Reading: whether the 95% interval's lower end clears the highest of chance and "
+                   "them (≤: the one it does not clear). n: as in the accuracy table.")

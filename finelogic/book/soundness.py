@@ -143,12 +143,12 @@ def exclusions_view(run) -> Table:
     counts["steps"] = [f"{int(a)} ({int(u)})" for a, u in zip(counts["steps"], counts.pop("undecided_steps"))]
     counts, note = _rows_named(counts)
     shown = present(counts, percent=list(RATE_COLUMNS),
-                    headers={"no_steps": "No steps", "undecided": "Undecided", "steps": "Steps (undecided)",
+                    headers={"no_steps": "No steps", "undecided": "Undecided", "steps": "Steps",
                              "valid_rate": "Valid steps", "relevant_rate": "Relevant steps",
                              "atomic_rate": "Atomic steps"},
                     missing="no step of this kind to rate")
-    return Table(shown.frame, (*shown.notes, "Samples: responses; undecided: a step the judge could not read; "
-                               "step rates in %.", *([note] if note else [])), shown.numeric)
+    return Table(shown.frame, (*shown.notes, "Samples: responses; undecided: with a step the judge could not "
+                               "read; steps: all, the undecided ones in brackets; step rates in %.", *([note] if note else [])), shown.numeric)
 
 
 def quality_view(run) -> Table:
