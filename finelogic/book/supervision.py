@@ -40,7 +40,7 @@ def figure4(run) -> list[Any]:
 
 
 @figures.themed
-def loss_curves(losses: pd.DataFrame):
+def loss_curves(losses: pd.DataFrame, *, whose: str = "this run"):
     """Training loss per optimizer step, one line per trained model (``setting``)."""
     fig, axes = figures.new_figure(height=3.8)
     ax = axes[0, 0]
@@ -49,7 +49,7 @@ def loss_curves(losses: pd.DataFrame):
     ax.get_legend().remove()
     ax.set_xlabel("optimizer step")
     ax.set_ylabel("training loss (nats / target token)")
-    ax.set_title("Training loss by supervision style (this run)")
+    ax.set_title(f"Training loss by supervision style ({whose})")
     figures.legend_below(fig)
     return figures.finish(fig, alt="Line chart of the training loss (nats per target token) against the optimizer "
                                    "step, one line per trained model: "
