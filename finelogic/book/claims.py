@@ -13,20 +13,8 @@ from finelogic.book import figures
 from finelogic.book.tables import Table, present
 from finelogic.eval.claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, VERDICTS
 
-#: The verdict table's headers.
-HEADERS = {"claim": "finding", "source": "in the paper", "what_paper_says": "what the paper says",
-           "verdict": "our verdict", "rule": "rule (95% intervals)", "evidence": "our numbers [95% interval] (n)"}
-
-
-def verdict_table(run) -> Table:
-    """Every claim with its source, the paper's words, our verdict, the rule and the numbers behind it."""
-    frame = run.verdicts[["claim", "source", "what_paper_says", "verdict", "rule", "evidence"]]
-    return present(frame, headers=HEADERS,
-                   note="Verdicts are computed from this run's upstream results (finelogic.runs.claims), never "
-                        f"typed: {REPRODUCED} when the 95% intervals separate in the paper's direction, "
-                        f"{NOT_REPRODUCED} when they separate in the opposite one, {INCONCLUSIVE} otherwise, "
-                        f"{NOT_TESTABLE} when the runs lack what the claim needs (the evidence says what). Accuracy "
-                        "gains must also clear the cue rules (best constant answer, negation rule, consequent rule).")
+#: The short verdict table's headers.
+HEADERS = {"claim": "finding", "source": "in the paper", "verdict": "our verdict"}
 
 
 def short_table(run) -> Table:
