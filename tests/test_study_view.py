@@ -150,6 +150,11 @@ def test_the_committed_study_renders_with_every_page_view(monkeypatch):
     assert nl["Deciding difference [95% CI]"] == "−5.4 [−11.7, +0.9] pp"
     assert nl["Why"].startswith("SFT-NL (FLD) − the consequent rule")
     assert "55.8%" in study_view.cue_fact(accuracy_run) and "50.4%" in study_view.cue_fact(accuracy_run)
+    # Each page's first sentence, from the committed numbers with their n.
+    assert "best style, SFT-NL, answers 50.4% [44.1, 56.7]" in study_view.accuracy_lead(accuracy_run)
+    assert "(n = 80 each)" in study_view.depth_lead(made["depth"])
+    assert "FLD SFT-NL 50.4% [44.1, 56.7] (n = 240" in study_view.supervision_lead(accuracy_run)
+    assert "CSS 68.2% against 60.3%" in study_view.probing_lead(made["probing"])
 
 
 def test_the_cap_sentence_counts_cut_responses_and_names_the_rows_that_measure_the_cap(results):

@@ -351,3 +351,44 @@ def cue_fact(run) -> str:
             f"negation) and follows no chain, scores {one_decimal(rule)}%, {side} the best style's "
             f"{one_decimal(best.accuracy)}% ({best.setting}, [{one_decimal(best.ci_low)}, {one_decimal(best.ci_high)}], "
             f"n = {int(best.n)}): the items predate the decoy facts that defeat the rule, so no FLD gain can be told from this shortcut.")
+
+
+def probing_lead(run) -> str:
+    """The probing page's first sentence: per task, the base model's probe row accuracy beside the text-only
+    baseline's (the candidate line alone), whether it clears it beyond the 95% intervals, and the verdicts of
+    the study's Table 4 findings on fine-tuning."""
+    from finelogic.eval.probing import LINEAR, TEXT_ONLY
+    from finelogic.eval.probing_data import TASKS
+
+    summary = getattr(run, "summary", None)
+    if summary is None or summary.empty:
+        return "The study trained no probe."
+    readout, base = run.provenance.settings["readouts"][0], run.provenance.models[0]
+    rows = summary[summary["readout"] == readout].set_index(["model", "probe", "task"])
+    cells, cleared = [], []
+    for task in TASKS:
+        if (base, LINEAR, task) not in rows.index or (base, TEXT_ONLY, task) not in rows.index:
+            continue
+        probe, text = rows.loc[(base, LINEAR, task)], rows.loc[(base, TEXT_ONLY, task)]
+        cells.append(f"{task.upper()} {one_decimal(probe['row_accuracy'])}% against "
+                     f"{one_decimal(text['row_accuracy'])}%")
+        cleared.append(bool(probe["row_ci_low"] > text["row_ci_high"]))
+    if not cells:
+        return "The study's probing run has no probe beside its text-only baseline."
+    problems = int(rows["problems"].max())
+    said = ("clear it beyond the 95% intervals on every task" if all(cleared) else
+            "do not clear it beyond the 95% intervals" if not any(cleared) else
+            "clear it beyond the 95% intervals on some tasks only")
+    text = (f"On the study's {problems} test problems the base model's probes read the rows' labels about as well "
+            f"as the text-only baseline, which sees the candidate line alone ({'; '.join(cells)} of rows right), and "
+            f"{said}.") if not any(cleared) else (
+            f"On the study's {problems} test problems the base model's probes, beside the text-only baseline "
+            f"({'; '.join(cells)} of rows right), {said}.")
+    verdicts = read("claims")
+    if verdicts is not None:
+        table4 = verdicts.verdicts[verdicts.verdicts["source"].astype(str).str.startswith("Table 4")]
+        if len(table4):
+            counts = table4["verdict"].value_counts()
+            text += (f" The study's {len(table4)} findings on how fine-tuning moves CSS, RFI and NSD (Table 4, "
+                     "§5.2.3): " + ", ".join(f"{k} {v}" for v, k in counts.items()) + " ({doc}`08_claims`).")
+    return text
