@@ -124,7 +124,7 @@ class Table:
             cells = "".join(
                 f'<td class="num">{html.escape(v)}</td>' if c in self.numeric
                 else f'<td class="nw">{html.escape(v)}</td>' if _unbroken(v) or (i == 0 and first)
-                else f"<td>{html.escape(v)}</td>"
+                else f'<td class="txt">{html.escape(v)}</td>' if len(v.split()) >= 4 else f"<td>{html.escape(v)}</td>"
                 for i, (c, v) in enumerate(zip(self.frame.columns, values)))
             rows.append(f"<tr>{cells}</tr>")
         notes = "".join(f'<p class="fl-notes">{html.escape(n)}</p>' for n in self.notes)
