@@ -537,14 +537,18 @@ def test_accuracy_and_depth_tables_show_forced_choice_with_its_n_interval_and_ch
     records = evaluate_accuracy(PROBLEMS[:3], backend, COT, model="ours")
     records = records.join(forced_choice(PROBLEMS[:3], records, backend))
     by = ("model", "setting", "dataset")
-    shown = table2_view(summarize(records, by), summarize_forced(records, by)).frame
-    assert shown[["Ours (%) [95% CI]", "n", "Forced choice (%) [95% CI]", "Forced n", "Chance (%)"]].values.tolist() == [
-        ["0.0 [0.0, 56.1]", "3", "33.3 [6.1, 79.2]", "3", "33.3"]]
+    table = table2_view(summarize(records, by), summarize_forced(records, by))
+    # One model, no paper row, nothing cut, forced choice on every response: those columns go to the note.
+    assert list(table.frame.columns) == ["Setting", "Dataset", "Ours [95% CI]", "n", "No answer", "Forced [95% CI]"]
+    assert table.frame[["Ours [95% CI]", "n", "Forced [95% CI]"]].values.tolist() == [
+        ["0.0 [0.0, 56.1]", "3", "33.3 [6.1, 79.2]"]]
+    assert any("Model: ours" in n and "forced choice scored every response" in n and "chance: 33.3% on FLD" in n
+               for n in table.notes)
     by = ("model", "setting", "depth_bucket")
     depth = table5_view(summarize(records, by), None, summarize_forced(records, by))
-    assert depth.frame["Forced choice (%) [95% CI]"].tolist() == ["0.0 [0.0, 79.3]", "100.0 [20.7, 100.0]",
-                                                                "0.0 [0.0, 79.3]"]
-    assert depth.frame["Chance (%)"].tolist() == ["33.3"] * 3 and any("our addition" in n for n in depth.notes)
+    assert depth.frame["Forced [95% CI]"].tolist() == ["0.0 [0.0, 79.3]", "100.0 [20.7, 100.0]", "0.0 [0.0, 79.3]"]
+    assert "Chance" not in depth.frame and any("chance: 33.3%" in n for n in depth.notes)
+    assert any("our addition" in n for n in depth.notes)
 
 
 def test_data_note_names_every_source_and_the_absent_sets():

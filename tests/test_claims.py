@@ -436,8 +436,9 @@ def test_the_page_helpers_show_every_verdict():
 
     made_sft, made_probing = _upstream_runs()
     made = claims_family.run("smoke", supervision_run=made_sft, probing_run=made_probing)
-    table = page.verdict_table(made)
-    assert len(table.frame) == len(claims.CLAIMS) and "our verdict" in table.frame.columns
+    table = page.scan_table(made).frame
+    assert len(table) == len(claims.CLAIMS) and set(table["Verdict"]) == {claims.REPRODUCED}
+    assert all(why.endswith("apart from 0 as the paper says") for why in table["Why"] if why)
     assert list(page.short_table(made).frame.columns) == ["finding", "in the paper", "our verdict"]
     assert page.counts_sentence(made) == "Of the 12 findings tested, 12 are reproduced."
 

@@ -192,7 +192,7 @@ def test_the_embedded_model_in_process_gets_its_runs_and_one_self_contained_repo
                     "Stepwise soundness (Table 3)", "LogicMark: per-hop log-likelihood accuracy"):
         assert f"<h2>{heading}</h2>" in report
     assert "paper: GPT-4o (reported)" in report or "GPT-4o" in report  # the paper's rows beside ours
-    assert "Consequent rule" in report and "One response, step by step" in report
+    assert "Cons. rule" in report and "One response, step by step" in report
     assert report.count("<img") >= 4 and "data:image/png;base64," in report
     assert "<script" not in report and "<link" not in report and 'src="http' not in report  # opens offline
 

@@ -158,6 +158,7 @@ def test_every_generated_page_has_one_provenance_box_and_a_rerun_box_with_a_meas
     for path in _generated(pages):
         name = path.rsplit("/", 1)[-1].removesuffix(".html")
         page.goto(base + path, wait_until="load")
+        page.evaluate(_OPEN_ALL)  # the boxes are in the folded "Rerun on this machine" section
         provenance = page.locator(".finelogic-provenance")
         assert provenance.count() == 1, path
         assert f"{name}.ipynb" in provenance.inner_text() and "smoke" in provenance.inner_text(), path
@@ -247,6 +248,7 @@ def test_figure_text_stays_at_least_10_pt_on_a_phone(site, browser):
     measured, small = {}, []
     for path in _generated(pages):
         page.goto(base + path, wait_until="load")
+        page.evaluate(_OPEN_ALL)  # figures in folded sections too, as a reader who opens them sees them
         figures = page.evaluate("""Array.from(document.querySelectorAll('article img')).map(i => ({
             alt: (i.alt || i.src).slice(0, 60), rendered: i.getBoundingClientRect().width,
             drawn: parseFloat(i.dataset.cssWidth), font: parseFloat(i.dataset.fontPt),
@@ -272,3 +274,122 @@ def test_figure_text_stays_at_least_10_pt_on_a_phone(site, browser):
     print(json.dumps(measured, indent=1))
     assert small == []
     assert any(m["figures"] for m in measured.values())
+
+
+def _results_pages(pages: list[str]) -> list[str]:
+    """The landing page and the results chapters (02 to 08), the pages a reader opens for the paper's results."""
+    return [pages[0]] + [p for p in pages if re.search(r"/generated/0[2-8]_", p)]
+
+
+_OPEN_ALL = "document.querySelectorAll('details').forEach(d => d.open = true)"
+#: Every table wider than the article's text column (its content box), with both widths.
+_WIDE_TABLES = """() => {
+    const article = document.querySelector('article.bd-article');
+    const style = getComputedStyle(article);
+    const column = article.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    return Array.from(article.querySelectorAll('table')).map(t => ({
+        width: Math.max(t.scrollWidth, t.getBoundingClientRect().width), column: column,
+        head: (t.querySelector('tr') || t).innerText.replace(/\\s+/g, ' ').slice(0, 80)}))
+      .filter(t => t.width > t.column + 1);
+}"""
+
+
+def test_tables_fit_the_text_column_and_scroll_in_their_own_box_on_a_phone(site, browser):
+    """At 1280 px every table of a results page, folded sections opened, fits the text column (no column cut
+    off at the right); at 420 px the page, folded sections opened, never scrolls sideways: a wide table scrolls
+    inside its own box."""
+    base, _, pages = site
+    too_wide, page_scrolls = [], {}
+    for width in (1280, 420):
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        for path in _results_pages(pages):
+            page.goto(base + path, wait_until="load")
+            page.evaluate(_OPEN_ALL)
+            if width == 1280:
+                too_wide += [(path, round(t["width"]), round(t["column"]), t["head"])
+                             for t in page.evaluate(_WIDE_TABLES)]
+            else:
+                scroll = page.evaluate("document.documentElement.scrollWidth")
+                if scroll > width:
+                    page_scrolls[path] = scroll
+        page.close()
+    assert too_wide == []
+    assert page_scrolls == {}
+
+
+#: Words a reader reads on a page: the article's rendered text (folded sections closed, so only their
+#: summary line counts) less its tables and code.
+_WORDS = """() => {
+    const count = text => (text.match(/\\S+/g) || []).length;
+    const article = document.querySelector('article.bd-article');
+    let words = count(article.innerText);
+    const skipped = Array.from(article.querySelectorAll('table, pre, div.highlight'))
+        .filter(e => !e.parentElement.closest('table, pre, div.highlight'));
+    for (const e of skipped) words -= count(e.innerText);
+    return words;
+}"""
+
+
+def test_results_pages_are_short_with_this_builds_run_folded(site, browser):
+    """At 1280x900 with the "Rerun on this machine" section folded, a results page is at most 10 screens long
+    (the claims page 12) and has at most 2,500 words outside tables and code; the counts go to
+    artifacts/page_lengths.json."""
+    import json
+
+    base, _, pages = site
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    measured, too_long = {}, []
+    for path in _results_pages(pages):
+        page.goto(base + path, wait_until="load")
+        folded = page.evaluate("document.querySelectorAll('details.finelogic-rerun-run:not([open])').length")
+        if path != pages[0]:
+            assert folded == 1, (path, "one folded 'Rerun on this machine' section")
+        screens = page.evaluate("document.documentElement.scrollHeight") / 900
+        words = page.evaluate(_WORDS)
+        measured[path] = {"screens": round(screens, 1), "words": words}
+        limit = 12 if "08_claims" in path else 10
+        if screens > limit or words > 2500:
+            too_long.append((path, round(screens, 1), words))
+    page.close()
+    out = REPO / "artifacts"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "page_lengths.json").write_text(json.dumps(measured, indent=1))
+    print(json.dumps(measured, indent=1))
+    assert too_long == []
+
+
+def test_no_long_paragraph_is_repeated_on_another_page(site, browser):
+    """A paragraph of 40 or more words appears on one page only (folded sections included): what every page
+    would repeat is said once and linked."""
+    base, _, pages = site
+    page = browser.new_page()
+    seen: dict[str, list[str]] = {}
+    for path in _results_pages(pages) + [p for p in pages if "/generated/0" in p and p not in _results_pages(pages)]:
+        page.goto(base + path, wait_until="load")
+        for text in page.evaluate("Array.from(document.querySelectorAll('article p'))"
+                                  ".map(p => p.textContent.replace(/\\s+/g, ' ').trim())"):
+            if len(text.split()) >= 40:
+                seen.setdefault(text, [])
+                if path not in seen[text]:
+                    seen[text].append(path)
+    page.close()
+    repeated = {text[:100]: where for text, where in seen.items() if len(where) > 1}
+    assert repeated == {}
+
+
+def test_screenshots_of_the_results_pages_at_desktop_and_phone_width(site, browser):
+    """Full-page screenshots of the landing page and chapters 02-04 and 06-08 at 1280 and 420 px, to look at
+    (artifacts/screenshots/<page>-<width>.png)."""
+    base, _, pages = site
+    out = REPO / "artifacts" / "screenshots"
+    out.mkdir(parents=True, exist_ok=True)
+    chosen = [pages[0]] + [p for p in pages if re.search(r"/generated/0[234678]_", p)]
+    for width in (1280, 420):
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        for path in chosen:
+            page.goto(base + path, wait_until="networkidle")
+            name = "landing" if path == pages[0] else path.rsplit("/", 1)[-1].removesuffix(".html")
+            target = out / f"{name}-{width}.png"
+            page.screenshot(path=str(target), full_page=True)
+            assert target.stat().st_size > 20_000, target
+        page.close()

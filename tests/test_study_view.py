@@ -141,10 +141,20 @@ def test_the_committed_study_renders_with_every_page_view(monkeypatch):
     assert len(probing_page.table4_beside_paper(made["probing"].predictions, readout, "ours (study)"))
     assert findings.probing(made["probing"], probing.RANDOM_INIT)
     assert supervision_page.accuracy_figure(accuracy_run) is not None
-    assert len(claims_page.verdict_table(made["claims"]).frame) == len(made["claims"].verdicts)
     assert study_view.shortcut_sentence(accuracy_run)
     assert "cut at the" in study_view.cap_sentence(accuracy_run)
     assert len(study_view.claims_short().frame) == len(made["claims"].verdicts)
+    # The scan table: per finding its deciding difference, the one with the least room, cue rules included.
+    scan = claims_page.scan_table(made["claims"]).frame.set_index("Finding")
+    nl = scan.loc["SFT-NL raises FLD accuracy over the base model (§5.2.1; Table 2)"]
+    assert nl["Deciding difference [95% CI]"] == "−5.4 [−11.7, +0.9] pp"
+    assert nl["Why"].startswith("SFT-NL (FLD) − the consequent rule")
+    assert "55.8%" in study_view.cue_fact(accuracy_run) and "50.4%" in study_view.cue_fact(accuracy_run)
+    # Each page's first sentence, from the committed numbers with their n.
+    assert "best style, SFT-NL, answers 50.4% [44.1, 56.7]" in study_view.accuracy_lead(accuracy_run)
+    assert "(n = 80 each)" in study_view.depth_lead(made["depth"])
+    assert "FLD SFT-NL 50.4% [44.1, 56.7] (n = 240" in study_view.supervision_lead(accuracy_run)
+    assert "CSS 68.2% against 60.3%" in study_view.probing_lead(made["probing"])
 
 
 def test_the_cap_sentence_counts_cut_responses_and_names_the_rows_that_measure_the_cap(results):

@@ -54,7 +54,9 @@ def test_html_has_no_index_column_no_nan_and_never_breaks_a_word_or_number():
     assert "NaN" not in html and "nan" not in html.lower().replace("nan-", "")
     assert html.count("<th>") == 6  # Model, Setting, All valid, Paper, n, Loss first: no index header
     assert "overflow-wrap:anywhere" not in html and "td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}" in html
-    assert "<td>SmolLM2</td>" in html and "the paper has no such row" in html
+    # A model name (one word, or the first column) and an interval stay on one line.
+    assert '<td class="nw">SmolLM2</td>' in html and "the paper has no such row" in html
+    assert ".fl-table td.nw{white-space:nowrap}" in html
 
 
 def test_cells_are_escaped_text_and_booleans_read_yes_no():
@@ -67,3 +69,13 @@ def test_an_unnamed_index_keeps_its_labels_under_a_blank_header():
     table = present(pd.DataFrame({"score": [0.5, 0.25]}, index=["A", "B"]), digits={"score": 3})
     assert list(table.frame.columns) == ["", "Score"]
     assert table.frame.values.tolist() == [["A", "0.500"], ["B", "0.250"]]
+
+
+def test_halves_round_up_the_same_in_every_table_and_interval():
+    """71.25 and 61.25 print as 71.3 and 61.3 (not by the float's binary value, which gives 71.2 beside 43.8)."""
+    from finelogic.eval.stats import one_decimal
+
+    frame = pd.DataFrame({"setting": ["a", "b"], "acc": [71.25, 43.75], "low": [60.25, 33.35], "high": [80.05, 54.65]})
+    shown = present(frame, intervals={"acc": ("low", "high")}).frame
+    assert shown["Acc"].tolist() == ["71.3 [60.3, 80.1]", "43.8 [33.4, 54.7]"]
+    assert [one_decimal(v) for v in (61.25, 33.85, 0.05, 100.0)] == ["61.3", "33.9", "0.1", "100.0"]

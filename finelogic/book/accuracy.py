@@ -10,8 +10,9 @@ import pandas as pd
 
 from finelogic.book.tables import Table, present
 from finelogic.data.suites import PAPER_NAMES
-from finelogic.eval.cues import cue_table
+from finelogic.eval.cues import BEATS, cue_table
 from finelogic.eval.accuracy import COMPAT_COLUMNS, summarize
+from finelogic.eval.stats import one_decimal
 from finelogic.paper import reported
 
 #: How the pages name the released scorers (:mod:`finelogic.eval.extraction`).
@@ -31,8 +32,8 @@ def _beside_paper(ours: pd.DataFrame, paper_name: str, metric_column: str,
     table = ours.copy()
     table["metric"] = table[metric_column].map(lambda m: (metric_names or {}).get(m, m))
     table = table.merge(paper, on=["model", "setting", "metric"], how="left")
-    table["ours"] = table["accuracy"].round(1)
-    table["95% CI"] = [f"{lo:.1f}–{hi:.1f}" for lo, hi in zip(table["ci_low"], table["ci_high"])]
+    table["ours"] = [float(one_decimal(v)) for v in table["accuracy"]]  # halves up, as every page prints them
+    table["95% CI"] = [f"{one_decimal(lo)}–{one_decimal(hi)}" for lo, hi in zip(table["ci_low"], table["ci_high"])]
     return table[["model", "setting", metric_column, "paper", "ours", "95% CI", "n"]]
 
 
@@ -76,20 +77,19 @@ def table5(summary: pd.DataFrame, compat: pd.DataFrame | None = None) -> pd.Data
     of the same responses (``compat``: the run's ``compat``, same rows) and the counts of unscored responses."""
     table = _beside_paper(summary, "table5", "depth_bucket")
     if compat is not None:
-        table[f"released {SCORER_NAMES['depth']} (%)"] = compat["accuracy"].round(1).to_numpy()
+        table[f"released {SCORER_NAMES['depth']} (%)"] = [float(one_decimal(v)) for v in compat["accuracy"]]
     return _with_counts(table, summary, ["model", "setting", "depth_bucket"])
 
 
 #: Footnote of the forced-choice columns (our addition).
-FORCED_NOTE = ("Forced choice is our addition, not the paper's: after the model's own response we append "
-               "\"Final answer: \" and score each label's marker by log-likelihood; the most likely one is "
-               "the answer (sum of token log-probs, ties to the first label). Forced n counts the responses "
-               "it scored; chance is one over the dataset's number of labels.")
+FORCED_NOTE = ("Forced: forced choice, our addition, not the paper's: after the model's response, \"Final answer: \" "
+               "and the label marker it scores highest by log-likelihood (ties to the first label). Chance: one over "
+               "the dataset's number of labels.")
 #: What a missing forced-choice cell means.
 FORCED_MISSING = ("in the forced-choice columns: no response of this group could be forced (a baseline, "
                   "empty replies, or a model that cannot score log-likelihoods)")
 #: Page headers of the forced-choice columns.
-FORCED_HEADERS = {"forced": "Forced choice (%) [95% CI]", "forced n": "Forced n", "chance": "Chance (%)"}
+FORCED_HEADERS = {"forced": "Forced [95% CI]", "forced n": "Forced n", "chance": "Chance"}
 
 
 def _paper_view(table: pd.DataFrame, ours: pd.DataFrame, forced: pd.DataFrame | None, *, missing: str,
@@ -109,8 +109,44 @@ def _paper_view(table: pd.DataFrame, ours: pd.DataFrame, forced: pd.DataFrame | 
         intervals["forced"] = ("forced_low", "forced_high")
         missing = f"{missing}; {FORCED_MISSING}" if table["forced"].isna().any() else missing
         note = FORCED_NOTE
-    return present(table, percent=[*percent, "chance"], intervals=intervals, missing=missing, note=note,
-                   headers={"paper": "Paper (%)", "ours": "Ours (%) [95% CI]", **headers, **FORCED_HEADERS})
+    table, dropped = _narrow(table)
+    shown = present(table, percent=[*percent, "chance"], intervals=intervals, missing=missing, note=note,
+                    headers={"paper": "Paper", "ours": "Ours [95% CI]", **headers, **FORCED_HEADERS})
+    return Table(shown.frame, (f"Accuracy in %. {dropped}".strip(), *shown.notes), shown.numeric)
+
+
+def _narrow(table: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """``table`` without the columns that say nothing row by row, so it fits the page: the model when there is
+    one, the paper's value when it has none, a count of unscored responses that is 0 everywhere, the forced n
+    when it equals n everywhere; and a sentence saying what was left out."""
+    said, drop = [], []
+    if table["model"].nunique() == 1:
+        drop.append("model")
+        said.append(f"Model: {table['model'].iloc[0]}")
+    if "paper" in table and table["paper"].map(lambda v: v == "—" or pd.isna(v)).all():
+        drop.append("paper")
+        said.append("the paper reports no row for this model")
+    zero = [name for name in COUNT_NAMES.values() if name in table and (table[name].fillna(0) == 0).all()]
+    drop += zero
+    if zero:
+        said.append(f"{' and '.join(zero)}: 0 in every row")
+    if "n" in table and table["n"].nunique() == 1 and len(table) > 1:
+        drop.append("n")
+        said.append(f"n = {int(table['n'].iloc[0])} in every row")
+    if "forced n" in table and (table["forced n"].astype("Float64") == table["n"].astype("Float64")).all():
+        drop.append("forced n")
+        said.append("forced choice scored every response")
+    if "chance" in table:
+        key = "dataset" if "dataset" in table else None
+        levels = (table.groupby(key, sort=False)["chance"].agg(["min", "max"]) if key
+                  else pd.DataFrame({"min": [table["chance"].min()], "max": [table["chance"].max()]}, index=["all"]))
+        if table["chance"].notna().all() and (levels["min"] == levels["max"]).all():
+            drop.append("chance")
+            said.append("chance: " + ", ".join(f"{level:.1f}%" + (f" on {name}" if key else "")
+                                               for name, level in levels["min"].items()))
+    if not said:
+        return table, ""
+    return table.drop(columns=drop), "; ".join(said) + "."
 
 
 def table2_view(ours: pd.DataFrame, forced: pd.DataFrame | None = None) -> Table:
@@ -123,8 +159,13 @@ def table2_view(ours: pd.DataFrame, forced: pd.DataFrame | None = None) -> Table
 
 
 def policy_view(records: pd.DataFrame) -> Table:
-    """:func:`policy_table` as the page shows it."""
-    return present(policy_table(records), percent=["principled (%)", "released code (%)"])
+    """:func:`policy_table` as the page shows it (a single model and all-zero counts in the note)."""
+    table = policy_table(records).reset_index()
+    table["paper"] = "—"
+    table, dropped = _narrow(table)
+    shown = present(table.drop(columns="paper", errors="ignore"), percent=["principled (%)", "released code (%)"])
+    said = dropped.replace("the paper reports no row for this model; ", "").replace("; the paper reports no row for this model", "")
+    return Table(shown.frame, (*shown.notes, *([said] if said else [])), shown.numeric)
 
 
 def table5_view(summary: pd.DataFrame, compat: pd.DataFrame | None = None,
@@ -136,15 +177,23 @@ def table5_view(summary: pd.DataFrame, compat: pd.DataFrame | None = None,
     return _paper_view(table, summary, forced, percent=released,
                        missing="the paper reports no value here (Table 5 has no UNKNOWN column, and our model is "
                                "not in the paper)",
-                       headers={"depth_bucket": "Depth (steps)", **{c: "Released depth scorer (%)" for c in released}})
+                       headers={"depth_bucket": "Depth", **{c: "Released scorer" for c in released}})
 
 
 def accuracy_view(summary: pd.DataFrame) -> Table:
     """A :func:`~finelogic.eval.accuracy.summarize` frame as the pages show it: accuracy as
     ``12.3 [8.1, 17.0]`` (Wilson 95%), items, correct and unscored counts."""
-    return present(summary, intervals={"accuracy": ("ci_low", "ci_high")},
-                   headers={"accuracy": "Accuracy (%) [95% CI]", "depth_bucket": "Depth (steps)", **COUNT_NAMES},
-                   missing="no scored item in this group")
+    summary, notes = summary.drop(columns=["correct"], errors="ignore"), []
+    if "model" in summary and summary["model"].nunique() == 1:
+        notes.append(f"Model: {summary['model'].iloc[0]}.")
+        summary = summary.drop(columns="model")
+    zero = [c for c in COUNT_NAMES if c in summary and (summary[c].fillna(0) == 0).all()]
+    if zero:
+        notes.append(f"{' and '.join(COUNT_NAMES[c] for c in zero)}: 0 in every row.")
+    shown = present(summary.drop(columns=zero), intervals={"accuracy": ("ci_low", "ci_high")},
+                    headers={"accuracy": "Accuracy [95% CI]", "depth_bucket": "Depth", **COUNT_NAMES},
+                    missing="no scored item in this group")
+    return Table(shown.frame, (*shown.notes, *notes), shown.numeric)
 
 
 def data_note(sets: pd.DataFrame) -> str:
@@ -163,20 +212,26 @@ def cue_rows(run) -> pd.DataFrame:
 def cue_view(run) -> Table:
     """Beside each accuracy of ``run`` (an accuracy run with its test sets), what it must beat before it says
     anything about reasoning (:func:`finelogic.eval.cues.cue_table`): chance, the best constant answer, the
-    negation and consequent rules, and the accuracy on PROVED/DISPROVED items apart from UNKNOWN ones."""
+    negation and consequent rules, and whether the interval's lower end clears them all (the model column only
+    when the run holds several models; the accuracies apart on PROVED/DISPROVED and UNKNOWN items stay in
+    :func:`cue_rows`)."""
     table = cue_rows(run)
     table["dataset"] = [PAPER_NAMES.get(d, d) for d in table["dataset"]]
-    rates = ["accuracy", "accuracy_pd", "accuracy_unknown", "chance", "best_constant", "negation_rule",
-             "consequent_rule"]
-    return present(table, percent=rates, intervals={"accuracy": ("ci_low", "ci_high")},
-                   headers={"accuracy": "Accuracy [95% CI]", "n_pd": "n P/D", "accuracy_pd": "Acc. on P/D",
-                            "n_unknown": "n UNKNOWN", "accuracy_unknown": "Acc. on UNKNOWN",
-                            "best_constant": "Best constant", "best_constant_label": "its label",
-                            "negation_rule": "Negation rule", "consequent_rule": "Consequent rule",
-                            "reading": "Reading"},
-                   missing="no such items", note="In %. Best constant: the most frequent gold label of these items "
-                   "answered every time; negation rule: DISPROVED when the hypothesis has a negation word, else PROVED; "
-                   "consequent rule: PROVED when a fact states the hypothesis (is it, or an implication ending in it), "
+    table["reading"] = ["above all" if r == BEATS else "≤ " + r.removeprefix("not above ").removeprefix("the ")
+                        .removesuffix(" answer") for r in table["reading"]]
+    chance = dict(zip(table["dataset"], table["chance"]))
+    columns = ["model"] * (table["model"].nunique() > 1) + [
+        "setting", "dataset", "accuracy", "ci_low", "ci_high", "best_constant", "negation_rule", "consequent_rule",
+        "reading"]
+    rates = ["accuracy", "best_constant", "negation_rule", "consequent_rule"]
+    return present(table[columns], percent=rates, intervals={"accuracy": ("ci_low", "ci_high")},
+                   headers={"accuracy": "Accuracy [95% CI]", "best_constant": "Constant", "negation_rule": "Neg. rule",
+                            "consequent_rule": "Cons. rule", "reading": "Reading"},
+                   missing="no such items", note="In %. Chance: " + ", ".join(
+                       f"{one_decimal(level)} on {name}" for name, level in chance.items()) + ". Constant: the most "
+                   "frequent gold label of these items "
+                   "answered every time; negation (neg.) rule: DISPROVED when the hypothesis has a negation word, else PROVED; "
+                   "consequent (cons.) rule: PROVED when a fact states the hypothesis (is it, or an implication ending in it), "
                    "DISPROVED when one states its negation, else the negation rule (FLD items only: it reads the "
-                   "facts' formulas). "
-                   "Reading: whether the 95% interval's lower end clears the highest of chance, best constant and rules.")
+                   "facts' formulas). Reading: whether the 95% interval's lower end clears the highest of chance and "
+                   "them (≤: the one it does not clear). n: as in the accuracy table.")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -12,20 +13,8 @@ from finelogic.book import figures
 from finelogic.book.tables import Table, present
 from finelogic.eval.claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, VERDICTS
 
-#: The verdict table's headers.
-HEADERS = {"claim": "finding", "source": "in the paper", "what_paper_says": "what the paper says",
-           "verdict": "our verdict", "rule": "rule (95% intervals)", "evidence": "our numbers [95% interval] (n)"}
-
-
-def verdict_table(run) -> Table:
-    """Every claim with its source, the paper's words, our verdict, the rule and the numbers behind it."""
-    frame = run.verdicts[["claim", "source", "what_paper_says", "verdict", "rule", "evidence"]]
-    return present(frame, headers=HEADERS,
-                   note="Verdicts are computed from this run's upstream results (finelogic.runs.claims), never "
-                        f"typed: {REPRODUCED} when the 95% intervals separate in the paper's direction, "
-                        f"{NOT_REPRODUCED} when they separate in the opposite one, {INCONCLUSIVE} otherwise, "
-                        f"{NOT_TESTABLE} when the runs lack what the claim needs (the evidence says what). Accuracy "
-                        "gains must also clear the cue rules (best constant answer, negation rule, consequent rule).")
+#: The short verdict table's headers.
+HEADERS = {"claim": "finding", "source": "in the paper", "verdict": "our verdict"}
 
 
 def short_table(run) -> Table:
@@ -109,3 +98,84 @@ def forest_figure(run, *, title: str = "The paper's findings, tested on our runs
     alt = (f"Forest plot of {len(run.verdicts)} findings: for each, the difference our runs measured with its 95% "
            f"interval against zero; {', '.join(f'{n} {v}' for v, n in counts.items() if n)}.")
     return figures.finish(fig, alt=alt)
+
+
+def deciding_effects(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """Per claim, the one compared difference nearest to going against it, its comparisons with the cue rules
+    included (``cue``: whether it is one); a difference must lie ``above`` 0, ``below`` 0 or ``within`` its
+    margin, and the nearest is the one with the least room: the lowest lower end, the highest upper end, the
+    widest reach past the margin. A claim with nothing to compare keeps a row without numbers."""
+    rows = []
+    for claim in verdicts.itertuples():
+        effects = json.loads(getattr(claim, "effects", "[]") or "[]")
+        row = {"claim": claim.claim, "verdict": claim.verdict, "label": "", "difference": math.nan, "low": math.nan,
+               "high": math.nan, "unit": "pp", "margin": None, "cue": False,
+               "lacking": re.split(r" \(|, so ", str(getattr(claim, "evidence", "")).split("; ")[-1])[0]}
+        if effects:
+            def room(e):
+                wanted = e.get("wanted", "above")
+                if wanted == "below":
+                    return -e["high"]
+                if wanted == "within":
+                    return (e.get("margin") or 0) - max(abs(e["low"]), abs(e["high"]))
+                return e["low"]
+            e = min(effects, key=room)
+            last = e["label"].split(" − ")[-1]
+            row.update(label=e["label"], difference=e["difference"], low=e["low"], high=e["high"],
+                       unit=e.get("unit", "pp"), margin=e.get("margin"),
+                       cue=" rule" in last or "constant" in last)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _reason(row) -> str:
+    """A few words on why a claim got its verdict, from its deciding difference."""
+    if pd.isna(row.difference):
+        return row.lacking or "nothing to compare in these runs"
+    label = row.label.replace(" (FOLIO + Multi-LogiEval)", "")
+    if row.verdict == REPRODUCED:
+        return f"{label}: apart from 0 as the paper says"
+    if row.verdict == NOT_REPRODUCED:
+        return f"{label}: apart from 0, the other way"
+    if row.cue:
+        return f"{label}: a rule that does not reason scores as high"
+    if row.margin is not None and pd.notna(row.margin):
+        return f"{label}: reaches past ±{row.margin:.2f} steps"
+    return f"{label}: the interval spans 0"
+
+
+def scan_table(run) -> Table:
+    """The verdicts as a reader scans them: the finding (with where the paper states it), our verdict, the
+    difference that decided it with its 95% interval, and why, in a few words."""
+    sources = dict(zip(run.verdicts["claim"], run.verdicts["source"]))
+    rows = []
+    for row in deciding_effects(run.verdicts).itertuples():
+        unit = " steps" if row.unit == "steps" else " pp"
+        number = ("—" if pd.isna(row.difference) else
+                  f"{row.difference:+.1f} [{row.low:+.1f}, {row.high:+.1f}]{unit}".replace("-", "−"))
+        rows.append({"finding": f"{row.claim} ({sources[row.claim]})", "verdict": row.verdict,
+                     "deciding difference [95% CI]": number, "why": _reason(row)})
+    return Table(pd.DataFrame(rows).rename(columns=lambda c: c[:1].upper() + c[1:]), notes=(
+        "— nothing to compare. The deciding difference is the compared one nearest to going against the finding "
+        "(pp: percentage points); every comparison, the rule and the numbers with their n: the claims page's "
+        "evidence.",), numeric=("Deciding difference [95% CI]",))
+
+
+def evidence_html(run) -> str:
+    """Every finding's rule and numbers, one folded paragraph each (HTML, escaped): the evidence behind
+    :func:`scan_table`."""
+    import html
+
+    from finelogic.eval import claims as rules
+
+    # The paper's words as the claims are written now (a committed run keeps the words of its assembly).
+    words = {c.claim: c.what_paper_says for c in vars(rules).values() if isinstance(c, rules.Claim)}
+    parts = []
+    for row in run.verdicts.itertuples():
+        parts.append(
+            f'<details class="finelogic-evidence"><summary><strong>{html.escape(row.claim)}</strong> '
+            f'({html.escape(row.source)}): {html.escape(row.verdict)}</summary>'
+            f'<p><em>The paper:</em> {html.escape(words.get(row.claim, row.what_paper_says))}</p>'
+            f'<p><em>Rule (ours):</em> {html.escape(row.rule)}</p>'
+            f'<p><em>Numbers, 95% intervals and n:</em> {html.escape(row.evidence)}</p></details>')
+    return "".join(parts)

@@ -387,12 +387,14 @@ def accuracy_bars(summary: pd.DataFrame, *, names: dict[str, str] | None = None)
                            f"grey marks: the paper's reported models in the same setting (Table 2).")
 
 
-def accuracy_by_depth(curves: pd.DataFrame, reported: pd.DataFrame):
-    """Our accuracy by FLD depth bucket (rows of ``curves``) beside the paper's Direct rows of Table 5, dashed."""
-    reference = reported.loc[[i for i in reported.index if i[1] == "Direct"], list(curves.columns)]
-    reference.index = [i[0] + " / Direct" for i in reference.index]
-    return accuracy_by_group(curves, reference=reference, xlabel="proof depth (steps)",
-                             title="FLD accuracy by proof depth: ours (solid) and the paper's Direct rows (dashed)")
+def accuracy_by_depth(curves: pd.DataFrame, reported: pd.DataFrame, *, settings: Sequence[str] = ("Direct",),
+                      title: str = "FLD accuracy by proof depth: ours (solid) and the paper's Direct rows (dashed)"):
+    """Our accuracy by FLD depth bucket (rows of ``curves``) beside the paper's rows of Table 5 in ``settings``
+    (GPT-4o / Direct is always among them), dashed."""
+    reference = reported.loc[[i for i in reported.index if i[1] in settings or i == ("GPT-4o", "Direct")],
+                             list(curves.columns)]
+    reference.index = [f"{i[0].removesuffix('-Instruct')} / {i[1]}" for i in reference.index]
+    return accuracy_by_group(curves, reference=reference, xlabel="proof depth (steps)", title=title)
 
 
 @themed

@@ -17,7 +17,7 @@ from finelogic.eval.forced_choice import chance_level
 from finelogic.eval.probing import LINEAR, MAJORITY, TEXT_ONLY
 from finelogic.eval.probing_data import TASKS
 from finelogic.eval.soundness import soundness_table
-from finelogic.eval.stats import OVERLAP, compare_intervals
+from finelogic.eval.stats import OVERLAP, compare_intervals, one_decimal
 from finelogic.runs.accuracy import table2
 
 def finding_box(text: str):
@@ -27,7 +27,7 @@ def finding_box(text: str):
 
 def interval_text(value: float, low: float, high: float, n: int) -> str:
     """``"40.0% [11.8, 76.9] (n = 5)"``: a percentage with its 95% interval and n."""
-    return f"{value:.1f}% [{low:.1f}, {high:.1f}] (n = {int(n)})"
+    return f"{one_decimal(value)}% [{one_decimal(low)}, {one_decimal(high)}] (n = {int(n)})"
 
 
 def against(low: float, high: float, other_low: float, other_high: float | None = None) -> str:

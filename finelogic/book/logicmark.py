@@ -14,6 +14,7 @@ from finelogic.book.tables import Table, present, wide
 from finelogic.config import repo_root
 from finelogic.data.generators.logicmark import Statement
 from finelogic.eval.logicmark import HOPS, derivation, with_ci
+from finelogic.eval.stats import one_decimal
 from finelogic.paper import LOGICMARK_NEAREST, reported
 from finelogic.runs.logicmark import GEMMA
 
@@ -39,11 +40,13 @@ def card_view(card: pd.DataFrame, by_hop: pd.DataFrame, n: int) -> Table:
     percentages with one decimal (the card prints two)."""
     ours = by_hop[by_hop["metric"].isin([*HOP_COLUMNS, "avg"])].assign(setting="ours")
     table = wide(pd.concat([card.assign(setting="card"), ours[card.columns]]), index=("model", "setting"))
-    table = table.round(2).reset_index()
+    table = table.reset_index()
     values = [c for c in table.columns if c not in ("model", "setting")]
+    counts = by_hop[by_hop["metric"] == "avg"]
+    each = ", ".join(f"{r.model} {int(r.n)}" for r in counts.itertuples()) if "n" in counts else f"{n} each"
     return present(table, percent=values, headers={"setting": "Source"}, missing=LOGICMARK_MISSING,
                    note=f"card: reported on the card's own 5,000 items (LogicMark dataset card), rounded to one "
-                        f"decimal; ours: this run, n = {n} items per model.")
+                        f"decimal; ours: this run, items per model: {each}.")
 
 
 def ci_view(table: pd.DataFrame, columns: str = "metric", value: str = "value") -> Table:
@@ -76,9 +79,9 @@ def headline_values(by_hop: pd.DataFrame, card: pd.DataFrame, embedded: str, con
     SmolLM2-135M avg, and the control's avg (``n/a`` without a control row)."""
     rows = by_hop.set_index(["model", "metric"])["value"]
     card_smollm = card[(card["model"] == "SmolLM2-135M") & (card["metric"] == "avg")]["value"].item()
-    return {"embedded_avg": f"{rows[(embedded, 'avg')]:.1f}", "embedded_hop1": f"{rows[(embedded, '1-hop')]:.1f}",
-            "embedded_hop5": f"{rows[(embedded, '5-hop')]:.1f}", "card_smollm_avg": f"{card_smollm:.2f}",
-            "control_avg": f"{rows[(control, 'avg')]:.1f}" if (control, "avg") in rows else "n/a"}
+    return {"embedded_avg": one_decimal(rows[(embedded, 'avg')]), "embedded_hop1": one_decimal(rows[(embedded, '1-hop')]),
+            "embedded_hop5": one_decimal(rows[(embedded, '5-hop')]), "card_smollm_avg": f"{card_smollm:.2f}",
+            "control_avg": one_decimal(rows[(control, 'avg')]) if (control, "avg") in rows else "n/a"}
 
 
 def worked_item(problems: Any, depth: int = 3) -> Any:
@@ -256,3 +259,79 @@ def property_summary(properties: pd.DataFrame) -> str:
     if len(other):
         text += "; " + ", ".join(f"`{r.property}` is {r.verdict}" for r in other.itertuples())
     return text + "."
+
+
+def gap_by_hop(variants: pd.DataFrame) -> pd.DataFrame:
+    """The gap benchmark's default-scoring rows (``variants.csv``, setting ``ours``) in the run's ``by_hop``
+    layout: ``model, metric, value, ci_low, ci_high, n``, the model names without the backend in brackets."""
+    rows = variants[variants["setting"] == "ours"].copy()
+    rows["model"] = rows["model"].str.replace(r" \((transformers|llama\.cpp)\)$", "", regex=True)
+    return rows[["model", "metric", "value", "ci_low", "ci_high", "n"]].reset_index(drop=True)
+
+
+def gap_items(by_hop: pd.DataFrame) -> int:
+    """How many items each model of :func:`gap_by_hop` scored (the hop buckets' n summed)."""
+    hops = by_hop[by_hop["metric"].isin(HOP_COLUMNS)]
+    return int(hops.groupby("model")["n"].sum().max())
+
+
+def gap_lead(by_hop: pd.DataFrame, card: pd.DataFrame) -> str:
+    """The page's first sentence: each model's card-style average with its 95% interval on the gap benchmark's
+    items, against chance and the card's SmolLM2-135M row."""
+    avg = by_hop[by_hop["metric"] == "avg"]
+    card_smollm = card[(card["model"] == "SmolLM2-135M") & (card["metric"] == "avg")]["value"].item()
+    models = "; ".join(f"{r.model} {one_decimal(r.value)}% [{one_decimal(r.ci_low)}, {one_decimal(r.ci_high)}], "
+                       + ("above" if r.ci_low > 25 else "not above") + " chance (25%)" for r in avg.itertuples())
+    where = "above every one of our intervals" if (avg["ci_high"] < card_smollm).all() else "within our intervals"
+    return (f"On the same {gap_items(by_hop)} items of our generator, the card-style average accuracy is: "
+            f"{models}. The card reports {card_smollm:.2f}% for its row named SmolLM2-135M on its own items (card, "
+            f"\"Benchmark Results\"), {where}.")
+
+
+def gap_view(by_hop: pd.DataFrame, card: pd.DataFrame, nearest: tuple[str, ...] | None = None) -> Table:
+    """Ours (the gap benchmark's rows) and the card's nearest rows, per hop as values and ``avg`` with its
+    interval, so the table fits the page; the per-hop intervals are in the figure above."""
+    nearest = LOGICMARK_NEAREST if nearest is None else nearest
+    ours = wide(by_hop, index=("model",), values="value").loc[:, [*HOP_COLUMNS, "avg"]]
+    low = wide(by_hop, index=("model",), values="ci_low")["avg"]
+    high = wide(by_hop, index=("model",), values="ci_high")["avg"]
+    hops = by_hop[by_hop["metric"].isin(HOP_COLUMNS)]
+    items = hops.groupby("model", sort=False)["n"].sum() if "n" in hops else None
+    ours = ours.assign(avg_low=low, avg_high=high, source="ours",
+                       items=items.reindex(ours.index).to_numpy() if items is not None else pd.NA)
+    theirs = wide(card, index=("model",)).loc[[m for m in nearest], [*HOP_COLUMNS, "avg"]]
+    theirs = theirs.assign(source="card (reported)")
+    table = pd.concat([ours, theirs]).rename_axis("model").reset_index()
+    table = table[["model", "source", *HOP_COLUMNS, "avg", "avg_low", "avg_high", "items"]]
+    table["items"] = table["items"].astype("Int64")
+    return present(table, percent=HOP_COLUMNS, intervals={"avg": ("avg_low", "avg_high")},
+                   headers={"source": "Source", "avg": "avg [95% CI]", "items": "n", **{h: h for h in HOP_COLUMNS}},
+                   missing="the card's rows are on its own items, none of ours",
+                   note="Accuracy in %. Ours: n items per model; avg weights the hops by the card's shares (10/40/25/15/10 %, card, \"Hop "
+                        "Depth\"), its interval a stratified normal approximation. Card: printed numbers on its own "
+                        "items (card, \"Benchmark Results\"), no interval.")
+
+
+def variants_view(variants: pd.DataFrame) -> Table:
+    """The gap benchmark's variants per model: per hop as values, ``avg`` with its interval, and whether each
+    has the card's hop profile (1-hop highest, 5-hop below 2-hop)."""
+    rows = variants.copy()
+    rows["model"] = rows["model"].str.replace(r" \((transformers|llama\.cpp)\)$", "", regex=True)
+    table = wide(rows, index=("model", "setting"), values="value").loc[:, [*HOP_COLUMNS, "avg"]]
+    table["avg_low"] = wide(rows, index=("model", "setting"), values="ci_low")["avg"]
+    table["avg_high"] = wide(rows, index=("model", "setting"), values="ci_high")["avg"]
+    profile = hop_profile(rows).set_index(["model", "setting"])
+    table["card's profile"] = profile.loc[table.index, "card_profile"].to_numpy()
+    table = table.rename_axis(["model", "variant"]).reset_index()
+    return present(table, percent=HOP_COLUMNS, intervals={"avg": ("avg_low", "avg_high")},
+                   headers={"avg": "avg [95% CI]", **{h: h for h in HOP_COLUMNS}},
+                   note="Accuracy in %. Card's profile: 1-hop the highest bucket and 5-hop below 2-hop, as in the "
+                        "card's rows.")
+
+
+def properties_view(properties: pd.DataFrame) -> Table:
+    """The gap benchmark's checks of our generator against the card's stated properties (``properties.csv``):
+    the property, what the card says, what was checked, the count of items that have it and the verdict."""
+    table = properties.assign(items=[f"{int(c):,} of {int(o):,}" for c, o in zip(properties["count"], properties["of"])])
+    return present(table[["property", "card", "checked", "items", "verdict"]],
+                   headers={"card": "The card says", "checked": "Checked", "items": "Items"})

@@ -35,7 +35,7 @@ def policy_note(run) -> str:
                 "are shown to the judge in sorted order, where the released code used set order.")
     return ("Policy `principled`: relevance propagates back from the step that concludes the hypothesis; "
             "samples with no step or a step the judge could not decide are excluded and counted. The "
-            "column *All relevant, released rule* applies the released code's relevance rule to "
+            "column *Released rule* (all relevant under the released rule) applies the released code's relevance rule to "
             "these same steps; run with `policy=\"paper_code_compat\"` for the released code's whole reading.")
 
 
@@ -61,7 +61,7 @@ def table3_side_by_side(run) -> pd.DataFrame:
 
 #: Table 3's metrics as the pages head them.
 METRIC_HEADERS = {"all_valid": "All valid (%)", "all_relevant": "All relevant (%)", "all_atomic": "All atomic (%)",
-                  "all_relevant_compat": "All relevant, released rule (%)", "depth_bucket": "Depth (steps)"}
+                  "all_relevant_compat": "Released rule (%)", "depth_bucket": "Depth", "scored / samples": "Scored / n"}
 #: Why a Table 3 cell shows the missing mark.
 METRIC_MISSING = ("no value: the paper reports no interval or sample count, the released-rule column is ours "
                   "only, or no sample of the row could be scored")
@@ -81,17 +81,38 @@ def metric_rows(table: pd.DataFrame, index=("model", "setting"), compat: pd.Data
 
 
 def metric_view(rows: pd.DataFrame, missing: str = METRIC_MISSING) -> Table:
-    """:func:`metric_rows` (optionally with the paper's rows above) in the book's table style."""
-    return present(rows, intervals={m: (f"{m}_low", f"{m}_high") for m in METRICS}, percent=["all_relevant_compat"],
-                   headers=METRIC_HEADERS, missing=missing)
+    """:func:`metric_rows` (optionally with the paper's rows above) in the book's table style, narrowed to fit
+    the page (:func:`_rows_named`)."""
+    rows, note = _rows_named(rows)
+    shown = present(rows, intervals={m: (f"{m}_low", f"{m}_high") for m in METRICS}, percent=["all_relevant_compat"],
+                    headers=METRIC_HEADERS, missing=missing)
+    return Table(shown.frame, (*shown.notes, *([note] if note else [])), shown.numeric)
 
 
-def table3_view(run) -> Table:
+#: The gold proofs' row as :func:`model_and_gold` names its model.
+GOLD = "gold proofs (sanity check)"
+
+
+def _rows_named(rows: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """``rows`` with its ``model`` column folded into ``setting`` (``gold proofs`` for the gold row) when only
+    one model answered, so a table of one model's rows fits the page; and the note naming that model."""
+    answered = [m for m in rows["model"].unique() if m != GOLD]
+    if "source" in rows or len(answered) != 1:
+        return rows, ""
+    rows = rows.copy()
+    rows["setting"] = ["gold proofs" if m == GOLD else s for m, s in zip(rows["model"], rows["setting"])]
+    return rows.drop(columns="model"), f"Model: {answered[0]}; gold proofs: the sanity check of the pipeline."
+
+
+def table3_view(run, *, with_paper: bool = True) -> Table:
     """Table 3 as the paper printed it, then ours (Wilson 95% intervals), in one table with a ``source``
-    column; a principled run adds the released relevance rule's all-relevant column."""
-    ours = metric_rows(model_and_gold(run), compat=_released_rule(run)).assign(source="ours")
+    column (``with_paper=False``: ours alone); a principled run adds the released relevance rule's
+    all-relevant column."""
+    ours = metric_rows(model_and_gold(run), compat=_released_rule(run))
+    if not with_paper:
+        return metric_view(ours)
     paper = paper_table("table3").reset_index().assign(source="paper")
-    rows = pd.concat([paper, ours], ignore_index=True)
+    rows = pd.concat([paper, ours.assign(source="ours")], ignore_index=True)
     return metric_view(rows[["source", *[c for c in rows.columns if c != "source"]]])
 
 
@@ -117,13 +138,17 @@ def by_depth_view(run) -> Table:
 def exclusions_view(run) -> Table:
     """Samples scored and excluded per model and setting, and the step-level rates in % (one decimal)."""
     columns = ["model", "setting", "samples", "scored", "no_steps", "undecided", "steps", "undecided_steps"]
-    counts = model_and_gold(run)[[*columns, *RATE_COLUMNS]].set_index(["model", "setting"])
-    counts[list(RATE_COLUMNS)] = (100 * counts[list(RATE_COLUMNS)]).round(1)
-    return present(counts, percent=list(RATE_COLUMNS),
-                   headers={"no_steps": "No steps found", "undecided": "Undecided samples",
-                            "undecided_steps": "Undecided steps", "valid_rate": "Valid steps (%)",
-                            "relevant_rate": "Relevant steps (%)", "atomic_rate": "Atomic steps (%)"},
-                   missing="no step of this kind to rate")
+    counts = model_and_gold(run)[[*columns, *RATE_COLUMNS]]
+    counts[list(RATE_COLUMNS)] = 100 * counts[list(RATE_COLUMNS)]
+    counts["steps"] = [f"{int(a)} ({int(u)})" for a, u in zip(counts["steps"], counts.pop("undecided_steps"))]
+    counts, note = _rows_named(counts)
+    shown = present(counts, percent=list(RATE_COLUMNS),
+                    headers={"no_steps": "No steps", "undecided": "Undecided", "steps": "Steps",
+                             "valid_rate": "Valid steps", "relevant_rate": "Relevant steps",
+                             "atomic_rate": "Atomic steps"},
+                    missing="no step of this kind to rate")
+    return Table(shown.frame, (*shown.notes, "Samples: responses; undecided: with a step the judge could not "
+                               "read; steps: all, the undecided ones in brackets; step rates in %.", *([note] if note else [])), shown.numeric)
 
 
 def quality_view(run) -> Table:

@@ -12,13 +12,13 @@ from IPython.display import Markdown
 
 from finelogic.book import figures
 from finelogic.book.accuracy import cue_rows
-from finelogic.book.claims import forest_figure, short_table
-from finelogic.book.tables import Table
+from finelogic.book.claims import forest_figure, scan_table
+from finelogic.book.tables import Table, paper_table
 from finelogic.config import results_dir
 from finelogic.data.suites import PAPER_NAMES
 from finelogic.eval.claims import cut_at_cap
 from finelogic.eval.cues import BEATS, consequent_rule
-from finelogic.eval.stats import wilson_interval
+from finelogic.eval.stats import one_decimal, wilson_interval
 from finelogic.runs.registry import family as find_family
 from finelogic.study import CODE, MANIFEST, UNIT_FAMILIES, code_changed, unit_names
 
@@ -142,12 +142,13 @@ def curve_figure(curve: pd.DataFrame):
 
 
 def claims_short():
-    """The landing page's short table of the study's verdicts, or a one-cell table saying none is committed."""
+    """The landing page's table of the study's verdicts (:func:`finelogic.book.claims.scan_table`), or a one-cell
+    table saying none is committed."""
     made = read("claims")
     if made is None:
         return Table(pd.DataFrame({"Laptop-scale study": [
             "No study results are in this checkout (results/study/); `make study` makes them."]}))
-    return short_table(made)
+    return scan_table(made)
 
 
 def test_set_note(run) -> str:
@@ -245,4 +246,149 @@ def cap_sentence(run) -> str:
         text += (" The gold answers the styles are trained to write, on the same FLD test items, are longer than "
                  f"{f'{counted} tokens' if counted else 'the cap'} on {over} (`benchmarks/study_target_lengths.py`, "
                  "committed in `results/study/target_lengths/`).")
+    return text
+
+
+def source_line(family: str) -> Markdown:
+    """One line under a page's study numbers: what they are and where their provenance is said (once, on the
+    claims page and in ``results/study/README.md``)."""
+    if read(family) is None:
+        return Markdown("No laptop-scale study is in this checkout (`results/study/`); `make study` makes it.")
+    return Markdown("**The study**: the embedded SmolLM2-135M-Instruct fine-tuned in the paper's four styles "
+                    "(`make study`, committed in `results/study/`). How, when and at what commit it was made: "
+                    "{doc}`08_claims` and `results/study/README.md`.")
+
+
+def _range(values: pd.Series) -> str:
+    low, high = float(values.min()), float(values.max())
+    return f"{one_decimal(low)}%" if one_decimal(low) == one_decimal(high) else f"{one_decimal(low)}–{one_decimal(high)}%"
+
+
+def accuracy_lead(run) -> str:
+    """The accuracy page's first sentence: on the study's FLD items, the best fine-tuned style with its 95%
+    interval and n, the other styles, chance and the consequent rule, the base model and what the token cap
+    did to it, and the paper's fine-tuned rows on FLD (Table 2)."""
+    table = cue_rows(run)
+    fld = table[table["dataset"] == "fld"]
+    tuned = fld[fld["setting"].astype(str).str.startswith("SFT-")]
+    if tuned.empty:
+        return "The study holds no fine-tuned model's FLD answers yet."
+    best = tuned.loc[tuned["accuracy"].idxmax()]
+    rest = tuned.drop(best.name)
+    text = (f"On the study's {int(best.n)} FLD test items the best style, {best.setting}, answers "
+            f"{one_decimal(best.accuracy)}% [{one_decimal(best.ci_low)}, {one_decimal(best.ci_high)}] right"
+            + (f" and the other styles {_range(rest['accuracy'])}" if len(rest) else "")
+            + f", against chance {best.chance:.1f}%")
+    if pd.notna(best.consequent_rule):
+        text += (f" and {one_decimal(best.consequent_rule)}% for the consequent rule, which answers without "
+                 "reasoning")
+    base = run.summary[(run.summary["dataset"] == "fld")
+                       & ~run.summary["setting"].astype(str).str.startswith("SFT-")]
+    if len(base):
+        row = base.iloc[0]
+        text += (f". The base model ({row.setting}) scores {one_decimal(row.accuracy)}% (n = {int(row.n)}): "
+                 f"{int(row.truncated)} of its answers were cut at the token cap")
+    paper = paper_table("table2")
+    sft = paper[[str(s).startswith("SFT-") for s in paper.index.get_level_values("setting")]]["FLD"]
+    return text + f". The paper's fine-tuned 7–8B models reach {_range(sft)} on FLD (Table 2)."
+
+
+def depth_lead(run) -> str:
+    """The depth page's first sentence: which depth buckets the study's FLD items reach, with n, and whether
+    any style's accuracy changes between them beyond the 95% intervals."""
+    summary = run.summary[run.summary["depth_bucket"].astype(str) != "UNKNOWN"]
+    buckets = list(dict.fromkeys(summary["depth_bucket"].astype(str)))
+    if len(buckets) < 2:
+        return "The study's FLD items fall in one depth bucket, so no change with depth can be read."
+    n = int(summary.groupby("depth_bucket")["n"].max().min())
+    cells, apart = [], []
+    for setting, rows in summary.groupby("setting", sort=False):
+        first, last = rows.iloc[0], rows.iloc[-1]
+        if not str(setting).startswith("SFT-"):
+            continue
+        cells.append(f"{setting} {one_decimal(first.accuracy)} → {one_decimal(last.accuracy)}")
+        if first.ci_low > last.ci_high or last.ci_low > first.ci_high:
+            apart.append(str(setting))
+    change = ("no style's accuracy changes beyond the 95% intervals" if not apart
+              else f"{', '.join(apart)} change beyond the 95% intervals")
+    return (f"The study's FLD items reach buckets {', '.join(buckets)} only (n = {n} each), so the paper's fall at "
+            f"16–19 steps (Table 5) is not tested here; from {buckets[0]} to {buckets[-1]} {change} "
+            f"({'; '.join(cells)}%).")
+
+
+def supervision_lead(run) -> str:
+    """The supervision page's first sentence: per test set, the study's best fine-tuned style with its 95%
+    interval and n, and whether its interval clears the runner-up's."""
+    summary = run.summary[run.summary["setting"].astype(str).str.startswith("SFT-")]
+    if summary.empty:
+        return "The study holds no fine-tuned style's answers yet."
+    parts = []
+    for dataset, rows in summary.groupby("dataset", sort=False):
+        rows = rows.sort_values("accuracy", ascending=False)
+        best, second = rows.iloc[0], rows.iloc[1] if len(rows) > 1 else None
+        apart = second is not None and best.ci_low > second.ci_high
+        parts.append(f"{PAPER_NAMES.get(dataset, dataset)} {best.setting} {one_decimal(best.accuracy)}% "
+                     f"[{one_decimal(best.ci_low)}, {one_decimal(best.ci_high)}] (n = {int(best.n)}"
+                     + ("" if second is None else f"; {'above' if apart else 'overlapping'} {second.setting}'s "
+                                                    f"{one_decimal(second.accuracy)}%") + ")")
+    return ("The study's best style per test set: " + "; ".join(parts) + ". In the paper SFT-NL is the best style "
+            "on FOLIO and Multi-LogiEval, which no style was trained on, for both models (Table 2, Section 5.2.1).")
+
+
+def cue_fact(run) -> str:
+    """The claims page's deciding fact, in one sentence: on the study's FLD items the consequent rule (which
+    follows no chain) scores as high as or higher than the best fine-tuned style, because those items were
+    generated before the FLD generator added the decoy facts that defeat it."""
+    table = cue_rows(run)
+    fld = table[(table["dataset"] == "fld") & table["setting"].astype(str).str.startswith("SFT-")]
+    if fld.empty or fld["consequent_rule"].isna().all():
+        return ""
+    best = fld.loc[fld["accuracy"].idxmax()]
+    rule = float(best.consequent_rule)
+    side = "above" if rule > best.accuracy else "not above"
+    return (f"**Why the accuracy findings are inconclusive:** on the study's {int(best.n)} FLD test items the "
+            "consequent rule, which answers PROVED when a fact's consequent is the hypothesis (DISPROVED for its "
+            f"negation) and follows no chain, scores {one_decimal(rule)}%, {side} the best style's "
+            f"{one_decimal(best.accuracy)}% ({best.setting}, [{one_decimal(best.ci_low)}, {one_decimal(best.ci_high)}], "
+            f"n = {int(best.n)}): the items predate the decoy facts that defeat the rule, so no FLD gain can be told from this shortcut.")
+
+
+def probing_lead(run) -> str:
+    """The probing page's first sentence: per task, the base model's probe row accuracy beside the text-only
+    baseline's (the candidate line alone), whether it clears it beyond the 95% intervals, and the verdicts of
+    the study's Table 4 findings on fine-tuning."""
+    from finelogic.eval.probing import LINEAR, TEXT_ONLY
+    from finelogic.eval.probing_data import TASKS
+
+    summary = getattr(run, "summary", None)
+    if summary is None or summary.empty:
+        return "The study trained no probe."
+    readout, base = run.provenance.settings["readouts"][0], run.provenance.models[0]
+    rows = summary[summary["readout"] == readout].set_index(["model", "probe", "task"])
+    cells, cleared = [], []
+    for task in TASKS:
+        if (base, LINEAR, task) not in rows.index or (base, TEXT_ONLY, task) not in rows.index:
+            continue
+        probe, text = rows.loc[(base, LINEAR, task)], rows.loc[(base, TEXT_ONLY, task)]
+        cells.append(f"{task.upper()} {one_decimal(probe['row_accuracy'])}% against "
+                     f"{one_decimal(text['row_accuracy'])}%")
+        cleared.append(bool(probe["row_ci_low"] > text["row_ci_high"]))
+    if not cells:
+        return "The study's probing run has no probe beside its text-only baseline."
+    problems = int(rows["problems"].max())
+    said = ("clear it beyond the 95% intervals on every task" if all(cleared) else
+            "do not clear it beyond the 95% intervals" if not any(cleared) else
+            "clear it beyond the 95% intervals on some tasks only")
+    text = (f"On the study's {problems} test problems the base model's probes read the rows' labels about as well "
+            f"as the text-only baseline, which sees the candidate line alone ({'; '.join(cells)} of rows right), and "
+            f"{said}.") if not any(cleared) else (
+            f"On the study's {problems} test problems the base model's probes, beside the text-only baseline "
+            f"({'; '.join(cells)} of rows right), {said}.")
+    verdicts = read("claims")
+    if verdicts is not None:
+        table4 = verdicts.verdicts[verdicts.verdicts["source"].astype(str).str.startswith("Table 4")]
+        if len(table4):
+            counts = table4["verdict"].value_counts()
+            text += (f" The study's {len(table4)} findings on how fine-tuning moves CSS, RFI and NSD (Table 4, "
+                     "§5.2.3): " + ", ".join(f"{k} {v}" for v, k in counts.items()) + " ({doc}`08_claims`).")
     return text

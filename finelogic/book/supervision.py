@@ -40,7 +40,7 @@ def figure4(run) -> list[Any]:
 
 
 @figures.themed
-def loss_curves(losses: pd.DataFrame):
+def loss_curves(losses: pd.DataFrame, *, whose: str = "this run"):
     """Training loss per optimizer step, one line per trained model (``setting``)."""
     fig, axes = figures.new_figure(height=3.8)
     ax = axes[0, 0]
@@ -49,7 +49,7 @@ def loss_curves(losses: pd.DataFrame):
     ax.get_legend().remove()
     ax.set_xlabel("optimizer step")
     ax.set_ylabel("training loss (nats / target token)")
-    ax.set_title("Training loss by supervision style (this run)")
+    ax.set_title(f"Training loss by supervision style ({whose})")
     figures.legend_below(fig)
     return figures.finish(fig, alt="Line chart of the training loss (nats per target token) against the optimizer "
                                    "step, one line per trained model: "
@@ -131,7 +131,8 @@ def soundness_tables(run, notebook: str) -> list[Any]:
         Markdown(caption(notebook, prov.profile, prov.seed, model=run.base.name, n=n, judge="symbolic",
                          relevance="principled")
                  + " % of scored samples with Wilson 95% intervals; see the soundness chapter for the method."),
-        present(counts, headers={"no_steps": "No steps found", "undecided": "Undecided samples"}),
+        present(counts.drop(columns="model") if counts["model"].nunique() == 1 else counts,
+                headers={"no_steps": "No steps found", "undecided": "Undecided samples"}),
         Markdown(caption(notebook, prov.profile, prov.seed, model=run.base.name, n=n)
                  + " Samples scored and excluded (no steps found, or a step the judge could not decide)."),
     ]
@@ -156,10 +157,19 @@ def checks_view(run) -> Table:
 
 def training_view(run) -> Table:
     """One row per trained model (the run's ``training``) in the book's table style."""
-    return present(run.training, digits={"seconds": 1, "tokens_per_s": 1, "loss_first": 2, "loss_last": 2},
-                   headers={"setting": "Model", "target_tokens": "Target tokens", "seconds": "Wall time (s)",
-                            "tokens_per_s": "Tokens / s", "loss_first": "Loss, first steps",
-                            "loss_last": "Loss, last steps"})
+    training = run.training
+    shown = [c for c in training.columns if c not in ("style", "method", "checkpoint")]
+    notes = []
+    if "method" in training and training["method"].nunique() == 1:
+        notes.append(f"Method: {training['method'].iloc[0]}.")
+    else:
+        shown.append("method")
+    if "checkpoint" in training:
+        notes.append("Checkpoints: " + ", ".join(map(str, training["checkpoint"])) + ".")
+    table = present(training[shown], digits={"seconds": 1, "tokens_per_s": 1, "loss_first": 2, "loss_last": 2},
+                    headers={"setting": "Model", "target_tokens": "Target tokens", "seconds": "Time (s)",
+                             "tokens_per_s": "Tokens / s", "loss_first": "Loss first", "loss_last": "Loss last"})
+    return Table(table.frame, (*table.notes, *notes), table.numeric)
 
 
 def paper_sft_view() -> Table:

@@ -4,12 +4,14 @@ for percentages, no pandas index, wide cells wrapped."""
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from finelogic.eval.stats import one_decimal
 from finelogic.paper import reported, source
 
 
@@ -39,11 +41,13 @@ _MISSING_TEXT = {"", "—", "–", "-", "n/a", "nan", "NaN", "None", "<NA>"}
 
 _STYLE = ("<style>"
           ".fl-table{max-width:100%;overflow-x:auto;margin:0.4em 0 1em}"
-          ".fl-table table{border-collapse:collapse;width:auto;max-width:100%;font-size:0.9em}"
+          ".fl-table table{border-collapse:collapse;width:auto;max-width:100%;font-size:0.82em;line-height:1.35}"
           # Words and numbers never break inside; a table wider than the column scrolls in its own box.
-          ".fl-table th,.fl-table td{white-space:normal;overflow-wrap:normal;word-break:normal;padding:0.25em 0.6em;"
+          ".fl-table th,.fl-table td{white-space:normal;overflow-wrap:normal;word-break:normal;padding:0.2em 0.45em;"
           "border-bottom:1px solid rgba(128,128,128,0.35);text-align:left;vertical-align:top}"
           ".fl-table td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
+          # An interval or a one-word cell (a model name such as SmolLM2-135M-Instruct) never breaks at its hyphens.
+          ".fl-table td.nw{white-space:nowrap}"
           ".fl-table th{font-weight:600}"
           ".fl-table .fl-notes{font-size:0.85em;margin:0.3em 0 0;opacity:0.85}"
           "</style>")
@@ -75,7 +79,7 @@ def is_missing(value: Any) -> bool:
 
 def percent(value: Any) -> str:
     """A percentage with one decimal (``12.3``), or the missing mark."""
-    return MISSING if is_missing(value) else f"{float(value):.1f}"
+    return MISSING if is_missing(value) else one_decimal(value)
 
 
 def interval(value: Any, low: Any, high: Any) -> str:
@@ -85,7 +89,7 @@ def interval(value: Any, low: Any, high: Any) -> str:
         return MISSING
     if is_missing(low) or is_missing(high):
         return percent(value)
-    return f"{float(value):.1f} [{float(low):.1f}, {float(high):.1f}]"
+    return f"{one_decimal(value)} [{one_decimal(low)}, {one_decimal(high)}]"
 
 
 def _number(value: Any, digits: int) -> str:
@@ -114,10 +118,14 @@ class Table:
     def _repr_html_(self) -> str:
         head = "".join(f"<th>{html.escape(str(c))}</th>" for c in self.frame.columns)
         rows = []
+        # The first column names the row (a model, a setting): kept on one line when every name is short.
+        first = len(self.frame.columns) and self.frame.iloc[:, 0].map(len).max() <= 32
         for values in self.frame.itertuples(index=False):
             cells = "".join(
-                f'<td class="num">{html.escape(v)}</td>' if c in self.numeric else f"<td>{html.escape(v)}</td>"
-                for c, v in zip(self.frame.columns, values))
+                f'<td class="num">{html.escape(v)}</td>' if c in self.numeric
+                else f'<td class="nw">{html.escape(v)}</td>' if _unbroken(v) or (i == 0 and first)
+                else f'<td class="txt">{html.escape(v)}</td>' if len(v.split()) >= 4 else f"<td>{html.escape(v)}</td>"
+                for i, (c, v) in enumerate(zip(self.frame.columns, values)))
             rows.append(f"<tr>{cells}</tr>")
         notes = "".join(f'<p class="fl-notes">{html.escape(n)}</p>' for n in self.notes)
         return (f'{_STYLE}<div class="fl-table"><table><thead><tr>{head}</tr></thead>'
@@ -125,6 +133,14 @@ class Table:
 
     def __repr__(self) -> str:
         return self.frame.to_string(index=False) + "".join(f"\n{n}" for n in self.notes)
+
+
+#: A cell kept on one line: a number or interval (``38.0 [29.1, 47.8]``, ``40.0% (n = 5)``) or one short word.
+_UNBROKEN = re.compile(r"[-+−]?[\d.,]+%?( \[[-−\d.]+, [-−\d.]+\])?( \(n = \d+\))?|\S{1,28}")
+
+
+def _unbroken(text: str) -> bool:
+    return bool(_UNBROKEN.fullmatch(text.strip()))
 
 
 def present(frame: pd.DataFrame, *, percent: Sequence[str] = (),

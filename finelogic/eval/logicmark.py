@@ -15,6 +15,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from finelogic.data.generators.logicmark import Premises, Statement
+from finelogic.eval.stats import one_decimal
 from finelogic.data.problem import Problem
 from finelogic.eval.accuracy import model_name_of, summarize
 from finelogic.paper import LOGICMARK_HOP_SHARE
@@ -196,7 +197,7 @@ def summaries(records: pd.DataFrame, normalization: str = "token_mean") -> dict[
 def with_ci(table: pd.DataFrame, columns: str = "metric", value: str = "value") -> pd.DataFrame:
     """A long table (``model``, ``columns``, ``value``, ``ci_low``, ``ci_high``) as a wide table of ``"48.6
     [44.0, 53.1]"`` strings, one row per model, columns in order of first appearance."""
-    cells = [f"{v:.1f} [{lo:.1f}, {hi:.1f}]" if not math.isnan(v) else "n/a"
+    cells = [f"{one_decimal(v)} [{one_decimal(lo)}, {one_decimal(hi)}]" if not math.isnan(v) else "n/a"
              for v, lo, hi in zip(table[value], table["ci_low"], table["ci_high"])]
     wide = table.assign(cell=cells).pivot_table(index="model", columns=columns, values="cell", aggfunc="first",
                                                 sort=False)

@@ -2,7 +2,14 @@
 from __future__ import annotations
 
 import math
+from decimal import ROUND_HALF_UP, Decimal
 from statistics import NormalDist
+
+
+def one_decimal(value: float) -> str:
+    """``value`` with one decimal, halves rounded up as printed (71.25 and 61.25 both up, to 71.3 and 61.3),
+    never by the float's binary value, so a number reads the same in every table and sentence."""
+    return str(Decimal(repr(float(value))).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
 
 
 def wilson_interval(successes: int, n: int) -> tuple[float, float]:
