@@ -60,7 +60,7 @@ def run_family(family: Family, ctx: PlanContext, seed: int, data_dir: Any, root:
     kwargs = {**plan["overrides"], **ctx.given}
     if family.reads_data and data_dir is not None:
         kwargs["data_dir"] = data_dir
-    kwargs |= {f"{name}_run": made[name] for name in family.reads(PROFILE) if name in made}
+    kwargs |= {f"{name}_run": made[name] for name in family.upstream if name in made}
     rows: list[dict[str, Any]] = []
     error, run = None, None
     cache_before = folder_bytes(root / "cache")

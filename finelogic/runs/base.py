@@ -226,7 +226,10 @@ class Run:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
         texts = {name: _checked_member(directory / name, entry) for name, entry in (meta.get("files") or {}).items()}
         kwargs: dict[str, Any] = {"provenance": Provenance.from_dict(meta["provenance"])}
+        tables = {f.name for f in fields(cls)}
         for name, dtypes in meta["dtypes"].items():
+            if name not in tables:  # a table this run type no longer has (written by an older version)
+                continue
             path = directory / f"{name}.csv"
             source = io.StringIO(texts[f"{name}.csv"]) if f"{name}.csv" in texts else path
             try:
@@ -346,8 +349,8 @@ def open_models(entries: Sequence[Any], backends: Mapping[str, Any] | None = Non
 
 @contextlib.contextmanager
 def judging_memos() -> Iterator[tuple[Memo, Memo]]:
-    """The symbolic judge's verdicts and each response's steps as read, kept across runs (the soundness run,
-    the supervision run's judged FLD responses: what one judged the other reads back); flushed at the end."""
+    """The symbolic judge's verdicts and each response's steps as read, kept across soundness runs (what one
+    judged the next reads back); flushed at the end."""
     with Memo("symbolic-verdicts", source_version("finelogic.eval.judges")) as verdicts, \
             Memo("soundness-steps", source_version("finelogic.eval.soundness")) as read:
         yield verdicts, read
