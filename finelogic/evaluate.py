@@ -117,7 +117,7 @@ def evaluate(models: Sequence[str], *, profile: str = "tiny", families: Sequence
     for family in bar:
         bar.set_postfix_str(family)
         if family == accuracy.FAMILY:
-            run = accuracy.run(profile, data_dir=data_dir, models=tuple(models), fine_tuned=False,
+            run = accuracy.run(profile, data_dir=data_dir, models=tuple(models),
                                forced_choice=len(scorable) == len(specs), seed=seed)
         elif family == depth.FAMILY:
             run = depth.run(profile, accuracy_run=made.runs[accuracy.FAMILY], seed=seed)
@@ -128,7 +128,7 @@ def evaluate(models: Sequence[str], *, profile: str = "tiny", families: Sequence
                 made.skipped[family] = "no model given runs in this process (probing reads hidden states)"
                 continue
             run = probing.run(profile, models=(*readable, "random-init"),
-                              sft_checkpoints=(), fine_tuned=False, progress=True, seed=seed)
+                              sft_checkpoints=(), progress=True, seed=seed)
         else:
             if not scorable:
                 made.skipped[family] = "no model given offers usable log-likelihoods (LogicMark ranks options by them)"

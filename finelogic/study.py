@@ -60,17 +60,17 @@ def units_dir(profile: str = PROFILE) -> Path:
 
 
 def unit_overrides(unit: str, profile: str = PROFILE) -> dict[str, dict[str, Any]]:
-    """What the unit changes in each family's profile settings: the base unit evaluates and probes the
-    profile's models only; a style's unit trains that style and evaluates and probes its fine-tuned model."""
+    """What the unit changes in each family's profile settings: the base unit trains nothing and evaluates
+    and probes the profile's models; a style's unit trains that style and evaluates and probes its
+    fine-tuned model only (``models`` empty)."""
     if unit == BASE:  # it decodes no fine-tuned model: their decoding is not its setting
-        return {accuracy.FAMILY: {"fine_tuned": False, "fine_tuned_generation": {}},
-                probing.FAMILY: {"fine_tuned": False}}
+        return {accuracy.FAMILY: {"fine_tuned_generation": {}}, probing.FAMILY: {}}
     style = unit.removeprefix("SFT-")
     if not unit.startswith("SFT-") or style not in supervision.PROFILES[profile].styles:
         raise ValueError(f"unknown study unit {unit!r}; the units are {', '.join(unit_names(profile))}")
     return {supervision.FAMILY: {"styles": (style,), "logipt": False},
-            accuracy.FAMILY: {"models": (), "fine_tuned": True},
-            probing.FAMILY: {"models": (), "fine_tuned": True}}
+            accuracy.FAMILY: {"models": ()},
+            probing.FAMILY: {"models": ()}}
 
 
 @dataclass(frozen=True)
@@ -148,10 +148,9 @@ def run_unit(unit: str, *, profile: str = PROFILE, seed: int = 0, data_dir: str 
         return result
 
     with _load_samples() as load:
-        tuned = None
+        tuned = None  # the base unit trains nothing: its families get no checkpoints
         if supervision.FAMILY in given:
-            tuned = stage(supervision.FAMILY, lambda: supervision.run(
-                profile, seed=seed, evaluate=False, **given[supervision.FAMILY]))
+            tuned = stage(supervision.FAMILY, lambda: supervision.run(profile, seed=seed, **given[supervision.FAMILY]))
         stage(accuracy.FAMILY, lambda: accuracy.run(profile, seed=seed, data_dir=data_dir, supervision_run=tuned,
                                                     **given[accuracy.FAMILY]))
         stage(probing.FAMILY, lambda: probing.run(profile, seed=seed, supervision_run=tuned,
@@ -268,15 +267,14 @@ def merge_supervision(runs: Sequence[supervision.SupervisionRun], base_name: str
                       seed: int, overrides: Mapping[str, Mapping[str, Any]] | None = None
                       ) -> supervision.SupervisionRun:
     """One supervision run from the style units' (training rows, losses, checks and Figure 4 rows of every
-    style trained so far); it evaluates nothing itself (the accuracy run holds its models' records)."""
+    style trained so far)."""
     provenance = _merged_provenance(runs, supervision.FAMILY, profile, seed, overrides)
     if not runs:
         return supervision.SupervisionRun(replace(provenance, models=(base_name,)))
     first = runs[0]
     frames = {name: pd.concat([getattr(r, name) for r in runs], ignore_index=True)
               for name in ("training", "losses", "checks", "figure4")}
-    return supervision.SupervisionRun(provenance, **frames, base=first.base, config=first.config,
-                                      train_config=first.train_config)
+    return supervision.SupervisionRun(provenance, **frames, base=first.base, train_config=first.train_config)
 
 
 def code_changed(commit: str, paths: Sequence[str]) -> bool | None:
@@ -363,7 +361,8 @@ def _read_unit(directory: Path, record: UnitRecord, profile: str, seed: int,
         wanted = Provenance(family, profile, seed, settings=section).settings
         # A unit made before a setting existed was made with its default.
         defaults = Provenance(family, profile, seed, settings=type(section)()).settings
-        differs = differing_settings(wanted, made.provenance, defaults)
+        # A setting the family no longer has does not change what it makes now.
+        differs = [k for k in differing_settings(wanted, made.provenance, defaults) if k in wanted]
         if differs:
             raise UnitError(f"study unit {record.unit}: its {family} run ({directory / family}) was made with other "
                             f"settings than the profile's now ({', '.join(differs)}); {again}")

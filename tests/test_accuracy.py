@@ -561,6 +561,7 @@ def test_data_note_names_every_source_and_the_absent_sets():
 
 
 def test_the_supervision_runs_fine_tuned_models_are_evaluated_as_table_2_rows(tmp_path, monkeypatch):
+    from finelogic.runs import accuracy
     from finelogic.runs.provenance import Provenance
     from finelogic.runs.upstream import UpstreamMissing
     from finelogic.runs.supervision import SupervisionRun
@@ -579,16 +580,21 @@ def test_the_supervision_runs_fine_tuned_models_are_evaluated_as_table_2_rows(tm
     assert rows["SFT-NL"] == ["DISPROVED"] and rows["LogiPT"] == ["UNKNOWN"]
     assert set(run.records["model"]) == {"SmolLM2-135M-Instruct"}  # rows of the base model, as in Table 2
     assert run.provenance.models == ("SmolLM2-135M-Instruct", "SFT-NL", "LogiPT")
-    # without a supervision run of this profile and seed: the command that makes it
-    with pytest.raises(UpstreamMissing, match="--family supervision"):
-        accuracy_with(None, tuned, logipt)
+    # without a supervision run handed in: the profile's models only
+    alone = accuracy.run("smoke", seed=11, settings=["CoT"],
+                         backends={"embedded": Says("__PROVED__")})
+    assert set(alone.records["setting"]) == {"CoT"} and alone.provenance.models == ("SmolLM2-135M-Instruct",)
+    # a checkpoint missing from this cache: the command that makes it
+    (tmp_path / "cache" / "sft" / "embedded-LogiPT-def" / "train_log.json").unlink()
+    with pytest.raises(FileNotFoundError, match="LogiPT: checkpoint .* `finelogic run --profile smoke --family "
+                                                "supervision`"):
+        accuracy_with(made, tuned, logipt)
 
 
 def accuracy_with(made, tuned, logipt):
     from finelogic.runs import accuracy
 
-    return accuracy.run("smoke", seed=11, settings=["CoT"], fine_tuned=True,
-                        supervision_run=made,
+    return accuracy.run("smoke", seed=11, settings=["CoT"], supervision_run=made,
                         backends={"embedded": Says("__PROVED__"), "SFT-NL": tuned, "LogiPT": logipt})
 
 
@@ -615,13 +621,13 @@ def test_the_fine_tuned_models_decode_with_their_own_token_cap_and_the_base_mode
     made = SupervisionRun(Provenance("supervision", "smoke", 11),
                           training=pd.DataFrame({"setting": ["SFT-NL"], "checkpoint": ["embedded-SFT-NL-abc"]}))
     base, tuned = SaysAndKeepsCaps("__PROVED__"), SaysAndKeepsCaps("__DISPROVED__")
-    run = accuracy.run("smoke", seed=11, settings=["CoT"], fine_tuned=True,
+    run = accuracy.run("smoke", seed=11, settings=["CoT"],
                        fine_tuned_generation={"max_new_tokens": 48}, supervision_run=made,
                        backends={"embedded": base, "SFT-NL": tuned})
     cap = accuracy.PROFILES["smoke"].generation.max_new_tokens
     assert set(base.caps) == {cap} and set(tuned.caps) == {48}
     assert run.provenance.settings["fine_tuned_generation"] == {"max_new_tokens": 48}
     with pytest.raises(ValueError, match="fine_tuned_generation.max_tokens: unknown decoding setting"):
-        accuracy.run("smoke", seed=11, settings=["CoT"], fine_tuned=True,
+        accuracy.run("smoke", seed=11, settings=["CoT"],
                      fine_tuned_generation={"max_tokens": 48}, supervision_run=made,
                      backends={"embedded": base, "SFT-NL": tuned})

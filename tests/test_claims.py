@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import inspect
 from dataclasses import replace
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -15,7 +16,7 @@ from finelogic.eval.accuracy import RECORD_COLUMNS, depth_bucket, records_frame
 from finelogic.eval.probing import LINEAR, MAJORITY, TEXT_ONLY, summarize as summarize_probes
 from finelogic.eval.soundness import STEP_COLUMNS
 from finelogic.eval import claims
-from finelogic.runs import claims as claims_family, probing, supervision
+from finelogic.runs import accuracy, claims as claims_family, probing, soundness, supervision
 from finelogic.runs.provenance import Provenance
 from finelogic.runs.results import same_run
 from finelogic.runs.upstream import UpstreamMissing
@@ -136,7 +137,8 @@ def test_the_fixture_tables_have_the_real_schemas():
                                 "problem_id": ["a", "a", "b", "b"], "step": 0, "n_steps": 0, "label": [1, 0, 1, 0],
                                 "prediction": [1, 0, 0, 0], "correct": [True, True, False, True]})
     assert list(summarize_probes(predictions, resamples=20).columns) == SUMMARY_COLUMNS
-    assert set(supervision.SupervisionRun.__dataclass_fields__) >= {"records", "steps"}
+    assert "records" in accuracy.AccuracyRun.__dataclass_fields__
+    assert "steps" in soundness.SoundnessRun.__dataclass_fields__
     assert "summary" in probing.ProbingRun.__dataclass_fields__
 
 
@@ -386,35 +388,41 @@ def test_transfer_needs_sft_nl_answers_not_cut_at_the_cap():
 # ------------------------------------------------------------------------------------------- the run
 
 
-def _upstream_runs(seed: int = 0) -> tuple[supervision.SupervisionRun, probing.ProbingRun]:
+def _upstream_runs(seed: int = 0) -> dict[str, Any]:
+    """The claims run's upstream runs, by keyword: the fine-tuned models' rows are the accuracy and soundness
+    runs' (beside the base model's), the supervision run names the styles and training depths."""
     settings = replace(supervision.PROFILES["smoke"], fld_depths=tuple(TRAINING_DEPTHS))
     made_sft = supervision.SupervisionRun(
         Provenance(supervision.FAMILY, "smoke", seed, settings=settings, models=(BASE, NL, STRUCT, FILTER, DIRECT)),
-        records=records_of(FIXTURE), steps=steps_of(FIXTURE))
+        training=pd.DataFrame({"setting": [NL, STRUCT, FILTER, DIRECT], "checkpoint": ["a", "b", "c", "d"]}))
+    made_accuracy = accuracy.AccuracyRun(
+        Provenance(accuracy.FAMILY, "smoke", seed, models=(BASE, NL, STRUCT, FILTER, DIRECT)),
+        records=records_of(FIXTURE))
+    made_soundness = soundness.SoundnessRun(Provenance(soundness.FAMILY, "smoke", seed), steps=steps_of(FIXTURE))
     predictions = pd.DataFrame(columns=["model", "readout", "probe", "task", "problem_id", "step", "n_steps", "label",
                                         "prediction", "correct"])
     made_probing = probing.ProbingRun(
         Provenance(probing.FAMILY, "smoke", seed, settings=replace(probing.PROFILES["smoke"], readouts=("chat",)),
                    models=(BASE, probing.RANDOM_INIT, NL, STRUCT, FILTER, DIRECT)),
         predictions, summary_of(FIXTURE))
-    return made_sft, made_probing
+    return {"supervision_run": made_sft, "accuracy_run": made_accuracy, "soundness_run": made_soundness,
+            "probing_run": made_probing}
 
 
 def test_the_run_reads_its_written_upstream_runs_and_refuses_when_they_are_missing(tmp_path, monkeypatch):
     monkeypatch.setenv("FINELOGIC_RESULTS", str(tmp_path / "results"))
-    made_sft, made_probing = _upstream_runs()
-    with pytest.raises(UpstreamMissing, match="no supervision run"):
-        claims_family.run("smoke", seed=0)
-    made_sft.write()
-    with pytest.raises(UpstreamMissing, match="no probing run"):
-        claims_family.run("smoke", seed=0)
-    made_probing.write()
+    runs = _upstream_runs()
+    for name in ("supervision", "accuracy", "soundness", "probing"):  # the order of claims.UPSTREAM
+        with pytest.raises(UpstreamMissing, match=f"no {name} run"):
+            claims_family.run("smoke", seed=0)
+        runs[f"{name}_run"].write()
     read = claims_family.run("smoke", seed=0)
-    handed = claims_family.run("smoke", seed=0, supervision_run=made_sft, probing_run=made_probing)
+    handed = claims_family.run("smoke", seed=0, **runs)
     pd.testing.assert_frame_equal(read.verdicts, handed.verdicts)
     assert read.counts() == {claims.REPRODUCED: len(claims.CLAIMS), claims.NOT_REPRODUCED: 0, claims.INCONCLUSIVE: 0,
                              claims.NOT_TESTABLE: 0}
     assert read.provenance.family == "claims" and read.provenance.n == len(claims.CLAIMS)
+    assert list(read.provenance.data) == ["supervision", "accuracy", "soundness", "probing"]
     with pytest.raises(UpstreamMissing, match="another seed"):
         claims_family.run("smoke", seed=1)
     # its own run reads back whole
@@ -423,40 +431,20 @@ def test_the_run_reads_its_written_upstream_runs_and_refuses_when_they_are_missi
 
 
 def test_the_run_takes_its_settings_and_runs_no_model():
-    made_sft, made_probing = _upstream_runs()
-    plain = claims_family.run("smoke", supervision_run=made_sft, probing_run=made_probing, readout="plain")
+    runs = _upstream_runs()
+    plain = claims_family.run("smoke", **runs, readout="plain")
     probing_claims = plain.verdicts[plain.verdicts["source"].str.startswith("Table 4")]
     assert len(probing_claims) == 5 and set(probing_claims["verdict"]) == {claims.NOT_TESTABLE}  # read out in chat
     with pytest.raises(ValueError, match="runs no model"):
-        claims_family.run("smoke", supervision_run=made_sft, probing_run=made_probing, backends={"embedded": object()})
+        claims_family.run("smoke", **runs, backends={"embedded": object()})
 
 
 def test_the_page_helpers_show_every_verdict():
     from finelogic.book import claims as page
 
-    made_sft, made_probing = _upstream_runs()
-    made = claims_family.run("smoke", supervision_run=made_sft, probing_run=made_probing)
+    made = claims_family.run("smoke", **_upstream_runs())
     table = page.scan_table(made).frame
     assert len(table) == len(claims.CLAIMS) and set(table["Verdict"]) == {claims.REPRODUCED}
     assert all(why.endswith("apart from 0 as the paper says") for why in table["Why"] if why)
     assert list(page.short_table(made).frame.columns) == ["finding", "in the paper", "our verdict"]
     assert page.counts_sentence(made) == "Of the 12 findings tested, 12 are reproduced."
-
-
-def test_when_the_supervision_run_left_evaluation_to_the_other_families_their_runs_are_read(tmp_path, monkeypatch):
-    from finelogic.runs import accuracy, soundness
-
-    monkeypatch.setenv("FINELOGIC_RESULTS", str(tmp_path / "results"))
-    made_sft, made_probing = _upstream_runs()
-    trained_only = replace(made_sft, records=pd.DataFrame(), steps=pd.DataFrame(),
-                           training=pd.DataFrame({"setting": [NL], "checkpoint": ["x"]}))
-    made_accuracy = accuracy.AccuracyRun(Provenance(accuracy.FAMILY, "smoke", 0, models=(BASE,)),
-                                         records=records_of(FIXTURE))
-    made_soundness = soundness.SoundnessRun(Provenance(soundness.FAMILY, "smoke", 0), steps=steps_of(FIXTURE))
-    with pytest.raises(UpstreamMissing, match="no accuracy run"):
-        claims_family.run("smoke", seed=0, supervision_run=trained_only, probing_run=made_probing)
-    read = claims_family.run("smoke", seed=0, supervision_run=trained_only, probing_run=made_probing,
-                      accuracy_run=made_accuracy, soundness_run=made_soundness)
-    full = claims_family.run("smoke", seed=0, supervision_run=made_sft, probing_run=made_probing)
-    assert read.verdicts["verdict"].tolist() == full.verdicts["verdict"].tolist()
-    assert set(read.provenance.data) == {"supervision", "probing", "accuracy", "soundness"}

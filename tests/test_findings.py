@@ -95,13 +95,17 @@ def test_supervision_loss_and_accuracy_against_the_base_model():
     records = pd.concat([_records("fld", "CoT", [False] * 20, [None] * 20),
                          _records("fld", "SFT-NL", [True] * 18 + [False] * 2, [None] * 20),
                          _records("fld", "SFT-Symb-Struct", [True] * 1 + [False] * 19, [None] * 20)])
-    text = findings.supervision(SimpleNamespace(training=training, records=records))
+    text = findings.supervision(SimpleNamespace(training=training), SimpleNamespace(records=records))
     assert text.startswith("The training loss fell from the first to the last step for 1 of 2 styles "
                            "(NL 2.00 → 0.50 over 10 steps; Symb-Struct 1.50 → 1.80 over 10 steps")
     assert "(CoT 0.0% [0.0, 16.1] (n = 20))" in text
     assert "SFT-NL 90.0% [69.9, 97.2] (n = 20) (above CoT)" in text
     assert "SFT-Symb-Struct 5.0% [0.9, 23.6] (n = 20) (indistinguishable from CoT)" in text
-    assert "supports nothing" in findings.supervision(SimpleNamespace(training=pd.DataFrame(), records=records))
+    assert "supports nothing" in findings.supervision(SimpleNamespace(training=pd.DataFrame()),
+                                                      SimpleNamespace(records=records))
+    # the page that trains: its models are evaluated on the evaluation families' pages
+    assert findings.supervision(SimpleNamespace(training=training)).endswith(
+        "; the accuracy, depth, soundness and probing pages evaluate the fine-tuned models.")
 
 
 def test_probing_run_without_probes_supports_nothing():

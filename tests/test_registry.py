@@ -122,3 +122,29 @@ def test_the_registry_finds_a_toy_family_by_name_or_notebook_and_orders_it_after
     assert registry.names(registry.ordered(["toy_total", "toy"], families)) == ("toy", "toy_total")
     with pytest.raises(ValueError, match="unknown notebook family 'toys'; the families are toy, toy_total"):
         registry.family("toys", families)
+
+
+def test_every_familys_upstream_comes_before_it_and_is_what_its_run_reads_in_every_profile(capsys):
+    import inspect
+
+    from finelogic.book.cli import main
+    from finelogic.profiles import PROFILE_NAMES
+
+    order = registry.names()
+    for profile in PROFILE_NAMES:  # one graph: no family reads another in one profile only
+        for place, entry in enumerate(registry.ordered()):
+            takes = {p.removesuffix("_run") for p in inspect.signature(entry.run).parameters if p.endswith("_run")}
+            assert takes == set(entry.upstream), (profile, entry.name)
+            assert all(order.index(up) < place for up in entry.upstream), (profile, entry.name)
+            assert not hasattr(entry.module, "reads")
+    # supervision's checkpoints reach every family that evaluates or reads them
+    upstream = {f.name: f.upstream for f in registry.FAMILIES}
+    assert order[:2] == ("datasets", "supervision")
+    assert upstream["accuracy"] == upstream["probing"] == ("supervision",)
+    assert upstream["claims"] == ("supervision", "accuracy", "soundness", "probing")
+    assert main(["list"]) == 0
+    listed = dict(line.split(None, 1) for line in capsys.readouterr().out.splitlines())
+    assert listed["02_accuracy"] == "accuracy family, reads supervision"
+    assert listed["08_claims"] == "claims family, reads supervision, accuracy, soundness, probing"
+    assert list(listed)[:8] == [f"0{i}_{n}" for i, n in enumerate(
+        ("datasets", "accuracy", "depth", "soundness", "probing", "supervision", "logicmark", "claims"), 1)]

@@ -203,7 +203,6 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.command == "list":
         reads = {f.notebook: f"{f.name} family" + (f", reads {', '.join(f.upstream)}" if f.upstream else "")
-                 + "".join(f"; in {p}: {', '.join(f.reads(p))}" for p in PROFILE_NAMES if f.reads(p) != f.upstream)
                  for f in FAMILIES}
         print("\n".join(f"{n:20s} {reads.get(n, 'teaching chapter')}" for n in NOTEBOOKS))
         return 0

@@ -11,6 +11,7 @@ from IPython.display import HTML
 
 from finelogic.book.figures import figure_html
 from finelogic.book.provenance import admonition
+from finelogic.book.supervision import sft_rows
 from finelogic.data.suites import PAPER_NAMES
 from finelogic.eval.accuracy import summarize
 from finelogic.eval.forced_choice import chance_level
@@ -255,9 +256,9 @@ def probing(run, control: str | None = None) -> str:
 BASE_SETTINGS = {"SFT": "CoT", "LogiPT": "Direct"}
 
 
-def supervision(run) -> str:
-    """Whether each style's training loss fell (first vs last optimizer step) and each fine-tuned model's
-    accuracy against the base model's, with 95% intervals."""
+def supervision(run, accuracy_run=None) -> str:
+    """Whether each style's training loss fell (first vs last optimizer step) and, with the accuracy run that
+    evaluated the checkpoints, each fine-tuned model's accuracy against the base model's, with 95% intervals."""
     training = getattr(run, "training", None)
     if _empty(training):
         return "This run trained no model, so the page supports nothing about supervision styles."
@@ -266,7 +267,9 @@ def supervision(run) -> str:
     fell = int((training["loss_last"] < training["loss_first"]).sum())
     text = (f"The training loss fell from the first to the last step for {fell} of {len(training)} styles ("
             + "; ".join(losses) + f"; {int(training['examples'].max())} training examples each)")
-    records = getattr(run, "records", None)
+    if accuracy_run is None:
+        return text + "; the accuracy, depth, soundness and probing pages evaluate the fine-tuned models."
+    records = sft_rows(accuracy_run.records)
     if _empty(records):
         return text + "; no fine-tuned model was evaluated."
     ours = summarize(records, by=("setting",)).set_index("setting")

@@ -40,7 +40,7 @@ from finelogic.runs.registry import FAMILIES, Family
 log = logging.getLogger(__name__)
 
 # The book's notebooks, in reading order: one per notebook family (the registry's), then the teaching chapters.
-NOTEBOOKS = (*(f.notebook for f in FAMILIES), *TEACHING)
+NOTEBOOKS = (*sorted(f.notebook for f in FAMILIES), *TEACHING)  # reading order: by their numbers
 RUN_KEY = "finelogic_run_key"
 #: An executed family notebook's metadata: the family whose run it wrote to ``results/<profile>/<family>``
 #: (the notebook runs again when that run no longer reads back whole).
@@ -165,7 +165,7 @@ def run_notebooks(
     bar = tqdm(total=len(names), desc=f"notebooks ({profile})", unit="nb")
 
     def key_of(name: str) -> str:  # computed when the notebook starts: its upstream results are final then
-        upstream = [results_dir(profile) / family for family in _upstream_families(name, profile, families)]
+        upstream = [results_dir(profile) / family for family in _upstream_families(name, families)]
         return run_key(source_dir / f"{name}.ipynb", params, upstream)
 
     damaged: dict[str, str] = {}  # notebook -> what was wrong with its results, when that is why it runs
@@ -206,7 +206,7 @@ def run_notebooks(
                 if not unchanged(name, key):
                     finish(name, key, execute(name))
         else:
-            reads = {n: {f.notebook for f in families if f.name in _upstream_families(n, profile, families)}
+            reads = {n: {f.notebook for f in families if f.name in _upstream_families(n, families)}
                      for n in names}
             _run_in_parallel(_start_order(names, output_dir, profile, families), reads, jobs, execute, key_of,
                              unchanged, finish)
@@ -322,9 +322,9 @@ def _damage(directory: Path) -> str | None:
     return None
 
 
-def _upstream_families(name: str, profile: str, families: Sequence[Family]) -> tuple[str, ...]:
-    """The families whose results the notebook ``name`` reads in ``profile`` (none for a teaching chapter)."""
-    return next((f.reads(profile) for f in families if f.notebook == name), ())
+def _upstream_families(name: str, families: Sequence[Family]) -> tuple[str, ...]:
+    """The families whose results the notebook ``name`` reads (none for a teaching chapter)."""
+    return next((f.upstream for f in families if f.notebook == name), ())
 
 
 def _start_order(names: Sequence[str], output_dir: Path, profile: str, families: Sequence[Family]) -> list[str]:

@@ -1,5 +1,6 @@
-"""The supervision page's views (paper Section 4: Figure 4, the SFT rows of Tables 2, 3 and 5), made from a
-:class:`finelogic.runs.supervision.SupervisionRun`."""
+"""The supervision page's views (paper Section 4: Figure 4, the SFT rows of Tables 2, 3 and 5): the training
+views from a :class:`finelogic.runs.supervision.SupervisionRun`, the SFT rows from the accuracy and soundness
+runs that evaluated its checkpoints (:func:`sft_rows`: the base model's CoT rows and the fine-tuned models')."""
 from __future__ import annotations
 
 from typing import Any
@@ -16,10 +17,26 @@ from finelogic.book.soundness import metric_rows, metric_view
 from finelogic.book.tables import Table, paper_table, present, present_paper
 from finelogic.data.suites import PAPER_NAMES
 from finelogic.eval.accuracy import summarize
+from finelogic.eval.claims import BASE_SETTING, fine_tuned_setting
+from finelogic.prompts import DIRECT
 from finelogic.eval.soundness import soundness_table
 
 #: The paper's SFT rows are for these models (Table 2).
 PAPER_SFT_MODELS = ("Llama-3.1-8B-Instruct", "Qwen-2.5-7B-Instruct")
+#: The row of the model trained on solver traces (:mod:`finelogic.baselines.logipt`).
+LOGIPT = "LogiPT"
+
+
+def sft_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows (records or judged steps) of the fine-tuned models (``SFT-<style>``, ``LogiPT``) and of the
+    model they were trained from under their training prompts (CoT; Direct beside LogiPT), from an accuracy or
+    soundness run's table of every row; the first model's CoT rows when it has no fine-tuned row."""
+    if table.empty:
+        return table
+    tuned = table["setting"].map(lambda s: fine_tuned_setting(s) is not None or s == LOGIPT)
+    base = table.loc[tuned, "model"].iloc[0] if tuned.any() else table["model"].iloc[0]
+    prompts = (BASE_SETTING, *([DIRECT.name] if (table["setting"] == LOGIPT).any() else []))
+    return table[(table["model"] == base) & (tuned | table["setting"].isin(prompts))].reset_index(drop=True)
 
 
 def train_params(run) -> dict[str, Any]:
@@ -59,9 +76,8 @@ def loss_curves(losses: pd.DataFrame, *, whose: str = "this run"):
 
 def accuracy_figure(run):
     """Accuracy by dataset of our rows (the base model under CoT and each fine-tuned style, Wilson 95%) below
-    the paper's CoT and SFT rows of Table 2, one panel per dataset; ``run``: a supervision run, or an accuracy
-    run holding the base and ``SFT-<style>`` rows (the study's)."""
-    records = run.records
+    the paper's CoT and SFT rows of Table 2, one panel per dataset; ``run``: an accuracy run."""
+    records = sft_rows(run.records)
     reported = paper_sft_rows()
     if records.empty:
         ours = pd.DataFrame(columns=reported.columns, dtype=float)
@@ -72,8 +88,7 @@ def accuracy_figure(run):
         ours, low, high = (summary.pivot(index="setting", columns="dataset", values=v)
                            .reindex(index=list(dict.fromkeys(summary["setting"])))
                            for v in ("accuracy", "ci_low", "ci_high"))
-        # A supervision run names its base model; an accuracy run (the study's) names it in every record.
-        base = run.base.name if getattr(run, "base", None) is not None else str(records["model"].iloc[0])
+        base = str(records["model"].iloc[0])
         ours.index = [f"{base} / {s}" for s in ours.index]
         low.index = high.index = ours.index
     return figures.paper_vs_ours(ours, reported.reindex(columns=list(ours.columns)), low=low, high=high,
@@ -93,58 +108,59 @@ def loss_change(training: pd.DataFrame) -> str:
 
 
 def accuracy_tables(run, notebook: str) -> list[Any]:
-    """The SFT rows of Table 2 (accuracy per dataset) and Table 5 (FLD depth buckets) with captions; a
-    sentence when the run evaluated nothing."""
-    records = run.records
+    """The SFT rows (:func:`sft_rows`) of an accuracy run's Table 2 (accuracy per dataset) and Table 5 (FLD
+    depth buckets) with captions; a sentence when the run evaluated nothing."""
+    records = sft_rows(run.records)
     if records.empty:
         return [Markdown("No evaluation in this run.")]
-    prov = run.provenance
-    params = dict(prompt="CoT", max_new_tokens=run.config.max_new_tokens, temperature=run.config.temperature)
+    prov, base = run.provenance, str(records["model"].iloc[0])
+    params = dict(prompt="CoT", max_new_tokens=run.decoding.max_new_tokens, temperature=run.decoding.temperature)
     ours = summarize(records, by=("model", "setting", "dataset"))
     ours["dataset"] = ours["dataset"].map(PAPER_NAMES)
-    sources = "; ".join(f"{s.paper_name}: {len(s.problems)} items, {s.source}" for s in run.sets if s.problems)
+    sources = "; ".join(f"{s.paper_name}: {len(s.problems)} items, {s.source}" for s in run.eval_sets if s.problems)
     fld = records[records.dataset == "fld"]
     depth = summarize(fld, by=("model", "setting", "depth_bucket"))
     return [
         accuracy_view(ours),
-        Markdown(caption(notebook, prov.profile, prov.seed, model=run.base.name, n=len(records), **params)
+        Markdown(caption(notebook, prov.profile, prov.seed, model=base, n=len(records), **params)
                  + f" Test items: {sources}. `CoT` is the base model under the training prompt (`Direct` under "
                  + "LogiPT's, where the profile trains a LogiPT row); the paper's "
                  + "SFT rows are for Llama-3.1-8B-Instruct and Qwen-2.5-7B-Instruct (below), not for this model."),
         accuracy_view(depth),
-        Markdown(caption(notebook, prov.profile, prov.seed, model=run.base.name, n=len(fld), **params)
+        Markdown(caption(notebook, prov.profile, prov.seed, model=base, n=len(fld), **params)
                  + " FLD accuracy by proof-depth bucket (Table 5's layout)."),
     ]
 
 
 def soundness_tables(run, notebook: str) -> list[Any]:
-    """Table 3 for the FLD responses (symbolic judge), then the samples scored and excluded, with
-    captions; a sentence when the run has no FLD responses."""
-    if run.steps.empty:
+    """Table 3 for the SFT rows' FLD responses (:func:`sft_rows` of a soundness run's steps), then the samples
+    scored and excluded, with captions; a sentence when the run has no FLD responses."""
+    steps = sft_rows(run.steps)
+    if steps.empty:
         return [Markdown("No FLD responses in this run.")]
-    prov = run.provenance
-    n = int(run.steps["sample"].nunique())
-    table = soundness_table(run.steps)
+    prov, base = run.provenance, str(steps["model"].iloc[0])
+    n = int(steps["sample"].nunique())
+    table = soundness_table(steps)
     counts = table[["model", "setting", "samples", "scored", "no_steps", "undecided", "steps"]]
     return [
         metric_view(metric_rows(table), missing="no response of this row could be scored (see the next table)"),
-        Markdown(caption(notebook, prov.profile, prov.seed, model=run.base.name, n=n, judge="symbolic",
-                         relevance="principled")
+        Markdown(caption(notebook, prov.profile, prov.seed, model=base, n=n, judge=run.judge, relevance=run.policy)
                  + " % of scored samples with Wilson 95% intervals; see the soundness chapter for the method."),
         present(counts.drop(columns="model") if counts["model"].nunique() == 1 else counts,
                 headers={"no_steps": "No steps found", "undecided": "Undecided samples"}),
-        Markdown(caption(notebook, prov.profile, prov.seed, model=run.base.name, n=n)
+        Markdown(caption(notebook, prov.profile, prov.seed, model=base, n=n)
                  + " Samples scored and excluded (no steps found, or a step the judge could not decide)."),
     ]
 
 
 def one_response(run) -> list[Any]:
-    """One FLD response of a fine-tuned model (else the first record) with its gold label and answer."""
-    records = run.records
+    """One FLD response of a fine-tuned model of an accuracy run (else its first record) with its gold label
+    and answer."""
+    records = sft_rows(run.records)
     if records.empty:
         return []
-    sft_rows = records[(records.setting != "CoT") & (records.dataset == "fld")]
-    shown = sft_rows.iloc[0] if not sft_rows.empty else records.iloc[0]
+    tuned = records[(records.setting != BASE_SETTING) & (records.dataset == "fld")]
+    shown = tuned.iloc[0] if not tuned.empty else records.iloc[0]
     answer = shown["prediction"] if isinstance(shown["prediction"], str) else "no answer"
     return [Markdown(f"{shown['setting']} on item `{shown['id']}`, gold **{shown['gold']}**, read as **{answer}**."),
             model_output(shown["response"])]

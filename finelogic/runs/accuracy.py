@@ -28,13 +28,12 @@ from finelogic.eval.forced_choice import (NOT_A_PROMPT_SETTING, contextual_calib
                                           uncalibrated_columns, unscored_columns)
 from finelogic.memo import Memo, source_version
 from finelogic.models.base import GenerationConfig
-from finelogic.runs.supervision import FAMILY as SUPERVISION, SupervisionRun
+from finelogic.runs.supervision import SupervisionRun
 from finelogic.prompts import MARKERS, SETTINGS, PromptLayout
 from finelogic.runs.backends import open_models, release
 from finelogic.runs.base import resolve
 from finelogic.runs.provenance import Provenance, Recording, call_counts
 from finelogic.runs.results import EVAL_SETS, Run, kept
-from finelogic.runs.upstream import find_run
 
 log = logging.getLogger(__name__)
 
@@ -66,9 +65,8 @@ class AccuracySettings(TestSets):
     """The accuracy family's settings: its test sets, ``settings`` (prompt settings and baselines, in table
     order), decoding (``seed`` is the run's; ``generation_by_setting`` changes it for one setting), a
     baseline's options (its function's keyword arguments, and ``items``: the first n items of each named set
-    only, e.g. ``{"Sel-Inf": {"items": {"fld": 1}}}``). ``fine_tuned`` also evaluates every model this
-    profile's supervision run fine-tuned, under its training prompt, as the ``SFT-<style>`` / ``LogiPT`` rows
-    of Table 2 (``fine_tuned_generation`` changes their decoding)."""
+    only, e.g. ``{"Sel-Inf": {"items": {"fld": 1}}}``). ``fine_tuned_generation`` changes the decoding of the
+    fine-tuned models handed to the run (the ``SFT-<style>`` / ``LogiPT`` rows of Table 2)."""
 
     models: tuple[Any, ...] = ("embedded",)
     settings: tuple[str, ...] = ("Direct", "CoT")
@@ -78,7 +76,6 @@ class AccuracySettings(TestSets):
     prompt_layout: PromptLayout = PromptLayout.PRINCIPLED
     forced_choice: bool = True
     batch_size: int = 16
-    fine_tuned: bool = False
     fine_tuned_generation: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -153,18 +150,20 @@ class AccuracyRun(SectionOfRun, Run):
 
 
 def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = None,
-        data_dir: str | Path | None = None, supervision_run: Any = None, **overrides: Any) -> AccuracyRun:
-    """Evaluate every model x setting of the profile's ``accuracy`` section on its four test sets; ``seed``
-    seeds data generation, subsampling and decoding; ``backends`` may hold a fine-tuned model's by its row
-    (``"SFT-NL"``); ``data_dir`` defaults to ``$FINELOGIC_DATA_DIR``."""
+        data_dir: str | Path | None = None, supervision_run: SupervisionRun | None = None,
+        **overrides: Any) -> AccuracyRun:
+    """Evaluate every model x setting of the profile's ``accuracy`` section on its four test sets, and every
+    checkpoint of ``supervision_run`` (when handed in) under the prompt it was trained with, as the
+    ``SFT-<style>`` / ``LogiPT`` rows; ``seed`` seeds data generation, subsampling and decoding; ``backends``
+    may hold a fine-tuned model's by its row (``"SFT-NL"``); ``data_dir`` defaults to ``$FINELOGIC_DATA_DIR``."""
     recording = Recording(FAMILY, profile, seed)
     section = resolved_section(profile, overrides)
     sets = tuple(evaluation_sets(section, seed=seed, data_dir=data_dir))
     entries, scorers = split_scorers(section.models)
-    made = (supervision_run or find_run(SupervisionRun, SUPERVISION, profile, seed)) if section.fine_tuned else None
-    tuned = made.fine_tuned() if made is not None else []
+    tuned = supervision_run.checkpoints() if supervision_run is not None else []
     if not entries and not tuned:
-        raise ValueError("accuracy: no model to evaluate (models is empty and fine_tuned is off)")
+        raise ValueError("accuracy: no model to evaluate (models is empty and no supervision run with checkpoints "
+                         "is handed in)")
     opened = open_models([*entries, *(spec for spec, _ in tuned)], backends, batch_size=section.batch_size)
     config = replace(section.generation, seed=seed)
     problems = [p for s in sets for p in s.problems]
@@ -194,7 +193,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
             release(backend)  # one in-process model in memory at a time
         # The fine-tuned rows are named by the model they were trained from (the first model's row, or the
         # supervision run's base when only the fine-tuned models are evaluated: ``models=()``, a study unit).
-        base_name = opened[0][0].name if entries else made.base.name
+        base_name = opened[0][0].name if entries else supervision_run.base.name
         for (spec, backend), (_, setting) in zip(opened[len(entries):], tuned):  # each under its training prompt
             log.info("accuracy: %s (fine-tuned), %s prompt, %d items", spec.name, setting, len(problems))
             records = _prompt_records(problems, backend, setting, base_name,
@@ -236,11 +235,6 @@ def _prompt_records(problems: list[Problem], backend: Any, setting: str, model: 
     return records.join(contextual_calibration(records, backend))
 
 
-def reads(profile: str) -> tuple[str, ...]:
-    """The families whose runs it reads in ``profile``: supervision when ``fine_tuned``."""
-    return (SUPERVISION,) if PROFILES[profile].fine_tuned else ()
-
-
 def split_scorers(entries: Sequence[Any]) -> tuple[list[Any], list[str]]:
     """The model entries without their ``scorer`` key, and each entry's released scorer (default ``vllm_overall``)."""
     stripped, scorers = [], []
@@ -279,7 +273,7 @@ PROFILES = {
         # The symbolic styles' answers are longer than 192 tokens (results/study/target_lengths/): the
         # fine-tuned models get 768, which every gold answer fits; the base model never writes a marker.
         fine_tuned_generation={"max_new_tokens": 768},
-        batch_size=32, fine_tuned=True),
+        batch_size=32),
     # The paper's models; the released code's sampling (temperature 0.7, top-p 0.9, 3,072 new tokens; released
     # code: src/eval_vllm_overall.py). The HF models want a GPU (or point them at a vLLM server with
     # "openai:<model>@http://host:8000/v1"). This profile reproduces the paper: its prompts as the released

@@ -31,8 +31,8 @@ def resolve(profiles: Mapping[str, S], profile: str, family: str, overrides: Map
 
 @contextlib.contextmanager
 def judging_memos() -> Iterator[tuple[Memo, Memo]]:
-    """The symbolic judge's verdicts and each response's steps as read, kept across runs (the soundness run,
-    the supervision run's judged FLD responses: what one judged the other reads back); flushed at the end."""
+    """The symbolic judge's verdicts and each response's steps as read, kept across soundness runs (what one
+    judged the next reads back); flushed at the end."""
     from finelogic.eval.judges import verdict_problem
     from finelogic.eval.soundness import steps_problem
 

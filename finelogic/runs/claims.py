@@ -1,6 +1,6 @@
-"""The claims family (``notebooks/08_claims.ipynb``): :func:`run` reads the upstream runs (supervision and probing;
-accuracy and soundness too where the supervision run leaves the evaluation of its models to them, the ``study``) and
-hands their tables to :func:`finelogic.eval.claims.verdicts`, which states and decides each claim's rule."""
+"""The claims family (``notebooks/08_claims.ipynb``): :func:`run` reads the upstream runs (supervision, accuracy,
+soundness and probing: the fine-tuned models' rows are the evaluation families') and hands their tables to
+:func:`finelogic.eval.claims.verdicts`, which states and decides each claim's rule."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -17,8 +17,8 @@ from finelogic.runs.results import Run
 from finelogic.runs.upstream import find_run
 
 FAMILY = "claims"
-#: The families whose runs it reads (handed in as ``supervision_run`` / ``probing_run``).
-UPSTREAM = (supervision.FAMILY, probing.FAMILY)
+#: The families whose runs it reads (handed in as ``supervision_run``, ``accuracy_run``, ...).
+UPSTREAM = (supervision.FAMILY, accuracy.FAMILY, soundness.FAMILY, probing.FAMILY)
 
 
 @dataclass(frozen=True)
@@ -43,18 +43,13 @@ class ClaimsRun(Run):
 
     verdicts: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(VERDICT_COLUMNS)))
     supervision_run: supervision.SupervisionRun | None = field(default=None, repr=False, compare=False)
+    accuracy_run: accuracy.AccuracyRun | None = field(default=None, repr=False, compare=False)
     probing_run: probing.ProbingRun | None = field(default=None, repr=False, compare=False)
 
     def counts(self) -> dict[str, int]:
         """Claims per verdict, in :data:`~finelogic.eval.claims.VERDICTS` order."""
         column = self.verdicts["verdict"]
         return {v: int((column == v).sum()) for v in VERDICTS}
-
-
-def reads(profile: str) -> tuple[str, ...]:
-    """Beside the supervision and probing runs: the accuracy and soundness runs, in a profile whose
-    supervision run leaves the evaluation of its models to them (``evaluate=False``, the ``study``)."""
-    return () if supervision.PROFILES[profile].evaluate else (accuracy.FAMILY, soundness.FAMILY)
 
 
 def run(profile: str, *, seed: int = 0, supervision_run: supervision.SupervisionRun | None = None,
@@ -68,20 +63,18 @@ def run(profile: str, *, seed: int = 0, supervision_run: supervision.Supervision
     recording = Recording(FAMILY, profile, seed)
     settings = resolve(PROFILES, profile, FAMILY, overrides)
     made_sft = supervision_run or find_run(supervision.SupervisionRun, supervision.FAMILY, profile, seed)
+    made_accuracy = accuracy_run or find_run(accuracy.AccuracyRun, accuracy.FAMILY, profile, seed)
+    made_soundness = soundness_run or find_run(soundness.SoundnessRun, soundness.FAMILY, profile, seed)
     made_probing = probing_run or find_run(probing.ProbingRun, probing.FAMILY, profile, seed)
     training_depths = tuple(made_sft.provenance.settings.get("fld_depths", ()))
     readout = settings.readout or next(iter(made_probing.provenance.settings.get("readouts", ())), None)
-    base = made_sft.provenance.models[0] if made_sft.provenance.models else None
-    sources: list[tuple[str, Any]] = [(supervision.FAMILY, made_sft), (probing.FAMILY, made_probing)]
-    records, steps, sets = made_sft.records, made_sft.steps, made_sft.sets
-    if records.empty and not made_sft.training.empty:  # its models were evaluated by the other families
-        made_accuracy = accuracy_run or find_run(accuracy.AccuracyRun, accuracy.FAMILY, profile, seed)
-        made_soundness = soundness_run or find_run(soundness.SoundnessRun, soundness.FAMILY, profile, seed)
-        records, steps, sets = made_accuracy.records, made_soundness.steps, made_accuracy.eval_sets
-        # The first model that is not a fine-tuned one (a study without its base unit has none: keep the
-        # supervision run's base name, whose rows are then absent and its comparisons inconclusive).
-        base = next((m for m in made_accuracy.provenance.models if fine_tuned_setting(m) is None), base)
-        sources += [(accuracy.FAMILY, made_accuracy), (soundness.FAMILY, made_soundness)]
+    sources: list[tuple[str, Any]] = [(supervision.FAMILY, made_sft), (accuracy.FAMILY, made_accuracy),
+                                      (soundness.FAMILY, made_soundness), (probing.FAMILY, made_probing)]
+    records, steps, sets = made_accuracy.records, made_soundness.steps, made_accuracy.eval_sets
+    # The first evaluated model that is not a fine-tuned one (a study without its base unit has none: the
+    # supervision run's base, whose rows are then absent and its comparisons inconclusive).
+    base = next((m for m in made_accuracy.provenance.models if fine_tuned_setting(m) is None),
+                made_sft.provenance.models[0] if made_sft.provenance.models else None)
     # The styles the supervision run is meant to hold: a study unit not yet made leaves its style absent.
     expected = [f"SFT-{style}" for style in made_sft.provenance.settings.get("styles") or ()]
     table = verdicts(records, steps, made_probing.summary, training_depths, base=base, readout=readout,
@@ -90,4 +83,5 @@ def run(profile: str, *, seed: int = 0, supervision_run: supervision.Supervision
             for name, made in sources}
     models = tuple(dict.fromkeys((*made_sft.provenance.models, *made_probing.provenance.models)))
     provenance = recording.provenance(settings, models=models, n=len(table), data=data)
-    return ClaimsRun(provenance, verdicts=table, supervision_run=made_sft, probing_run=made_probing)
+    return ClaimsRun(provenance, verdicts=table, supervision_run=made_sft, accuracy_run=made_accuracy,
+                     probing_run=made_probing)

@@ -25,8 +25,7 @@ from finelogic.runs.backends import open_models, parse_model_list, release, set_
 from finelogic.runs.base import resolve
 from finelogic.runs.provenance import Recording, call_counts
 from finelogic.runs.results import JSON, Codec, Run, kept
-from finelogic.runs.upstream import find_run
-from finelogic.runs.supervision import FAMILY as SUPERVISION, SupervisionRun
+from finelogic.runs.supervision import SupervisionRun
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +49,8 @@ BATCH_SIZE = 8
 class ProbingSettings:
     """The probing family's settings (Appendix B): ``distractors`` (min, max) distractor facts;
     ``nsd_points`` next-step-derivability points per problem; ``readouts`` ``chat`` and/or ``plain`` of hidden
-    ``layer`` (-1: last); ``models`` as :func:`model_entry` reads them; ``fine_tuned`` also probes every model
-    the supervision run of this profile and seed fine-tuned, as Table 4 does."""
+    ``layer`` (-1: last); ``models`` as :func:`model_entry` reads them; ``sft_checkpoints``: fine-tuned
+    checkpoint folders probed beside them (the supervision run's are handed to :func:`run`)."""
 
     n_train: int = 60
     n_test: int = 30
@@ -64,7 +63,6 @@ class ProbingSettings:
     sft_checkpoints: tuple[str, ...] = ()
     threads: int | None = None
     progress: bool | None = None
-    fine_tuned: bool = False
 
     def __post_init__(self) -> None:
         wrong = [r for r in self.readouts if r not in ("chat", "plain")]
@@ -78,8 +76,7 @@ PROFILES = {
     "smoke": ProbingSettings(n_train=4, n_test=2, depths=(3, 4), distractors=(4, 6), nsd_points=1, readouts=("plain",)),
     "tiny": ProbingSettings(n_train=60, n_test=30, depths=(4, 5, 6), distractors=(4, 6), nsd_points=1),
     # The study: the base model, its random-init control and every fine-tuned model of the study.
-    "study": ProbingSettings(n_train=60, n_test=30, depths=(4, 5, 6), distractors=(4, 6), nsd_points=1,
-                             fine_tuned=True),
+    "study": ProbingSettings(n_train=60, n_test=30, depths=(4, 5, 6), distractors=(4, 6), nsd_points=1),
     "paper": ProbingSettings(n_train=450, n_test=100, depths=tuple(range(10, 20)), distractors=(4, 8), nsd_points=6,
                              models=({"name": "Llama-3.1-8B-Instruct", "path": "meta-llama/Llama-3.1-8B-Instruct"},
                                      {"name": "Qwen-2.5-7B-Instruct", "path": "Qwen/Qwen2.5-7B-Instruct"},
@@ -103,11 +100,11 @@ class ProbingRun(Run):
     rows: Mapping[tuple[str, str], list[ProbeRow]] = field(default_factory=dict, repr=False, compare=False)
 
 
-def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = None, supervision_run: Any = None,
-        **overrides: Any) -> ProbingRun:
-    """Table 4 for ``profile``: problems, rows, features, probes and their predictions; ``seed`` draws the
-    problems, rows, CV folds and the random-init control's weights, ``supervision_run`` is read for
-    ``fine_tuned``."""
+def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = None,
+        supervision_run: SupervisionRun | None = None, **overrides: Any) -> ProbingRun:
+    """Table 4 for ``profile``: problems, rows, features, probes and their predictions for every model of the
+    section and every checkpoint of ``supervision_run`` (when handed in), as Table 4 probes its fine-tuned
+    models; ``seed`` draws the problems, rows, CV folds and the random-init control's weights."""
     given = dict(overrides)
     if isinstance(given.get("sft_checkpoints"), str):  # a notebook parameter from the command line
         given["sft_checkpoints"] = parse_model_list(given["sft_checkpoints"])
@@ -125,9 +122,8 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     splits = split_problems(problems, n_train, seed)
     entries = [model_entry(e, seed) for e in settings.models]
     entries += [checkpoint_entry(p) for p in settings.sft_checkpoints]
-    if settings.fine_tuned:
-        made = supervision_run or find_run(SupervisionRun, SUPERVISION, profile, seed)
-        entries += [spec for spec, _ in made.fine_tuned()]
+    if supervision_run is not None:
+        entries += [spec for spec, _ in supervision_run.checkpoints()]
     opened = open_models(entries, backends, batch_size=BATCH_SIZE)
     all_rows, tables, seconds = {}, [], {}
     text_only = None
@@ -157,11 +153,6 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     return ProbingRun(provenance, predictions, summarize(predictions, seed=seed).round(4), row_counts=row_counts(first),
                       splits={k: list(v) for k, v in splits.items()}, shown_rows=tuple(shown_rows(first)),
                       seconds=dict(seconds), rows=all_rows)
-
-
-def reads(profile: str) -> tuple[str, ...]:
-    """The families whose runs it reads in ``profile``: supervision when ``fine_tuned``."""
-    return (SUPERVISION,) if PROFILES[profile].fine_tuned else ()
 
 
 def model_entry(entry: Any, seed: int) -> Any:

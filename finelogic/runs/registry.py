@@ -17,9 +17,9 @@ from finelogic.runs.results import Run
 @dataclass(frozen=True)
 class Family:
     """One notebook family: its ``finelogic.runs`` module, its notebook's stem in ``notebooks/``, the
-    profile ``section`` it reads, ``upstream`` families whose runs ``run`` takes as ``<name>_run`` in every
-    profile, and its notebook's ``minutes`` in the tiny book (2 cores; the runner starts the longest first
-    when no timings are known)."""
+    profile ``section`` it reads, ``upstream`` families whose runs ``run`` takes as ``<name>_run`` (the same
+    in every profile), and its notebook's ``minutes`` in the tiny book (2 cores; the runner starts the longest
+    first when no timings are known)."""
 
     module: ModuleType
     notebook: str
@@ -37,20 +37,17 @@ class Family:
     def run(self) -> Callable[..., Run]:
         return self.module.run
 
-    def reads(self, profile: str) -> tuple[str, ...]:
-        """:attr:`upstream` and what its module's ``reads(profile)`` adds."""
-        extra = getattr(self.module, "reads", None)
-        return (*self.upstream, *(f for f in (extra(profile) if extra else ()) if f not in self.upstream))
 
 
-#: In reading order, which is also an order in which every upstream family comes first.
+#: Every upstream family comes first: supervision, whose checkpoints the evaluation families evaluate, before
+#: them (the book's reading order is ``_toc.yml``'s).
 FAMILIES: tuple[Family, ...] = (
     Family(datasets, "01_datasets", datasets.DatasetsRun, "datasets", minutes=0.2),
-    Family(accuracy, "02_accuracy", accuracy.AccuracyRun, "accuracy", minutes=12.9),
+    Family(supervision, "06_supervision", supervision.SupervisionRun, supervision.SECTION, minutes=4.2),
+    Family(accuracy, "02_accuracy", accuracy.AccuracyRun, "accuracy", upstream=(supervision.FAMILY,), minutes=12.9),
     Family(depth, "03_depth", depth.DepthRun, "accuracy", upstream=(accuracy.FAMILY,), minutes=0.2),
     Family(soundness, "04_soundness", soundness.SoundnessRun, "soundness", upstream=(accuracy.FAMILY,), minutes=0.7),
-    Family(probing, "05_probing", probing.ProbingRun, "probing", minutes=9.2),
-    Family(supervision, "06_supervision", supervision.SupervisionRun, supervision.SECTION, minutes=4.2),
+    Family(probing, "05_probing", probing.ProbingRun, "probing", upstream=(supervision.FAMILY,), minutes=9.2),
     Family(logicmark, "07_logicmark", logicmark.LogicMarkRun, "logicmark", minutes=5.1),
     Family(claims, "08_claims", claims.ClaimsRun, claims.FAMILY, upstream=claims.UPSTREAM, minutes=0.1),
 )

@@ -157,7 +157,10 @@ class Run:
             kwargs: dict[str, Any] = {"provenance": Provenance.from_dict(meta["provenance"])}
         except (TypeError, ValueError) as error:
             raise BrokenRun(directory / "run.json", f"its provenance does not read back ({error})") from None
+        tables = {f.name for f in fields(cls)}
         for name, dtypes in meta["dtypes"].items():
+            if name not in tables:  # a table this run type no longer has (written by an older version)
+                continue
             try:
                 frame = pd.read_csv(io.StringIO(texts[f"{name}.csv"]), keep_default_na=False, na_values=[""])
             except pd.errors.EmptyDataError:  # a table with no columns

@@ -1,41 +1,31 @@
-"""The supervision-styles notebook's run (paper Section 4: Figure 4 and the SFT rows of Tables 2, 3 and 5).
+"""The supervision-styles notebook's run (paper Section 4: Figure 4 and the fine-tuned models of Tables 2-5).
 
-For each style: build the training set and check every line (:func:`finelogic.sft.datasets.checked_training_set`),
-fine-tune the base model on it (:func:`finelogic.sft.train.train`; a checkpoint with the same data and settings is
-reused), then evaluate it and the base model under the prompt it was trained with, so every ``SFT-<style>`` row
-(``model`` = the base model) stands beside its base row; FLD responses are judged step by step (Table 3).
+For each style: build the training set and check every line (:func:`finelogic.sft.datasets.checked_training_set`)
+and fine-tune the base model on it (:func:`finelogic.sft.train.train`; a checkpoint with the same data and settings
+is reused). The run returns the checkpoints (:meth:`SupervisionRun.checkpoints`); the evaluation families
+evaluate them beside the profile's models when it is handed to them (``supervision_run``): the ``SFT-<style>``
+rows of Tables 2, 3 and 5 are the accuracy, soundness and depth runs', those of Table 4 the probing run's.
 """
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any, Mapping
 
 import pandas as pd
 
 from finelogic.baselines import logipt_data
-from finelogic.data.problem import Problem
-from finelogic.data.suites import EvalSet, FLDSet, ProntoQASet, TestSets, evaluation_sets
-from finelogic.eval.accuracy import evaluate_accuracy
-from finelogic.eval.judges import SymbolicJudge
-from finelogic.eval.soundness import judge_responses
 from finelogic.config import cache_dir
 from finelogic.memo import Memo, source_version
-from finelogic.models.base import GenerationConfig
 from finelogic.models.spec import ModelSpec, parse_model
 from finelogic.prompts import DIRECT
-from finelogic.runs.backends import open_models, release
-from finelogic.runs.base import judging_memos, resolve
+from finelogic.runs.base import resolve
 from finelogic.runs.provenance import Recording
-from finelogic.runs.results import EVAL_SETS, Run, kept, settings_codec
-from finelogic.runs.upstream import make_command
+from finelogic.runs.results import Run, kept, settings_codec
+from finelogic.runs.upstream import find_run, make_command
 from finelogic.sft.datasets import (SETTING, SIZE_KEYS, check_sizes, checked_training_set,
                                     problems_digest, training_problems)
 from finelogic.sft.styles import STYLES, StyleError
 from finelogic.sft.train import LOG_NAME, PAPER_CONFIG, TrainConfig, TrainedModel, train
-
-log = logging.getLogger(__name__)
 
 FAMILY = "supervision"
 #: The profile section it reads (the paper calls the fine-tuned models SFT-<style>).
@@ -43,20 +33,11 @@ SECTION = "sft"
 
 
 @dataclass(frozen=True)
-class SFTEval(TestSets):
-    """The fine-tuned models' test items, their decoding (``max_new_tokens`` must leave room for the answer
-    marker after a style's long text) and batch size."""
-
-    generation: GenerationConfig = GenerationConfig()
-    batch_size: int = 16
-
-
-@dataclass(frozen=True)
 class SupervisionSettings:
     """The supervision family's settings (profile section ``sft``): training-set sizes
     (:data:`finelogic.sft.datasets.SIZE_KEYS`), ``styles``, ``logipt`` (also train a ``LogiPT`` row on solver
     traces, evaluated under Direct), ``base_model``, ``train`` (:class:`~finelogic.sft.train.TrainConfig`; the
-    seed is the run's), ``eval`` and ``evaluate``."""
+    seed is the run's)."""
 
     fld_n: int = 16
     fld_unknown: int = 2
@@ -67,8 +48,6 @@ class SupervisionSettings:
     logipt: bool = False
     base_model: Any = "embedded"
     train: TrainConfig = TrainConfig()
-    eval: SFTEval = SFTEval()
-    evaluate: bool = True
 
     def __post_init__(self) -> None:
         unknown = [s for s in self.styles if s not in STYLES]
@@ -83,65 +62,51 @@ class SupervisionSettings:
 
 #: The family's settings per profile.
 PROFILES = {
-    # Two optimizer steps per style on a handful of shallow problems; two test items; 512 tokens hold every prompt.
+    # Two optimizer steps per style on a handful of shallow problems; 512 tokens hold every prompt.
     "smoke": SupervisionSettings(
         fld_n=4, fld_unknown=1, fld_depths=(0, 1), prontoqa_n=2, prontoqa_hops=3, logipt=True,
         train=TrainConfig(max_steps=2, batch_size=2, micro_batch_size=2, cutoff_len=512, lora_r=4, lora_alpha=8,
-                          lora_layers=2),
-        eval=SFTEval(fld=FLDSet("fld", n=2, depths=(1,)), prontoqa_generated=ProntoQASet(n=0),
-                     limit={"folio": 0, "multi_logieval": 0, "prontoqa": 0},
-                     generation=GenerationConfig(max_new_tokens=16), batch_size=4)),
+                          lora_layers=2)),
     # LoRA on the top 8 of 30 blocks, 4 steps of 2 shallow examples per style: enough to see the loss fall
     # and the machinery work, not to learn to reason.
     "tiny": SupervisionSettings(
         fld_n=16, fld_unknown=2, fld_depths=(0, 1), prontoqa_n=4, prontoqa_hops=3,
         train=TrainConfig(max_steps=4, batch_size=2, micro_batch_size=2, cutoff_len=512, learning_rate=1e-3,
-                          lora_r=16, lora_alpha=32, lora_layers=8),
-        eval=SFTEval(fld=FLDSet("fld", n=4, depths=(0, 1, 2)), prontoqa_generated=ProntoQASet(n=2, hops=(3,)),
-                     limit={"folio": 0, "multi_logieval": 0, "prontoqa": 2},
-                     generation=GenerationConfig(max_new_tokens=96), batch_size=8)),
+                          lora_r=16, lora_alpha=32, lora_layers=8)),
     # The study: shallow problems (FLD depths 0-2, a third UNKNOWN, 3-hop ProntoQA), 1,024 examples seen once,
     # LoRA r=32 on all 30 blocks; the size is the smallest above chance on the NL learning curve
-    # (results/study/learning_curve/). The other families evaluate the fine-tuned models (evaluate=False).
+    # (results/study/learning_curve/).
     "study": SupervisionSettings(
         fld_n=768, fld_unknown=256, fld_depths=(0, 1, 2), prontoqa_n=256, prontoqa_hops=3,
         train=TrainConfig(learning_rate=1.5e-3, epochs=1, batch_size=4, micro_batch_size=4, cutoff_len=768,
-                          lora_r=32, lora_alpha=64, lora_layers=None),
-        evaluate=False),
+                          lora_r=32, lora_alpha=64, lora_layers=None)),
     "paper": SupervisionSettings(
         fld_n=9500, fld_unknown=1500, fld_depths=tuple(range(0, 16)), prontoqa_n=3200, prontoqa_hops=3, logipt=True,
         base_model={"name": "Llama-3.1-8B-Instruct", "kind": "hf", "path": "meta-llama/Llama-3.1-8B-Instruct",
                     "device_map": "auto"},
-        train=PAPER_CONFIG,  # Section 4, Appendix A.1: full fine-tuning (needs a GPU)
-        eval=SFTEval(fld=FLDSet("fld_paper_test", scale=1.0), prontoqa_generated=ProntoQASet(n=500),
-                     generation=GenerationConfig(max_new_tokens=3072, temperature=0.7, top_p=0.9), batch_size=16)),
+        train=PAPER_CONFIG),  # Section 4, Appendix A.1: full fine-tuning (needs a GPU)
 }
 
 
 @dataclass(frozen=True)
 class SupervisionRun(Run):
-    """The supervision run's tables: ``records`` (accuracy records, base and SFT rows), ``training`` (one row
-    per trained model), ``losses`` (``setting, step, loss``), ``checks`` (per style: examples, lines judged,
-    lines failing), ``steps`` (judged FLD steps), ``figure4``; live runs also hold the checkpoints and
-    examples."""
+    """The supervision run's tables: ``training`` (one row per trained model), ``losses`` (``setting, step,
+    loss``), ``checks`` (per style: examples, lines judged, lines failing), ``figure4``; the ``base`` model and
+    the training settings; live runs also hold the trained models and examples."""
 
-    records: pd.DataFrame = field(default_factory=pd.DataFrame)
     training: pd.DataFrame = field(default_factory=pd.DataFrame)
     losses: pd.DataFrame = field(default_factory=pd.DataFrame)
     checks: pd.DataFrame = field(default_factory=pd.DataFrame)
-    steps: pd.DataFrame = field(default_factory=pd.DataFrame)
     figure4: pd.DataFrame = field(default_factory=pd.DataFrame)
-    sets: tuple[EvalSet, ...] = kept(EVAL_SETS, default=(), repr=False)
     base: ModelSpec | None = kept(settings_codec(ModelSpec), default=None)
-    config: GenerationConfig | None = kept(settings_codec(GenerationConfig), default=None)
     train_config: TrainConfig | None = kept(settings_codec(TrainConfig), default=None)
     trained: tuple[TrainedModel, ...] = field(default=(), repr=False, compare=False)
     examples: Mapping[str, list[dict[str, Any]]] = field(default_factory=dict, repr=False, compare=False)
 
-    def fine_tuned(self) -> list[tuple[ModelSpec, str]]:
+    def checkpoints(self) -> list[tuple[ModelSpec, str]]:
         """Every fine-tuned model as a ``ckpt`` spec named by its row (``SFT-NL``, ``LogiPT``), with the
-        prompt setting it was trained under; FileNotFoundError (naming the command) for a checkpoint missing
-        from this machine's cache."""
+        prompt setting it was trained under (the evaluation families evaluate it under that prompt);
+        FileNotFoundError (naming the command) for a checkpoint missing from this machine's cache."""
         root = cache_dir() / "sft"
         out = []
         for row in self.training.to_dict("records"):
@@ -155,11 +120,9 @@ class SupervisionRun(Run):
         return out
 
 
-def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = None,
-        data_dir: str | Path | None = None, evaluate: bool = True, **overrides: Any) -> SupervisionRun:
-    """Train one model per supervision style and evaluate each beside the base model (module docstring);
-    ``backends`` may hold the base model's or a fine-tuned one's by its row (``"SFT-NL"``), training always
-    starts from the base spec; ``evaluate=False`` trains only (``records`` and ``steps`` are then empty)."""
+def run(profile: str, *, seed: int = 0, **overrides: Any) -> SupervisionRun:
+    """Train one model per supervision style (and LogiPT's when the section says so) from the base model
+    (module docstring); the run hands the checkpoints on (:meth:`SupervisionRun.checkpoints`)."""
     recording = Recording(FAMILY, profile, seed)
     settings = resolve(PROFILES, profile, SECTION, overrides)
     config = replace(settings.train, seed=seed)
@@ -171,25 +134,18 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     training = pd.DataFrame([_training_row(t, style) for t, style in zip(trained, rows)])
     losses = pd.DataFrame([{"setting": t.name, "step": i + 1, "loss": loss}
                            for t in trained for i, loss in enumerate(t.losses)])
-
-    evaluation = settings.eval
-    sets = tuple(evaluation_sets(evaluation, seed=seed, data_dir=data_dir)) if evaluate and settings.evaluate else ()
-    generation = replace(evaluation.generation, seed=seed)
-    test_items = [p for s in sets for p in s.problems]
-    records, opened = evaluate_trained(test_items, settings.base_model, trained, generation,
-                                       batch_size=evaluation.batch_size, backends=backends)
-    fld = records[records["dataset"] == "fld"] if not records.empty else records
-    steps = pd.DataFrame()
-    if not fld.empty:  # Table 3's SFT rows, judged with the soundness run's memos (what it judged is read back)
-        with judging_memos() as (verdicts, read):
-            steps = judge_responses(fld, {p.id: p for s in sets if s.name == "fld" for p in s.problems},
-                                    SymbolicJudge(memo=verdicts), memo=read)
-    provenance = recording.provenance(settings, backends=opened, models=(base.name, *(t.name for t in trained)),
+    provenance = recording.provenance(settings, models=(base.name, *(t.name for t in trained)),
                                       model_ids=(base.model_id, *(t.spec.model_id for t in trained)),
-                                      n=len(test_items), data={s.name: s.source for s in sets})
-    return SupervisionRun(provenance, records=records, training=training, losses=losses, checks=checks,
-                          steps=steps, figure4=figure4_rows(examples), sets=sets, base=base, config=generation,
-                          train_config=config, trained=tuple(trained), examples=examples)
+                                      n=sum(t.examples for t in trained))
+    return SupervisionRun(provenance, training=training, losses=losses, checks=checks,
+                          figure4=figure4_rows(examples), base=base, train_config=config, trained=tuple(trained),
+                          examples=examples)
+
+
+def written(profile: str, seed: int = 0) -> SupervisionRun:
+    """The supervision run written to ``results/<profile>/supervision`` (its checkpoints for the evaluation
+    families); :class:`~finelogic.runs.upstream.UpstreamMissing` naming the command that makes it otherwise."""
+    return find_run(SupervisionRun, FAMILY, profile, seed)
 
 
 def training_data_problem(value: Any) -> str | None:
@@ -240,30 +196,6 @@ def style_examples(profile: str, style: str, seed: int = 0,
     settings = resolve(PROFILES, profile, SECTION, given)
     examples, _ = training_examples(settings, seed)
     return settings, examples[style]
-
-
-def evaluate_trained(items: list[Problem], base_entry: Any, trained: list[TrainedModel],
-                     generation: GenerationConfig, *, batch_size: int,
-                     backends: Mapping[str, Any] | None = None) -> tuple[pd.DataFrame, list[Any]]:
-    """Accuracy records of the base model (CoT; also Direct when LogiPT is trained) and of every fine-tuned
-    model (its training prompt), and the backends used."""
-    if not items:
-        return pd.DataFrame(), []
-    (base, base_backend), *tuned = open_models([base_entry, *(t.spec for t in trained)], backends,
-                                               batch_size=batch_size)
-    runs = [(SETTING.name, base_backend), *((spec.name, backend) for spec, backend in tuned)]
-    if any(t.name == "LogiPT" for t in trained):
-        runs.insert(1, (DIRECT.name, base_backend))  # LogiPT's own prompt, for the base model too
-    frames = []
-    for index, (setting, backend) in enumerate(runs):
-        prompt = DIRECT if setting in (DIRECT.name, "LogiPT") else SETTING
-        log.info("supervision: %s, %s, %d items", base.name, setting, len(items))
-        records = evaluate_accuracy(items, backend, prompt, model=base.name, config=generation,
-                                    batch_size=batch_size * 4)
-        frames.append(records.assign(setting=setting))
-        if all(other is not backend for _, other in runs[index + 1:]):
-            release(backend)  # one model in memory at a time (the base one serves two prompts)
-    return pd.concat(frames, ignore_index=True), list({id(b): b for _, b in runs}.values())
 
 
 def figure4_rows(examples: Mapping[str, list[dict[str, Any]]]) -> pd.DataFrame:
