@@ -45,7 +45,7 @@ def test_smoke_supervision_run_trains_every_style_and_hands_its_checkpoints_to_t
 
     # The accuracy run evaluates each checkpoint under its training prompt on the profile's FLD items, beside
     # the base model; the model column is the base model, as in the paper's tables.
-    evaluated = accuracy.run("smoke", seed=0, data_dir=tmp_path / "no-data", supervision_run=back,
+    evaluated = accuracy.run("smoke", seed=0, supervision_run=back,
                              fld={"n": 2, "depths": (1,)}, prontoqa_generated={"n": 0}, limit=0)
     assert evaluated.records.groupby("setting").size().to_dict() == {
         "CoT": 2, "Direct": 2, "LogiPT": 2, "SFT-NL": 2, "SFT-Symb-Direct": 2, "SFT-Symb-Filter": 2,
