@@ -73,6 +73,7 @@ def test_finelogic_eval_runs_every_family_for_a_base_model_in_process(base_model
     name = base_model_dir.name
     assert (accuracy.records["model"] == name).sum() > 0
     assert (accuracy.records["prompt_tokens"] > 0).all()  # counted as the plain text the model was given
+    assert accuracy.provenance.templates == {name: "completion"}  # recorded in run.json
     assert name in set(ProbingRun.read(tmp_path / "eval" / "probing").summary["model"])
     report = (tmp_path / "eval" / "report.html").read_text(encoding="utf-8")
     assert f"{name}: prompted as plain text" in report
@@ -111,6 +112,7 @@ def test_finelogic_eval_runs_gemma_base_through_every_family_but_probing(tmp_pat
     accuracy = AccuracyRun.read(out / "accuracy")
     assert set(accuracy.records["model"]) == {name} and len(accuracy.records) > 0
     assert set(accuracy.records["dataset"]) >= {"fld", "prontoqa"}
+    assert accuracy.provenance.templates == {name: "completion"}
     assert name in set(SoundnessRun.read(out / "soundness").steps["model"])
     assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["accuracy", "depth", "logicmark", "soundness"]
     report = (out / "report.html").read_text(encoding="utf-8")

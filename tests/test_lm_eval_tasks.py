@@ -66,9 +66,12 @@ def test_lm_eval_on_the_embedded_model_chooses_and_answers_as_finelogic_eval(tmp
     marks = LogicMarkRun.read(out / "logicmark").items.set_index("id")
 
     model = HFLM(pretrained=str(converted_path()), dtype="float32", device="cpu", batch_size=4)
-    tasks = TaskManager(include_path=str(TASKS_DIR))
-    common = dict(model=model, task_manager=tasks, metadata={"profile": "smoke"}, log_samples=True)
-    chosen = simple_evaluate(tasks=["finelogic_logicmark"], **common)["samples"]["finelogic_logicmark"]
+
+    def tasks(**metadata):  # what `lm_eval --include_path DIR --metadata JSON` makes
+        return TaskManager(include_path=str(TASKS_DIR), metadata={"profile": "smoke", **metadata})
+
+    chosen = simple_evaluate(model=model, tasks=["finelogic_logicmark"], task_manager=tasks(),
+                             log_samples=True)["samples"]["finelogic_logicmark"]
     assert len(chosen) == len(marks) > 0
     for sample in chosen:
         scores = [float(loglik) for loglik, _ in sample["filtered_resps"]]
@@ -77,8 +80,8 @@ def test_lm_eval_on_the_embedded_model_chooses_and_answers_as_finelogic_eval(tmp
         assert max(range(len(scores)), key=scores.__getitem__) == row["pred_none"]
         assert max(range(len(scores)), key=lambda k: scores[k] / lengths[k]) == row["pred_char"]
 
-    answered = simple_evaluate(tasks=["finelogic_prontoqa"], apply_chat_template=True, gen_kwargs="max_gen_toks=16",
-                               **common | {"metadata": {"profile": "smoke", "setting": "CoT"}})
+    answered = simple_evaluate(model=model, tasks=["finelogic_prontoqa"], task_manager=tasks(setting="CoT"),
+                               apply_chat_template=True, gen_kwargs="max_gen_toks=16", log_samples=True)
     samples = answered["samples"]["finelogic_prontoqa"]
     assert len(samples) == len(ours) > 0
     for sample in samples:

@@ -43,7 +43,9 @@ class Provenance:
     """How a run's tables were made (the book's captions are written from this): ``settings`` the profile
     section after overrides, ``models`` display names in table order (``model_ids`` their cache identities),
     ``n`` items evaluated (the family says what an item is), ``data`` dataset -> where its items came from (a
-    path, ``generated (...)``, ``not present``), ``model_calls`` / ``cache_hits`` this run's, ``seconds`` wall time."""
+    path, ``generated (...)``, ``not present``), ``templates`` model -> how its prompts reached it where the family
+    prompts models (``chat``: its chat template; ``completion``: plain text, for a model without one),
+    ``model_calls`` / ``cache_hits`` this run's, ``seconds`` wall time."""
 
     family: str
     profile: str
@@ -53,6 +55,7 @@ class Provenance:
     model_ids: tuple[str, ...] = ()
     n: int = 0
     data: Mapping[str, str] = field(default_factory=dict)
+    templates: Mapping[str, str] = field(default_factory=dict)
     model_calls: int = 0
     cache_hits: int = 0
     seconds: float = 0.0
