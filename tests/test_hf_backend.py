@@ -382,53 +382,6 @@ def test_seeded_sampling_draws_the_same_with_and_without_the_shared_prefix(hf_ba
         hf_backend.share_prefix = True
 
 
-def test_onednn_linears_give_the_numbers_of_f_linear_from_another_library(hf_backend):
-    """``cpu_linears`` only changes which library multiplies: states, scores and greedy text agree within
-    float32 rounding, and the states are not bit-identical (oneDNN, not MKL, did the sums)."""
-    from finelogic.models import HFBackend, onednn
-
-    if not onednn.available():
-        pytest.skip("this torch build has no oneDNN linear ops")
-    plain = HFBackend(hf_backend.model, hf_backend.tokenizer, batch_size=4, cpu_linears="torch")
-    fast = HFBackend(hf_backend.model, hf_backend.tokenizer, batch_size=4, cpu_linears="onednn")
-    bounds = step_boundaries(PROOF)
-    a = plain.hidden_states(PROOF, bounds, suffixes=GENERATION_PROMPT)
-    b = fast.hidden_states(PROOF, bounds, suffixes=GENERATION_PROMPT)
-    assert a.shape == b.shape and np.abs(a - b).max() < 1e-4 and not np.array_equal(a, b)
-    requests = cross_item_requests()
-    assert_same_scores(fast.loglikelihood(requests), plain.loglikelihood(requests))
-    assert fast.generate([FRANCE, SKY], GREEDY) == plain.generate([FRANCE, SKY], GREEDY)
-
-
-def test_onednn_linears_follow_weights_changed_in_place_and_leave_training_alone(hf_backend):
-    from finelogic.models import HFBackend, onednn, random_init_like
-
-    if not onednn.available():
-        pytest.skip("this torch build has no oneDNN linear ops")
-    model = random_init_like(hf_backend.model, seed=2)
-    fast = HFBackend(model, hf_backend.tokenizer, batch_size=4, cpu_linears="onednn")
-    plain = HFBackend(model, hf_backend.tokenizer, batch_size=4, cpu_linears="torch")
-    text = "The capital of France is Paris."
-    before = fast.hidden_states(text, [len(text)])
-    with torch.no_grad():  # as an optimiser step does: the same tensors, new values
-        for layer in model.model.layers:
-            layer.mlp.down_proj.weight.mul_(3.0)
-    after = fast.hidden_states(text, [len(text)])
-    assert np.abs(after - before).max() > 1e-2
-    assert np.abs(after - plain.hidden_states(text, [len(text)])).max() < 1e-4
-    # with gradients on (training), F.linear runs as usual and gradients flow
-    with onednn.OneDNNLinears():
-        x = torch.randn(3, 576, requires_grad=True)
-        y = torch.nn.functional.linear(x, model.model.layers[0].mlp.up_proj.weight)
-    y.sum().backward()
-    assert x.grad is not None and x.grad.shape == (3, 576)
-
-
-def test_cpu_linears_must_name_a_known_way(hf_backend):
-    from finelogic.models import HFBackend
-
-    with pytest.raises(ValueError, match="cpu_linears must be 'auto', 'onednn' or 'torch', got 'mkl'"):
-        HFBackend(hf_backend.model, hf_backend.tokenizer, cpu_linears="mkl")
 
 
 def test_a_kept_stop_string_ends_the_completion_and_stays_in_it():

@@ -4,7 +4,6 @@ attention masks; greedy decoding drops finished rows. The plain reference paths 
 ``share_prefix=False``, ``drop_finished=False``, ``reuse_prefix=False``) stay: tests check they agree."""
 from __future__ import annotations
 
-import contextlib
 import os
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple, Sequence
@@ -15,7 +14,6 @@ from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 from transformers import StoppingCriteria
 from transformers.cache_utils import Cache, DynamicLayer
 
-from finelogic.models import onednn
 from finelogic.models.base import (BackendStats, chat_token_ids, Completion, Conversation, encode_pair,
                                    GenerationConfig, LoglikelihoodResult, StatesRequest, truncate_at_stop)
 
@@ -28,14 +26,11 @@ class HFBackend:
     path, or a loaded model; ``tokenizer`` where the model's ``name_or_path`` leads to none; ``device_map="auto"``
     spreads a large model over the visible GPUs (else it goes to ``device``); ``batch_size`` sequences per pass.
     The reference paths: ``share_context=False`` runs one pass per (context, continuation) as lm-eval does,
-    ``share_prefix=False`` encodes every prompt whole, ``drop_finished=False`` runs transformers' ``generate``.
-    ``cpu_linears``: ``"onednn"`` (:mod:`.onednn`, one extra copy of the weights), ``"torch"`` (``F.linear``) or
-    ``"auto"`` (oneDNN where torch has it) for the inference passes' float32 linears on CPU."""
+    ``share_prefix=False`` encodes every prompt whole, ``drop_finished=False`` runs transformers' ``generate``."""
 
     def __init__(self, model: Any = None, tokenizer: Any = None, *, device: str = "cpu",
                  dtype: torch.dtype = torch.float32, batch_size: int = 8, device_map: str | None = None,
-                 share_context: bool = True, share_prefix: bool = True, drop_finished: bool = True,
-                 cpu_linears: str = "auto") -> None:
+                 share_context: bool = True, share_prefix: bool = True, drop_finished: bool = True) -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         if model is None:
@@ -60,13 +55,6 @@ class HFBackend:
         self.share_prefix = share_prefix
         self.drop_finished = drop_finished
         self.stats = BackendStats()
-        if cpu_linears not in ("auto", "onednn", "torch"):
-            raise ValueError(f"cpu_linears must be 'auto', 'onednn' or 'torch', got {cpu_linears!r}")
-        if cpu_linears == "onednn" and not onednn.available():
-            raise RuntimeError("cpu_linears='onednn' but this torch build has no oneDNN linear ops")
-        use = cpu_linears == "onednn" or (cpu_linears == "auto" and onednn.available())
-        # The context the big inference passes run in.
-        self._kernels = onednn.OneDNNLinears() if use else contextlib.nullcontext()
 
     @property
     def device(self) -> torch.device:
@@ -86,8 +74,7 @@ class HFBackend:
         results: list[Completion] = [Completion("")] * len(prompts)
         batches = [order[i:i + self.batch_size] for i in range(0, len(order), self.batch_size)]
         for batch in tqdm(batches, desc="generate", disable=len(batches) < 2):
-            with self._kernels:
-                texts = self._generate_batch([prompts[i] for i in batch], config)
+            texts = self._generate_batch([prompts[i] for i in batch], config)
             for i, text in zip(batch, texts):
                 results[i] = text
                 if on_result is not None:
@@ -227,9 +214,8 @@ class HFBackend:
                 if not self.share_context:
                     scores = [[score] for score in self._score_full([encoded[ids[0]] for ids in batch])]
                 else:
-                    with self._kernels:
-                        scores = self._score_packed([encoded[ids[0]][0] for ids in batch],
-                                                    [[encoded[i][1] for i in ids] for ids in batch])
+                    scores = self._score_packed([encoded[ids[0]][0] for ids in batch],
+                                                [[encoded[i][1] for i in ids] for ids in batch])
                 for ids, group_scores in zip(batch, scores):
                     for i, score in zip(ids, group_scores):
                         results[i] = score
@@ -327,8 +313,7 @@ class HFBackend:
         """``hidden_states`` for each request, ``batch_size`` texts per left-padded pass (equal within float32
         noise: padding reorders a few sums)."""
         prepared = [self._prepare_states(r) for r in requests]
-        with self._kernels:
-            states = self._states_batched(prepared)
+        states = self._states_batched(prepared)
         return [_finish_states(s, p) for s, p in zip(states, prepared)]
 
     def _prepare_states(self, request: StatesRequest) -> "_PreparedStates":
