@@ -2,14 +2,12 @@
 
 Parts (each a few seconds to a minute on two CPU cores):
   gen     HF generation tokens/s, batch 1 vs one batch of all prompts
-  drop    greedy generation of answers of mixed lengths: finished rows leave the batch vs transformers'
-          generate (same texts checked)
   server  llama-cpp-python server (same GGUF weights) vs HF, same prompts (needs llama_cpp)
   ll      log-likelihood of 4-choice items with long contexts: shared-context KV reuse vs one
           full forward pass per (context, choice)
   hidden  probing read-outs on 15-step proofs: one pass + KV-reused suffixes vs one pass per prefix
 
-Run: .venv/bin/python benchmarks/bench_backends.py [--parts gen,drop,server,ll,hidden] [--threads 2]
+Run: .venv/bin/python benchmarks/bench_backends.py [--parts gen,server,ll,hidden] [--threads 2]
 """
 from __future__ import annotations
 
@@ -48,29 +46,6 @@ def bench_generation(backend: HFBackend, n: int = 8, new_tokens: int = 32) -> No
         print(f"gen     batch {batch}: {backend.stats.generated_tokens} tokens in {seconds:5.1f} s = "
               f"{rates[batch]:6.1f} tokens/s")
     print(f"gen     batched / unbatched: {rates[n] / rates[1]:.1f}x")
-
-
-def bench_drop(backend: HFBackend, n: int = 16, new_tokens: int = 192) -> None:
-    """One batch whose answers differ in length (one word to the cap): finished rows taken out of the batch
-    (``drop_finished``) against transformers' ``generate``, which computes every row until the last ends."""
-    asks = ["Name a colour.", "What is 2+2? Answer with the number.", "Say yes or no.", "Name a fruit.",
-            "Write a long story about a lighthouse.", "List twenty animals, one per line.",
-            "Explain modus ponens with three examples.", "What is the capital of France?"]
-    conversations = [[{"role": "user", "content": asks[i % len(asks)] + " " * (i // len(asks))}] for i in range(n)]
-    config = GenerationConfig(max_new_tokens=new_tokens)
-    backend.batch_size = n
-    backend.generate(conversations[:1], GenerationConfig(max_new_tokens=2))  # warm-up
-    results = {}
-    for drop in (True, False):
-        backend.drop_finished = drop
-        seconds, out = timed(lambda: backend.generate(conversations, config))
-        results[drop] = (seconds, out)
-    backend.drop_finished = True
-    lengths = [len(backend.tokenizer(str(c))["input_ids"]) for c in results[True][1]]
-    same = results[True][1] == results[False][1]
-    print(f"drop    {n} prompts in one batch, answers of {min(lengths)}-{max(lengths)} tokens (cap {new_tokens}): "
-          f"rows dropped when done {results[True][0]:5.1f} s, generate {results[False][0]:5.1f} s: "
-          f"{results[False][0] / results[True][0]:.2f}x; same texts: {same}")
 
 
 def bench_server(backend: HFBackend, n: int = 8, new_tokens: int = 32) -> None:
@@ -151,12 +126,12 @@ def bench_hidden(backend: HFBackend, proofs: int = 1) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--parts", default="gen,drop,server,ll,hidden")
+    parser.add_argument("--parts", default="gen,server,ll,hidden")
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     backend = HFBackend()
-    parts = {"gen": bench_generation, "drop": bench_drop, "server": bench_server, "ll": bench_loglikelihood, "hidden": bench_hidden}
+    parts = {"gen": bench_generation, "server": bench_server, "ll": bench_loglikelihood, "hidden": bench_hidden}
     for name in args.parts.split(","):
         parts[name](backend)
 

@@ -8,10 +8,9 @@ text's KV cache under a prefix-tree attention mask, suffixes of a boundary that 
 tokens). ``session start``: the same requests, one ``hidden_states`` call per problem, to
 ``HFBackend`` as it was at commit 4120394 (read with ``git show`` and loaded beside today's module, on the
 same weights): one pass over the problem's longest prefix with logits at every position, its suffixes in
-padded batches on copies of that KV cache. ``packed, F.linear``: the packed path with
-``cpu_linears="torch"`` (MKL's sgemm, as at the session's start), and ``session start, oneDNN``: the old path
-inside :class:`~finelogic.models.onednn.OneDNNLinears`; these two separate what the batching gives from
-what the oneDNN linear layers give. ``naive`` (``--naive``): one full pass per row. The ways run
+padded batches on copies of that KV cache. ``naive`` (``--naive``): one full pass per row. (The runs below
+that name ``packed, F.linear`` and oneDNN ways were made when the package could run its linear layers
+through oneDNN; ``benchmarks/bench_speed_paths.py`` compares the packed path with one pass per text.) The ways run
 interleaved, ``--rounds`` times; the best time of each is kept and the ratios are taken within the run.
 
     .venv/bin/python benchmarks/bench_probing_extraction.py --problems 12 --threads 1 --rounds 2
@@ -145,7 +144,6 @@ def main(argv: list[str] | None = None) -> int:
     from finelogic.eval.probing import extract_features
     from finelogic.eval.probing_data import TASKS, Readout, build_rows, probing_problems
     from finelogic.models.hf import HFBackend
-    from finelogic.models.onednn import OneDNNLinears
     from finelogic.runs import probing
 
     torch.set_num_threads(args.threads)
@@ -157,25 +155,15 @@ def main(argv: list[str] | None = None) -> int:
     readout = Readout(args.readout, backend.tokenizer if args.readout == "chat" else None)
     rows = [r for task in TASKS for r in build_rows({"test": problems}, task, readout, args.seed,
                                                      nsd_points=settings.nsd_points)]
-    plain = HFBackend(backend.model, backend.tokenizer, batch_size=args.batch_size, cpu_linears="torch")
-    onednn = OneDNNLinears()
-
-    def old_on_onednn():
-        with onednn:
-            return extract_features(OneProblemPerCall(old), rows, progress=False)
-
     ways = {"packed": (backend, lambda: extract_features(backend, rows, progress=False)),
-            "packed, F.linear": (plain, lambda: extract_features(plain, rows, progress=False)),
-            "session start": (old, lambda: extract_features(OneProblemPerCall(old), rows, progress=False)),
-            "session start, oneDNN": (old, old_on_onednn)}
+            "session start": (old, lambda: extract_features(OneProblemPerCall(old), rows, progress=False))}
     if args.naive:
         ways["naive"] = (backend, lambda: extract_features(backend, rows, reuse_prefix=False, progress=False))
     print(f"profile {args.profile}, {len(problems)} problems, {len(rows)} rows "
           f"({', '.join(f'{t}: {sum(r.task == t for r in rows)}' for t in TASKS)}), read-out {args.readout}, "
           f"{args.threads} threads, batch size {args.batch_size}, baseline {args.baseline}")
-    extract_features(backend, rows[:4], progress=False)  # warm-up (and oneDNN's weights reordered)
-    with onednn:
-        extract_features(OneProblemPerCall(old), rows[:4], progress=False)
+    extract_features(backend, rows[:4], progress=False)  # warm-up
+    extract_features(OneProblemPerCall(old), rows[:4], progress=False)
     timings: dict[str, list[float]] = {name: [] for name in ways}
     cpu: dict[str, list[float]] = {name: [] for name in ways}
     loads: list[float] = []
@@ -199,8 +187,6 @@ def main(argv: list[str] | None = None) -> int:
                 f"{min(cpu[slow]) / min(cpu[fast]):.2f}x in CPU time")
 
     print(f"  packed (as runs use it) against the session-start path as it was: {ratio('session start', 'packed')}")
-    print(f"  the same linear layers on both sides: F.linear {ratio('session start', 'packed, F.linear')}; "
-          f"oneDNN {ratio('session start, oneDNN', 'packed')}")
     if "naive" in ways:
         print(f"  packed against naive: {ratio('naive', 'packed')}")
     print(f"  max |difference| {diff:.2e}; load average (1 min) during the run "

@@ -1,10 +1,9 @@
 """In-process backend: a transformers causal LM (the embedded SmolLM2 by default, or any hub model). Token
-prefixes shared within a batch are encoded once; continuations and suffixes run packed under prefix-tree
-attention masks; greedy decoding drops finished rows. The plain reference paths (``share_context=False``,
-``share_prefix=False``, ``drop_finished=False``, ``reuse_prefix=False``) stay: tests check they agree."""
+prefixes shared within a batch of log-likelihood or hidden-states requests are encoded once; continuations and
+suffixes run packed under prefix-tree attention masks; generation is transformers' ``generate``. The plain
+reference paths (``share_context=False``, ``reuse_prefix=False``) stay: tests check they agree."""
 from __future__ import annotations
 
-import contextlib
 import os
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple, Sequence
@@ -15,7 +14,6 @@ from tqdm import tqdm  # plain bars: tqdm.auto needs ipywidgets inside notebooks
 from transformers import StoppingCriteria
 from transformers.cache_utils import Cache, DynamicLayer
 
-from finelogic.models import onednn
 from finelogic.models.base import (BackendStats, Completion, Conversation, encode_pair, GenerationConfig,
                                    LoglikelihoodResult, prompt_token_ids, StatesRequest, template_of,
                                    truncate_at_stop)
@@ -28,15 +26,11 @@ class HFBackend:
     """A transformers model in this process: ``model`` None (the embedded SmolLM2-135M-Instruct), a hub name or
     path, or a loaded model; ``tokenizer`` where the model's ``name_or_path`` leads to none; ``device_map="auto"``
     spreads a large model over the visible GPUs (else it goes to ``device``); ``batch_size`` sequences per pass.
-    The reference paths: ``share_context=False`` runs one pass per (context, continuation) as lm-eval does,
-    ``share_prefix=False`` encodes every prompt whole, ``drop_finished=False`` runs transformers' ``generate``.
-    ``cpu_linears``: ``"onednn"`` (:mod:`.onednn`, one extra copy of the weights), ``"torch"`` (``F.linear``) or
-    ``"auto"`` (oneDNN where torch has it) for the inference passes' float32 linears on CPU."""
+    The reference path: ``share_context=False`` runs one pass per (context, continuation) as lm-eval does."""
 
     def __init__(self, model: Any = None, tokenizer: Any = None, *, device: str = "cpu",
                  dtype: torch.dtype = torch.float32, batch_size: int = 8, device_map: str | None = None,
-                 share_context: bool = True, share_prefix: bool = True, drop_finished: bool = True,
-                 cpu_linears: str = "auto") -> None:
+                 share_context: bool = True) -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         if model is None:
@@ -58,16 +52,7 @@ class HFBackend:
             tokenizer.pad_token = tokenizer.eos_token
         self.batch_size = batch_size
         self.share_context = share_context
-        self.share_prefix = share_prefix
-        self.drop_finished = drop_finished
         self.stats = BackendStats()
-        if cpu_linears not in ("auto", "onednn", "torch"):
-            raise ValueError(f"cpu_linears must be 'auto', 'onednn' or 'torch', got {cpu_linears!r}")
-        if cpu_linears == "onednn" and not onednn.available():
-            raise RuntimeError("cpu_linears='onednn' but this torch build has no oneDNN linear ops")
-        use = cpu_linears == "onednn" or (cpu_linears == "auto" and onednn.available())
-        # The context the big inference passes run in.
-        self._kernels = onednn.OneDNNLinears() if use else contextlib.nullcontext()
 
     @property
     def device(self) -> torch.device:
@@ -88,8 +73,7 @@ class HFBackend:
         results: list[Completion] = [Completion("")] * len(prompts)
         batches = [order[i:i + self.batch_size] for i in range(0, len(order), self.batch_size)]
         for batch in tqdm(batches, desc="generate", disable=len(batches) < 2):
-            with self._kernels:
-                texts = self._generate_batch([prompts[i] for i in batch], config)
+            texts = self._generate_batch([prompts[i] for i in batch], config)
             for i, text in zip(batch, texts):
                 results[i] = text
                 if on_result is not None:
@@ -105,23 +89,7 @@ class HFBackend:
         from transformers import StoppingCriteriaList
 
         pad, eos = self.tokenizer.pad_token_id, self.tokenizer.eos_token_id
-        shared = _shared_prefixes(prompts) if self.share_prefix else [0] * len(prompts)
-        prefix = self._prefix_rows(prompts, shared)
-        # Rows are [left-padded prefix][left-padded suffix]: positions come from the mask's cumsum, as unpadded.
-        input_ids, attention_mask = _left_pad([p[n:] for p, n in zip(prompts, shared)], pad, self.device)
-        if prefix is not None:
-            prefix_ids, _ = _left_pad([p[:n] for p, n in zip(prompts, shared)], pad, self.device)
-            input_ids = torch.cat([prefix_ids, input_ids], dim=1)
-            attention_mask = torch.cat([prefix[1], attention_mask], dim=1)
-        prompt_tokens = sum(len(p) - n for p, n in zip(prompts, shared))
-        generation = self.model.generation_config  # one that changes greedy decoding runs ``generate``
-        plain = all(getattr(generation, name, None) in values for name, values in _GREEDY_CHANGERS.items())
-        if config.greedy and self.drop_finished and plain:
-            rows = self._greedy_rows(input_ids, attention_mask, prefix[0] if prefix is not None else None, config)
-            self.stats.add(calls=1, prompt_tokens=prompt_tokens, generated_tokens=sum(len(r) for r, _ in rows))
-            texts = self.tokenizer.batch_decode([r for r, _ in rows], skip_special_tokens=True)
-            return [Completion(truncate_at_stop(text, config.stop, keep=config.keep_stop), "stop" if ended else "length")
-                    for text, (_, ended) in zip(texts, rows)]
+        input_ids, attention_mask = _left_pad(prompts, pad, self.device)
         sample = not config.greedy
         kwargs: dict[str, Any] = dict(max_new_tokens=config.max_new_tokens, pad_token_id=pad, eos_token_id=eos,
                                       do_sample=sample, temperature=config.temperature if sample else None,
@@ -129,15 +97,13 @@ class HFBackend:
         if config.stop:
             kwargs["stopping_criteria"] = StoppingCriteriaList([_StopStrings(self.tokenizer, config.stop,
                                                                              input_ids.shape[1])])
-        if prefix is not None:
-            kwargs["cache"] = prefix[0]
         with torch.random.fork_rng(devices=[] if self.device.type == "cpu" else [self.device]):
             if config.seed is not None:
                 torch.manual_seed(config.seed)
             output = self.model.generate(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
         new = output[:, input_ids.shape[1]:]
         lengths = [row.index(eos) + 1 if eos in row else len(row) for row in new.tolist()]
-        self.stats.add(calls=1, prompt_tokens=prompt_tokens, generated_tokens=sum(lengths))
+        self.stats.add(calls=1, prompt_tokens=sum(map(len, prompts)), generated_tokens=sum(lengths))
         texts = self.tokenizer.batch_decode(new, skip_special_tokens=True)
         completions = []
         for text, length in zip(texts, lengths):
@@ -145,53 +111,6 @@ class HFBackend:
             ended = length < config.max_new_tokens or len(cut) < len(text)
             completions.append(Completion(cut, "stop" if ended else "length"))
         return completions
-
-    def _greedy_rows(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, past: Any,
-                     config: GenerationConfig) -> list[tuple[list[int], bool]]:
-        """Greedy decoding of a left-padded batch (``past``: the cache of its first columns, or None), each row
-        leaving the batch once it ends (EOS, kept as transformers keeps it, or a stop string): the same tokens
-        as greedy ``generate``. Per row: the new tokens, and whether it ended before ``max_new_tokens``."""
-        eos = self.tokenizer.eos_token_id
-        stops = _StopStrings(self.tokenizer, config.stop, 0) if any(config.stop) else None
-        start = past.get_seq_length() if past is not None else 0
-        if past is None:
-            cache = _growing_cache(self.model.config.num_hidden_layers, config.max_new_tokens)
-        else:  # the prefix rows' cache (:func:`_select_cache`), used once: it grows once, at the suffix
-            cache = past
-            for layer in cache.layers:
-                layer.room = config.max_new_tokens
-        positions = attention_mask.long().cumsum(-1) - 1
-        positions = positions.masked_fill(attention_mask == 0, 1)
-        out = self.model(input_ids=input_ids[:, start:], attention_mask=attention_mask,
-                         position_ids=positions[:, start:], cache=cache, use_cache=True, logits_to_keep=1)
-        rows: list[list[int]] = [[] for _ in range(input_ids.shape[0])]
-        ended = [False] * len(rows)
-        active = list(range(len(rows)))  # batch row -> input row
-        mask, position = attention_mask, positions[:, -1]
-        for step in range(config.max_new_tokens):
-            next_ids = out.logits[:, -1, :].argmax(-1)
-            tokens = next_ids.tolist()
-            for r, token in enumerate(tokens):
-                rows[active[r]].append(token)
-            hits = stops.hit([rows[i] for i in active]) if stops else [False] * len(active)
-            keep = []
-            for r, (token, hit) in enumerate(zip(tokens, hits)):
-                if token == eos or hit:
-                    ended[active[r]] = True
-                else:
-                    keep.append(r)
-            if not keep or step == config.max_new_tokens - 1:
-                break
-            if len(keep) < len(active):  # the ended rows leave the batch, their KV cache with them
-                index = torch.tensor(keep, device=next_ids.device)
-                cache.batch_select_indices(index)
-                mask, position, next_ids = mask[index], position[index], next_ids[index]
-                active = [active[r] for r in keep]
-            mask = torch.cat([mask, mask.new_ones((len(active), 1))], dim=1)
-            position = position + 1
-            out = self.model(input_ids=next_ids[:, None], attention_mask=mask, position_ids=position[:, None],
-                             cache=cache, use_cache=True)
-        return list(zip(rows, ended))
 
     def _prefix_rows(self, sequences: list[list[int]], lengths: list[int]) -> tuple[Any, torch.Tensor] | None:
         """The KV cache of each row's prefix ``sequences[r][:lengths[r]]`` and its ``(rows, width)`` mask, each
@@ -231,9 +150,8 @@ class HFBackend:
                 if not self.share_context:
                     scores = [[score] for score in self._score_full([encoded[ids[0]] for ids in batch])]
                 else:
-                    with self._kernels:
-                        scores = self._score_packed([encoded[ids[0]][0] for ids in batch],
-                                                    [[encoded[i][1] for i in ids] for ids in batch])
+                    scores = self._score_packed([encoded[ids[0]][0] for ids in batch],
+                                                [[encoded[i][1] for i in ids] for ids in batch])
                 for ids, group_scores in zip(batch, scores):
                     for i, score in zip(ids, group_scores):
                         results[i] = score
@@ -333,8 +251,7 @@ class HFBackend:
         """``hidden_states`` for each request, ``batch_size`` texts per left-padded pass (equal within float32
         noise: padding reorders a few sums)."""
         prepared = [self._prepare_states(r) for r in requests]
-        with self._kernels:
-            states = self._states_batched(prepared)
+        states = self._states_batched(prepared)
         return [_finish_states(s, p) for s, p in zip(states, prepared)]
 
     def _prepare_states(self, request: StatesRequest) -> "_PreparedStates":
@@ -639,14 +556,6 @@ def _score(logits: torch.Tensor, continuation: list[int]) -> LoglikelihoodResult
     picked = logprobs.gather(-1, target[:, None])[:, 0]
     greedy = bool((logprobs.argmax(-1) == target).all())
     return float(picked.sum()), len(continuation), greedy
-
-
-#: generation_config fields whose non-default value changes greedy ``generate``'s logits or stopping.
-_GREEDY_CHANGERS = {"repetition_penalty": (None, 1.0), "no_repeat_ngram_size": (None, 0), "min_length": (None, 0),
-                    "min_new_tokens": (None, 0), "bad_words_ids": (None,), "suppress_tokens": (None,),
-                    "begin_suppress_tokens": (None,), "forced_bos_token_id": (None,), "forced_eos_token_id": (None,),
-                    "sequence_bias": (None,), "encoder_repetition_penalty": (None, 1.0),
-                    "exponential_decay_length_penalty": (None,), "stop_strings": (None,), "max_time": (None,)}
 
 
 class _StopStrings(StoppingCriteria):

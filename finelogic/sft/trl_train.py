@@ -4,7 +4,9 @@ gloo on a CPU), where the one-process loop of :mod:`finelogic.sft.train` cannot 
 :mod:`finelogic.runs.training` resolves a profile (``accelerate launch -m finelogic.runs.training``); this
 module is the trainer, profile-free. The output folder holds TRL's ``checkpoint-<step>/`` folders and, at the
 end, what the loop writes (so ``ckpt:<out>`` opens it); ``run.json`` holds the data and settings fingerprint,
-so a folder trained on other data or settings is refused rather than resumed. TRL is the extra ``[train]``.
+so a folder trained on other data or settings is refused rather than resumed. The examples are encoded as the
+loop encodes them (:func:`finelogic.sft.train.encode_example`: the same tokens, the loss on the same target
+tokens). TRL is the extra ``[train]``.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from typing import Any, Mapping, Sequence
 from finelogic.models.spec import ModelSpec, parse_model
 from finelogic.settings import as_data
 from finelogic.sft.recipes import BASE_MODELS, trl_arguments
-from finelogic.sft.train import LOG_NAME, TrainConfig, fingerprint, lora_config
+from finelogic.sft.train import encode_example, LOG_NAME, TrainConfig, fingerprint, lora_config
 
 log = logging.getLogger(__name__)
 
@@ -66,18 +68,6 @@ def base_spec(base: Any) -> ModelSpec:
     return spec
 
 
-def as_prompt_completion(examples: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """TRL's conversational prompt-completion rows, so the loss covers the assistant turn only; ValueError
-    (naming the id) for an example not ending with the assistant turn."""
-    rows = []
-    for example in examples:
-        messages = [{"role": m["role"], "content": m["content"]} for m in example.get("messages") or ()]
-        if not messages or messages[-1]["role"] != "assistant":
-            raise ValueError(f"training example {example.get('id', '?')!r}: 'messages' must end with the assistant turn")
-        rows.append({"prompt": messages[:-1], "completion": messages[-1:]})
-    return rows
-
-
 def sft_arguments(config: TrainConfig, *, processes: int, paper_recipe: bool, out: Path,
                   save_steps: int | None, cuda: bool) -> dict[str, Any]:
     """``trl.SFTConfig`` keyword arguments for ``config`` on ``processes`` processes: the paper recipe's
@@ -102,7 +92,7 @@ def sft_arguments(config: TrainConfig, *, processes: int, paper_recipe: bool, ou
         arguments.update(save_strategy="steps", save_steps=save_steps)
     arguments.setdefault("save_strategy", "epoch")
     arguments.update(output_dir=str(out), seed=config.seed, data_seed=config.seed, logging_steps=1,
-                     report_to="none", weight_decay=0.0, max_grad_norm=1.0, completion_only_loss=True,
+                     report_to="none", weight_decay=0.0, max_grad_norm=1.0,
                      dataloader_num_workers=0, save_only_model=False, disable_tqdm=True,
                      use_cpu=not cuda)
     if not cuda:  # the CPU trains float32 weights; bf16 only as autocast, when asked (TrainConfig.autocast)
@@ -168,7 +158,9 @@ def train_with_trl(examples: Sequence[Mapping[str, Any]], *, style: str, base: A
 
         n_layers = AutoConfig.from_pretrained(path).num_hidden_layers if config.lora_layers is not None else 0
         peft_config = lora_config(config, n_layers)
-    dataset = Dataset.from_list(as_prompt_completion(examples))
+    # The loop's encoding (:func:`finelogic.sft.train.encode_example`): the same tokens and target labels.
+    encoded = [encode_example(tokenizer, example, arguments["max_length"]) for example in examples]
+    dataset = Dataset.from_list([{"input_ids": e.input_ids, "labels": e.labels} for e in encoded])
     trainer = _counting(SFTTrainer)(model=path, args=SFTConfig(**arguments, model_init_kwargs=model_kwargs),
                                     train_dataset=dataset, processing_class=tokenizer, peft_config=peft_config)
     lengths = [len(ids) for ids in trainer.train_dataset["input_ids"]]  # the whole set, as tokenised and cut
