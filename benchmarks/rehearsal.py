@@ -154,6 +154,18 @@ def folder_bytes(folder: Path) -> tuple[int, int]:
     return sum(p.stat().st_size for p in files), len(files)
 
 
+def handed_on_without_checkpoints(profile: str, folder: Path) -> None:
+    """Write a supervision run that trained nothing: the accuracy page evaluates the supervision page's
+    checkpoints beside its models, and the rehearsal trains none (the paper's fine-tuning needs GPUs; its
+    trainer is rehearsed by ``bench_trl_distributed.py``)."""
+    from finelogic.runs.provenance import Provenance
+    from finelogic.runs.supervision import FAMILY, SupervisionRun
+
+    note = {"rehearsal": "no fine-tuned models (benchmarks/rehearsal.py)"}
+    SupervisionRun(Provenance(FAMILY, profile, 0, settings=note),
+                   training=pd.DataFrame(columns=["setting", "checkpoint"])).write(folder)
+
+
 def load_avg() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -179,6 +191,7 @@ def rehearse(profile: str = "paper", families: Sequence[str] = FAMILIES, *, root
         if data_dir:
             env["FINELOGIC_DATA_DIR"] = str(Path(data_dir).resolve())
         specs = served_models(profile, server.url, models)
+        handed_on_without_checkpoints(profile, root / profile / "supervision")
         for family in [f for f in FAMILIES if f in families]:
             parameters: dict[str, Any] = {}
             if family in TAKES_MODELS:

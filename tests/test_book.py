@@ -74,6 +74,7 @@ def test_accuracy_depth_and_soundness_pages_run_under_the_released_policies(tmp_
 
     monkeypatch.setenv("FINELOGIC_RESULTS", str(tmp_path / "results"))
     compat = {"prompt_layout": "paper_code_compat", "policy": "paper_code_compat"}
+    run_notebooks("smoke", ["06_supervision"], output_dir=tmp_path / "out")  # the checkpoints accuracy evaluates
     run_notebooks("smoke", ["02_accuracy", "03_depth", "04_soundness"], output_dir=tmp_path / "out",
                   parameters=compat, force=True)
     accuracy = AccuracyRun.read(tmp_path / "results" / "smoke" / "accuracy")
