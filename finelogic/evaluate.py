@@ -110,9 +110,6 @@ def evaluate(models: Sequence[str], *, profile: str = "tiny", families: Sequence
                 made.notes.append(f"{spec.name}: no {what}: {why}")
     _claim(made.out, {"models": [s.model_id for s in specs], "names": names, "profile": profile, "seed": seed,
                      "families": [f for f in FAMILIES if f in chosen]})
-    for spec in specs:
-        if open_model(spec).template == COMPLETION:
-            made.notes.append(f"{spec.name}: {PLAIN_TEXT_NOTE}")
     bar = tqdm(chosen, desc="finelogic eval", unit="family")
     for family in bar:
         bar.set_postfix_str(family)
@@ -140,6 +137,8 @@ def evaluate(models: Sequence[str], *, profile: str = "tiny", families: Sequence
     bar.close()
     for family in set(FAMILIES) - set(made.runs):  # skipped now: a folder an earlier try wrote is not this one's
         shutil.rmtree(made.out / family, ignore_errors=True)
+    plain = {name for run in made.runs.values() for name, how in run.provenance.templates.items() if how == COMPLETION}
+    made.notes += [f"{name}: {PLAIN_TEXT_NOTE}" for name in names if name in plain]  # as the runs recorded it
     return made
 
 

@@ -12,7 +12,7 @@ import pandas as pd
 
 from finelogic.data.problem import DISPROVED, PROVED, UNKNOWN, Fact, Problem
 from finelogic.eval.accuracy import summarize
-from finelogic.models.base import CHAT, COMPLETION, completion_prompt
+from finelogic.models.base import COMPLETION, backend_template, completion_prompt, prompt_text
 from finelogic.prompts import MARKERS, build_conversation, labels_for
 
 log = logging.getLogger(__name__)
@@ -201,7 +201,7 @@ def _unscored(reason: str) -> dict[str, Any]:
 def _chat_renderer(backend: Any):
     """conversation -> the prompt text the model continued (its chat template's, or the plain-text completion
     prompt of a model without one), or None where it is not known here (a served chat model's template)."""
-    if getattr(backend, "template", CHAT) == COMPLETION:
+    if backend_template(backend) == COMPLETION:
         return completion_prompt
     try:
         tokenizer = getattr(backend, "tokenizer", None)
@@ -209,11 +209,7 @@ def _chat_renderer(backend: Any):
         tokenizer = None
     if tokenizer is None or not getattr(tokenizer, "chat_template", None):
         return None
-
-    def render(conversation: Sequence[Mapping[str, str]]) -> str:
-        return tokenizer.apply_chat_template(list(conversation), add_generation_prompt=True, tokenize=False)
-
-    return render
+    return lambda conversation: prompt_text(tokenizer, conversation)
 
 
 def _loglikelihoods(backend: Any, requests: list[tuple[str, str]]) -> list[tuple] | str:

@@ -44,6 +44,12 @@ def template_of(tokenizer: Any) -> str:
     return CHAT if getattr(tokenizer, "chat_template", None) else COMPLETION
 
 
+def backend_template(backend: Any) -> str:
+    """How a backend's prompts reach its model (its ``template``); a backend that does not say (a caller's
+    stand-in) is taken as a chat model."""
+    return getattr(backend, "template", CHAT)
+
+
 def prompt_token_ids(tokenizer: Any, messages: Sequence[Message]) -> list[int]:
     """The token ids a model is given for ``messages``: under its chat template with the generation prompt,
     or, without one, :func:`completion_prompt` encoded as plain text (with the tokenizer's BOS where it adds one)."""

@@ -19,8 +19,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from finelogic.models.base import (CHAT, BackendStats, Completion, Conversation, GenerationConfig, LoglikelihoodResult,
-                                   StatesRequest, hidden_states_of, template_of)
+from finelogic.models.base import (BackendStats, backend_template, Completion, Conversation, GenerationConfig,
+                                   LoglikelihoodResult, StatesRequest, hidden_states_of, template_of)
 from finelogic.store import LEASE_SECONDS, Store, canonical_key, open_store
 
 log = logging.getLogger(__name__)
@@ -115,7 +115,7 @@ class CachedBackend:
         is read without the weights, else asked of the backend."""
         if self._backend is None and self._tokenizer_loader is not None and self.tokenizer is not None:
             return template_of(self.tokenizer)
-        return getattr(self.backend, "template", CHAT)
+        return backend_template(self.backend)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):

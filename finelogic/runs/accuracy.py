@@ -30,7 +30,8 @@ from finelogic.memo import Memo, source_version
 from finelogic.models.base import GenerationConfig
 from finelogic.runs.supervision import SupervisionRun
 from finelogic.prompts import MARKERS, SETTINGS, PromptLayout
-from finelogic.runs.backends import open_models, release, template_of
+from finelogic.models.base import backend_template
+from finelogic.runs.backends import open_models, release
 from finelogic.runs.base import resolve
 from finelogic.runs.provenance import Provenance, Recording, call_counts
 from finelogic.runs.results import EVAL_SETS, Run, kept
@@ -190,7 +191,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
                     continue
                 log.info("accuracy: %s, %s, %d items", spec.name, setting, len(problems))
                 frames.append(_prompt_records(problems, backend, setting, spec.name, decoding, section, scorer))
-            templates[spec.name] = template_of(backend)
+            templates[spec.name] = backend_template(backend)
             release(backend)  # one in-process model in memory at a time
         # The fine-tuned rows are named by the model they were trained from (the first model's row, or the
         # supervision run's base when only the fine-tuned models are evaluated: ``models=()``, a study unit).
@@ -201,7 +202,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
                                      replace(config, **section.fine_tuned_generation), section,
                                      scorers[0] if scorers else MODEL_SCORERS[0])
             frames.append(records.assign(setting=spec.name))
-            templates[spec.name] = template_of(backend)
+            templates[spec.name] = backend_template(backend)
             release(backend)
     provenance = recording.provenance(section, opened=opened, before=before, n=len(problems),
                                       data={s.name: s.source for s in sets}, templates=templates)

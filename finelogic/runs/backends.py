@@ -1,12 +1,11 @@
 """The models a family's run uses: :func:`open_models` (ready backends handed in, the others opened by
 :func:`~finelogic.models.spec.open_model`), :func:`release` after each, :func:`set_threads` for torch, and
-:func:`parse_model_list` for a notebook parameter naming models, and :func:`template_of` (how a model is prompted).
+:func:`parse_model_list` for a notebook parameter naming models.
 """
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from finelogic.models.base import CHAT
 from finelogic.models.spec import ModelSpec, open_model, parse_model
 
 
@@ -56,8 +55,3 @@ def parse_model_list(value: str | Sequence[str] | None) -> list[str]:
     items = value.split(",") if isinstance(value, str) else list(value)
     return [str(item).strip() for item in items if str(item).strip()]
 
-
-def template_of(backend: Any) -> str:
-    """How a backend's prompts reach its model (:data:`~finelogic.models.base.CHAT` or ``COMPLETION``); a
-    backend that does not say (a caller's stand-in) is taken as a chat model."""
-    return getattr(backend, "template", CHAT)

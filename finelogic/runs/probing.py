@@ -21,7 +21,8 @@ from finelogic.eval.probing_data import (TASKS, ProbeRow, Readout, build_rows, p
 from finelogic.eval.probing import predictions_problem
 from finelogic.eval.probing_data import kept_problem
 from finelogic.memo import Memo, source_version
-from finelogic.runs.backends import open_models, parse_model_list, release, set_threads, template_of
+from finelogic.models.base import backend_template
+from finelogic.runs.backends import open_models, parse_model_list, release, set_threads
 from finelogic.runs.base import resolve
 from finelogic.runs.provenance import Recording, call_counts
 from finelogic.runs.results import JSON, Codec, Run, kept
@@ -149,7 +150,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     depths = settings.depths
     data = {"fld (probing)": f"generated, depths {min(depths)}-{max(depths)}, {n_train} train + {n_test} test problems"}
     # The chat read-out frames each text as its model is prompted (a base model: as plain text).
-    templates = {spec.name: template_of(backend) for spec, backend in opened} if "chat" in settings.readouts else {}
+    templates = {spec.name: backend_template(backend) for spec, backend in opened} if "chat" in settings.readouts else {}
     provenance = recording.provenance(settings, opened=opened, n=len(splits["test"]), data=data, templates=templates)
     first = next(iter(all_rows.values()), [])
     return ProbingRun(provenance, predictions, summarize(predictions, seed=seed).round(4), row_counts=row_counts(first),
