@@ -138,6 +138,12 @@ def _random_init(spec: ModelSpec, batch_size: int) -> Any:
     return models.HFBackend(models.random_init_like(model, spec.seed), tokenizer, batch_size=batch_size)
 
 
+def _served(template: str) -> Callable[[ModelSpec, int], Any]:
+    """How a served kind opens: the OpenAI-compatible backend, prompting with ``template``."""
+    return lambda spec, batch_size: models.OpenAIBackend(spec.model, spec.base_url, api_key_env=spec.api_key_env,
+                                                         template=template, **dict(spec.options))
+
+
 def _path(rest: str | None) -> dict[str, Any] | None:
     return {"path": rest} if rest else None
 
@@ -160,16 +166,12 @@ MODEL_KINDS: tuple[ModelKind, ...] = (
               lambda spec, batch_size: _hf(spec.path, spec, batch_size), "path", tokenizer=lambda spec: spec.path),
     # Any OpenAI-compatible server (OpenAI, DeepSeek, a vLLM or llama.cpp server); the API key is read from
     # $OPENAI_API_KEY, or from the variable a dict spec names in api_key_env.
-    ModelKind("openai", "openai:<model>[@<base_url>]", _server, _openai_id,
-              lambda spec, batch_size: models.OpenAIBackend(spec.model, spec.base_url, api_key_env=spec.api_key_env,
-                                                            **dict(spec.options)), "model",
+    ModelKind("openai", "openai:<model>[@<base_url>]", _server, _openai_id, _served("chat"), "model",
               name=lambda fields: fields["model"]),
     # The same, for a model served without a chat template (a base model): prompts go as plain text to the
     # server's /completions endpoint (finelogic.models.base.completion_prompt).
     ModelKind("openai-completions", "openai-completions:<model>[@<base_url>]", _server,
-              lambda spec: f"{_openai_id(spec)}:completion",
-              lambda spec, batch_size: models.OpenAIBackend(spec.model, spec.base_url, api_key_env=spec.api_key_env,
-                                                            template="completion", **dict(spec.options)), "model",
+              lambda spec: f"{_openai_id(spec)}:completion", _served("completion"), "model",
               name=lambda fields: fields["model"]),
     # The embedded model's architecture with random weights drawn with the seed (the probing and LogicMark
     # tables' control).
