@@ -285,7 +285,7 @@ class Store:
         self._lock = threading.RLock()
         self._beats = threading.Condition()
         self._holders: dict[str, list[float]] = {}  # holder -> [lease, when its next renewal is due]
-        self._sightings: dict[str, tuple[str, Any, float]] = {}  # key -> (holder, expires, first seen, monotonic)
+        self._sightings: dict[str, tuple[str, Any, float]] = {}  # key -> (holder, expires, when first seen: monotonic)
         self._beater: threading.Thread | None = None
         self._pid, self._conn, self._file = -1, None, None
         self._create()
@@ -358,16 +358,22 @@ class Store:
                     raise store_error(self.path, error) from None
                 raise
 
+    @contextlib.contextmanager
+    def _file_errors(self) -> Iterator[None]:
+        """SQLite's errors about the file (not a statement's) as a :func:`store_error` naming it."""
+        try:
+            yield
+        except sqlite3.DatabaseError as error:
+            if not _of_the_file(error):
+                raise
+            raise store_error(self.path, error) from None
+
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         """Rows of a read-only query (WAL: never waits for a writer)."""
         with self._lock:
             self._same_file()
-            try:
+            with self._file_errors():
                 return self._db.execute(sql, params).fetchall()
-            except sqlite3.DatabaseError as error:
-                if not _of_the_file(error):
-                    raise
-                raise store_error(self.path, error) from None
 
     # ------------------------------------------------------------------ model calls
     def get_calls(self, keys: Sequence[str], kind: str, model: str | None = None) -> dict[str, Any]:
@@ -375,12 +381,8 @@ class Store:
         With ``model`` (the keys' model), asking for :data:`SCAN_SHARE` of its answers reads them in one scan."""
         with self._lock:
             self._same_file()
-            try:
+            with self._file_errors():
                 return self._get_calls(self._db, keys, kind, model, locked=False)
-            except sqlite3.DatabaseError as error:
-                if not _of_the_file(error):
-                    raise
-                raise store_error(self.path, error) from None
 
     def _get_calls(self, db: sqlite3.Connection, keys: Sequence[str], kind: str, model: str | None, *,
                    locked: bool) -> dict[str, Any]:
