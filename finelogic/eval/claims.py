@@ -489,7 +489,7 @@ def accuracy_falls_beyond_training_depths(records: pd.DataFrame, training_depths
     evidence = [tested, *(f"{within[s].text()}, {beyond[s].text()}" for s in shown),
                 *(_cut_text(s, *cut[s]) for s in shown if s in cut),
                 *(_outcome_text(o, f"{s} beyond", "within") for o, s in zip(outcomes, styles))]
-    return claim.verdict(decide(outcomes, BELOW), evidence, [effect(beyond[s], within[s], "within") for s in styles])
+    return claim.verdict(decide(outcomes, BELOW), evidence, [effect(beyond[s], within[s], f"depths {depths[0]}-{deepest}") for s in styles])
 
 
 # ------------------------------------------------------------------------------------------- Table 4
