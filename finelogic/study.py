@@ -1,6 +1,6 @@
 """The laptop-scale study (profile ``study``; book/reproduce.md) in units that each finish and are committed
 on their own: ``base`` (the base model's accuracy records and probing rows, with its random-init control) and
-one ``SFT-<style>`` per style of the ``sft`` section (that style's training, then its fine-tuned model's
+one ``SFT-<style>`` per style of the ``sft`` config (that style's training, then its fine-tuned model's
 accuracy records and probing rows).
 
 :func:`run_unit` writes a unit's family runs to ``results/study/units/<unit>/<family>/``, then ``unit.json``
@@ -32,7 +32,7 @@ from finelogic.runs import accuracy, claims, depth, probing, registry, soundness
 from finelogic.runs.base import resolve
 from finelogic.runs.provenance import Provenance, git_commit
 from finelogic.runs.results import Run
-from finelogic.runs.upstream import differing_settings
+from finelogic.runs.upstream import differing_config
 
 log = logging.getLogger(__name__)
 
@@ -338,9 +338,9 @@ def run_study(profile: str = PROFILE, *, units: Sequence[str] | None = None, aga
 
 
 def _settings(family: str, profile: str, overrides: Mapping[str, Any] | None) -> Any:
-    """The family's settings in ``profile`` with ``overrides`` (its registry entry names the profile section)."""
+    """The family's config in ``profile`` with ``overrides`` (its registry entry's ``config_name``)."""
     entry = registry.family(family)
-    return resolve(entry.module.PROFILES, profile, entry.section, dict(overrides or {}))
+    return resolve(entry.module.PROFILES, profile, entry.config_name, dict(overrides or {}))
 
 
 def _read_unit(directory: Path, record: UnitRecord, profile: str, seed: int,
@@ -362,7 +362,7 @@ def _read_unit(directory: Path, record: UnitRecord, profile: str, seed: int,
         # A unit made before a setting existed was made with its default.
         defaults = Provenance(family, profile, seed, settings=type(section)()).settings
         # A setting the family no longer has does not change what it makes now.
-        differs = [k for k in differing_settings(wanted, made.provenance, defaults) if k in wanted]
+        differs = [k for k in differing_config(wanted, made.provenance, defaults) if k in wanted]
         if differs:
             raise UnitError(f"study unit {record.unit}: its {family} run ({directory / family}) was made with other "
                             f"settings than the profile's now ({', '.join(differs)}); {again}")

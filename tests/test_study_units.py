@@ -119,14 +119,14 @@ def test_units_run_alone_and_merge_into_one_study(model_cache, tmp_path, monkeyp
 
 def test_a_unit_made_before_a_setting_existed_counts_as_made_with_its_default():
     from finelogic.runs.provenance import Provenance
-    from finelogic.runs.upstream import differing_settings
+    from finelogic.runs.upstream import differing_config
 
     made = Provenance("accuracy", "study", 0, settings={"batch_size": 32})  # recorded before the new setting
     defaults = {"batch_size": 16, "fine_tuned_generation": {}}
-    assert differing_settings({"batch_size": 32, "fine_tuned_generation": {}}, made, defaults) == []
-    assert differing_settings({"batch_size": 32, "fine_tuned_generation": {"max_new_tokens": 768}}, made,
+    assert differing_config({"batch_size": 32, "fine_tuned_generation": {}}, made, defaults) == []
+    assert differing_config({"batch_size": 32, "fine_tuned_generation": {"max_new_tokens": 768}}, made,
                               defaults) == ["fine_tuned_generation"]
-    assert differing_settings({"batch_size": 32, "fine_tuned_generation": {}}, made) == ["fine_tuned_generation"]
+    assert differing_config({"batch_size": 32, "fine_tuned_generation": {}}, made) == ["fine_tuned_generation"]
 
 
 def test_changing_the_fine_tuned_models_token_cap_asks_to_remake_the_style_units_not_the_base(monkeypatch):

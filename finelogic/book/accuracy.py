@@ -11,7 +11,7 @@ import pandas as pd
 from finelogic.book.tables import Table, present
 from finelogic.data.suites import PAPER_NAMES
 from finelogic.eval.cues import BEATS, cue_table
-from finelogic.eval.accuracy import COMPAT_COLUMNS, summarize
+from finelogic.eval.accuracy import RELEASED_COLUMNS, summarize
 from finelogic.eval.stats import one_decimal
 from finelogic.paper import reported
 
@@ -58,7 +58,7 @@ def policy_table(records: pd.DataFrame, by: Sequence[str] = ("model", "setting",
     principled policy and under the released scorer the paper used for the model (the record's
     ``compat_scorer``, named in ``released scorer``), and the counts of responses neither scored."""
     ours = summarize(records, by)
-    parts = [summarize(group, by, correct_column=COMPAT_COLUMNS[scorer]).assign(scorer=scorer)
+    parts = [summarize(group, by, correct_column=RELEASED_COLUMNS[scorer]).assign(scorer=scorer)
              for scorer, group in records.groupby("compat_scorer", sort=False)]
     compat = ours[list(by)].merge(pd.concat(parts, ignore_index=True), on=list(by), how="left")
     table = ours[[*by, "n"]].copy()

@@ -22,7 +22,7 @@ UPSTREAM = (supervision.FAMILY, accuracy.FAMILY, soundness.FAMILY, probing.FAMIL
 
 
 @dataclass(frozen=True)
-class ClaimsSettings:
+class ClaimsConfig:
     """``readout``: the probing read-out whose probes the Table 4 claims read (``chat`` / ``plain``; empty:
     the probing run's first)."""
 
@@ -34,7 +34,7 @@ class ClaimsSettings:
 
 
 #: The same rules in every profile: the profile only changes the upstream runs' sizes.
-PROFILES = {name: ClaimsSettings() for name in PROFILE_NAMES}
+PROFILES = {name: ClaimsConfig() for name in PROFILE_NAMES}
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from finelogic.runs.backends import open_models, parse_model_list, release, set_
 from finelogic.runs.base import resolve
 from finelogic.runs.provenance import Recording
 from finelogic.runs.results import PROBLEMS, Run, kept
-from finelogic.settings import RECORDED_WHEN_SET
+from finelogic.typed_config import RECORDED_WHEN_SET
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +34,8 @@ GEMMA = "Gemma 3 270M base (Q4_K_M, llama.cpp)"
 
 
 @dataclass(frozen=True)
-class LogicMarkSettings:
-    """The LogicMark family's settings (rows: module docstring). ``logicmark_path``: a folder or file of
+class LogicMarkConfig:
+    """The LogicMark family's config (rows: module docstring). ``logicmark_path``: a folder or file of
     LogicMark records (empty: our generator); ``normalization``: ``token_mean`` (the card's), ``char`` or
     ``none``; ``gemma``: also score Gemma 3 270M **base** through llama.cpp (the ``gguf`` extra; left out,
     with a note in the provenance, when it is not installed); ``embedded=False`` scores only yours."""
@@ -57,16 +57,16 @@ class LogicMarkSettings:
         check_normalization(self.normalization)
 
 
-#: The family's settings per profile. tiny: the random-init control only has to show chance (its first 500
+#: The family's config per profile. tiny: the random-init control only has to show chance (its first 500
 #: items), Gemma its first 300. paper: the card's 5,000 items and some of its models (hub names; they need the
 #: network).
 PROFILES = {
-    "smoke": LogicMarkSettings(items=5, batch_size=8, random_control=False),
-    "tiny": LogicMarkSettings(items=1000, batch_size=32, random_control=True, random_control_items=500, gemma=True,
+    "smoke": LogicMarkConfig(items=5, batch_size=8, random_control=False),
+    "tiny": LogicMarkConfig(items=1000, batch_size=32, random_control=True, random_control_items=500, gemma=True,
                               gemma_items=300),
-    "study": LogicMarkSettings(items=1000, batch_size=32, random_control=True, random_control_items=500, gemma=True,
+    "study": LogicMarkConfig(items=1000, batch_size=32, random_control=True, random_control_items=500, gemma=True,
                                gemma_items=300),
-    "paper": LogicMarkSettings(items=5000, batch_size=32, random_control=True,
+    "paper": LogicMarkConfig(items=5000, batch_size=32, random_control=True,
                                extra_models=("HuggingFaceTB/SmolLM2-135M", "HuggingFaceTB/SmolLM2-1.7B", "gpt2",
                                              "EleutherAI/pythia-70m")),
 }
@@ -88,7 +88,7 @@ class LogicMarkRun(Run):
 
 def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = None,
         extra_models: str | Sequence[str] | None = None, **overrides: Any) -> LogicMarkRun:
-    """Score LogicMark items with every model of ``profile``'s ``logicmark`` section; ``seed`` picks the
+    """Score LogicMark items with every model of ``profile``'s ``logicmark`` config; ``seed`` picks the
     items and the random-init control's weights; ``backends`` by row label (:data:`EMBEDDED`);
     ``extra_models`` and ``sft_checkpoints`` may be one comma-separated string."""
     given = dict(overrides)

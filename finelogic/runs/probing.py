@@ -47,8 +47,8 @@ BATCH_SIZE = 8
 
 
 @dataclass(frozen=True)
-class ProbingSettings:
-    """The probing family's settings (Appendix B): ``distractors`` (min, max) distractor facts;
+class ProbingConfig:
+    """The probing family's config (Appendix B): ``distractors`` (min, max) distractor facts;
     ``nsd_points`` next-step-derivability points per problem; ``readouts`` ``chat`` and/or ``plain`` of hidden
     ``layer`` (-1: last); ``models`` as :func:`model_entry` reads them; ``sft_checkpoints``: fine-tuned
     checkpoint folders probed beside them (the supervision run's are handed to :func:`run`)."""
@@ -71,14 +71,14 @@ class ProbingSettings:
             raise ValueError(f"readouts: unknown read-out {wrong[0]!r}; choose chat or plain")
 
 
-#: The family's settings per profile. tiny: depths 4-6 give gold proofs of 4-8 steps; 60 train / 30 test
+#: The family's config per profile. tiny: depths 4-6 give gold proofs of 4-8 steps; 60 train / 30 test
 #: problems give intervals narrow enough to tell a probe from the text-only baseline. paper: Appendix B.
 PROFILES = {
-    "smoke": ProbingSettings(n_train=4, n_test=2, depths=(3, 4), distractors=(4, 6), nsd_points=1, readouts=("plain",)),
-    "tiny": ProbingSettings(n_train=60, n_test=30, depths=(4, 5, 6), distractors=(4, 6), nsd_points=1),
+    "smoke": ProbingConfig(n_train=4, n_test=2, depths=(3, 4), distractors=(4, 6), nsd_points=1, readouts=("plain",)),
+    "tiny": ProbingConfig(n_train=60, n_test=30, depths=(4, 5, 6), distractors=(4, 6), nsd_points=1),
     # The study: the base model, its random-init control and every fine-tuned model of the study.
-    "study": ProbingSettings(n_train=60, n_test=30, depths=(4, 5, 6), distractors=(4, 6), nsd_points=1),
-    "paper": ProbingSettings(n_train=450, n_test=100, depths=tuple(range(10, 20)), distractors=(4, 8), nsd_points=6,
+    "study": ProbingConfig(n_train=60, n_test=30, depths=(4, 5, 6), distractors=(4, 6), nsd_points=1),
+    "paper": ProbingConfig(n_train=450, n_test=100, depths=tuple(range(10, 20)), distractors=(4, 8), nsd_points=6,
                              models=({"name": "Llama-3.1-8B-Instruct", "path": "meta-llama/Llama-3.1-8B-Instruct"},
                                      {"name": "Qwen-2.5-7B-Instruct", "path": "Qwen/Qwen2.5-7B-Instruct"},
                                      "embedded", "random-init")),

@@ -1,4 +1,4 @@
-"""The stepwise-soundness notebook's run (paper §3.2, Table 3), as a profile's ``soundness`` section says.
+"""The stepwise-soundness notebook's run (paper §3.2, Table 3), as a profile's ``soundness`` config says.
 
 Inputs are the FLD responses and problems of the accuracy run of the same profile and seed (handed in, or
 read from ``results/<profile>/accuracy``, never made quietly). Gold proofs are judged the same way as a sanity
@@ -49,8 +49,8 @@ class Quality:
 
 
 @dataclass(frozen=True)
-class SoundnessSettings:
-    """The soundness family's settings: ``policy`` (:mod:`finelogic.eval.soundness`) for every judged table;
+class SoundnessConfig:
+    """The soundness family's config: ``policy`` (:mod:`finelogic.eval.soundness`) for every judged table;
     ``judge`` ``symbolic`` (exact) or ``hybrid`` (the LLM judge for the rest); ``llm_quality_steps``: the
     judge-quality steps the LLM judge is scored on (None: all); ``judge_responses=False``: only the gold
     proofs of the profile's FLD test set, no upstream run."""
@@ -67,16 +67,16 @@ class SoundnessSettings:
             raise ValueError(f"judge: must be 'symbolic' or 'hybrid', got {self.judge!r}")
 
 
-#: The family's settings per profile. paper: the paper's judge, GPT-4.1-mini (Section 3.2), at temperature 0
+#: The family's config per profile. paper: the paper's judge, GPT-4.1-mini (Section 3.2), at temperature 0
 #: (released code: src/eval_step.py), symbolic first where it decides; steps read, counted and judged as the
-#: released eval_step.py does (``paper_code_compat``).
+#: released eval_step.py does (``released``).
 PROFILES = {
-    "smoke": SoundnessSettings(quality=Quality(n=6, depths=(1, 2, 3))),
-    "tiny": SoundnessSettings(quality=Quality(n=40, depths=tuple(range(0, 10))), llm_judge="embedded",
+    "smoke": SoundnessConfig(quality=Quality(n=6, depths=(1, 2, 3))),
+    "tiny": SoundnessConfig(quality=Quality(n=40, depths=tuple(range(0, 10))), llm_judge="embedded",
                               llm_quality_steps=16),
     # The study: every FLD response of the base and fine-tuned models judged by the exact symbolic judge.
-    "study": SoundnessSettings(quality=Quality(n=40, depths=tuple(range(0, 10)))),
-    "paper": SoundnessSettings(policy=SoundnessPolicy.PAPER_CODE_COMPAT, judge="hybrid",
+    "study": SoundnessConfig(quality=Quality(n=40, depths=tuple(range(0, 10)))),
+    "paper": SoundnessConfig(policy=SoundnessPolicy.RELEASED, judge="hybrid",
                                quality=Quality(n=100, depths=tuple(range(0, 20))),
                                llm_judge={"name": "GPT-4.1-mini", "kind": "openai", "model": "gpt-4.1-mini"}),
 }
@@ -109,7 +109,7 @@ class SoundnessRun(Run):
 
     @property
     def policy(self) -> str:
-        """``principled`` or ``paper_code_compat``: how steps were read, counted and judged."""
+        """``principled`` or ``released``: how steps were read, counted and judged."""
         return self.provenance.settings.get("policy", "principled")
 
 
@@ -134,7 +134,7 @@ def run(profile: str, *, seed: int = 0, accuracy_run: accuracy.AccuracyRun | Non
         source = ("the accuracy run handed in" if accuracy_run is not None
                   else "`records.csv` of the accuracy run")
     else:  # the gold proofs of the profile's FLD test set only
-        fld = [s for s in evaluation_sets(accuracy.resolved_section(profile, {}), seed=seed) if s.name == "fld"]
+        fld = [s for s in evaluation_sets(accuracy.resolved_config(profile, {}), seed=seed) if s.name == "fld"]
         problems = {p.id: p for s in fld for p in s.problems}
         records, source = pd.DataFrame(columns=["id", "dataset", "response"]), "responses not judged"
     with judging_memos() as (verdicts, read):
