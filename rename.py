@@ -49,6 +49,10 @@ EVERYWHERE: tuple[tuple[str, str], ...] = (
     (r"\bsettings dataclass\b", "config dataclass"),
     (r"\bprofile section\b", "profile's config"),
     (r"``(accuracy|soundness|probing|logicmark|sft|datasets|claims)`` section\b", r"``\1`` config"),
+    (r"\bwith other settings\b", "with another config"),
+    (r"\bor other settings\b", "or another config"),
+    (r"\bthe profile's current settings\b", "the profile's current config"),
+    (r"\bunknown decoding setting\b", "unknown decoding key"),
     # The sentences those renames leave ungrammatical.
     (r"config per profile are typed(\s+)values\b", r"config per profile is a typed\1value"),
     (r"family's config are a\b", "family's config is a"),

@@ -174,7 +174,7 @@ class Study:
     runs: Mapping[str, Run]
     units: pd.DataFrame
     missing: tuple[str, ...]
-    #: The done units made with other settings than the profile's now, with why (not in ``runs``).
+    #: The done units made with another config than the profile's now, with why (not in ``runs``).
     left_out: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -184,7 +184,7 @@ def assemble(profile: str = PROFILE, *, seed: int = 0, overrides: Mapping[str, M
     claims on them, and write all to ``out`` (default ``results/<profile>``) with ``units.csv``. ``overrides``:
     per family, settings beyond the profile's that the units must have been made with.
 
-    A unit made with another seed or other settings is left out with a warning naming what differs and the
+    A unit made with another seed or another config is left out with a warning naming what differs and the
     command that makes it again (``units.csv``: ``in_study`` false, that reason). :class:`UnitError` when no
     unit is done or none is current."""
     root = Path(root or units_dir(profile))
@@ -195,7 +195,7 @@ def assemble(profile: str = PROFILE, *, seed: int = 0, overrides: Mapping[str, M
     for why in left_out.values():
         log.warning("left out of the study: %s", why)
     if not read:
-        raise UnitError("no study unit was made with the profile's current settings: " + "; ".join(left_out.values()))
+        raise UnitError("no study unit was made with the profile's current config: " + "; ".join(left_out.values()))
     tuned_units = [u for u in read if u != BASE]
     # Without the base unit the study still assembles: the comparisons with the base model are not testable.
     base_name = (read[BASE][accuracy.FAMILY].provenance.models[0] if BASE in read
@@ -226,7 +226,7 @@ def assemble(profile: str = PROFILE, *, seed: int = 0, overrides: Mapping[str, M
 
 def current_units(profile: str = PROFILE, *, seed: int = 0, overrides: Mapping[str, Mapping[str, Any]] | None = None,
                   root: str | Path | None = None) -> tuple[dict[str, dict[str, Run]], dict[str, str]]:
-    """The done units made with the profile's current settings (their family runs, by unit) and, for every
+    """The done units made with the profile's current config (their family runs, by unit) and, for every
     other done unit, why it is not current (what differs and the command that makes it again)."""
     root = Path(root or units_dir(profile))
     read, left_out = {}, {}
@@ -306,7 +306,7 @@ CODE = {
 
 
 def status(profile: str = PROFILE) -> pd.DataFrame:
-    """One row per unit: done or not, made with the profile's current settings or not (``current``), and for
+    """One row per unit: done or not, made with the profile's current config or not (``current``), and for
     the done ones when, at which commit, in how long, at what load."""
     done = done_units(profile)
     _, stale = current_units(profile)
@@ -322,8 +322,8 @@ def status(profile: str = PROFILE) -> pd.DataFrame:
 
 def run_study(profile: str = PROFILE, *, units: Sequence[str] | None = None, again: bool = False, seed: int = 0,
               data_dir: str | Path | None = None) -> Study:
-    """Run the units not yet done with the profile's current settings (or those named; ``again`` reruns done
-    ones), assembling after each. A unit made with other settings (the profile changed since) is made again."""
+    """Run the units not yet done with the profile's current config (or those named; ``again`` reruns done
+    ones), assembling after each. A unit made with another config (the profile changed since) is made again."""
     study = None
     for unit in units or unit_names(profile):
         current, stale = current_units(profile, seed=seed)

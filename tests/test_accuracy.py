@@ -627,7 +627,7 @@ def test_the_fine_tuned_models_decode_with_their_own_token_cap_and_the_base_mode
     cap = accuracy.PROFILES["smoke"].generation.max_new_tokens
     assert set(base.caps) == {cap} and set(tuned.caps) == {48}
     assert run.provenance.settings["fine_tuned_generation"] == {"max_new_tokens": 48}
-    with pytest.raises(ValueError, match="fine_tuned_generation.max_tokens: unknown decoding setting"):
+    with pytest.raises(ValueError, match="fine_tuned_generation.max_tokens: unknown decoding key"):
         accuracy.run("smoke", seed=11, settings=["CoT"],
                      fine_tuned_generation={"max_tokens": 48}, supervision_run=made,
                      backends={"embedded": base, "SFT-NL": tuned})

@@ -61,7 +61,7 @@ def test_overrides_change_one_field_and_keep_the_profiles_others():
     ({"generation_by_setting": {"Directt": {"max_new_tokens": 8}}},
      r"^accuracy: generation_by_setting\.Directt: unknown setting; the settings are Direct, CoT"),
     ({"generation_by_setting": {"Direct": {"max_tokens": 8}}},
-     r"generation_by_setting\.Direct\.max_tokens: unknown decoding setting; .*max_new_tokens"),
+     r"generation_by_setting\.Direct\.max_tokens: unknown decoding key; .*max_new_tokens"),
     ({"baselines": {"Sel-Inf": {"roundz": 2}}}, r"baselines\.Sel-Inf\.roundz: unknown option; .*rounds"),
     ({"batch_size": "8"}, r"^accuracy\.batch_size: expected an integer, got '8'"),
     ({"fld": {"depths": [1, "deep"]}}, r"^accuracy\.fld\.depths\[1\]: expected an integer"),

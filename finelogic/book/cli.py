@@ -129,7 +129,7 @@ def _study(args: argparse.Namespace) -> int:
         print(f"left out: {why}")
     if made.missing:
         print(f"not in the study: {', '.join(made.missing)} (run `finelogic study` again later: it "
-              "makes the units not yet done and those made with other settings)")
+              "makes the units not yet done and those made with another config)")
     return 0
 
 

@@ -94,7 +94,7 @@ class AccuracyConfig(TestSets):
         for where, changes in {**changed, "fine_tuned_generation": self.fine_tuned_generation}.items():
             wrong = sorted(set(changes) - set(decoding))
             if wrong:
-                raise ValueError(f"{where}.{wrong[0]}: unknown decoding setting; the decoding settings are "
+                raise ValueError(f"{where}.{wrong[0]}: unknown decoding key; the decoding settings are "
                                  f"{', '.join(decoding)}")
         for name, options in self.baselines.items():
             if name not in BASELINES:
