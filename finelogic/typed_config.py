@@ -36,7 +36,18 @@ class Choice(str, enum.Enum):
         try:
             return cls(value)
         except ValueError:
-            raise ValueError(f"unknown {what} {value!r}; choose one of {', '.join(m.value for m in cls)}") from None
+            raise ValueError(f"unknown {what} {value!r}; choose one of {_members(cls, value)}") from None
+
+
+#: Choice values that have a new name: the error for the old one names the new one.
+RENAMED_CHOICES = types.MappingProxyType({"paper_code_compat": "released"})  # rename: keep
+
+
+def _members(cls: type[enum.Enum], value: Any) -> str:
+    """The members of ``cls``, and the new name of ``value`` when it is an old one."""
+    members = ", ".join(m.value for m in cls)
+    new = RENAMED_CHOICES.get(value) if isinstance(value, str) else None
+    return f"{members} ({value!r} is now called {new!r})" if new else members
 
 
 def build(cls: type[S], value: Any, path: str) -> S:
@@ -150,7 +161,7 @@ def _coerce(hint: Any, value: Any, path: str) -> Any:
         try:
             return hint(value)
         except ValueError:
-            raise ConfigError(f"{path}: expected one of {', '.join(m.value for m in hint)}, got {value!r}") from None
+            raise ConfigError(f"{path}: expected one of {_members(hint, value)}, got {value!r}") from None
     if origin is tuple:
         if isinstance(value, (str, bytes, MappingABC)) or not isinstance(value, (tuple, list, range)):
             raise ConfigError(f"{path}: expected a sequence, got {value!r}")

@@ -446,8 +446,8 @@ def test_smoke_accuracy_run_sends_our_prompts_by_default():
     assert set(run.records["layout"]) == {"principled"} and run.provenance.settings["prompt_layout"] == "principled"
     assert all(c[1]["content"].endswith("\nLet's think step by step.") for c in backend.seen[8:])
     assert backend.seen[7][0]["content"] == SYSTEM_PROMPT_TWO_LABELS  # ProntoQA, Direct
-    with pytest.raises(ValueError, match="prompt_layout: expected one of principled, released, got 'released'"):
-        _smoke_run(backend, prompt_layout="released")
+    with pytest.raises(ValueError, match="prompt_layout: expected one of principled, released, got 'paper'"):
+        _smoke_run(backend, prompt_layout="paper")
 
 
 def test_a_model_entry_names_its_released_scorer_which_is_taken_out_before_opening():

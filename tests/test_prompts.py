@@ -201,6 +201,8 @@ def test_released_few_shot_puts_the_problem_first_then_our_examples_in_the_relea
             "[End of example]\n") in fld_user
 
 
-def test_an_unknown_layout_is_refused():
-    with pytest.raises(ValueError, match="principled, released"):
-        build_conversation(R_MLE, "Direct", layout="released")
+def test_an_unknown_layout_is_refused_and_the_old_name_of_the_released_layout_names_the_new_one():
+    with pytest.raises(ValueError, match="unknown prompt layout 'paper'; choose one of principled, released$"):
+        build_conversation(R_MLE, "Direct", layout="paper")
+    with pytest.raises(ValueError, match=r"principled, released \('paper_code_compat' is now called 'released'\)"):  # rename: keep
+        build_conversation(R_MLE, "Direct", layout="paper_code_compat")  # rename: keep

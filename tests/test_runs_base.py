@@ -67,6 +67,9 @@ def test_overrides_change_one_field_and_keep_the_profiles_others():
     ({"fld": {"depths": [1, "deep"]}}, r"^accuracy\.fld\.depths\[1\]: expected an integer"),
     ({"limit": {"folo": 3}}, r"limit: unknown dataset 'folo'"),
     ({"prompt_layout": "paper"}, r"^accuracy\.prompt_layout: expected one of principled, released"),
+    ({"prompt_layout": "paper_code_compat"},  # rename: keep
+     r"^accuracy\.prompt_layout: expected one of principled, released \('paper_code_compat' is now called "  # rename: keep
+     r"'released'\), got 'paper_code_compat'$"),  # rename: keep
 ])
 def test_a_misspelled_or_ill_typed_setting_at_any_depth_names_its_path(overrides, message):
     from finelogic.runs import accuracy
