@@ -337,7 +337,7 @@ def run_study(profile: str = PROFILE, *, units: Sequence[str] | None = None, aga
     return study if study is not None else assemble(profile, seed=seed)
 
 
-def _settings(family: str, profile: str, overrides: Mapping[str, Any] | None) -> Any:
+def _config(family: str, profile: str, overrides: Mapping[str, Any] | None) -> Any:
     """The family's config in ``profile`` with ``overrides`` (its registry entry's ``config_name``)."""
     entry = registry.family(family)
     return resolve(entry.module.PROFILES, profile, entry.config_name, dict(overrides or {}))
@@ -345,7 +345,7 @@ def _settings(family: str, profile: str, overrides: Mapping[str, Any] | None) ->
 
 def _read_unit(directory: Path, record: UnitRecord, profile: str, seed: int,
                overrides: Mapping[str, Mapping[str, Any]] | None) -> dict[str, Run]:
-    """The unit's family runs, each checked against the settings the unit must have been made with."""
+    """The unit's family runs, each checked against the config the unit must have been made with."""
     again = f"make it again with `finelogic study --units {record.unit} --again`"
     if record.profile != profile or record.seed != seed:
         raise UnitError(f"study unit {record.unit} ({directory}) was made for profile {record.profile}, seed "
@@ -357,26 +357,26 @@ def _read_unit(directory: Path, record: UnitRecord, profile: str, seed: int,
     out = {}
     for family in record.families:
         made = registry.family(family).run_type.read(directory / family)
-        section = _settings(family, profile, given.get(family))
-        wanted = Provenance(family, profile, seed, settings=section).settings
+        config = _config(family, profile, given.get(family))
+        wanted = Provenance(family, profile, seed, settings=config).settings
         # A unit made before a setting existed was made with its default.
-        defaults = Provenance(family, profile, seed, settings=type(section)()).settings
+        defaults = Provenance(family, profile, seed, settings=type(config)()).settings
         # A setting the family no longer has does not change what it makes now.
         differs = [k for k in differing_config(wanted, made.provenance, defaults) if k in wanted]
         if differs:
-            raise UnitError(f"study unit {record.unit}: its {family} run ({directory / family}) was made with other "
-                            f"settings than the profile's now ({', '.join(differs)}); {again}")
+            raise UnitError(f"study unit {record.unit}: its {family} run ({directory / family}) was made with another "
+                            f"config than the profile's now ({', '.join(differs)}); {again}")
         out[family] = made
     return out
 
 
 def _merged_provenance(runs: Sequence[Run], family: str, profile: str, seed: int,
                        overrides: Mapping[str, Mapping[str, Any]] | None) -> Provenance:
-    settings = _settings(family, profile, (overrides or {}).get(family))
+    config = _config(family, profile, (overrides or {}).get(family))
     models = tuple(dict.fromkeys(m for r in runs for m in r.provenance.models))
     ids = tuple(dict.fromkeys(m for r in runs for m in r.provenance.model_ids))
     first = runs[0].provenance if runs else None
-    return Provenance(family=family, profile=profile, seed=seed, settings=settings, models=models, model_ids=ids,
+    return Provenance(family=family, profile=profile, seed=seed, settings=config, models=models, model_ids=ids,
                       n=first.n if first else 0, data=dict(first.data) if first else {},
                       model_calls=sum(r.provenance.model_calls for r in runs),
                       cache_hits=sum(r.provenance.cache_hits for r in runs),

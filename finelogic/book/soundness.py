@@ -55,7 +55,7 @@ def _released_rule(run) -> pd.DataFrame | None:
 def table3_side_by_side(run) -> pd.DataFrame:
     """Table 3 as the paper printed it over ours (:func:`~finelogic.eval.soundness.table3_percent`; a
     principled run adds the released relevance rule's all-relevant column), indexed by ``source``."""
-    ours = table3_percent(model_and_gold(run), compat=_released_rule(run))
+    ours = table3_percent(model_and_gold(run), by_released_rule=_released_rule(run))
     return pd.concat({"paper": paper_table("table3"), "ours": ours}, names=["source"])
 
 
@@ -67,15 +67,15 @@ METRIC_MISSING = ("no value: the paper reports no interval or sample count, the 
                   "only, or no sample of the row could be scored")
 
 
-def metric_rows(table: pd.DataFrame, index=("model", "setting"), compat: pd.DataFrame | None = None) -> pd.DataFrame:
+def metric_rows(table: pd.DataFrame, index=("model", "setting"), by_released_rule: pd.DataFrame | None = None) -> pd.DataFrame:
     """:func:`~finelogic.eval.soundness.soundness_table` rows as Table 3's numbers: each metric and its
-    Wilson 95% bounds in %, ``compat``'s all-relevant (the released rule) if given, ``scored / samples``."""
+    Wilson 95% bounds in %, ``by_released_rule``'s all-relevant (the released rule) if given, ``scored / samples``."""
     out = table[list(index)].copy()
     for metric in METRICS:
         for suffix in ("", "_low", "_high"):
             out[metric + suffix] = 100 * table[metric + suffix].astype(float)
-    if compat is not None:
-        out["all_relevant_released"] = 100 * compat["all_relevant"].astype(float).to_numpy()
+    if by_released_rule is not None:
+        out["all_relevant_released"] = 100 * by_released_rule["all_relevant"].astype(float).to_numpy()
     out["scored / samples"] = [f"{s} / {n}" for s, n in zip(table["scored"], table["samples"])]
     return out
 
@@ -108,7 +108,7 @@ def table3_view(run, *, with_paper: bool = True) -> Table:
     """Table 3 as the paper printed it, then ours (Wilson 95% intervals), in one table with a ``source``
     column (``with_paper=False``: ours alone); a principled run adds the released relevance rule's
     all-relevant column."""
-    ours = metric_rows(model_and_gold(run), compat=_released_rule(run))
+    ours = metric_rows(model_and_gold(run), by_released_rule=_released_rule(run))
     if not with_paper:
         return metric_view(ours)
     paper = paper_table("table3").reset_index().assign(source="paper")

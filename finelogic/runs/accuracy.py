@@ -49,8 +49,8 @@ PASSED = {"problems", "backend", "config", "model", "memo"}
 
 FAMILY = "accuracy"
 
-#: ``forced_reason`` of every record when the section turns forced choice off.
-FORCED_OFF = "forced choice turned off (the section's forced_choice is False)"
+#: ``forced_reason`` of every record when the config turns forced choice off.
+FORCED_OFF = "forced choice turned off (the config's forced_choice is False)"
 
 #: The released scorers a model entry's ``scorer`` key may name (the depth scorer is Table 5's, for all).
 MODEL_SCORERS = ("vllm_overall", "api")
@@ -108,7 +108,7 @@ class AccuracyConfig(TestSets):
 
 
 class ConfigOfRun:
-    """What a run made from the ``accuracy`` config says about its settings (its provenance has them)."""
+    """What a run made from the ``accuracy`` config says about it (its provenance has it)."""
 
     provenance: Provenance
 
@@ -123,7 +123,7 @@ class ConfigOfRun:
 
     @property
     def decoding(self) -> GenerationConfig:
-        """The section's decoding (``generation_by_setting`` may change it per setting)."""
+        """The config's decoding (``generation_by_setting`` may change it per setting)."""
         return GenerationConfig(**{**self.provenance.settings["generation"], "seed": self.provenance.seed})
 
 
@@ -158,26 +158,26 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     ``SFT-<style>`` / ``LogiPT`` rows; ``seed`` seeds data generation, subsampling and decoding; ``backends``
     may hold a fine-tuned model's by its row (``"SFT-NL"``); ``data_dir`` defaults to ``$FINELOGIC_DATA_DIR``."""
     recording = Recording(FAMILY, profile, seed)
-    section = resolved_config(profile, overrides)
-    sets = tuple(evaluation_sets(section, seed=seed, data_dir=data_dir))
-    entries, scorers = split_scorers(section.models)
+    config = resolved_config(profile, overrides)
+    sets = tuple(evaluation_sets(config, seed=seed, data_dir=data_dir))
+    entries, scorers = split_scorers(config.models)
     tuned = supervision_run.checkpoints() if supervision_run is not None else []
     if not entries and not tuned:
         raise ValueError("accuracy: no model to evaluate (models is empty and no supervision run with checkpoints "
                          "is handed in)")
-    opened = open_models([*entries, *(spec for spec, _ in tuned)], backends, batch_size=section.batch_size)
-    config = replace(section.generation, seed=seed)
+    opened = open_models([*entries, *(spec for spec, _ in tuned)], backends, batch_size=config.batch_size)
+    generation = replace(config.generation, seed=seed)
     problems = [p for s in sets for p in s.problems]
     before = call_counts(b for _, b in opened[:len(entries)])
     frames, traces, templates = [], [], {}
-    memoised = any(s in MEMOISED for s in section.settings)
+    memoised = any(s in MEMOISED for s in config.settings)
     with Memo("baseline-translations", source_version("finelogic.baselines.logic_lm"),
               check=translation_problem) if memoised else nullcontext() as memo:
         for (spec, backend), scorer in zip(opened, scorers):  # the profile's models (one scorer each)
-            for setting in section.settings:
-                decoding = replace(config, **section.generation_by_setting.get(setting, {}))
+            for setting in config.settings:
+                decoding = replace(generation, **config.generation_by_setting.get(setting, {}))
                 if setting in BASELINES:
-                    options = dict(section.baselines.get(setting, {}))
+                    options = dict(config.baselines.get(setting, {}))
                     first = options.pop("items", None)  # the first n items of each named set (None: all)
                     items = problems if first is None else [p for s in sets for p in s.problems[:first.get(s.name, 0)]]
                     log.info("accuracy: %s, %s, %d items", spec.name, setting, len(items))
@@ -190,7 +190,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
                                for t in result.traces]
                     continue
                 log.info("accuracy: %s, %s, %d items", spec.name, setting, len(problems))
-                frames.append(_prompt_records(problems, backend, setting, spec.name, decoding, section, scorer))
+                frames.append(_prompt_records(problems, backend, setting, spec.name, decoding, config, scorer))
             templates[spec.name] = backend_template(backend)
             release(backend)  # one in-process model in memory at a time
         # The fine-tuned rows are named by the model they were trained from (the first model's row, or the
@@ -199,12 +199,12 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
         for (spec, backend), (_, setting) in zip(opened[len(entries):], tuned):  # each under its training prompt
             log.info("accuracy: %s (fine-tuned), %s prompt, %d items", spec.name, setting, len(problems))
             records = _prompt_records(problems, backend, setting, base_name,
-                                     replace(config, **section.fine_tuned_generation), section,
+                                     replace(generation, **config.fine_tuned_generation), config,
                                      scorers[0] if scorers else MODEL_SCORERS[0])
             frames.append(records.assign(setting=spec.name))
             templates[spec.name] = backend_template(backend)
             release(backend)
-    provenance = recording.provenance(section, opened=opened, before=before, n=len(problems),
+    provenance = recording.provenance(config, opened=opened, before=before, n=len(problems),
                                       data={s.name: s.source for s in sets}, templates=templates)
     records = pd.concat(frames, ignore_index=True)
     summary, forced, _ = table2(records)
@@ -223,16 +223,16 @@ def table2(records: pd.DataFrame, by: Sequence[str] = TABLE2_KEYS) -> tuple[pd.D
 
 
 def resolved_config(profile: str, overrides: Mapping[str, Any]) -> AccuracyConfig:
-    """The profile's accuracy settings with ``overrides`` merged (:func:`~finelogic.runs.base.resolve`)."""
+    """The profile's accuracy config with ``overrides`` merged (:func:`~finelogic.runs.base.resolve`)."""
     return resolve(PROFILES, profile, FAMILY, overrides)
 
 
-def _prompt_records(problems: list[Problem], backend: Any, setting: str, model: str, config: GenerationConfig,
-                    section: AccuracyConfig, scorer: str) -> pd.DataFrame:
+def _prompt_records(problems: list[Problem], backend: Any, setting: str, model: str, decoding: GenerationConfig,
+                    config: AccuracyConfig, scorer: str) -> pd.DataFrame:
     """One model's records under one prompt setting, with their forced-choice and calibration columns."""
-    records = evaluate_accuracy(problems, backend, setting, model=model, config=config,
-                                batch_size=section.batch_size * 4, layout=section.prompt_layout, compat_scorer=scorer)
-    forced = (forced_choice(problems, records, backend) if section.forced_choice
+    records = evaluate_accuracy(problems, backend, setting, model=model, config=decoding,
+                                batch_size=config.batch_size * 4, layout=config.prompt_layout, compat_scorer=scorer)
+    forced = (forced_choice(problems, records, backend) if config.forced_choice
               else unscored_columns(records, FORCED_OFF))
     records = records.join(forced)
     return records.join(contextual_calibration(records, backend))

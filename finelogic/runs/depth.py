@@ -68,9 +68,9 @@ def run(profile: str, *, seed: int = 0, accuracy_run: accuracy.AccuracyRun | Non
         made = accuracy.run(profile, seed=seed, backends=backends, data_dir=data_dir, **overrides)
         calls, hits = made.provenance.model_calls, made.provenance.cache_hits
     elif made is None:
-        section = accuracy.resolved_config(profile, overrides)
-        sources = {s.name: s.source for s in evaluation_sets(section, seed=seed, data_dir=data_dir)}
-        made = find_run(accuracy.AccuracyRun, accuracy.FAMILY, profile, seed, section, data=sources)
+        config = accuracy.resolved_config(profile, overrides)
+        sources = {s.name: s.source for s in evaluation_sets(config, seed=seed, data_dir=data_dir)}
+        made = find_run(accuracy.AccuracyRun, accuracy.FAMILY, profile, seed, config, data=sources)
     fld = made.records[made.records["dataset"] == "fld"]
     summary = summarize(fld, by=("model", "setting", "depth_bucket"))
     compat = summarize(fld, by=("model", "setting", "depth_bucket"), correct_column=RELEASED_COLUMNS["depth"])
