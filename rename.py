@@ -29,6 +29,7 @@ EVERYWHERE: tuple[tuple[str, str], ...] = (
     (r"\bPAPER_CODE_COMPAT\b", "RELEASED"),
     (r"\bpaper_code_compat_relevance\b", "released_rule_relevance"),
     (r"\bpaper_code_compat\b", "released"),
+    (r"_paper_code_compat\b", "_released"),
     (r"\bCOMPAT_COLUMNS\b", "RELEASED_COLUMNS"),
     (r"\ball_relevant_compat\b", "all_relevant_released"),
     # A family's typed configuration: "config" ("setting" is the paper's prompt setting only).

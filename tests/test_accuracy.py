@@ -423,7 +423,7 @@ def test_plain_strings_have_no_finish_reason_and_count_as_finished():
     assert records["correct"].tolist() == [True]
 
 
-def test_smoke_accuracy_run_sends_the_released_prompts_under_paper_code_compat():
+def test_smoke_accuracy_run_sends_the_released_prompts_under_released():
     from finelogic.prompts import RELEASED_COT_SUFFIX, SYSTEM_PROMPT_TWO_LABELS_DIRECT, SYSTEM_PROMPT_THREE_LABELS
 
     backend = Scripted(Completion("__PROVED__", "stop"))
