@@ -94,22 +94,22 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     given = dict(overrides)
     if given.get("sft_checkpoints") is not None:
         given["sft_checkpoints"] = parse_model_list(given["sft_checkpoints"])
-    settings = resolve(PROFILES, profile, FAMILY, given)  # checked (normalisation too) before any model work
-    settings = replace(settings, extra_models=(*settings.extra_models, *parse_model_list(extra_models)))
+    config = resolve(PROFILES, profile, FAMILY, given)  # checked (normalisation too) before any model work
+    config = replace(config, extra_models=(*config.extra_models, *parse_model_list(extra_models)))
     recording = Recording(FAMILY, profile, seed)
-    normalization, path = settings.normalization, settings.logicmark_path
-    set_threads(settings.threads)
-    problems = logicmark_items(settings.items, seed, path)
+    normalization, path = config.normalization, config.logicmark_path
+    set_threads(config.threads)
+    problems = logicmark_items(config.items, seed, path)
     from finelogic.models.llama_cpp import gemma3_270m_installed
 
-    gemma = settings.gemma and (gemma3_270m_installed() or (backends or {}).get(GEMMA) is not None)
-    entries = model_entries(extra_models=settings.extra_models, sft_checkpoints=settings.sft_checkpoints,
-                            random_control=settings.random_control, seed=seed, gemma=gemma,
-                            embedded=settings.embedded)
-    opened = open_models(entries, backends, batch_size=settings.batch_size)
+    gemma = config.gemma and (gemma3_270m_installed() or (backends or {}).get(GEMMA) is not None)
+    entries = model_entries(extra_models=config.extra_models, sft_checkpoints=config.sft_checkpoints,
+                            random_control=config.random_control, seed=seed, gemma=gemma,
+                            embedded=config.embedded)
+    opened = open_models(entries, backends, batch_size=config.batch_size)
     frames = []
     for spec, backend in opened:
-        cap = {RANDOM_CONTROL: settings.random_control_items, GEMMA: settings.gemma_items}.get(spec.name)
+        cap = {RANDOM_CONTROL: config.random_control_items, GEMMA: config.gemma_items}.get(spec.name)
         items = problems[:cap] if cap else problems
         log.info("LogicMark: scoring %d items with %s", len(items), spec.name)
         frames.append(score(items, backend, normalization, model=spec.name))
@@ -117,9 +117,9 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     records = pd.concat(frames, ignore_index=True)
     tables = summaries(records, normalization)
     data = {"logicmark": f"records from `{path}`" if path else "our generator (card configuration)"}
-    if settings.gemma and not gemma:
+    if config.gemma and not gemma:
         data["gemma"] = "not installed: install the gguf extra (pip install -e '.[gguf]') for its row"
-    provenance = recording.provenance(settings, opened=opened, n=len(problems), data=data)
+    provenance = recording.provenance(config, opened=opened, n=len(problems), data=data)
     return LogicMarkRun(provenance, records, tables["by_hop"], tables["by_style"], tables["by_answer_type"],
                         tables["by_normalization"], tuple(problems))
 

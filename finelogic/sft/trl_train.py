@@ -109,7 +109,7 @@ def train_with_trl(examples: Sequence[Mapping[str, Any]], *, style: str, base: A
     ``examples`` with TRL, continuing from the last whole ``checkpoint-<step>`` in ``out`` unless ``resume`` is
     False; ``paper_recipe``: the released recipe's arguments; ``save_steps`` None: a checkpoint per epoch.
     :func:`finelogic.runs.training.train_style` calls it. ImportError (naming the extra) without TRL;
-    ValueError when ``out`` holds a run on other data or settings and ``resume`` is on."""
+    ValueError when ``out`` holds a training on other data or config and ``resume`` is on."""
     if not trl_available():
         raise ImportError("finelogic train needs TRL: pip install -e '.[train]'")
     from datasets import Dataset
@@ -132,7 +132,7 @@ def train_with_trl(examples: Sequence[Mapping[str, Any]], *, style: str, base: A
     if last and record_path.is_file():
         earlier = json.loads(record_path.read_text(encoding="utf-8"))
         if earlier.get("fingerprint") != digest:
-            raise ValueError(f"{folder} holds a run on other data or settings ({earlier.get('fingerprint')} != "
+            raise ValueError(f"{folder} holds a training on other data or config ({earlier.get('fingerprint')} != "
                              f"{digest}); pass another --out, or --fresh to start again there")
     if main:
         folder.mkdir(parents=True, exist_ok=True)
