@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{len(run.gold_steps)}; best of {args.repeat}")
     for rows_name in ("steps", "gold_steps"):
         rows = getattr(run, rows_name)
-        for policy in ("principled", "paper_code_compat"):
+        for policy in ("principled", "released"):
             for function in ("sample_soundness", "soundness_table"):
                 old_s, old = best_of(args.repeat, lambda: getattr(before, function)(rows, policy))
                 new_s, new = best_of(args.repeat, lambda: getattr(now, function)(rows, policy))

@@ -7,7 +7,7 @@ et al.) or ``FEW_SHOT`` (worked examples in FLD proof notation from our generato
 paper's Figure 8 has them).
 
 Ours differs from the paper where its released code does something else (``book/released-code.md``,
-"Prompts"); ``layout="paper_code_compat"`` sends what the released ``src/eval_vllm_overall.py`` sends, byte
+"Prompts"); ``layout="released"`` sends what the released ``src/eval_vllm_overall.py`` sends, byte
 for byte: the item's own ``input`` text (``problem.meta["input"]``), ``\\n`` and the suffix (also when empty);
 the two-label Direct prompt saying "for true" / "for false"; the released CoT suffix; and the problem before
 the examples, in the released frame (:func:`released_few_shot_block`).
@@ -20,7 +20,7 @@ from typing import Sequence
 
 from finelogic.data import datasets
 from finelogic.data.problem import DISPROVED, LABELS, PROVED, UNKNOWN, Problem
-from finelogic.settings import Choice
+from finelogic.typed_config import Choice
 
 SYSTEM_PROMPT_THREE_LABELS = (
     'Based on the provided facts, verify the hypothesis. Conclude with one of the markers: "__PROVED__" for '
@@ -45,7 +45,7 @@ class PromptLayout(Choice):
     """The prompt layout: ours, or the released vLLM script's."""
 
     PRINCIPLED = "principled"
-    PAPER_CODE_COMPAT = "paper_code_compat"
+    RELEASED = "released"
 
 
 #: The marker the paper's prompts ask for, per label.
@@ -97,7 +97,7 @@ def system_prompt(dataset: str, setting: PromptSetting | str | None = None,
     released layout, the two-label Direct prompt says "for true" / "for false"."""
     if UNKNOWN in labels_for(dataset):
         return SYSTEM_PROMPT_THREE_LABELS
-    released = PromptLayout.of(layout, "prompt layout") is PromptLayout.PAPER_CODE_COMPAT
+    released = PromptLayout.of(layout, "prompt layout") is PromptLayout.RELEASED
     if released and setting is not None and get_setting(setting) == DIRECT:
         return SYSTEM_PROMPT_TWO_LABELS_DIRECT
     return SYSTEM_PROMPT_TWO_LABELS
@@ -173,7 +173,7 @@ def build_conversation(problem: Problem, setting: PromptSetting | str, *,
         if few_shot_examples is None:
             few_shot_examples = default_few_shot_examples(UNKNOWN in labels)
         examples = [e for e in few_shot_examples if e.label in labels]
-    if layout is PromptLayout.PAPER_CODE_COMPAT:
+    if layout is PromptLayout.RELEASED:
         suffix = (released_few_shot_block(examples) if setting.few_shot
                   else RELEASED_COT_SUFFIX if setting == COT else setting.suffix)
         given = problem.meta.get("input") if problem.meta else None

@@ -1,6 +1,6 @@
 """The laptop-scale study (profile ``study``; book/reproduce.md) in units that each finish and are committed
 on their own: ``base`` (the base model's accuracy records and probing rows, with its random-init control) and
-one ``SFT-<style>`` per style of the ``sft`` section (that style's training, then its fine-tuned model's
+one ``SFT-<style>`` per style of the ``sft`` config (that style's training, then its fine-tuned model's
 accuracy records and probing rows).
 
 :func:`run_unit` writes a unit's family runs to ``results/study/units/<unit>/<family>/``, then ``unit.json``
@@ -32,7 +32,7 @@ from finelogic.runs import accuracy, claims, depth, probing, registry, soundness
 from finelogic.runs.base import resolve
 from finelogic.runs.provenance import Provenance, git_commit
 from finelogic.runs.results import Run
-from finelogic.runs.upstream import differing_settings
+from finelogic.runs.upstream import differing_config
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +174,7 @@ class Study:
     runs: Mapping[str, Run]
     units: pd.DataFrame
     missing: tuple[str, ...]
-    #: The done units made with other settings than the profile's now, with why (not in ``runs``).
+    #: The done units made with another config than the profile's now, with why (not in ``runs``).
     left_out: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -184,7 +184,7 @@ def assemble(profile: str = PROFILE, *, seed: int = 0, overrides: Mapping[str, M
     claims on them, and write all to ``out`` (default ``results/<profile>``) with ``units.csv``. ``overrides``:
     per family, settings beyond the profile's that the units must have been made with.
 
-    A unit made with another seed or other settings is left out with a warning naming what differs and the
+    A unit made with another seed or another config is left out with a warning naming what differs and the
     command that makes it again (``units.csv``: ``in_study`` false, that reason). :class:`UnitError` when no
     unit is done or none is current."""
     root = Path(root or units_dir(profile))
@@ -195,7 +195,7 @@ def assemble(profile: str = PROFILE, *, seed: int = 0, overrides: Mapping[str, M
     for why in left_out.values():
         log.warning("left out of the study: %s", why)
     if not read:
-        raise UnitError("no study unit was made with the profile's current settings: " + "; ".join(left_out.values()))
+        raise UnitError("no study unit was made with the profile's current config: " + "; ".join(left_out.values()))
     tuned_units = [u for u in read if u != BASE]
     # Without the base unit the study still assembles: the comparisons with the base model are not testable.
     base_name = (read[BASE][accuracy.FAMILY].provenance.models[0] if BASE in read
@@ -226,7 +226,7 @@ def assemble(profile: str = PROFILE, *, seed: int = 0, overrides: Mapping[str, M
 
 def current_units(profile: str = PROFILE, *, seed: int = 0, overrides: Mapping[str, Mapping[str, Any]] | None = None,
                   root: str | Path | None = None) -> tuple[dict[str, dict[str, Run]], dict[str, str]]:
-    """The done units made with the profile's current settings (their family runs, by unit) and, for every
+    """The done units made with the profile's current config (their family runs, by unit) and, for every
     other done unit, why it is not current (what differs and the command that makes it again)."""
     root = Path(root or units_dir(profile))
     read, left_out = {}, {}
@@ -306,7 +306,7 @@ CODE = {
 
 
 def status(profile: str = PROFILE) -> pd.DataFrame:
-    """One row per unit: done or not, made with the profile's current settings or not (``current``), and for
+    """One row per unit: done or not, made with the profile's current config or not (``current``), and for
     the done ones when, at which commit, in how long, at what load."""
     done = done_units(profile)
     _, stale = current_units(profile)
@@ -322,8 +322,8 @@ def status(profile: str = PROFILE) -> pd.DataFrame:
 
 def run_study(profile: str = PROFILE, *, units: Sequence[str] | None = None, again: bool = False, seed: int = 0,
               data_dir: str | Path | None = None) -> Study:
-    """Run the units not yet done with the profile's current settings (or those named; ``again`` reruns done
-    ones), assembling after each. A unit made with other settings (the profile changed since) is made again."""
+    """Run the units not yet done with the profile's current config (or those named; ``again`` reruns done
+    ones), assembling after each. A unit made with another config (the profile changed since) is made again."""
     study = None
     for unit in units or unit_names(profile):
         current, stale = current_units(profile, seed=seed)
@@ -337,15 +337,15 @@ def run_study(profile: str = PROFILE, *, units: Sequence[str] | None = None, aga
     return study if study is not None else assemble(profile, seed=seed)
 
 
-def _settings(family: str, profile: str, overrides: Mapping[str, Any] | None) -> Any:
-    """The family's settings in ``profile`` with ``overrides`` (its registry entry names the profile section)."""
+def _config(family: str, profile: str, overrides: Mapping[str, Any] | None) -> Any:
+    """The family's config in ``profile`` with ``overrides`` (its registry entry's ``config_name``)."""
     entry = registry.family(family)
-    return resolve(entry.module.PROFILES, profile, entry.section, dict(overrides or {}))
+    return resolve(entry.module.PROFILES, profile, entry.config_name, dict(overrides or {}))
 
 
 def _read_unit(directory: Path, record: UnitRecord, profile: str, seed: int,
                overrides: Mapping[str, Mapping[str, Any]] | None) -> dict[str, Run]:
-    """The unit's family runs, each checked against the settings the unit must have been made with."""
+    """The unit's family runs, each checked against the config the unit must have been made with."""
     again = f"make it again with `finelogic study --units {record.unit} --again`"
     if record.profile != profile or record.seed != seed:
         raise UnitError(f"study unit {record.unit} ({directory}) was made for profile {record.profile}, seed "
@@ -357,26 +357,26 @@ def _read_unit(directory: Path, record: UnitRecord, profile: str, seed: int,
     out = {}
     for family in record.families:
         made = registry.family(family).run_type.read(directory / family)
-        section = _settings(family, profile, given.get(family))
-        wanted = Provenance(family, profile, seed, settings=section).settings
+        config = _config(family, profile, given.get(family))
+        wanted = Provenance(family, profile, seed, settings=config).settings
         # A unit made before a setting existed was made with its default.
-        defaults = Provenance(family, profile, seed, settings=type(section)()).settings
+        defaults = Provenance(family, profile, seed, settings=type(config)()).settings
         # A setting the family no longer has does not change what it makes now.
-        differs = [k for k in differing_settings(wanted, made.provenance, defaults) if k in wanted]
+        differs = [k for k in differing_config(wanted, made.provenance, defaults) if k in wanted]
         if differs:
-            raise UnitError(f"study unit {record.unit}: its {family} run ({directory / family}) was made with other "
-                            f"settings than the profile's now ({', '.join(differs)}); {again}")
+            raise UnitError(f"study unit {record.unit}: its {family} run ({directory / family}) was made with another "
+                            f"config than the profile's now ({', '.join(differs)}); {again}")
         out[family] = made
     return out
 
 
 def _merged_provenance(runs: Sequence[Run], family: str, profile: str, seed: int,
                        overrides: Mapping[str, Mapping[str, Any]] | None) -> Provenance:
-    settings = _settings(family, profile, (overrides or {}).get(family))
+    config = _config(family, profile, (overrides or {}).get(family))
     models = tuple(dict.fromkeys(m for r in runs for m in r.provenance.models))
     ids = tuple(dict.fromkeys(m for r in runs for m in r.provenance.model_ids))
     first = runs[0].provenance if runs else None
-    return Provenance(family=family, profile=profile, seed=seed, settings=settings, models=models, model_ids=ids,
+    return Provenance(family=family, profile=profile, seed=seed, settings=config, models=models, model_ids=ids,
                       n=first.n if first else 0, data=dict(first.data) if first else {},
                       model_calls=sum(r.provenance.model_calls for r in runs),
                       cache_hits=sum(r.provenance.cache_hits for r in runs),

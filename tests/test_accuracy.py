@@ -315,7 +315,7 @@ def test_accuracy_run_adds_the_forced_choice_answer_of_each_prompt_setting_recor
 def test_accuracy_run_overrides_replace_profile_keys_and_unknown_ones_are_refused():
     run = _smoke_run(Says("__PROVED__"), settings=["CoT"], models=None)
     assert set(run.records["setting"]) == {"CoT"} and run.provenance.settings["models"] == ["embedded"]
-    with pytest.raises(ValueError, match=r"accuracy\.setting: unknown setting; the settings of accuracy are"):
+    with pytest.raises(ValueError, match=r"accuracy\.setting: unknown key; the keys of accuracy are"):
         _smoke_run(Says("x"), setting=["CoT"])
 
 
@@ -423,13 +423,13 @@ def test_plain_strings_have_no_finish_reason_and_count_as_finished():
     assert records["correct"].tolist() == [True]
 
 
-def test_smoke_accuracy_run_sends_the_released_prompts_under_paper_code_compat():
+def test_smoke_accuracy_run_sends_the_released_prompts_under_released():
     from finelogic.prompts import RELEASED_COT_SUFFIX, SYSTEM_PROMPT_TWO_LABELS_DIRECT, SYSTEM_PROMPT_THREE_LABELS
 
     backend = Scripted(Completion("__PROVED__", "stop"))
-    run = _smoke_run(backend, prompt_layout="paper_code_compat")
-    assert set(run.records["layout"]) == {"paper_code_compat"} and run.prompt_layout == "paper_code_compat"
-    assert run.provenance.settings["prompt_layout"] == "paper_code_compat"
+    run = _smoke_run(backend, prompt_layout="released")
+    assert set(run.records["layout"]) == {"released"} and run.prompt_layout == "released"
+    assert run.provenance.settings["prompt_layout"] == "released"
     direct, cot = backend.seen[:8], backend.seen[8:]  # 6 FLD + 2 ProntoQA items per setting
     # no item carries an ``input``: Facts/Hypothesis, then "\n" and the suffix (empty for Direct)
     assert all(c[1]["content"].startswith("Facts: fact1: ") for c in backend.seen)
@@ -446,8 +446,8 @@ def test_smoke_accuracy_run_sends_our_prompts_by_default():
     assert set(run.records["layout"]) == {"principled"} and run.provenance.settings["prompt_layout"] == "principled"
     assert all(c[1]["content"].endswith("\nLet's think step by step.") for c in backend.seen[8:])
     assert backend.seen[7][0]["content"] == SYSTEM_PROMPT_TWO_LABELS  # ProntoQA, Direct
-    with pytest.raises(ValueError, match="prompt_layout: expected one of principled, paper_code_compat, got 'released'"):
-        _smoke_run(backend, prompt_layout="released")
+    with pytest.raises(ValueError, match="prompt_layout: expected one of principled, released, got 'paper'"):
+        _smoke_run(backend, prompt_layout="paper")
 
 
 def test_a_model_entry_names_its_released_scorer_which_is_taken_out_before_opening():
@@ -468,15 +468,15 @@ def test_a_model_entry_names_its_released_scorer_which_is_taken_out_before_openi
 
 
 def test_the_paper_profile_reproduces_the_released_prompts_and_scores_api_models_with_the_api_scorer():
-    from finelogic.runs.accuracy import resolved_section, split_scorers
+    from finelogic.runs.accuracy import resolved_config, split_scorers
 
-    section = resolved_section("paper", {})
-    assert section.prompt_layout == "paper_code_compat"
+    section = resolved_config("paper", {})
+    assert section.prompt_layout == "released"
     names = [m["name"] if isinstance(m, dict) else m for m in section.models]
     assert dict(zip(names, split_scorers(section.models)[1])) == {
         "Llama-3.1-8B-Instruct": "vllm_overall", "Qwen-2.5-7B-Instruct": "vllm_overall",
         "GPT-4o": "api", "DeepSeek-R1": "api"}
-    assert resolved_section("smoke", {}).prompt_layout == "principled"
+    assert resolved_config("smoke", {}).prompt_layout == "principled"
 
 
 # ------------------------------------------------------------------------------------------------ pages
@@ -627,7 +627,7 @@ def test_the_fine_tuned_models_decode_with_their_own_token_cap_and_the_base_mode
     cap = accuracy.PROFILES["smoke"].generation.max_new_tokens
     assert set(base.caps) == {cap} and set(tuned.caps) == {48}
     assert run.provenance.settings["fine_tuned_generation"] == {"max_new_tokens": 48}
-    with pytest.raises(ValueError, match="fine_tuned_generation.max_tokens: unknown decoding setting"):
+    with pytest.raises(ValueError, match="fine_tuned_generation.max_tokens: unknown decoding key"):
         accuracy.run("smoke", seed=11, settings=["CoT"],
                      fine_tuned_generation={"max_tokens": 48}, supervision_run=made,
                      backends={"embedded": base, "SFT-NL": tuned})

@@ -10,7 +10,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "finelogic"
 # study in units (study.py) sits on runs; the lm-evaluation-harness tasks read what finelogic eval reads.
 LAYER = {"book": 9, "study": 8, "evaluate": 8, "lm_eval_tasks": 8, "runs": 7, "baselines": 6, "sft": 6, "eval": 5, "prompts": 4, "paper": 4,
          "models": 3, "data": 2, "logic": 1, "config": 0, "files": 0, "memo": 1, "profiles": 0,
-         "settings": 0, "store": 0}
+         "typed_config": 0, "store": 0}
 # What a pure module never calls: file writes and the places runs resolve.
 WRITES = {"write_text", "write_bytes", "to_csv", "to_parquet", "savez", "save", "save_pretrained", "mkdir",
           "write_csv_atomic", "write_json_atomic", "write_text_atomic", "results_dir", "get_profile", "cache_dir"}

@@ -412,7 +412,7 @@ def test_logipt_examples_are_deterministic_chat_triples_ending_with_the_label_ma
         assert trace.splitlines()[-1] == MARKERS[problem.label]
         labels = labels_for(problem.dataset)
         assert extract_answer(trace, "principled", labels) == problem.label
-        assert extract_answer(trace, "paper_code_compat", labels) == problem.label
+        assert extract_answer(trace, "released", labels) == problem.label
 
 
 def test_logipt_trace_steps_are_the_gold_proof_with_formulas_and_rules():

@@ -73,15 +73,15 @@ def test_accuracy_depth_and_soundness_pages_run_under_the_released_policies(tmp_
     from finelogic.runs.accuracy import AccuracyRun
 
     monkeypatch.setenv("FINELOGIC_RESULTS", str(tmp_path / "results"))
-    compat = {"prompt_layout": "paper_code_compat", "policy": "paper_code_compat"}
+    released = {"prompt_layout": "released", "policy": "released"}
     run_notebooks("smoke", ["06_supervision"], output_dir=tmp_path / "out")  # the checkpoints accuracy evaluates
     run_notebooks("smoke", ["02_accuracy", "03_depth", "04_soundness"], output_dir=tmp_path / "out",
-                  parameters=compat, force=True)
+                  parameters=released, force=True)
     accuracy = AccuracyRun.read(tmp_path / "results" / "smoke" / "accuracy")
-    assert accuracy.prompt_layout == "paper_code_compat"
-    assert set(accuracy.records["layout"]) == {"paper_code_compat"}
+    assert accuracy.prompt_layout == "released"
+    assert set(accuracy.records["layout"]) == {"released"}
     soundness = json.loads((tmp_path / "results" / "smoke" / "soundness" / "run.json").read_text())
-    assert soundness["provenance"]["settings"]["policy"] == "paper_code_compat"
+    assert soundness["provenance"]["settings"]["policy"] == "released"
     page = nbformat.read(tmp_path / "out" / "04_soundness.ipynb", as_version=4)
     shown = "".join(str(o.get("data", {})) for c in page.cells for o in c.get("outputs", []))
-    assert "paper_code_compat" in shown
+    assert "counted and judged as the released" in shown  # the released policy's note, not the principled one's

@@ -227,7 +227,7 @@ def _in_threads(*calls):
 
 
 def test_two_runs_asking_different_requests_of_one_cache_compute_at_the_same_time(tmp_path):
-    """One cache file per model: two notebooks asking the embedded model different things must not take turns."""
+    """One store file per model: two notebooks asking the embedded model different things must not take turns."""
     path = tmp_path / "c.sqlite"
     a, b = CachedBackend(SlowBackend(), path, "m"), CachedBackend(SlowBackend(), path, "m")
     out = _in_threads(lambda: a.generate([_conv("first"), _conv("second")]),

@@ -1,10 +1,12 @@
 """Adding a dataset is one format and one ``Dataset`` record; adding a model kind is one backend and one
-``ModelKind`` record (README, "Where to add things"). A toy of each, added that way and nowhere else, goes
-through the public functions: loading, prompts, answer extraction, the released gold, opening, the cache."""
+``ModelKind`` record; adding a LogicMark metric is one function and one ``ITEM_METRICS`` entry (README, "Where
+to add things"). A toy of each, added that way and nowhere else, goes through the public functions: loading,
+prompts, answer extraction, the released gold, opening, the cache, the family's run and its results CSV."""
 from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 
 from finelogic.data import datasets
@@ -107,3 +109,41 @@ def test_a_toy_model_kind_added_as_one_record_opens_behind_the_cache_and_answers
     again = spec.open_model("toy:rule")
     assert evaluate_accuracy(problems, again, "CoT", model="rule")["correct"].tolist() == [True, False, False]
     assert again.stats.cache_hits == 3 and not again.loaded  # every answer from the store: never opened
+
+
+class WordCountBackend:
+    """Scores a continuation by its length: log-prob ``-len(text)``, one token per word."""
+
+    def __init__(self):
+        self.stats, self.closed = BackendStats(), False
+
+    def loglikelihood(self, requests):
+        self.stats.add(calls=1)
+        return [(-float(len(text)), len(text.split()), False) for _, text in requests]
+
+    def close(self):
+        self.closed = True
+
+
+def test_a_toy_metric_added_as_one_function_and_one_entry_is_a_column_of_the_logicmark_items_csv(tmp_path,
+                                                                                                   monkeypatch):
+    """A LogicMark metric is a function and its entry in ``ITEM_METRICS`` (README, "Where to add things"): the
+    family's smoke run on a handed-in backend writes it as a column of ``items.csv``, after the others."""
+    from finelogic.eval import logicmark as scoring
+    from finelogic.runs import logicmark
+
+    def gold_words(problem, record):
+        return record[f"tokens_{problem.answer_index}"]
+
+    monkeypatch.setitem(scoring.ITEM_METRICS, "gold_words", gold_words)
+    monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("FINELOGIC_RESULTS", str(tmp_path / "results"))
+    run = logicmark.run("smoke", backends={logicmark.EMBEDDED: WordCountBackend()})
+    run.write()
+    items = pd.read_csv(tmp_path / "results" / "smoke" / "logicmark" / "items.csv")
+    assert list(items.columns[-3:]) == ["prediction", "correct", "gold_words"]
+    assert len(items) == 5  # the smoke profile's items
+    assert items["gold_words"].tolist() == [len(p.options[p.answer_index].split()) for p in run.problems]
+    # The shortest option wins under the "none" normalisation (-len), the first on a tie.
+    assert items["pred_none"].tolist() == [min(range(len(p.options)), key=lambda k: len(p.options[k]))
+                                           for p in run.problems]

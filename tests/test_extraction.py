@@ -11,7 +11,7 @@ P, D, U = PROVED, DISPROVED, UNKNOWN
 THREE = (P, D, U)  # FLD, FOLIO
 TWO = (P, D)  # Multi-LogiEval, ProntoQA
 
-# (response, labels, principled, paper_code_compat): hand-written; "differ" rows are marked in the comment.
+# (response, labels, principled, released): hand-written; "differ" rows are marked in the comment.
 CASES = [
     ("__PROVED__", THREE, P, P),                                              # marker alone
     ("__DISPROVED__ because fact2 says the cat is not happy.", THREE, D, D),  # marker at the start
@@ -43,7 +43,7 @@ CASES = [
 @pytest.mark.parametrize("response, labels, principled, compat", CASES)
 def test_extracted_answer_under_both_policies(response, labels, principled, compat):
     assert extract_answer(response, "principled", labels) == principled
-    assert extract_answer(response, "paper_code_compat", labels) == compat
+    assert extract_answer(response, "released", labels) == compat
 
 
 def test_the_table_shows_the_policies_disagreeing_on_ten_responses():
@@ -57,12 +57,12 @@ def test_markers_are_listed_in_order_of_appearance_without_overlaps():
 
 def test_none_response_reads_as_empty():
     assert extract_answer(None) is None
-    assert extract_answer(None, "paper_code_compat") == U
+    assert extract_answer(None, "released") == U
 
 
 def test_principled_is_the_default_policy_and_others_are_refused():
     assert extract_answer("__PROVED__ ... __DISPROVED__") == D
-    with pytest.raises(ValueError, match="principled, paper_code_compat"):
+    with pytest.raises(ValueError, match="principled, released"):
         extract_answer("__PROVED__", "first_marker")
 
 

@@ -24,7 +24,7 @@ def chat(text: str) -> list[dict[str, str]]:
 
 
 def cached(server, path, model_id="openai:fake-model", **options) -> CachedBackend:
-    """The server's backend behind the cache file ``path`` (as open_model builds it, with our own path)."""
+    """The server's backend behind the store file ``path`` (as open_model builds it, with our own path)."""
     return CachedBackend(OpenAIBackend("fake-model", base_url=server.url, **options), path, model_id)
 
 

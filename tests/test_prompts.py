@@ -132,7 +132,7 @@ def test_default_examples_come_from_our_fld_generator_one_per_label_at_depth_two
     assert default_few_shot_examples(False)[0] == three[0]  # same seed per label: same example
 
 
-# ---- the released code's layout (layout="paper_code_compat"), pinned per dataset and setting -------------
+# ---- the released code's layout (layout="released"), pinned per dataset and setting -------------
 # Items in the shape of the paper's merged evaluation files: each carries its `input` text (kept by the
 # loader in meta["input"]). Multi-LogiEval inputs number facts "Fact 1:" and end with the question;
 # ProntoQA inputs end with an empty last "FactN:" label (a quirk of the released file, sent as it is).
@@ -160,7 +160,7 @@ TWO_DIRECT = ('Based on the provided facts, verify the hypothesis. Conclude with
     (R_FLD, "CoT", SYSTEM_PROMPT_THREE_LABELS, "Facts: fact1: A\nfact2: B\nHypothesis: C\n" + RELEASED_COT),
 ])
 def test_released_layout_sends_the_items_input_unchanged_then_a_newline_and_the_suffix(problem, setting, system, user):
-    conversation = build_conversation(problem, setting, layout="paper_code_compat")
+    conversation = build_conversation(problem, setting, layout="released")
     print(problem.dataset, setting, repr(conversation[1]["content"]))
     assert conversation == [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
@@ -170,7 +170,7 @@ def test_released_few_shot_puts_the_problem_first_then_our_examples_in_the_relea
                      proof="fact1 & fact2 -> hypothesis;")
     disproved = Problem("d", "fld", (Fact("fact1", "not B"),), "B", label=DISPROVED, proof="fact1 -> ¬hypothesis;")
     unknown = Problem("u", "fld", (Fact("fact1", "A"),), "B", label=UNKNOWN)
-    user = build_conversation(R_MLE, "Few-shot", layout="paper_code_compat",
+    user = build_conversation(R_MLE, "Few-shot", layout="released",
                               few_shot_examples=[proved, disproved, unknown])[1]["content"]
     assert user == (R_MLE.meta["input"] + "\n"
                     "Here are some examples of proofs for your reference:\n"
@@ -193,7 +193,7 @@ def test_released_few_shot_puts_the_problem_first_then_our_examples_in_the_relea
                     "[End of example]\n"
                     "You can refer to the proof method of the above question, think step by step, and give the "
                     "result of this question.\n")  # two labels: the UNKNOWN example is left out
-    fld_user = build_conversation(R_FLD, "Few-shot", layout="paper_code_compat",
+    fld_user = build_conversation(R_FLD, "Few-shot", layout="released",
                                   few_shot_examples=[proved, disproved, unknown])[1]["content"]
     assert fld_user.startswith("Facts: fact1: A\nfact2: B\nHypothesis: C\nHere are some examples")
     assert ('Or this question:\n"facts": "fact1: A",\n"hypothesis": "B",\nWe prove it in the following way:\n'
@@ -201,6 +201,8 @@ def test_released_few_shot_puts_the_problem_first_then_our_examples_in_the_relea
             "[End of example]\n") in fld_user
 
 
-def test_an_unknown_layout_is_refused():
-    with pytest.raises(ValueError, match="principled, paper_code_compat"):
-        build_conversation(R_MLE, "Direct", layout="released")
+def test_an_unknown_layout_is_refused_and_the_old_name_of_the_released_layout_names_the_new_one():
+    with pytest.raises(ValueError, match="unknown prompt layout 'paper'; choose one of principled, released$"):
+        build_conversation(R_MLE, "Direct", layout="paper")
+    with pytest.raises(ValueError, match=r"principled, released \('paper_code_compat' is now called 'released'\)"):  # rename: keep
+        build_conversation(R_MLE, "Direct", layout="paper_code_compat")  # rename: keep

@@ -28,11 +28,11 @@ TOY = textwrap.dedent('''
 
 
     @dataclass(frozen=True)
-    class ToySettings:
+    class ToyConfig:
         n: int = 3
 
 
-    PROFILES = {"smoke": ToySettings(n=4), "tiny": ToySettings(), "paper": ToySettings(n=100)}
+    PROFILES = {"smoke": ToyConfig(n=4), "tiny": ToyConfig(), "paper": ToyConfig(n=100)}
 
 
     @dataclass(frozen=True)

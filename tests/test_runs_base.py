@@ -55,31 +55,34 @@ def test_overrides_change_one_field_and_keep_the_profiles_others():
 
 
 @pytest.mark.parametrize("overrides, message", [
-    ({"setings": ["CoT"]}, r"^accuracy\.setings: unknown setting; the settings of accuracy are .*settings"),
+    ({"setings": ["CoT"]}, r"^accuracy\.setings: unknown key; the keys of accuracy are .*settings"),
     ({"generation": {"max_new_tokenz": 8}},
-     r"^accuracy\.generation\.max_new_tokenz: unknown setting; .*max_new_tokens"),
+     r"^accuracy\.generation\.max_new_tokenz: unknown key; .*max_new_tokens"),
     ({"generation_by_setting": {"Directt": {"max_new_tokens": 8}}},
      r"^accuracy: generation_by_setting\.Directt: unknown setting; the settings are Direct, CoT"),
     ({"generation_by_setting": {"Direct": {"max_tokens": 8}}},
-     r"generation_by_setting\.Direct\.max_tokens: unknown decoding setting; .*max_new_tokens"),
+     r"generation_by_setting\.Direct\.max_tokens: unknown decoding key; .*max_new_tokens"),
     ({"baselines": {"Sel-Inf": {"roundz": 2}}}, r"baselines\.Sel-Inf\.roundz: unknown option; .*rounds"),
     ({"batch_size": "8"}, r"^accuracy\.batch_size: expected an integer, got '8'"),
     ({"fld": {"depths": [1, "deep"]}}, r"^accuracy\.fld\.depths\[1\]: expected an integer"),
     ({"limit": {"folo": 3}}, r"limit: unknown dataset 'folo'"),
-    ({"prompt_layout": "paper"}, r"^accuracy\.prompt_layout: expected one of principled, paper_code_compat"),
+    ({"prompt_layout": "paper"}, r"^accuracy\.prompt_layout: expected one of principled, released"),
+    ({"prompt_layout": "paper_code_compat"},  # rename: keep
+     r"^accuracy\.prompt_layout: expected one of principled, released \('paper_code_compat' is now called "  # rename: keep
+     r"'released'\), got 'paper_code_compat'$"),  # rename: keep
 ])
 def test_a_misspelled_or_ill_typed_setting_at_any_depth_names_its_path(overrides, message):
     from finelogic.runs import accuracy
-    from finelogic.settings import SettingsError
+    from finelogic.typed_config import ConfigError
 
-    with pytest.raises(SettingsError, match=message):
+    with pytest.raises(ConfigError, match=message):
         accuracy.run("smoke", **overrides)
 
 
 def test_every_profile_of_every_family_is_a_valid_typed_value():
     from finelogic.profiles import PROFILE_NAMES
     from finelogic.runs.registry import FAMILIES
-    from finelogic.settings import as_data, build
+    from finelogic.typed_config import as_data, build
 
     for family in FAMILIES:
         for name in PROFILE_NAMES:

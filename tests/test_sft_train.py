@@ -107,7 +107,7 @@ def test_bf16_autocast_trains_float32_weights_and_is_keyed_only_when_set(tmp_pat
     # so those checkpoints keep their fingerprints; set, it makes another checkpoint.
     assert fingerprint(base, EXAMPLES, with_overrides(fast, {"autocast": "off"})) == fingerprint(base, EXAMPLES, QUICK)
     assert fingerprint(base, EXAMPLES, fast) != fingerprint(base, EXAMPLES, QUICK)
-    from finelogic.settings import as_data
+    from finelogic.typed_config import as_data
 
     assert "autocast" not in as_data(QUICK) and as_data(fast)["autocast"] == "bfloat16"  # a run's provenance
     trained = train(EXAMPLES, name="SFT-test", config=fast, output_root=tmp_path, progress=False)

@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("trl", reason="TRL is the optional [train] extra: pip install -e '.[train]'")
 
 from finelogic.runs.training import train_style  # noqa: E402
-from finelogic.sft.trl_train import RUN_NAME, saved_whole  # noqa: E402
+from finelogic.sft.trl_train import TRAINING_RECORD, saved_whole  # noqa: E402
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[1]
@@ -48,7 +48,7 @@ def test_two_steps_in_one_process_make_a_checkpoint_the_families_open(standin, t
     assert trained.steps == 2 and len(trained.losses) == 2 and trained.processes == 1
     record = json.loads((out / "train_log.json").read_text())
     assert record["trainer"] == "trl" and record["steps"] == 2 and record["examples"] == 4
-    assert (out / "config.json").is_file() and (out / RUN_NAME).is_file()
+    assert (out / "config.json").is_file() and (out / TRAINING_RECORD).is_file()
     # Smoke batches are 2 examples: 2 steps see the 4 examples once, as our loop encodes them: the same
     # tokens, the loss on its targets (answer + end of turn).
     tokenizer = AutoTokenizer.from_pretrained(standin.removeprefix("ckpt:"))

@@ -114,20 +114,20 @@ def test_relevance_propagates_back_from_hypothesis():
 
 
 def test_released_code_drops_colonless_hypothesis_step_and_its_ints_look_irrelevant():
-    assert rel(GOLD, "paper_code_compat") == (False, None)
+    assert rel(GOLD, "released") == (False, None)
 
 
 def test_released_code_never_counts_a_parsed_final_step_relevant():
     response = "fact1 & fact2 -> int1: the dog is big.; int1 & fact3 -> hypothesis: the dog is calm.;"
     assert rel(response, "principled") == (True, True)
-    assert rel(response, "paper_code_compat") == (True, False)
+    assert rel(response, "released") == (True, False)
 
 
 def test_a_redundant_step_is_irrelevant_under_both_policies():
     response = ("fact1 & fact2 -> int1: the dog is big.; fact4 -> int2: the cat is red.; "
                 "int1 & fact3 -> hypothesis: the dog is calm.;")
     assert rel(response, "principled") == (True, False, True)
-    assert rel(response, "paper_code_compat") == (True, False, False)
+    assert rel(response, "released") == (True, False, False)
 
 
 def test_a_cited_step_off_the_path_to_the_hypothesis_is_relevant_only_under_compat():
@@ -135,7 +135,7 @@ def test_a_cited_step_off_the_path_to_the_hypothesis_is_relevant_only_under_comp
     response = ("fact1 & fact2 -> int1: the dog is big.; fact4 -> int2: the cat is red.; "
                 "int2 -> int3: the cat is red.; int1 & fact3 -> hypothesis: the dog is calm.;")
     assert rel(response, "principled") == (True, False, False, True)
-    assert rel(response, "paper_code_compat") == (True, True, False, False)
+    assert rel(response, "released") == (True, True, False, False)
 
 
 def test_no_step_reaches_the_hypothesis_so_none_is_relevant():
@@ -145,7 +145,7 @@ def test_no_step_reaches_the_hypothesis_so_none_is_relevant():
 def test_assumption_openings_are_not_counted():
     response = "void -> assump1: the dog is big.; [assump1] & fact3 -> int1: the dog is calm.; int1 -> hypothesis;"
     assert rel(response, "principled") == (None, True, True)
-    assert rel(response, "paper_code_compat") == (None, False, None)
+    assert rel(response, "released") == (None, False, None)
 
 
 def test_a_redefined_id_makes_the_shadowed_definition_irrelevant():
@@ -155,12 +155,12 @@ def test_a_redefined_id_makes_the_shadowed_definition_irrelevant():
 
 
 def test_compat_counts_unparsed_steps_relevant():
-    assert rel("The dog is calm.", "paper_code_compat") == (True,)
+    assert rel("The dog is calm.", "released") == (True,)
     assert rel("The dog is calm.", "principled") == (False,)
 
 
 def test_unknown_policy_is_an_error():
-    with pytest.raises(ValueError, match="paper_code_compat"):
+    with pytest.raises(ValueError, match="released"):
         rel(GOLD, "lenient")
 
 
@@ -203,7 +203,7 @@ def test_soundness_table_counts_exclusions_and_gives_wilson_intervals(judged):
 
 
 def test_compat_policy_drops_the_colonless_hypothesis_steps(judged):
-    row = soundness_table(judged, policy="paper_code_compat").iloc[0]
+    row = soundness_table(judged, policy="released").iloc[0]
     # GOLD, the invalid one and the redundant one each lose their final step; every remaining final step
     # is "not relevant", so no sample is all-relevant.
     assert row.steps == 1 + 1 + 1 + 2 + 1
@@ -294,12 +294,12 @@ def test_the_llm_judge_is_a_handed_in_backend_scored_on_a_seeded_sample(results)
 
 def test_hybrid_judge_reads_the_accuracy_runs_records_and_asks_the_llm_only_what_z3_cannot(results):
     from finelogic.data.suites import evaluation_sets
-    from finelogic.runs import accuracy as accuracy_settings
+    from finelogic.runs import accuracy as accuracy_config
     from finelogic.runs import soundness
     from finelogic.runs.accuracy import AccuracyRun
     from finelogic.runs.provenance import Provenance
 
-    fld = next(s for s in evaluation_sets(accuracy_settings.PROFILES["smoke"], seed=0) if s.name == "fld")
+    fld = next(s for s in evaluation_sets(accuracy_config.PROFILES["smoke"], seed=0) if s.name == "fld")
     proved = [p for p in fld.problems if p.proof]
     records = pd.DataFrame({"id": [p.id for p in proved], "dataset": "fld", "model": "m", "setting": "CoT",
                             "depth_bucket": "0-3",
@@ -328,14 +328,14 @@ def test_soundness_page_shows_the_gold_row_beside_the_papers_table(results):
     table = page.table3_side_by_side(run)
     gold = table.loc[("ours", "gold proofs (sanity check)", "gold")]
     assert (gold["all_valid"], gold["all_relevant"], gold["all_atomic"]) == (100.0, 100.0, 100.0)
-    assert gold["all_relevant (paper_code_compat)"] == 0.0 and gold["scored / samples"] == "4 / 4"
+    assert gold["all_relevant (released)"] == 0.0 and gold["scored / samples"] == "4 / 4"
     assert "paper" in table.index.get_level_values("source")
     assert page.scored_share(run) == "none (no model responses in this run)"
     assert page.symbolic_accuracy(run) == "100.0%"
     assert page.one_response(run, "04_soundness.ipynb")[0].data == "No model responses in this run."
 
 
-# ---- paper_code_compat: the released src/eval_step.py --------------------------------------------------
+# ---- released: the released src/eval_step.py --------------------------------------------------
 # Every expectation below was worked out by hand from reading the released code, then checked by running
 # the released file itself (stubbed transport, same stub judge) beside ours in a scratch folder outside
 # the repository: all agree.
@@ -372,7 +372,7 @@ def compat_rows(response: str, problem: Problem | None = None, backend=None) -> 
     problem = problem or dog_problem()
     records = pd.DataFrame({"id": [problem.id], "response": [response]})
     return judge_responses(records, {problem.id: problem}, LLMJudge(backend or WordsJudge()),
-                           policy="paper_code_compat")
+                           policy="released")
 
 
 def compat_outcome(response: str, problem: Problem | None = None) -> tuple[list, tuple | None]:
@@ -381,7 +381,7 @@ def compat_outcome(response: str, problem: Problem | None = None) -> tuple[list,
     rows = compat_rows(response, problem)
     steps = [None if pd.isna(r.relevant) else (bool(r.valid), bool(r.relevant), bool(r.atomic))
              for r in rows.itertuples()]
-    sample = sample_soundness(rows, "paper_code_compat").iloc[0]
+    sample = sample_soundness(rows, "released").iloc[0]
     flags = None if sample.status == "no_steps" else (sample.all_valid, sample.all_relevant, sample.all_atomic)
     return steps, flags
 
@@ -529,8 +529,8 @@ def test_compat_table_counts_every_sample_with_a_counted_step():
     from finelogic.eval.judges import LLMJudge
 
     rows = judge_responses(pd.DataFrame({"id": "dog", "response": responses, "model": "m", "setting": "CoT"}),
-                           {"dog": problem}, LLMJudge(WordsJudge()), policy="paper_code_compat")
-    row = soundness_table(rows, policy="paper_code_compat").iloc[0]
+                           {"dog": problem}, LLMJudge(WordsJudge()), policy="released")
+    row = soundness_table(rows, policy="released").iloc[0]
     # the assumption-only response has no counted step: not counted (as the released aggregate); the
     # empty one is one ??? step, counted
     assert (row.samples, row.scored, row.no_steps, row.undecided) == (4, 3, 1, 0)
@@ -541,12 +541,12 @@ def test_compat_table_counts_every_sample_with_a_counted_step():
 
 def test_compat_symbolic_judge_counts_what_it_cannot_read_as_false():
     rows = judge_responses(pd.DataFrame({"id": ["dog"] * 2, "response": [GOLD, "I think so."]}),
-                           {"dog": dog_problem()}, SymbolicJudge(), policy="paper_code_compat")
+                           {"dog": dog_problem()}, SymbolicJudge(), policy="released")
     assert rows["valid"].tolist() == [True, False] and rows["relevant"].tolist() == [False, True]
     assert rows["reason"].iloc[1].endswith("counted False (released code)")
 
 
-@pytest.mark.parametrize("policy", ["principled", "paper_code_compat"])
+@pytest.mark.parametrize("policy", ["principled", "released"])
 def test_smoke_soundness_page_runs_under_both_policies(results, policy):
     from finelogic.book import soundness as page
     from finelogic.runs import soundness
@@ -557,12 +557,12 @@ def test_smoke_soundness_page_runs_under_both_policies(results, policy):
     gold = table.loc[("ours", "gold proofs (sanity check)", "gold")]
     if policy == "principled":
         assert (gold["all_valid"], gold["all_relevant"], gold["all_atomic"]) == (100.0, 100.0, 100.0)
-        assert gold["all_relevant (paper_code_compat)"] == 0.0
+        assert gold["all_relevant (released)"] == 0.0
     else:
         # the smoke gold proofs: two one-step "factN -> hypothesis;" proofs read as one ??? step (no colon),
         # two longer ones whose colon-less final step is dropped (the new last step is not relevant)
         assert (gold["all_valid"], gold["all_relevant"], gold["all_atomic"]) == (50.0, 50.0, 50.0)
-        assert "all_relevant (paper_code_compat)" not in table.columns
+        assert "all_relevant (released)" not in table.columns
     assert gold["scored / samples"] == "4 / 4"
     assert f"policy = `{policy}`" in page.run_caption("04_soundness.ipynb", run)
     assert len(page.teaching_example(run, "04_soundness.ipynb")) == 3
@@ -572,19 +572,19 @@ def test_smoke_soundness_page_runs_under_both_policies(results, policy):
 
 def test_compat_run_with_a_handed_in_judge_model(results):
     from finelogic.data.suites import evaluation_sets
-    from finelogic.runs import accuracy as accuracy_settings
+    from finelogic.runs import accuracy as accuracy_config
     from finelogic.runs import soundness
     from finelogic.runs.accuracy import AccuracyRun
     from finelogic.runs.provenance import Provenance
 
-    fld = next(s for s in evaluation_sets(accuracy_settings.PROFILES["smoke"], seed=0) if s.name == "fld")
+    fld = next(s for s in evaluation_sets(accuracy_config.PROFILES["smoke"], seed=0) if s.name == "fld")
     ids = [p.id for p in fld.problems[:2]]
     records = pd.DataFrame({"id": ids, "dataset": "fld", "model": "m", "setting": "CoT", "depth_bucket": "0-3",
                             "response": ["I think it holds. __PROVED__", ""]})
     made = AccuracyRun(Provenance("accuracy", "smoke", 0), records=records, eval_sets=(fld,))
     model = ScriptedJudgeModel()
     run = soundness.run("smoke", seed=0, accuracy_run=made, backends={"embedded": model}, judge="hybrid",
-                        llm_judge="embedded", llm_quality_steps=0, policy="paper_code_compat")
+                        llm_judge="embedded", llm_quality_steps=0, policy="released")
     # each response is one ??? step: z3 cannot read ???, the judge model is asked and says "true" (twice);
     # both steps make the same two prompts, each sent once
     assert run.steps["valid"].tolist() == [True, True] and run.steps["relevant"].tolist() == [True, True]
@@ -596,7 +596,7 @@ def test_compat_run_with_a_handed_in_judge_model(results):
 def test_unknown_soundness_policy_is_an_error(results):
     from finelogic.runs import soundness
 
-    with pytest.raises(ValueError, match="paper_code_compat"):
+    with pytest.raises(ValueError, match="released"):
         soundness.run("smoke", seed=0, judge_responses=False, policy="lenient")
 
 
@@ -614,10 +614,10 @@ class CountingMemo(dict):
         super().__setitem__(key, value)
 
 
-DISTINCT_JUDGED = {"principled": 5, "paper_code_compat": 5}
+DISTINCT_JUDGED = {"principled": 5, "released": 5}
 
 
-@pytest.mark.parametrize("policy", ["principled", "paper_code_compat"])
+@pytest.mark.parametrize("policy", ["principled", "released"])
 def test_memos_give_identical_steps_and_a_rerun_neither_reads_nor_judges_again(policy):
     problem = dog_problem()
     records = pd.DataFrame({"id": ["dog"] * len(RESPONSES), "response": RESPONSES, "model": "m",
@@ -660,7 +660,7 @@ def test_hybrid_rerun_reads_symbolic_verdicts_back_but_asks_the_llm_again():
         model = ScriptedJudgeModel()
         symbolic = SymbolicJudge(memo=verdicts)
         tables.append(judge_responses(records, {"dog": problem}, HybridJudge(symbolic, LLMJudge(model)),
-                                      policy="paper_code_compat", memo=read))
+                                      policy="released", memo=read))
         prompts.append(model.prompts)
         computed.append(symbolic.computed)
     pd.testing.assert_frame_equal(tables[0], tables[1])
@@ -696,9 +696,9 @@ def test_a_soundness_rerun_gives_the_same_tables_and_adds_nothing_to_its_memos(r
     from finelogic.runs import soundness
 
     monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path / "cache"))
-    first = soundness.run("smoke", seed=0, judge_responses=False, policy="paper_code_compat")
+    first = soundness.run("smoke", seed=0, judge_responses=False, policy="released")
     memos = _memo_rows(tmp_path / "cache" / "store.sqlite")
-    second = soundness.run("smoke", seed=0, judge_responses=False, policy="paper_code_compat")
+    second = soundness.run("smoke", seed=0, judge_responses=False, policy="released")
     assert sorted({memo for memo, _, _ in memos}) == ["soundness-quality-set", "soundness-steps", "symbolic-verdicts"]
     assert _memo_rows(tmp_path / "cache" / "store.sqlite") == memos
     for table in ("gold_steps", "quality", "labels", "example"):
@@ -707,12 +707,12 @@ def test_a_soundness_rerun_gives_the_same_tables_and_adds_nothing_to_its_memos(r
 
 def test_responses_naming_no_problem_of_the_accuracy_run_are_an_error(results):
     from finelogic.data.suites import evaluation_sets
-    from finelogic.runs import accuracy as accuracy_settings
+    from finelogic.runs import accuracy as accuracy_config
     from finelogic.runs import soundness
     from finelogic.runs.accuracy import AccuracyRun
     from finelogic.runs.provenance import Provenance
 
-    fld = next(s for s in evaluation_sets(accuracy_settings.PROFILES["smoke"], seed=0) if s.name == "fld")
+    fld = next(s for s in evaluation_sets(accuracy_config.PROFILES["smoke"], seed=0) if s.name == "fld")
     records = pd.DataFrame({"id": [fld.problems[0].id, "fld-from-another-run"], "dataset": "fld", "model": "m",
                             "setting": "CoT", "depth_bucket": "0-3", "response": ["x", "y"]})
     made = AccuracyRun(Provenance("accuracy", "smoke", 0), records=records, eval_sets=(fld,))

@@ -177,7 +177,7 @@ def test_finelogic_cache_says_where_the_store_is_and_what_it_holds(tmp_path, mon
     CachedBackend(Echo(), store_path(), "openai:some/model").generate([chat("a"), chat("b")])
     with Memo("symbolic-verdicts", "f" * 64) as memo:
         memo["k"] = True
-    assert main(["cache"]) == 0
+    assert main(["store"]) == 0
     lines = [line.split() for line in capsys.readouterr().out.splitlines()]
     assert lines[0][0] == str(tmp_path / "store.sqlite")
     assert ["calls", "generate", "openai:some/model", "2"] in lines

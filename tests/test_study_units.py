@@ -1,5 +1,5 @@
 """The study in units (finelogic.study), run for real in the smoke profile: each unit is written on its own, the
-units done are merged into one set of family runs, and a unit made with other settings is refused."""
+units done are merged into one set of family runs, and a unit made with another config is refused."""
 from __future__ import annotations
 
 import json
@@ -88,7 +88,7 @@ def test_units_run_alone_and_merge_into_one_study(model_cache, tmp_path, monkeyp
     for family in ("depth", "soundness", "probing", "claims"):
         assert (tmp_path / "out" / family / "run.json").is_file()
 
-    # A unit made with other settings than the profile's now is left out (as if not yet run), named with the
+    # A unit made with another config than the profile's now is left out (as if not yet run), named with the
     # setting and the command that makes it again, and kept in the manifest as left out.
     other = study.assemble("smoke", root=units, out=tmp_path / "other", overrides={"supervision": {"fld_n": 8}})
     assert "SFT-NL" in other.missing and "base" not in other.missing
@@ -100,7 +100,7 @@ def test_units_run_alone_and_merge_into_one_study(model_cache, tmp_path, monkeyp
     assert f"({units.name}/SFT-NL/supervision)" in listed.loc["SFT-NL", "left_out"]
     assert accuracy.AccuracyRun.read(tmp_path / "other" / "accuracy").records["setting"].ne("SFT-NL").all()
     # When no unit is current, nothing is assembled: the error names each unit and why.
-    with pytest.raises(study.UnitError, match=r"no study unit was made with the profile's current settings: .*base"
+    with pytest.raises(study.UnitError, match=r"no study unit was made with the profile's current config: .*base"
                                               r".*batch_size.*SFT-NL"):
         study.assemble("smoke", root=units, out=tmp_path / "none", overrides={"accuracy": {"batch_size": 7}})
     # Without the base unit the study still assembles; the comparisons with the base model are not testable.
@@ -119,14 +119,14 @@ def test_units_run_alone_and_merge_into_one_study(model_cache, tmp_path, monkeyp
 
 def test_a_unit_made_before_a_setting_existed_counts_as_made_with_its_default():
     from finelogic.runs.provenance import Provenance
-    from finelogic.runs.upstream import differing_settings
+    from finelogic.runs.upstream import differing_config
 
     made = Provenance("accuracy", "study", 0, settings={"batch_size": 32})  # recorded before the new setting
     defaults = {"batch_size": 16, "fine_tuned_generation": {}}
-    assert differing_settings({"batch_size": 32, "fine_tuned_generation": {}}, made, defaults) == []
-    assert differing_settings({"batch_size": 32, "fine_tuned_generation": {"max_new_tokens": 768}}, made,
+    assert differing_config({"batch_size": 32, "fine_tuned_generation": {}}, made, defaults) == []
+    assert differing_config({"batch_size": 32, "fine_tuned_generation": {"max_new_tokens": 768}}, made,
                               defaults) == ["fine_tuned_generation"]
-    assert differing_settings({"batch_size": 32, "fine_tuned_generation": {}}, made) == ["fine_tuned_generation"]
+    assert differing_config({"batch_size": 32, "fine_tuned_generation": {}}, made) == ["fine_tuned_generation"]
 
 
 def test_changing_the_fine_tuned_models_token_cap_asks_to_remake_the_style_units_not_the_base(monkeypatch):

@@ -100,7 +100,7 @@ def test_a_page_names_a_unit_left_out_for_its_settings_and_how_to_remake_it(resu
     units = [{"unit": "base", "commit": "abc1234", "finished": "2026-12-02T12:00:00Z", "seconds": 1800.0,
               "load_mean": 2.1, "in_study": True, "left_out": ""},
              {"unit": "SFT-Symb-Filter", "commit": "def5678", "finished": "2026-12-01T12:00:00Z", "seconds": 600.0,
-              "load_mean": 2.0, "in_study": False, "left_out": "made with other settings"}]
+              "load_mean": 2.0, "in_study": False, "left_out": "made with another config"}]
     pd.DataFrame(units).to_csv(results / "study" / "units.csv", index=False)
     text = study_view.header("claims").data
     units_part, left_part = text.split("left out")

@@ -11,7 +11,7 @@ import pandas as pd
 from finelogic.book.tables import Table, present
 from finelogic.data.suites import PAPER_NAMES
 from finelogic.eval.cues import BEATS, cue_table
-from finelogic.eval.accuracy import COMPAT_COLUMNS, summarize
+from finelogic.eval.accuracy import RELEASED_COLUMNS, summarize
 from finelogic.eval.stats import one_decimal
 from finelogic.paper import reported
 
@@ -58,13 +58,13 @@ def policy_table(records: pd.DataFrame, by: Sequence[str] = ("model", "setting",
     principled policy and under the released scorer the paper used for the model (the record's
     ``compat_scorer``, named in ``released scorer``), and the counts of responses neither scored."""
     ours = summarize(records, by)
-    parts = [summarize(group, by, correct_column=COMPAT_COLUMNS[scorer]).assign(scorer=scorer)
+    parts = [summarize(group, by, correct_column=RELEASED_COLUMNS[scorer]).assign(scorer=scorer)
              for scorer, group in records.groupby("compat_scorer", sort=False)]
-    compat = ours[list(by)].merge(pd.concat(parts, ignore_index=True), on=list(by), how="left")
+    by_released = ours[list(by)].merge(pd.concat(parts, ignore_index=True), on=list(by), how="left")
     table = ours[[*by, "n"]].copy()
     table["principled (%)"] = ours["accuracy"].round(1)
-    table["released code (%)"] = compat["accuracy"].round(1).to_numpy()
-    table["released scorer"] = compat["scorer"].map(SCORER_NAMES).to_numpy()
+    table["released code (%)"] = by_released["accuracy"].round(1).to_numpy()
+    table["released scorer"] = by_released["scorer"].map(SCORER_NAMES).to_numpy()
     for column, name in COUNT_NAMES.items():
         table[name] = ours[column].to_numpy()
     if "dataset" in table:
@@ -72,12 +72,12 @@ def policy_table(records: pd.DataFrame, by: Sequence[str] = ("model", "setting",
     return table.set_index(list(by))
 
 
-def table5(summary: pd.DataFrame, compat: pd.DataFrame | None = None) -> pd.DataFrame:
+def table5(summary: pd.DataFrame, by_released: pd.DataFrame | None = None) -> pd.DataFrame:
     """Our Table 5 rows (a depth run's ``summary``) beside the paper's, the released depth scorer's accuracy
-    of the same responses (``compat``: the run's ``compat``, same rows) and the counts of unscored responses."""
+    of the same responses (``by_released``: a depth run's ``compat``, same rows) and the counts of unscored responses."""
     table = _beside_paper(summary, "table5", "depth_bucket")
-    if compat is not None:
-        table[f"released {SCORER_NAMES['depth']} (%)"] = [float(one_decimal(v)) for v in compat["accuracy"]]
+    if by_released is not None:
+        table[f"released {SCORER_NAMES['depth']} (%)"] = [float(one_decimal(v)) for v in by_released["accuracy"]]
     return _with_counts(table, summary, ["model", "setting", "depth_bucket"])
 
 
@@ -168,11 +168,11 @@ def policy_view(records: pd.DataFrame) -> Table:
     return Table(shown.frame, (*shown.notes, *([said] if said else [])), shown.numeric)
 
 
-def table5_view(summary: pd.DataFrame, compat: pd.DataFrame | None = None,
+def table5_view(summary: pd.DataFrame, by_released: pd.DataFrame | None = None,
                 forced: pd.DataFrame | None = None) -> Table:
     """:func:`table5` as the page shows it, the released depth scorer's reading beside; with ``forced`` (a
     depth run's ``forced``) our forced-choice accuracy, its n and interval, and chance."""
-    table = table5(summary, compat)
+    table = table5(summary, by_released)
     released = [c for c in table.columns if str(c).startswith("released")]
     return _paper_view(table, summary, forced, percent=released,
                        missing="the paper reports no value here (Table 5 has no UNKNOWN column, and our model is "

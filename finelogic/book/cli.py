@@ -1,6 +1,6 @@
 """The ``finelogic`` command: run the book's notebooks with papermill.
 
-Also ``eval`` (your models, one HTML report), ``list``, ``study``, ``cache``, ``tasks`` (the lm-evaluation-harness
+Also ``eval`` (your models, one HTML report), ``list``, ``study``, ``store``, ``tasks`` (the lm-evaluation-harness
 task folder), ``export-llamafactory`` and ``train``; ``finelogic <command> --help`` lists each one's options.
 """
 from __future__ import annotations
@@ -38,7 +38,7 @@ def _yaml_parameters(text: str) -> dict[str, Any]:
     return values
 
 
-def _cache(args: argparse.Namespace) -> int:
+def _store(args: argparse.Namespace) -> int:
     """Where the store is and what it holds (rows per verb and model, per memo, per generated set, claims now)."""
     from finelogic.config import store_path
     from finelogic.store import open_store
@@ -129,7 +129,7 @@ def _study(args: argparse.Namespace) -> int:
         print(f"left out: {why}")
     if made.missing:
         print(f"not in the study: {', '.join(made.missing)} (run `finelogic study` again later: it "
-              "makes the units not yet done and those made with other settings)")
+              "makes the units not yet done and those made with another config)")
     return 0
 
 
@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     study_cmd.add_argument("--assemble-only", action="store_true", help="merge the units done; run none")
     study_cmd.add_argument("--status", action="store_true", help="which units are done, when and at what load")
     study_cmd.add_argument("--seed", type=int, default=0)
-    sub.add_parser("cache", help="where the one store (model calls, memos, generated sets) is, and what it holds")
+    sub.add_parser("store", help="where the one store (model calls, memos, generated sets) is, and what it holds")
     tasks = sub.add_parser("tasks", help="FineLogic's benchmarks as lm-evaluation-harness tasks")
     tasks.add_argument("--lm-eval", action="store_true", help="print only the folder to pass to lm_eval --include_path")
     styles = (*STYLES, "LogiPT")
@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
                  for f in FAMILIES}
         print("\n".join(f"{n:20s} {reads.get(n, 'teaching chapter')}" for n in NOTEBOOKS))
         return 0
-    commands = {"eval": _eval, "cache": _cache, "study": _study, "tasks": _tasks,
+    commands = {"eval": _eval, "store": _store, "study": _study, "tasks": _tasks,
                 "export-llamafactory": _export, "train": _train}
     try:
         if args.command in commands:

@@ -48,7 +48,7 @@ def to_html(item: Any) -> str:
 def _section(title: str, finding: str, items: Iterable[Any], run) -> str:
     p = run.provenance
     where = (f"profile {p.profile}, seed {p.seed}, n = {p.n}, models {', '.join(p.models)}, commit {p.commit}, "
-             f"{p.model_calls} model calls ({p.cache_hits} from the cache), {p.seconds:.0f} s")
+             f"{p.model_calls} model calls ({p.cache_hits} from the store), {p.seconds:.0f} s")
     body = "".join(to_html(i) for i in items)
     return (f"<h2>{html.escape(title)}</h2><div class='finding'>{_MARKDOWN.render(finding)}</div>{body}"
             f"<p class='note'>{html.escape(where)}</p>")

@@ -27,8 +27,8 @@ def run_caption(notebook: str, run) -> str:
 
 def policy_note(run) -> str:
     """One sentence saying how this run read, counted and judged the steps."""
-    if run.policy == "paper_code_compat":
-        return ("Policy `paper_code_compat`: the steps are read, counted and judged as the released "
+    if run.policy == "released":
+        return ("Policy `released`: the steps are read, counted and judged as the released "
                 "`src/eval_step.py` does (a response without steps is one step judged against `???`, "
                 "steps concluding an assumption are skipped, a step is relevant when a later step cites "
                 "its conclusion, an unreadable judgement counts as false, nothing is excluded); the premises "
@@ -36,7 +36,7 @@ def policy_note(run) -> str:
     return ("Policy `principled`: relevance propagates back from the step that concludes the hypothesis; "
             "samples with no step or a step the judge could not decide are excluded and counted. The "
             "column *Released rule* (all relevant under the released rule) applies the released code's relevance rule to "
-            "these same steps; run with `policy=\"paper_code_compat\"` for the released code's whole reading.")
+            "these same steps; run with `policy=\"released\"` for the released code's whole reading.")
 
 
 def model_and_gold(run, *, policy: str | None = None, by=("model", "setting")) -> pd.DataFrame:
@@ -49,33 +49,33 @@ def model_and_gold(run, *, policy: str | None = None, by=("model", "setting")) -
 
 def _released_rule(run) -> pd.DataFrame | None:
     """A principled run's rows read by the released code (for its all-relevant column); None otherwise."""
-    return model_and_gold(run, policy="paper_code_compat") if run.policy == "principled" else None
+    return model_and_gold(run, policy="released") if run.policy == "principled" else None
 
 
 def table3_side_by_side(run) -> pd.DataFrame:
     """Table 3 as the paper printed it over ours (:func:`~finelogic.eval.soundness.table3_percent`; a
     principled run adds the released relevance rule's all-relevant column), indexed by ``source``."""
-    ours = table3_percent(model_and_gold(run), compat=_released_rule(run))
+    ours = table3_percent(model_and_gold(run), by_released_rule=_released_rule(run))
     return pd.concat({"paper": paper_table("table3"), "ours": ours}, names=["source"])
 
 
 #: Table 3's metrics as the pages head them.
 METRIC_HEADERS = {"all_valid": "All valid (%)", "all_relevant": "All relevant (%)", "all_atomic": "All atomic (%)",
-                  "all_relevant_compat": "Released rule (%)", "depth_bucket": "Depth", "scored / samples": "Scored / n"}
+                  "all_relevant_released": "Released rule (%)", "depth_bucket": "Depth", "scored / samples": "Scored / n"}
 #: Why a Table 3 cell shows the missing mark.
 METRIC_MISSING = ("no value: the paper reports no interval or sample count, the released-rule column is ours "
                   "only, or no sample of the row could be scored")
 
 
-def metric_rows(table: pd.DataFrame, index=("model", "setting"), compat: pd.DataFrame | None = None) -> pd.DataFrame:
+def metric_rows(table: pd.DataFrame, index=("model", "setting"), by_released_rule: pd.DataFrame | None = None) -> pd.DataFrame:
     """:func:`~finelogic.eval.soundness.soundness_table` rows as Table 3's numbers: each metric and its
-    Wilson 95% bounds in %, ``compat``'s all-relevant (the released rule) if given, ``scored / samples``."""
+    Wilson 95% bounds in %, ``by_released_rule``'s all-relevant (the released rule) if given, ``scored / samples``."""
     out = table[list(index)].copy()
     for metric in METRICS:
         for suffix in ("", "_low", "_high"):
             out[metric + suffix] = 100 * table[metric + suffix].astype(float)
-    if compat is not None:
-        out["all_relevant_compat"] = 100 * compat["all_relevant"].astype(float).to_numpy()
+    if by_released_rule is not None:
+        out["all_relevant_released"] = 100 * by_released_rule["all_relevant"].astype(float).to_numpy()
     out["scored / samples"] = [f"{s} / {n}" for s, n in zip(table["scored"], table["samples"])]
     return out
 
@@ -84,7 +84,7 @@ def metric_view(rows: pd.DataFrame, missing: str = METRIC_MISSING) -> Table:
     """:func:`metric_rows` (optionally with the paper's rows above) in the book's table style, narrowed to fit
     the page (:func:`_rows_named`)."""
     rows, note = _rows_named(rows)
-    shown = present(rows, intervals={m: (f"{m}_low", f"{m}_high") for m in METRICS}, percent=["all_relevant_compat"],
+    shown = present(rows, intervals={m: (f"{m}_low", f"{m}_high") for m in METRICS}, percent=["all_relevant_released"],
                     headers=METRIC_HEADERS, missing=missing)
     return Table(shown.frame, (*shown.notes, *([note] if note else [])), shown.numeric)
 
@@ -108,7 +108,7 @@ def table3_view(run, *, with_paper: bool = True) -> Table:
     """Table 3 as the paper printed it, then ours (Wilson 95% intervals), in one table with a ``source``
     column (``with_paper=False``: ours alone); a principled run adds the released relevance rule's
     all-relevant column."""
-    ours = metric_rows(model_and_gold(run), compat=_released_rule(run))
+    ours = metric_rows(model_and_gold(run), by_released_rule=_released_rule(run))
     if not with_paper:
         return metric_view(ours)
     paper = paper_table("table3").reset_index().assign(source="paper")

@@ -81,7 +81,7 @@ def header(family: str) -> Markdown:
             "what was left (the training table gives each checkpoint's training time; `results/study/README.md`, "
             "every run of the study).")
     if len(left):
-        text += (" Made with other settings than the study's now, so left out (their rows are absent) until made "
+        text += (" Made with another config than the study's now, so left out (their rows are absent) until made "
                  "again: " + "; ".join(f"{u.unit} (commit `{u.commit}`; `finelogic study --units {u.unit} --again`)"
                                        for u in left.itertuples()) + ".")
     if missing:

@@ -119,11 +119,11 @@ def _prontoqa_stand_in(wanted: ProntoQASet, seed: int) -> EvalSet:
 
 def evaluation_sets(settings: TestSets | Mapping[str, Any], seed: int = 0,
                     data_dir: str | Path | None = None) -> list[EvalSet]:
-    """The four test sets for one family's settings: a :class:`TestSets` or the same as plain data (a run's
+    """The four test sets for one family's config: a :class:`TestSets` or the same as plain data (a run's
     recorded settings; other keys ignored). Generated sets are kept in the store (:mod:`finelogic.data.stored`);
     ``data_dir`` defaults to ``$FINELOGIC_DATA_DIR``."""
     if not isinstance(settings, TestSets):
-        from finelogic.settings import build
+        from finelogic.typed_config import build
 
         wanted = {k: settings[k] for k in ("fld", "prontoqa_generated", "limit", "first_fraction") if k in settings}
         settings = build(TestSets, wanted, "test sets")

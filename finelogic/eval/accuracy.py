@@ -34,7 +34,7 @@ RECORD_COLUMNS = (
 
 #: Released scorer (:mod:`finelogic.eval.extraction`) -> the record column holding its verdict: the vLLM overall
 #: and API scorers of Table 2, the depth scorer of Table 5.
-COMPAT_COLUMNS = {"vllm_overall": "correct_compat", "api": "correct_api", "depth": "correct_depth"}
+RELEASED_COLUMNS = {"vllm_overall": "correct_compat", "api": "correct_api", "depth": "correct_depth"}
 
 #: The counted-not-scored columns a summary adds up (0 where records lack one, e.g. LogicMark's).
 UNSCORED_COLUMNS = ("no_answer", "no_output", "truncated")

@@ -11,14 +11,14 @@ from typing import Sequence
 
 from finelogic.data import datasets
 from finelogic.data.problem import DISPROVED, LABELS, PROVED, UNKNOWN
-from finelogic.settings import Choice
+from finelogic.typed_config import Choice
 
 
 class AnswerRule(Choice):
     """How the label is read from a response: ours (the last marker), or the released scorers' rules."""
 
     PRINCIPLED = "principled"
-    PAPER_CODE_COMPAT = "paper_code_compat"
+    RELEASED = "released"
 
 
 _WORD_LABEL = {"PROVED": PROVED, "DISPROVED": DISPROVED, "UNKNOWN": UNKNOWN, "YES": PROVED, "NO": DISPROVED}
@@ -51,7 +51,7 @@ def marker_labels(response: str, labels: Sequence[str] = LABELS) -> list[str]:
 def extract_answer(response: str | None, rule: AnswerRule | str = AnswerRule.PRINCIPLED,
                    labels: Sequence[str] = LABELS) -> str | None:
     """The label a response concludes with. ``principled``: the last of :func:`marker_labels` (``labels``: those
-    the prompt offered), None without one. ``paper_code_compat``: the first of :data:`VLLM_OVERALL_ORDER` present
+    the prompt offered), None without one. ``released``: the first of :data:`VLLM_OVERALL_ORDER` present
     anywhere, UNKNOWN without one (so ``NO`` matches inside ``NOT``); ``labels`` ignored.
     """
     response = response or ""

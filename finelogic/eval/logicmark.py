@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -79,7 +79,7 @@ def score(problems: Sequence[Problem], backend: Any, normalization: str = "token
     """One record per problem, in order: ``id, model, hop, style, answer_type, answer_index``; per option ``k``
     ``option_k``, ``loglik_k`` (nats), ``tokens_k``, ``score_<norm>_k``; per normalisation ``pred_<norm>``,
     ``correct_<norm>``, ``tie_<norm>`` (ties go to the first option, as lm-eval's argmax); then ``normalization``
-    (the one that fills them), ``prediction``, ``correct``. ``chunk_size``: problems per ``loglikelihood`` call
+    (the one that fills them), then :data:`ITEM_METRICS`' columns (``prediction``, ``correct``). ``chunk_size``: problems per ``loglikelihood`` call
     (None: all in one)."""
     check_normalization(normalization)  # before any model work
     if chunk_size is not None and chunk_size < 1:
@@ -124,9 +124,25 @@ def _record(problem: Problem, scored: Sequence[tuple[float, int, bool]], model: 
         prediction = int(np.argmax(scores[norm]))  # ties go to the first option, as lm-eval's argmax
         record |= {f"pred_{norm}": prediction, f"correct_{norm}": prediction == problem.answer_index,
                    f"tie_{norm}": scores[norm].count(max(scores[norm])) > 1}
-    record |= {"normalization": normalization, "prediction": record[f"pred_{normalization}"],
-               "correct": record[f"correct_{normalization}"]}
-    return record
+    record["normalization"] = normalization
+    return record | {name: metric(problem, record) for name, metric in ITEM_METRICS.items()}
+
+
+def _prediction(problem: Problem, record: Mapping[str, Any]) -> int:
+    """The option picked under the run's normalisation."""
+    return record[f"pred_{record['normalization']}"]
+
+
+def _correct(problem: Problem, record: Mapping[str, Any]) -> bool:
+    """Whether that option is the gold one."""
+    return record[f"correct_{record['normalization']}"]
+
+
+#: The last columns of every item record (the family's ``items.csv``), in order: name -> ``f(problem, record)``,
+#: ``record`` holding every column before them (``normalization`` is the one the run scores by). A metric of
+#: the LogicMark family is a function here and its entry in this table (README, "Where to add things").
+ITEM_METRICS: dict[str, Callable[[Problem, Mapping[str, Any]], Any]] = {"prediction": _prediction,
+                                                                      "correct": _correct}
 
 
 # --- Results

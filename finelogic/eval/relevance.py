@@ -6,22 +6,22 @@ from __future__ import annotations
 from typing import Sequence
 
 from finelogic.eval.steps import Step
-from finelogic.settings import Choice
+from finelogic.typed_config import Choice
 
 
 class RelevanceRule(Choice):
     """Which steps count as relevant: ours (:func:`principled_relevance`) or the released code's
-    (:func:`paper_code_compat_relevance`)."""
+    (:func:`released_rule_relevance`)."""
 
     PRINCIPLED = "principled"
-    PAPER_CODE_COMPAT = "paper_code_compat"
+    RELEASED = "released"
 
 
 def relevance(steps: Sequence[Step], rule: RelevanceRule | str = RelevanceRule.PRINCIPLED) -> tuple[bool | None, ...]:
     """Per step: relevant (True/False) or not counted by this rule, for any metric (None)."""
     if RelevanceRule.of(rule, "relevance rule") is RelevanceRule.PRINCIPLED:
         return principled_relevance(steps)
-    return paper_code_compat_relevance(steps)
+    return released_rule_relevance(steps)
 
 
 def principled_relevance(steps: Sequence[Step]) -> tuple[bool | None, ...]:
@@ -60,7 +60,7 @@ def released_relevance(steps: Sequence[Step]) -> tuple[bool | None, ...]:
     return tuple(out)
 
 
-def paper_code_compat_relevance(steps: Sequence[Step]) -> tuple[bool | None, ...]:
+def released_rule_relevance(steps: Sequence[Step]) -> tuple[bool | None, ...]:
     """The released code's rule (``book/released-code.md``, "Soundness details of the released code"): relevant
     when its conclusion id is a premise of *any later* step. :func:`released_relevance` on steps it read; on our
     reading, a ``-> hypothesis`` step without ``: text`` (which the released reader loses) is not counted."""

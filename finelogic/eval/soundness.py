@@ -15,7 +15,7 @@ from finelogic.eval.relevance import RelevanceRule, relevance
 from finelogic.eval.stats import wilson_interval
 from finelogic.eval.steps import parse_steps, released_steps, step_from_json, step_json_problem, step_to_json
 from finelogic.memo import memo_key
-from finelogic.settings import Choice
+from finelogic.typed_config import Choice
 
 #: Columns of a step row (plus the key columns carried over from the records).
 STEP_COLUMNS = ("sample", "step", "n_steps", "raw", "premises", "conclusion_id", "parsed", "valid", "atomic",
@@ -30,7 +30,7 @@ class SoundnessPolicy(Choice):
     judgement counted False), so the same :func:`soundness_table` gives the released numbers."""
 
     PRINCIPLED = "principled"
-    PAPER_CODE_COMPAT = "paper_code_compat"
+    RELEASED = "released"
 
 
 def steps_problem(value: Any) -> str | None:
@@ -71,18 +71,18 @@ def judge_responses(records: pd.DataFrame, problems: Mapping[str, Problem], judg
             else:
                 steps = [step_from_json(v) for v in kept]
         parsed.append((position, record, problem, steps))
-    released = policy is SoundnessPolicy.PAPER_CODE_COMPAT
-    compat = [relevance(steps, RelevanceRule.PAPER_CODE_COMPAT) for *_, steps in parsed]
-    principled = compat if released else [relevance(steps, RelevanceRule.PRINCIPLED) for *_, steps in parsed]
-    pairs = [(step, problem) for (_, _, problem, steps), rel in zip(parsed, compat)
+    released = policy is SoundnessPolicy.RELEASED
+    by_released_rule = [relevance(steps, RelevanceRule.RELEASED) for *_, steps in parsed]
+    principled = by_released_rule if released else [relevance(steps, RelevanceRule.PRINCIPLED) for *_, steps in parsed]
+    pairs = [(step, problem) for (_, _, problem, steps), rel in zip(parsed, by_released_rule)
              for step, r in zip(steps, rel) if not released or r is not None]
     verdicts = _verdicts(judge, pairs, progress)
     rows = []
-    for (position, record, _, steps), rel, rel_compat in zip(parsed, principled, compat):
+    for (position, record, _, steps), rel, rel_released in zip(parsed, principled, by_released_rule):
         base = {k: record[k] for k in keys} | {"sample": position, "n_steps": len(steps)}
         if not steps:
             rows.append(base | {"step": -1, "parsed": False, "reason": "no steps"})
-        for step, relevant, relevant_compat in zip(steps, rel, rel_compat):
+        for step, relevant, relevant_compat in zip(steps, rel, rel_released):
             row = base | {"step": step.index, "raw": step.raw, "premises": " & ".join(step.premises),
                           "conclusion_id": step.conclusion_id, "parsed": step.parsed, "relevant": relevant,
                           "relevant_compat": relevant_compat}
@@ -189,10 +189,10 @@ def soundness_table(steps: pd.DataFrame, policy: SoundnessPolicy | str = Soundne
     return pd.DataFrame(rows)
 
 
-def table3_percent(table: pd.DataFrame, *, compat: pd.DataFrame | None = None,
+def table3_percent(table: pd.DataFrame, *, by_released_rule: pd.DataFrame | None = None,
                    index: Sequence[str] = ("model", "setting")) -> pd.DataFrame:
     """Table 3's layout from :func:`soundness_table` rows: the metrics in % (one decimal), their intervals as
-    text and ``scored / samples``; ``compat`` (the same table under ``paper_code_compat``) adds its
+    text and ``scored / samples``; ``by_released_rule`` (the same table under ``released``) adds its
     all-relevant column."""
     out = table[list(index)].copy()
     for metric in METRICS:
@@ -201,7 +201,7 @@ def table3_percent(table: pd.DataFrame, *, compat: pd.DataFrame | None = None,
         out[f"{metric} 95% CI"] = [
             "–" if pd.isna(low) else f"[{100 * low:.1f}, {100 * high:.1f}]"
             for low, high in zip(table[f"{metric}_low"], table[f"{metric}_high"])]
-    if compat is not None:
-        out["all_relevant (paper_code_compat)"] = (100 * compat["all_relevant"]).round(1).to_numpy()
+    if by_released_rule is not None:
+        out["all_relevant (released)"] = (100 * by_released_rule["all_relevant"]).round(1).to_numpy()
     out["scored / samples"] = [f"{s} / {n}" for s, n in zip(table["scored"], table["samples"])]
     return out.set_index(list(index))

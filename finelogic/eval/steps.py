@@ -200,7 +200,7 @@ def _vocabulary(tables: tuple):
     return Vocabulary.from_dict({kind: dict(table) for kind, table in tables})
 
 
-# --- The released code's reading (paper_code_compat)
+# --- The released code's reading (released)
 
 
 def _released_id(text: str) -> str:

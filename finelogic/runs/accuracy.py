@@ -49,8 +49,8 @@ PASSED = {"problems", "backend", "config", "model", "memo"}
 
 FAMILY = "accuracy"
 
-#: ``forced_reason`` of every record when the section turns forced choice off.
-FORCED_OFF = "forced choice turned off (the section's forced_choice is False)"
+#: ``forced_reason`` of every record when the config turns forced choice off.
+FORCED_OFF = "forced choice turned off (the config's forced_choice is False)"
 
 #: The released scorers a model entry's ``scorer`` key may name (the depth scorer is Table 5's, for all).
 MODEL_SCORERS = ("vllm_overall", "api")
@@ -62,8 +62,8 @@ TRACE_COLUMNS = ("id", "dataset", "setting", "model", "trace")
 
 
 @dataclass(frozen=True)
-class AccuracySettings(TestSets):
-    """The accuracy family's settings: its test sets, ``settings`` (prompt settings and baselines, in table
+class AccuracyConfig(TestSets):
+    """The accuracy family's config: its test sets, ``settings`` (prompt settings and baselines, in table
     order), decoding (``seed`` is the run's; ``generation_by_setting`` changes it for one setting), a
     baseline's options (its function's keyword arguments, and ``items``: the first n items of each named set
     only, e.g. ``{"Sel-Inf": {"items": {"fld": 1}}}``). ``fine_tuned_generation`` changes the decoding of the
@@ -94,7 +94,7 @@ class AccuracySettings(TestSets):
         for where, changes in {**changed, "fine_tuned_generation": self.fine_tuned_generation}.items():
             wrong = sorted(set(changes) - set(decoding))
             if wrong:
-                raise ValueError(f"{where}.{wrong[0]}: unknown decoding setting; the decoding settings are "
+                raise ValueError(f"{where}.{wrong[0]}: unknown decoding key; the decoding settings are "
                                  f"{', '.join(decoding)}")
         for name, options in self.baselines.items():
             if name not in BASELINES:
@@ -107,8 +107,8 @@ class AccuracySettings(TestSets):
         split_scorers(self.models)  # an unknown scorer is an error here, before any model is opened
 
 
-class SectionOfRun:
-    """What a run made from the ``accuracy`` section says about its settings (its provenance has them)."""
+class ConfigOfRun:
+    """What a run made from the ``accuracy`` config says about it (its provenance has it)."""
 
     provenance: Provenance
 
@@ -118,17 +118,17 @@ class SectionOfRun:
 
     @property
     def prompt_layout(self) -> str:
-        """The prompt layout of the prompt settings (``principled`` or ``paper_code_compat``)."""
+        """The prompt layout of the prompt settings (``principled`` or ``released``)."""
         return self.provenance.settings.get("prompt_layout", "principled")
 
     @property
     def decoding(self) -> GenerationConfig:
-        """The section's decoding (``generation_by_setting`` may change it per setting)."""
+        """The config's decoding (``generation_by_setting`` may change it per setting)."""
         return GenerationConfig(**{**self.provenance.settings["generation"], "seed": self.provenance.seed})
 
 
 @dataclass(frozen=True)
-class AccuracyRun(SectionOfRun, Run):
+class AccuracyRun(ConfigOfRun, Run):
     """What an accuracy run made: ``records`` (one row per model × setting × item, in the profile's order),
     ``sets`` (one row per test set), ``traces`` (one row per baseline item, its trace as JSON text),
     ``summary`` and ``forced_summary`` (Table 2's cells, :func:`table2`) and the ``eval_sets``."""
@@ -153,31 +153,31 @@ class AccuracyRun(SectionOfRun, Run):
 def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = None,
         data_dir: str | Path | None = None, supervision_run: SupervisionRun | None = None,
         **overrides: Any) -> AccuracyRun:
-    """Evaluate every model x setting of the profile's ``accuracy`` section on its four test sets, and every
+    """Evaluate every model x setting of the profile's ``accuracy`` config on its four test sets, and every
     checkpoint of ``supervision_run`` (when handed in) under the prompt it was trained with, as the
     ``SFT-<style>`` / ``LogiPT`` rows; ``seed`` seeds data generation, subsampling and decoding; ``backends``
     may hold a fine-tuned model's by its row (``"SFT-NL"``); ``data_dir`` defaults to ``$FINELOGIC_DATA_DIR``."""
     recording = Recording(FAMILY, profile, seed)
-    section = resolved_section(profile, overrides)
-    sets = tuple(evaluation_sets(section, seed=seed, data_dir=data_dir))
-    entries, scorers = split_scorers(section.models)
+    config = resolved_config(profile, overrides)
+    sets = tuple(evaluation_sets(config, seed=seed, data_dir=data_dir))
+    entries, scorers = split_scorers(config.models)
     tuned = supervision_run.checkpoints() if supervision_run is not None else []
     if not entries and not tuned:
         raise ValueError("accuracy: no model to evaluate (models is empty and no supervision run with checkpoints "
                          "is handed in)")
-    opened = open_models([*entries, *(spec for spec, _ in tuned)], backends, batch_size=section.batch_size)
-    config = replace(section.generation, seed=seed)
+    opened = open_models([*entries, *(spec for spec, _ in tuned)], backends, batch_size=config.batch_size)
+    generation = replace(config.generation, seed=seed)
     problems = [p for s in sets for p in s.problems]
     before = call_counts(b for _, b in opened[:len(entries)])
     frames, traces, templates = [], [], {}
-    memoised = any(s in MEMOISED for s in section.settings)
+    memoised = any(s in MEMOISED for s in config.settings)
     with Memo("baseline-translations", source_version("finelogic.baselines.logic_lm"),
               check=translation_problem) if memoised else nullcontext() as memo:
         for (spec, backend), scorer in zip(opened, scorers):  # the profile's models (one scorer each)
-            for setting in section.settings:
-                decoding = replace(config, **section.generation_by_setting.get(setting, {}))
+            for setting in config.settings:
+                decoding = replace(generation, **config.generation_by_setting.get(setting, {}))
                 if setting in BASELINES:
-                    options = dict(section.baselines.get(setting, {}))
+                    options = dict(config.baselines.get(setting, {}))
                     first = options.pop("items", None)  # the first n items of each named set (None: all)
                     items = problems if first is None else [p for s in sets for p in s.problems[:first.get(s.name, 0)]]
                     log.info("accuracy: %s, %s, %d items", spec.name, setting, len(items))
@@ -190,7 +190,7 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
                                for t in result.traces]
                     continue
                 log.info("accuracy: %s, %s, %d items", spec.name, setting, len(problems))
-                frames.append(_prompt_records(problems, backend, setting, spec.name, decoding, section, scorer))
+                frames.append(_prompt_records(problems, backend, setting, spec.name, decoding, config, scorer))
             templates[spec.name] = backend_template(backend)
             release(backend)  # one in-process model in memory at a time
         # The fine-tuned rows are named by the model they were trained from (the first model's row, or the
@@ -199,12 +199,12 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
         for (spec, backend), (_, setting) in zip(opened[len(entries):], tuned):  # each under its training prompt
             log.info("accuracy: %s (fine-tuned), %s prompt, %d items", spec.name, setting, len(problems))
             records = _prompt_records(problems, backend, setting, base_name,
-                                     replace(config, **section.fine_tuned_generation), section,
+                                     replace(generation, **config.fine_tuned_generation), config,
                                      scorers[0] if scorers else MODEL_SCORERS[0])
             frames.append(records.assign(setting=spec.name))
             templates[spec.name] = backend_template(backend)
             release(backend)
-    provenance = recording.provenance(section, opened=opened, before=before, n=len(problems),
+    provenance = recording.provenance(config, opened=opened, before=before, n=len(problems),
                                       data={s.name: s.source for s in sets}, templates=templates)
     records = pd.concat(frames, ignore_index=True)
     summary, forced, _ = table2(records)
@@ -222,17 +222,17 @@ def table2(records: pd.DataFrame, by: Sequence[str] = TABLE2_KEYS) -> tuple[pd.D
             summarize_forced(records, by=by, column="calibrated_correct"))
 
 
-def resolved_section(profile: str, overrides: Mapping[str, Any]) -> AccuracySettings:
-    """The profile's accuracy settings with ``overrides`` merged (:func:`~finelogic.runs.base.resolve`)."""
+def resolved_config(profile: str, overrides: Mapping[str, Any]) -> AccuracyConfig:
+    """The profile's accuracy config with ``overrides`` merged (:func:`~finelogic.runs.base.resolve`)."""
     return resolve(PROFILES, profile, FAMILY, overrides)
 
 
-def _prompt_records(problems: list[Problem], backend: Any, setting: str, model: str, config: GenerationConfig,
-                    section: AccuracySettings, scorer: str) -> pd.DataFrame:
+def _prompt_records(problems: list[Problem], backend: Any, setting: str, model: str, decoding: GenerationConfig,
+                    config: AccuracyConfig, scorer: str) -> pd.DataFrame:
     """One model's records under one prompt setting, with their forced-choice and calibration columns."""
-    records = evaluate_accuracy(problems, backend, setting, model=model, config=config,
-                                batch_size=section.batch_size * 4, layout=section.prompt_layout, compat_scorer=scorer)
-    forced = (forced_choice(problems, records, backend) if section.forced_choice
+    records = evaluate_accuracy(problems, backend, setting, model=model, config=decoding,
+                                batch_size=config.batch_size * 4, layout=config.prompt_layout, compat_scorer=scorer)
+    forced = (forced_choice(problems, records, backend) if config.forced_choice
               else unscored_columns(records, FORCED_OFF))
     records = records.join(forced)
     return records.join(contextual_calibration(records, backend))
@@ -250,13 +250,13 @@ def split_scorers(entries: Sequence[Any]) -> tuple[list[Any], list[str]]:
     return stripped, scorers
 
 
-#: The family's settings in each profile (``finelogic.profiles``): FLD one PROVED, one DISPROVED and one
+#: The family's config in each profile (``finelogic.profiles``): FLD one PROVED, one DISPROVED and one
 #: UNKNOWN item at depths 1, 5, 9, 13, 17 in tiny (every Table 5 bucket).
 PROFILES = {
-    "smoke": AccuracySettings(fld=FLDSet("fld", n=6, depths=(0, 5, 17)), prontoqa_generated=ProntoQASet(n=2),
+    "smoke": AccuracyConfig(fld=FLDSet("fld", n=6, depths=(0, 5, 17)), prontoqa_generated=ProntoQASet(n=2),
                               limit=2, models=("embedded",), settings=("Direct", "CoT"),
                               generation=GenerationConfig(max_new_tokens=16), batch_size=8),
-    "tiny": AccuracySettings(
+    "tiny": AccuracyConfig(
         fld=FLDSet("fld", n=15, depths=(1, 5, 9, 13, 17)), prontoqa_generated=ProntoQASet(n=6), limit=6,
         models=("embedded",), settings=("Direct", "CoT", "Few-shot", "Sel-Inf", "Logic-LM", "SymbCoT"),
         generation=GenerationConfig(max_new_tokens=96), batch_size=17,  # 33 items: two length-sorted batches
@@ -269,7 +269,7 @@ PROFILES = {
     # The study: the base model and every model the study's supervision run fine-tuned, under CoT, on
     # FLD at the training depths (0-2) and beyond them (3-7), 10 items per depth and label, and on the real
     # FOLIO, Multi-LogiEval and ProntoQA files (150 items each where larger).
-    "study": AccuracySettings(
+    "study": AccuracyConfig(
         fld=FLDSet("fld", n=240, depths=tuple(range(0, 8))), prontoqa_generated=ProntoQASet(n=150, hops=(5,)),
         limit={"multi_logieval": 150, "prontoqa": 150}, models=("embedded",), settings=("CoT",),
         generation=GenerationConfig(max_new_tokens=192, stop=tuple(MARKERS.values()), keep_stop=True),
@@ -281,7 +281,7 @@ PROFILES = {
     # code: src/eval_vllm_overall.py). The HF models want a GPU (or point them at a vLLM server with
     # "openai:<model>@http://host:8000/v1"). This profile reproduces the paper: its prompts as the released
     # vLLM script sends them.
-    "paper": AccuracySettings(
+    "paper": AccuracyConfig(
         fld=FLDSet("fld_paper_test", scale=1.0), prontoqa_generated=ProntoQASet(n=500), limit=None,
         models=({"name": "Llama-3.1-8B-Instruct", "kind": "hf", "path": "meta-llama/Llama-3.1-8B-Instruct",
                  "device_map": "auto"},
@@ -291,6 +291,6 @@ PROFILES = {
                 {"name": "DeepSeek-R1", "kind": "openai", "model": "deepseek-reasoner",
                  "base_url": "https://api.deepseek.com", "api_key_env": "DEEPSEEK_API_KEY", "scorer": "api"}),
         settings=("Direct", "CoT", "Few-shot", "Logic-LM", "SymbCoT", "Sel-Inf"),
-        prompt_layout=PromptLayout.PAPER_CODE_COMPAT,
+        prompt_layout=PromptLayout.RELEASED,
         generation=GenerationConfig(max_new_tokens=3072, temperature=0.7, top_p=0.9), batch_size=16),
 }

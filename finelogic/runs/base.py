@@ -4,7 +4,7 @@ runs (:mod:`finelogic.runs.upstream`): :func:`resolve` (the profile's settings, 
 
 Every family's ``run(profile, *, seed=0, backends=None, **overrides)`` takes ``backends``, ready backends by
 model entry or display name, used as they are (the other models are opened with
-:func:`~finelogic.models.spec.open_model`); ``overrides``, settings of its profile section (None keeps the
+:func:`~finelogic.models.spec.open_model`); ``overrides``, changes to its profile's config (None keeps the
 profile's); and for each upstream family a ``<family>_run`` (None: :func:`~finelogic.runs.upstream.find_run`
 of the profile and seed).
 """
@@ -15,14 +15,14 @@ from typing import Any, Iterator, Mapping, TypeVar
 
 from finelogic.memo import Memo, source_version
 from finelogic.profiles import get_profile
-from finelogic.settings import merge
+from finelogic.typed_config import merge
 
 S = TypeVar("S")
 
 
 def resolve(profiles: Mapping[str, S], profile: str, family: str, overrides: Mapping[str, Any]) -> S:
-    """A family's settings in ``profile`` with ``overrides`` merged field by field (None keeps the profile's);
-    the errors of :func:`~finelogic.profiles.get_profile` and :func:`finelogic.settings.merge`."""
+    """A family's config in ``profile`` with ``overrides`` merged field by field (None keeps the profile's);
+    the errors of :func:`~finelogic.profiles.get_profile` and :func:`finelogic.typed_config.merge`."""
     get_profile(profile)
     if profile not in profiles:
         raise ValueError(f"the {profile!r} profile has no {family} settings (it has {', '.join(profiles)})")

@@ -22,7 +22,7 @@ UPSTREAM = (supervision.FAMILY, accuracy.FAMILY, soundness.FAMILY, probing.FAMIL
 
 
 @dataclass(frozen=True)
-class ClaimsSettings:
+class ClaimsConfig:
     """``readout``: the probing read-out whose probes the Table 4 claims read (``chat`` / ``plain``; empty:
     the probing run's first)."""
 
@@ -34,7 +34,7 @@ class ClaimsSettings:
 
 
 #: The same rules in every profile: the profile only changes the upstream runs' sizes.
-PROFILES = {name: ClaimsSettings() for name in PROFILE_NAMES}
+PROFILES = {name: ClaimsConfig() for name in PROFILE_NAMES}
 
 
 @dataclass(frozen=True)
@@ -57,17 +57,17 @@ def run(profile: str, *, seed: int = 0, supervision_run: supervision.Supervision
         soundness_run: soundness.SoundnessRun | None = None, backends: Mapping[str, Any] | None = None,
         **overrides: Any) -> ClaimsRun:
     """The verdicts for ``profile`` and ``seed`` from the upstream runs (module docstring), each handed in
-    or the written one made with any settings (else UpstreamMissing); ``backends`` must be empty."""
+    or the written one made with any config (else UpstreamMissing); ``backends`` must be empty."""
     if backends:
         raise ValueError(f"the claims family runs no model; backends given for {', '.join(map(repr, backends))}")
     recording = Recording(FAMILY, profile, seed)
-    settings = resolve(PROFILES, profile, FAMILY, overrides)
+    config = resolve(PROFILES, profile, FAMILY, overrides)
     made_sft = supervision_run or find_run(supervision.SupervisionRun, supervision.FAMILY, profile, seed)
     made_accuracy = accuracy_run or find_run(accuracy.AccuracyRun, accuracy.FAMILY, profile, seed)
     made_soundness = soundness_run or find_run(soundness.SoundnessRun, soundness.FAMILY, profile, seed)
     made_probing = probing_run or find_run(probing.ProbingRun, probing.FAMILY, profile, seed)
     training_depths = tuple(made_sft.provenance.settings.get("fld_depths", ()))
-    readout = settings.readout or next(iter(made_probing.provenance.settings.get("readouts", ())), None)
+    readout = config.readout or next(iter(made_probing.provenance.settings.get("readouts", ())), None)
     sources: list[tuple[str, Any]] = [(supervision.FAMILY, made_sft), (accuracy.FAMILY, made_accuracy),
                                       (soundness.FAMILY, made_soundness), (probing.FAMILY, made_probing)]
     records, steps, sets = made_accuracy.records, made_soundness.steps, made_accuracy.eval_sets
@@ -82,6 +82,6 @@ def run(profile: str, *, seed: int = 0, supervision_run: supervision.Supervision
     data = {name: f"the {name} run of commit {made.provenance.commit} ({made.provenance.n} items)"
             for name, made in sources}
     models = tuple(dict.fromkeys((*made_sft.provenance.models, *made_probing.provenance.models)))
-    provenance = recording.provenance(settings, models=models, n=len(table), data=data)
+    provenance = recording.provenance(config, models=models, n=len(table), data=data)
     return ClaimsRun(provenance, verdicts=table, supervision_run=made_sft, accuracy_run=made_accuracy,
                      probing_run=made_probing)

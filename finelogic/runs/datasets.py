@@ -1,5 +1,5 @@
 """The datasets notebook's run (paper Section 3, Table 1): the four test sets loaded as every page loads
-them (settings: the keys of :func:`finelogic.data.suites.evaluation_sets`), counted; no model.
+them (config: the keys of :func:`finelogic.data.suites.evaluation_sets`), counted; no model.
 """
 from __future__ import annotations
 
@@ -49,8 +49,8 @@ def run(profile: str, *, seed: int = 0, data_dir: str | Path | None = None,
     if backends:
         raise ValueError("the datasets run uses no model; do not hand it backends")
     recording = Recording(FAMILY, profile, seed)
-    settings = resolve(PROFILES, profile, FAMILY, overrides)
-    sets = tuple(evaluation_sets(settings, seed=seed, data_dir=data_dir))
+    config = resolve(PROFILES, profile, FAMILY, overrides)
+    sets = tuple(evaluation_sets(config, seed=seed, data_dir=data_dir))
     table = pd.DataFrame([(s.name, s.paper_name, len(s.problems), s.source, s.generated, s.present) for s in sets],
                          columns=list(SET_COLUMNS))
     summary = dataset_summary({s.paper_name: list(s.problems) for s in sets if s.present})
@@ -58,6 +58,6 @@ def run(profile: str, *, seed: int = 0, data_dir: str | Path | None = None,
                            for depth, count in sorted(Counter(p.depth for p in s.problems if p.depth is not None).items())],
                           columns=["dataset", "depth", "items"])
     example = next(p for p in generate("fld", n=6, seed=seed, depths=[3], labels=[PROVED]) if p.proof)
-    provenance = recording.provenance(settings, n=sum(len(s.problems) for s in sets),
+    provenance = recording.provenance(config, n=sum(len(s.problems) for s in sets),
                                       data={s.name: s.source for s in sets})
     return DatasetsRun(provenance, sets=table, summary=summary, depths=depths, eval_sets=sets, example=example)

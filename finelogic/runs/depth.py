@@ -12,7 +12,7 @@ from typing import Any, Mapping
 import pandas as pd
 
 from finelogic.data.suites import evaluation_sets
-from finelogic.eval.accuracy import COMPAT_COLUMNS, DEPTH_BUCKETS, SUMMARY_COLUMNS, summarize
+from finelogic.eval.accuracy import RELEASED_COLUMNS, DEPTH_BUCKETS, SUMMARY_COLUMNS, summarize
 from finelogic.eval.forced_choice import summarize_forced
 from finelogic.runs import accuracy
 from finelogic.runs.provenance import Recording
@@ -34,7 +34,7 @@ FORCED_SUMMARY_COLUMNS = ("model", "setting", "depth_bucket", "n", "correct", "a
 
 
 @dataclass(frozen=True)
-class DepthRun(accuracy.SectionOfRun, Run):
+class DepthRun(accuracy.ConfigOfRun, Run):
     """Accuracy by FLD depth bucket, one row per model × setting × bucket: ``summary`` (principled policy),
     ``compat`` (the released depth scorer, ``correct_depth``: the gold marker anywhere) and ``forced`` (our
     forced choice, with ``chance``); ``sets`` and the live-only ``accuracy_run`` are the accuracy run's."""
@@ -68,12 +68,12 @@ def run(profile: str, *, seed: int = 0, accuracy_run: accuracy.AccuracyRun | Non
         made = accuracy.run(profile, seed=seed, backends=backends, data_dir=data_dir, **overrides)
         calls, hits = made.provenance.model_calls, made.provenance.cache_hits
     elif made is None:
-        section = accuracy.resolved_section(profile, overrides)
-        sources = {s.name: s.source for s in evaluation_sets(section, seed=seed, data_dir=data_dir)}
-        made = find_run(accuracy.AccuracyRun, accuracy.FAMILY, profile, seed, section, data=sources)
+        config = accuracy.resolved_config(profile, overrides)
+        sources = {s.name: s.source for s in evaluation_sets(config, seed=seed, data_dir=data_dir)}
+        made = find_run(accuracy.AccuracyRun, accuracy.FAMILY, profile, seed, config, data=sources)
     fld = made.records[made.records["dataset"] == "fld"]
     summary = summarize(fld, by=("model", "setting", "depth_bucket"))
-    compat = summarize(fld, by=("model", "setting", "depth_bucket"), correct_column=COMPAT_COLUMNS["depth"])
+    compat = summarize(fld, by=("model", "setting", "depth_bucket"), correct_column=RELEASED_COLUMNS["depth"])
     forced = summarize_forced(fld, by=("model", "setting", "depth_bucket"))
     source = made.provenance
     provenance = recording.provenance(source.settings, models=source.models, model_ids=source.model_ids, n=len(fld),

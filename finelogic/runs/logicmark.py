@@ -23,7 +23,7 @@ from finelogic.runs.backends import open_models, parse_model_list, release, set_
 from finelogic.runs.base import resolve
 from finelogic.runs.provenance import Recording
 from finelogic.runs.results import PROBLEMS, Run, kept
-from finelogic.settings import RECORDED_WHEN_SET
+from finelogic.typed_config import RECORDED_WHEN_SET
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +34,8 @@ GEMMA = "Gemma 3 270M base (Q4_K_M, llama.cpp)"
 
 
 @dataclass(frozen=True)
-class LogicMarkSettings:
-    """The LogicMark family's settings (rows: module docstring). ``logicmark_path``: a folder or file of
+class LogicMarkConfig:
+    """The LogicMark family's config (rows: module docstring). ``logicmark_path``: a folder or file of
     LogicMark records (empty: our generator); ``normalization``: ``token_mean`` (the card's), ``char`` or
     ``none``; ``gemma``: also score Gemma 3 270M **base** through llama.cpp (the ``gguf`` extra; left out,
     with a note in the provenance, when it is not installed); ``embedded=False`` scores only yours."""
@@ -57,16 +57,16 @@ class LogicMarkSettings:
         check_normalization(self.normalization)
 
 
-#: The family's settings per profile. tiny: the random-init control only has to show chance (its first 500
+#: The family's config per profile. tiny: the random-init control only has to show chance (its first 500
 #: items), Gemma its first 300. paper: the card's 5,000 items and some of its models (hub names; they need the
 #: network).
 PROFILES = {
-    "smoke": LogicMarkSettings(items=5, batch_size=8, random_control=False),
-    "tiny": LogicMarkSettings(items=1000, batch_size=32, random_control=True, random_control_items=500, gemma=True,
+    "smoke": LogicMarkConfig(items=5, batch_size=8, random_control=False),
+    "tiny": LogicMarkConfig(items=1000, batch_size=32, random_control=True, random_control_items=500, gemma=True,
                               gemma_items=300),
-    "study": LogicMarkSettings(items=1000, batch_size=32, random_control=True, random_control_items=500, gemma=True,
+    "study": LogicMarkConfig(items=1000, batch_size=32, random_control=True, random_control_items=500, gemma=True,
                                gemma_items=300),
-    "paper": LogicMarkSettings(items=5000, batch_size=32, random_control=True,
+    "paper": LogicMarkConfig(items=5000, batch_size=32, random_control=True,
                                extra_models=("HuggingFaceTB/SmolLM2-135M", "HuggingFaceTB/SmolLM2-1.7B", "gpt2",
                                              "EleutherAI/pythia-70m")),
 }
@@ -88,28 +88,28 @@ class LogicMarkRun(Run):
 
 def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = None,
         extra_models: str | Sequence[str] | None = None, **overrides: Any) -> LogicMarkRun:
-    """Score LogicMark items with every model of ``profile``'s ``logicmark`` section; ``seed`` picks the
+    """Score LogicMark items with every model of ``profile``'s ``logicmark`` config; ``seed`` picks the
     items and the random-init control's weights; ``backends`` by row label (:data:`EMBEDDED`);
     ``extra_models`` and ``sft_checkpoints`` may be one comma-separated string."""
     given = dict(overrides)
     if given.get("sft_checkpoints") is not None:
         given["sft_checkpoints"] = parse_model_list(given["sft_checkpoints"])
-    settings = resolve(PROFILES, profile, FAMILY, given)  # checked (normalisation too) before any model work
-    settings = replace(settings, extra_models=(*settings.extra_models, *parse_model_list(extra_models)))
+    config = resolve(PROFILES, profile, FAMILY, given)  # checked (normalisation too) before any model work
+    config = replace(config, extra_models=(*config.extra_models, *parse_model_list(extra_models)))
     recording = Recording(FAMILY, profile, seed)
-    normalization, path = settings.normalization, settings.logicmark_path
-    set_threads(settings.threads)
-    problems = logicmark_items(settings.items, seed, path)
+    normalization, path = config.normalization, config.logicmark_path
+    set_threads(config.threads)
+    problems = logicmark_items(config.items, seed, path)
     from finelogic.models.llama_cpp import gemma3_270m_installed
 
-    gemma = settings.gemma and (gemma3_270m_installed() or (backends or {}).get(GEMMA) is not None)
-    entries = model_entries(extra_models=settings.extra_models, sft_checkpoints=settings.sft_checkpoints,
-                            random_control=settings.random_control, seed=seed, gemma=gemma,
-                            embedded=settings.embedded)
-    opened = open_models(entries, backends, batch_size=settings.batch_size)
+    gemma = config.gemma and (gemma3_270m_installed() or (backends or {}).get(GEMMA) is not None)
+    entries = model_entries(extra_models=config.extra_models, sft_checkpoints=config.sft_checkpoints,
+                            random_control=config.random_control, seed=seed, gemma=gemma,
+                            embedded=config.embedded)
+    opened = open_models(entries, backends, batch_size=config.batch_size)
     frames = []
     for spec, backend in opened:
-        cap = {RANDOM_CONTROL: settings.random_control_items, GEMMA: settings.gemma_items}.get(spec.name)
+        cap = {RANDOM_CONTROL: config.random_control_items, GEMMA: config.gemma_items}.get(spec.name)
         items = problems[:cap] if cap else problems
         log.info("LogicMark: scoring %d items with %s", len(items), spec.name)
         frames.append(score(items, backend, normalization, model=spec.name))
@@ -117,9 +117,9 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     records = pd.concat(frames, ignore_index=True)
     tables = summaries(records, normalization)
     data = {"logicmark": f"records from `{path}`" if path else "our generator (card configuration)"}
-    if settings.gemma and not gemma:
+    if config.gemma and not gemma:
         data["gemma"] = "not installed: install the gguf extra (pip install -e '.[gguf]') for its row"
-    provenance = recording.provenance(settings, opened=opened, n=len(problems), data=data)
+    provenance = recording.provenance(config, opened=opened, n=len(problems), data=data)
     return LogicMarkRun(provenance, records, tables["by_hop"], tables["by_style"], tables["by_answer_type"],
                         tables["by_normalization"], tuple(problems))
 

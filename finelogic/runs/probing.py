@@ -47,8 +47,8 @@ BATCH_SIZE = 8
 
 
 @dataclass(frozen=True)
-class ProbingSettings:
-    """The probing family's settings (Appendix B): ``distractors`` (min, max) distractor facts;
+class ProbingConfig:
+    """The probing family's config (Appendix B): ``distractors`` (min, max) distractor facts;
     ``nsd_points`` next-step-derivability points per problem; ``readouts`` ``chat`` and/or ``plain`` of hidden
     ``layer`` (-1: last); ``models`` as :func:`model_entry` reads them; ``sft_checkpoints``: fine-tuned
     checkpoint folders probed beside them (the supervision run's are handed to :func:`run`)."""
@@ -71,14 +71,14 @@ class ProbingSettings:
             raise ValueError(f"readouts: unknown read-out {wrong[0]!r}; choose chat or plain")
 
 
-#: The family's settings per profile. tiny: depths 4-6 give gold proofs of 4-8 steps; 60 train / 30 test
+#: The family's config per profile. tiny: depths 4-6 give gold proofs of 4-8 steps; 60 train / 30 test
 #: problems give intervals narrow enough to tell a probe from the text-only baseline. paper: Appendix B.
 PROFILES = {
-    "smoke": ProbingSettings(n_train=4, n_test=2, depths=(3, 4), distractors=(4, 6), nsd_points=1, readouts=("plain",)),
-    "tiny": ProbingSettings(n_train=60, n_test=30, depths=(4, 5, 6), distractors=(4, 6), nsd_points=1),
+    "smoke": ProbingConfig(n_train=4, n_test=2, depths=(3, 4), distractors=(4, 6), nsd_points=1, readouts=("plain",)),
+    "tiny": ProbingConfig(n_train=60, n_test=30, depths=(4, 5, 6), distractors=(4, 6), nsd_points=1),
     # The study: the base model, its random-init control and every fine-tuned model of the study.
-    "study": ProbingSettings(n_train=60, n_test=30, depths=(4, 5, 6), distractors=(4, 6), nsd_points=1),
-    "paper": ProbingSettings(n_train=450, n_test=100, depths=tuple(range(10, 20)), distractors=(4, 8), nsd_points=6,
+    "study": ProbingConfig(n_train=60, n_test=30, depths=(4, 5, 6), distractors=(4, 6), nsd_points=1),
+    "paper": ProbingConfig(n_train=450, n_test=100, depths=tuple(range(10, 20)), distractors=(4, 8), nsd_points=6,
                              models=({"name": "Llama-3.1-8B-Instruct", "path": "meta-llama/Llama-3.1-8B-Instruct"},
                                      {"name": "Qwen-2.5-7B-Instruct", "path": "Qwen/Qwen2.5-7B-Instruct"},
                                      "embedded", "random-init")),
@@ -109,20 +109,20 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     given = dict(overrides)
     if isinstance(given.get("sft_checkpoints"), str):  # a notebook parameter from the command line
         given["sft_checkpoints"] = parse_model_list(given["sft_checkpoints"])
-    settings = resolve(PROFILES, profile, FAMILY, given)
+    config = resolve(PROFILES, profile, FAMILY, given)
     recording = Recording(FAMILY, profile, seed)
-    set_threads(settings.threads)
-    progress = settings.progress
-    n_train, n_test = settings.n_train, settings.n_test
+    set_threads(config.threads)
+    progress = config.progress
+    n_train, n_test = config.n_train, config.n_test
     # Problems and NSD lines drawn once, read by every rerun; each probe's test predictions likewise.
     memo = Memo("probing", source_version("finelogic.eval.probing_data"), check=kept_problem)
-    problems = probing_problems(n_train + n_test, seed, settings.depths, distractors=settings.distractors,
+    problems = probing_problems(n_train + n_test, seed, config.depths, distractors=config.distractors,
                                 progress=progress, memo=memo)
     memo.flush()
     probes = Memo("probing-probes", source_version("finelogic.eval.probing"), check=predictions_problem)
     splits = split_problems(problems, n_train, seed)
-    entries = [model_entry(e, seed) for e in settings.models]
-    entries += [checkpoint_entry(p) for p in settings.sft_checkpoints]
+    entries = [model_entry(e, seed) for e in config.models]
+    entries += [checkpoint_entry(p) for p in config.sft_checkpoints]
     if supervision_run is not None:
         entries += [spec for spec, _ in supervision_run.checkpoints()]
     opened = open_models(entries, backends, batch_size=BATCH_SIZE)
@@ -130,13 +130,13 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
     text_only = None
     for spec, backend in opened:
         start = time.perf_counter()
-        for readout_name in settings.readouts:
+        for readout_name in config.readouts:
             readout = Readout(readout_name, backend.tokenizer if readout_name == "chat" else None)
             rows = [r for task in TASKS
-                    for r in build_rows(splits, task, readout, seed, nsd_points=settings.nsd_points, memo=memo)]
+                    for r in build_rows(splits, task, readout, seed, nsd_points=config.nsd_points, memo=memo)]
             memo.flush()
             all_rows[spec.name, readout_name] = rows
-            features = extract_features(backend, rows, layer=settings.layer, progress=progress)
+            features = extract_features(backend, rows, layer=config.layer, progress=progress)
             # The text-only baseline reads candidate lines and labels, the same for every model: fit once.
             table = probe_predictions(rows, features, seed=seed, text_only=text_only, memo=probes)
             probes.flush()
@@ -147,11 +147,11 @@ def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = Non
         log.info("probing %s: %.1f s, %d model calls, %d cached", spec.name, seconds[spec.name], model_calls, cache_hits)
         release(backend)  # one model in memory at a time
     predictions = pd.concat(tables, ignore_index=True)[["model", "readout", "probe", *PREDICTION_COLUMNS]]
-    depths = settings.depths
+    depths = config.depths
     data = {"fld (probing)": f"generated, depths {min(depths)}-{max(depths)}, {n_train} train + {n_test} test problems"}
     # The chat read-out frames each text as its model is prompted (a base model: as plain text).
-    templates = {spec.name: backend_template(backend) for spec, backend in opened} if "chat" in settings.readouts else {}
-    provenance = recording.provenance(settings, opened=opened, n=len(splits["test"]), data=data, templates=templates)
+    templates = {spec.name: backend_template(backend) for spec, backend in opened} if "chat" in config.readouts else {}
+    provenance = recording.provenance(config, opened=opened, n=len(splits["test"]), data=data, templates=templates)
     first = next(iter(all_rows.values()), [])
     return ProbingRun(provenance, predictions, summarize(predictions, seed=seed).round(4), row_counts=row_counts(first),
                       splits={k: list(v) for k, v in splits.items()}, shown_rows=tuple(shown_rows(first)),

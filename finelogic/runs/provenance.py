@@ -15,7 +15,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import finelogic
 from finelogic.config import repo_root, scrub_secrets
-from finelogic.settings import as_data
+from finelogic.typed_config import as_data
 
 
 @functools.lru_cache(maxsize=1)
@@ -63,7 +63,7 @@ class Provenance:
     commit: str = field(default_factory=git_commit)
 
     def __post_init__(self) -> None:
-        # Typed settings are recorded as the plain data they are made of (read back the same way), with any
+        # Typed config is recorded as the plain data it is made of (read back the same way), with any
         # server extra_body as its digest and URL credentials as *** (config.scrub_secrets).
         object.__setattr__(self, "settings", scrub_secrets(as_data(self.settings)))
 
@@ -94,7 +94,7 @@ class Recording:
 
     def provenance(self, settings: Any, *, opened: Sequence[tuple[Any, Any]] = (), backends: Iterable[Any] = (),
                    before: tuple[int, int] = (0, 0), **recorded: Any) -> Provenance:
-        """The run's :class:`Provenance`: ``settings`` (its profile section after overrides), the seconds since
+        """The run's :class:`Provenance`: ``settings`` (its profile's config after overrides), the seconds since
         it started, and the model calls and cache hits of the backends of ``opened`` and of ``backends``, less
         ``before`` (what they had made before the run). ``opened``: the ``(spec, backend)`` pairs it used, in
         table order, which give ``models`` and ``model_ids``; ``recorded``: the other fields (``n``, ``data``;

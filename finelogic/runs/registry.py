@@ -17,14 +17,14 @@ from finelogic.runs.results import Run
 @dataclass(frozen=True)
 class Family:
     """One notebook family: its ``finelogic.runs`` module, its notebook's stem in ``notebooks/``, the
-    profile ``section`` it reads, ``upstream`` families whose runs ``run`` takes as ``<name>_run`` (the same
+    ``config_name`` it reads (its errors' path), ``upstream`` families whose runs ``run`` takes as ``<name>_run`` (the same
     in every profile), and its notebook's ``minutes`` in the tiny book (2 cores; the runner starts the longest
     first when no timings are known)."""
 
     module: ModuleType
     notebook: str
     run_type: type[Run]
-    section: str
+    config_name: str
     upstream: tuple[str, ...] = ()
     minutes: float = 0.0
 
@@ -43,7 +43,7 @@ class Family:
 #: them (the book's reading order is ``_toc.yml``'s).
 FAMILIES: tuple[Family, ...] = (
     Family(datasets, "01_datasets", datasets.DatasetsRun, "datasets", minutes=0.2),
-    Family(supervision, "06_supervision", supervision.SupervisionRun, supervision.SECTION, minutes=4.2),
+    Family(supervision, "06_supervision", supervision.SupervisionRun, supervision.CONFIG_NAME, minutes=4.2),
     Family(accuracy, "02_accuracy", accuracy.AccuracyRun, "accuracy", upstream=(supervision.FAMILY,), minutes=12.9),
     Family(depth, "03_depth", depth.DepthRun, "accuracy", upstream=(accuracy.FAMILY,), minutes=0.2),
     Family(soundness, "04_soundness", soundness.SoundnessRun, "soundness", upstream=(accuracy.FAMILY,), minutes=0.7),

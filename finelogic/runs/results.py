@@ -22,7 +22,7 @@ from finelogic.data.problem import Problem
 from finelogic.data.suites import EvalSet
 from finelogic.files import replace_folder
 from finelogic.runs.provenance import Provenance
-from finelogic.settings import as_data, build
+from finelogic.typed_config import as_data, build
 
 R = TypeVar("R", bound="Run")
 
@@ -70,8 +70,8 @@ EVAL_SETS = Codec("test sets", lambda sets: json.dumps([{"name": s.name, "source
 JSON = Codec("json", lambda v: json.dumps(v, ensure_ascii=False, sort_keys=True), json.loads)
 
 
-def settings_codec(cls: type) -> Codec:
-    """A frozen settings dataclass (or None) as its plain data, built back by :func:`finelogic.settings.build`."""
+def config_codec(cls: type) -> Codec:
+    """A frozen config dataclass (or None) as its plain data, built back by :func:`finelogic.typed_config.build`."""
     return Codec(cls.__name__, lambda v: json.dumps(as_data(v), sort_keys=True),
                  lambda text: None if json.loads(text) is None else build(cls, json.loads(text), cls.__name__))
 

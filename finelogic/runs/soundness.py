@@ -1,4 +1,4 @@
-"""The stepwise-soundness notebook's run (paper §3.2, Table 3), as a profile's ``soundness`` section says.
+"""The stepwise-soundness notebook's run (paper §3.2, Table 3), as a profile's ``soundness`` config says.
 
 Inputs are the FLD responses and problems of the accuracy run of the same profile and seed (handed in, or
 read from ``results/<profile>/accuracy``, never made quietly). Gold proofs are judged the same way as a sanity
@@ -49,8 +49,8 @@ class Quality:
 
 
 @dataclass(frozen=True)
-class SoundnessSettings:
-    """The soundness family's settings: ``policy`` (:mod:`finelogic.eval.soundness`) for every judged table;
+class SoundnessConfig:
+    """The soundness family's config: ``policy`` (:mod:`finelogic.eval.soundness`) for every judged table;
     ``judge`` ``symbolic`` (exact) or ``hybrid`` (the LLM judge for the rest); ``llm_quality_steps``: the
     judge-quality steps the LLM judge is scored on (None: all); ``judge_responses=False``: only the gold
     proofs of the profile's FLD test set, no upstream run."""
@@ -67,16 +67,16 @@ class SoundnessSettings:
             raise ValueError(f"judge: must be 'symbolic' or 'hybrid', got {self.judge!r}")
 
 
-#: The family's settings per profile. paper: the paper's judge, GPT-4.1-mini (Section 3.2), at temperature 0
+#: The family's config per profile. paper: the paper's judge, GPT-4.1-mini (Section 3.2), at temperature 0
 #: (released code: src/eval_step.py), symbolic first where it decides; steps read, counted and judged as the
-#: released eval_step.py does (``paper_code_compat``).
+#: released eval_step.py does (``released``).
 PROFILES = {
-    "smoke": SoundnessSettings(quality=Quality(n=6, depths=(1, 2, 3))),
-    "tiny": SoundnessSettings(quality=Quality(n=40, depths=tuple(range(0, 10))), llm_judge="embedded",
+    "smoke": SoundnessConfig(quality=Quality(n=6, depths=(1, 2, 3))),
+    "tiny": SoundnessConfig(quality=Quality(n=40, depths=tuple(range(0, 10))), llm_judge="embedded",
                               llm_quality_steps=16),
     # The study: every FLD response of the base and fine-tuned models judged by the exact symbolic judge.
-    "study": SoundnessSettings(quality=Quality(n=40, depths=tuple(range(0, 10)))),
-    "paper": SoundnessSettings(policy=SoundnessPolicy.PAPER_CODE_COMPAT, judge="hybrid",
+    "study": SoundnessConfig(quality=Quality(n=40, depths=tuple(range(0, 10)))),
+    "paper": SoundnessConfig(policy=SoundnessPolicy.RELEASED, judge="hybrid",
                                quality=Quality(n=100, depths=tuple(range(0, 20))),
                                llm_judge={"name": "GPT-4.1-mini", "kind": "openai", "model": "gpt-4.1-mini"}),
 }
@@ -109,7 +109,7 @@ class SoundnessRun(Run):
 
     @property
     def policy(self) -> str:
-        """``principled`` or ``paper_code_compat``: how steps were read, counted and judged."""
+        """``principled`` or ``released``: how steps were read, counted and judged."""
         return self.provenance.settings.get("policy", "principled")
 
 
@@ -119,35 +119,35 @@ def run(profile: str, *, seed: int = 0, accuracy_run: accuracy.AccuracyRun | Non
     ``seed``: the accuracy run's and the judge-quality set's; ``backends``: the LLM judge's, by its entry
     (e.g. ``{"embedded": scripted}``)."""
     recording = Recording(FAMILY, profile, seed)
-    settings = resolve(PROFILES, profile, FAMILY, overrides)
-    policy, limit = settings.policy, settings.llm_quality_steps
-    wants_llm = settings.judge == "hybrid" or (settings.llm_judge and limit != 0)
+    config = resolve(PROFILES, profile, FAMILY, overrides)
+    policy, limit = config.policy, config.llm_quality_steps
+    wants_llm = config.judge == "hybrid" or (config.llm_judge and limit != 0)
     if backends and not wants_llm:
         raise ValueError(f"backends given for {', '.join(map(repr, backends))}, "
                          "but this soundness run uses no LLM judge")
-    opened = open_models([settings.llm_judge], backends) if wants_llm else []
+    opened = open_models([config.llm_judge], backends) if wants_llm else []
     llm = LLMJudge(opened[0][1]) if opened else None
 
-    if settings.judge_responses:
+    if config.judge_responses:
         made = accuracy_run or find_run(accuracy.AccuracyRun, accuracy.FAMILY, profile, seed)
         records, problems = fld_responses(made)
         source = ("the accuracy run handed in" if accuracy_run is not None
                   else "`records.csv` of the accuracy run")
     else:  # the gold proofs of the profile's FLD test set only
-        fld = [s for s in evaluation_sets(accuracy.resolved_section(profile, {}), seed=seed) if s.name == "fld"]
+        fld = [s for s in evaluation_sets(accuracy.resolved_config(profile, {}), seed=seed) if s.name == "fld"]
         problems = {p.id: p for s in fld for p in s.problems}
         records, source = pd.DataFrame(columns=["id", "dataset", "response"]), "responses not judged"
     with judging_memos() as (verdicts, read):
         symbolic = SymbolicJudge(memo=verdicts)
-        judge: Judge = HybridJudge(symbolic, llm) if settings.judge == "hybrid" else symbolic
+        judge: Judge = HybridJudge(symbolic, llm) if config.judge == "hybrid" else symbolic
         steps = judge_responses(records, problems, judge, policy=policy, memo=read)
         gold = judge_responses(gold_records(problems), problems, symbolic, policy=policy, memo=read)
 
         version = source_version("finelogic.eval.judge_quality", "finelogic.data.generators.fld")
         with Memo("soundness-quality-set", version, check=labelled_problem) as kept_items:
-            items = quality_set(settings.quality, seed, memo=kept_items)
+            items = quality_set(config.quality, seed, memo=kept_items)
         quality = [judge_quality({"symbolic": symbolic}, items)]
-        if llm is not None and settings.llm_judge and limit != 0:  # on the first ``limit`` of a seeded shuffle
+        if llm is not None and config.llm_judge and limit != 0:  # on the first ``limit`` of a seeded shuffle
             sample = list(items)
             random.Random(seed).shuffle(sample)
             sample = sample if limit is None else sample[:limit]
@@ -160,14 +160,14 @@ def run(profile: str, *, seed: int = 0, accuracy_run: accuracy.AccuracyRun | Non
     log.info("soundness: %d symbolic verdicts worked out, %d read from %s", symbolic.computed, verdicts.hits,
              verdicts.path)
 
-    provenance = recording.provenance(settings, opened=opened, n=len(records), data={"responses": source})
+    provenance = recording.provenance(config, opened=opened, n=len(records), data={"responses": source})
     return SoundnessRun(provenance, steps=steps, gold_steps=gold, quality=quality, labels=label_counts(items),
                         example=example, problems=problems, items=tuple(items), example_problem=example_problem)
 
 
 def fld_responses(made: accuracy.AccuracyRun) -> tuple[pd.DataFrame, dict[str, Problem]]:
     """The accuracy run's FLD records and FLD problems by id (its test sets, else made again from its
-    settings); ValueError when a record names no FLD problem of the run."""
+    config); ValueError when a record names no FLD problem of the run."""
     fld_sets = [s for s in made.eval_sets if s.name == "fld"]
     if not fld_sets:
         fld_sets = [s for s in evaluation_sets(made.provenance.settings, seed=made.provenance.seed) if s.name == "fld"]

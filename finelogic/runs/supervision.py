@@ -20,7 +20,7 @@ from finelogic.models.spec import ModelSpec, parse_model
 from finelogic.prompts import DIRECT
 from finelogic.runs.base import resolve
 from finelogic.runs.provenance import Recording
-from finelogic.runs.results import Run, kept, settings_codec
+from finelogic.runs.results import Run, kept, config_codec
 from finelogic.runs.upstream import find_run, make_command
 from finelogic.sft.datasets import (SETTING, SIZE_KEYS, check_sizes, checked_training_set,
                                     problems_digest, training_problems)
@@ -28,13 +28,13 @@ from finelogic.sft.styles import STYLES, StyleError
 from finelogic.sft.train import LOG_NAME, PAPER_CONFIG, TrainConfig, TrainedModel, train
 
 FAMILY = "supervision"
-#: The profile section it reads (the paper calls the fine-tuned models SFT-<style>).
-SECTION = "sft"
+#: The name of the config it reads (the paper calls the fine-tuned models SFT-<style>).
+CONFIG_NAME = "sft"
 
 
 @dataclass(frozen=True)
-class SupervisionSettings:
-    """The supervision family's settings (profile section ``sft``): training-set sizes
+class SupervisionConfig:
+    """The supervision family's config (config ``sft``): training-set sizes
     (:data:`finelogic.sft.datasets.SIZE_KEYS`), ``styles``, ``logipt`` (also train a ``LogiPT`` row on solver
     traces, evaluated under Direct), ``base_model``, ``train`` (:class:`~finelogic.sft.train.TrainConfig`; the
     seed is the run's)."""
@@ -60,27 +60,27 @@ class SupervisionSettings:
         return {k: getattr(self, k) for k in SIZE_KEYS}
 
 
-#: The family's settings per profile.
+#: The family's config per profile.
 PROFILES = {
     # Two optimizer steps per style on a handful of shallow problems; 512 tokens hold every prompt.
-    "smoke": SupervisionSettings(
+    "smoke": SupervisionConfig(
         fld_n=4, fld_unknown=1, fld_depths=(0, 1), prontoqa_n=2, prontoqa_hops=3, logipt=True,
         train=TrainConfig(max_steps=2, batch_size=2, micro_batch_size=2, cutoff_len=512, lora_r=4, lora_alpha=8,
                           lora_layers=2)),
     # LoRA on the top 8 of 30 blocks, 4 steps of 2 shallow examples per style: enough to see the loss fall
     # and the machinery work, not to learn to reason.
-    "tiny": SupervisionSettings(
+    "tiny": SupervisionConfig(
         fld_n=16, fld_unknown=2, fld_depths=(0, 1), prontoqa_n=4, prontoqa_hops=3,
         train=TrainConfig(max_steps=4, batch_size=2, micro_batch_size=2, cutoff_len=512, learning_rate=1e-3,
                           lora_r=16, lora_alpha=32, lora_layers=8)),
     # The study: shallow problems (FLD depths 0-2, a third UNKNOWN, 3-hop ProntoQA), 1,024 examples seen once,
     # LoRA r=32 on all 30 blocks; the size is the smallest above chance on the NL learning curve
     # (results/study/learning_curve/).
-    "study": SupervisionSettings(
+    "study": SupervisionConfig(
         fld_n=768, fld_unknown=256, fld_depths=(0, 1, 2), prontoqa_n=256, prontoqa_hops=3,
         train=TrainConfig(learning_rate=1.5e-3, epochs=1, batch_size=4, micro_batch_size=4, cutoff_len=768,
                           lora_r=32, lora_alpha=64, lora_layers=None)),
-    "paper": SupervisionSettings(
+    "paper": SupervisionConfig(
         fld_n=9500, fld_unknown=1500, fld_depths=tuple(range(0, 16)), prontoqa_n=3200, prontoqa_hops=3, logipt=True,
         base_model={"name": "Llama-3.1-8B-Instruct", "kind": "hf", "path": "meta-llama/Llama-3.1-8B-Instruct",
                     "device_map": "auto"},
@@ -98,8 +98,8 @@ class SupervisionRun(Run):
     losses: pd.DataFrame = field(default_factory=pd.DataFrame)
     checks: pd.DataFrame = field(default_factory=pd.DataFrame)
     figure4: pd.DataFrame = field(default_factory=pd.DataFrame)
-    base: ModelSpec | None = kept(settings_codec(ModelSpec), default=None)
-    train_config: TrainConfig | None = kept(settings_codec(TrainConfig), default=None)
+    base: ModelSpec | None = kept(config_codec(ModelSpec), default=None)
+    train_config: TrainConfig | None = kept(config_codec(TrainConfig), default=None)
     trained: tuple[TrainedModel, ...] = field(default=(), repr=False, compare=False)
     examples: Mapping[str, list[dict[str, Any]]] = field(default_factory=dict, repr=False, compare=False)
 
@@ -124,7 +124,7 @@ def run(profile: str, *, seed: int = 0, **overrides: Any) -> SupervisionRun:
     """Train one model per supervision style (and LogiPT's when the section says so) from the base model
     (module docstring); the run hands the checkpoints on (:meth:`SupervisionRun.checkpoints`)."""
     recording = Recording(FAMILY, profile, seed)
-    settings = resolve(PROFILES, profile, SECTION, overrides)
+    settings = resolve(PROFILES, profile, CONFIG_NAME, overrides)
     config = replace(settings.train, seed=seed)
     examples, checks = training_examples(settings, seed)
     base = parse_model(settings.base_model)
@@ -161,7 +161,7 @@ def training_data_problem(value: Any) -> str | None:
     return f"a checked set {{texts, lines, failures}} or a trace {{trace}} / {{error}} was expected, not {str(value)[:60]}"
 
 
-def training_examples(settings: SupervisionSettings, seed: int) -> tuple[dict[str, list[dict[str, Any]]], pd.DataFrame]:
+def training_examples(settings: SupervisionConfig, seed: int) -> tuple[dict[str, list[dict[str, Any]]], pd.DataFrame]:
     """Each style's training examples (and ``LogiPT``'s when ``settings.logipt``) and the style checks (per
     style: examples, lines judged by :func:`finelogic.sft.style_checks.check`, lines failing), from one memo
     shared with ``finelogic train`` and ``finelogic export-llamafactory``; StyleError if a line fails."""
@@ -187,13 +187,13 @@ def training_examples(settings: SupervisionSettings, seed: int) -> tuple[dict[st
 
 
 def style_examples(profile: str, style: str, seed: int = 0,
-                   overrides: Mapping[str, Any] | None = None) -> tuple[SupervisionSettings, list[dict[str, Any]]]:
+                   overrides: Mapping[str, Any] | None = None) -> tuple[SupervisionConfig, list[dict[str, Any]]]:
     """The profile's settings and one style's training examples, the ones :func:`run` trains on (same seed)."""
     choices = (*STYLES, "LogiPT")
     if style not in choices:
         raise ValueError(f"unknown style {style!r}; choose from {', '.join(choices)}")
     given = dict(overrides or {}, styles=STYLES[:1] if style == "LogiPT" else (style,), logipt=style == "LogiPT")
-    settings = resolve(PROFILES, profile, SECTION, given)
+    settings = resolve(PROFILES, profile, CONFIG_NAME, given)
     examples, _ = training_examples(settings, seed)
     return settings, examples[style]
 

@@ -26,7 +26,7 @@ def make_command(family: str, profile: str) -> str:
     return f"finelogic run --profile {profile} --family {family}"
 
 
-def differing_settings(wanted: Mapping[str, Any], made: Provenance,
+def differing_config(wanted: Mapping[str, Any], made: Provenance,
                        defaults: Mapping[str, Any] | None = None) -> list[str]:
     """The top-level settings whose recorded value in ``made`` differs from ``wanted``, sorted; with
     ``defaults``, a setting ``made`` does not record counts as its default."""
@@ -58,7 +58,7 @@ def find_run(run_type: type[R], family: str, profile: str, seed: int, settings: 
     if differs:
         detail = ", ".join(differs)
         if "settings" in differs:
-            detail += f" ({', '.join(differing_settings(wanted, made))})"
+            detail += f" ({', '.join(differing_config(wanted, made))})"
         raise UpstreamMissing(f"the {family} run in {directory} was made with another {detail}; {again}, "
                               "or pass the same settings")
     log.info("reading the %s run in %s", family, directory)

@@ -30,7 +30,7 @@ from finelogic.config import cache_dir, safe_name
 from finelogic.models.base import chat_token_ids
 from finelogic.models.spec import ModelSpec, parse_model
 from finelogic.sft.recipes import train_config_fields
-from finelogic.settings import RECORDED_WHEN_SET, as_data
+from finelogic.typed_config import RECORDED_WHEN_SET, as_data
 
 # torch is imported inside the functions that train: the book's pages import this module only for its
 # settings and records, and importing torch would cost each page seconds.

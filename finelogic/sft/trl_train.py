@@ -3,7 +3,7 @@ launches on several processes (DeepSpeed ZeRO-3 on GPUs, the paper's setup throu
 gloo on a CPU), where the one-process loop of :mod:`finelogic.sft.train` cannot hold an 8B full fine-tune.
 :mod:`finelogic.runs.training` resolves a profile (``accelerate launch -m finelogic.runs.training``); this
 module is the trainer, profile-free. The output folder holds TRL's ``checkpoint-<step>/`` folders and, at the
-end, what the loop writes (so ``ckpt:<out>`` opens it); ``run.json`` holds the data and settings fingerprint,
+end, what the loop writes (so ``ckpt:<out>`` opens it); ``training.json`` holds the data and config fingerprint,
 so a folder trained on other data or settings is refused rather than resumed. The examples are encoded as the
 loop encodes them (:func:`finelogic.sft.train.encode_example`: the same tokens, the loss on the same target
 tokens). TRL is the extra ``[train]``.
@@ -21,14 +21,14 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from finelogic.models.spec import ModelSpec, parse_model
-from finelogic.settings import as_data
+from finelogic.typed_config import as_data
 from finelogic.sft.recipes import BASE_MODELS, trl_arguments
 from finelogic.sft.train import encode_example, LOG_NAME, TrainConfig, fingerprint, lora_config
 
 log = logging.getLogger(__name__)
 
 #: The trainer's record of a run (fingerprint, base model, style), beside its checkpoints.
-RUN_NAME = "run.json"
+TRAINING_RECORD = "training.json"
 
 
 def trl_available() -> bool:
@@ -109,7 +109,7 @@ def train_with_trl(examples: Sequence[Mapping[str, Any]], *, style: str, base: A
     ``examples`` with TRL, continuing from the last whole ``checkpoint-<step>`` in ``out`` unless ``resume`` is
     False; ``paper_recipe``: the released recipe's arguments; ``save_steps`` None: a checkpoint per epoch.
     :func:`finelogic.runs.training.train_style` calls it. ImportError (naming the extra) without TRL;
-    ValueError when ``out`` holds a run on other data or settings and ``resume`` is on."""
+    ValueError when ``out`` holds a training on other data or config and ``resume`` is on."""
     if not trl_available():
         raise ImportError("finelogic train needs TRL: pip install -e '.[train]'")
     from datasets import Dataset
@@ -127,12 +127,12 @@ def train_with_trl(examples: Sequence[Mapping[str, Any]], *, style: str, base: A
     name = style if style == "LogiPT" else f"SFT-{style}"
     folder = Path(out)
     digest = fingerprint(spec, examples, config)
-    record_path = folder / RUN_NAME
+    record_path = folder / TRAINING_RECORD
     last = last_whole_checkpoint(folder, remove_partial=main) if resume and folder.is_dir() else None
     if last and record_path.is_file():
         earlier = json.loads(record_path.read_text(encoding="utf-8"))
         if earlier.get("fingerprint") != digest:
-            raise ValueError(f"{folder} holds a run on other data or settings ({earlier.get('fingerprint')} != "
+            raise ValueError(f"{folder} holds a training on other data or config ({earlier.get('fingerprint')} != "
                              f"{digest}); pass another --out, or --fresh to start again there")
     if main:
         folder.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""Typed settings: each notebook family's settings are a frozen dataclass (nested ones included), built from
+"""Typed config: each notebook family's config is a frozen dataclass (nested ones included), built from
 plain data by :func:`build`, which rejects an unknown or ill-typed key at any depth with its full path
 (``accuracy.generation.max_new_tokens``) and the valid names, and changed by :func:`merge`, field by field.
 Defaults live in the dataclasses only. ``Mapping[str, X]`` fields are built key by key, a ``tuple[...]``
@@ -19,13 +19,13 @@ from typing import Any, Mapping, TypeVar, Union
 S = TypeVar("S")
 
 
-class SettingsError(ValueError):
+class ConfigError(ValueError):
     """A setting that does not exist or has the wrong type; the message starts with its path."""
 
 
 class Choice(str, enum.Enum):
     """Base of the ``str`` enums that choose, one decision each, between the paper's text (``principled``) and
-    what its released code does (``paper_code_compat``; ``book/released-code.md``), e.g. the prompt layout."""
+    what its released code does (``released``; ``book/released-code.md``), e.g. the prompt layout."""
 
     def __str__(self) -> str:
         return self.value
@@ -36,27 +36,38 @@ class Choice(str, enum.Enum):
         try:
             return cls(value)
         except ValueError:
-            raise ValueError(f"unknown {what} {value!r}; choose one of {', '.join(m.value for m in cls)}") from None
+            raise ValueError(f"unknown {what} {value!r}; choose one of {_members(cls, value)}") from None
+
+
+#: Choice values that have a new name: the error for the old one names the new one.
+RENAMED_CHOICES = types.MappingProxyType({"paper_code_compat": "released"})  # rename: keep
+
+
+def _members(cls: type[enum.Enum], value: Any) -> str:
+    """The members of ``cls``, and the new name of ``value`` when it is an old one."""
+    members = ", ".join(m.value for m in cls)
+    new = RENAMED_CHOICES.get(value) if isinstance(value, str) else None
+    return f"{members} ({value!r} is now called {new!r})" if new else members
 
 
 def build(cls: type[S], value: Any, path: str) -> S:
     """``value`` (a mapping of field names, an instance of ``cls``, or None for the defaults) as a ``cls``;
-    :class:`SettingsError` for an unknown key, a value of the wrong type or a failing check of ``cls``."""
+    :class:`ConfigError` for an unknown key, a value of the wrong type or a failing check of ``cls``."""
     if isinstance(value, cls):
         return value
     if value is None:
         value = {}
     if not isinstance(value, MappingABC):
-        raise SettingsError(f"{path}: expected a mapping of settings ({', '.join(_names(cls))}), got {value!r}")
+        raise ConfigError(f"{path}: expected a mapping of config keys ({', '.join(_names(cls))}), got {value!r}")
     hints = _hints(cls)
     _refuse_unknown(cls, value, path)
     kwargs = {name: _coerce(hints[name], item, f"{path}.{name}") for name, item in value.items()}
     try:
         return cls(**kwargs)
-    except SettingsError:
+    except ConfigError:
         raise
     except (TypeError, ValueError) as error:
-        raise SettingsError(f"{path}: {error}") from None
+        raise ConfigError(f"{path}: {error}") from None
 
 
 def merge(instance: S, overrides: Mapping[str, Any] | None, path: str) -> S:
@@ -88,7 +99,7 @@ RECORDED_WHEN_SET = types.MappingProxyType({"recorded": "when set"})
 
 def as_data(value: Any) -> Any:
     """Settings as plain JSON data (dicts, lists, strings, numbers): what a run's provenance records. A
-    settings dataclass gives every field, less those marked :data:`RECORDED_WHEN_SET` that hold their default."""
+    config dataclass gives every field, less those marked :data:`RECORDED_WHEN_SET` that hold their default."""
     return json.loads(json.dumps(value, default=_plain))
 
 
@@ -113,11 +124,11 @@ def _names(cls: type) -> list[str]:
 
 
 def _refuse_unknown(cls: type, keys: Mapping[str, Any], path: str) -> list[str]:
-    """The settings of ``cls`` (its init fields); a SettingsError naming the first key of ``keys`` not one."""
+    """The settings of ``cls`` (its init fields); a ConfigError naming the first key of ``keys`` not one."""
     names = _names(cls)
     unknown = sorted(k for k in keys if k not in names)
     if unknown:
-        raise SettingsError(f"{path}.{unknown[0]}: unknown setting; the settings of {path} are {', '.join(names)}")
+        raise ConfigError(f"{path}.{unknown[0]}: unknown key; the keys of {path} are {', '.join(names)}")
     return names
 
 
@@ -127,43 +138,43 @@ _SCALARS = {bool: ((bool,), "true or false"), int: ((int,), "an integer"), float
 
 
 def _coerce(hint: Any, value: Any, path: str) -> Any:
-    """``value`` checked against the type ``hint`` (built when it is a settings dataclass)."""
+    """``value`` checked against the type ``hint`` (built when it is a config dataclass)."""
     if hint is Any:
         return value
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (Union, types.UnionType):
         if value is None and type(None) in args:
             return None
-        errors: list[SettingsError] = []
+        errors: list[ConfigError] = []
         for option in (a for a in args if a is not type(None)):
             try:
                 return _coerce(option, value, path)
-            except SettingsError as error:
+            except ConfigError as error:
                 errors.append(error)
         if len(errors) == 1:
             raise errors[0]
         names = " or ".join(getattr(a, "__name__", str(a)) for a in args)
-        raise SettingsError(f"{path}: expected {names}, got {value!r}")
+        raise ConfigError(f"{path}: expected {names}, got {value!r}")
     if dataclasses.is_dataclass(hint):
         return build(hint, value, path)
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
         try:
             return hint(value)
         except ValueError:
-            raise SettingsError(f"{path}: expected one of {', '.join(m.value for m in hint)}, got {value!r}") from None
+            raise ConfigError(f"{path}: expected one of {_members(hint, value)}, got {value!r}") from None
     if origin is tuple:
         if isinstance(value, (str, bytes, MappingABC)) or not isinstance(value, (tuple, list, range)):
-            raise SettingsError(f"{path}: expected a sequence, got {value!r}")
+            raise ConfigError(f"{path}: expected a sequence, got {value!r}")
         item = args[0] if args and (len(args) == 1 or args[1] is Ellipsis) else Any
         return tuple(_coerce(item, v, f"{path}[{i}]") for i, v in enumerate(value))
     if origin in (Mapping, MappingABC, dict):
         if not isinstance(value, MappingABC):
-            raise SettingsError(f"{path}: expected a mapping, got {value!r}")
+            raise ConfigError(f"{path}: expected a mapping, got {value!r}")
         item = args[1] if args else Any
         return types.MappingProxyType({k: _coerce(item, v, f"{path}.{k}") for k, v in value.items()})
     if hint in _SCALARS:
         accepted, words = _SCALARS[hint]
         if not isinstance(value, accepted) or (isinstance(value, bool) and hint is not bool):
-            raise SettingsError(f"{path}: expected {words}, got {value!r}")
+            raise ConfigError(f"{path}: expected {words}, got {value!r}")
         return float(value) if hint is float else value
     return value
