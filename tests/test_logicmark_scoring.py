@@ -362,11 +362,15 @@ def test_real_model_log_likelihood_equals_log_softmax_of_its_logits(hf_backend):
 
 @pytest.mark.slow
 def test_shared_context_kv_cache_gives_the_scores_of_separate_passes(hf_backend):
-    from finelogic.models import HFBackend
+    from reference_paths import one_pass_per_pair
+
+    class OnePassPerPair:  # lm-eval's way: one forward pass per (context, option)
+        def loglikelihood(self, requests):
+            return one_pass_per_pair(hf_backend, requests)
 
     problems = generate_logicmark(Config(limit=3, seed=11))
-    separate = HFBackend(hf_backend.model, hf_backend.tokenizer, share_context=False, batch_size=4)
-    shared_rows, separate_rows = score(problems, hf_backend), score(problems, separate)
+    shared_rows = score(problems, hf_backend)
+    separate_rows = score(problems, OnePassPerPair(), model=shared_rows["model"].iloc[0])
     columns = [c for c in shared_rows.columns if c.startswith("loglik_")]
     assert max((shared_rows[columns] - separate_rows[columns]).abs().max()) < 1e-4
     assert shared_rows["tokens_0"].tolist() == separate_rows["tokens_0"].tolist()
