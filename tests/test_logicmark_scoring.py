@@ -62,24 +62,6 @@ def test_context_is_the_cards_record_context_and_options_get_a_leading_space():
                                      ("If:\na = b\nb != c\n\nThen", " b = c"), ("If:\na = b\nb != c\n\nThen", " a != b")]
 
 
-def test_layouts_change_one_thing_each():
-    problem = _problem(("a != c", "a = c"), 0)
-    context = "If:\na = b\nb != c\n\nThen"
-    assert requests_for(problem, "text_no_space") == [(context, "a != c"), (context, "a = c")]
-    lettered = context + "\nA. a != c\nB. a = c\nAnswer:"
-    assert requests_for(problem, "lettered") == [(lettered, " A"), (lettered, " B")]
-    with pytest.raises(ValueError, match="unknown LogicMark layout 'letters'; choose one of text, text_no_space"):
-        requests_for(problem, "letters")
-
-
-def test_lettered_layout_scores_letters_and_char_divides_by_the_letter():
-    backend = FixedBackend({" A": (-2.0, 1), " B": (-1.0, 1)})
-    row = score([_problem(("a != c", "a = c"), 0)], backend, layout="lettered").iloc[0]
-    assert (row["pred_token_mean"], row["pred_char"], row["pred_none"]) == (1, 1, 1)
-    assert row["score_char_0"] == pytest.approx(-2.0)  # len("A") = 1
-    assert row["option_0"] == "a != c" and not row["correct"]
-
-
 def test_context_round_trips_through_the_cards_record_format():
     generated = generate_logicmark(Config(limit=5, seed=3))
     for problem in generated:
