@@ -125,15 +125,12 @@ def test_unknown_normalization_is_rejected_before_any_model_work():
     assert backend.calls == []
 
 
-def test_all_requests_go_to_the_backend_in_one_call_unless_chunked():
+def test_all_requests_go_to_the_backend_in_one_call():
     problems = [_problem(("a = b", "c = d"), 0, pid=f"p{i}") for i in range(5)]
     backend = TokenTableBackend({" a": -1.0, " =": -1.0, " b": -1.0, " c": -2.0, " d": -2.0})
     frame = score(problems, backend, model="fake")
     assert [len(call) for call in backend.calls] == [10]
     assert list(frame["id"]) == ["p0", "p1", "p2", "p3", "p4"] and set(frame["model"]) == {"fake"}
-    backend.calls.clear()
-    score(problems, backend, chunk_size=2)
-    assert [len(call) for call in backend.calls] == [4, 4, 2]
 
 
 def test_records_carry_hop_style_and_answer_type():

@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
 from finelogic.data.generators.logicmark import Premises, Statement
 from finelogic.eval.stats import one_decimal
@@ -63,28 +62,20 @@ def answer_type(option: str) -> str | None:
 
 
 def score(problems: Sequence[Problem], backend: Any, normalization: str = "token_mean", *,
-          model: str | None = None, chunk_size: int | None = None,
-          requests_of: Callable[[Problem], list[tuple[str, str]]] = requests_for) -> pd.DataFrame:
+          model: str | None = None, requests_of: Callable[[Problem], list[tuple[str, str]]] = requests_for) -> pd.DataFrame:
     """One record per problem, in order: ``id, model, hop, style, answer_type, answer_index``; per option ``k``
     ``option_k``, ``loglik_k`` (nats), ``tokens_k``, ``score_<norm>_k``; per normalisation ``pred_<norm>``,
     ``correct_<norm>``, ``tie_<norm>`` (ties go to the first option, as lm-eval's argmax); then ``normalization``
-    (the one that fills them), ``prediction``, ``correct``. ``chunk_size``: problems per ``loglikelihood`` call
-    (None: all in one). ``requests_of``: a problem's requests, one per option (other wordings:
-    ``benchmarks/logicmark_gap.py``)."""
+    (the one that fills them), ``prediction``, ``correct``; every request in one ``loglikelihood`` call.
+    ``requests_of``: a problem's requests, one per option (other wordings: ``benchmarks/logicmark_gap.py``)."""
     check_normalization(normalization)  # before any model work
-    if chunk_size is not None and chunk_size < 1:
-        raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
     per_problem = [requests_of(p) for p in problems]
-    size = chunk_size or max(len(problems), 1)
-    chunks = [range(i, min(i + size, len(problems))) for i in range(0, len(problems), size)]
-    results: list[list[tuple[float, int, bool]]] = []
-    for chunk in tqdm(chunks, desc="LogicMark", unit="chunk", disable=len(chunks) < 2):
-        flat = [request for i in chunk for request in per_problem[i]]
-        scored = backend.loglikelihood(flat)
-        if len(scored) != len(flat):
-            raise RuntimeError(f"backend returned {len(scored)} scores for {len(flat)} requests")
-        each = iter(scored)
-        results += [[next(each) for _ in per_problem[i]] for i in chunk]
+    flat = [request for requests in per_problem for request in requests]
+    scored = backend.loglikelihood(flat)
+    if len(scored) != len(flat):
+        raise RuntimeError(f"backend returned {len(scored)} scores for {len(flat)} requests")
+    each = iter(scored)
+    results = [[next(each) for _ in requests] for requests in per_problem]
     name = model or model_name_of(backend)
     records = [_record(p, r, name, normalization, [x.strip() for _, x in q])
                for p, r, q in zip(problems, results, per_problem)]
