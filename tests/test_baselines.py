@@ -149,7 +149,7 @@ def test_selection_inference_responses_are_fld_proofs_the_symbolic_judge_finds_s
     fld_proved = FLD[1]
     steps = parse_steps(records.loc[1, "response"], fld_proved)
     assert [s.format() for s in steps] == [s.fld() for s in gold_derivation(fld_proved)]
-    verdicts = SymbolicJudge().judge_many(steps, fld_proved)
+    verdicts = SymbolicJudge().judge_all([(s, fld_proved) for s in steps])
     assert all(v.valid and v.atomic for v in verdicts)
     labelled = records[records["gold"] != UNKNOWN]
     table = soundness_table(judge_responses(labelled, {p.id: p for p in FLD}, SymbolicJudge()))
@@ -420,7 +420,7 @@ def test_logipt_trace_steps_are_the_gold_proof_with_formulas_and_rules():
     trace = solver_trace(FLD[1])
     steps = parse_steps(trace, FLD[1])
     assert [s.format() for s in steps] == [s.fld() for s in gold_derivation(FLD[1])]
-    assert all(v.valid and v.atomic for v in SymbolicJudge().judge_many(steps, FLD[1]))
+    assert all(v.valid and v.atomic for v in SymbolicJudge().judge_all([(s, FLD[1]) for s in steps]))
     assert f"Query: hypothesis = {FLD[1].formulas['hypothesis']}" in trace
     assert "by modus ponens" in trace or "by and intro" in trace
     assert solver_trace(FLD[4]).endswith("the facts entail neither.\n__UNKNOWN__")
