@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from finelogic.models import GenerationConfig, HFBackend
+from reference_paths import one_pass_per_pair, one_pass_per_prefix
 
 WORDS = ["red", "big", "kind", "blue", "quiet", "round", "cold", "green", "young", "rough", "smart", "nice"]
 NOUNS = ["cat", "dog", "bear", "mouse", "lion", "rabbit", "squirrel", "tiger", "cow", "eagle"]
@@ -88,11 +89,8 @@ def bench_loglikelihood(backend: HFBackend, items: int = 4) -> None:
     n_tokens = len(backend.tokenizer(requests[0][0]).input_ids)
     backend.batch_size = 4
     backend.loglikelihood([("warm", " up")])
-    backend.share_context = True
     shared_s, shared = timed(lambda: backend.loglikelihood(requests))
-    backend.share_context = False
-    full_s, full = timed(lambda: backend.loglikelihood(requests))
-    backend.share_context = True
+    full_s, full = timed(lambda: one_pass_per_pair(backend, requests))
     diff = max(abs(a[0] - b[0]) for a, b in zip(shared, full))
     print(f"ll      {items} items x 4 choices, contexts ~{n_tokens} tokens: KV reuse {shared_s:5.1f} s, "
           f"one pass per choice (batch 4) {full_s:5.1f} s: {full_s / shared_s:.1f}x; max |diff| {diff:.1e}")
@@ -116,8 +114,7 @@ def bench_hidden(backend: HFBackend, proofs: int = 1) -> None:
     backend.hidden_states("warm up", [4])
     for suffix in (None, GENERATION_PROMPT):
         fast_s, fast = timed(lambda: [backend.hidden_states(t, b, suffixes=suffix) for t, b in texts])
-        slow_s, slow = timed(lambda: [backend.hidden_states(t, b, suffixes=suffix, reuse_prefix=False)
-                                      for t, b in texts])
+        slow_s, slow = timed(lambda: [one_pass_per_prefix(backend, t, b, suffixes=suffix) for t, b in texts])
         diff = max(float(np.abs(a - b).max()) for a, b in zip(fast, slow))
         label = "no suffix        " if suffix is None else "generation prompt"
         print(f"hidden  {proofs} proofs x 15 steps (~{n_tokens} tokens), {label}: one pass {fast_s:5.2f} s, "

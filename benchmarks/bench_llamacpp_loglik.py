@@ -7,7 +7,7 @@ as it is (``open_model("gguf:embedded")``). Both are opened bare (``cache=False`
 computed) and loaded before the clock starts. Printed per kind: wall and CPU seconds, items per second,
 model calls and tokens fed, accuracy; then the ratio, argmax agreement per item under each normalisation
 (target: at least 98% on ``token_mean``), and the log-likelihood differences. ``--f32`` also scores through
-llama.cpp on the file de-quantised to float32 (:func:`finelogic.models.llama_cpp.dequantized_copy`, the HF kind's
+llama.cpp on the file de-quantised to float32 (:func:`dequantized_copy` below, the HF kind's
 own weights), which takes llama.cpp's quantised arithmetic out of the comparison. ``--gemma`` also times Gemma 3
 270M base through llama.cpp on the same items (no HF row: transformers' GGUF path is wrong for it).
 
@@ -53,6 +53,7 @@ import argparse
 import logging
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -61,9 +62,51 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from finelogic.config import cache_dir  # noqa: E402
 from finelogic.data.generators.logicmark import Config, generate_logicmark  # noqa: E402
 from finelogic.eval.logicmark import NORMALIZATIONS, score  # noqa: E402
 from finelogic.models.spec import open_model  # noqa: E402
+
+
+def dequantized_copy(source: str | os.PathLike, target: str | os.PathLike | None = None) -> Path:
+    """A copy of the GGUF file ``source`` with every tensor de-quantised to float32 (the weights the HF kind
+    computes with), written once to ``target`` (default ``cache_dir()/models/<stem>-f32.gguf``): llama.cpp on
+    it differs from the HF kind by float32 arithmetic alone, not 8-bit activation rounding."""
+    from gguf import GGMLQuantizationType, GGUFReader, GGUFValueType, GGUFWriter
+    from gguf.quants import dequantize
+
+    source = Path(source)
+    target = Path(target) if target is not None else cache_dir() / "models" / f"{source.stem}-f32.gguf"
+    if target.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    reader = GGUFReader(source)
+    architecture = reader.fields["general.architecture"].contents()
+    handle = tempfile.NamedTemporaryFile(dir=target.parent, prefix=f".{target.name}-", delete=False)
+    handle.close()
+    try:
+        writer = GGUFWriter(handle.name, architecture)
+        for name, field in reader.fields.items():
+            if name.startswith("GGUF.") or name == "general.architecture":  # the writer writes these itself
+                continue
+            value = 0 if name == "general.file_type" else field.contents()  # 0: LLAMA_FTYPE_ALL_F32
+            vtype = GGUFValueType(field.types[0])
+            sub_type = GGUFValueType(field.types[-1]) if vtype == GGUFValueType.ARRAY else None
+            writer.add_key_value(name, value, vtype, sub_type=sub_type)
+        for tensor in reader.tensors:
+            weights = dequantize(tensor.data, tensor.tensor_type).astype(np.float32, copy=False)
+            writer.add_tensor(tensor.name, np.ascontiguousarray(weights), raw_dtype=GGMLQuantizationType.F32)
+        writer.write_header_to_file()
+        writer.write_kv_data_to_file()
+        writer.write_tensors_to_file()
+        writer.close()
+        os.replace(handle.name, target)
+    finally:
+        Path(handle.name).unlink(missing_ok=True)
+    print(f"de-quantised {source.name} ({len(reader.tensors)} tensors) to float32 in {target} in "
+          f"{time.perf_counter() - start:.1f} s")
+    return target
 
 
 def timed(name: str, problems, backend) -> tuple:
@@ -136,7 +179,6 @@ def main() -> None:
     compare("Q4_1 via llama.cpp", llama_records, hf_records, len(problems))
     if args.f32:
         from finelogic.models.embedded import gguf_path
-        from finelogic.models.llama_cpp import dequantized_copy
 
         f32 = open_model({"kind": "gguf", "path": str(dequantized_copy(gguf_path())),
                           "options": {"threads": args.threads}}, cache=False)

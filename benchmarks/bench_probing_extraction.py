@@ -158,7 +158,10 @@ def main(argv: list[str] | None = None) -> int:
     ways = {"packed": (backend, lambda: extract_features(backend, rows, progress=False)),
             "session start": (old, lambda: extract_features(OneProblemPerCall(old), rows, progress=False))}
     if args.naive:
-        ways["naive"] = (backend, lambda: extract_features(backend, rows, reuse_prefix=False, progress=False))
+        from reference_paths import one_pass_per_prefix
+
+        ways["naive"] = (backend, lambda: np.stack([one_pass_per_prefix(backend, r.text, [len(r.text)],
+                                                                        normalize=True)[0] for r in rows]))
     print(f"profile {args.profile}, {len(problems)} problems, {len(rows)} rows "
           f"({', '.join(f'{t}: {sum(r.task == t for r in rows)}' for t in TASKS)}), read-out {args.readout}, "
           f"{args.threads} threads, batch size {args.batch_size}, baseline {args.baseline}")

@@ -171,16 +171,19 @@ def part_loglik(args) -> dict:
 
     problems = generate("logicmark", args.lm_items, seed=0)
     requests = [r for p in problems for r in requests_for(p)]
+    from reference_paths import one_pass_per_pair
+
     fast = _backend(batch_size=32)
-    slow = _backend(model=fast.model, tokenizer=fast.tokenizer, batch_size=32, share_context=False)
+    slow = _backend(model=fast.model, tokenizer=fast.tokenizer, batch_size=32)
     result = {"part": "loglik", "items": len(problems), "requests": len(requests), "ways": {}}
     scores = {}
-    for name, backend in (("package (packed)", fast), ("one pass per option", slow)):
-        backend.loglikelihood(requests[:8])
+    for name, backend, scorer in (("package (packed)", fast, fast.loglikelihood),
+                                  ("one pass per option", slow, lambda chosen: one_pass_per_pair(slow, chosen))):
+        scorer(requests[:8])
         before = _load()
         backend.stats.reset()
         start, cpu = time.perf_counter(), time.process_time()
-        scored = backend.loglikelihood(requests)
+        scored = scorer(requests)
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         scores[name] = scored
         result["ways"][name] = {"seconds": round(seconds, 2), "cpu_s": round(cpu, 2),

@@ -42,11 +42,27 @@ from finelogic.data.generators.logicmark import (EQ, NEQ, STYLES, Config, Premis
                                                  generate_logicmark)
 from finelogic.book.logicmark import hop_profile  # noqa: E402
 from finelogic.data.problem import Problem  # noqa: E402
-from finelogic.eval.logicmark import HOPS, LAYOUTS, card_layout, context_of, derivation, score  # noqa: E402
+from finelogic.eval.logicmark import HOPS, card_layout, context_of, derivation, requests_for, score  # noqa: E402
 from finelogic.models.spec import open_model, parse_model  # noqa: E402
 
 #: Columns of :func:`card_properties`.
 PROPERTY_COLUMNS = ("property", "card", "checked", "count", "of", "verdict")
+def no_space_requests(problem: Problem) -> list[tuple[str, str]]:
+    """The card's context continued with each option directly, without the leading space."""
+    return [(context, option[1:]) for context, option in requests_for(problem)]
+
+
+def lettered_requests(problem: Problem) -> list[tuple[str, str]]:
+    """The options listed as ``A. ...`` after the context, then ``Answer:`` (our cue; the card shows none); the
+    letters are scored."""
+    letters = [chr(ord("A") + k) for k in range(len(problem.options))]
+    block = "".join(f"\n{letter}. {option}" for letter, option in zip(letters, problem.options))
+    return [(context_of(problem) + block + "\nAnswer:", " " + letter) for letter in letters]
+
+
+#: The prompt layouts :func:`~finelogic.eval.logicmark.score` is run with: ``text`` is the package's (the card's
+#: wording), the others change one thing each.
+LAYOUTS = {"text": requests_for, "text_no_space": no_space_requests, "lettered": lettered_requests}
 #: The one-at-a-time changes of :func:`variant_table`: name -> (layout, normalisation, what changes).
 VARIANTS: dict[str, tuple[str, str, str]] = {
     "ours": ("text", "token_mean", "our default: option text after a space, mean log-prob per token"),
@@ -322,7 +338,7 @@ def main() -> None:
         for layout in LAYOUTS:
             clock, load = time.perf_counter(), os.getloadavg()[0]
             calls, hits = backend.stats.calls, backend.stats.cache_hits
-            records[layout].append(score(problems, backend, model=name, layout=layout))
+            records[layout].append(score(problems, backend, model=name, requests_of=LAYOUTS[layout]))
             timings.append(f"{name}, layout {layout}: {time.perf_counter() - clock:.0f} s, "
                            f"{backend.stats.calls - calls} model calls, {backend.stats.cache_hits - hits} "
                            f"requests from the cache (load average {load:.1f} before)")

@@ -200,14 +200,6 @@ LOGICMARK_HOP_SHARE: Mapping[str, float] = MappingProxyType(
 # The card's rows nearest to the models this repository runs (SmolLM2-135M: the embedded model's base; the
 # others of about its size, or Gemma 3 270M's): the rows a page draws beside ours, in the card's spelling.
 LOGICMARK_NEAREST: tuple[str, ...] = ("SmolLM2-135M", "pythia-70m", "pythia-160M", "gpt2", "Qwen2.5-0.5B")
-_LOGICMARK_PARAMS: dict[str, str] = {  # the card's "Params" column
-    "Qwen2.5-3B": "3.1B", "Qwen2.5-Math-1.5B": "1.5B", "GPT-X2-125M": "125M", "Qwen2.5-1.5B": "1.5B",
-    "pythia-2.8B": "2.8B", "gpt2-xl": "1.6B", "SmolLM2-1.7B": "1.7B", "pythia-70m": "70M", "gpt2": "124M",
-    "Qwen2.5-Coder-1.5B": "1.5B", "GPT-X-125M": "125M", "LFM2-350M-Math": "354M", "pythia-31m": "30M",
-    "SmolLM2-135M": "135M", "Qwen2.5-0.5B": "494M", "pythia-14m": "14M", "MobileLLM-125M": "125M",
-    "LFM2.5-350M-Base": "354M", "pythia-160M": "162M"
-}
-
 _TABLES = {"table1": _TABLE1, "table2": _TABLE2, "table3": _TABLE3, "table4": _TABLE4, "table5": _TABLE5,
            "logicmark": _LOGICMARK}
 TABLES: tuple[str, ...] = tuple(_TABLES)
@@ -253,7 +245,3 @@ def table1_label_types() -> dict[str, tuple[str, ...]]:
     """Table 1's label types per dataset, as printed ("T", "F", "Unknown")."""
     return dict(_TABLE1_LABEL_TYPES)
 
-
-def logicmark_params() -> dict[str, str]:
-    """The LogicMark card's "Params" column per model, as printed (e.g. ``"3.1B"``, ``"70M"``)."""
-    return dict(_LOGICMARK_PARAMS)

@@ -607,14 +607,6 @@ class Store:
             db.execute("REPLACE INTO datasets VALUES (?, ?, ?, ?, ?, ?)",
                        (key, name, text, len(lines), hashlib.sha256(text.encode("utf-8")).hexdigest(), time.time()))
 
-    def copy_datasets(self, target: "Store") -> int:
-        """Copy the generated sets ``target`` lacks into it; returns how many."""
-        have = {key for key, in target.query("SELECT key FROM datasets")}
-        rows = [r for r in self.query("SELECT key, name, problems, count, sha256, stored FROM datasets") if r[0] not in have]
-        with target.transaction() as db:
-            db.executemany("INSERT OR IGNORE INTO datasets VALUES (?, ?, ?, ?, ?, ?)", rows)
-        return len(rows)
-
     # ------------------------------------------------------------------ inspection
     def summary(self) -> list[tuple[str, str, str, int]]:
         """Rows per table and kind: ``(table, kind or memo, model or version, rows)``, for a look inside."""

@@ -336,7 +336,7 @@ def test_accuracy_run_writes_and_reads_back_the_same_tables(tmp_path):
     pd.testing.assert_frame_equal(back.sets, run.sets)
     pd.testing.assert_frame_equal(back.traces, run.traces)
     assert back.provenance.as_dict() == run.provenance.as_dict()
-    assert back.trace_list("Sel-Inf") == run.trace_list("Sel-Inf") and len(run.trace_list()) == 8
+    assert len(back.traces) == 8
     assert "" in set(back.records["response"])  # an empty response stays a string
 
 

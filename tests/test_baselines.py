@@ -6,6 +6,7 @@ proof and formulas, or with what a test tells it to. No neural model is loaded.
 """
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 
@@ -148,7 +149,7 @@ def test_selection_inference_responses_are_fld_proofs_the_symbolic_judge_finds_s
     fld_proved = FLD[1]
     steps = parse_steps(records.loc[1, "response"], fld_proved)
     assert [s.format() for s in steps] == [s.fld() for s in gold_derivation(fld_proved)]
-    verdicts = SymbolicJudge().judge_many(steps, fld_proved)
+    verdicts = SymbolicJudge().judge_all([(s, fld_proved) for s in steps])
     assert all(v.valid and v.atomic for v in verdicts)
     labelled = records[records["gold"] != UNKNOWN]
     table = soundness_table(judge_responses(labelled, {p.id: p for p in FLD}, SymbolicJudge()))
@@ -394,7 +395,7 @@ def test_accuracy_run_accepts_the_baselines_setting_names(tmp_path):
     assert set(run.records["model"]) == {"SmolLM2-135M-Instruct"}  # the profile's model, as the tables print it
     assert run.provenance.model_calls == model.stats.calls > 0
     assert run.traces["setting"].tolist() == run.records["setting"].tolist()
-    sel_inf = run.trace_list("Sel-Inf")
+    sel_inf = [json.loads(text) for text in run.traces.loc[run.traces["setting"] == "Sel-Inf", "trace"]]
     assert [t["id"] for t in sel_inf] == run.records["id"].tolist()[:n]
     assert {t["model"] for t in sel_inf} == {"SmolLM2-135M-Instruct"} and "proof" in sel_inf[0]
 
@@ -419,7 +420,7 @@ def test_logipt_trace_steps_are_the_gold_proof_with_formulas_and_rules():
     trace = solver_trace(FLD[1])
     steps = parse_steps(trace, FLD[1])
     assert [s.format() for s in steps] == [s.fld() for s in gold_derivation(FLD[1])]
-    assert all(v.valid and v.atomic for v in SymbolicJudge().judge_many(steps, FLD[1]))
+    assert all(v.valid and v.atomic for v in SymbolicJudge().judge_all([(s, FLD[1]) for s in steps]))
     assert f"Query: hypothesis = {FLD[1].formulas['hypothesis']}" in trace
     assert "by modus ponens" in trace or "by and intro" in trace
     assert solver_trace(FLD[4]).endswith("the facts entail neither.\n__UNKNOWN__")

@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from test_paper_citations import SOURCE
+from test_roundtrip import same_run
 
 from finelogic.eval.accuracy import RECORD_COLUMNS, depth_bucket, records_frame
 from finelogic.eval.probing import LINEAR, MAJORITY, TEXT_ONLY, summarize as summarize_probes
@@ -18,7 +19,6 @@ from finelogic.eval.soundness import STEP_COLUMNS
 from finelogic.eval import claims
 from finelogic.runs import accuracy, claims as claims_family, probing, soundness, supervision
 from finelogic.runs.provenance import Provenance
-from finelogic.runs.results import same_run
 from finelogic.runs.upstream import UpstreamMissing
 
 BASE = "SmolLM2-135M-Instruct"

@@ -1,4 +1,5 @@
-"""HFBackend on the embedded SmolLM2: the three verbs, and the fast paths equal the naive ones."""
+"""HFBackend on the embedded SmolLM2: the three verbs, and the packed paths equal one pass per request
+(the tests' own references below, and benchmarks/reference_paths.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,6 +8,7 @@ import torch
 
 from finelogic.models import GenerationConfig
 from model_fixtures import hf_backend, model_cache  # noqa: F401  (fixtures)
+from reference_paths import one_pass_per_pair, one_pass_per_prefix
 
 FRANCE = [{"role": "user", "content": "What is the capital of France?"}]
 COLOUR = [{"role": "user", "content": "Name a colour."}]
@@ -78,12 +80,7 @@ def test_shared_context_kv_reuse_equals_one_pass_per_choice(hf_backend):
     assert [r[1:] for r in fast] == [r[1:] for r in slow]
     assert [r[1] for r in fast] == [1, 7, 1, 6, 3]  # digits are single tokens: " ", "1", "0"
     assert max(abs(a[0] - b[0]) for a, b in zip(fast, slow)) < 1e-4
-    hf_backend.share_context = False
-    try:
-        unshared = hf_backend.loglikelihood(requests)
-    finally:
-        hf_backend.share_context = True
-    assert max(abs(a[0] - b[0]) for a, b in zip(unshared, slow)) < 1e-4
+    assert max(abs(a[0] - b[0]) for a, b in zip(one_pass_per_pair(hf_backend, requests), slow)) < 1e-4
 
 
 PROOF = ("Facts: fact1: A is B. fact2: B is C. fact3: C is D.\nProof: fact1 & fact2 -> int1: A is C. "
@@ -126,7 +123,7 @@ def test_suffix_after_each_boundary_reuses_the_prefix_cache(hf_backend):
     assert hf_backend.stats.calls == 2
     reference = np.stack([naive_state(hf_backend, PROOF[:b] + GENERATION_PROMPT) for b in bounds])
     assert states.shape == (3, 576) and np.abs(states - reference).max() < 1e-4
-    naive = hf_backend.hidden_states(PROOF, bounds, suffixes=GENERATION_PROMPT, reuse_prefix=False)
+    naive = one_pass_per_prefix(hf_backend, PROOF, bounds, suffixes=GENERATION_PROMPT)
     assert np.abs(states - naive).max() < 1e-4
 
 
@@ -150,7 +147,7 @@ def test_candidates_that_start_alike_feed_their_common_tokens_once(hf_backend):
     hf_backend.stats.reset()
     states = hf_backend.hidden_states(text, [len(text)], suffixes=[candidates])
     assert hf_backend.stats.prompt_tokens == len(encode(text)) + sum(len(encode(c)) for c in candidates) - common
-    naive = hf_backend.hidden_states(text, [len(text)], suffixes=[candidates], reuse_prefix=False)
+    naive = one_pass_per_prefix(hf_backend, text, [len(text)], suffixes=[candidates])
     assert states[0].shape == (3, 576) and np.abs(states[0] - naive[0]).max() < 1e-4
 
 
@@ -242,13 +239,9 @@ def test_many_contexts_share_one_pass_and_equal_one_pass_per_request(hf_backend)
     # seven contexts, four per pass, each packed with all its continuations: 2 passes
     assert hf_backend.stats.calls == 2
     fed = hf_backend.stats.prompt_tokens
-    hf_backend.share_context = False
-    try:
-        hf_backend.stats.reset()
-        assert_same_scores(hf_backend.loglikelihood(requests), fast)
-        assert fed < hf_backend.stats.prompt_tokens / 2  # each context once, not once per option
-    finally:
-        hf_backend.share_context = True
+    hf_backend.stats.reset()
+    assert_same_scores(one_pass_per_pair(hf_backend, requests), fast)
+    assert fed < hf_backend.stats.prompt_tokens / 2  # each context once, not once per option
     slow = [naive_loglikelihood(hf_backend, c, x) for c, x in requests]
     assert_same_scores(fast, slow)
     assert fast[MANY_OPTIONS.index(" yes")][0] > fast[MANY_OPTIONS.index(" red")][0]
@@ -263,8 +256,7 @@ def test_cross_item_batching_is_exact_on_a_random_init_model(hf_backend):
     control = HFBackend(random_init_like(hf_backend.model, seed=1), tokenizer=hf_backend.tokenizer, batch_size=3)
     requests = cross_item_requests()
     fast = control.loglikelihood(requests)
-    control.share_context = False
-    assert_same_scores(fast, control.loglikelihood(requests))
+    assert_same_scores(fast, one_pass_per_pair(control, requests))
 
 
 def test_hidden_states_batch_equals_one_request_at_a_time(hf_backend):
@@ -284,7 +276,7 @@ def test_hidden_states_batch_equals_one_request_at_a_time(hf_backend):
     # much as real tokens): a pass over the text, and for the 3 with suffixes one over their suffix block
     assert hf_backend.stats.calls == 8
     for request, got in zip(requests, batched):
-        alone = hf_backend.hidden_states(request.text, request.boundaries, reuse_prefix=False, **request.options)
+        alone = one_pass_per_prefix(hf_backend, request.text, request.boundaries, **request.options)
         if isinstance(alone, list):
             assert [a.shape for a in got] == [a.shape for a in alone]
             assert max(np.abs(a - b).max() for a, b in zip(got, alone)) < 1e-4

@@ -98,11 +98,11 @@ def test_released_steps_are_judged_with_their_own_texts_and_released_replies():
     assert (verdict.valid, verdict.atomic) == (False, False) and len(backend.calls) == 1  # atomicity not asked
 
 
-def test_judge_many_batches_validity_then_atomicity_of_the_valid_ones_only():
+def test_judge_all_batches_validity_then_atomicity_of_the_valid_ones_only():
     answers = {"int1: the dog is big.": "false", "hypothesis: the dog is calm.": "true"}
     backend = FakeBackend(lambda p: next(a for k, a in answers.items() if f"Conclusion:\n{k}" in p))
     steps, problem = steps_of(GOLD)
-    verdicts = LLMJudge(backend).judge_many(steps, problem)
+    verdicts = LLMJudge(backend).judge_all([(s, problem) for s in steps])
     assert [len(prompts) for prompts, _ in backend.calls] == [2, 1]  # one call per question kind
     assert verdicts[0] == Verdict(False, False, "judge replied 'false'", "llm")
     assert (verdicts[1].valid, verdicts[1].atomic, verdicts[1].decided_by) == (True, True, "llm")
@@ -111,7 +111,7 @@ def test_judge_many_batches_validity_then_atomicity_of_the_valid_ones_only():
 def test_llm_judge_never_guesses():
     backend = FakeBackend(lambda p: "Let me think")
     steps, problem = steps_of(GOLD + " The dog is calm.\nint7 & fact1 -> int8: the dog is big.")
-    verdicts = LLMJudge(backend).judge_many(steps, problem)
+    verdicts = LLMJudge(backend).judge_all([(s, problem) for s in steps])
     assert [v.valid for v in verdicts] == [None, None, None]
     assert verdicts[0].reason == "validity reply not true/false: 'Let me think'"
     assert verdicts[2].reason == "a premise or the conclusion has no text to show the judge"  # int7 undefined
@@ -164,7 +164,7 @@ def test_symbolic_judge_says_why_it_cannot_decide(response, reason):
 def test_symbolic_judge_handles_discharged_assumptions():
     steps, problem = steps_of("void -> assump1: the dog is big.; [assump1] & fact3 -> int1: the dog is calm.; "
                               "[assump1] & int1 -> int2: if the dog is big then the dog is calm.;")
-    verdicts = SymbolicJudge().judge_many(steps, problem)
+    verdicts = SymbolicJudge().judge_all([(s, problem) for s in steps])
     assert verdicts[0].valid is None  # opening an assumption is not judged
     assert (verdicts[1].valid, verdicts[1].atomic) == (False, False)  # assump1 is not a z3 premise
     assert (verdicts[2].valid, verdicts[2].atomic) == (True, True)  # implication introduction
@@ -185,7 +185,7 @@ def test_hybrid_uses_the_llm_only_where_the_symbolic_judge_cannot_decide():
     steps, problem = steps_of("Step 1: fact1 & fact2 -> int1: the dog is quite big.\n"
                               "Step 2: fact4 & fact2 -> int2: the dog is big.\nStep 3: So the dog is calm.")
     judge = HybridJudge(SymbolicJudge(), LLMJudge(backend))
-    verdicts = judge.judge_many(steps, problem)
+    verdicts = judge.judge_all([(s, problem) for s in steps])
     assert [v.decided_by for v in verdicts] == ["llm", "symbolic", ""]
     assert [v.valid for v in verdicts] == [True, False, None]
     assert [len(prompts) for prompts, _ in backend.calls] == [1, 1]  # only the unparseable sentence

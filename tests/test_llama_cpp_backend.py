@@ -143,7 +143,8 @@ def test_on_the_weights_de_quantised_to_float32_llama_cpp_and_hf_agree_to_float_
     computes with), what is left between the two kinds is float32 summation order: 0.0002-0.0027 nats per
     token on these continuations (2026-12-02), 20-100x closer than on the Q4_1 file. A fault of our llama.cpp
     code (a position, BOS, a logit read from the wrong row) would not shrink with the weights' precision."""
-    from finelogic.models.llama_cpp import LlamaCppBackend, dequantized_copy
+    from bench_llamacpp_loglik import dequantized_copy  # the benchmark's tool (benchmarks/)
+    from finelogic.models.llama_cpp import LlamaCppBackend
 
     f32_file = dequantized_copy(gguf_file("embedded"))
     assert dequantized_copy(gguf_file("embedded")) == f32_file  # written once, then reused

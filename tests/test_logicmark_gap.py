@@ -6,6 +6,7 @@ import importlib.util
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from finelogic.data.generators.logicmark import Config, generate_logicmark
 from finelogic.data.problem import Fact, Problem
@@ -61,6 +62,34 @@ def test_a_star_with_a_cycle_is_neither_chain_nor_star():
     assert table["style star"] == (0, 1, "differs")
 
 
+def test_layouts_change_one_thing_each():
+    problem = _problem(["a = b", "b != c"], ["a != c", "a = c"], 0, 2)
+    context = "If:\na = b\nb != c\n\nThen"
+    assert gap.LAYOUTS["text"](problem) == [(context, " a != c"), (context, " a = c")]
+    assert gap.LAYOUTS["text_no_space"](problem) == [(context, "a != c"), (context, "a = c")]
+    lettered = context + "\nA. a != c\nB. a = c\nAnswer:"
+    assert gap.LAYOUTS["lettered"](problem) == [(lettered, " A"), (lettered, " B")]
+
+
+class _Fixed:
+    """Answers (sum, n_tokens) per continuation from a table."""
+
+    def __init__(self, table):
+        self.table = table
+
+    def loglikelihood(self, requests):
+        return [(*self.table[continuation], False) for _, continuation in requests]
+
+
+def test_lettered_layout_scores_letters_and_char_divides_by_the_letter():
+    backend = _Fixed({" A": (-2.0, 1), " B": (-1.0, 1)})
+    row = score([_problem(["a = b", "b != c"], ["a != c", "a = c"], 0, 2)], backend,
+                requests_of=gap.LAYOUTS["lettered"]).iloc[0]
+    assert (row["pred_token_mean"], row["pred_char"], row["pred_none"]) == (1, 1, 1)
+    assert row["score_char_0"] == pytest.approx(-2.0)  # len("A") = 1
+    assert row["option_0"] == "a != c" and not row["correct"]
+
+
 class _PreferShort:
     """Scores a continuation by minus its length in characters, one token per character."""
 
@@ -71,8 +100,8 @@ class _PreferShort:
 def test_variant_table_has_one_block_per_change_and_the_hop_profile_reads_it():
     problems = [_problem(["a = b"], ["a = b", "a != b", "ab = cd", "ab != cd"], 0, 1, pid="p1"),
                 _problem(["a = b", "b = c"], ["ab != cd", "a = c", "a != c", "b = d"], 1, 2, pid="p2")]
-    records = {layout: score(problems, _PreferShort(), layout=layout, model="m")
-               for layout in ("text", "text_no_space", "lettered")}
+    records = {layout: score(problems, _PreferShort(), requests_of=requests_of, model="m")
+               for layout, requests_of in gap.LAYOUTS.items()}
     table = variant_table(records)
     assert list(dict.fromkeys(table["setting"])) == ["ours", "lettered", "no_space", "per_char", "sum"]
     value = {(r.setting, r.metric): r.value for r in table.itertuples()}

@@ -62,24 +62,6 @@ def test_context_is_the_cards_record_context_and_options_get_a_leading_space():
                                      ("If:\na = b\nb != c\n\nThen", " b = c"), ("If:\na = b\nb != c\n\nThen", " a != b")]
 
 
-def test_layouts_change_one_thing_each():
-    problem = _problem(("a != c", "a = c"), 0)
-    context = "If:\na = b\nb != c\n\nThen"
-    assert requests_for(problem, "text_no_space") == [(context, "a != c"), (context, "a = c")]
-    lettered = context + "\nA. a != c\nB. a = c\nAnswer:"
-    assert requests_for(problem, "lettered") == [(lettered, " A"), (lettered, " B")]
-    with pytest.raises(ValueError, match="unknown LogicMark layout 'letters'; choose one of text, text_no_space"):
-        requests_for(problem, "letters")
-
-
-def test_lettered_layout_scores_letters_and_char_divides_by_the_letter():
-    backend = FixedBackend({" A": (-2.0, 1), " B": (-1.0, 1)})
-    row = score([_problem(("a != c", "a = c"), 0)], backend, layout="lettered").iloc[0]
-    assert (row["pred_token_mean"], row["pred_char"], row["pred_none"]) == (1, 1, 1)
-    assert row["score_char_0"] == pytest.approx(-2.0)  # len("A") = 1
-    assert row["option_0"] == "a != c" and not row["correct"]
-
-
 def test_context_round_trips_through_the_cards_record_format():
     generated = generate_logicmark(Config(limit=5, seed=3))
     for problem in generated:
@@ -143,15 +125,12 @@ def test_unknown_normalization_is_rejected_before_any_model_work():
     assert backend.calls == []
 
 
-def test_all_requests_go_to_the_backend_in_one_call_unless_chunked():
+def test_all_requests_go_to_the_backend_in_one_call():
     problems = [_problem(("a = b", "c = d"), 0, pid=f"p{i}") for i in range(5)]
     backend = TokenTableBackend({" a": -1.0, " =": -1.0, " b": -1.0, " c": -2.0, " d": -2.0})
     frame = score(problems, backend, model="fake")
     assert [len(call) for call in backend.calls] == [10]
     assert list(frame["id"]) == ["p0", "p1", "p2", "p3", "p4"] and set(frame["model"]) == {"fake"}
-    backend.calls.clear()
-    score(problems, backend, chunk_size=2)
-    assert [len(call) for call in backend.calls] == [4, 4, 2]
 
 
 def test_records_carry_hop_style_and_answer_type():
@@ -362,11 +341,15 @@ def test_real_model_log_likelihood_equals_log_softmax_of_its_logits(hf_backend):
 
 @pytest.mark.slow
 def test_shared_context_kv_cache_gives_the_scores_of_separate_passes(hf_backend):
-    from finelogic.models import HFBackend
+    from reference_paths import one_pass_per_pair
+
+    class OnePassPerPair:  # lm-eval's way: one forward pass per (context, option)
+        def loglikelihood(self, requests):
+            return one_pass_per_pair(hf_backend, requests)
 
     problems = generate_logicmark(Config(limit=3, seed=11))
-    separate = HFBackend(hf_backend.model, hf_backend.tokenizer, share_context=False, batch_size=4)
-    shared_rows, separate_rows = score(problems, hf_backend), score(problems, separate)
+    shared_rows = score(problems, hf_backend)
+    separate_rows = score(problems, OnePassPerPair(), model=shared_rows["model"].iloc[0])
     columns = [c for c in shared_rows.columns if c.startswith("loglik_")]
     assert max((shared_rows[columns] - separate_rows[columns]).abs().max()) < 1e-4
     assert shared_rows["tokens_0"].tolist() == separate_rows["tokens_0"].tolist()

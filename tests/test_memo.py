@@ -81,10 +81,11 @@ def test_a_source_version_of_a_module_that_does_not_exist_names_it():
 
 def _soundness_gold_run(tmp_path, monkeypatch):
     from finelogic.runs import soundness
+    from test_soundness import no_responses
 
     monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("FINELOGIC_RESULTS", str(tmp_path / "results"))
-    return soundness.run("smoke", seed=0, judge_responses=False)
+    return soundness.run("smoke", seed=0, accuracy_run=no_responses())
 
 
 @pytest.mark.parametrize("value", ['"true"', "true", "42", "[true]", '[true, true, "ok"]', '["yes", true, "", ""]',

@@ -177,11 +177,6 @@ def test_table1_matches_the_printed_table() -> None:
     ]
 
 
-def test_logicmark_params_match_the_card() -> None:
-    _, _, params = logicmark_table()
-    assert paper.logicmark_params() == params
-
-
 # ---- shape and conventions --------------------------------------------------------------------
 
 
@@ -300,14 +295,6 @@ def test_table1_label_types_as_printed() -> None:
         "Multi-LogiEval": ("T", "F"),
         "ProntoQA": ("T", "F"),
     }
-
-
-def test_logicmark_params_as_printed() -> None:
-    params = paper.logicmark_params()
-    assert len(params) == 19
-    assert params["Qwen2.5-3B"] == "3.1B"
-    assert params["pythia-31m"] == "30M"
-    assert list(params) == list(dict.fromkeys(paper.reported("logicmark").model))
 
 
 # ---- API behaviour ---------------------------------------------------------------------------

@@ -527,6 +527,7 @@ def embedded_tokenizer(model_cache):
 def test_kv_reuse_features_equal_one_pass_per_row(hf_backend):
     """Real SmolLM2, few rows: a shared prefix + appended suffixes vs each row's text encoded alone."""
     from finelogic.eval.probing import extract_features
+    from reference_paths import one_pass_per_prefix
 
     splits = {"test": [CHAIN]}  # short: a 3-step proof with three same-shape RFI pairs
     rows = build_rows(splits, "css", PLAIN, seed=0)[:2] + build_rows(splits, "rfi", PLAIN, seed=0)[2:4]
@@ -534,7 +535,8 @@ def test_kv_reuse_features_equal_one_pass_per_row(hf_backend):
     hf_backend.stats.calls = 0
     shared = extract_features(hf_backend, rows, layer=-1)
     calls_shared = hf_backend.stats.calls
-    naive = extract_features(hf_backend, rows, layer=-1, reuse_prefix=False)
+    naive = np.stack([one_pass_per_prefix(hf_backend, r.text, [len(r.text)], layer=-1, normalize=True)[0]
+                      for r in rows])
     assert shared.shape == (4, 576)
     assert np.abs(shared - naive).max() < 1e-4
     assert np.allclose(np.linalg.norm(shared, axis=1), 1.0, atol=1e-5)

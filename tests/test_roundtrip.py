@@ -13,8 +13,21 @@ from test_accuracy import SaysAndScores
 from test_probing import ScriptedStates
 
 from finelogic.runs import accuracy, datasets, depth, logicmark, probing, soundness
-from finelogic.runs.results import BrokenRun, same_run
+from finelogic.runs.results import BrokenRun, Run
 from finelogic.runs.registry import FAMILIES
+
+
+def same_run(a: Run, b: Run) -> bool:
+    """True when ``a`` and ``b`` hold the same tables (values and column types), kept fields and provenance."""
+    if type(a) is not type(b) or a.provenance.as_dict() != b.provenance.as_dict():
+        return False
+    for name, frame in a.tables().items():
+        other = getattr(b, name)
+        if not isinstance(other, pd.DataFrame) or not frame.reset_index(drop=True).equals(other.reset_index(drop=True)):
+            return False
+        if [str(t) for t in frame.dtypes] != [str(t) for t in other.dtypes]:
+            return False
+    return all(getattr(a, name) == getattr(b, name) for name in a.kept_fields())
 
 
 class HashScores:

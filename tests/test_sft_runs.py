@@ -14,7 +14,7 @@ def test_smoke_supervision_run_trains_every_style_and_hands_its_checkpoints_to_t
     import torch
 
     from finelogic.runs import accuracy, supervision
-    from finelogic.runs.results import same_run
+    from test_roundtrip import same_run
 
     torch.set_num_threads(1)
     monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path / "cache"))  # fresh checkpoints, same converted model

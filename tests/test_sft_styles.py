@@ -354,11 +354,11 @@ def test_the_soundness_parser_and_symbolic_judge_read_symbolic_style_responses(s
     problem = sheep_problem()
     steps = parse_steps(build(style, problem), problem)
     assert [s.conclusion_id for s in steps] == ["int1", "¬hypothesis"]
-    verdicts = SymbolicJudge().judge_many(steps, problem)
+    verdicts = SymbolicJudge().judge_all([(s, problem) for s in steps])
     assert [(v.valid, v.atomic) for v in verdicts] == [(True, True), (True, True)]
     wrong = parse_steps(build(style, problem).replace("int1: ({B}{a} v ¬{C}{a})", "int1: ({B}{a} & ¬{C}{a})"),
                         problem)
-    assert SymbolicJudge().judge_many(wrong, problem)[0].valid is False
+    assert SymbolicJudge().judge_all([(s, problem) for s in wrong])[0].valid is False
 
 
 def test_training_problems_are_stored_and_read_back_equal(tmp_path, monkeypatch):

@@ -259,11 +259,20 @@ def test_soundness_without_an_accuracy_run_names_the_command_that_makes_it(resul
         soundness.run("smoke", seed=0)
 
 
+def no_responses(profile: str = "smoke"):
+    """An accuracy run of ``profile`` that wrote no records: a soundness run handed it judges the gold proofs of
+    its FLD test set only."""
+    from finelogic.runs import accuracy
+    from finelogic.runs.provenance import Provenance
+
+    return accuracy.AccuracyRun(Provenance(accuracy.FAMILY, profile, 0, settings=accuracy.resolved_config(profile, {})))
+
+
 def test_smoke_soundness_run_that_judges_no_responses_judges_gold_proofs_only(results):
     from finelogic.runs import soundness
 
-    run = soundness.run("smoke", seed=0, judge_responses=False)
-    assert run.steps.empty and run.source == "responses not judged" and run.judge == "symbolic"
+    run = soundness.run("smoke", seed=0, accuracy_run=no_responses())
+    assert run.steps.empty and run.source == "the accuracy run handed in" and run.judge == "symbolic"
     # smoke's 6 FLD items: the 4 PROVED/DISPROVED ones have gold proofs, every gold step sound
     assert run.gold_steps["sample"].nunique() == 4
     assert run.gold_steps["valid"].all() and run.gold_steps["atomic"].all()
@@ -283,7 +292,7 @@ def test_the_llm_judge_is_a_handed_in_backend_scored_on_a_seeded_sample(results)
     from finelogic.runs import soundness
 
     model = ScriptedJudgeModel()
-    run = soundness.run("smoke", seed=0, judge_responses=False, backends={"embedded": model}, llm_judge="embedded", llm_quality_steps=4)
+    run = soundness.run("smoke", seed=0, accuracy_run=no_responses(), backends={"embedded": model}, llm_judge="embedded", llm_quality_steps=4)
     llm = run.quality[run.quality["judge"] == "LLM (SmolLM2-135M-Instruct)"].set_index("criterion")
     assert llm.loc["valid", "n"] == 4 and llm.loc["valid", "undecided"] == 0
     assert llm.loc["valid", "recall"] == 1.0  # "true" to everything: every valid step found
@@ -324,7 +333,7 @@ def test_soundness_page_shows_the_gold_row_beside_the_papers_table(results):
     from finelogic.book import soundness as page
     from finelogic.runs import soundness
 
-    run = soundness.run("smoke", seed=0, judge_responses=False)
+    run = soundness.run("smoke", seed=0, accuracy_run=no_responses())
     table = page.table3_side_by_side(run)
     gold = table.loc[("ours", "gold proofs (sanity check)", "gold")]
     assert (gold["all_valid"], gold["all_relevant"], gold["all_atomic"]) == (100.0, 100.0, 100.0)
@@ -551,7 +560,7 @@ def test_smoke_soundness_page_runs_under_both_policies(results, policy):
     from finelogic.book import soundness as page
     from finelogic.runs import soundness
 
-    run = soundness.run("smoke", seed=0, judge_responses=False, policy=policy)
+    run = soundness.run("smoke", seed=0, accuracy_run=no_responses(), policy=policy)
     assert run.policy == policy and run.provenance.settings["policy"] == policy
     table = page.table3_side_by_side(run)
     gold = table.loc[("ours", "gold proofs (sanity check)", "gold")]
@@ -597,7 +606,7 @@ def test_unknown_soundness_policy_is_an_error(results):
     from finelogic.runs import soundness
 
     with pytest.raises(ValueError, match="released"):
-        soundness.run("smoke", seed=0, judge_responses=False, policy="lenient")
+        soundness.run("smoke", seed=0, accuracy_run=no_responses(), policy="lenient")
 
 
 # ---- memos: a rerun reads steps and verdicts back instead of working them out --------------------------
@@ -696,9 +705,9 @@ def test_a_soundness_rerun_gives_the_same_tables_and_adds_nothing_to_its_memos(r
     from finelogic.runs import soundness
 
     monkeypatch.setenv("FINELOGIC_CACHE", str(tmp_path / "cache"))
-    first = soundness.run("smoke", seed=0, judge_responses=False, policy="released")
+    first = soundness.run("smoke", seed=0, accuracy_run=no_responses(), policy="released")
     memos = _memo_rows(tmp_path / "cache" / "store.sqlite")
-    second = soundness.run("smoke", seed=0, judge_responses=False, policy="released")
+    second = soundness.run("smoke", seed=0, accuracy_run=no_responses(), policy="released")
     assert sorted({memo for memo, _, _ in memos}) == ["soundness-quality-set", "soundness-steps", "symbolic-verdicts"]
     assert _memo_rows(tmp_path / "cache" / "store.sqlite") == memos
     for table in ("gold_steps", "quality", "labels", "example"):

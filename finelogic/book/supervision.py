@@ -11,15 +11,11 @@ from IPython.display import Markdown
 
 from finelogic.book import figures
 from finelogic.book.display import model_output, side_by_side
-from finelogic.book.provenance import caption
-from finelogic.book.accuracy import accuracy_view
-from finelogic.book.soundness import metric_rows, metric_view
 from finelogic.book.tables import Table, paper_table, present, present_paper
 from finelogic.data.suites import PAPER_NAMES
 from finelogic.eval.accuracy import summarize
 from finelogic.eval.claims import BASE_SETTING, fine_tuned_setting
 from finelogic.prompts import DIRECT
-from finelogic.eval.soundness import soundness_table
 
 #: The paper's SFT rows are for these models (Table 2).
 PAPER_SFT_MODELS = ("Llama-3.1-8B-Instruct", "Qwen-2.5-7B-Instruct")
@@ -105,52 +101,6 @@ def loss_fell(training: pd.DataFrame) -> str:
 def loss_change(training: pd.DataFrame) -> str:
     """``"NL 2.31 → 1.80, ..."``: first and last losses per trained model."""
     return ", ".join(f"{r.style} {r.loss_first:.2f} → {r.loss_last:.2f}" for r in training.itertuples())
-
-
-def accuracy_tables(run, notebook: str) -> list[Any]:
-    """The SFT rows (:func:`sft_rows`) of an accuracy run's Table 2 (accuracy per dataset) and Table 5 (FLD
-    depth buckets) with captions; a sentence when the run evaluated nothing."""
-    records = sft_rows(run.records)
-    if records.empty:
-        return [Markdown("No evaluation in this run.")]
-    prov, base = run.provenance, str(records["model"].iloc[0])
-    params = dict(prompt="CoT", max_new_tokens=run.decoding.max_new_tokens, temperature=run.decoding.temperature)
-    ours = summarize(records, by=("model", "setting", "dataset"))
-    ours["dataset"] = ours["dataset"].map(PAPER_NAMES)
-    sources = "; ".join(f"{s.paper_name}: {len(s.problems)} items, {s.source}" for s in run.eval_sets if s.problems)
-    fld = records[records.dataset == "fld"]
-    depth = summarize(fld, by=("model", "setting", "depth_bucket"))
-    return [
-        accuracy_view(ours),
-        Markdown(caption(notebook, prov.profile, prov.seed, model=base, n=len(records), **params)
-                 + f" Test items: {sources}. `CoT` is the base model under the training prompt (`Direct` under "
-                 + "LogiPT's, where the profile trains a LogiPT row); the paper's "
-                 + "SFT rows are for Llama-3.1-8B-Instruct and Qwen-2.5-7B-Instruct (below), not for this model."),
-        accuracy_view(depth),
-        Markdown(caption(notebook, prov.profile, prov.seed, model=base, n=len(fld), **params)
-                 + " FLD accuracy by proof-depth bucket (Table 5's layout)."),
-    ]
-
-
-def soundness_tables(run, notebook: str) -> list[Any]:
-    """Table 3 for the SFT rows' FLD responses (:func:`sft_rows` of a soundness run's steps), then the samples
-    scored and excluded, with captions; a sentence when the run has no FLD responses."""
-    steps = sft_rows(run.steps)
-    if steps.empty:
-        return [Markdown("No FLD responses in this run.")]
-    prov, base = run.provenance, str(steps["model"].iloc[0])
-    n = int(steps["sample"].nunique())
-    table = soundness_table(steps)
-    counts = table[["model", "setting", "samples", "scored", "no_steps", "undecided", "steps"]]
-    return [
-        metric_view(metric_rows(table), missing="no response of this row could be scored (see the next table)"),
-        Markdown(caption(notebook, prov.profile, prov.seed, model=base, n=n, judge=run.judge, relevance=run.policy)
-                 + " % of scored samples with Wilson 95% intervals; see the soundness chapter for the method."),
-        present(counts.drop(columns="model") if counts["model"].nunique() == 1 else counts,
-                headers={"no_steps": "No steps found", "undecided": "Undecided samples"}),
-        Markdown(caption(notebook, prov.profile, prov.seed, model=base, n=n)
-                 + " Samples scored and excluded (no steps found, or a step the judge could not decide)."),
-    ]
 
 
 def one_response(run) -> list[Any]:

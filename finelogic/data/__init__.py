@@ -4,12 +4,4 @@ from finelogic.data.datasets import DataNotFoundError, DatasetFormatError, Loade
 from finelogic.data.problem import DISPROVED, LABELS, PROVED, UNKNOWN, Fact, Problem
 
 __all__ = ["Fact", "Problem", "PROVED", "DISPROVED", "UNKNOWN", "LABELS", "load_dataset", "LoadedDataset",
-           "DatasetFormatError", "DataNotFoundError", "generate", "dataset_summary"]
-
-
-def __getattr__(name: str):
-    if name == "dataset_summary":  # pandas is heavy: import the Table 1 helper only when used
-        from finelogic.data.stats import dataset_summary
-
-        return dataset_summary
-    raise AttributeError(f"module 'finelogic.data' has no attribute {name!r}")
+           "DatasetFormatError", "DataNotFoundError", "generate"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from pathlib import Path
 from typing import Any, Callable
 
 from finelogic.config import store_path
@@ -29,13 +28,6 @@ def stored_key(name: str, n: int | None, seed: Any, kwargs: dict[str, Any]) -> s
                "seed": seed, "kwargs": {k: v for k, v in kwargs.items() if k not in NOT_IN_KEY}}
     canonical = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_plain)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-def copy_stored(source: Path, target: Path) -> int:
-    """Copy the generated sets of the store ``source`` that the store ``target`` lacks into it; returns how many."""
-    if not source.is_file() or source.resolve() == target.resolve():
-        return 0
-    return open_store(source).copy_datasets(open_store(target))
 
 
 def kept_problems(name: str, key: str, make: Callable[[], list[Problem]]) -> list[Problem]:

@@ -47,15 +47,12 @@ def undecided(reason: str) -> Verdict:
 
 
 class Judge(Protocol):
-    """``judge`` one step, ``judge_many`` one response's steps, ``judge_all`` many ``(step, problem)`` pairs."""
+    """``judge`` one step, ``judge_all`` many ``(step, problem)`` pairs (one response's steps, or many responses')."""
 
     def judge_all(self, pairs: Sequence[tuple[Step, Problem]]) -> list[Verdict]: ...
 
     def judge(self, step: Step, problem: Problem) -> Verdict:
         return self.judge_all([(step, problem)])[0]
-
-    def judge_many(self, steps: Sequence[Step], problem: Problem) -> list[Verdict]:
-        return self.judge_all([(s, problem) for s in steps])
 
 
 def not_judged(step: Step) -> Verdict | None:

@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
 from finelogic.data.generators.logicmark import Premises, Statement
 from finelogic.eval.stats import one_decimal
@@ -25,8 +24,6 @@ log = logging.getLogger(__name__)
 #: The option's log-likelihood sum over its continuation tokens (``token_mean``, the card's "average over ending
 #: tokens"), over its characters (``char``, lm-eval's ``acc_norm``) or as is (``none``, lm-eval's ``acc``).
 NORMALIZATIONS = ("token_mean", "char", "none")
-#: Prompt layouts (:func:`requests_for`): ``text`` is the card's.
-LAYOUTS = ("text", "text_no_space", "lettered")
 #: The card's hop buckets, in its column order.
 HOPS = (1, 2, 3, 4, 5)
 #: Columns of :func:`accuracy_by` (accuracy and interval in %).
@@ -41,23 +38,13 @@ def context_of(problem: Problem) -> str:
     return "If:\n" + "\n".join(f.text for f in problem.facts) + "\n\n" + problem.hypothesis
 
 
-def requests_for(problem: Problem, layout: str = "text") -> list[tuple[str, str]]:
-    """One ``(context, continuation)`` request per option, in option order: ``text`` continues the context with
-    ``" " + option``, ``text_no_space`` with the option directly, ``lettered`` lists the options as ``A. ...`` then
-    ``Answer:`` (our cue; the card shows none) and scores the letters. Tries the card's wording one change at a time
-    (``benchmarks/logicmark_gap.py``)."""
+def requests_for(problem: Problem) -> list[tuple[str, str]]:
+    """One ``(context, continuation)`` request per option, in option order: the context continued with
+    ``" " + option``."""
     if not problem.options or problem.answer_index is None:
         raise ValueError(f"Problem {problem.id!r} is not multiple-choice (no options / answer_index)")
-    if layout not in LAYOUTS:
-        raise ValueError(f"unknown LogicMark layout {layout!r}; choose one of {', '.join(LAYOUTS)}")
     context = context_of(problem)
-    if layout == "text":
-        return [(context, " " + option) for option in problem.options]
-    if layout == "text_no_space":
-        return [(context, option) for option in problem.options]
-    letters = [chr(ord("A") + k) for k in range(len(problem.options))]
-    block = "".join(f"\n{letter}. {option}" for letter, option in zip(letters, problem.options))
-    return [(context + block + "\nAnswer:", " " + letter) for letter in letters]
+    return [(context, " " + option) for option in problem.options]
 
 
 def check_normalization(normalization: str) -> None:
@@ -75,26 +62,21 @@ def answer_type(option: str) -> str | None:
 
 
 def score(problems: Sequence[Problem], backend: Any, normalization: str = "token_mean", *,
-          model: str | None = None, chunk_size: int | None = None, layout: str = "text") -> pd.DataFrame:
+          model: str | None = None, requests_of: Callable[[Problem], list[tuple[str, str]]] = requests_for) -> pd.DataFrame:
     """One record per problem, in order: ``id, model, hop, style, answer_type, answer_index``; per option ``k``
     ``option_k``, ``loglik_k`` (nats), ``tokens_k``, ``score_<norm>_k``; per normalisation ``pred_<norm>``,
     ``correct_<norm>``, ``tie_<norm>`` (ties go to the first option, as lm-eval's argmax); then ``normalization``
-    (the one that fills them), then :data:`ITEM_METRICS`' columns (``prediction``, ``correct``). ``chunk_size``: problems per ``loglikelihood`` call
-    (None: all in one)."""
+    (the one that fills them), then :data:`ITEM_METRICS`' columns (``prediction``, ``correct``); every request in
+    one ``loglikelihood`` call.
+    ``requests_of``: a problem's requests, one per option (other wordings: ``benchmarks/logicmark_gap.py``)."""
     check_normalization(normalization)  # before any model work
-    if chunk_size is not None and chunk_size < 1:
-        raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
-    per_problem = [requests_for(p, layout) for p in problems]
-    size = chunk_size or max(len(problems), 1)
-    chunks = [range(i, min(i + size, len(problems))) for i in range(0, len(problems), size)]
-    results: list[list[tuple[float, int, bool]]] = []
-    for chunk in tqdm(chunks, desc="LogicMark", unit="chunk", disable=len(chunks) < 2):
-        flat = [request for i in chunk for request in per_problem[i]]
-        scored = backend.loglikelihood(flat)
-        if len(scored) != len(flat):
-            raise RuntimeError(f"backend returned {len(scored)} scores for {len(flat)} requests")
-        each = iter(scored)
-        results += [[next(each) for _ in per_problem[i]] for i in chunk]
+    per_problem = [requests_of(p) for p in problems]
+    flat = [request for requests in per_problem for request in requests]
+    scored = backend.loglikelihood(flat)
+    if len(scored) != len(flat):
+        raise RuntimeError(f"backend returned {len(scored)} scores for {len(flat)} requests")
+    each = iter(scored)
+    results = [[next(each) for _ in requests] for requests in per_problem]
     name = model or model_name_of(backend)
     records = [_record(p, r, name, normalization, [x.strip() for _, x in q])
                for p, r, q in zip(problems, results, per_problem)]

@@ -30,17 +30,12 @@ EXTRACTION_CHUNK = 32
 # ------------------------------------------------------------------------------------------- features
 
 
-def extract_features(backend: Any, rows: Sequence[ProbeRow], *, layer: int = -1, reuse_prefix: bool = True,
+def extract_features(backend: Any, rows: Sequence[ProbeRow], *, layer: int = -1,
                      progress: bool | None = None) -> np.ndarray:
     """The hidden state at the last token of every row's text, L2-normalised as the paper's vLLM embedding read-out,
     shape ``(len(rows), hidden_size)``, float32. ``layer`` 0: embeddings, -1: the last layer (after the final norm,
-    the paper's). ``reuse_prefix``: one request per problem and row kind, the suffixes run on the shared prefix's KV
-    cache; False: the naive reference, one full pass per row."""
+    the paper's). One request per problem and row kind, the suffixes run on the shared prefix's KV cache."""
     features: list[np.ndarray | None] = [None] * len(rows)
-    if not reuse_prefix:
-        for index, row in enumerate(tqdm(rows, desc="features (naive)", disable=_quiet(progress, len(rows)))):
-            features[index] = backend.hidden_states(row.text, [len(row.text)], layer=layer, normalize=True)[0]
-        return np.stack(features)  # type: ignore[arg-type]
     groups: dict[tuple[str, bool], list[int]] = {}
     for index, row in enumerate(rows):  # rows without a suffix are read at their prefix's end
         groups.setdefault((row.problem_id, row.suffix == ""), []).append(index)

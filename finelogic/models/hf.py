@@ -1,7 +1,8 @@
 """In-process backend: a transformers causal LM (the embedded SmolLM2 by default, or any hub model). Token
 prefixes shared within a batch of log-likelihood or hidden-states requests are encoded once; continuations and
 suffixes run packed under prefix-tree attention masks; generation is transformers' ``generate``. The plain
-reference paths (``share_context=False``, ``reuse_prefix=False``) stay: tests check they agree."""
+paths they are measured and tested against (one pass per pair, one pass per prefix) are
+``benchmarks/reference_paths.py``."""
 from __future__ import annotations
 
 import os
@@ -25,12 +26,10 @@ Suffixes = str | Sequence[str] | Sequence[Sequence[str]] | None
 class HFBackend:
     """A transformers model in this process: ``model`` None (the embedded SmolLM2-135M-Instruct), a hub name or
     path, or a loaded model; ``tokenizer`` where the model's ``name_or_path`` leads to none; ``device_map="auto"``
-    spreads a large model over the visible GPUs (else it goes to ``device``); ``batch_size`` sequences per pass.
-    The reference path: ``share_context=False`` runs one pass per (context, continuation) as lm-eval does."""
+    spreads a large model over the visible GPUs (else it goes to ``device``); ``batch_size`` sequences per pass."""
 
     def __init__(self, model: Any = None, tokenizer: Any = None, *, device: str = "cpu",
-                 dtype: torch.dtype = torch.float32, batch_size: int = 8, device_map: str | None = None,
-                 share_context: bool = True) -> None:
+                 dtype: torch.dtype = torch.float32, batch_size: int = 8, device_map: str | None = None) -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         if model is None:
@@ -51,7 +50,6 @@ class HFBackend:
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
         self.batch_size = batch_size
-        self.share_context = share_context
         self.stats = BackendStats()
 
     @property
@@ -137,21 +135,15 @@ class HFBackend:
         first = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
         encoded = [encode_pair(c, x, self._encode, first) for c, x in requests]
         results: list[LoglikelihoodResult | None] = [None] * len(encoded)
-        if self.share_context:  # one row per distinct context; longest first: little padding
-            groups: dict[tuple[int, ...], list[int]] = {}
-            for i, (ctx, _) in enumerate(encoded):
-                groups.setdefault(tuple(ctx), []).append(i)
-            ordered = sorted(groups.values(), key=lambda ids: -len(encoded[ids[0]][0]))
-        else:
-            ordered = [[i] for i in sorted(range(len(encoded)), key=lambda i: -sum(map(len, encoded[i])))]
+        groups: dict[tuple[int, ...], list[int]] = {}  # one row per distinct context; longest first: little padding
+        for i, (ctx, _) in enumerate(encoded):
+            groups.setdefault(tuple(ctx), []).append(i)
+        ordered = sorted(groups.values(), key=lambda ids: -len(encoded[ids[0]][0]))
         with tqdm(total=len(encoded), desc="loglikelihood", disable=len(encoded) < 64) as bar:
             for start in range(0, len(ordered), self.batch_size):
                 batch = ordered[start:start + self.batch_size]
-                if not self.share_context:
-                    scores = [[score] for score in self._score_full([encoded[ids[0]] for ids in batch])]
-                else:
-                    scores = self._score_packed([encoded[ids[0]][0] for ids in batch],
-                                                [[encoded[i][1] for i in ids] for ids in batch])
+                scores = self._score_packed([encoded[ids[0]][0] for ids in batch],
+                                            [[encoded[i][1] for i in ids] for ids in batch])
                 for ids, group_scores in zip(batch, scores):
                     for i, score in zip(ids, group_scores):
                         results[i] = score
@@ -162,17 +154,6 @@ class HFBackend:
 
     def _encode(self, text: str) -> list[int]:
         return self.tokenizer(text, add_special_tokens=False).input_ids
-
-    def _score_full(self, pairs: list[tuple[list[int], list[int]]]) -> list[LoglikelihoodResult]:
-        """One forward pass per (context, continuation), batched with left padding."""
-        sequences = [(ctx + cont)[:-1] for ctx, cont in pairs]
-        keep = max(len(cont) for _, cont in pairs)
-        input_ids, attention_mask = _left_pad(sequences, self.tokenizer.pad_token_id, self.device)
-        position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
-        logits = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
-                            logits_to_keep=keep, use_cache=False).logits
-        self.stats.add(calls=1, prompt_tokens=sum(map(len, sequences)))
-        return [_score(logits[row, keep - len(cont):], cont) for row, (_, cont) in enumerate(pairs)]
 
     def _score_packed(self, contexts: list[list[int]],
                       continuations: list[list[list[int]]]) -> list[list[LoglikelihoodResult]]:
@@ -220,8 +201,7 @@ class HFBackend:
     # ------------------------------------------------------------- hidden states
     @torch.inference_mode()
     def hidden_states(self, text: str, boundaries: Sequence[int], *, layer: int = -1, suffixes: Suffixes = None,
-                      normalize: bool = False, unit: str = "char",
-                      reuse_prefix: bool = True) -> np.ndarray | list[np.ndarray]:
+                      normalize: bool = False, unit: str = "char") -> np.ndarray | list[np.ndarray]:
         """float32 representations of the prefixes ``text[:b]`` for every boundary ``b``, from one forward pass:
         ``(len(boundaries), hidden_size)``, the state at the last token of each prefix (+suffix); with candidate
         lists, one ``(len(candidates_i), hidden_size)`` array per boundary.
@@ -230,21 +210,9 @@ class HFBackend:
         between them) or token counts of ``encode(text)`` (``unit="token"``). ``layer`` 0 is the embeddings, -1
         the last layer after the final norm (the input of ``lm_head``, what the paper's vLLM embedding read-out
         used). ``suffixes``, read after each boundary on the text's KV cache: one string for all, one per
-        boundary, or one list of candidates per boundary. ``reuse_prefix=False``: one full pass per prefix."""
+        boundary, or one list of candidates per boundary."""
         options = dict(layer=layer, suffixes=suffixes, normalize=normalize, unit=unit)
-        if reuse_prefix:
-            return self.hidden_states_batch([StatesRequest(text, boundaries, options)])[0]
-        prepared = self._prepare_states(StatesRequest(text, boundaries, options))
-        states = []
-        for i, end in enumerate(prepared.ends):
-            rows = []
-            for option in [[]] if prepared.candidates is None else prepared.candidates[i]:
-                input_ids = torch.tensor([prepared.ids[:end] + option], device=self.device)
-                out = self.model(input_ids=input_ids, use_cache=False, output_hidden_states=True, logits_to_keep=1)
-                self.stats.add(calls=1, prompt_tokens=int(input_ids.numel()))
-                rows.append(out.hidden_states[layer][0, -1])
-            states.append(torch.stack(rows))
-        return _finish_states(states, prepared)
+        return self.hidden_states_batch([StatesRequest(text, boundaries, options)])[0]
 
     @torch.inference_mode()
     def hidden_states_batch(self, requests: Sequence[StatesRequest]) -> list[np.ndarray | list[np.ndarray]]:

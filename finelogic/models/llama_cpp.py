@@ -113,47 +113,6 @@ def gemma3_270m_path() -> Path:
     return target
 
 
-def dequantized_copy(source: str | os.PathLike, target: str | os.PathLike | None = None) -> Path:
-    """A copy of the GGUF file ``source`` with every tensor de-quantised to float32 (the weights the HF kind
-    computes with), written once to ``target`` (default ``cache_dir()/models/<stem>-f32.gguf``): llama.cpp on
-    it differs from the HF kind by float32 arithmetic alone, not 8-bit activation rounding."""
-    from gguf import GGMLQuantizationType, GGUFReader, GGUFValueType, GGUFWriter
-    from gguf.quants import dequantize
-
-    source = Path(source)
-    target = Path(target) if target is not None else cache_dir() / "models" / f"{source.stem}-f32.gguf"
-    if target.is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    start = time.perf_counter()
-    reader = GGUFReader(source)
-    architecture = reader.fields["general.architecture"].contents()
-    handle = tempfile.NamedTemporaryFile(dir=target.parent, prefix=f".{target.name}-", delete=False)
-    handle.close()
-    try:
-        writer = GGUFWriter(handle.name, architecture)
-        for name, field in reader.fields.items():
-            if name.startswith("GGUF.") or name == "general.architecture":  # the writer writes these itself
-                continue
-            value = 0 if name == "general.file_type" else field.contents()  # 0: LLAMA_FTYPE_ALL_F32
-            vtype = GGUFValueType(field.types[0])
-            sub_type = GGUFValueType(field.types[-1]) if vtype == GGUFValueType.ARRAY else None
-            writer.add_key_value(name, value, vtype, sub_type=sub_type)
-        for tensor in reader.tensors:
-            weights = dequantize(tensor.data, tensor.tensor_type).astype(np.float32, copy=False)
-            writer.add_tensor(tensor.name, np.ascontiguousarray(weights), raw_dtype=GGMLQuantizationType.F32)
-        writer.write_header_to_file()
-        writer.write_kv_data_to_file()
-        writer.write_tensors_to_file()
-        writer.close()
-        os.replace(handle.name, target)
-    finally:
-        Path(handle.name).unlink(missing_ok=True)
-    log.info("de-quantised %s (%d tensors) to float32 in %s in %.1f s", source.name, len(reader.tensors), target,
-             time.perf_counter() - start)
-    return target
-
-
 def file_identity(path: str | os.PathLike) -> str:
     """What names a GGUF file's answers in the cache: its name, size and the SHA-256 of its first 4 MiB
     (header, metadata and the first tensors: another quantisation or model differs), not where it lies."""

@@ -140,15 +140,6 @@ class AccuracyRun(ConfigOfRun, Run):
     forced_summary: pd.DataFrame = field(default_factory=pd.DataFrame)
     eval_sets: tuple[EvalSet, ...] = kept(EVAL_SETS, default=(), repr=False)
 
-    def trace_list(self, setting: str | None = None, model: str | None = None) -> list[dict[str, Any]]:
-        """The baseline traces as dicts, in record order; only ``setting`` / ``model`` when given."""
-        rows = self.traces
-        if setting is not None:
-            rows = rows[rows["setting"] == setting]
-        if model is not None:
-            rows = rows[rows["model"] == model]
-        return [json.loads(text) for text in rows["trace"]]
-
 
 def run(profile: str, *, seed: int = 0, backends: Mapping[str, Any] | None = None,
         data_dir: str | Path | None = None, supervision_run: SupervisionRun | None = None,

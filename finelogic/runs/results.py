@@ -134,8 +134,9 @@ class Run:
 
     @classmethod
     def read(cls: type[R], directory: str | Path) -> R:
-        """The run :meth:`write` wrote to ``directory``, equal to it (:func:`same_run`); live-only fields keep
-        their defaults; a read that meets a write in progress waits for it (up to 10 seconds).
+        """The run :meth:`write` wrote to ``directory``, equal to it (every table with its column types, every
+        kept field, the provenance); live-only fields keep their defaults; a read that meets a write in progress
+        waits for it (up to 10 seconds).
         Raises FileNotFoundError without a ``run.json``; :class:`BrokenRun` for a ``run.json`` that is not a
         whole manifest (cut, not JSON, without its list of files and their SHA-256) or a listed file that is
         missing or whose SHA-256 differs."""
@@ -174,19 +175,6 @@ class Run:
             if file in texts:
                 kwargs[f.name] = f.metadata["codec"].load(texts[file])
         return cls(**kwargs)
-
-
-def same_run(a: Run, b: Run) -> bool:
-    """True when ``a`` and ``b`` hold the same tables (values and column types), kept fields and provenance."""
-    if type(a) is not type(b) or a.provenance.as_dict() != b.provenance.as_dict():
-        return False
-    for name, frame in a.tables().items():
-        other = getattr(b, name)
-        if not isinstance(other, pd.DataFrame) or not frame.reset_index(drop=True).equals(other.reset_index(drop=True)):
-            return False
-        if [str(t) for t in frame.dtypes] != [str(t) for t in other.dtypes]:
-            return False
-    return all(getattr(a, name) == getattr(b, name) for name in a.kept_fields())
 
 
 def _is_text(column: pd.Series) -> bool:

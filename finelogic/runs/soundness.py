@@ -52,15 +52,13 @@ class Quality:
 class SoundnessConfig:
     """The soundness family's config: ``policy`` (:mod:`finelogic.eval.soundness`) for every judged table;
     ``judge`` ``symbolic`` (exact) or ``hybrid`` (the LLM judge for the rest); ``llm_quality_steps``: the
-    judge-quality steps the LLM judge is scored on (None: all); ``judge_responses=False``: only the gold
-    proofs of the profile's FLD test set, no upstream run."""
+    judge-quality steps the LLM judge is scored on (None: all)."""
 
     policy: SoundnessPolicy = SoundnessPolicy.PRINCIPLED
     judge: str = "symbolic"
     llm_judge: Any = None
     quality: Quality = Quality()
     llm_quality_steps: int | None = None
-    judge_responses: bool = True
 
     def __post_init__(self) -> None:
         if self.judge not in ("symbolic", "hybrid"):
@@ -128,15 +126,9 @@ def run(profile: str, *, seed: int = 0, accuracy_run: accuracy.AccuracyRun | Non
     opened = open_models([config.llm_judge], backends) if wants_llm else []
     llm = LLMJudge(opened[0][1]) if opened else None
 
-    if config.judge_responses:
-        made = accuracy_run or find_run(accuracy.AccuracyRun, accuracy.FAMILY, profile, seed)
-        records, problems = fld_responses(made)
-        source = ("the accuracy run handed in" if accuracy_run is not None
-                  else "`records.csv` of the accuracy run")
-    else:  # the gold proofs of the profile's FLD test set only
-        fld = [s for s in evaluation_sets(accuracy.resolved_config(profile, {}), seed=seed) if s.name == "fld"]
-        problems = {p.id: p for s in fld for p in s.problems}
-        records, source = pd.DataFrame(columns=["id", "dataset", "response"]), "responses not judged"
+    made = accuracy_run or find_run(accuracy.AccuracyRun, accuracy.FAMILY, profile, seed)
+    records, problems = fld_responses(made)
+    source = "the accuracy run handed in" if accuracy_run is not None else "`records.csv` of the accuracy run"
     with judging_memos() as (verdicts, read):
         symbolic = SymbolicJudge(memo=verdicts)
         judge: Judge = HybridJudge(symbolic, llm) if config.judge == "hybrid" else symbolic
