@@ -29,10 +29,11 @@ $(STAMP): pyproject.toml Makefile
 	@touch $(STAMP)
 
 # The whole suite (what CI runs), in TEST_WORKERS processes (pytest-xdist; each test file runs whole in one
-# process, so its module fixtures are made once). TEST_WORKERS=0 runs it in this process.
+# process, so its module fixtures are made once; files are handed out in collection order, the longest first:
+# tests/conftest.py). TEST_WORKERS=0 runs it in this process.
 TEST_WORKERS ?= 2
 test: venv
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 # The fast part while you work: tests without the slow / server / browser markers (a few minutes).
 check: venv

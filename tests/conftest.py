@@ -117,3 +117,15 @@ def pytest_runtest_logfinish(nodeid, location):
         pytest_runtest_logfinish.peak = peak
         with open(Path(folder) / f"rss-{os.getpid()}.log", "a", encoding="utf-8") as log:
             log.write(f"{peak}\t{peak - last}\t{nodeid}\n")
+
+
+#: The test files that take minutes, run first: ``make test`` hands whole files to its two pytest-xdist workers in
+#: collection order (``--no-loadscope-reorder``), so these start at once (test_book.py starts building the book)
+#: and the many short files fill the end, where neither worker is left alone with a long one.
+LONG_FILES = ("test_book.py", "test_evaluate.py", "test_sft_runs.py", "test_bench_trl_distributed.py",
+              "test_base_models.py", "test_runs.py")
+
+
+def pytest_collection_modifyitems(items):
+    first = {name: rank for rank, name in enumerate(LONG_FILES)}
+    items.sort(key=lambda item: first.get(item.path.name, len(LONG_FILES)))  # stable: the rest keep their order
