@@ -95,7 +95,10 @@ def _build_book(root: Path) -> None:
     for name in ("_config.yml", "_toc.yml"):
         shutil.copy(REPO / name, root / name)
     shutil.copytree(REPO / "book", root / "book", ignore=shutil.ignore_patterns("generated", "_build"))
-    with environment(OPENAI_API_KEY=FAKE_API_KEY, DEEPSEEK_API_KEY=FAKE_API_KEY):
+    # The smoke results go beside the build, not into the checkout; the pages read the committed study there.
+    shutil.copytree(REPO / "results" / "study", root / "results" / "study")
+    with environment(OPENAI_API_KEY=FAKE_API_KEY, DEEPSEEK_API_KEY=FAKE_API_KEY,
+                     FINELOGIC_RESULTS=str(root / "results")):
         run_notebooks("smoke", output_dir=root / "book" / "generated", force=True, jobs=2)
         jupyter_book = Path(sys.executable).parent / "jupyter-book"
         result = subprocess.run([str(jupyter_book), "build", str(root), "-W", "-n", "--keep-going"],
