@@ -63,7 +63,8 @@ def built_book(tmp_path_factory) -> Path:
     """A copy of the book sources, every notebook executed in the smoke profile, built into _build/html
     (strict: warnings are errors), with a fake API key in the environment the whole time.
 
-    ``$FINELOGIC_BUILT_BOOK`` names a checkout whose book is already built (``make book``) to test instead.
+    ``$FINELOGIC_BUILT_BOOK`` names a checkout whose book is already built (``make book``) to test instead
+    (``$FINELOGIC_BUILT_PROFILE``: its profile, default tiny).
     Built once per test session: under pytest-xdist (``make test``) the workers share one build in the
     session's common temporary folder, the first to ask building it while the others wait."""
     if os.environ.get("FINELOGIC_BUILT_BOOK"):  # a book you built (`make book`), e.g. the tiny one

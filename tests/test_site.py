@@ -6,6 +6,7 @@ Needs Debian's chromium (`.ci/run` installs it) and the `playwright` Python pack
 from __future__ import annotations
 
 import functools
+import os
 import re
 import http.server
 import shutil
@@ -21,6 +22,10 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
+#: The profile the tested book was built in: smoke (the session's own build) unless ``$FINELOGIC_BUILT_BOOK``
+#: names a book you built, then ``$FINELOGIC_BUILT_PROFILE`` (default tiny, ``make book``'s).
+BUILT_PROFILE = (os.environ.get("FINELOGIC_BUILT_PROFILE", "tiny") if os.environ.get("FINELOGIC_BUILT_BOOK")
+                 else "smoke")
 
 
 def toc_pages(root: Path) -> list[str]:
@@ -161,13 +166,13 @@ def test_every_generated_page_has_one_provenance_box_and_a_rerun_box_with_a_meas
         page.evaluate(_OPEN_ALL)  # the boxes are in the folded "Rerun on this machine" section
         provenance = page.locator(".finelogic-provenance")
         assert provenance.count() == 1, path
-        assert f"{name}.ipynb" in provenance.inner_text() and "smoke" in provenance.inner_text(), path
+        assert f"{name}.ipynb" in provenance.inner_text() and BUILT_PROFILE in provenance.inner_text(), path
         rerun = page.locator(".finelogic-rerun")
         assert rerun.count() == 1, path
         text = rerun.inner_text()
-        assert f"finelogic run --profile smoke --notebook {name}" in text, path
+        assert f"finelogic run --profile {BUILT_PROFILE} --notebook {name}" in text, path
         # The built_book fixture runs every notebook through the runner, which measures each one.
-        assert re.search(r"time: (\d+ min )?[\d.]+ s at profile smoke, measured by the runner", text), (path, text)
+        assert re.search(r"time: (\d+ min )?[\d.]+ s at profile " + BUILT_PROFILE + ", measured by the runner", text), (path, text)
         assert "Made by notebook" not in page.content(), path  # captions no longer repeat the provenance
     page.close()
 
