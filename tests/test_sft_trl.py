@@ -63,7 +63,7 @@ def test_a_folder_trained_on_other_data_is_not_resumed(standin, tmp_path):
     out = tmp_path / "nl"
     train_style("NL", profile="smoke", base=standin, out=out, examples=EXAMPLES[:4], max_steps=1, save_steps=1,
                 train_overrides=FLOAT32)
-    with pytest.raises(ValueError, match="other data or settings"):
+    with pytest.raises(ValueError, match="other data or config"):
         train_style("NL", profile="smoke", base=standin, out=out, examples=EXAMPLES[4:], max_steps=1,
                     train_overrides=FLOAT32)
 

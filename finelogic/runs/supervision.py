@@ -67,8 +67,8 @@ PROFILES = {
         fld_n=4, fld_unknown=1, fld_depths=(0, 1), prontoqa_n=2, prontoqa_hops=3, logipt=True,
         train=TrainConfig(max_steps=2, batch_size=2, micro_batch_size=2, cutoff_len=512, lora_r=4, lora_alpha=8,
                           lora_layers=2)),
-    # LoRA on the top 8 of 30 blocks, 4 steps of 2 shallow examples per style: enough to see the loss fall
-    # and the machinery work, not to learn to reason.
+    # LoRA on the top 8 of 30 blocks, 4 steps of 2 shallow examples per style: the machinery at work (training,
+    # checkpoints, their evaluation), not learning: 4 steps are too few for the loss to fall reliably.
     "tiny": SupervisionConfig(
         fld_n=16, fld_unknown=2, fld_depths=(0, 1), prontoqa_n=4, prontoqa_hops=3,
         train=TrainConfig(max_steps=4, batch_size=2, micro_batch_size=2, cutoff_len=512, learning_rate=1e-3,

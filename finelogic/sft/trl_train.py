@@ -4,7 +4,7 @@ gloo on a CPU), where the one-process loop of :mod:`finelogic.sft.train` cannot 
 :mod:`finelogic.runs.training` resolves a profile (``accelerate launch -m finelogic.runs.training``); this
 module is the trainer, profile-free. The output folder holds TRL's ``checkpoint-<step>/`` folders and, at the
 end, what the loop writes (so ``ckpt:<out>`` opens it); ``training.json`` holds the data and config fingerprint,
-so a folder trained on other data or settings is refused rather than resumed. The examples are encoded as the
+so a folder trained on other data or config is refused rather than resumed. The examples are encoded as the
 loop encodes them (:func:`finelogic.sft.train.encode_example`: the same tokens, the loss on the same target
 tokens). TRL is the extra ``[train]``.
 """
