@@ -87,9 +87,8 @@ def _build_book(root: Path) -> None:
     import subprocess
     import sys
 
-    from finelogic.book.runner import TEACHING, run_notebooks
+    from finelogic.book.runner import NOTEBOOKS, run_notebooks
     from finelogic.config import environment
-    from finelogic.runs.registry import FAMILIES
 
     if root.exists():  # a build that failed in another worker: start again
         shutil.rmtree(root)
@@ -106,7 +105,7 @@ def _build_book(root: Path) -> None:
         # tests/test_sft_runs.py train every style.
         generated = root / "book" / "generated"
         run_notebooks("smoke", ["06_supervision"], output_dir=generated, force=True, parameters={"styles": ["NL"]})
-        rest = [name for name in (*(f.notebook for f in FAMILIES), *TEACHING) if name != "06_supervision"]
+        rest = [name for name in NOTEBOOKS if name != "06_supervision"]
         run_notebooks("smoke", rest, output_dir=generated, force=True, jobs=2)
         jupyter_book = Path(sys.executable).parent / "jupyter-book"
         result = subprocess.run([str(jupyter_book), "build", str(root), "-W", "-n", "--keep-going"],
