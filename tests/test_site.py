@@ -245,7 +245,6 @@ def test_figure_text_stays_at_least_10_pt_on_a_phone(site, browser):
     rendered width of the image (as the browser lays it out) times the figure's smallest font over the width
     it was drawn for. Narrower than that, the figure scrolls sideways in its own box. The sizes measured go
     to artifacts/phone_text.json."""
-    import json
     import math
 
     base, _, pages = site
@@ -273,12 +272,19 @@ def test_figure_text_stays_at_least_10_pt_on_a_phone(site, browser):
         measured[path] = {"smallest_text_pt": min(sizes), "figures": sizes,
                           "scroll_sideways": sum(f["boxScrolls"] for f in figures)}
     page.close()
-    out = REPO / "artifacts"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "phone_text.json").write_text(json.dumps(measured, indent=1))
-    print(json.dumps(measured, indent=1))
+    _keep_measured("phone_text.json", measured)
     assert small == []
     assert any(m["figures"] for m in measured.values())
+
+
+def _keep_measured(name: str, measured: dict) -> None:
+    """Write what a test measured to ``artifacts/<name>`` and print it."""
+    import json
+
+    out = REPO / "artifacts"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / name).write_text(json.dumps(measured, indent=1))
+    print(json.dumps(measured, indent=1))
 
 
 def _results_pages(pages: list[str]) -> list[str]:
@@ -339,8 +345,6 @@ def test_results_pages_are_short_with_this_builds_run_folded(site, browser):
     """At 1280x900 with the "Rerun on this machine" section folded, a results page is at most 10 screens long
     (the claims page 12) and has at most 2,500 words outside tables and code; the counts go to
     artifacts/page_lengths.json."""
-    import json
-
     base, _, pages = site
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     measured, too_long = {}, []
@@ -356,10 +360,7 @@ def test_results_pages_are_short_with_this_builds_run_folded(site, browser):
         if screens > limit or words > 2500:
             too_long.append((path, round(screens, 1), words))
     page.close()
-    out = REPO / "artifacts"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "page_lengths.json").write_text(json.dumps(measured, indent=1))
-    print(json.dumps(measured, indent=1))
+    _keep_measured("page_lengths.json", measured)
     assert too_long == []
 
 
