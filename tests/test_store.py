@@ -109,15 +109,22 @@ def test_a_cut_array_blob_is_named_and_computed_again(tmp_path, caplog):
     assert f"store {store}: calls row {key} (hidden_states) is bad: not a whole .npz" in caplog.text
 
 
+def generate_beside(cached: CachedBackend, prompt: str, *, timeout: float) -> tuple[list, float]:
+    """Ask ``cached`` for ``prompt`` from another thread, waiting at most ``timeout`` seconds: the answers it
+    gave (none if it still waits) and the seconds waited."""
+    answers, start = [], time.monotonic()
+    worker = threading.Thread(target=lambda: answers.append(cached.generate([chat(prompt)])), daemon=True)
+    worker.start()
+    worker.join(timeout=timeout)
+    return answers, time.monotonic() - start
+
+
 def test_a_damaged_claim_is_named_and_taken_over_instead_of_hanging(tmp_path, caplog):
     store = tmp_path / "store.sqlite"
     cached = CachedBackend(Echo(), store, "m")
     key = request_key({"kind": "generate", "model": "m", "messages": chat("q"), "config": GenerationConfig().as_dict()})
     sql(store, "INSERT INTO claims VALUES (?, 'someone', 'not a pid', 'host', '-', 'soon')", (key,))
-    answers = []
-    worker = threading.Thread(target=lambda: answers.append(cached.generate([chat("q")])), daemon=True)
-    worker.start()
-    worker.join(timeout=20)
+    answers, _ = generate_beside(cached, "q", timeout=20)
     assert answers == [["answer to q"]]
     assert f"store {store}: claims row {key} is damaged" in caplog.text
     assert sql(store, "SELECT count(*) FROM claims") == [(0,)]
@@ -146,12 +153,8 @@ def test_a_stopped_peer_delays_another_run_by_at_most_its_lease_and_says_so(tmp_
         assert peer.stdout.readline().strip() == "computing"  # it holds the claim on "shared"
         peer.send_signal(signal.SIGSTOP)  # stopped, not dead: its pid is alive, its lease is not renewed
         cached = CachedBackend(Echo(), store, "m", lease_seconds=1.5)
-        answers, start = [], time.monotonic()
         with caplog.at_level(logging.INFO):
-            worker = threading.Thread(target=lambda: answers.append(cached.generate([chat("shared")])), daemon=True)
-            worker.start()
-            worker.join(timeout=30)
-        waited = time.monotonic() - start
+            answers, waited = generate_beside(cached, "shared", timeout=30)
         assert answers == [["answer to shared"]] and cached.backend.asked == ["shared"]
         assert waited < 1.5 + 2.0  # the lease, plus polling
         assert f"waiting for 1 request(s) process {peer.pid}" in caplog.text
@@ -208,12 +211,8 @@ def test_a_claim_with_an_hour_long_lease_delays_another_run_by_at_most_its_own_l
     peer = (os.getppid() if host == "this-host" else 4242, socket.gethostname() if host == "this-host" else host)
     # A live peer whose clock runs an hour ahead (or that wrote an hour-long lease), never renewing it.
     sql(store, "INSERT INTO claims VALUES (?, 'peer', ?, ?, '-', ?)", (key, *peer, time.time() + 3600))
-    answers, start = [], time.monotonic()
     with caplog.at_level(logging.INFO):
-        worker = threading.Thread(target=lambda: answers.append(cached.generate([chat("q")])), daemon=True)
-        worker.start()
-        worker.join(timeout=30)
-    waited = time.monotonic() - start
+        answers, waited = generate_beside(cached, "q", timeout=30)
     assert answers == [["answer to q"]] and cached.backend.asked == ["q"]
     assert 1.5 <= waited < 1.5 + 2.0  # this host's lease from first seeing the claim, plus polling
     assert re.search(f"waiting for 1 request\\(s\\) process {peer[0]} on {peer[1]} is computing \\(its lease ends in "
